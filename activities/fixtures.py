@@ -1,0 +1,61 @@
+"""Scenario fixture tools: tools whose outcomes a scenario scripts (SPEC section 9).
+
+A fixture reports exactly what it was told, including a missing or never-seen execution
+status and contract-violating pairs, so scenarios can drive the guard down its fail-open
+paths that no honest built-in tool would ever take.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from workflows.activity_io import FixtureTool
+from workflows.outcome import ExecutionStatus, TerminalStatus, ToolCall, ToolOutcome
+
+HANG_HEARTBEAT_SECONDS = 0.5
+
+CANCELLED_CONTENT = "The tool call was cancelled before it finished."
+
+
+def check_fixture(call: ToolCall, fixture: FixtureTool) -> ToolOutcome | None:
+    """Fixtures accept any arguments, so a fixture call is always admissible."""
+    return None
+
+
+async def run_fixture(
+    call: ToolCall, fixture: FixtureTool, ordinal: int, heartbeat: Callable[[], None]
+) -> ToolOutcome:
+    """The scripted outcome number ``ordinal`` (the last one repeats)."""
+    scripted = fixture.outcomes[min(max(ordinal, 0), len(fixture.outcomes) - 1)]
+    if scripted.hang:
+        try:
+            while True:
+                # The heartbeat is what lets a workflow cancellation reach this loop.
+                heartbeat()
+                await asyncio.sleep(HANG_HEARTBEAT_SECONDS)
+        except asyncio.CancelledError:
+            return ToolOutcome(
+                call_id=call.call_id,
+                tool_name=call.name,
+                policy_tool_name=call.name,
+                tool_type=fixture.tool_type,
+                status=TerminalStatus.CANCELLED,
+                execution_status=ExecutionStatus.CANCELLED,
+                content=CANCELLED_CONTENT,
+            )
+    execution_error_type = scripted.execution_error_type
+    if execution_error_type is None and scripted.execution_status == ExecutionStatus.ERROR:
+        execution_error_type = scripted.error_type
+    return ToolOutcome(
+        call_id=call.call_id,
+        tool_name=call.name,
+        policy_tool_name=call.name,
+        tool_type=fixture.tool_type,
+        status=scripted.status,
+        execution_status=scripted.execution_status,
+        execution_error_type=execution_error_type,
+        error_type=scripted.error_type,
+        content=scripted.content or scripted.message or "",
+        error_message=scripted.message,
+    )

@@ -1,0 +1,136 @@
+"""The model activity: one request to a language-model provider, one reply.
+
+Providers sit behind :class:`ModelProvider` so the workflow only ever sees
+:class:`~workflows.activity_io.ModelReply`, whatever the backend. The ``scripted`` provider
+replays a scenario's turns and is what simulations and tests run against; it is stateless
+(the reply is chosen from the conversation alone), so a retried or replayed request gets the
+same reply.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from workflows.activity_io import (
+    CALL_MODEL,
+    CallModelInput,
+    ModelReply,
+    ModelUsage,
+    ScriptedCall,
+    ScriptedTurn,
+)
+from workflows.conversation import Message, Role
+from workflows.guard import REPEATED_TOOL_FAILURE_REMINDER
+from workflows.outcome import ToolCall
+
+
+class ModelProvider(Protocol):
+    """A backend that answers one model request."""
+
+    async def complete(self, request: CallModelInput) -> ModelReply: ...
+
+
+def estimate_tokens(text: str) -> int:
+    """A rough token count (about four characters per token).
+
+    An estimate only: the scripted provider has no tokenizer, and the figure is for
+    reporting, never for control flow.
+    """
+    return len(text) // 4
+
+
+def _message_text(message: Message) -> str:
+    parts = [message.content]
+    for call in message.tool_calls:
+        parts.append(call.name)
+        parts.append(call.raw_arguments or json.dumps(call.arguments or {}, default=str))
+    return "".join(parts)
+
+
+def to_tool_call(scripted: ScriptedCall, request_number: int, index: int) -> ToolCall:
+    """The :class:`ToolCall` a scripted call stands for, broken arguments included.
+
+    Argument text that is not a JSON object is kept raw with ``arguments=None``, exactly
+    like a real model's malformed output, so the invalid-parameter path is exercised.
+    """
+    call_id = scripted.id or f"call_{request_number}_{index}"
+    # A missing name stays empty: the workflow, not the provider, decides it is invalid.
+    name = scripted.name or ""
+    given = scripted.arguments
+    if given is None:
+        return ToolCall(call_id=call_id, name=name, arguments={}, raw_arguments="{}")
+    if isinstance(given, dict):
+        raw = json.dumps(given, default=str)
+        return ToolCall(call_id=call_id, name=name, arguments=dict(given), raw_arguments=raw)
+    try:
+        parsed: Any = json.loads(given)
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict):
+        return ToolCall(call_id=call_id, name=name, arguments=parsed, raw_arguments=given)
+    return ToolCall(call_id=call_id, name=name, arguments=None, raw_arguments=given)
+
+
+def _pick(turns: Sequence[ScriptedTurn], index: int) -> ScriptedTurn:
+    # A script that ran out ends the turn: empty text and no tool calls.
+    return turns[index] if index < len(turns) else ScriptedTurn()
+
+
+def scripted_turn(request: CallModelInput) -> ScriptedTurn:
+    """The scripted turn answering ``request``, derived from the conversation alone."""
+    script = request.model.script
+    messages = request.messages
+    reminder_at = next(
+        (
+            i
+            for i, m in enumerate(messages)
+            if m.role == Role.SYSTEM and m.content == REPEATED_TOOL_FAILURE_REMINDER
+        ),
+        None,
+    )
+    if script.after_reminder is None or reminder_at is None:
+        answered = sum(1 for m in messages if m.role == Role.ASSISTANT)
+        return _pick(script.turns, answered)
+    after = sum(1 for m in messages[reminder_at + 1 :] if m.role == Role.ASSISTANT)
+    return _pick(script.after_reminder, after)
+
+
+class ScriptedProvider:
+    """Plays ``request.model.script``; the reply index is the number of earlier replies."""
+
+    async def complete(self, request: CallModelInput) -> ModelReply:
+        turn = scripted_turn(request)
+        calls = [to_tool_call(c, request.request_number, i) for i, c in enumerate(turn.tool_calls)]
+        input_text = "".join(_message_text(m) for m in request.messages)
+        output_text = turn.text + "".join(c.name + (c.raw_arguments or "") for c in calls)
+        return ModelReply(
+            text=turn.text,
+            tool_calls=calls,
+            usage=ModelUsage(
+                input_tokens=estimate_tokens(input_text),
+                output_tokens=estimate_tokens(output_text),
+            ),
+        )
+
+
+# Keyed by ``ModelSpec.provider``; real providers (OpenAI, ...) register here.
+PROVIDERS: dict[str, ModelProvider] = {"scripted": ScriptedProvider()}
+
+
+@activity.defn(name=CALL_MODEL)
+async def call_model(request: CallModelInput) -> ModelReply:
+    """Ask the request's provider for the next reply."""
+    provider = PROVIDERS.get(request.model.provider)
+    if provider is None:
+        # A configuration error: retrying cannot make the provider appear.
+        raise ApplicationError(
+            f"unknown model provider {request.model.provider!r}",
+            type="UnknownModelProvider",
+            non_retryable=True,
+        )
+    return await provider.complete(request)

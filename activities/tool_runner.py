@@ -1,0 +1,395 @@
+"""The tool activities: run one tool call and report it on both status axes (SPEC section 3).
+
+This is where a call's ``execution_status`` is frozen: ``not_started`` when the call never
+reached its tool (unknown name, broken or invalid arguments), the tool's own result when it
+ran, ``cancelled`` when the workflow cancelled it. Post-processing (spilling long output to a
+file) happens afterwards and may turn the terminal status into an error without touching the
+execution fields, which is exactly the distinction the guard relies on.
+
+A tool error is always a returned :class:`~workflows.outcome.ToolOutcome`, never an
+exception, so Temporal never retries a tool because the tool failed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import os
+import re
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import structlog
+from pydantic import BaseModel, ValidationError
+from temporalio import activity
+
+from workflows.activity_io import (
+    CHECK_TOOL_CALL,
+    LIST_TOOLS,
+    RUN_TOOL,
+    CheckToolCallInput,
+    ListToolsInput,
+    ListToolsOutput,
+    RunToolInput,
+    ToolSpec,
+)
+from workflows.outcome import (
+    ExecutionStatus,
+    TerminalStatus,
+    ToolCall,
+    ToolErrorType,
+    ToolOutcome,
+    ToolType,
+)
+
+from .fixtures import CANCELLED_CONTENT, check_fixture, run_fixture
+from .tools import BUILTIN_TOOLS, BuiltinTool, ToolContext, ToolFailure
+
+HEARTBEAT_INTERVAL_SECONDS = 2.0
+RAW_ARGUMENTS_QUOTE_CHARS = 200
+MAX_VALIDATION_ERRORS = 8
+MAX_EXCEPTION_TEXT_CHARS = 500
+SPILL_DIR = Path(".seawall") / "tool-output"
+
+_log = structlog.get_logger(__name__)
+
+
+def _no_heartbeat() -> None:
+    return None
+
+
+# --- admission: everything decided before the tool runs -----------------------------------
+
+
+def _not_started(
+    call: ToolCall,
+    error_type: ToolErrorType,
+    message: str,
+    tool: BuiltinTool | None = None,
+) -> ToolOutcome:
+    return ToolOutcome(
+        call_id=call.call_id,
+        tool_name=call.name,
+        policy_tool_name=tool.name if tool else None,
+        tool_type=ToolType.NATIVE if tool else None,
+        status=TerminalStatus.ERROR,
+        execution_status=ExecutionStatus.NOT_STARTED,
+        error_type=error_type,
+        content=message,
+        error_message=message,
+    )
+
+
+def _summarise_validation(exc: ValidationError) -> str:
+    # Field locations and messages only: the offending values are the model's own input
+    # and may be large or sensitive, so they are never echoed back.
+    errors = exc.errors(include_url=False, include_input=False, include_context=False)
+    parts = []
+    for err in errors[:MAX_VALIDATION_ERRORS]:
+        where = ".".join(str(p) for p in err["loc"]) or "(arguments)"
+        parts.append(f"{where}: {err['msg']}")
+    if len(errors) > MAX_VALIDATION_ERRORS:
+        parts.append(f"... and {len(errors) - MAX_VALIDATION_ERRORS} more")
+    return "; ".join(parts)
+
+
+def admit(
+    call: ToolCall, tools: Mapping[str, BuiltinTool] = BUILTIN_TOOLS
+) -> tuple[BuiltinTool, BaseModel] | ToolOutcome:
+    """The tool and its parsed arguments, or the ``not_started`` outcome refusing the call."""
+    if not call.name:
+        return _not_started(
+            call,
+            ToolErrorType.INVALID_TOOL_PARAMS,
+            "The tool call had no function name. Call one of the declared tools by name.",
+        )
+    tool = tools.get(call.name)
+    if tool is None:
+        available = ", ".join(sorted(tools)) or "(none)"
+        return _not_started(
+            call,
+            ToolErrorType.TOOL_NOT_REGISTERED,
+            f"Tool {call.name!r} is not registered. Available tools: {available}.",
+        )
+    if call.arguments is None:
+        raw = call.raw_arguments or ""
+        quoted = raw[:RAW_ARGUMENTS_QUOTE_CHARS]
+        more = ""
+        if len(raw) > RAW_ARGUMENTS_QUOTE_CHARS:
+            more = f" (first {RAW_ARGUMENTS_QUOTE_CHARS} of {len(raw)} characters)"
+        return _not_started(
+            call,
+            ToolErrorType.INVALID_TOOL_PARAMS,
+            f"Invalid arguments for tool {tool.name!r}: the arguments must be a JSON object, "
+            f"but got {quoted!r}{more}. Send the arguments as a JSON object.",
+            tool,
+        )
+    try:
+        args = tool.parse_args(call.arguments)
+    except ValidationError as exc:
+        return _not_started(
+            call,
+            ToolErrorType.INVALID_TOOL_PARAMS,
+            f"Invalid arguments for tool {tool.name!r}: {_summarise_validation(exc)}. "
+            "Fix the arguments to match the tool's parameter schema.",
+            tool,
+        )
+    return tool, args
+
+
+# --- execution ----------------------------------------------------------------------------
+
+
+def _settled(
+    call: ToolCall,
+    tool: BuiltinTool,
+    status: TerminalStatus,
+    execution_status: ExecutionStatus,
+    content: str,
+    error_type: str | None = None,
+    error_message: str | None = None,
+) -> ToolOutcome:
+    return ToolOutcome(
+        call_id=call.call_id,
+        tool_name=call.name,
+        policy_tool_name=tool.name,
+        tool_type=ToolType.NATIVE,
+        status=status,
+        execution_status=execution_status,
+        # Frozen here, at execute-settle; post-processing may change only ``error_type``.
+        execution_error_type=error_type,
+        error_type=error_type,
+        content=content,
+        error_message=error_message,
+    )
+
+
+async def _execute(
+    call: ToolCall, tool: BuiltinTool, args: BaseModel, ctx: ToolContext
+) -> ToolOutcome:
+    try:
+        content = await tool.run(args, ctx)
+    except asyncio.CancelledError:
+        # The workflow cancelled the activity. Returning (not re-raising) records what
+        # happened to the call; the activity wrapper re-raises when the cancel was not a
+        # workflow request (pause, reset).
+        return _settled(
+            call, tool, TerminalStatus.CANCELLED, ExecutionStatus.CANCELLED, CANCELLED_CONTENT
+        )
+    except ToolFailure as failure:
+        return _settled(
+            call,
+            tool,
+            TerminalStatus.ERROR,
+            ExecutionStatus.ERROR,
+            failure.message,
+            failure.error_type,
+            failure.message,
+        )
+    except Exception as exc:
+        # A bug in the tool, not the model's mistake: reported to the model like any
+        # failure (so the prompt can go on) and logged with its traceback for the operator.
+        _log.exception("tool_unhandled_exception", tool=tool.name, exc_type=type(exc).__name__)
+        text = f"{type(exc).__name__}: {exc}"[:MAX_EXCEPTION_TEXT_CHARS]
+        message = f"Tool {tool.name!r} failed unexpectedly: {text}"
+        return _settled(
+            call,
+            tool,
+            TerminalStatus.ERROR,
+            ExecutionStatus.ERROR,
+            message,
+            ToolErrorType.UNHANDLED_EXCEPTION,
+            message,
+        )
+    return _settled(call, tool, TerminalStatus.SUCCESS, ExecutionStatus.SUCCESS, content)
+
+
+# --- post-processing ----------------------------------------------------------------------
+
+
+def spill_name(call_id: str) -> str:
+    """A file name for ``call_id`` that cannot escape the spill directory.
+
+    A hash suffix is added whenever the id had to be changed, so two ids that sanitise to
+    the same text still get different files.
+    """
+    safe = re.sub(r"[^A-Za-z0-9_-]", "_", call_id)[:80]
+    if safe != call_id or not safe:
+        digest = hashlib.sha256(call_id.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+        safe = f"{safe}-{digest}" if safe else digest
+    return f"{safe}.txt"
+
+
+def _write_spill(root: Path, call_id: str, text: str) -> str:
+    """Write ``text`` under the workspace spill directory; the relative path, or OSError.
+
+    The model can create symlinks in its workspace, so the directories are walked with
+    ``O_NOFOLLOW`` relative to each parent: a symlinked ``.seawall`` fails the write instead
+    of redirecting it out of the workspace.
+    """
+    dir_flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for part in SPILL_DIR.parts:
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(part, 0o755, dir_fd=fd)
+            child = os.open(part, dir_flags, dir_fd=fd)
+            os.close(fd)
+            fd = child
+        name = spill_name(call_id)
+        file_flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
+        out = os.open(name, file_flags, 0o644, dir_fd=fd)
+    finally:
+        os.close(fd)
+    # "replace": a lone surrogate in tool output must not turn a spill into a crash.
+    with os.fdopen(out, "w", encoding="utf-8", errors="replace") as fh:
+        fh.write(text)
+    return (SPILL_DIR / name).as_posix()
+
+
+def truncate_output(outcome: ToolOutcome, root: Path, max_chars: int) -> ToolOutcome:
+    """Bound the content the model sees, keeping the full text in a workspace file.
+
+    Runs after execution settled: a failure here changes the terminal status and error
+    type only, so ``execution_status`` still says the tool ran (SPEC section 3).
+    """
+    content = outcome.content
+    if max_chars <= 0 or len(content) <= max_chars:
+        return outcome
+    head = content[:max_chars]
+    try:
+        relative = _write_spill(root, outcome.call_id, content)
+    except OSError as exc:
+        # Only the OS reason: the exception text would name absolute host paths.
+        reason = exc.strerror or (str(exc) if exc.filename is None else "")
+        reason = reason or type(exc).__name__
+        note = (
+            f"\n\n[Output truncated to the first {max_chars} of {len(content)} characters; "
+            f"the full output could not be saved ({reason}).]"
+        )
+        message = (
+            f"The tool ran, but its output ({len(content)} characters) exceeded "
+            f"{max_chars} characters and could not be saved for later reading ({reason})."
+        )
+        return outcome.model_copy(
+            update={
+                "status": TerminalStatus.ERROR,
+                "error_type": ToolErrorType.OUTPUT_TRUNCATED,
+                "content": head + note,
+                "error_message": message,
+            }
+        )
+    note = (
+        f"\n\n[Output truncated: showing the first {max_chars} of {len(content)} characters. "
+        f"The full output is saved in the workspace at {relative}; read or search that file "
+        "for the rest.]"
+    )
+    update: dict[str, str] = {"content": head + note}
+    if outcome.error_message is not None and len(outcome.error_message) > max_chars:
+        update["error_message"] = outcome.error_message[:max_chars] + note
+    return outcome.model_copy(update=update)
+
+
+# --- the activities -----------------------------------------------------------------------
+
+
+async def execute_tool_call(
+    inp: RunToolInput,
+    heartbeat: Callable[[], None] = _no_heartbeat,
+    tools: Mapping[str, BuiltinTool] = BUILTIN_TOOLS,
+) -> ToolOutcome:
+    """Run one call to its settled outcome; never raises for a tool error.
+
+    ``heartbeat`` is handed to the tool so long-running tools keep the activity alive;
+    outside an activity it is a no-op. ``tools`` is the registry to resolve names in.
+    """
+    call = inp.call
+    if inp.fixture is not None:
+        # Fixtures report exactly what they script: no validation, no truncation.
+        return await run_fixture(call, inp.fixture, inp.ordinal, heartbeat)
+    admitted = admit(call, tools)
+    if isinstance(admitted, ToolOutcome):
+        return admitted
+    tool, args = admitted
+    root = Path(inp.workspace_root).resolve()
+    ctx = ToolContext(
+        workspace_root=root,
+        heartbeat=heartbeat,
+        shell_timeout_seconds=inp.shell_timeout_seconds,
+    )
+    outcome = await _execute(call, tool, args, ctx)
+    if outcome.status == TerminalStatus.CANCELLED:
+        return outcome
+    return truncate_output(outcome, root, inp.max_output_chars)
+
+
+async def _heartbeat_forever(heartbeat: Callable[[], None]) -> None:
+    # Temporal delivers a cancellation only on a heartbeat response, so a tool that never
+    # heartbeats on its own must still be cancellable.
+    while True:
+        heartbeat()
+        await asyncio.sleep(HEARTBEAT_INTERVAL_SECONDS)
+
+
+def _cancel_is_workflow_request() -> bool:
+    details = activity.cancellation_details()
+    return details is None or not (details.paused or details.reset)
+
+
+@activity.defn(name=RUN_TOOL)
+async def run_tool(inp: RunToolInput) -> ToolOutcome:
+    """Run one tool call (or fixture) with heartbeats; returns its settled outcome."""
+    beats = asyncio.create_task(_heartbeat_forever(activity.heartbeat))
+    try:
+        outcome = await execute_tool_call(inp, activity.heartbeat)
+    finally:
+        beats.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await beats
+    if outcome.status == TerminalStatus.CANCELLED and not _cancel_is_workflow_request():
+        # A pause or reset must stay a cancellation error so Temporal can pause or rerun
+        # the activity; completing it with a result would end it for good.
+        raise asyncio.CancelledError()
+    return outcome
+
+
+@activity.defn(name=CHECK_TOOL_CALL)
+async def check_tool_call(inp: CheckToolCallInput) -> ToolOutcome | None:
+    """The outcome a call would be refused with before running, or ``None`` when valid."""
+    if inp.fixture is not None:
+        return check_fixture(inp.call, inp.fixture)
+    admitted = admit(inp.call)
+    return admitted if isinstance(admitted, ToolOutcome) else None
+
+
+def builtin_tool_specs(tools: Mapping[str, BuiltinTool] = BUILTIN_TOOLS) -> dict[str, ToolSpec]:
+    return {
+        name: ToolSpec(
+            name=name,
+            description=tool.description,
+            parameters=tool.parameters_schema(),
+            mutating=tool.mutating,
+            tool_type=ToolType.NATIVE,
+        )
+        for name, tool in tools.items()
+    }
+
+
+@activity.defn(name=LIST_TOOLS)
+async def list_tools(inp: ListToolsInput) -> ListToolsOutput:
+    """Every tool the model may call in this prompt, sorted by name.
+
+    A fixture replaces a built-in of the same name, so a scenario can script a failing
+    ``read_file`` without touching the disk.
+    """
+    specs = builtin_tool_specs()
+    for name, fixture in inp.fixture_tools.items():
+        specs[name] = ToolSpec(
+            name=name,
+            description=fixture.description,
+            parameters={"type": "object"},
+            mutating=fixture.mutating,
+            tool_type=fixture.tool_type,
+        )
+    return ListToolsOutput(tools=sorted(specs.values(), key=lambda s: s.name))

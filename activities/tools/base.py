@@ -1,0 +1,85 @@
+"""The interface every built-in tool implements, and the one exception type tools raise.
+
+A tool either returns the content for the model or raises :class:`ToolFailure` carrying a
+structured :class:`~workflows.outcome.ToolErrorType`. The runner turns that into the
+``execution_error_type`` of the outcome contract, so the classification is decided here, at
+the point of failure, and never guessed later from message text.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+from workflows.outcome import ToolErrorType
+
+ArgsT = TypeVar("ArgsT", bound=BaseModel)
+
+
+class ToolFailure(Exception):
+    """A tool ran (or refused to run because of its input) and failed with a structured type."""
+
+    def __init__(self, error_type: ToolErrorType, message: str) -> None:
+        super().__init__(message)
+        self.error_type = error_type
+        self.message = message
+
+    def __str__(self) -> str:
+        return f"{self.error_type}: {self.message}"
+
+
+def _no_heartbeat() -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """What a tool may touch: one workspace directory, a heartbeat, and time limits."""
+
+    # Already resolved (Path.resolve()) and absolute; containment checks compare against it.
+    workspace_root: Path
+    # Long-running tools call this so the activity's heartbeat timeout does not fire.
+    heartbeat: Callable[[], None] = _no_heartbeat
+    shell_timeout_seconds: float = 120.0
+
+
+class ToolArgs(BaseModel):
+    """Base for tool argument models: unknown fields are the model's mistake, not ignored."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class BuiltinTool(ABC):
+    """A native tool the model can call."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    args_model: ClassVar[type[BaseModel]]
+    # Mutating tools need the user's permission before they run.
+    mutating: ClassVar[bool] = False
+
+    @classmethod
+    def parse_args(cls, raw: Mapping[str, Any]) -> BaseModel:
+        """Validate raw model arguments; raises ``pydantic.ValidationError``."""
+        return cls.args_model.model_validate(dict(raw))
+
+    @classmethod
+    def parameters_schema(cls) -> dict[str, Any]:
+        """JSON schema of the arguments, for the provider's function declaration."""
+        return cls.args_model.model_json_schema()
+
+    @abstractmethod
+    async def run(self, args: BaseModel, ctx: ToolContext) -> str:
+        """Return the content for the model, or raise :class:`ToolFailure`."""
+
+
+def expect_args(args: BaseModel, model: type[ArgsT]) -> ArgsT:
+    """Narrow ``args`` to the tool's own model; a mismatch is a runner bug, not the model's."""
+    if not isinstance(args, model):
+        raise TypeError(f"expected {model.__name__}, got {type(args).__name__}")
+    return args

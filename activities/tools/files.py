@@ -1,0 +1,353 @@
+"""File tools: read, write, exact-string edit and directory listing inside the workspace.
+
+Each failure maps to the most specific :class:`ToolErrorType` so the repeated-failure guard
+can tell, say, "file missing" from "no space left". Messages name paths relative to the
+workspace and carry only ``strerror`` text, never an ``OSError``'s absolute file names.
+Blocking I/O runs in a worker thread so the event loop (and activity heartbeats) keep going.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import os
+import stat
+from pathlib import Path
+from typing import ClassVar
+
+from pydantic import BaseModel, Field
+
+from workflows.outcome import ToolErrorType
+
+from .base import BuiltinTool, ToolArgs, ToolContext, ToolFailure, expect_args
+from .workspace import display_path, is_within, resolve_in_workspace
+
+MAX_READ_BYTES = 10 * 1024 * 1024
+DEFAULT_READ_LINES = 2000
+MAX_LIST_ENTRIES = 1000
+
+
+def map_write_error(exc: OSError, shown: str) -> ToolFailure:
+    """Classify an ``OSError`` raised while writing ``shown``."""
+    reason = exc.strerror or type(exc).__name__
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return ToolFailure(
+            ToolErrorType.NO_SPACE_LEFT,
+            f"cannot write {shown!r}: no space left on the device ({reason}); free space or "
+            "write less data.",
+        )
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return ToolFailure(
+            ToolErrorType.PERMISSION_DENIED,
+            f"cannot write {shown!r}: permission denied ({reason}); choose a writable path.",
+        )
+    if exc.errno == errno.EISDIR:
+        return ToolFailure(
+            ToolErrorType.TARGET_IS_DIRECTORY,
+            f"cannot write {shown!r}: it is a directory; give a file path.",
+        )
+    return ToolFailure(ToolErrorType.FILE_WRITE_FAILURE, f"cannot write {shown!r}: {reason}.")
+
+
+def map_read_error(exc: OSError, shown: str) -> ToolFailure:
+    """Classify an ``OSError`` raised while reading ``shown``."""
+    reason = exc.strerror or type(exc).__name__
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return ToolFailure(
+            ToolErrorType.PERMISSION_DENIED,
+            f"cannot read {shown!r}: permission denied ({reason}).",
+        )
+    if exc.errno == errno.ENOENT:
+        return ToolFailure(ToolErrorType.FILE_NOT_FOUND, f"file {shown!r} does not exist.")
+    if exc.errno == errno.EISDIR:
+        return ToolFailure(
+            ToolErrorType.TARGET_IS_DIRECTORY,
+            f"{shown!r} is a directory; use list_directory to see its contents.",
+        )
+    return ToolFailure(ToolErrorType.READ_CONTENT_FAILURE, f"cannot read {shown!r}: {reason}.")
+
+
+def _stat(target: Path, shown: str) -> os.stat_result | None:
+    """``stat`` the target, ``None`` when it does not exist."""
+    try:
+        return target.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        raise map_read_error(exc, shown) from None
+
+
+def _read_text(target: Path, shown: str) -> str:
+    """Read a regular UTF-8 text file within the size limit."""
+    st = _stat(target, shown)
+    if st is None:
+        raise ToolFailure(
+            ToolErrorType.FILE_NOT_FOUND,
+            f"file {shown!r} does not exist; check the path with list_directory or glob.",
+        )
+    if stat.S_ISDIR(st.st_mode):
+        raise ToolFailure(
+            ToolErrorType.TARGET_IS_DIRECTORY,
+            f"{shown!r} is a directory; use list_directory to see its contents.",
+        )
+    if not stat.S_ISREG(st.st_mode):
+        # Reading a FIFO or device could block forever or never end.
+        raise ToolFailure(ToolErrorType.READ_CONTENT_FAILURE, f"{shown!r} is not a regular file.")
+    if st.st_size > MAX_READ_BYTES:
+        raise ToolFailure(
+            ToolErrorType.FILE_TOO_LARGE,
+            f"file {shown!r} is {st.st_size} bytes, over the {MAX_READ_BYTES}-byte limit; "
+            "use grep_search to find the relevant part or run_shell_command with head/tail.",
+        )
+    try:
+        data = target.read_bytes()
+    except OSError as exc:
+        raise map_read_error(exc, shown) from None
+    if b"\x00" in data[:8192]:
+        raise ToolFailure(
+            ToolErrorType.READ_CONTENT_FAILURE,
+            f"file {shown!r} looks binary; this tool only reads UTF-8 text.",
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ToolFailure(
+            ToolErrorType.READ_CONTENT_FAILURE,
+            f"file {shown!r} is not valid UTF-8 (byte offset {exc.start}); this tool only "
+            "reads UTF-8 text.",
+        ) from None
+
+
+def _write_bytes(target: Path, shown: str, data: bytes) -> None:
+    """Write ``data`` to a regular (or new) file, creating parent directories."""
+    try:
+        st = target.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        pass
+    except OSError as exc:
+        raise map_write_error(exc, shown) from None
+    else:
+        if stat.S_ISDIR(st.st_mode):
+            raise ToolFailure(
+                ToolErrorType.TARGET_IS_DIRECTORY,
+                f"cannot write {shown!r}: it is a directory; give a file path.",
+            )
+        if not stat.S_ISREG(st.st_mode):
+            # Writing into a FIFO with no reader would block forever.
+            raise ToolFailure(
+                ToolErrorType.FILE_WRITE_FAILURE,
+                f"cannot write {shown!r}: it is not a regular file.",
+            )
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise ToolFailure(
+            ToolErrorType.FILE_WRITE_FAILURE,
+            f"cannot write {shown!r}: a parent of it exists and is not a directory.",
+        ) from None
+    except OSError as exc:
+        raise map_write_error(exc, shown) from None
+    try:
+        target.write_bytes(data)
+    except OSError as exc:
+        raise map_write_error(exc, shown) from None
+
+
+class ReadFileArgs(ToolArgs):
+    path: str = Field(description="File path, relative to the workspace root.")
+    offset: int | None = Field(
+        default=None, ge=0, description="0-based line number to start reading from."
+    )
+    limit: int | None = Field(default=None, ge=1, description="Maximum number of lines.")
+
+
+class ReadFileTool(BuiltinTool):
+    name: ClassVar[str] = "read_file"
+    description: ClassVar[str] = (
+        "Read a UTF-8 text file in the workspace, optionally a window of lines "
+        f"(offset/limit; at most {DEFAULT_READ_LINES} lines when no limit is given)."
+    )
+    args_model: ClassVar[type[BaseModel]] = ReadFileArgs
+
+    async def run(self, args: BaseModel, ctx: ToolContext) -> str:
+        a = expect_args(args, ReadFileArgs)
+        target = resolve_in_workspace(ctx.workspace_root, a.path)
+        shown = display_path(ctx.workspace_root, target)
+        text = await asyncio.to_thread(_read_text, target, shown)
+        lines = text.splitlines(keepends=True)
+        start = a.offset or 0
+        limit = a.limit if a.limit is not None else DEFAULT_READ_LINES
+        if start == 0 and len(lines) <= limit:
+            return text
+        if start >= len(lines):
+            return f"[offset {start} is past the end of {shown!r}, which has {len(lines)} lines.]"
+        window = lines[start : start + limit]
+        end = start + len(window)
+        note = f"[Showing lines {start + 1}-{end} of {len(lines)} in {shown!r}."
+        if end < len(lines):
+            note += f" Use offset={end} to read more."
+        return note + "]\n" + "".join(window)
+
+
+class WriteFileArgs(ToolArgs):
+    path: str = Field(description="File path, relative to the workspace root.")
+    content: str = Field(description="The complete new content of the file.")
+
+
+class WriteFileTool(BuiltinTool):
+    name: ClassVar[str] = "write_file"
+    description: ClassVar[str] = (
+        "Write the given content to a file in the workspace, replacing it if it exists and "
+        "creating missing parent directories."
+    )
+    args_model: ClassVar[type[BaseModel]] = WriteFileArgs
+    mutating: ClassVar[bool] = True
+
+    async def run(self, args: BaseModel, ctx: ToolContext) -> str:
+        a = expect_args(args, WriteFileArgs)
+        target = resolve_in_workspace(ctx.workspace_root, a.path)
+        shown = display_path(ctx.workspace_root, target)
+        data = a.content.encode("utf-8")
+        await asyncio.to_thread(_write_bytes, target, shown, data)
+        return f"Wrote {len(data)} bytes to {shown!r}."
+
+
+class EditFileArgs(ToolArgs):
+    path: str = Field(description="File path, relative to the workspace root.")
+    old_string: str = Field(
+        description="Exact text to replace; empty means create a new file with new_string."
+    )
+    new_string: str = Field(description="Replacement text.")
+    expected_replacements: int = Field(
+        default=1, ge=1, description="How many occurrences of old_string must be replaced."
+    )
+
+
+def _edit(target: Path, shown: str, a: EditFileArgs) -> str:
+    st = _stat(target, shown)
+    if st is None:
+        if a.old_string == "":
+            _write_bytes(target, shown, a.new_string.encode("utf-8"))
+            return f"Created new file {shown!r}."
+        raise ToolFailure(
+            ToolErrorType.FILE_NOT_FOUND,
+            f"file {shown!r} does not exist; to create it pass an empty old_string, or use "
+            "write_file.",
+        )
+    if stat.S_ISDIR(st.st_mode):
+        raise ToolFailure(
+            ToolErrorType.TARGET_IS_DIRECTORY, f"{shown!r} is a directory; give a file path."
+        )
+    if a.old_string == "":
+        raise ToolFailure(
+            ToolErrorType.ATTEMPT_TO_CREATE_EXISTING_FILE,
+            f"file {shown!r} already exists, so an empty old_string (create) is not allowed; "
+            "give the exact text to replace, or use write_file to overwrite it.",
+        )
+    text = _read_text(target, shown)
+    found = text.count(a.old_string)
+    if found == 0:
+        raise ToolFailure(
+            ToolErrorType.EDIT_NO_OCCURRENCE_FOUND,
+            f"old_string was not found in {shown!r}; read the file again and copy the exact "
+            "text, including whitespace and indentation.",
+        )
+    if found != a.expected_replacements:
+        raise ToolFailure(
+            ToolErrorType.EDIT_EXPECTED_OCCURRENCE_MISMATCH,
+            f"expected {a.expected_replacements} occurrence(s) of old_string in {shown!r} but "
+            f"found {found}; include more surrounding context to make it unique, or set "
+            f"expected_replacements={found}.",
+        )
+    if a.old_string == a.new_string:
+        raise ToolFailure(
+            ToolErrorType.EDIT_NO_CHANGE,
+            f"old_string and new_string are identical, so {shown!r} would not change.",
+        )
+    _write_bytes(target, shown, text.replace(a.old_string, a.new_string).encode("utf-8"))
+    return f"Replaced {found} occurrence(s) in {shown!r}."
+
+
+class EditFileTool(BuiltinTool):
+    name: ClassVar[str] = "edit_file"
+    description: ClassVar[str] = (
+        "Replace exact occurrences of old_string with new_string in a workspace file "
+        "(an empty old_string creates a new file)."
+    )
+    args_model: ClassVar[type[BaseModel]] = EditFileArgs
+    mutating: ClassVar[bool] = True
+
+    async def run(self, args: BaseModel, ctx: ToolContext) -> str:
+        a = expect_args(args, EditFileArgs)
+        target = resolve_in_workspace(ctx.workspace_root, a.path)
+        shown = display_path(ctx.workspace_root, target)
+        return await asyncio.to_thread(_edit, target, shown, a)
+
+
+class ListDirectoryArgs(ToolArgs):
+    path: str = Field(default=".", description="Directory, relative to the workspace root.")
+
+
+def _list(root: Path, target: Path, shown: str) -> str:
+    st = _stat(target, shown)
+    if st is None:
+        raise ToolFailure(
+            ToolErrorType.FILE_NOT_FOUND,
+            f"directory {shown!r} does not exist; list its parent to see what is there.",
+        )
+    if not stat.S_ISDIR(st.st_mode):
+        raise ToolFailure(
+            ToolErrorType.LS_EXECUTION_ERROR,
+            f"{shown!r} is not a directory; use read_file for files.",
+        )
+    try:
+        with os.scandir(target) as it:
+            entries = list(it)
+    except PermissionError:
+        raise ToolFailure(
+            ToolErrorType.PERMISSION_DENIED, f"cannot list {shown!r}: permission denied."
+        ) from None
+    except OSError as exc:
+        raise ToolFailure(
+            ToolErrorType.LS_EXECUTION_ERROR,
+            f"cannot list {shown!r}: {exc.strerror or type(exc).__name__}.",
+        ) from None
+    names: list[str] = []
+    for entry in entries:
+        if entry.is_symlink():
+            # Only say what a link is when it stays inside; outside targets are not described.
+            resolved = Path(entry.path).resolve(strict=False)
+            if not is_within(root, resolved):
+                names.append(f"{entry.name} (symlink outside the workspace)")
+                continue
+            names.append(entry.name + "/" if resolved.is_dir() else entry.name)
+            continue
+        try:
+            is_dir = entry.is_dir(follow_symlinks=False)
+        except OSError:
+            is_dir = False
+        names.append(entry.name + "/" if is_dir else entry.name)
+    if not names:
+        return f"(directory {shown!r} is empty)"
+    names.sort()
+    out = "\n".join(names[:MAX_LIST_ENTRIES])
+    if len(names) > MAX_LIST_ENTRIES:
+        out += (
+            f"\n[{len(names) - MAX_LIST_ENTRIES} more entries not shown; use glob with a "
+            "narrower pattern.]"
+        )
+    return out
+
+
+class ListDirectoryTool(BuiltinTool):
+    name: ClassVar[str] = "list_directory"
+    description: ClassVar[str] = (
+        "List the entries of a workspace directory, sorted, with a trailing '/' on directories."
+    )
+    args_model: ClassVar[type[BaseModel]] = ListDirectoryArgs
+
+    async def run(self, args: BaseModel, ctx: ToolContext) -> str:
+        a = expect_args(args, ListDirectoryArgs)
+        root = ctx.workspace_root
+        target = resolve_in_workspace(root, a.path)
+        return await asyncio.to_thread(_list, root, target, display_path(root, target))

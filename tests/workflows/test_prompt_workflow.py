@@ -1,0 +1,497 @@
+"""PromptWorkflow on a real Temporal dev server: the seed's integration shape and the
+Session-level behaviours of seeds 000 and 004 (SPEC sections 5, 6 and 9)."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import pytest
+from temporalio.client import Client, WorkflowUpdateFailedError
+
+from tests.scenario_helpers import (
+    calls,
+    decisions,
+    fail,
+    ok,
+    reminders,
+    run,
+    scenario,
+    scenario_file,
+    stops,
+    tool_messages,
+)
+from workflows.activity_io import ModelScript, ModelSpec
+from workflows.conversation import MID_TURN_INPUT_PREFIX, Role
+from workflows.guard import REPEATED_TOOL_FAILURE_REMINDER, GuardMode
+from workflows.prompt import PromptWorkflow
+from workflows.prompt_io import (
+    DriverWait,
+    EventKind,
+    EventsQuery,
+    LoopType,
+    PermissionAnswer,
+    PromptInput,
+    StopReason,
+)
+from workflows.repeats import MAX_REPEATS
+
+pytestmark = pytest.mark.asyncio
+
+
+# --- the seed's integration shape -------------------------------------------------------
+
+
+async def test_enforce_warns_after_batch_two_and_stops_after_batch_three(
+    client: Client, task_queue: str
+) -> None:
+    result = await run(client, task_queue, scenario_file("read-missing-file-loop"))
+
+    assert result.stop_reason is StopReason.LOOP_DETECTED
+    assert result.loop_type is LoopType.REPEATED_TOOL_EXECUTION_FAILURE
+    assert result.model_requests == 3
+    assert result.tool_calls.executed == 9
+    assert decisions(result) == ["tracked", "warn", "stop"]
+    assert reminders(result) == 1
+    assert stops(result) == 1
+    # Order: batch-2 results, then the reminder; batch-3 result kept, then the stop message.
+    roles = [m.role for m in result.messages]
+    reminder_at = next(
+        i for i, m in enumerate(result.messages) if m.content == REPEATED_TOOL_FAILURE_REMINDER
+    )
+    assert roles[reminder_at - 4 : reminder_at] == [Role.TOOL] * 4
+    assert result.messages[-2].role is Role.TOOL
+    assert "missing-9.txt" in result.messages[-2].content
+    assert result.messages[-1].role is Role.SYSTEM
+    assert len(tool_messages(result)) == 9
+
+
+async def test_shadow_runs_the_script_to_its_end_without_injected_text(
+    client: Client, task_queue: str
+) -> None:
+    result = await run(
+        client, task_queue, scenario_file("read-missing-file-loop"), mode=GuardMode.SHADOW
+    )
+
+    assert result.stop_reason is StopReason.END_TURN
+    assert decisions(result) == ["tracked", "would_warn", "would_stop"]
+    assert result.model_requests == 4
+    assert reminders(result) == 0
+    assert stops(result) == 0
+    assert all(m.role is not Role.SYSTEM for m in result.messages)
+
+
+async def test_warn_mode_reminds_once_and_never_stops(client: Client, task_queue: str) -> None:
+    result = await run(
+        client, task_queue, scenario_file("read-missing-file-loop"), mode=GuardMode.WARN
+    )
+
+    assert result.stop_reason is StopReason.END_TURN
+    assert decisions(result) == ["tracked", "warn", "would_stop"]
+    assert reminders(result) == 1
+    assert stops(result) == 0
+
+
+async def test_off_does_no_guard_work(client: Client, task_queue: str) -> None:
+    result = await run(
+        client, task_queue, scenario_file("read-missing-file-loop"), mode=GuardMode.OFF
+    )
+
+    assert result.guard_mode == "off"
+    assert set(decisions(result)) == {"none"}
+    assert all(entry.phase_after == "idle" for entry in result.guard)
+    assert result.stop_reason is StopReason.END_TURN
+    assert reminders(result) == 0
+
+
+async def test_model_that_heeds_the_reminder_finishes_normally(
+    client: Client, task_queue: str
+) -> None:
+    result = await run(client, task_queue, scenario_file("reminder-heeded"))
+
+    assert result.stop_reason is StopReason.END_TURN
+    assert decisions(result) == ["tracked", "warn", "none", "reset"]
+    assert result.guard[-1].reason == "success"
+    assert reminders(result) == 1
+    assert result.messages[-1].content == "notes.txt says hello."
+
+
+# --- Session-level behaviours of seed 000 -------------------------------------------------
+
+
+async def test_frozen_execution_error_type_survives_a_post_processing_error_type(
+    client: Client, task_queue: str
+) -> None:
+    # Post-processing replaces the terminal error type on every other call; the guard keys
+    # on the execution error type frozen at execute-settle, so the streak stays one key.
+    flaky = {
+        "outcomes": [
+            {**fail(error_type="execution_failed")},
+            {**fail(error_type="output_truncated"), "execution_error_type": "execution_failed"},
+        ]
+        * 8
+    }
+    spec = scenario(
+        mode="enforce",
+        tools={"flaky": flaky},
+        model={"turns": [calls("flaky", 4), calls("flaky", 4, 4), calls("flaky", 1, 8)]},
+    )
+    result = await run(client, task_queue, spec)
+
+    assert decisions(result) == ["tracked", "warn", "stop"]
+    assert result.loop_type is LoopType.REPEATED_TOOL_EXECUTION_FAILURE
+
+
+async def test_warn_injects_exactly_one_reminder_per_candidate(
+    client: Client, task_queue: str
+) -> None:
+    flaky = {"outcomes": [fail()] * 8 + [ok()] + [fail()] * 20}
+    spec = scenario(
+        mode="warn",
+        tools={"flaky": flaky},
+        model={
+            "turns": [
+                calls("flaky", 4),
+                calls("flaky", 4, 10),  # warn: candidate 1
+                calls("flaky", 1, 20),  # succeeds: reset success
+                calls("flaky", 4, 30),
+                calls("flaky", 4, 40),  # warn: candidate 2
+                calls("flaky", 4, 50),  # would_stop, latched
+                calls("flaky", 4, 60),  # latched: nothing more
+            ]
+        },
+    )
+    result = await run(client, task_queue, spec)
+
+    assert decisions(result) == [
+        "tracked",
+        "warn",
+        "reset",
+        "tracked",
+        "warn",
+        "would_stop",
+        "none",
+    ]
+    assert reminders(result) == 2
+    warned = [e.candidate_ordinal for e in result.guard if e.decision == "warn"]
+    assert warned == [1, 2]
+    assert result.stop_reason is StopReason.END_TURN
+
+
+async def test_mid_turn_input_resets_and_reaches_the_model_after_tool_results(
+    client: Client, task_queue: str
+) -> None:
+    result = await run(client, task_queue, scenario_file("mid-turn-input-reset"))
+
+    assert decisions(result) == ["tracked", "reset", "tracked"]
+    assert result.guard[1].reason == "external_input"
+    assert result.stop_reason is StopReason.END_TURN
+    prefixed = [m for m in result.messages if m.content.startswith(MID_TURN_INPUT_PREFIX)]
+    assert [m.content for m in prefixed] == [
+        MID_TURN_INPUT_PREFIX + "stop calling the API, it is down"
+    ]
+    index = result.messages.index(prefixed[0])
+    assert [m.role for m in result.messages[index - 4 : index]] == [Role.TOOL] * 4
+
+
+async def test_queued_prompt_takes_precedence_over_enforcement(
+    client: Client, task_queue: str
+) -> None:
+    result = await run(client, task_queue, scenario_file("queued-prompt"))
+
+    assert decisions(result) == ["tracked", "reset", "tracked"]
+    assert result.guard[1].reason == "queued_prompt"
+    assert result.stop_reason is StopReason.END_TURN
+    assert reminders(result) == 0
+
+
+async def test_cancellation_mid_batch_settles_running_calls_as_cancelled(
+    client: Client, task_queue: str
+) -> None:
+    result = await run(client, task_queue, scenario_file("cancel-mid-batch"))
+
+    assert result.stop_reason is StopReason.CANCELLED
+    assert result.model_requests == 2
+    contents = {m.tool_call_id: m.content for m in tool_messages(result)}
+    assert "cancelled" in contents["call_2_0"]
+    assert contents["call_2_1"] == "ok"
+    events = await client.get_workflow_handle(result.workflow_id).query(
+        PromptWorkflow.events, EventsQuery()
+    )
+    settled = {e.call_id: e.status for e in events if e.kind is EventKind.TOOL_CALL_SETTLED}
+    assert settled == {"call_1_0": "success", "call_2_0": "cancelled", "call_2_1": "success"}
+    assert stops(result) == 0
+
+
+async def test_unreliable_input_boundary_downgrades_enforce_to_warn(
+    client: Client, task_queue: str
+) -> None:
+    spec = scenario(
+        mode="enforce",
+        tools={"flaky": {"outcomes": [fail()]}},
+        model={
+            "turns": [
+                calls("flaky", 4),
+                calls("flaky", 4, 10),
+                calls("flaky", 4, 20),
+                calls("flaky", 4, 30),
+            ]
+        },
+        events=[{"batch": 1, "unreliable_input": True}],
+    )
+    result = await run(client, task_queue, spec)
+
+    assert decisions(result) == ["reset", "tracked", "warn", "would_stop"]
+    assert result.guard[0].reason == "unreliable_input"
+    assert result.enforcement_disabled is True
+    assert result.stop_reason is StopReason.END_TURN
+    assert reminders(result) == 1
+
+
+@pytest.mark.parametrize("routing", [{"channel": True}, {"route": "cron"}, {"route": "background"}])
+async def test_channel_and_non_interactive_prompts_are_forced_off(
+    client: Client, task_queue: str, routing: dict[str, object]
+) -> None:
+    spec = scenario(**{**scenario_file("read-missing-file-loop").model_dump(), **routing})
+
+    result = await run(client, task_queue, spec, mode=GuardMode.ENFORCE)
+
+    assert result.guard_mode == "off"
+    assert set(decisions(result)) == {"none"}
+    assert result.stop_reason is StopReason.END_TURN
+    assert reminders(result) == 0
+
+
+async def test_permission_rejection_never_counts_and_writes_nothing(
+    client: Client, task_queue: str, tmp_path: Path
+) -> None:
+    result = await run(client, task_queue, scenario_file("permission-rejected"), workspace=tmp_path)
+
+    assert result.stop_reason is StopReason.END_TURN
+    assert set(decisions(result)) == {"none"}  # cancelled from idle changes nothing
+    assert not list(tmp_path.glob("*.txt"))
+    assert all("did not approve" in m.content for m in tool_messages(result))
+
+
+async def test_unanswered_permission_times_out_as_cancelled(
+    client: Client, task_queue: str, tmp_path: Path
+) -> None:
+    spec = scenario(
+        mode="enforce",
+        permissions={"write_file": "ignore"},
+        permission_timeout_seconds=0.5,
+        model={
+            "turns": [
+                {"tool_calls": [{"name": "write_file", "arguments": {"path": "x", "content": "1"}}]}
+            ]
+        },
+    )
+    result = await run(client, task_queue, spec, workspace=tmp_path)
+
+    assert "did not approve" in tool_messages(result)[0].content
+    assert not (tmp_path / "x").exists()
+
+
+async def test_approved_write_runs(client: Client, task_queue: str, tmp_path: Path) -> None:
+    spec = scenario(
+        mode="enforce",
+        model={
+            "turns": [
+                {
+                    "tool_calls": [
+                        {"name": "write_file", "arguments": {"path": "x.txt", "content": "hi"}}
+                    ]
+                }
+            ]
+        },
+    )
+    await run(client, task_queue, spec, workspace=tmp_path)
+
+    assert (tmp_path / "x.txt").read_text() == "hi"
+
+
+# --- seed 004 end to end ----------------------------------------------------------------
+
+
+async def test_unchanged_repeat_is_refused_with_the_earlier_reason_and_the_tool_ran_once(
+    client: Client, task_queue: str
+) -> None:
+    result = await run(client, task_queue, scenario_file("repeated-failed-call"))
+
+    assert result.tool_calls.executed == 1
+    assert result.tool_calls.refused == MAX_REPEATS + 1
+    assert result.stop_reason is StopReason.LOOP_DETECTED
+    assert result.loop_type is LoopType.REPEATED_FAILED_CALL
+    first, *refused = tool_messages(result)
+    assert all(m.content.startswith("Refused: this exact read_file call") for m in refused)
+    assert all(first.content in m.content for m in refused)
+    assert "MAX_REPEATS" in result.messages[-1].content
+    # Refusals are ignored by the guard like provider duplicates.
+    assert decisions(result) == ["tracked"] + ["none"] * (MAX_REPEATS + 1)
+
+
+async def test_changed_call_runs(client: Client, task_queue: str) -> None:
+    spec = scenario(
+        mode="enforce",
+        model={
+            "turns": [
+                {"tool_calls": [{"name": "read_file", "arguments": {"path": "a.txt"}}]},
+                {"tool_calls": [{"name": "read_file", "arguments": {"path": "b.txt"}}]},
+            ]
+        },
+    )
+    result = await run(client, task_queue, spec)
+
+    assert result.tool_calls.executed == 2
+    assert result.tool_calls.refused == 0
+
+
+async def test_repeated_successful_call_runs(client: Client, task_queue: str) -> None:
+    read = {"tool_calls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}]}
+    spec = scenario(
+        mode="enforce", workspace={"files": {"notes.txt": "hello"}}, model={"turns": [read, read]}
+    )
+    result = await run(client, task_queue, spec)
+
+    assert result.tool_calls.executed == 2
+    assert result.tool_calls.refused == 0
+    assert [m.content for m in tool_messages(result)] == [tool_messages(result)[0].content] * 2
+
+
+async def test_refusal_shadow_mode_runs_the_repeat(client: Client, task_queue: str) -> None:
+    spec = scenario(**{**scenario_file("repeated-failed-call").model_dump(), "refusal": "shadow"})
+    result = await run(client, task_queue, spec)
+
+    assert result.tool_calls.refused == 0
+    assert result.tool_calls.executed == 5
+    assert result.loop_type is None
+
+
+# --- the other protections --------------------------------------------------------------
+
+
+async def test_invalid_parameters_three_times_stop(client: Client, task_queue: str) -> None:
+    result = await run(client, task_queue, scenario_file("invalid-params-stop"))
+
+    assert result.loop_type is LoopType.INVALID_TOOL_PARAMS_STAGNATION
+    assert result.model_requests == 3
+    assert set(decisions(result)) == {"none"}  # not_started from idle: nothing to reset
+
+
+async def test_tool_call_cap_skips_the_batch_that_would_pass_it(
+    client: Client, task_queue: str
+) -> None:
+    result = await run(client, task_queue, scenario_file("tool-call-cap"))
+
+    assert result.loop_type is LoopType.TURN_TOOL_CALL_CAP
+    assert result.tool_calls.executed == 3
+    assert result.tool_calls.skipped == 3
+    assert len(result.guard) == 1  # the skipped batch never settled
+
+
+async def test_provider_duplicate_is_answered_without_running_and_a_second_replay_stops(
+    client: Client, task_queue: str
+) -> None:
+    same = {"tool_calls": [{"id": "dup-1", "name": "read_file", "arguments": {"path": "n"}}]}
+    spec = scenario(mode="enforce", model={"turns": [same, same, same, {"text": "x"}]})
+    result = await run(client, task_queue, spec)
+
+    assert result.tool_calls.executed == 1
+    assert result.tool_calls.duplicates == 2
+    assert result.loop_type is LoopType.GLOBAL_TOOL_CALL_DUPLICATE
+
+
+async def test_max_model_requests_ends_the_prompt(client: Client, task_queue: str) -> None:
+    spec = scenario(
+        mode="off",
+        max_model_requests=2,
+        workspace={"files": {"n": "x"}},
+        model={"turns": [{"tool_calls": [{"name": "list_directory"}]}] * 5},
+    )
+    result = await run(client, task_queue, spec)
+
+    assert result.stop_reason is StopReason.MAX_TURN_REQUESTS
+    assert result.model_requests == 2
+
+
+# --- concurrency ------------------------------------------------------------------------
+
+
+async def test_a_batch_of_eight_runs_concurrently_and_is_reduced_once_settled(
+    client: Client, task_queue: str
+) -> None:
+    # Each call waits until all eight have started: run one at a time, they would time out.
+    barrier = (
+        "touch started-{n}; "
+        "for i in $(seq 200); do [ $(ls started-* | wc -l) -ge 8 ] && break; sleep 0.05; done; "
+        "[ $(ls started-* | wc -l) -ge 8 ] && exit 7"
+    )
+    batch = {
+        "tool_calls": [
+            {
+                "name": "run_shell_command",
+                "arguments": {"command": barrier.format(n=n), "timeout_seconds": 30},
+            }
+            for n in range(8)
+        ]
+    }
+    spec = scenario(mode="enforce", approval_mode="yolo", model={"turns": [batch]})
+    result = await run(client, task_queue, spec)
+
+    assert all("Exit code: 7" in m.content for m in tool_messages(result))
+    assert len(result.guard) == 1
+    assert result.guard[0].decision == "tracked"
+    assert result.guard[0].failure_count == 8
+
+
+# --- messages ---------------------------------------------------------------------------
+
+
+async def test_events_query_streams_updates_after_a_cursor(client: Client, task_queue: str) -> None:
+    result = await run(client, task_queue, scenario_file("read-missing-file-loop"))
+    handle = client.get_workflow_handle(result.workflow_id)
+
+    events = await handle.query(PromptWorkflow.events, EventsQuery(after=0))
+    kinds = [e.kind for e in events]
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+    assert kinds.count(EventKind.TOOL_CALL_STARTED) == 9
+    assert kinds.count(EventKind.TOOL_CALL_SETTLED) == 9
+    assert kinds.count(EventKind.REMINDER) == 1
+    assert kinds.count(EventKind.STOP) == 1
+    assert kinds[-1] is EventKind.PROMPT_FINISHED
+    later = await handle.query(PromptWorkflow.events, EventsQuery(after=events[-3].seq))
+    assert later == events[-2:]
+
+
+async def test_answer_permission_rejects_an_unknown_request(
+    client: Client, task_queue: str, tmp_path: Path
+) -> None:
+    write = {"name": "write_file", "arguments": {"path": "x.txt", "content": "1"}}
+    handle = await client.start_workflow(
+        PromptWorkflow.run,
+        PromptInput(
+            prompt="write",
+            workspace_root=str(tmp_path),
+            guard_mode=GuardMode.ENFORCE,
+            model=ModelSpec(
+                script=ModelScript.model_validate({"turns": [{"tool_calls": [write]}]})
+            ),
+        ),
+        id=f"prompt-permission-{uuid.uuid4().hex[:8]}",
+        task_queue=task_queue,
+    )
+    pause = await handle.execute_update(PromptWorkflow.wait_for_driver, DriverWait())
+    (request,) = pause.pending_permissions
+
+    with pytest.raises(WorkflowUpdateFailedError):
+        await handle.execute_update(
+            PromptWorkflow.answer_permission, PermissionAnswer(request_id="nope", approve=True)
+        )
+    await handle.execute_update(
+        PromptWorkflow.answer_permission,
+        PermissionAnswer(request_id=request.request_id, approve=True),
+    )
+    result = await handle.result()
+
+    assert (tmp_path / "x.txt").read_text() == "1"
+    assert result.stop_reason is StopReason.END_TURN

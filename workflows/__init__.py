@@ -1,0 +1,1 @@
+"""Deterministic code only: workflow definitions, the guard, and the contracts they share."""

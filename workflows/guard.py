@@ -1,0 +1,401 @@
+"""The repeated tool execution failure guard: a pure reducer over settled tool batches.
+
+Seed ``000_…`` and SPEC section 4. The workflow holds a :class:`GuardState` and calls
+:func:`reduce` once per fully settled batch; the returned :class:`GuardDecision` says whether
+to continue, inject the fixed reminder, or stop. Nothing here does I/O, reads a clock or
+logs, so the same inputs give the same decisions on every replay. Telemetry is derived from
+a transition by :func:`telemetry_record` and emitted by the caller.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict
+
+REPEATED_TOOL_FAILURE_THRESHOLD = 8
+REPEATED_TOOL_FAILURE_BATCH_THRESHOLD = 2
+REPEATED_TOOL_FAILURE_REMINDER = (
+    "System: the same tool execution has failed repeatedly for the same classified reason. "
+    "Do not repeat the same approach. Inspect the returned result, change the approach or "
+    "required preconditions, or explain the blocker."
+)
+REPEATED_TOOL_FAILURE_STOP_MESSAGE = (
+    "System: Automatic continuation stopped because the same tool execution failure "
+    "continued after a corrective reminder. New user input is required to continue."
+)
+
+
+class GuardMode(StrEnum):
+    OFF = "off"
+    SHADOW = "shadow"
+    WARN = "warn"
+    ENFORCE = "enforce"
+
+
+def parse_guard_mode(value: str | None) -> GuardMode | None:
+    """The mode named by ``value`` (case and surrounding blanks ignored), or ``None``."""
+    if value is None:
+        return None
+    try:
+        return GuardMode(value.strip().lower())
+    except ValueError:
+        return None
+
+
+class GuardPhase(StrEnum):
+    IDLE = "idle"
+    TRACKING = "tracking"
+    WARNED = "warned"
+    LATCHED = "latched"
+
+
+class ResetReason(StrEnum):
+    SUCCESS = "success"
+    CANCELLED = "cancelled"
+    NOT_STARTED = "not_started"
+    POST_EXECUTION_FAILURE = "post_execution_failure"
+    UNKNOWN = "unknown"
+    MIXED = "mixed"
+    INCOMPLETE = "incomplete"
+    EXTERNAL_INPUT = "external_input"
+    QUEUED_PROMPT = "queued_prompt"
+    UNRELIABLE_INPUT = "unreliable_input"
+    CONTRACT_VIOLATION = "contract_violation"
+
+
+class DecisionKind(StrEnum):
+    NONE = "none"
+    RESET = "reset"
+    TRACKED = "tracked"
+    WOULD_WARN = "would_warn"
+    WARN = "warn"
+    WOULD_STOP = "would_stop"
+    STOP = "stop"
+
+
+class FailureKey(BaseModel):
+    """The private identity of a streak. Never a metric label, never logged."""
+
+    model_config = ConfigDict(frozen=True)
+
+    policy_tool_name: str
+    execution_error_type: str
+
+
+class GuardState(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    phase: GuardPhase = GuardPhase.IDLE
+    key: FailureKey | None = None
+    failure_count: int = 0
+    batch_count: int = 0
+    candidate_ordinal: int = 0
+    next_candidate_ordinal: int = 1
+    enforcement_disabled: bool = False
+
+
+class Observation(BaseModel):
+    """One entry of the narrow batch receipt: no arguments, results or error text."""
+
+    model_config = ConfigDict(frozen=True)
+
+    call_id: str
+    policy_tool_name: str | None = None
+    tool_type: str | None = None
+    terminal_status: str
+    execution_status: str | None = None
+    execution_error_type: str | None = None
+    provider_duplicate: bool = False
+    # A call refused by the failed-call log never ran; like a provider duplicate it neither
+    # advances nor resets the streak (SPEC section 5).
+    refused_repeat: bool = False
+
+
+class Batch(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    complete: bool = True
+    observations: list[Observation]
+
+
+class GuardInput(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    mode: GuardMode
+    batch: Batch
+    has_external_input: bool = False
+    has_queued_prompt: bool = False
+    input_reliable: bool = True
+
+
+class Candidate(BaseModel):
+    """What telemetry may say about the one eligible failure of a batch."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tool_type: str | None
+    terminal_status: str
+    execution_status: str
+    execution_error_type: str
+
+
+class GuardDecision(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    kind: DecisionKind
+    state: GuardState
+    reason: ResetReason | None = None
+    candidate: Candidate | None = None
+
+
+# Highest first: the reason a mixed-ineligible batch reports.
+_INELIGIBLE_PRECEDENCE: tuple[ResetReason, ...] = (
+    ResetReason.CONTRACT_VIOLATION,
+    ResetReason.CANCELLED,
+    ResetReason.UNKNOWN,
+    ResetReason.NOT_STARTED,
+    ResetReason.POST_EXECUTION_FAILURE,
+)
+
+# Reasons whose observation means the outcome contract cannot be trusted for this prompt.
+_DISABLING_REASONS = frozenset({ResetReason.CONTRACT_VIOLATION, ResetReason.UNKNOWN})
+
+
+class _Success(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    policy_tool_name: str
+
+
+class _Failure(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    key: FailureKey
+    candidate: Candidate
+
+
+_Classified = ResetReason | _Success | _Failure
+
+
+def effective_mode(mode: GuardMode, state: GuardState) -> GuardMode:
+    """``enforce`` is downgraded to ``warn`` once the prompt's contract became untrusted."""
+    if mode is GuardMode.ENFORCE and state.enforcement_disabled:
+        return GuardMode.WARN
+    return mode
+
+
+def classify(observation: Observation) -> _Classified:
+    """Place one observation in the terminal/execution decision table (SPEC 4.4)."""
+    terminal = observation.terminal_status
+    execution = observation.execution_status
+    tool = (observation.policy_tool_name or "").strip() or None
+    if terminal == "cancelled":
+        return ResetReason.CANCELLED
+    if execution is None or execution == "unknown":
+        return ResetReason.UNKNOWN
+    if terminal == "success":
+        if execution in ("error", "cancelled"):
+            return ResetReason.CONTRACT_VIOLATION
+        if execution in ("success", "not_started"):
+            return _Success(policy_tool_name=tool) if tool else ResetReason.UNKNOWN
+        return ResetReason.UNKNOWN
+    if terminal != "error":
+        return ResetReason.UNKNOWN
+    if execution == "cancelled":
+        return ResetReason.CANCELLED
+    if execution == "not_started":
+        return ResetReason.NOT_STARTED
+    if execution == "success":
+        return ResetReason.POST_EXECUTION_FAILURE
+    if execution != "error":
+        return ResetReason.UNKNOWN
+    error_type = (observation.execution_error_type or "").strip() or None
+    if tool is None or error_type is None or error_type == "unknown":
+        return ResetReason.UNKNOWN
+    return _Failure(
+        key=FailureKey(policy_tool_name=tool, execution_error_type=error_type),
+        candidate=Candidate(
+            tool_type=observation.tool_type,
+            terminal_status=terminal,
+            execution_status=execution,
+            execution_error_type=error_type,
+        ),
+    )
+
+
+def _reset(state: GuardState, reason: ResetReason, *, disable: bool = False) -> GuardDecision:
+    after = GuardState(
+        next_candidate_ordinal=state.next_candidate_ordinal,
+        enforcement_disabled=state.enforcement_disabled or disable,
+    )
+    if after == state:
+        return GuardDecision(kind=DecisionKind.NONE, state=state)
+    return GuardDecision(kind=DecisionKind.RESET, state=after, reason=reason)
+
+
+def reduce(state: GuardState, guard_input: GuardInput) -> GuardDecision:
+    """Advance the guard by one fully settled batch (SPEC section 4)."""
+    mode = guard_input.mode
+    if mode is GuardMode.OFF or state.phase is GuardPhase.LATCHED:
+        return GuardDecision(kind=DecisionKind.NONE, state=state)
+
+    if not guard_input.input_reliable:
+        return _reset(state, ResetReason.UNRELIABLE_INPUT, disable=True)
+    if guard_input.has_external_input:
+        return _reset(state, ResetReason.EXTERNAL_INPUT)
+    if guard_input.has_queued_prompt:
+        return _reset(state, ResetReason.QUEUED_PROMPT)
+    if not guard_input.batch.complete:
+        return _reset(state, ResetReason.INCOMPLETE)
+
+    observations = [
+        o for o in guard_input.batch.observations if not (o.provider_duplicate or o.refused_repeat)
+    ]
+    if not observations:
+        return GuardDecision(kind=DecisionKind.NONE, state=state)
+
+    classified = [classify(o) for o in observations]
+    ineligible = {c for c in classified if isinstance(c, ResetReason)}
+    if ineligible:
+        reason = next(r for r in _INELIGIBLE_PRECEDENCE if r in ineligible)
+        return _reset(state, reason, disable=bool(ineligible & _DISABLING_REASONS))
+
+    succeeded = {c.policy_tool_name for c in classified if isinstance(c, _Success)}
+    failures = [
+        c for c in classified if isinstance(c, _Failure) and c.key.policy_tool_name not in succeeded
+    ]
+    if not failures:
+        if state.key is not None and state.key.policy_tool_name in succeeded:
+            return _reset(state, ResetReason.SUCCESS)
+        # Only other tools succeeded: the streak neither advances nor resets.
+        return GuardDecision(kind=DecisionKind.NONE, state=state)
+
+    keys = {f.key for f in failures}
+    if len(keys) > 1:
+        return _reset(state, ResetReason.MIXED)
+    (key,) = keys
+    candidate = failures[0].candidate
+
+    if key != state.key:
+        tracked = GuardState(
+            phase=GuardPhase.TRACKING,
+            key=key,
+            failure_count=len(failures),
+            batch_count=1,
+            candidate_ordinal=state.next_candidate_ordinal,
+            next_candidate_ordinal=state.next_candidate_ordinal + 1,
+            enforcement_disabled=state.enforcement_disabled,
+        )
+        return GuardDecision(kind=DecisionKind.TRACKED, state=tracked, candidate=candidate)
+
+    advanced = state.model_copy(
+        update={
+            "failure_count": state.failure_count + len(failures),
+            "batch_count": state.batch_count + 1,
+        }
+    )
+    mode = effective_mode(mode, advanced)
+    if state.phase is GuardPhase.WARNED:
+        kind = DecisionKind.STOP if mode is GuardMode.ENFORCE else DecisionKind.WOULD_STOP
+        latched = advanced.model_copy(update={"phase": GuardPhase.LATCHED})
+        return GuardDecision(kind=kind, state=latched, candidate=candidate)
+    if (
+        advanced.failure_count >= REPEATED_TOOL_FAILURE_THRESHOLD
+        and advanced.batch_count >= REPEATED_TOOL_FAILURE_BATCH_THRESHOLD
+    ):
+        kind = DecisionKind.WOULD_WARN if mode is GuardMode.SHADOW else DecisionKind.WARN
+        warned = advanced.model_copy(update={"phase": GuardPhase.WARNED})
+        return GuardDecision(kind=kind, state=warned, candidate=candidate)
+    return GuardDecision(kind=DecisionKind.TRACKED, state=advanced, candidate=candidate)
+
+
+# --- telemetry --------------------------------------------------------------------------
+
+
+def failure_count_bucket(count: int) -> str:
+    if count <= 0:
+        return "0"
+    if count <= 2:
+        return "1-2"
+    if count <= 4:
+        return "3-4"
+    if count <= 7:
+        return "5-7"
+    return "8+"
+
+
+def batch_count_bucket(count: int) -> str:
+    if count <= 0:
+        return "0"
+    if count <= 2:
+        return str(count)
+    return "3+"
+
+
+class TelemetryRecord(BaseModel):
+    """One reducer transition, data-minimized (seed "Telemetry and privacy").
+
+    Every field except ``candidate_ordinal`` and ``execution_error_type`` is low-cardinality
+    and may become a metric label; those two belong in the diagnostic log only.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    mode: GuardMode
+    phase_before: GuardPhase
+    phase_after: GuardPhase
+    decision: DecisionKind
+    reset_reason: ResetReason | None
+    failure_count_bucket: str
+    batch_count_bucket: str
+    candidate_ordinal: int
+    tool_type: str | None = None
+    terminal_status: str | None = None
+    execution_status: str | None = None
+    execution_error_type: str | None = None
+
+    def metric_attributes(self) -> dict[str, str]:
+        """The low-cardinality labels; never the ordinal or the error type."""
+        return {
+            "mode": self.mode.value,
+            "phase_before": self.phase_before.value,
+            "phase_after": self.phase_after.value,
+            "decision": self.decision.value,
+            "reset_reason": self.reset_reason.value if self.reset_reason else "none",
+            "failure_count_bucket": self.failure_count_bucket,
+            "batch_count_bucket": self.batch_count_bucket,
+            "tool_type": self.tool_type or "none",
+            "terminal_status": self.terminal_status or "none",
+            "execution_status": self.execution_status or "none",
+        }
+
+
+def telemetry_record(
+    before: GuardState, mode: GuardMode, decision: GuardDecision
+) -> TelemetryRecord | None:
+    """The record for one transition, or ``None`` when there is nothing to say.
+
+    Nothing is emitted in mode ``off``, once latched, or for an idle observation that left
+    the state exactly as it was. A reset describes the streak it ended (its counts and
+    ordinal); every other decision describes the state it produced.
+    """
+    if mode is GuardMode.OFF or before.phase is GuardPhase.LATCHED:
+        return None
+    after = decision.state
+    if before.phase is GuardPhase.IDLE and after == before:
+        return None
+    described = before if decision.kind is DecisionKind.RESET else after
+    candidate = decision.candidate
+    return TelemetryRecord(
+        mode=mode,
+        phase_before=before.phase,
+        phase_after=after.phase,
+        decision=decision.kind,
+        reset_reason=decision.reason,
+        failure_count_bucket=failure_count_bucket(described.failure_count),
+        batch_count_bucket=batch_count_bucket(described.batch_count),
+        candidate_ordinal=described.candidate_ordinal,
+        tool_type=candidate.tool_type if candidate else None,
+        terminal_status=candidate.terminal_status if candidate else None,
+        execution_status=candidate.execution_status if candidate else None,
+        execution_error_type=candidate.execution_error_type if candidate else None,
+    )

@@ -1,0 +1,137 @@
+"""The tool-call outcome contract: what a settled tool call reports, on two status axes.
+
+Every protection in Seawall reads this one contract, so it lives in one place. The terminal
+``status`` is authoritative for what the model sees; ``execution_status`` is frozen when the
+tool's execute step settles and says whether the tool actually ran. Keeping the two apart is
+what lets the guard tell "the tool ran and failed" from "the call never ran" (validation,
+permission, cancellation) and from "it ran, then post-processing failed".
+
+Status fields are plain strings validated loosely on purpose: fixture tools and future
+producers may report values this code has never seen, and the guard must fail open on them
+rather than crash. The enums below name the values this code produces.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class TerminalStatus(StrEnum):
+    """How the call ended, as the model and the user see it."""
+
+    SUCCESS = "success"
+    ERROR = "error"
+    CANCELLED = "cancelled"
+
+
+class ExecutionStatus(StrEnum):
+    """What the tool's execute step did, frozen when it settled."""
+
+    NOT_STARTED = "not_started"
+    SUCCESS = "success"
+    ERROR = "error"
+    CANCELLED = "cancelled"
+
+
+class ToolType(StrEnum):
+    NATIVE = "native"
+    MCP = "mcp"
+
+
+class ToolErrorType(StrEnum):
+    """Structured failure classifications; never inferred from error text."""
+
+    INVALID_TOOL_PARAMS = "invalid_tool_params"
+    UNKNOWN = "unknown"
+    UNHANDLED_EXCEPTION = "unhandled_exception"
+    TOOL_NOT_REGISTERED = "tool_not_registered"
+    EXECUTION_FAILED = "execution_failed"
+    EXECUTION_DENIED = "execution_denied"
+    FILE_NOT_FOUND = "file_not_found"
+    FILE_WRITE_FAILURE = "file_write_failure"
+    READ_CONTENT_FAILURE = "read_content_failure"
+    ATTEMPT_TO_CREATE_EXISTING_FILE = "attempt_to_create_existing_file"
+    FILE_TOO_LARGE = "file_too_large"
+    PERMISSION_DENIED = "permission_denied"
+    NO_SPACE_LEFT = "no_space_left"
+    TARGET_IS_DIRECTORY = "target_is_directory"
+    PATH_NOT_IN_WORKSPACE = "path_not_in_workspace"
+    SEARCH_PATH_NOT_FOUND = "search_path_not_found"
+    EDIT_NO_OCCURRENCE_FOUND = "edit_no_occurrence_found"
+    EDIT_EXPECTED_OCCURRENCE_MISMATCH = "edit_expected_occurrence_mismatch"
+    EDIT_NO_CHANGE = "edit_no_change"
+    GLOB_EXECUTION_ERROR = "glob_execution_error"
+    GREP_EXECUTION_ERROR = "grep_execution_error"
+    LS_EXECUTION_ERROR = "ls_execution_error"
+    MCP_TOOL_ERROR = "mcp_tool_error"
+    SHELL_EXECUTE_ERROR = "shell_execute_error"
+    EXECUTION_TIMEOUT = "execution_timeout"
+    OUTPUT_TRUNCATED = "output_truncated"
+
+
+# (terminal status, execution status) pairs that no honest producer can report: a call
+# cannot succeed for the model while its execution errored or was cancelled.
+INVALID_STATUS_PAIRS: frozenset[tuple[str, str]] = frozenset(
+    {
+        (TerminalStatus.SUCCESS, ExecutionStatus.ERROR),
+        (TerminalStatus.SUCCESS, ExecutionStatus.CANCELLED),
+    }
+)
+
+
+def is_contract_violation(status: str, execution_status: str | None) -> bool:
+    """True for the two status pairs the contract forbids (``success/error``,
+    ``success/cancelled``)."""
+    return execution_status is not None and (status, execution_status) in INVALID_STATUS_PAIRS
+
+
+class ToolCall(BaseModel):
+    """One function call as the model sent it.
+
+    ``arguments`` is ``None`` when the model's argument text was not a JSON object; the raw
+    text is then kept in ``raw_arguments`` so the invalid-parameter path can explain it.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    call_id: str
+    name: str
+    arguments: dict[str, Any] | None = Field(default_factory=dict)
+    raw_arguments: str | None = None
+
+
+class ToolOutcome(BaseModel):
+    """A settled tool call, on both status axes (SPEC section 3)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    call_id: str
+    tool_name: str
+    policy_tool_name: str | None = None
+    tool_type: str | None = None
+    status: str
+    execution_status: str | None = None
+    execution_error_type: str | None = None
+    error_type: str | None = None
+    content: str = ""
+    error_message: str | None = None
+    provider_duplicate: bool = False
+    refused_repeat: bool = False
+
+    @property
+    def contract_violation(self) -> bool:
+        return is_contract_violation(self.status, self.execution_status)
+
+    @property
+    def ran_and_failed(self) -> bool:
+        """The tool was entered, its execute step failed, and the call ended as an error.
+
+        A cancelled terminal status wins over an execution error, and ``success/error`` is
+        a contract violation, so neither counts as a failure to remember.
+        """
+        return (
+            self.status == TerminalStatus.ERROR and self.execution_status == ExecutionStatus.ERROR
+        )

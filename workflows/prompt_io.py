@@ -1,0 +1,219 @@
+"""The prompt workflow's public messages: its input, result, signals, updates and queries.
+
+One model per message so fields can be added safely; these are what a gateway, a session
+workflow or ``seawall run`` send and read.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from workflows.activity_io import FixtureTool, ModelSpec
+from workflows.conversation import Message
+from workflows.guard import GuardMode
+from workflows.repeats import MAX_REPEATS, REMEMBERED_FAILURES, RefusalMode
+
+DEFAULT_MAX_TOOL_CALLS_PER_TURN = 100
+DEFAULT_MAX_MODEL_REQUESTS = 50
+INVALID_PARAMS_LIMIT = 3
+
+
+class Route(StrEnum):
+    INTERACTIVE = "interactive"
+    CRON = "cron"
+    NOTIFICATION = "notification"
+    BACKGROUND = "background"
+
+
+class ApprovalMode(StrEnum):
+    """Which mutating tools run without asking the user."""
+
+    DEFAULT = "default"  # ask for every mutating tool
+    AUTO_EDIT = "auto_edit"  # file edits run, shell commands ask
+    YOLO = "yolo"  # nothing asks
+
+
+class StopReason(StrEnum):
+    END_TURN = "end_turn"
+    LOOP_DETECTED = "loop_detected"
+    CANCELLED = "cancelled"
+    MAX_TURN_REQUESTS = "max_turn_requests"
+    ERROR = "error"
+
+
+class LoopType(StrEnum):
+    GLOBAL_TOOL_CALL_DUPLICATE = "global_tool_call_duplicate"
+    INVALID_TOOL_PARAMS_STAGNATION = "invalid_tool_params_stagnation"
+    REPEATED_FAILED_CALL = "repeated_failed_call"
+    REPEATED_TOOL_EXECUTION_FAILURE = "repeated_tool_execution_failure"
+    TURN_TOOL_CALL_CAP = "turn_tool_call_cap"
+
+
+class PromptInput(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    prompt: str = Field(min_length=1)
+    workspace_root: str
+    model: ModelSpec = Field(default_factory=ModelSpec)
+    history: list[Message] = Field(default_factory=list)
+    route: Route = Route.INTERACTIVE
+    # Client-asserted metadata; {"channel": true} marks a channel-bridge prompt, which
+    # runs with the guard off. A routing hint, not a trust signal.
+    client_metadata: dict[str, Any] = Field(default_factory=dict)
+    # None: resolve the operator's mode through an activity when the prompt starts.
+    guard_mode: GuardMode | None = None
+    refusal_mode: RefusalMode = RefusalMode.ENFORCE
+    remembered_failures: int = Field(default=REMEMBERED_FAILURES, ge=1)
+    max_repeats: int = Field(default=MAX_REPEATS, ge=0)
+    max_tool_calls_per_turn: int = Field(default=DEFAULT_MAX_TOOL_CALLS_PER_TURN, ge=0)
+    max_model_requests: int = Field(default=DEFAULT_MAX_MODEL_REQUESTS, ge=1)
+    approval_mode: ApprovalMode = ApprovalMode.DEFAULT
+    permission_timeout_seconds: float = Field(default=300.0, gt=0)
+    tool_timeout_seconds: float = Field(default=600.0, gt=0)
+    max_output_chars: int = Field(default=20_000, ge=100)
+    fixture_tools: dict[str, FixtureTool] = Field(default_factory=dict)
+    # Scenario runs only: hold the workflow once batch N's tools are started until a
+    # ``release_batch`` signal, so a driver can land an event inside exactly that batch.
+    pause_at_batches: list[int] = Field(default_factory=list)
+
+
+class UserInput(BaseModel):
+    """Mid-turn user input (signal ``submit_input``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    text: str = Field(min_length=1, max_length=100_000)
+
+
+class QueuedPrompt(BaseModel):
+    """A full prompt is waiting behind this one (signal ``set_queued_prompt``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    queued: bool = True
+
+
+class InputBoundaryReport(BaseModel):
+    """A host that cannot prove it delivered all mid-turn input reports it (signal
+    ``report_unreliable_input``); enforcement is then disabled for the prompt."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    reason: str = "host could not confirm the mid-turn input drain"
+
+
+class BatchRelease(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    batch: int
+
+
+class PermissionRequest(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    request_id: str
+    call_id: str
+    tool_name: str
+    batch: int
+
+
+class PermissionAnswer(BaseModel):
+    """The user's answer to a permission request (update ``answer_permission``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    request_id: str
+    approve: bool
+
+
+class EventKind(StrEnum):
+    TOOL_CALL_STARTED = "tool_call_started"
+    TOOL_CALL_SETTLED = "tool_call_settled"
+    AGENT_MESSAGE = "agent_message"
+    REMINDER = "reminder"
+    STOP = "stop"
+    PERMISSION_REQUEST = "permission_request"
+    PROMPT_FINISHED = "prompt_finished"
+
+
+class AgentEvent(BaseModel):
+    """One streamed agent update; ``seq`` is a cursor clients resume from."""
+
+    model_config = ConfigDict(frozen=True)
+    seq: int
+    kind: EventKind
+    batch: int = 0
+    call_id: str | None = None
+    tool_name: str | None = None
+    status: str | None = None
+    text: str | None = None
+    request_id: str | None = None
+
+
+class EventsQuery(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    after: int = 0
+
+
+class DriverWait(BaseModel):
+    """Permission requests the driver chose to leave unanswered (they time out)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    ignored_permissions: list[str] = Field(default_factory=list)
+
+
+class PauseInfo(BaseModel):
+    """What a scenario driver must act on next (update ``wait_for_driver``)."""
+
+    model_config = ConfigDict(frozen=True)
+    paused_batch: int | None = None
+    pending_permissions: list[PermissionRequest] = Field(default_factory=list)
+    finished: bool = False
+
+
+class GuardEntry(BaseModel):
+    """One settled batch's guard decision, ``none`` included (SPEC section 9)."""
+
+    model_config = ConfigDict(frozen=True)
+    batch: int
+    decision: str
+    phase_before: str
+    phase_after: str
+    reason: str | None
+    failure_count: int
+    batch_count: int
+    candidate_ordinal: int
+    mode: str
+
+
+class ToolCallCounts(BaseModel):
+    executed: int = 0
+    refused: int = 0
+    duplicates: int = 0
+    skipped: int = 0
+
+
+class PromptStatus(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    running: bool
+    batch: int
+    model_requests: int
+    guard_mode: str | None
+    guard_phase: str
+    paused_batch: int | None
+    pending_permissions: list[PermissionRequest]
+    tool_calls: ToolCallCounts
+    stop_reason: StopReason | None = None
+
+
+class PromptResult(BaseModel):
+    workflow_id: str
+    stop_reason: StopReason
+    loop_type: LoopType | None = None
+    error: str | None = None
+    model_requests: int
+    tool_calls: ToolCallCounts
+    guard_mode: str
+    refusal_mode: str
+    enforcement_disabled: bool = False
+    input_tokens: int = 0
+    output_tokens: int = 0
+    guard: list[GuardEntry]
+    messages: list[Message]
