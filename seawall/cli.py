@@ -15,8 +15,8 @@ import os
 import sys
 import tempfile
 import uuid
-from collections.abc import Sequence
-from contextlib import AsyncExitStack
+from collections.abc import Iterator, Sequence
+from contextlib import AsyncExitStack, contextmanager
 from pathlib import Path
 
 from seawall.logs import configure_logging
@@ -110,13 +110,29 @@ async def _run(args: argparse.Namespace) -> PromptResult:
         )
 
 
+@contextmanager
+def _stdout_to_stderr() -> Iterator[None]:
+    """Point file descriptor 1 at stderr while servers and workers run: the dev server
+    (a child process) prints its banner there, and stdout must carry only the result."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     configure_logging(args.log_format, level=os.environ.get("SEAWALL_LOG_LEVEL", "WARNING"))
     if args.command == "run":
         try:
             load_scenario(args.scenario)  # fail fast, before any server starts
-            result = asyncio.run(_run(args))
+            with _stdout_to_stderr():
+                result = asyncio.run(_run(args))
         except ScenarioError as err:
             print(f"seawall: error: {err}", file=sys.stderr)
             return EXIT_USAGE

@@ -12,6 +12,7 @@ import sys
 from typing import Literal
 
 import structlog
+from temporalio import workflow
 
 LogFormat = Literal["json", "console"]
 
@@ -51,6 +52,8 @@ def configure_logging(log_format: LogFormat = "json", level: str = "INFO") -> No
             ],
         )
     )
+    # Workflow context arrives as a structured field; keep the message itself constant.
+    workflow.logger.workflow_info_on_message = False
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())

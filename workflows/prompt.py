@@ -425,6 +425,7 @@ class PromptWorkflow:
             digests[index] = digest
             if self._deduper.is_duplicate(call.call_id, digest):
                 settled[index] = duplicate_outcome(call.call_id, call.name, policy)
+                self._emit_settled(settled[index])
                 self._counts.duplicates += 1
                 continue
             self._deduper.remember(call.call_id, digest)
@@ -442,6 +443,7 @@ class PromptWorkflow:
                     tool_type=self._tools[policy].tool_type if policy else None,
                     reason=self._failed_calls.earlier_reason(digest) or "",
                 )
+                self._emit_settled(settled[index])
                 self._counts.refused += 1
                 continue
             self._counts.executed += 1
@@ -449,7 +451,7 @@ class PromptWorkflow:
             self._runs_per_tool[call.name] = ordinal + 1
             ordinals[index] = ordinal
             self._emit(EventKind.TOOL_CALL_STARTED, call_id=call.call_id, tool_name=call.name)
-            running[index] = asyncio.create_task(self._run_call(call, policy, ordinal, batch))
+            running[index] = asyncio.create_task(self._run_and_report(call, policy, ordinal, batch))
 
         cancelled = False
         results: list[ToolOutcome | BaseException]
@@ -479,21 +481,32 @@ class PromptWorkflow:
             call = calls[index]
             if isinstance(result, ToolOutcome):
                 settled[index] = result
-            else:
+            else:  # cancelled before it could start
                 policy = call.name if call.name in self._tools else None
                 settled[index] = _cancelled_outcome(call, policy, ExecutionStatus.NOT_STARTED)
+                self._emit_settled(settled[index])
 
         outcomes = [settled[index] for index in range(len(calls))]
         for index, outcome in enumerate(outcomes):
             self._failed_calls.record(digests[index], outcome, self._input.workspace_root)
             self._invalid_params.observe(outcome)
-            self._emit(
-                EventKind.TOOL_CALL_SETTLED,
-                call_id=outcome.call_id,
-                tool_name=outcome.tool_name,
-                status=outcome.status,
-            )
         return outcomes, cancelled
+
+    async def _run_and_report(
+        self, call: ToolCall, policy: str | None, ordinal: int, batch: int
+    ) -> ToolOutcome:
+        """Run one call and stream its settlement as soon as it happens."""
+        outcome = await self._run_call(call, policy, ordinal, batch)
+        self._emit_settled(outcome)
+        return outcome
+
+    def _emit_settled(self, outcome: ToolOutcome) -> None:
+        self._emit(
+            EventKind.TOOL_CALL_SETTLED,
+            call_id=outcome.call_id,
+            tool_name=outcome.tool_name,
+            status=outcome.status,
+        )
 
     async def _run_call(
         self, call: ToolCall, policy: str | None, ordinal: int, batch: int

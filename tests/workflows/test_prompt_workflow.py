@@ -7,6 +7,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from structlog.testing import capture_logs
 from temporalio.client import Client, WorkflowUpdateFailedError
 
 from tests.scenario_helpers import (
@@ -495,3 +496,55 @@ async def test_answer_permission_rejects_an_unknown_request(
 
     assert (tmp_path / "x.txt").read_text() == "1"
     assert result.stop_reason is StopReason.END_TURN
+
+
+# --- the operator mode ------------------------------------------------------------------
+
+
+async def test_operator_mode_is_resolved_through_an_activity_from_the_worker_environment(
+    client: Client, task_queue: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("SEAWALL_REPEATED_TOOL_FAILURE_GUARD", " WARN ")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    spec = scenario(**{**scenario_file("read-missing-file-loop").model_dump(), "mode": None})
+
+    result = await run(client, task_queue, spec)
+
+    assert result.guard_mode == "warn"
+    assert decisions(result) == ["tracked", "warn", "would_stop"]
+    history = await client.get_workflow_handle(result.workflow_id).fetch_history()
+    activity_types = [
+        e.activity_task_scheduled_event_attributes.activity_type.name
+        for e in history.events
+        if e.HasField("activity_task_scheduled_event_attributes")
+    ]
+    assert activity_types[0] == "seawall.resolve_operator_settings"
+
+
+async def test_invalid_operator_mode_falls_back_to_shadow_and_a_project_env_is_ignored(
+    client: Client, task_queue: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    project = tmp_path / "project"
+    (project / ".seawall").mkdir(parents=True)
+    (project / ".env").write_text("SEAWALL_REPEATED_TOOL_FAILURE_GUARD=enforce\n")
+    (project / ".seawall" / "config.yaml").write_text("repeated_tool_failure_guard: enforce\n")
+    monkeypatch.chdir(project)
+    monkeypatch.delenv("SEAWALL_REPEATED_TOOL_FAILURE_GUARD", raising=False)
+    monkeypatch.setenv("QWEN_CODE_ACP_REPEATED_TOOL_FAILURE_GUARD", "sometimes")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    spec = scenario(**{**scenario_file("read-missing-file-loop").model_dump(), "mode": None})
+
+    with capture_logs() as logs:
+        result = await run(client, task_queue, spec, workspace=project)
+
+    assert result.guard_mode == "shadow"
+    diagnostics = [line for line in logs if line["log_level"] == "warning"]
+    assert len(diagnostics) == 1
+
+
+async def test_events_land_at_the_same_batch_on_every_run(client: Client, task_queue: str) -> None:
+    spec = scenario_file("mid-turn-input-reset")
+    results = [await run(client, task_queue, spec) for _ in range(3)]
+
+    assert all(r.guard == results[0].guard for r in results)
+    assert all(r.messages == results[0].messages for r in results)

@@ -1,0 +1,101 @@
+"""``seawall run`` as a user runs it: a real process, a real dev server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from temporalio.testing import WorkflowEnvironment
+
+from tests.scenario_helpers import SCENARIOS
+
+SEAWALL = str(Path(sys.executable).parent / "seawall")
+
+
+def seawall(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if k != "TEMPORAL_ADDRESS"}
+    return subprocess.run(
+        [SEAWALL, *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**base, **(env or {})},
+    )
+
+
+def test_run_json_on_the_embedded_server_prints_exactly_one_result_object() -> None:
+    done = seawall("run", str(SCENARIOS / "read-missing-file-loop.yaml"), "--json")
+
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)  # one object, nothing else on stdout
+    assert result["workflow_id"].startswith("prompt-read-missing-file-loop-")
+    assert result["stop_reason"] == "loop_detected"
+    assert result["loop_type"] == "repeated_tool_execution_failure"
+    assert result["model_requests"] == 3
+    assert result["tool_calls"] == {"executed": 9, "refused": 0, "duplicates": 0, "skipped": 0}
+    assert [g["decision"] for g in result["guard"]] == ["tracked", "warn", "stop"]
+    assert result["guard"][0] == {
+        "batch": 1,
+        "decision": "tracked",
+        "phase_before": "idle",
+        "phase_after": "tracking",
+        "reason": None,
+        "failure_count": 4,
+        "batch_count": 1,
+        "candidate_ordinal": 1,
+        "mode": "enforce",
+    }
+    assert {m["role"] for m in result["messages"]} == {"user", "assistant", "tool", "system"}
+
+
+def test_mode_flag_overrides_and_uses_temporal_address(temporal_env: WorkflowEnvironment) -> None:
+    address = temporal_env.client.service_client.config.target_host
+    done = seawall(
+        "run",
+        str(SCENARIOS / "read-missing-file-loop.yaml"),
+        "--mode",
+        "shadow",
+        env={"TEMPORAL_ADDRESS": address},
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert "stop:       end_turn" in done.stdout
+    assert "would_warn" in done.stdout and "would_stop" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (None, "no such file"),
+        ("name: x\nmodel: {turns: [}\n", "malformed YAML at line"),
+        ("name: x\nmodel: {turns: [], after_remindr: []}\n", "model.after_remindr"),
+        ("name: x\nsurprise: 1\n", "surprise: Extra inputs are not permitted"),
+        ("- just\n- a list\n", "must be a YAML mapping"),
+        ("name: x\nmode: sometimes\n", "mode:"),
+    ],
+)
+def test_bad_scenarios_get_one_line_and_exit_code_2(
+    tmp_path: Path, content: str | None, expected: str
+) -> None:
+    path = tmp_path / "scenario.yaml"
+    if content is not None:
+        path.write_text(content)
+
+    done = seawall("run", str(path))
+
+    assert done.returncode == 2
+    assert done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert expected in lines[0]
+
+
+def test_invalid_mode_flag_is_a_usage_error() -> None:
+    done = seawall("run", str(SCENARIOS / "queued-prompt.yaml"), "--mode", "loud")
+
+    assert done.returncode == 2
+    assert "invalid mode 'loud'" in done.stderr

@@ -1,0 +1,136 @@
+"""``python worker.py`` as a real process: a SIGKILL mid-batch loses nothing.
+
+A new worker finishes the prompt, no tool call that had completed runs again, and the
+guard's decisions equal those of an uninterrupted run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from temporalio.client import Client
+from temporalio.testing import WorkflowEnvironment
+
+from workflows.activity_io import ModelScript, ModelSpec
+from workflows.guard import GuardMode
+from workflows.prompt import PromptWorkflow
+from workflows.prompt_io import ApprovalMode, EventKind, EventsQuery, PromptInput, PromptResult
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def shell(command: str) -> dict[str, object]:
+    return {"name": "run_shell_command", "arguments": {"command": command}}
+
+
+def crash_script() -> ModelScript:
+    """Batch 1: two quick failing calls and one that blocks until ``go`` exists.
+    Batches 2 and 3: more of the same failure, enough for a warning and a stop."""
+    blocker = "echo started >> ran-blocker.log; while [ ! -f go ]; do sleep 0.05; done; exit 1"
+    quick = [shell(f"echo x >> ran-{n}.log; exit 1") for n in range(8)]
+    return ModelScript.model_validate(
+        {
+            "turns": [
+                {"tool_calls": [quick[0], quick[1], shell(blocker)]},
+                {"tool_calls": quick[2:7]},
+                {"tool_calls": [quick[7]]},
+            ]
+        }
+    )
+
+
+def prompt_input(workspace: Path) -> PromptInput:
+    return PromptInput(
+        prompt="build it",
+        workspace_root=str(workspace),
+        model=ModelSpec(script=crash_script()),
+        guard_mode=GuardMode.ENFORCE,
+        approval_mode=ApprovalMode.YOLO,
+    )
+
+
+@contextmanager
+def worker_process(address: str, task_queue: str) -> Iterator[subprocess.Popen[bytes]]:
+    process = subprocess.Popen(
+        [sys.executable, str(ROOT / "worker.py"), "--address", address, "--task-queue", task_queue],
+        cwd=ROOT,
+        env={**os.environ, "SEAWALL_LOG_FORMAT": "json"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.terminate()
+            process.wait(timeout=30)
+
+
+async def settled_calls(client: Client, workflow_id: str) -> set[str]:
+    events = await client.get_workflow_handle(workflow_id).query(
+        PromptWorkflow.events, EventsQuery()
+    )
+    return {e.call_id or "" for e in events if e.kind is EventKind.TOOL_CALL_SETTLED}
+
+
+async def wait_until(condition: Callable[[], Awaitable[bool]], timeout: float = 30.0) -> None:
+    """Poll a condition on another process's progress, bounded by ``timeout``."""
+
+    async def poll() -> None:
+        while not await condition():
+            await asyncio.sleep(0.1)
+
+    await asyncio.wait_for(poll(), timeout)
+
+
+async def test_sigkilled_worker_mid_batch_loses_nothing_and_reruns_no_completed_call(
+    temporal_env: WorkflowEnvironment, task_queue: str, tmp_path: Path
+) -> None:
+    client = temporal_env.client
+    address = client.service_client.config.target_host
+
+    reference_ws = tmp_path / "reference"
+    reference_ws.mkdir()
+    (reference_ws / "go").touch()
+    reference: PromptResult = await client.execute_workflow(
+        PromptWorkflow.run,
+        prompt_input(reference_ws),
+        id=f"prompt-reference-{uuid.uuid4().hex[:8]}",
+        task_queue=task_queue,
+    )
+
+    crash_ws = tmp_path / "crash"
+    crash_ws.mkdir()
+    queue = f"crash-{uuid.uuid4().hex[:8]}"
+    workflow_id = f"prompt-crash-{uuid.uuid4().hex[:8]}"
+    with worker_process(address, queue) as first:
+        handle = await client.start_workflow(
+            PromptWorkflow.run, prompt_input(crash_ws), id=workflow_id, task_queue=queue
+        )
+
+        async def quick_calls_settled_and_blocker_running() -> bool:
+            settled = await settled_calls(client, workflow_id)
+            return {"call_1_0", "call_1_1"} <= settled and (crash_ws / "ran-blocker.log").exists()
+
+        await wait_until(quick_calls_settled_and_blocker_running)
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=30)
+
+    (crash_ws / "go").touch()
+    with worker_process(address, queue):
+        result: PromptResult = await asyncio.wait_for(handle.result(), timeout=120)
+
+    for n in range(8):
+        assert (crash_ws / f"ran-{n}.log").read_text().splitlines() == ["x"], n
+    assert result.guard == reference.guard
+    assert result.stop_reason == reference.stop_reason
+    assert result.loop_type == reference.loop_type
+    assert [e.decision for e in result.guard] == ["tracked", "warn", "stop"]
