@@ -23,11 +23,12 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 from activities import ALL_ACTIVITIES
 from seawall.logs import configure_logging
 from workflows.prompt import PromptWorkflow
+from workflows.session import SessionWorkflow
 
 DEFAULT_ADDRESS = "localhost:7233"
 DEFAULT_NAMESPACE = "default"
 DEFAULT_TASK_QUEUE = "seawall"
-WORKFLOWS = [PromptWorkflow]
+WORKFLOWS = [PromptWorkflow, SessionWorkflow]
 # Deterministic modules the sandbox may share instead of re-importing on every run.
 PASSTHROUGH_MODULES = ("pydantic", "pydantic_core", "annotated_types", "workflows")
 
@@ -51,6 +52,9 @@ def build_worker(client: Client, task_queue: str) -> Worker:
         workflows=WORKFLOWS,
         activities=ALL_ACTIVITIES,
         workflow_runner=workflow_runner(),
+        # Heartbeats carry cancellation to running tools: send them at least every second
+        # so a cancelled prompt stops its shell promptly.
+        max_heartbeat_throttle_interval=timedelta(seconds=1),
         # Lets a running tool finish or heartbeat its cancellation on SIGTERM.
         graceful_shutdown_timeout=timedelta(seconds=10),
     )

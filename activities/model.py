@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from activities.demo_model import DemoProvider
 from workflows.activity_io import (
     CALL_MODEL,
     CallModelInput,
@@ -119,7 +120,7 @@ class ScriptedProvider:
 
 
 # Keyed by ``ModelSpec.provider``; real providers (OpenAI, ...) register here.
-PROVIDERS: dict[str, ModelProvider] = {"scripted": ScriptedProvider()}
+PROVIDERS: dict[str, ModelProvider] = {"scripted": ScriptedProvider(), "demo": DemoProvider()}
 
 
 @activity.defn(name=CALL_MODEL)

@@ -313,6 +313,8 @@ async def execute_tool_call(
         return admitted
     tool, args = admitted
     root = Path(inp.workspace_root).resolve()
+    # A session's workspace is created on its first tool call, on the worker that runs it.
+    root.mkdir(parents=True, exist_ok=True)
     ctx = ToolContext(
         workspace_root=root,
         heartbeat=heartbeat,

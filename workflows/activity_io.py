@@ -54,7 +54,10 @@ class ModelScript(_Strict):
 
 
 class ModelSpec(_Strict):
-    provider: Literal["scripted"] = "scripted"
+    """Which provider answers. ``scripted`` plays ``script``; ``demo`` is the offline
+    demo model ``make run`` uses when no endpoint is configured."""
+
+    provider: Literal["scripted", "demo"] = "scripted"
     script: ModelScript = Field(default_factory=ModelScript)
 
 

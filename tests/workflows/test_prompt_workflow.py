@@ -3,7 +3,10 @@ Session-level behaviours of seeds 000 and 004 (SPEC sections 5, 6 and 9)."""
 
 from __future__ import annotations
 
+import asyncio
+import os
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -27,6 +30,7 @@ from workflows.conversation import MID_TURN_INPUT_PREFIX, Role
 from workflows.guard import REPEATED_TOOL_FAILURE_REMINDER, GuardMode
 from workflows.prompt import PromptWorkflow
 from workflows.prompt_io import (
+    ApprovalMode,
     DriverWait,
     EventKind,
     EventsQuery,
@@ -548,3 +552,51 @@ async def test_events_land_at_the_same_batch_on_every_run(client: Client, task_q
 
     assert all(r.guard == results[0].guard for r in results)
     assert all(r.messages == results[0].messages for r in results)
+
+
+async def test_cancelling_a_prompt_cancels_its_running_shell_command(
+    client: Client, task_queue: str, tmp_path: Path
+) -> None:
+    long_call = {
+        "name": "run_shell_command",
+        "arguments": {"command": "echo $$ > shell.pid; exec sleep 60", "timeout_seconds": 120},
+    }
+    handle = await client.start_workflow(
+        PromptWorkflow.run,
+        PromptInput(
+            prompt="build",
+            workspace_root=str(tmp_path),
+            guard_mode=GuardMode.ENFORCE,
+            approval_mode=ApprovalMode.YOLO,
+            model=ModelSpec(
+                script=ModelScript.model_validate({"turns": [{"tool_calls": [long_call]}]})
+            ),
+        ),
+        id=f"prompt-cancel-shell-{uuid.uuid4().hex[:8]}",
+        task_queue=task_queue,
+    )
+    pid_file = tmp_path / "shell.pid"
+    await asyncio.wait_for(_until(lambda: pid_file.exists() and pid_file.read_text().strip()), 30)
+    pid = int(pid_file.read_text())
+
+    await handle.cancel()
+    result = await asyncio.wait_for(handle.result(), 60)
+
+    assert result.stop_reason is StopReason.CANCELLED
+    events = await handle.query(PromptWorkflow.events, EventsQuery())
+    settled = [e.status for e in events if e.kind is EventKind.TOOL_CALL_SETTLED]
+    assert settled == ["cancelled"]
+    await asyncio.wait_for(_until(lambda: not _alive(pid)), 10)
+
+
+async def _until(condition: Callable[[], object]) -> None:
+    while not condition():
+        await asyncio.sleep(0.05)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True

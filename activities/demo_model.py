@@ -1,0 +1,55 @@
+"""The offline demo model: the full gateway → session → prompt → tools path with no endpoint.
+
+``make run`` uses it when no model endpoint is configured. It is deterministic and reads only
+the conversation, like the scripted provider. A prompt that mentions "loop" shows the guard
+at work: the model keeps reading files that do not exist; once reminded it changes approach,
+unless the prompt also says "stubborn", in which case it repeats the failure and (in
+``enforce``) is stopped.
+"""
+
+from __future__ import annotations
+
+from workflows.activity_io import CallModelInput, ModelReply
+from workflows.conversation import MID_TURN_INPUT_PREFIX, Message, Role
+from workflows.guard import REPEATED_TOOL_FAILURE_REMINDER
+from workflows.outcome import ToolCall
+
+MISSING_PER_BATCH = 4
+
+
+def _current_prompt(messages: list[Message]) -> tuple[str, list[Message]]:
+    """The latest user prompt and the messages this prompt has added since."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if message.role is Role.USER and not message.content.startswith(MID_TURN_INPUT_PREFIX):
+            return message.content, messages[index + 1 :]
+    return "", messages
+
+
+class DemoProvider:
+    async def complete(self, request: CallModelInput) -> ModelReply:
+        prompt, since = _current_prompt(request.messages)
+        replies = sum(1 for m in since if m.role is Role.ASSISTANT)
+        reminded = any(m.content == REPEATED_TOOL_FAILURE_REMINDER for m in since)
+        lowered = prompt.lower()
+        number = request.request_number
+
+        if "loop" in lowered and (not reminded or "stubborn" in lowered):
+            calls = [
+                ToolCall(
+                    call_id=f"demo_{number}_{i}",
+                    name="read_file",
+                    arguments={"path": f"missing-{replies}-{i}.txt"},
+                )
+                for i in range(MISSING_PER_BATCH)
+            ]
+            return ModelReply(text="Looking for the file…", tool_calls=calls)
+        if replies == 0 or (reminded and since[-1].role is Role.SYSTEM):
+            call = ToolCall(call_id=f"demo_{number}_0", name="list_directory", arguments={})
+            return ModelReply(text="Let me look at the workspace.", tool_calls=[call])
+        listing = next((m.content for m in reversed(since) if m.role is Role.TOOL), "")
+        entries = [line for line in listing.splitlines() if line.strip()]
+        return ModelReply(
+            text=f"Demo model: the workspace lists {len(entries)} entries. "
+            "Configure a model endpoint for real answers."
+        )

@@ -1,0 +1,192 @@
+"""``SessionWorkflow``: a durable conversation that runs its prompts one at a time.
+
+SPEC section 7. A session resolves the operator's guard mode once, keeps the conversation
+across prompts, and runs each submitted prompt, strictly FIFO, as a child
+``PromptWorkflow`` whose id the gateway reports. While a prompt runs, a newly submitted
+prompt waits and the running one is told ``set_queued_prompt`` (which resets its guard
+streak); mid-turn input is forwarded to the running prompt. A prompt stopped by the guard
+leaves the session usable: the next prompt is a new workflow with a fresh guard.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.exceptions import ApplicationError, ChildWorkflowError
+
+with workflow.unsafe.imports_passed_through():
+    from workflows.activity_io import (
+        RESOLVE_OPERATOR_SETTINGS,
+        OperatorSettings,
+        ResolveOperatorSettingsInput,
+    )
+    from workflows.conversation import Message
+    from workflows.guard import GuardMode
+    from workflows.prompt import PromptWorkflow
+    from workflows.prompt_io import PromptInput, PromptResult, QueuedPrompt, StopReason, UserInput
+    from workflows.session_io import (
+        FINISHED_PROMPTS_KEPT,
+        FinishedPrompt,
+        InputDelivery,
+        PromptSubmission,
+        QueuedSessionPrompt,
+        SessionInput,
+        SessionStatus,
+        SubmittedPrompt,
+    )
+
+
+def session_workflow_id(session_id: str) -> str:
+    return f"session-{session_id}"
+
+
+@workflow.defn(name="SessionWorkflow")
+class SessionWorkflow:
+    @workflow.init
+    def __init__(self, session: SessionInput) -> None:
+        self._input = session
+        self._guard_mode: GuardMode | None = session.guard_mode
+        self._conversation: list[Message] = list(session.conversation)
+        self._queue: list[QueuedSessionPrompt] = list(session.queue)
+        self._finished: list[FinishedPrompt] = list(session.finished)
+        self._submitted = session.prompts_submitted
+        self._closing = session.closing
+        self._running: workflow.ChildWorkflowHandle[PromptWorkflow, PromptResult] | None = None
+        self._prompts_this_run = 0
+        self._starting: str | None = None
+
+    # --- messages -------------------------------------------------------------------------
+
+    @workflow.update
+    async def submit_prompt(self, submission: PromptSubmission) -> SubmittedPrompt:
+        self._submitted += 1
+        prompt_id = f"{self._input.session_id}-prompt-{self._submitted}"
+        position = len(self._queue)
+        self._queue.append(QueuedSessionPrompt(prompt_id=prompt_id, text=submission.text))
+        running = self._running
+        if running is not None:
+            # It may have finished meanwhile; then nothing is left to tell.
+            with contextlib.suppress(ApplicationError):
+                await running.signal(PromptWorkflow.set_queued_prompt, QueuedPrompt())
+        return SubmittedPrompt(prompt_id=prompt_id, position=position)
+
+    @submit_prompt.validator
+    def _validate_submission(self, submission: PromptSubmission) -> None:
+        if self._closing:
+            raise ValueError("the session is closing and takes no new prompts")
+
+    @workflow.update
+    async def send_input(self, user_input: UserInput) -> InputDelivery:
+        running = self._running
+        if running is None:
+            raise ApplicationError("no prompt is running in this session", non_retryable=True)
+        try:
+            await running.signal(PromptWorkflow.submit_input, user_input)
+        except ApplicationError:
+            raise ApplicationError(
+                "the prompt finished before the input reached it", non_retryable=True
+            ) from None
+        return InputDelivery(prompt_id=running.id)
+
+    @send_input.validator
+    def _validate_input(self, user_input: UserInput) -> None:
+        if self._running is None:
+            raise ValueError("no prompt is running in this session")
+
+    @workflow.signal
+    def close(self) -> None:
+        """Finish once the queued prompts have run."""
+        self._closing = True
+
+    @workflow.query
+    def status(self) -> SessionStatus:
+        return SessionStatus(
+            session_id=self._input.session_id,
+            guard_mode=self._guard_mode,
+            running_prompt_id=self._running.id if self._running else self._starting,
+            queued_prompt_ids=[item.prompt_id for item in self._queue],
+            finished=self._finished,
+            conversation_messages=len(self._conversation),
+            closing=self._closing,
+        )
+
+    # --- the loop -------------------------------------------------------------------------
+
+    @workflow.run
+    async def run(self, session: SessionInput) -> SessionStatus:
+        if self._guard_mode is None:
+            settings: OperatorSettings = await workflow.execute_activity(
+                RESOLVE_OPERATOR_SETTINGS,
+                ResolveOperatorSettingsInput(),
+                result_type=OperatorSettings,
+                start_to_close_timeout=timedelta(seconds=30),
+            )
+            self._guard_mode = settings.guard_mode
+        while True:
+            await workflow.wait_condition(lambda: bool(self._queue) or self._closing)
+            if not self._queue:
+                break
+            await self._run_prompt(self._queue.pop(0))
+            if self._should_continue_as_new():
+                await workflow.wait_condition(workflow.all_handlers_finished)
+                workflow.continue_as_new(self._carry())
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        return self.status()
+
+    async def _run_prompt(self, item: QueuedSessionPrompt) -> None:
+        self._starting = item.prompt_id
+        settings = self._input.settings
+        prompt = PromptInput(
+            prompt=item.text,
+            workspace_root=settings.workspace_root,
+            model=settings.model,
+            history=self._conversation,
+            client_metadata=settings.client_metadata,
+            guard_mode=self._guard_mode,
+            refusal_mode=settings.refusal_mode,
+            max_tool_calls_per_turn=settings.max_tool_calls_per_turn,
+            approval_mode=settings.approval_mode,
+            permission_timeout_seconds=settings.permission_timeout_seconds,
+        )
+        self._running = await workflow.start_child_workflow(
+            PromptWorkflow.run,
+            prompt,
+            id=item.prompt_id,
+            parent_close_policy=workflow.ParentClosePolicy.REQUEST_CANCEL,
+        )
+        # Prompts submitted while this one was starting found nothing running to tell.
+        if self._queue:
+            await self._running.signal(PromptWorkflow.set_queued_prompt, QueuedPrompt())
+        try:
+            result = await self._running
+            self._conversation = result.messages
+            finished = FinishedPrompt(
+                prompt_id=item.prompt_id, stop_reason=result.stop_reason, loop_type=result.loop_type
+            )
+        except ChildWorkflowError:
+            finished = FinishedPrompt(prompt_id=item.prompt_id, stop_reason=StopReason.ERROR)
+        finally:
+            self._running = None
+            self._starting = None
+        self._finished = [*self._finished, finished][-FINISHED_PROMPTS_KEPT:]
+        self._prompts_this_run += 1
+
+    def _should_continue_as_new(self) -> bool:
+        limit = self._input.continue_as_new_after
+        if limit is not None and self._prompts_this_run >= limit:
+            return True
+        return workflow.info().is_continue_as_new_suggested()
+
+    def _carry(self) -> SessionInput:
+        return self._input.model_copy(
+            update={
+                "guard_mode": self._guard_mode,
+                "conversation": self._conversation,
+                "queue": self._queue,
+                "finished": self._finished,
+                "prompts_submitted": self._submitted,
+                "closing": self._closing,
+            }
+        )
