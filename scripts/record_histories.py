@@ -16,6 +16,8 @@ import tempfile
 import uuid
 from pathlib import Path
 
+from temporalio.client import Client
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -23,7 +25,11 @@ from seawall.devserver import start_dev_server  # noqa: E402
 from seawall.scenario import load_scenario  # noqa: E402
 from seawall.scenario_runner import run_scenario  # noqa: E402
 from worker import build_worker  # noqa: E402
+from workflows.activity_io import ModelScript, ModelSpec  # noqa: E402
 from workflows.guard import GuardMode  # noqa: E402
+from workflows.prompt_io import ApprovalMode  # noqa: E402
+from workflows.session import SessionWorkflow, session_workflow_id  # noqa: E402
+from workflows.session_io import PromptSubmission, SessionInput, SessionSettings  # noqa: E402
 
 HISTORIES = ROOT / "tests" / "replay" / "histories"
 # fixture name -> (scenario, guard mode override)
@@ -40,6 +46,44 @@ FIXTURES: dict[str, tuple[str, GuardMode | None]] = {
     "cap-stop": ("tool-call-cap", None),
     "reminder-heeded": ("reminder-heeded", None),
 }
+
+
+def write_history(name: str, history_json: str, events: int) -> None:
+    target = HISTORIES / f"{name}.json"
+    target.write_text(json.dumps(json.loads(history_json), indent=1) + "\n", encoding="utf-8")
+    print(f"{target.relative_to(ROOT)}: {events} events")
+
+
+async def record_session(client: Client, queue: str) -> None:
+    """A session with two prompts: the second queued while the first runs."""
+    with tempfile.TemporaryDirectory(prefix="seawall-record-") as workspace:
+        failing = {
+            "tool_calls": [{"name": "read_file", "arguments": {"path": f"m{n}"}} for n in range(4)]
+        }
+        script = ModelScript.model_validate(
+            {"turns": [failing, {"text": "first"}, {"text": "second"}]}
+        )
+        session_id = "recorded"
+        handle = await client.start_workflow(
+            SessionWorkflow.run,
+            SessionInput(
+                session_id=session_id,
+                settings=SessionSettings(
+                    workspace_root=workspace,
+                    model=ModelSpec(script=script),
+                    approval_mode=ApprovalMode.YOLO,
+                ),
+                guard_mode=GuardMode.ENFORCE,
+            ),
+            id=session_workflow_id(session_id),
+            task_queue=queue,
+        )
+        for text in ("first prompt", "second prompt"):
+            await handle.execute_update(SessionWorkflow.submit_prompt, PromptSubmission(text=text))
+        await handle.signal(SessionWorkflow.close)
+        await handle.result()
+        history = await handle.fetch_history()
+        write_history("session-two-prompts", history.to_json(), len(history.events))
 
 
 async def record() -> None:
@@ -59,11 +103,8 @@ async def record() -> None:
                         workflow_id=f"replay-{fixture}",
                     )
                 history = await env.client.get_workflow_handle(result.workflow_id).fetch_history()
-                target = HISTORIES / f"{fixture}.json"
-                target.write_text(
-                    json.dumps(json.loads(history.to_json()), indent=1) + "\n", encoding="utf-8"
-                )
-                print(f"{target.relative_to(ROOT)}: {len(history.events)} events")
+                write_history(fixture, history.to_json(), len(history.events))
+            await record_session(env.client, queue)
 
 
 if __name__ == "__main__":

@@ -54,7 +54,6 @@ class SessionWorkflow:
         self._submitted = session.prompts_submitted
         self._closing = session.closing
         self._running: workflow.ChildWorkflowHandle[PromptWorkflow, PromptResult] | None = None
-        self._prompts_this_run = 0
         self._starting: str | None = None
 
     # --- messages -------------------------------------------------------------------------
@@ -129,7 +128,7 @@ class SessionWorkflow:
             if not self._queue:
                 break
             await self._run_prompt(self._queue.pop(0))
-            if self._should_continue_as_new():
+            if workflow.info().is_continue_as_new_suggested():
                 await workflow.wait_condition(workflow.all_handlers_finished)
                 workflow.continue_as_new(self._carry())
         await workflow.wait_condition(workflow.all_handlers_finished)
@@ -171,13 +170,6 @@ class SessionWorkflow:
             self._running = None
             self._starting = None
         self._finished = [*self._finished, finished][-FINISHED_PROMPTS_KEPT:]
-        self._prompts_this_run += 1
-
-    def _should_continue_as_new(self) -> bool:
-        limit = self._input.continue_as_new_after
-        if limit is not None and self._prompts_this_run >= limit:
-            return True
-        return workflow.info().is_continue_as_new_suggested()
 
     def _carry(self) -> SessionInput:
         return self._input.model_copy(

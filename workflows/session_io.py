@@ -67,8 +67,6 @@ class SessionInput(BaseModel):
     finished: list[FinishedPrompt] = Field(default_factory=list)
     prompts_submitted: int = 0
     closing: bool = False
-    # Tests only: continue-as-new after this many prompts even if Temporal does not ask.
-    continue_as_new_after: int | None = Field(default=None, ge=1)
 
 
 class PromptSubmission(BaseModel):

@@ -18,6 +18,7 @@ from worker import workflow_runner
 from workflows.activity_io import LIST_TOOLS, ListToolsInput, ListToolsOutput
 from workflows.prompt import QUICK_ACTIVITY, PromptWorkflow
 from workflows.prompt_io import PromptInput, PromptResult
+from workflows.session import SessionWorkflow
 
 HISTORIES = sorted((Path(__file__).parent / "histories").glob("*.json"))
 
@@ -47,12 +48,13 @@ def test_the_representative_scenarios_are_all_recorded() -> None:
         "refusal",
         "invalid-parameter-stop",
         "cap-stop",
+        "session-two-prompts",
     } <= names
 
 
 @pytest.mark.parametrize("path", HISTORIES, ids=[p.stem for p in HISTORIES])
 async def test_recorded_history_replays(path: Path) -> None:
-    result = await replayer(PromptWorkflow).replay_workflow(load(path))
+    result = await replayer(PromptWorkflow, SessionWorkflow).replay_workflow(load(path))
     assert result.replay_failure is None
 
 
@@ -72,6 +74,6 @@ class ReorderedPromptWorkflow(PromptWorkflow):
 
 
 async def test_an_incompatible_change_is_caught_as_nondeterminism() -> None:
-    history = load(HISTORIES[0])
+    history = load(next(p for p in HISTORIES if p.stem == "warn-then-stop"))
     with pytest.raises(workflow.NondeterminismError):
         await replayer(ReorderedPromptWorkflow).replay_workflow(history)

@@ -201,30 +201,6 @@ async def test_cancel_stops_the_running_prompt_only_and_the_queue_stays(
     assert after.messages[-1].content == "next ran"
 
 
-async def test_continue_as_new_carries_conversation_and_queue(
-    client: Client, task_queue: str, tmp_path: Path
-) -> None:
-    session = await start_session(
-        client,
-        task_queue,
-        tmp_path,
-        [{"text": "one"}, {"text": "two"}, {"text": "three"}],
-        guard_mode="enforce",
-        continue_as_new_after=1,
-    )
-    first_run = (await session.describe()).run_id
-    ids = [await submit(session, text) for text in ("a", "b", "c")]
-    results = [await prompt_result(client, prompt_id) for prompt_id in ids]
-
-    assert [r.messages[-1].content for r in results] == ["one", "two", "three"]
-    assert [m.content for m in results[-1].messages if m.role is Role.USER] == ["a", "b", "c"]
-    await session.signal(SessionWorkflow.close)
-    final = await session.result()
-    assert (await session.describe()).run_id != first_run
-    assert [f.prompt_id for f in final.finished] == ids
-    assert final.closing is True
-
-
 async def test_session_prompts_are_prompt_workflows_the_gateway_can_address(
     client: Client, task_queue: str, tmp_path: Path
 ) -> None:

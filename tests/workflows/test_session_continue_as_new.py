@@ -1,0 +1,65 @@
+"""A session lives through continue-as-new on a dev server that suggests it early
+(``limit.historyCount.suggestContinueAsNew``): conversation, queue and finished prompts are
+carried, and prompts submitted meanwhile are not lost."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest_asyncio
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.testing import WorkflowEnvironment
+
+from seawall.devserver import temporal_binary
+from tests.workflows.test_session_workflow import prompt_result, start_session, submit
+from worker import build_worker
+from workflows.conversation import Role
+from workflows.session import SessionWorkflow
+
+SUGGEST_AFTER_EVENTS = 25
+
+
+@pytest_asyncio.fixture(scope="module")
+async def eager_env() -> AsyncIterator[WorkflowEnvironment]:
+    env = await WorkflowEnvironment.start_local(
+        data_converter=pydantic_data_converter,
+        dev_server_existing_path=temporal_binary(),
+        dev_server_log_level="error",
+        dev_server_extra_args=[
+            "--dynamic-config-value",
+            f"limit.historyCount.suggestContinueAsNew={SUGGEST_AFTER_EVENTS}",
+        ],
+    )
+    try:
+        yield env
+    finally:
+        await env.shutdown()
+
+
+async def test_session_keeps_conversation_and_queue_across_continue_as_new(
+    eager_env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    client = eager_env.client
+    queue = f"can-{uuid.uuid4().hex[:8]}"
+    texts = [f"prompt {n}" for n in range(6)]
+    replies = [{"text": f"reply {n}"} for n in range(6)]
+    async with build_worker(client, queue):
+        session = await start_session(client, queue, tmp_path, replies, guard_mode="enforce")
+        first_run = (await session.describe()).run_id
+        # Submitted back to back: most wait in the queue while earlier prompts run.
+        ids = [await submit(session, text) for text in texts]
+        results = [await prompt_result(client, prompt_id) for prompt_id in ids]
+        await session.signal(SessionWorkflow.close)
+        final = await session.result()
+        runs = [
+            execution.run_id
+            async for execution in client.list_workflows(f"WorkflowId = '{session.id}'")
+        ]
+
+    assert len(set(runs)) > 1, "the session never continued as new"
+    assert (await session.describe()).run_id != first_run
+    assert [r.messages[-1].content for r in results] == [f"reply {n}" for n in range(6)]
+    assert [m.content for m in results[-1].messages if m.role is Role.USER] == texts
+    assert [f.prompt_id for f in final.finished] == ids
