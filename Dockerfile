@@ -6,7 +6,9 @@ COPY workflows ./workflows
 COPY activities ./activities
 COPY gateway ./gateway
 COPY seawall ./seawall
-RUN pip install --no-cache-dir . && useradd --create-home seawall
+RUN pip install --no-cache-dir . \
+    && useradd --create-home seawall \
+    && mkdir /workspaces && chown seawall /workspaces
 USER seawall
 ENV SEAWALL_LOG_FORMAT=json
 CMD ["python", "worker.py"]

@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: test lint typecheck install clean
+.PHONY: test lint typecheck install clean run
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,5 +26,10 @@ typecheck: $(STAMP)
 test: lint typecheck
 	$(BIN)/pytest
 
+# The whole stack on the embedded default: Temporal dev server + UI, worker, gateway.
+run: $(STAMP)
+	$(BIN)/seawall up
+
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+

@@ -1,8 +1,10 @@
 """``python worker.py``: a Seawall worker for prompt workflows and their activities.
 
 Every flag can also come from the environment (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
-SEAWALL_TASK_QUEUE). The pydantic data converter is used here, by the CLI and by the replay
-tests alike, so payloads decode the same everywhere.
+SEAWALL_TASK_QUEUE, …) or the operator's user config file, through the one settings model
+(``seawall.settings``; ``seawall config`` shows the effective values). The pydantic data
+converter is used here, by the CLI and by the replay tests alike, so payloads decode the
+same everywhere.
 """
 
 from __future__ import annotations
@@ -11,17 +13,23 @@ import argparse
 import asyncio
 import os
 import signal
+import sys
 from collections.abc import Sequence
 from datetime import timedelta
 
 import structlog
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.runtime import Runtime
 from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from activities import ALL_ACTIVITIES
-from seawall.logs import configure_logging
+from activities.mcp.pool import close_pool
+from seawall.logs import LOG_FORMATS, configure_logging
+from seawall.metrics import build_runtime, telemetry_environ
+from seawall.settings import LOG_LEVELS, SettingsError, load_settings
+from seawall.temporal_setup import ensure_search_attributes
 from workflows.prompt import PromptWorkflow
 from workflows.session import SessionWorkflow
 
@@ -39,19 +47,20 @@ def workflow_runner() -> SandboxedWorkflowRunner:
     )
 
 
-async def connect(address: str, namespace: str) -> Client:
+async def connect(address: str, namespace: str, runtime: Runtime | None = None) -> Client:
     return await Client.connect(
-        address, namespace=namespace, data_converter=pydantic_data_converter
+        address, namespace=namespace, data_converter=pydantic_data_converter, runtime=runtime
     )
 
 
-def build_worker(client: Client, task_queue: str) -> Worker:
+def build_worker(client: Client, task_queue: str, *, max_cached_workflows: int = 1000) -> Worker:
     return Worker(
         client,
         task_queue=task_queue,
         workflows=WORKFLOWS,
         activities=ALL_ACTIVITIES,
         workflow_runner=workflow_runner(),
+        max_cached_workflows=max_cached_workflows,
         # Heartbeats carry cancellation to running tools: send them at least every second
         # so a cancelled prompt stops its shell promptly.
         max_heartbeat_throttle_interval=timedelta(seconds=1),
@@ -63,38 +72,104 @@ def build_worker(client: Client, task_queue: str) -> Worker:
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     env = os.environ
     parser = argparse.ArgumentParser(description="Run a Seawall worker.")
-    parser.add_argument("--address", default=env.get("TEMPORAL_ADDRESS", DEFAULT_ADDRESS))
-    parser.add_argument("--namespace", default=env.get("TEMPORAL_NAMESPACE", DEFAULT_NAMESPACE))
-    parser.add_argument("--task-queue", default=env.get("SEAWALL_TASK_QUEUE", DEFAULT_TASK_QUEUE))
+    try:
+        settings = load_settings().settings
+    except SettingsError as err:
+        parser.error(str(err))
+    parser.add_argument("--address", default=settings.temporal_address)
+    parser.add_argument("--namespace", default=settings.temporal_namespace)
+    parser.add_argument("--task-queue", default=settings.task_queue)
     parser.add_argument(
-        "--log-format",
-        choices=["json", "console"],
-        default=env.get("SEAWALL_LOG_FORMAT", "json"),
+        "--metrics-port",
+        type=int,
+        default=settings.metrics_port,
+        help="serve Prometheus metrics on this port (default: no metrics endpoint)",
     )
+    parser.add_argument("--metrics-host", default=settings.metrics_host)
+    parser.add_argument(
+        "--otlp-endpoint",
+        default=settings.otlp_endpoint,
+        help="export metrics (and, with --otel-tracing, spans) over OTLP to this collector",
+    )
+    parser.add_argument(
+        "--otel-tracing",
+        action=argparse.BooleanOptionalAction,
+        default=settings.otel_tracing,
+        help="add Temporal's OpenTelemetry tracing interceptor (needs the otel extra)",
+    )
+    parser.add_argument(
+        "--max-cached-workflows",
+        type=int,
+        default=int(env.get("SEAWALL_MAX_CACHED_WORKFLOWS", "1000")),
+        help="workflows kept in memory; 0 replays every workflow task from history",
+    )
+    parser.add_argument("--log-format", choices=list(LOG_FORMATS), default=settings.log_format)
+    parser.add_argument(
+        "--log-level", type=str.upper, choices=list(LOG_LEVELS), default=settings.log_level
+    )
+    # Resource attributes for metrics and spans, from the environment or the user config.
+    parser.set_defaults(telemetry_environ=telemetry_environ(settings), tracing=None)
     return parser.parse_args(argv)
 
 
 async def run_worker(args: argparse.Namespace) -> None:
     log = structlog.get_logger("seawall.worker")
-    client = await connect(args.address, args.namespace)
-    worker = build_worker(client, args.task_queue)
+    metrics_bind = f"{args.metrics_host}:{args.metrics_port}" if args.metrics_port else None
+    runtime = build_runtime(
+        metrics_bind=metrics_bind, otlp_endpoint=args.otlp_endpoint, environ=args.telemetry_environ
+    )
+    client = await connect(args.address, args.namespace, runtime)
+    if args.tracing is not None:
+        # The interceptor on the client applies to the worker built from it.
+        config = client.config()
+        config["interceptors"] = [args.tracing.interceptor]
+        client = Client(**config)
+    await ensure_search_attributes(client, args.namespace)
+    worker = build_worker(client, args.task_queue, max_cached_workflows=args.max_cached_workflows)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     log.info(
-        "worker_started", address=args.address, namespace=args.namespace, task_queue=args.task_queue
+        "worker_started",
+        address=args.address,
+        namespace=args.namespace,
+        task_queue=args.task_queue,
+        metrics=metrics_bind or ("otlp" if args.otlp_endpoint else None),
     )
-    async with worker:
-        await stop.wait()
-        log.info("worker_stopping")
+    try:
+        async with worker:
+            await stop.wait()
+            log.info("worker_stopping")
+    finally:
+        await close_pool()  # stop MCP servers cleanly
     log.info("worker_stopped")
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
-    configure_logging(args.log_format)
-    asyncio.run(run_worker(args))
+    configure_logging(args.log_format, args.log_level)
+    if args.otel_tracing:
+        from seawall.metrics import global_attributes
+        from seawall.tracing import TracingUnavailable, build_tracing, parse_resource_attributes
+
+        environ = args.telemetry_environ
+        try:
+            args.tracing = build_tracing(
+                otlp_endpoint=args.otlp_endpoint,
+                resource_attributes={
+                    **parse_resource_attributes(environ.get("OTEL_RESOURCE_ATTRIBUTES")),
+                    **global_attributes(environ),
+                },
+            )
+        except TracingUnavailable as err:
+            print(f"worker: error: {err}", file=sys.stderr)
+            sys.exit(2)
+    try:
+        asyncio.run(run_worker(args))
+    finally:
+        if args.tracing is not None:
+            args.tracing.shutdown()
 
 
 if __name__ == "__main__":

@@ -48,7 +48,9 @@ class DemoProvider:
             call = ToolCall(call_id=f"demo_{number}_0", name="list_directory", arguments={})
             return ModelReply(text="Let me look at the workspace.", tool_calls=[call])
         listing = next((m.content for m in reversed(since) if m.role is Role.TOOL), "")
-        entries = [line for line in listing.splitlines() if line.strip()]
+        entries = [
+            line for line in listing.splitlines() if line.strip() and not line.startswith("(")
+        ]
         return ModelReply(
             text=f"Demo model: the workspace lists {len(entries)} entries. "
             "Configure a model endpoint for real answers."

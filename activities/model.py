@@ -119,8 +119,27 @@ class ScriptedProvider:
         )
 
 
-# Keyed by ``ModelSpec.provider``; real providers (OpenAI, ...) register here.
-PROVIDERS: dict[str, ModelProvider] = {"scripted": ScriptedProvider(), "demo": DemoProvider()}
+class LazyOpenAIProvider:
+    """The ``openai`` provider, imported on its first request so importing the worker's
+    activities stays cheap and nothing touches the network before a prompt needs it."""
+
+    def __init__(self) -> None:
+        self._provider: ModelProvider | None = None
+
+    async def complete(self, request: CallModelInput) -> ModelReply:
+        if self._provider is None:
+            from activities.openai_provider import OpenAIProvider
+
+            self._provider = OpenAIProvider()
+        return await self._provider.complete(request)
+
+
+# Keyed by ``ModelSpec.provider``.
+PROVIDERS: dict[str, ModelProvider] = {
+    "scripted": ScriptedProvider(),
+    "demo": DemoProvider(),
+    "openai": LazyOpenAIProvider(),
+}
 
 
 @activity.defn(name=CALL_MODEL)

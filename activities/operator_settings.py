@@ -4,142 +4,66 @@ The guard mode is an operator decision, so it is read only from the worker's pro
 environment and the operator's user-level config file. Anything inside a workspace (a
 project ``.env``, ``.seawall/``, ``.qwen/.env``, workspace settings) is under the control
 of whoever wrote the repository, who must not be able to switch the guard off or on; this
-module therefore never looks at the working directory. Resolving in an activity keeps the
-workflow deterministic: the result is recorded in history and replayed as is.
+module therefore never looks at the working directory. The resolution itself lives in
+:mod:`seawall.settings`, the one settings model of the worker, the gateway and the CLI.
+Resolving in an activity keeps the workflow deterministic: the result is recorded in
+history and replayed as is.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 import structlog
-import yaml
 from temporalio import activity
 
+from seawall.settings import (
+    DEFAULT_GUARD_MODE,
+    GUARD_MODE_CONFIG_KEY,
+    GUARD_MODE_ENV,
+    GUARD_MODE_ENV_ALIAS,
+    Diagnostic,
+    GuardModeResolution,
+    UserConfig,
+    user_config_path,
+)
+from seawall.settings import resolve_guard_mode as _resolve_from_sources
 from workflows.activity_io import (
     RESOLVE_OPERATOR_SETTINGS,
     OperatorSettings,
     ResolveOperatorSettingsInput,
     SettingSource,
 )
-from workflows.guard import GuardMode, parse_guard_mode
+from workflows.guard import GuardMode
 
-GUARD_MODE_ENV = "SEAWALL_REPEATED_TOOL_FAILURE_GUARD"
-# The seed's name, accepted so an existing deployment keeps its setting.
-GUARD_MODE_ENV_ALIAS = "QWEN_CODE_ACP_REPEATED_TOOL_FAILURE_GUARD"
-GUARD_MODE_CONFIG_KEY = "repeated_tool_failure_guard"
-DEFAULT_GUARD_MODE = GuardMode.SHADOW
+__all__ = [
+    "DEFAULT_GUARD_MODE",
+    "GUARD_MODE_CONFIG_KEY",
+    "GUARD_MODE_ENV",
+    "GUARD_MODE_ENV_ALIAS",
+    "MAX_LOGGED_VALUE_CHARS",
+    "Diagnostic",
+    "GuardModeResolution",
+    "resolve",
+    "resolve_guard_mode",
+    "resolve_operator_settings",
+    "user_config_path",
+]
+
 MAX_LOGGED_VALUE_CHARS = 100
 
 
-@dataclass(frozen=True)
-class Diagnostic:
-    """Why a configured value was not used, for the one operator log line."""
-
-    event: str
-    source: str
-    message: str
-    value: str | None = None
-
-
-@dataclass(frozen=True)
-class GuardModeResolution:
-    mode: GuardMode
-    source: SettingSource
-    diagnostic: Diagnostic | None = None
-
-
-def user_config_path(environ: Mapping[str, str]) -> Path:
-    """``$XDG_CONFIG_HOME/seawall/config.yaml``, else ``~/.config/seawall/config.yaml``."""
-    xdg = environ.get("XDG_CONFIG_HOME", "").strip()
-    # The XDG spec says a relative value is invalid and must be ignored.
-    if xdg and Path(xdg).is_absolute():
-        return Path(xdg) / "seawall" / "config.yaml"
-    home = environ.get("HOME", "").strip()
-    base = Path(home) if home else Path.home()
-    return base / ".config" / "seawall" / "config.yaml"
-
-
-def _from_value(value: str, source: str, setting_source: SettingSource) -> GuardModeResolution:
-    mode = parse_guard_mode(value)
-    if mode is not None:
-        return GuardModeResolution(mode, setting_source)
-    allowed = ", ".join(m.value for m in GuardMode)
-    return GuardModeResolution(
-        DEFAULT_GUARD_MODE,
-        SettingSource.DEFAULT,
-        Diagnostic(
-            event="invalid_guard_mode",
-            source=source,
-            value=value,
-            message=(
-                f"{source}: invalid repeated tool failure guard mode {value[:100]!r} "
-                f"(expected one of: {allowed}); using {DEFAULT_GUARD_MODE.value}"
-            ),
-        ),
-    )
-
-
-def _config_value(path: Path) -> tuple[str | None, Diagnostic | None]:
-    """The configured mode text from the user-level file (``None`` when not set)."""
-    source = f"user config {path}"
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None, None
-    except (OSError, UnicodeDecodeError) as exc:
-        return None, Diagnostic(
-            event="invalid_operator_config",
-            source=source,
-            message=f"{source}: cannot be read ({type(exc).__name__}); ignoring it",
-        )
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError:
-        return None, Diagnostic(
-            event="invalid_operator_config",
-            source=source,
-            message=f"{source}: is not valid YAML; ignoring it",
-        )
-    if data is None:
-        return None, None
-    if not isinstance(data, dict):
-        return None, Diagnostic(
-            event="invalid_operator_config",
-            source=source,
-            message=f"{source}: must be a YAML mapping; ignoring it",
-        )
-    value = data.get(GUARD_MODE_CONFIG_KEY)
-    if value is None:
-        return None, None
-    if value is False:
-        # YAML 1.1 reads a bare ``off`` as false; that is what the operator meant.
-        return GuardMode.OFF.value, None
-    if not isinstance(value, str):
-        return str(value), None
-    return value, None
-
-
 def resolve(environ: Mapping[str, str], config_path: Path | None) -> GuardModeResolution:
-    """The guard mode with its source and, when a value was rejected, why."""
-    for name in (GUARD_MODE_ENV, GUARD_MODE_ENV_ALIAS):
-        value = environ.get(name, "")
-        if value.strip():
-            return _from_value(value, f"environment {name}", SettingSource.ENVIRONMENT)
-    if config_path is not None:
-        configured, problem = _config_value(config_path)
-        if problem is not None:
-            return GuardModeResolution(DEFAULT_GUARD_MODE, SettingSource.DEFAULT, problem)
-        if configured is not None and configured.strip():
-            return _from_value(
-                configured,
-                f"user config {config_path} key {GUARD_MODE_CONFIG_KEY}",
-                SettingSource.USER_CONFIG,
-            )
-    return GuardModeResolution(DEFAULT_GUARD_MODE, SettingSource.DEFAULT)
+    """The guard mode with its source and, when a value was rejected, why.
+
+    The same resolution as the ``repeated_tool_failure_guard`` field of
+    :class:`seawall.settings.SeawallSettings` (and ``seawall config``), reading only the
+    guard's own sources so an unrelated bad setting cannot change the mode.
+    """
+    return _resolve_from_sources(environ, UserConfig.read(config_path))
 
 
 def resolve_guard_mode(
@@ -168,5 +92,7 @@ async def resolve_operator_settings(inp: ResolveOperatorSettingsInput) -> Operat
             # Operator configuration, not user data, so the value itself may be logged.
             fields["value"] = problem.value[:MAX_LOGGED_VALUE_CHARS]
             fields["value_length"] = len(problem.value)
-        structlog.get_logger(__name__).warning(problem.event, **fields)
+        # A logging failure must not fail the activity (and so the prompt).
+        with contextlib.suppress(Exception):
+            structlog.get_logger(__name__).warning(problem.event, **fields)
     return OperatorSettings(guard_mode=result.mode, guard_mode_source=result.source)

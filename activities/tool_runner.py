@@ -44,6 +44,7 @@ from workflows.outcome import (
 )
 
 from .fixtures import CANCELLED_CONTENT, check_fixture, run_fixture
+from .mcp import current_settings, is_mcp_name
 from .tools import BUILTIN_TOOLS, BuiltinTool, ToolContext, ToolFailure
 
 HEARTBEAT_INTERVAL_SECONDS = 2.0
@@ -308,6 +309,8 @@ async def execute_tool_call(
     if inp.fixture is not None:
         # Fixtures report exactly what they script: no validation, no truncation.
         return await run_fixture(call, inp.fixture, inp.ordinal, heartbeat)
+    if is_mcp_name(call.name) and call.name not in tools:
+        return await _execute_mcp_call(inp)
     admitted = admit(call, tools)
     if isinstance(admitted, ToolOutcome):
         return admitted
@@ -323,6 +326,18 @@ async def execute_tool_call(
     outcome = await _execute(call, tool, args, ctx)
     if outcome.status == TerminalStatus.CANCELLED:
         return outcome
+    return truncate_output(outcome, root, inp.max_output_chars)
+
+
+async def _execute_mcp_call(inp: RunToolInput) -> ToolOutcome:
+    """An ``mcp__<server>__<tool>`` call, routed to the worker's MCP connection pool."""
+    from .mcp.tools import run_mcp_call  # the MCP SDK loads only when a call needs it
+
+    outcome = await run_mcp_call(inp)
+    if outcome.status == TerminalStatus.CANCELLED or len(outcome.content) <= inp.max_output_chars:
+        return outcome
+    root = Path(inp.workspace_root).resolve()
+    root.mkdir(parents=True, exist_ok=True)
     return truncate_output(outcome, root, inp.max_output_chars)
 
 
@@ -361,6 +376,10 @@ async def check_tool_call(inp: CheckToolCallInput) -> ToolOutcome | None:
     """The outcome a call would be refused with before running, or ``None`` when valid."""
     if inp.fixture is not None:
         return check_fixture(inp.call, inp.fixture)
+    if is_mcp_name(inp.call.name) and inp.call.name not in BUILTIN_TOOLS:
+        from .mcp.tools import check_mcp_call
+
+        return await check_mcp_call(inp.call)
     admitted = admit(inp.call)
     return admitted if isinstance(admitted, ToolOutcome) else None
 
@@ -380,12 +399,19 @@ def builtin_tool_specs(tools: Mapping[str, BuiltinTool] = BUILTIN_TOOLS) -> dict
 
 @activity.defn(name=LIST_TOOLS)
 async def list_tools(inp: ListToolsInput) -> ListToolsOutput:
-    """Every tool the model may call in this prompt, sorted by name.
+    """Every tool the model may call in this prompt, sorted by name: the built-ins, every
+    configured MCP server's tools (``mcp__<server>__<tool>``) and the fixtures.
 
     A fixture replaces a built-in of the same name, so a scenario can script a failing
     ``read_file`` without touching the disk.
     """
     specs = builtin_tool_specs()
+    mcp_settings = current_settings()
+    if mcp_settings.servers:
+        from .mcp.tools import list_mcp_tools
+
+        for spec in await list_mcp_tools(mcp_settings):
+            specs.setdefault(spec.name, spec)
     for name, fixture in inp.fixture_tools.items():
         specs[name] = ToolSpec(
             name=name,

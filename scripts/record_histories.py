@@ -4,7 +4,9 @@ Run it only for a reason you write in the commit (a deliberate, patched change t
 commands, or a new representative scenario): replay tests exist to catch the changes that
 would break workflows already running.
 
-    .venv/bin/python scripts/record_histories.py
+    .venv/bin/python scripts/record_histories.py            # every fixture
+    .venv/bin/python scripts/record_histories.py NAME ...   # only these (keep old ones as
+                                                            # proof that patches replay)
 """
 
 from __future__ import annotations
@@ -45,7 +47,10 @@ FIXTURES: dict[str, tuple[str, GuardMode | None]] = {
     "invalid-parameter-stop": ("invalid-params-stop", None),
     "cap-stop": ("tool-call-cap", None),
     "reminder-heeded": ("reminder-heeded", None),
+    # Recorded after SEARCH_ATTRIBUTES_PATCH: upserts and their patch marker are in history.
+    "search-attributes-warn-then-stop": ("read-missing-file-loop", None),
 }
+SESSION_FIXTURE = "session-two-prompts"
 
 
 def write_history(name: str, history_json: str, events: int) -> None:
@@ -83,15 +88,17 @@ async def record_session(client: Client, queue: str) -> None:
         await handle.signal(SessionWorkflow.close)
         await handle.result()
         history = await handle.fetch_history()
-        write_history("session-two-prompts", history.to_json(), len(history.events))
+        write_history(SESSION_FIXTURE, history.to_json(), len(history.events))
 
 
-async def record() -> None:
+async def record(only: set[str]) -> None:
     HISTORIES.mkdir(parents=True, exist_ok=True)
     async with await start_dev_server() as env:
         queue = f"record-{uuid.uuid4().hex[:8]}"
         async with build_worker(env.client, queue):
             for fixture, (scenario_name, mode) in FIXTURES.items():
+                if only and fixture not in only:
+                    continue
                 scenario = load_scenario(ROOT / "scenarios" / f"{scenario_name}.yaml")
                 with tempfile.TemporaryDirectory(prefix="seawall-record-") as workspace:
                     result = await run_scenario(
@@ -104,8 +111,9 @@ async def record() -> None:
                     )
                 history = await env.client.get_workflow_handle(result.workflow_id).fetch_history()
                 write_history(fixture, history.to_json(), len(history.events))
-            await record_session(env.client, queue)
+            if not only or SESSION_FIXTURE in only:
+                await record_session(env.client, queue)
 
 
 if __name__ == "__main__":
-    asyncio.run(record())
+    asyncio.run(record(set(sys.argv[1:])))

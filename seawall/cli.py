@@ -20,6 +20,7 @@ from contextlib import AsyncExitStack, contextmanager
 from pathlib import Path
 
 from seawall.logs import configure_logging
+from seawall.prompt_client import add_prompt_arguments, main_prompt
 from seawall.scenario import ScenarioError, load_scenario
 from workflows.guard import GuardMode, parse_guard_mode
 from workflows.prompt_io import PromptResult
@@ -59,6 +60,26 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["json", "console"],
         default=os.environ.get("SEAWALL_LOG_FORMAT", "json"),
     )
+    prompt = commands.add_parser(
+        "prompt",
+        help="send a prompt through the gateway and stream its updates",
+        description="Send a prompt through a running gateway (see `make run`) and print "
+        "its agent updates as they happen.",
+    )
+    add_prompt_arguments(prompt)
+    config = commands.add_parser(
+        "config",
+        help="print the effective operator settings and where each came from",
+        description="Print the effective operator settings (environment, then the user "
+        "config file, then defaults) and the source of each. Secrets print as set/unset.",
+    )
+    config.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    commands.add_parser(
+        "up",
+        help="run the whole stack on the embedded default (what `make run` does)",
+        description="Start the Temporal dev server (SQLite under .data/), a worker and the "
+        "gateway; print their addresses; stop them all on Ctrl-C.",
+    )
     return parser
 
 
@@ -89,6 +110,7 @@ async def _run(args: argparse.Namespace) -> PromptResult:
     # Imported here so `seawall --help` and usage errors stay instant.
     from seawall.devserver import start_dev_server
     from seawall.scenario_runner import run_scenario
+    from seawall.temporal_setup import ensure_search_attributes
     from worker import DEFAULT_NAMESPACE, build_worker, connect
 
     scenario = load_scenario(args.scenario)
@@ -97,6 +119,7 @@ async def _run(args: argparse.Namespace) -> PromptResult:
     async with AsyncExitStack() as stack:
         if address:
             client = await connect(address, namespace)
+            await ensure_search_attributes(client, namespace)
         else:
             env = await start_dev_server()
             await stack.enter_async_context(env)
@@ -127,6 +150,22 @@ def _stdout_to_stderr() -> Iterator[None]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command == "up":
+        from seawall.stack import run_stack
+
+        return run_stack()
+    if args.command == "prompt":
+        return main_prompt(args)
+    if args.command == "config":
+        from seawall.settings import SettingsError, load_settings, render_table
+
+        try:
+            effective = load_settings()
+        except SettingsError as err:
+            print(f"seawall: error: {err}", file=sys.stderr)
+            return EXIT_USAGE
+        print(json.dumps(effective.as_json()) if args.json else render_table(effective))
+        return 0
     configure_logging(args.log_format, level=os.environ.get("SEAWALL_LOG_LEVEL", "WARNING"))
     if args.command == "run":
         try:

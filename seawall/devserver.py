@@ -9,10 +9,13 @@ from __future__ import annotations
 import shutil
 import sys
 import sysconfig
+from collections.abc import Sequence
 from pathlib import Path
 
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
+
+from workflows import search_attributes
 
 
 class TemporalBinaryMissing(RuntimeError):
@@ -37,9 +40,15 @@ def temporal_binary() -> str:
 
 
 async def start_dev_server(
-    *, database_file: str | None = None, ui: bool = False, port: int | None = None
+    *,
+    database_file: str | None = None,
+    ui: bool = False,
+    port: int | None = None,
+    extra_args: Sequence[str] = (),
 ) -> WorkflowEnvironment:
-    """Start a local dev server; the caller shuts it down (``async with`` works)."""
+    """Start a local dev server with Seawall's search attributes registered; the caller
+    shuts it down (``async with`` works). ``extra_args`` go to ``temporal server
+    start-dev`` (e.g. ``--dynamic-config-value``)."""
     return await WorkflowEnvironment.start_local(
         data_converter=pydantic_data_converter,
         dev_server_existing_path=temporal_binary(),
@@ -47,4 +56,6 @@ async def start_dev_server(
         ui=ui,
         port=port,
         dev_server_log_level="error",
+        search_attributes=search_attributes.ALL,
+        dev_server_extra_args=list(extra_args),
     )

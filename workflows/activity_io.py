@@ -55,10 +55,16 @@ class ModelScript(_Strict):
 
 class ModelSpec(_Strict):
     """Which provider answers. ``scripted`` plays ``script``; ``demo`` is the offline
-    demo model ``make run`` uses when no endpoint is configured."""
+    demo model ``make run`` uses when no endpoint is configured; ``openai`` asks the
+    OpenAI-compatible endpoint configured in the worker's operator settings.
 
-    provider: Literal["scripted", "demo"] = "scripted"
+    ``model`` optionally overrides the operator's model name (``SEAWALL_MODEL``) for this
+    prompt. It is not a secret; endpoints and keys never appear here.
+    """
+
+    provider: Literal["scripted", "demo", "openai"] = "scripted"
     script: ModelScript = Field(default_factory=ModelScript)
+    model: str | None = None
 
 
 class ToolSpec(_Strict):

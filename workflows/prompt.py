@@ -14,10 +14,11 @@ import asyncio
 from datetime import timedelta
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
+from temporalio.common import RetryPolicy, SearchAttributeUpdate
 from temporalio.exceptions import ActivityError, CancelledError
 
 with workflow.unsafe.imports_passed_through():
+    from workflows import search_attributes, telemetry
     from workflows.activity_io import (
         CALL_MODEL,
         CHECK_TOOL_CALL,
@@ -110,6 +111,9 @@ TOOL_RETRY = RetryPolicy(
 QUICK_ACTIVITY = timedelta(seconds=30)
 TOOL_HEARTBEAT_TIMEOUT = timedelta(seconds=10)
 
+# Prompts started before search attributes existed replay without the upserts.
+SEARCH_ATTRIBUTES_PATCH = "seawall-search-attributes-v1"
+
 PERMISSION_DENIED_CONTENT = "The user did not approve this call; it was not run."
 MUTATING_TOOLS_ALLOWED_IN_AUTO_EDIT = frozenset({"write_file", "edit_file"})
 
@@ -119,6 +123,11 @@ def guard_mode_for_route(prompt: PromptInput, operator_mode: GuardMode) -> Guard
     if prompt.route is not Route.INTERACTIVE or bool(prompt.client_metadata.get("channel")):
         return GuardMode.OFF
     return operator_mode
+
+
+def route_label(prompt: PromptInput) -> str:
+    """The route as a telemetry label: a channel prompt is its own route."""
+    return "channel" if prompt.client_metadata.get("channel") else prompt.route.value
 
 
 def _cancelled_outcome(call: ToolCall, policy: str | None, execution: str) -> ToolOutcome:
@@ -282,6 +291,10 @@ class PromptWorkflow:
         except asyncio.CancelledError:
             stop_reason = StopReason.CANCELLED
         self._stop_reason = stop_reason
+        self._upsert_search_attributes(
+            search_attributes.STOP_REASON.value_set(stop_reason.value),
+            *([search_attributes.LOOP_TYPE.value_set(loop_type.value)] if loop_type else []),
+        )
         self._emit(EventKind.PROMPT_FINISHED, status=stop_reason.value)
         await workflow.wait_condition(workflow.all_handlers_finished)
         return PromptResult(
@@ -294,6 +307,7 @@ class PromptWorkflow:
             guard_mode=(self._guard_mode or GuardMode.OFF).value,
             refusal_mode=prompt.refusal_mode.value,
             enforcement_disabled=self._guard_state.enforcement_disabled,
+            pending_input=self._pending_input,
             input_tokens=self._input_tokens,
             output_tokens=self._output_tokens,
             guard=self._guard_entries,
@@ -339,7 +353,8 @@ class PromptWorkflow:
             if over_cap(prompt.max_tool_calls_per_turn, self._calls_requested, len(calls)):
                 self._skip_batch(calls)
                 cap_message = TOOL_CALL_CAP_STOP_MESSAGE.format(cap=prompt.max_tool_calls_per_turn)
-                self._add_stop(cap_message)
+                self._add_stop(cap_message, LoopType.TURN_TOOL_CALL_CAP)
+                self._record_stop(LoopType.TURN_TOOL_CALL_CAP)
                 return StopReason.LOOP_DETECTED, LoopType.TURN_TOOL_CALL_CAP, None
             self._calls_requested += len(calls)
 
@@ -354,7 +369,8 @@ class PromptWorkflow:
             stop = self._first_stop(decision_kind)
             if stop is not None:
                 loop_type, message = stop
-                self._add_stop(message)
+                self._add_stop(message, loop_type)
+                self._record_stop(loop_type)
                 # Input that arrived with the stopping batch stays queued for the user.
                 self._pending_input = drained + self._pending_input
                 return StopReason.LOOP_DETECTED, loop_type, None
@@ -388,10 +404,12 @@ class PromptWorkflow:
             self._messages.append(_tool_message(outcome))
             self._counts.skipped += 1
 
-    def _add_stop(self, message: str) -> None:
+    def _add_stop(self, message: str, loop_type: LoopType) -> None:
+        """Keep the stop message in the conversation and stream it exactly once; the
+        ``stop`` event that follows names the loop type only."""
         self._messages.append(system_message(message))
         self._emit(EventKind.AGENT_MESSAGE, text=message)
-        self._emit(EventKind.STOP, text=message)
+        self._emit(EventKind.STOP, status=loop_type.value)
 
     def _first_stop(self, decision_kind: DecisionKind) -> tuple[LoopType, str] | None:
         if self._deduper.stop:
@@ -431,9 +449,11 @@ class PromptWorkflow:
             self._deduper.remember(call.call_id, digest)
             check = self._failed_calls.check(digest)
             if check is not RepeatCheck.ADMIT:
-                workflow.logger.info(
-                    "failed call repeat",
-                    extra={"tool_name": policy or "unregistered", "outcome": check.value},
+                telemetry.refusal(
+                    outcome="repeat" if check is RepeatCheck.REFUSE else check.value,
+                    tool_name=policy,
+                    tool_type=self._tools[policy].tool_type if policy else None,
+                    route=route_label(self._input),
                 )
             if check is RepeatCheck.REFUSE:
                 settled[index] = refused_outcome(
@@ -651,11 +671,35 @@ class PromptWorkflow:
         )
         record = telemetry_record(before, mode, decision)
         if record is not None:
-            workflow.logger.info(
-                "guard transition",
-                extra={"guard": record.model_dump(mode="json"), "batch": self._batch},
+            telemetry.guard_transition(record, route=route_label(self._input), batch=self._batch)
+            self._upsert_search_attributes(
+                search_attributes.GUARD_PHASE.value_set(decision.state.phase.value),
+                search_attributes.LAST_DECISION.value_set(decision.kind.value),
             )
+        workflow.set_current_details(self._details())
         return decision.kind
+
+    def _record_stop(self, loop_type: LoopType) -> None:
+        telemetry.loop_stop(
+            loop_type=loop_type.value,
+            mode=self._guard_mode or GuardMode.OFF,
+            route=route_label(self._input),
+            batch=self._batch,
+        )
+
+    def _upsert_search_attributes(self, *updates: SearchAttributeUpdate[str]) -> None:
+        if updates and workflow.patched(SEARCH_ATTRIBUTES_PATCH):
+            workflow.upsert_search_attributes(list(updates))
+
+    def _details(self) -> str:
+        state = self._guard_state
+        return (
+            f"**Guard** ({(self._guard_mode or GuardMode.OFF).value}): {state.phase.value}, "
+            f"{state.failure_count} failures over {state.batch_count} batches "
+            f"(candidate {state.candidate_ordinal}) after batch {self._batch}; "
+            f"{self._model_requests} model requests, {self._counts.executed} calls run, "
+            f"{self._counts.refused} refused."
+        )
 
     def _emit(
         self,

@@ -217,3 +217,6 @@ class PromptResult(BaseModel):
     output_tokens: int = 0
     guard: list[GuardEntry]
     messages: list[Message]
+    # Mid-turn input the prompt never handed to the model (it stopped or was cancelled
+    # first); a session runs it as its next prompt so nothing the user said is lost.
+    pending_input: list[str] = Field(default_factory=list)

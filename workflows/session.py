@@ -78,6 +78,8 @@ class SessionWorkflow:
 
     @workflow.update
     async def send_input(self, user_input: UserInput) -> InputDelivery:
+        # A prompt that is still starting gets the input as soon as it runs.
+        await workflow.wait_condition(lambda: self._running is not None or self._starting is None)
         running = self._running
         if running is None:
             raise ApplicationError("no prompt is running in this session", non_retryable=True)
@@ -91,7 +93,7 @@ class SessionWorkflow:
 
     @send_input.validator
     def _validate_input(self, user_input: UserInput) -> None:
-        if self._running is None:
+        if self._running is None and self._starting is None:
             raise ValueError("no prompt is running in this session")
 
     @workflow.signal
@@ -157,10 +159,20 @@ class SessionWorkflow:
         )
         # Prompts submitted while this one was starting found nothing running to tell.
         if self._queue:
-            await self._running.signal(PromptWorkflow.set_queued_prompt, QueuedPrompt())
+            with contextlib.suppress(ApplicationError):  # it may already have finished
+                await self._running.signal(PromptWorkflow.set_queued_prompt, QueuedPrompt())
         try:
             result = await self._running
             self._conversation = result.messages
+            if result.pending_input:
+                self._submitted += 1
+                self._queue.insert(
+                    0,
+                    QueuedSessionPrompt(
+                        prompt_id=f"{self._input.session_id}-prompt-{self._submitted}",
+                        text="\n\n".join(result.pending_input),
+                    ),
+                )
             finished = FinishedPrompt(
                 prompt_id=item.prompt_id, stop_reason=result.stop_reason, loop_type=result.loop_type
             )

@@ -14,10 +14,9 @@ from temporalio.client import WorkflowHistory
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
+from tests.replay.incompatible import ReorderedPromptWorkflow
 from worker import workflow_runner
-from workflows.activity_io import LIST_TOOLS, ListToolsInput, ListToolsOutput
-from workflows.prompt import QUICK_ACTIVITY, PromptWorkflow
-from workflows.prompt_io import PromptInput, PromptResult
+from workflows.prompt import PromptWorkflow
 from workflows.session import SessionWorkflow
 
 HISTORIES = sorted((Path(__file__).parent / "histories").glob("*.json"))
@@ -56,21 +55,6 @@ def test_the_representative_scenarios_are_all_recorded() -> None:
 async def test_recorded_history_replays(path: Path) -> None:
     result = await replayer(PromptWorkflow, SessionWorkflow).replay_workflow(load(path))
     assert result.replay_failure is None
-
-
-@workflow.defn(name="PromptWorkflow")
-class ReorderedPromptWorkflow(PromptWorkflow):
-    """An incompatible change: an extra activity before the recorded ones."""
-
-    @workflow.run
-    async def run(self, prompt: PromptInput) -> PromptResult:
-        await workflow.execute_activity(
-            LIST_TOOLS,
-            ListToolsInput(),
-            result_type=ListToolsOutput,
-            start_to_close_timeout=QUICK_ACTIVITY,
-        )
-        return await super().run(prompt)
 
 
 async def test_an_incompatible_change_is_caught_as_nondeterminism() -> None:

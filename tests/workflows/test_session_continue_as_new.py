@@ -9,10 +9,9 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest_asyncio
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
-from seawall.devserver import temporal_binary
+from seawall.devserver import start_dev_server
 from tests.workflows.test_session_workflow import prompt_result, start_session, submit
 from worker import build_worker
 from workflows.conversation import Role
@@ -23,14 +22,11 @@ SUGGEST_AFTER_EVENTS = 25
 
 @pytest_asyncio.fixture(scope="module")
 async def eager_env() -> AsyncIterator[WorkflowEnvironment]:
-    env = await WorkflowEnvironment.start_local(
-        data_converter=pydantic_data_converter,
-        dev_server_existing_path=temporal_binary(),
-        dev_server_log_level="error",
-        dev_server_extra_args=[
+    env = await start_dev_server(
+        extra_args=[
             "--dynamic-config-value",
             f"limit.historyCount.suggestContinueAsNew={SUGGEST_AFTER_EVENTS}",
-        ],
+        ]
     )
     try:
         yield env

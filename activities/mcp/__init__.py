@@ -1,0 +1,21 @@
+"""MCP tool servers configured by the operator, reached through a per-worker pool.
+
+This package's top level is light (configuration and names only); the SDK-backed modules
+:mod:`activities.mcp.pool` and :mod:`activities.mcp.tools` are imported when a server is
+configured, so a worker without MCP servers never loads the SDK.
+"""
+
+from __future__ import annotations
+
+from .config import McpSettings, current_settings, load_mcp_settings, mcp_config_path
+from .names import is_mcp_name, qualified_name, server_of
+
+__all__ = [
+    "McpSettings",
+    "current_settings",
+    "is_mcp_name",
+    "load_mcp_settings",
+    "mcp_config_path",
+    "qualified_name",
+    "server_of",
+]

@@ -1,0 +1,94 @@
+"""The HTTP API's request and response bodies.
+
+Kept apart from the workflows' own messages so the public API can change shape without
+touching workflow payloads (and vice versa). Every request body forbids unknown fields, so
+a typo is a 422 with the field's name rather than a silently ignored setting.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from workflows.activity_io import ModelScript
+from workflows.prompt_io import ApprovalMode, PromptResult, PromptStatus
+from workflows.session_io import MAX_PROMPT_CHARS
+
+_REQUEST = ConfigDict(extra="forbid")
+
+
+class CreateSessionRequest(BaseModel):
+    model_config = _REQUEST
+
+    # None: the gateway's configured approval mode.
+    approval_mode: ApprovalMode | None = None
+    # Passed to every prompt of the session; {"channel": true} marks a channel bridge.
+    client_metadata: dict[str, Any] = Field(default_factory=dict)
+    # A scripted model for the whole session (turns across all its prompts); accepted only
+    # when the gateway runs with SEAWALL_ALLOW_SCRIPTED_MODELS=1.
+    model_script: ModelScript | None = None
+
+
+class SessionCreated(BaseModel):
+    session_id: str
+    workflow_id: str
+
+
+class SubmitPromptRequest(BaseModel):
+    model_config = _REQUEST
+
+    text: str = Field(min_length=1, max_length=MAX_PROMPT_CHARS)
+
+
+class PromptAccepted(BaseModel):
+    prompt_id: str
+    # Prompts ahead of this one in the session's queue (0: it runs next, or now).
+    position: int
+
+
+class InputRequest(BaseModel):
+    model_config = _REQUEST
+
+    text: str = Field(min_length=1, max_length=MAX_PROMPT_CHARS)
+
+
+class InputAccepted(BaseModel):
+    prompt_id: str
+
+
+class CancelRequested(BaseModel):
+    prompt_id: str
+
+
+class CloseRequested(BaseModel):
+    session_id: str
+
+
+class PermissionAnswerRequest(BaseModel):
+    model_config = _REQUEST
+
+    approve: bool
+
+
+class PermissionAnswered(BaseModel):
+    prompt_id: str
+    request_id: str
+    # "approved" or "rejected".
+    outcome: str
+
+
+class PromptView(BaseModel):
+    prompt_id: str
+    # None while the prompt waits in its session's queue (its workflow has not started).
+    status: PromptStatus | None = None
+    # Set once the prompt's workflow has completed.
+    result: PromptResult | None = None
+
+
+class ErrorBody(BaseModel):
+    detail: str
+
+
+class Health(BaseModel):
+    ok: bool

@@ -1,0 +1,385 @@
+"""The FastAPI app: a thin edge over the Temporal client (SPEC section 7).
+
+Each route is one Temporal call (or two: a describe to tell "closed" from "unknown"); all
+state lives in the session and prompt workflows, so the gateway can restart, or run as
+several replicas, without losing anything.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Annotated, Any
+
+import structlog
+from fastapi import APIRouter, Depends, FastAPI, Header, HTTPException, Query, Request, Security
+from fastapi.responses import StreamingResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowUpdateFailedError
+from temporalio.service import RPCError
+
+from activities.model_selection import default_model_spec
+from gateway.api_models import (
+    CancelRequested,
+    CloseRequested,
+    CreateSessionRequest,
+    ErrorBody,
+    Health,
+    InputAccepted,
+    InputRequest,
+    PermissionAnswered,
+    PermissionAnswerRequest,
+    PromptAccepted,
+    PromptView,
+    SessionCreated,
+    SubmitPromptRequest,
+)
+from gateway.errors import install_error_handlers
+from gateway.middleware import BearerTokenMiddleware, BodySizeLimitMiddleware
+from gateway.settings import GatewaySettings, check_exposure
+from gateway.sse import parse_cursor, prompt_events
+from gateway.temporal_ops import (
+    RPC_TIMEOUT,
+    is_closed,
+    is_not_found,
+    is_pending,
+    prompt_handle,
+    session_handle,
+    update_failure,
+)
+from workflows.activity_io import ModelSpec
+from workflows.prompt import PromptWorkflow
+from workflows.prompt_io import PermissionAnswer, UserInput
+from workflows.session import SessionWorkflow, session_workflow_id
+from workflows.session_io import PromptSubmission, SessionInput, SessionSettings, SessionStatus
+
+ClientFactory = Callable[[], Awaitable[Client]]
+
+log = structlog.get_logger("seawall.gateway")
+
+DESCRIPTION = """\
+Seawall runs each AI-agent prompt as a durable Temporal workflow. A **session** keeps the
+conversation and runs its prompts one at a time, in order; each prompt's id is its
+workflow id. Stream a prompt's agent updates from `/v1/prompts/{prompt_id}/events`
+(server-sent events, resumable with `Last-Event-ID`).
+
+Every `/v1` route needs `Authorization: Bearer <token>` when the gateway has a token.
+Errors are JSON `{"detail": "..."}`.
+"""
+# A prompt's text may be JSON-escaped up to 12 bytes a character ("\\ud83d\\ude00").
+BODY_BYTES_PER_CHAR = 12
+BODY_OVERHEAD_BYTES = 64 * 1024
+# A session reports its prompt as running as soon as it asks Temporal to start it.
+CANCEL_START_WAIT_SECONDS = 2.0
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorBody} for code in (400, 401, 404, 409, 413, 422, 503, 504)
+}
+
+
+class TemporalConnection:
+    """The app's one Temporal client, connected once (at startup, or on first use)."""
+
+    def __init__(self, factory: ClientFactory) -> None:
+        self._factory = factory
+        self._client: Client | None = None
+        self._lock = asyncio.Lock()
+
+    async def get(self) -> Client:
+        if self._client is None:
+            async with self._lock:
+                if self._client is None:
+                    try:
+                        self._client = await self._factory()
+                    except Exception as err:
+                        log.warning("temporal_connect_failed", error=str(err))
+                        raise HTTPException(
+                            503, "cannot connect to the Temporal service; try again shortly"
+                        ) from err
+        return self._client
+
+
+async def temporal(request: Request) -> Client:
+    connection: TemporalConnection = request.app.state.temporal
+    return await connection.get()
+
+
+TemporalClient = Annotated[Client, Depends(temporal)]
+
+
+async def check_prompt_size(request: Request) -> None:
+    """413 (not 422) for an oversized prompt: checked before the body is validated."""
+    limit: int = request.app.state.settings.max_prompt_chars
+    try:
+        body = await request.json()
+    except ValueError:
+        return  # not JSON: the body validation answers
+    text = body.get("text") if isinstance(body, dict) else None
+    if isinstance(text, str) and len(text) > limit:
+        raise HTTPException(
+            413,
+            f"the prompt is {len(text)} characters; the limit is {limit} "
+            "(SEAWALL_MAX_PROMPT_CHARS)",
+        )
+
+
+# Enforced by BearerTokenMiddleware; declared as a dependency so the docs show the scheme.
+_bearer = HTTPBearer(auto_error=False, description="SEAWALL_GATEWAY_TOKEN")
+
+
+async def documented_auth(
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)],
+) -> None:
+    return None
+
+
+def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> FastAPI:
+    """Build the gateway; raises ``ConfigurationError`` for an exposed, token-less address."""
+    check_exposure(settings)
+    connection = TemporalConnection(client_factory)
+    # The real provider when an endpoint is configured, else the offline demo model.
+    default_model = default_model_spec(os.environ)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        try:
+            await connection.get()
+            log.info("gateway_connected", address=settings.temporal_address)
+        except HTTPException:
+            pass  # logged; requests retry the connection
+        yield
+
+    app = FastAPI(
+        title="Seawall gateway",
+        description=DESCRIPTION,
+        version="0.1.0",
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    app.state.temporal = connection
+    install_error_handlers(app)
+    app.add_middleware(
+        BodySizeLimitMiddleware,
+        max_bytes=settings.max_prompt_chars * BODY_BYTES_PER_CHAR + BODY_OVERHEAD_BYTES,
+    )
+    # Added last, so it runs first: nothing is read for an unauthenticated request.
+    app.add_middleware(BearerTokenMiddleware, token=settings.token)
+
+    v1 = APIRouter(prefix="/v1", dependencies=[Depends(documented_auth)], responses=_ERRORS)
+
+    # --- sessions -------------------------------------------------------------------------
+
+    @v1.post("/sessions", status_code=201, tags=["sessions"])
+    async def create_session(
+        client: TemporalClient, body: CreateSessionRequest | None = None
+    ) -> SessionCreated:
+        """Start a session (a `SessionWorkflow`); its prompts run in its own workspace."""
+        body = body or CreateSessionRequest()
+        if body.model_script is not None and not settings.allow_scripted_models:
+            raise HTTPException(
+                status_code=403,
+                detail="scripted models are disabled on this gateway "
+                "(SEAWALL_ALLOW_SCRIPTED_MODELS)",
+            )
+        session_id = uuid.uuid4().hex
+        model = (
+            ModelSpec(provider="scripted", script=body.model_script)
+            if body.model_script is not None
+            else default_model
+        )
+        session_settings = SessionSettings(
+            workspace_root=str(settings.workspaces / session_id),
+            model=model,
+            approval_mode=body.approval_mode or settings.approval_mode,
+            permission_timeout_seconds=settings.permission_timeout_seconds,
+            client_metadata=body.client_metadata,
+        )
+        handle = await client.start_workflow(
+            SessionWorkflow.run,
+            SessionInput(session_id=session_id, settings=session_settings),
+            id=session_workflow_id(session_id),
+            task_queue=settings.task_queue,
+            rpc_timeout=RPC_TIMEOUT,
+        )
+        log.info("session_created", session_id=session_id)
+        return SessionCreated(session_id=session_id, workflow_id=handle.id)
+
+    @v1.get("/sessions/{session_id}", tags=["sessions"])
+    async def get_session(session_id: str, client: TemporalClient) -> SessionStatus:
+        """The session's running prompt, queue, finished prompts and guard mode."""
+        return await session_handle(client, session_id).query(
+            SessionWorkflow.status, rpc_timeout=RPC_TIMEOUT
+        )
+
+    async def closed_session_conflict(client: Client, session_id: str, err: RPCError) -> None:
+        """Turn "already completed" into 409; an unknown session stays a 404."""
+        if is_not_found(err) and await is_closed(session_handle(client, session_id)):
+            raise HTTPException(409, f"session {session_id!r} is closed") from err
+
+    @v1.post(
+        "/sessions/{session_id}/prompts",
+        status_code=202,
+        tags=["sessions"],
+        dependencies=[Depends(check_prompt_size)],
+    )
+    async def submit_prompt(
+        session_id: str, body: SubmitPromptRequest, client: TemporalClient
+    ) -> PromptAccepted:
+        """Queue a prompt; it runs when the prompts ahead of it have finished."""
+        handle = session_handle(client, session_id)
+        try:
+            accepted = await handle.execute_update(
+                SessionWorkflow.submit_prompt,
+                PromptSubmission(text=body.text),
+                rpc_timeout=RPC_TIMEOUT,
+            )
+        except WorkflowUpdateFailedError as err:
+            raise HTTPException(409, update_failure(err)) from err
+        except RPCError as err:
+            await closed_session_conflict(client, session_id, err)
+            raise
+        log.info(
+            "prompt_submitted",
+            session_id=session_id,
+            prompt_id=accepted.prompt_id,
+            position=accepted.position,
+        )
+        return PromptAccepted(prompt_id=accepted.prompt_id, position=accepted.position)
+
+    @v1.post("/sessions/{session_id}/input", status_code=202, tags=["sessions"])
+    async def send_input(
+        session_id: str, body: InputRequest, client: TemporalClient
+    ) -> InputAccepted:
+        """Mid-turn input for the running prompt (it reaches the model after the batch)."""
+        handle = session_handle(client, session_id)
+        try:
+            delivery = await handle.execute_update(
+                SessionWorkflow.send_input, UserInput(text=body.text), rpc_timeout=RPC_TIMEOUT
+            )
+        except WorkflowUpdateFailedError as err:
+            raise HTTPException(409, update_failure(err)) from err
+        except RPCError as err:
+            await closed_session_conflict(client, session_id, err)
+            raise
+        return InputAccepted(prompt_id=delivery.prompt_id)
+
+    @v1.post("/sessions/{session_id}/cancel", status_code=202, tags=["sessions"])
+    async def cancel_prompt(session_id: str, client: TemporalClient) -> CancelRequested:
+        """Cancel the running prompt; the session and its queued prompts carry on."""
+        status = await session_handle(client, session_id).query(
+            SessionWorkflow.status, rpc_timeout=RPC_TIMEOUT
+        )
+        prompt_id = status.running_prompt_id
+        no_prompt = HTTPException(409, f"no prompt is running in session {session_id!r}")
+        if prompt_id is None:
+            raise no_prompt
+        handle = prompt_handle(client, prompt_id)
+        deadline = asyncio.get_running_loop().time() + CANCEL_START_WAIT_SECONDS
+        while True:
+            try:
+                closed = await is_closed(handle)
+                break
+            except RPCError as err:
+                if not is_not_found(err) or asyncio.get_running_loop().time() > deadline:
+                    raise HTTPException(
+                        409, f"prompt {prompt_id!r} is still starting; try again"
+                    ) from err
+                await asyncio.sleep(0.1)
+        # Cancelling a workflow that has already finished succeeds silently; say so instead.
+        if closed:
+            raise no_prompt
+        await handle.cancel(rpc_timeout=RPC_TIMEOUT)
+        log.info("prompt_cancel_requested", session_id=session_id, prompt_id=prompt_id)
+        return CancelRequested(prompt_id=prompt_id)
+
+    @v1.post("/sessions/{session_id}/close", status_code=202, tags=["sessions"])
+    async def close_session(session_id: str, client: TemporalClient) -> CloseRequested:
+        """Close the session once its queued prompts have run; it takes no new prompts."""
+        try:
+            await session_handle(client, session_id).signal(
+                SessionWorkflow.close, rpc_timeout=RPC_TIMEOUT
+            )
+        except RPCError as err:
+            await closed_session_conflict(client, session_id, err)
+            raise
+        return CloseRequested(session_id=session_id)
+
+    # --- prompts --------------------------------------------------------------------------
+
+    @v1.post("/prompts/{prompt_id}/permissions/{request_id}", tags=["prompts"])
+    async def answer_permission(
+        prompt_id: str, request_id: str, body: PermissionAnswerRequest, client: TemporalClient
+    ) -> PermissionAnswered:
+        """Approve or reject a tool call that asked for permission."""
+        handle = prompt_handle(client, prompt_id)
+        try:
+            outcome = await handle.execute_update(
+                PromptWorkflow.answer_permission,
+                PermissionAnswer(request_id=request_id, approve=body.approve),
+                rpc_timeout=RPC_TIMEOUT,
+            )
+        except WorkflowUpdateFailedError as err:
+            raise HTTPException(
+                404, f"prompt {prompt_id!r} has no pending permission request {request_id!r}"
+            ) from err
+        except RPCError as err:
+            if is_not_found(err) and await is_closed(handle):
+                raise HTTPException(409, f"prompt {prompt_id!r} has finished") from err
+            raise
+        return PermissionAnswered(prompt_id=prompt_id, request_id=request_id, outcome=outcome)
+
+    @v1.get("/prompts/{prompt_id}", tags=["prompts"])
+    async def get_prompt(prompt_id: str, client: TemporalClient) -> PromptView:
+        """The prompt's live status, and its result once it has completed."""
+        handle = prompt_handle(client, prompt_id)
+        try:
+            description = await handle.describe(rpc_timeout=RPC_TIMEOUT)
+        except RPCError as err:
+            if is_not_found(err) and await is_pending(client, prompt_id):
+                return PromptView(prompt_id=prompt_id)
+            raise
+        status = await handle.query(PromptWorkflow.status, rpc_timeout=RPC_TIMEOUT)
+        result = None
+        if description.status == WorkflowExecutionStatus.COMPLETED:
+            result = await handle.result(rpc_timeout=RPC_TIMEOUT)
+        return PromptView(prompt_id=prompt_id, status=status, result=result)
+
+    @v1.get(
+        "/prompts/{prompt_id}/events",
+        tags=["prompts"],
+        response_class=StreamingResponse,
+        responses={200: {"content": {"text/event-stream": {}}}},
+    )
+    async def stream_events(
+        prompt_id: str,
+        client: TemporalClient,
+        after: Annotated[int, Query(ge=0, description="resume after this event seq")] = 0,
+        last_event_id: Annotated[str | None, Header()] = None,
+    ) -> StreamingResponse:
+        """Server-sent events: each agent update once, in order; ends after `prompt_finished`."""
+        try:
+            cursor = parse_cursor(after, last_event_id)
+        except ValueError as err:
+            raise HTTPException(400, str(err)) from err
+        try:
+            await prompt_handle(client, prompt_id).describe(rpc_timeout=RPC_TIMEOUT)
+        except RPCError as err:
+            if not (is_not_found(err) and await is_pending(client, prompt_id)):
+                raise
+        return StreamingResponse(
+            prompt_events(client, prompt_id, cursor),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
+
+    app.include_router(v1)
+
+    @app.get("/healthz", tags=["health"])
+    async def healthz() -> Health:
+        """Liveness: the process answers (no Temporal call, no token)."""
+        return Health(ok=True)
+
+    return app

@@ -1,0 +1,86 @@
+"""The Temporal calls several routes share: handles, timeouts and a prompt's place.
+
+A prompt's workflow starts only when its turn comes, so "no such workflow" can mean a
+prompt still waiting in its session's queue; ``is_pending`` tells that apart from an
+unknown id. Every call carries an RPC timeout so a request cannot hang on a missing worker.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowHandle,
+    WorkflowUpdateFailedError,
+)
+from temporalio.exceptions import ApplicationError
+from temporalio.service import RPCError, RPCStatusCode
+
+from workflows.prompt import PromptWorkflow
+from workflows.prompt_io import PromptResult
+from workflows.session import SessionWorkflow, session_workflow_id
+from workflows.session_io import SessionStatus
+
+# Queries and updates answer in milliseconds when a worker polls the task queue.
+RPC_TIMEOUT = timedelta(seconds=10)
+# Mirrors the prompt ids SessionWorkflow gives its child workflows: f"{session}-prompt-{n}".
+PROMPT_ID_MARKER = "-prompt-"
+
+
+def session_handle(
+    client: Client, session_id: str
+) -> WorkflowHandle[SessionWorkflow, SessionStatus]:
+    # By workflow id alone, so calls follow the session across continue-as-new.
+    return client.get_workflow_handle_for(SessionWorkflow.run, session_workflow_id(session_id))
+
+
+def prompt_handle(client: Client, prompt_id: str) -> WorkflowHandle[PromptWorkflow, PromptResult]:
+    return client.get_workflow_handle_for(PromptWorkflow.run, prompt_id)
+
+
+def is_not_found(err: RPCError) -> bool:
+    return err.status == RPCStatusCode.NOT_FOUND
+
+
+async def is_closed(handle: WorkflowHandle[Any, Any]) -> bool:
+    """Whether the workflow has finished (an unknown id raises ``RPCError`` NOT_FOUND)."""
+    description = await handle.describe(rpc_timeout=RPC_TIMEOUT)
+    return description.status != WorkflowExecutionStatus.RUNNING
+
+
+def session_of_prompt(prompt_id: str) -> str | None:
+    session_id, marker, number = prompt_id.rpartition(PROMPT_ID_MARKER)
+    if not marker or not session_id or not number.isdigit():
+        return None
+    return session_id
+
+
+async def is_pending(client: Client, prompt_id: str) -> bool:
+    """Whether the prompt waits in its session: queued, or its workflow is being started."""
+    session_id = session_of_prompt(prompt_id)
+    if session_id is None:
+        return False
+    try:
+        status = await session_handle(client, session_id).query(
+            SessionWorkflow.status, rpc_timeout=RPC_TIMEOUT
+        )
+    except RPCError as err:
+        if is_not_found(err):
+            return False
+        raise
+    return prompt_id in status.queued_prompt_ids or prompt_id == status.running_prompt_id
+
+
+def update_failure(err: WorkflowUpdateFailedError) -> str:
+    """The reason a workflow gave for rejecting or failing an update, without its type."""
+    cause = err.cause
+    if isinstance(cause, ApplicationError):
+        message = cause.message
+        prefix = f"{cause.type}: " if cause.type else ""
+        if prefix and message.startswith(prefix):
+            message = message[len(prefix) :]
+        return message
+    return str(cause) if cause is not None else "the workflow rejected the request"

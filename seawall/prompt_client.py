@@ -1,0 +1,206 @@
+"""``seawall prompt "…"``: send one prompt through the gateway and follow it in the terminal.
+
+Creates a session unless one is given, submits the prompt, and prints one line per agent
+update from the prompt's server-sent-events stream (reconnecting from the last event id if
+the connection drops), then the stop reason. Exit code: 0, or 1 when the prompt ended with
+``error``, or 2 when the gateway could not be reached or refused the request.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from collections.abc import AsyncIterator
+from typing import Any, TextIO
+
+import httpx
+
+DEFAULT_GATEWAY_URL = "http://127.0.0.1:8000"
+EXIT_OK = 0
+EXIT_PROMPT_ERROR = 1
+EXIT_GATEWAY = 2
+# Reconnect attempts after a dropped event stream (each resumes from the last event id).
+STREAM_RETRIES = 5
+RETRY_SECONDS = 1.0
+
+
+class GatewayError(Exception):
+    """The gateway refused a request or could not be reached."""
+
+
+def _detail(response: httpx.Response) -> str:
+    try:
+        body = response.json()
+    except ValueError:
+        return response.text.strip() or response.reason_phrase
+    if isinstance(body, dict) and "detail" in body:
+        return str(body["detail"])
+    return response.text.strip()
+
+
+async def _post(http: httpx.AsyncClient, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    response = await http.post(path, json=body)
+    if response.is_error:
+        raise GatewayError(f"{response.status_code} {_detail(response)}")
+    result: dict[str, Any] = response.json()
+    return result
+
+
+async def _sse_events(response: httpx.Response) -> AsyncIterator[tuple[str, str, str]]:
+    """(id, event, data) for each event of a text/event-stream body."""
+    fields: dict[str, str] = {}
+    async for line in response.aiter_lines():
+        if not line:
+            if "data" in fields:
+                yield fields.get("id", ""), fields.get("event", "message"), fields["data"]
+            fields = {}
+        elif not line.startswith(":"):
+            name, _, value = line.partition(":")
+            value = value[1:] if value.startswith(" ") else value
+            if name == "data" and "data" in fields:
+                value = f"{fields['data']}\n{value}"  # a multi-line data field
+            fields[name] = value
+
+
+class _Printer:
+    """One terminal line per agent update."""
+
+    def __init__(self, out: TextIO, prompt_id: str) -> None:
+        self.out = out
+        self.prompt_id = prompt_id
+        self.last_message: str | None = None
+
+    def line(self, text: str) -> None:
+        print(text, file=self.out, flush=True)
+
+    def event(self, kind: str, event: dict[str, Any]) -> None:
+        tool = event.get("tool_name") or "?"
+        text = event.get("text") or ""
+        if kind == "agent_message":
+            self.last_message = text
+            self.line(text)
+        elif kind == "tool_call_started":
+            self.line(f"→ {tool} ({event.get('call_id')})")
+        elif kind == "tool_call_settled":
+            self.line(f"← {tool} {event.get('status')} ({event.get('call_id')})")
+        elif kind == "reminder":
+            self.line(f"[reminder] {text}")
+        elif kind == "stop":
+            # The stop message itself arrived as the agent message just before; the stop
+            # event names the loop type.
+            loop_type = event.get("status")
+            self.line(f"[stop: {loop_type}]" if loop_type else "[stop]")
+        elif kind == "permission_request":
+            request_id = event.get("request_id")
+            self.line(
+                f"? {tool} asks for permission: answer with POST "
+                f"/v1/prompts/{self.prompt_id}/permissions/{request_id} "
+                '{"approve": true|false}'
+            )
+
+
+async def _follow(http: httpx.AsyncClient, prompt_id: str, printer: _Printer) -> str:
+    """Print the prompt's events until it finishes; returns its stop reason."""
+    cursor = "0"
+    failures = 0
+    while True:
+        try:
+            async with http.stream(
+                "GET", f"/v1/prompts/{prompt_id}/events", headers={"Last-Event-ID": cursor}
+            ) as response:
+                if response.is_error:
+                    await response.aread()
+                    raise GatewayError(f"{response.status_code} {_detail(response)}")
+                async for event_id, kind, data in _sse_events(response):
+                    cursor = event_id or cursor
+                    failures = 0
+                    event = json.loads(data)
+                    if kind == "prompt_finished":
+                        return str(event.get("status"))
+                    printer.event(kind, event)
+        except httpx.TransportError as err:
+            failures += 1
+            if failures > STREAM_RETRIES:
+                raise GatewayError(f"lost the event stream: {err}") from err
+            await asyncio.sleep(RETRY_SECONDS)
+            continue
+        # The stream ended without prompt_finished (the gateway gave up waiting): resume.
+        failures += 1
+        if failures > STREAM_RETRIES:
+            raise GatewayError("the event stream ended before the prompt finished")
+        await asyncio.sleep(RETRY_SECONDS)
+
+
+async def _loop_type(http: httpx.AsyncClient, prompt_id: str) -> str | None:
+    """The loop type of a stopped prompt (its result lands just after the last event)."""
+    for _ in range(20):
+        response = await http.get(f"/v1/prompts/{prompt_id}")
+        if response.is_success:
+            result = response.json().get("result")
+            if result is not None:
+                loop_type = result.get("loop_type")
+                return str(loop_type) if loop_type else None
+        await asyncio.sleep(0.1)
+    return None
+
+
+async def send_prompt(
+    base_url: str,
+    text: str,
+    *,
+    session_id: str | None = None,
+    token: str | None = None,
+    out: TextIO | None = None,
+) -> int:
+    """Send ``text`` as a prompt and print its updates to ``out`` (default: the current
+    ``sys.stdout``, looked up at call time); returns the exit code."""
+    out = sys.stdout if out is None else out
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    # No read timeout: a stream may be quiet while a long tool runs.
+    timeout = httpx.Timeout(30.0, read=None)
+    async with httpx.AsyncClient(base_url=base_url, headers=headers, timeout=timeout) as http:
+        try:
+            if session_id is None:
+                session_id = str((await _post(http, "/v1/sessions", {}))["session_id"])
+                print(f"session {session_id}", file=out, flush=True)
+            accepted = await _post(http, f"/v1/sessions/{session_id}/prompts", {"text": text})
+            prompt_id = str(accepted["prompt_id"])
+            position = int(accepted.get("position", 0))
+            waiting = f" (queued behind {position})" if position else ""
+            print(f"prompt {prompt_id}{waiting}", file=out, flush=True)
+            stop_reason = await _follow(http, prompt_id, _Printer(out, prompt_id))
+            loop_type = None
+            if stop_reason == "loop_detected":
+                loop_type = await _loop_type(http, prompt_id)
+        except (GatewayError, httpx.HTTPError) as err:
+            print(f"seawall: error: gateway {base_url}: {err}", file=sys.stderr, flush=True)
+            return EXIT_GATEWAY
+    print(f"stop: {stop_reason}" + (f" ({loop_type})" if loop_type else ""), file=out, flush=True)
+    return EXIT_PROMPT_ERROR if stop_reason == "error" else EXIT_OK
+
+
+def add_prompt_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``seawall prompt`` flags (for the CLI's subparser)."""
+    env = os.environ
+    parser.add_argument("text", help="the prompt")
+    parser.add_argument(
+        "--gateway",
+        default=env.get("SEAWALL_GATEWAY_URL", DEFAULT_GATEWAY_URL),
+        help="gateway base URL (env SEAWALL_GATEWAY_URL; default %(default)s)",
+    )
+    parser.add_argument("--session", help="an existing session id (default: a new session)")
+    parser.add_argument(
+        "--token",
+        default=env.get("SEAWALL_GATEWAY_TOKEN") or None,
+        help="bearer token (env SEAWALL_GATEWAY_TOKEN)",
+    )
+
+
+def main_prompt(args: argparse.Namespace) -> int:
+    """``seawall prompt``: args has ``text``, ``gateway``, ``session`` and ``token``."""
+    return asyncio.run(
+        send_prompt(args.gateway, args.text, session_id=args.session, token=args.token)
+    )

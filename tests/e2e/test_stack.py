@@ -1,0 +1,199 @@
+"""The whole stack started the way the README says (`seawall up`, what `make run` runs):
+real processes, real ports, driven over HTTP like a client would."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from workflows.guard import REPEATED_TOOL_FAILURE_STOP_MESSAGE
+
+SEAWALL = str(Path(sys.executable).parent / "seawall")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def stack(data_dir: Path) -> Iterator[str]:
+    gateway_port = free_port()
+    env = {
+        **os.environ,
+        "SEAWALL_DATA_DIR": str(data_dir),
+        "SEAWALL_TEMPORAL_PORT": str(free_port()),
+        "SEAWALL_UI_PORT": str(free_port()),
+        "SEAWALL_GATEWAY_PORT": str(gateway_port),
+        "SEAWALL_ALLOW_SCRIPTED_MODELS": "1",
+        "SEAWALL_REPEATED_TOOL_FAILURE_GUARD": "enforce",
+        "XDG_CONFIG_HOME": str(data_dir / "config"),
+    }
+    env.pop("TEMPORAL_ADDRESS", None)
+    process = subprocess.Popen(
+        [SEAWALL, "up"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    try:
+        assert process.stdout is not None
+        banner = [process.stdout.readline() for _ in range(7)]
+        assert banner[0].startswith("Seawall is up."), "".join(banner)
+        assert f"http://127.0.0.1:{gateway_port}" in banner[1]
+        yield f"http://127.0.0.1:{gateway_port}"
+    finally:
+        process.send_signal(signal.SIGINT)
+        out, _ = process.communicate(timeout=60)
+        assert "Seawall stopped." in out
+        assert process.returncode == 0
+
+
+async def until(check: Callable[[], Awaitable[Any]], timeout: float = 60) -> Any:
+    """Poll another process's progress until ``check`` returns something truthy."""
+
+    async def poll() -> Any:
+        while not (found := await check()):
+            await asyncio.sleep(0.1)
+        return found
+
+    return await asyncio.wait_for(poll(), timeout)
+
+
+def shell(command: str) -> dict[str, Any]:
+    return {"name": "run_shell_command", "arguments": {"command": command}}
+
+
+def missing(prefix: str, n: int) -> list[dict[str, Any]]:
+    return [{"name": "read_file", "arguments": {"path": f"{prefix}-{i}.txt"}} for i in range(n)]
+
+
+def wait_for_file(name: str) -> str:
+    return f"touch started-{name}; while [ ! -f go-{name} ]; do sleep 0.05; done; echo {name}"
+
+
+SCRIPT = {
+    "turns": [
+        # prompt 1
+        {"tool_calls": missing("a", 4)},
+        {"tool_calls": [*missing("b", 3), shell(wait_for_file("2"))]},
+        {"tool_calls": missing("c", 4)},
+        {"tool_calls": [*missing("d", 3), shell(wait_for_file("3"))]},
+        {"tool_calls": [shell("touch started-4; exec sleep 300")]},
+        # prompt 2, once prompt 1 was cancelled
+        {"tool_calls": missing("e", 4)},
+        {"tool_calls": missing("f", 4)},
+        {"tool_calls": missing("g", 1)},
+        {"text": "never reached"},
+    ]
+}
+
+
+async def sse(http: httpx.AsyncClient, prompt_id: str, after: int = 0) -> list[dict[str, Any]]:
+    events = []
+    async with http.stream("GET", f"/v1/prompts/{prompt_id}/events", params={"after": after}) as r:
+        assert r.status_code == 200
+        async for line in r.aiter_lines():
+            if line.startswith("data: "):
+                events.append(json.loads(line[len("data: ") :]))
+    return events
+
+
+@pytest.fixture
+async def gateway(tmp_path: Path) -> AsyncIterator[tuple[httpx.AsyncClient, Path]]:
+    with stack(tmp_path / "data") as url:
+        async with httpx.AsyncClient(base_url=url, timeout=60) as http:
+            yield http, tmp_path / "data" / "workspaces"
+
+
+async def test_the_stack_over_http(gateway: tuple[httpx.AsyncClient, Path]) -> None:
+    http, workspaces = gateway
+    created = await http.post("/v1/sessions", json={"model_script": SCRIPT})
+    assert created.status_code == 201, created.text
+    session_id = created.json()["session_id"]
+    workspace = workspaces / session_id
+
+    async def pending_permission(prompt_id: str) -> str | None:
+        view = (await http.get(f"/v1/prompts/{prompt_id}")).json()
+        pending = (view.get("status") or {}).get("pending_permissions") or []
+        return pending[0]["request_id"] if pending else None
+
+    async def approve(prompt_id: str) -> None:
+        request_id = await until(lambda: pending_permission(prompt_id))
+        answered = await http.post(
+            f"/v1/prompts/{prompt_id}/permissions/{request_id}", json={"approve": True}
+        )
+        assert answered.status_code == 200, answered.text
+
+    async def started(name: str) -> bool:
+        return (workspace / f"started-{name}").exists()
+
+    first = (await http.post(f"/v1/sessions/{session_id}/prompts", json={"text": "one"})).json()
+    assert first["position"] == 0
+
+    # Batch 2: the second prompt arrives while the first runs.
+    await approve(first["prompt_id"])
+    await until(lambda: started("2"))
+    second = (await http.post(f"/v1/sessions/{session_id}/prompts", json={"text": "two"})).json()
+    assert second["position"] == 0
+    (workspace / "go-2").touch()
+
+    # Batch 3: mid-turn input reaches the running prompt.
+    await approve(first["prompt_id"])
+    await until(lambda: started("3"))
+    sent = await http.post(f"/v1/sessions/{session_id}/input", json={"text": "use the b files"})
+    assert sent.status_code == 202 and sent.json()["prompt_id"] == first["prompt_id"]
+    (workspace / "go-3").touch()
+
+    # Batch 4: cancel ends the running prompt; the queued one then runs.
+    await approve(first["prompt_id"])
+    await until(lambda: started("4"))
+    cancelled = await http.post(f"/v1/sessions/{session_id}/cancel")
+    assert cancelled.status_code == 202 and cancelled.json()["prompt_id"] == first["prompt_id"]
+
+    async def result(prompt_id: str) -> dict[str, Any] | None:
+        view = (await http.get(f"/v1/prompts/{prompt_id}")).json()
+        return view.get("result")
+
+    first_result = await until(lambda: result(first["prompt_id"]))
+    second_result = await until(lambda: result(second["prompt_id"]))
+
+    assert first_result["stop_reason"] == "cancelled"
+    guard = [(g["decision"], g["reason"]) for g in first_result["guard"]]
+    assert guard == [
+        ("tracked", None),
+        ("reset", "queued_prompt"),
+        ("tracked", None),
+        ("reset", "external_input"),
+    ]
+    contents = [m["content"] for m in first_result["messages"]]
+    assert "[User message received during tool execution]: use the b files" in contents
+
+    assert second_result["stop_reason"] == "loop_detected"
+    assert second_result["loop_type"] == "repeated_tool_execution_failure"
+    assert [g["decision"] for g in second_result["guard"]] == ["tracked", "warn", "stop"]
+
+    events = await sse(http, second["prompt_id"])
+    texts = [e.get("text") for e in events]
+    assert texts.count(REPEATED_TOOL_FAILURE_STOP_MESSAGE) == 1
+    assert [e["kind"] for e in events].count("stop") == 1
+    assert [e["seq"] for e in events] == sorted({e["seq"] for e in events})
+    middle = events[len(events) // 2]["seq"]
+    resumed = await sse(http, second["prompt_id"], after=middle)
+    assert resumed == [e for e in events if e["seq"] > middle]
+
+    session = (await http.get(f"/v1/sessions/{session_id}")).json()
+    assert [f["prompt_id"] for f in session["finished"]] == [
+        first["prompt_id"],
+        second["prompt_id"],
+    ]

@@ -1,0 +1,124 @@
+"""``send_prompt`` against the real gateway served by uvicorn on a real port, with a real
+dev server and worker behind it: what the terminal shows, and the exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import io
+import socket
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+import pytest_asyncio
+import uvicorn
+from temporalio.client import Client
+
+from gateway.app import create_app
+from gateway.settings import GatewaySettings
+from seawall.prompt_client import add_prompt_arguments, main_prompt, send_prompt
+from workflows.guard import REPEATED_TOOL_FAILURE_REMINDER, REPEATED_TOOL_FAILURE_STOP_MESSAGE
+
+TOKEN = "client-test-token"
+
+
+@pytest_asyncio.fixture
+async def gateway_url(client: Client, task_queue: str, tmp_path: Path) -> AsyncIterator[str]:
+    # Bound here and handed to uvicorn, so no other process can take the port meanwhile.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    settings = GatewaySettings(
+        task_queue=task_queue, workspaces=tmp_path / "workspaces", port=port, token=TOKEN
+    )
+
+    async def factory() -> Client:
+        return client
+
+    config = uvicorn.Config(create_app(settings, factory), log_config=None, lifespan="on")
+    server = uvicorn.Server(config)
+    serving = asyncio.create_task(server.serve(sockets=[sock]))
+    try:
+        while not server.started:
+            assert not serving.done(), "uvicorn stopped while starting"
+            await asyncio.sleep(0.02)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        await serving
+        sock.close()
+
+
+async def test_hello_streams_to_the_terminal(gateway_url: str) -> None:
+    out = io.StringIO()
+    code = await send_prompt(gateway_url, "hello", token=TOKEN, out=out)
+    assert code == 0
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("session ")
+    session_id = lines[0].removeprefix("session ")
+    assert lines[1:5] == [
+        f"prompt {session_id}-prompt-1",
+        "Let me look at the workspace.",
+        "→ list_directory (demo_1_0)",
+        "← list_directory success (demo_1_0)",
+    ]
+    assert lines[5].startswith("Demo model: the workspace lists")
+    assert lines[6:] == ["stop: end_turn"]
+
+
+async def test_guard_stop_in_an_existing_session(
+    gateway_url: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("SEAWALL_REPEATED_TOOL_FAILURE_GUARD", "enforce")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    async with httpx.AsyncClient(
+        base_url=gateway_url, headers={"Authorization": f"Bearer {TOKEN}"}
+    ) as http:
+        created = await http.post("/v1/sessions", json={})
+        session_id = created.json()["session_id"]
+
+    out = io.StringIO()
+    code = await send_prompt(
+        gateway_url, "show me a stubborn loop", session_id=session_id, token=TOKEN, out=out
+    )
+    assert code == 0
+    lines = out.getvalue().splitlines()
+    assert lines[0] == f"prompt {session_id}-prompt-1"
+    assert lines.count("Looking for the file…") == 3
+    started = [line for line in lines if line.startswith("→ read_file (demo_")]
+    failed = [line for line in lines if line.startswith("← read_file error (demo_")]
+    assert len(started) == len(failed) == 12
+    assert lines.count(f"[reminder] {REPEATED_TOOL_FAILURE_REMINDER}") == 1
+    # The stop message is printed once, as the agent's message, then marked as the stop.
+    assert lines[-2] == "[stop: repeated_tool_execution_failure]"
+    assert lines[-3] == REPEATED_TOOL_FAILURE_STOP_MESSAGE
+    assert lines[-1] == "stop: loop_detected (repeated_tool_execution_failure)"
+
+
+async def test_gateway_refusal_is_exit_code_2(
+    gateway_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = io.StringIO()
+    assert await send_prompt(gateway_url, "hello", token="wrong", out=out) == 2
+    assert out.getvalue() == ""
+    assert "401 invalid bearer token" in capsys.readouterr().err
+
+    assert await send_prompt(gateway_url, "hello", session_id="nope", token=TOKEN, out=out) == 2
+    assert "404 unknown session 'nope'" in capsys.readouterr().err
+
+
+async def test_main_prompt_takes_its_defaults_from_the_environment(
+    gateway_url: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("SEAWALL_GATEWAY_URL", gateway_url)
+    monkeypatch.setenv("SEAWALL_GATEWAY_TOKEN", TOKEN)
+    parser = argparse.ArgumentParser()
+    add_prompt_arguments(parser)
+    args = parser.parse_args(["hello"])
+    assert (args.gateway, args.token, args.session) == (gateway_url, TOKEN, None)
+    # main_prompt runs its own event loop, as the CLI does; the gateway serves on this one.
+    assert await asyncio.to_thread(main_prompt, args) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "stop: end_turn"

@@ -1,0 +1,261 @@
+"""Guard telemetry never carries user data (SPEC section 8, seed "Telemetry and privacy").
+
+Scripted prompts put unique sentinel strings in every place user data can be: tool
+arguments (parsed and raw), tool results, absolute paths outside the workspace, error
+messages, MCP server names, the prompt, mid-turn input, workspace file names and a tool
+name the model invented. A real worker process runs them with its Prometheus endpoint on
+and JSON logs at DEBUG; afterwards every guard log line (``guard_transition``,
+``failed_call_repeat``, ``loop_detected``), every other log line, every metric sample, every
+search attribute and the current details of the prompts are searched for the sentinels.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from temporalio.api.sdk.v1 import WorkflowMetadata
+from temporalio.client import Client
+from temporalio.testing import WorkflowEnvironment
+
+from seawall.logs import PAYLOAD_OMITTED
+from seawall.scenario import Scenario
+from seawall.scenario_runner import run_scenario
+from tests.scenario_helpers import fail, ok, scenario
+from tests.telemetry_helpers import GUARD_EVENTS, free_port, worker_process
+from workflows.guard import GuardMode
+from workflows.prompt_io import LoopType, PromptResult, StopReason
+
+KINDS = ("arg", "raw", "result", "path", "err", "mcp", "prompt", "input", "file", "tool")
+
+
+@pytest.fixture
+def sentinels() -> dict[str, str]:
+    """One unique, unmistakable string per kind of user data."""
+    tag = uuid.uuid4().hex[:8]
+    return {kind: f"Snt{kind.capitalize()}{tag}" for kind in KINDS}
+
+
+def found_in(text: str, sentinels: dict[str, str]) -> list[str]:
+    lowered = text.lower()
+    return [kind for kind, value in sentinels.items() if value.lower() in lowered]
+
+
+def mcp_loop(s: dict[str, str]) -> Scenario:
+    """An MCP tool whose server name is a sentinel keeps failing with a sentinel message
+    naming a path outside the workspace: tracked, warn, stop."""
+    tool = f"mcp__srv{s['mcp']}__fetch"
+    message = f"{s['err']}: cannot open /home/alice/{s['path']}/cache.json"
+
+    def turn(start: int, count: int) -> dict[str, Any]:
+        return {
+            "tool_calls": [
+                {"name": tool, "arguments": {"url": f"https://{s['arg']}.example/{start + i}"}}
+                for i in range(count)
+            ]
+        }
+
+    return scenario(
+        name="privacy-mcp-loop",
+        mode=GuardMode.ENFORCE,
+        prompt=f"fetch it {s['prompt']}",
+        tools={tool: {"tool_type": "mcp", "outcomes": [fail(message)]}},
+        model={"turns": [turn(0, 4), turn(4, 4), turn(8, 1)]},
+    )
+
+
+def outside_workspace_loop(s: dict[str, str]) -> Scenario:
+    """read_file on absolute paths outside the workspace (shadow), next to a directory
+    listing whose result names a sentinel file."""
+
+    def reads(start: int, count: int) -> list[dict[str, Any]]:
+        return [
+            {"name": "read_file", "arguments": {"path": f"/tmp/{s['path']}/secret-{start + i}"}}
+            for i in range(count)
+        ]
+
+    return scenario(
+        name="privacy-outside-workspace",
+        mode=GuardMode.SHADOW,
+        workspace={"files": {f"{s['file']}.txt": f"content {s['result']}"}},
+        model={
+            "turns": [
+                {"tool_calls": [*reads(0, 4), {"name": "list_directory", "arguments": {}}]},
+                {"tool_calls": reads(4, 4)},
+                {"tool_calls": reads(8, 1)},
+            ]
+        },
+    )
+
+
+def mcp_refusals(s: dict[str, str]) -> Scenario:
+    """The same failing MCP call again and again: refused, then stopped."""
+    tool = f"mcp__srv{s['mcp']}__query"
+    call = {"name": tool, "arguments": {"sql": f"select {s['arg']}"}}
+    return scenario(
+        name="privacy-mcp-refusals",
+        mode=GuardMode.ENFORCE,
+        tools={tool: {"tool_type": "mcp", "outcomes": [fail(f"{s['err']} at /srv/{s['path']}")]}},
+        model={"turns": [{"tool_calls": [call]} for _ in range(6)]},
+    )
+
+
+def mixed(s: dict[str, str]) -> Scenario:
+    """Results, mid-turn input, raw invalid arguments, an invented tool name and a
+    post-execution failure, all carrying sentinels."""
+    deploy = {"name": "deploy", "arguments": {"target": s["arg"]}}
+    return scenario(
+        name="privacy-mixed",
+        mode=GuardMode.WARN,
+        prompt=f"deploy {s['prompt']}",
+        tools={
+            "deploy": {"outcomes": [fail(f"{s['err']} in /opt/{s['path']}/deploy.sh")]},
+            "lookup": {"outcomes": [ok(f"result {s['result']}")]},
+            "render": {
+                "outcomes": [
+                    {
+                        "status": "error",
+                        "execution_status": "success",
+                        "error_type": "output_truncated",
+                        "message": f"{s['err']} render {s['result']}",
+                    }
+                ]
+            },
+        },
+        model={
+            "turns": [
+                {
+                    "tool_calls": [
+                        deploy,
+                        deploy,
+                        deploy,
+                        deploy,
+                        {"name": "lookup", "arguments": {}},
+                    ]
+                },
+                {
+                    "tool_calls": [
+                        {**deploy, "arguments": {"target": f"{s['arg']}-{i}"}} for i in range(4)
+                    ]
+                },
+                {
+                    "tool_calls": [
+                        {"name": "read_file", "arguments": '{"path": "' + s["raw"]},
+                        {"name": f"tool_{s['tool']}", "arguments": {"x": s["arg"]}},
+                        {"name": "render", "arguments": {"doc": s["arg"]}},
+                    ]
+                },
+                {"text": f"done {s['result']}"},
+            ]
+        },
+        events=[{"batch": 2, "input": f"careful {s['input']}"}],
+    )
+
+
+async def test_no_sentinel_reaches_guard_logs_metrics_or_search_attributes(
+    temporal_env: WorkflowEnvironment, tmp_path: Path, sentinels: dict[str, str]
+) -> None:
+    client: Client = temporal_env.client
+    address = client.service_client.config.target_host
+    queue = f"privacy-{uuid.uuid4().hex[:8]}"
+    port = free_port()
+    results: dict[str, PromptResult] = {}
+    with worker_process(address, queue, tmp_path / "worker.log", metrics_port=port) as worker:
+        for build in (mcp_loop, outside_workspace_loop, mcp_refusals, mixed):
+            spec = build(sentinels)
+            workspace = tmp_path / spec.name
+            workspace.mkdir()
+            results[spec.name] = await run_scenario(
+                client, spec, task_queue=queue, workspace=workspace
+            )
+            worker.assert_running()
+        scrape = worker.scrape_text()
+        samples = worker.samples()
+        logs = worker.log_lines()
+        attributes = {}
+        details = {}
+        for name, result in results.items():
+            handle = client.get_workflow_handle(result.workflow_id)
+            description = await handle.describe()
+            attributes[name] = {
+                pair.key.name: pair.value for pair in description.typed_search_attributes
+            }
+            # The UI's "current details" (the guard's phase and counts).
+            metadata = await handle.query(
+                "__temporal_workflow_metadata", result_type=WorkflowMetadata
+            )
+            details[name] = metadata.current_details
+
+    # The prompts did what they were scripted to do (so the telemetry below is non-trivial).
+    loop = results["privacy-mcp-loop"]
+    assert (loop.stop_reason, loop.loop_type) == (
+        StopReason.LOOP_DETECTED,
+        LoopType.REPEATED_TOOL_EXECUTION_FAILURE,
+    )
+    assert [e.decision for e in results["privacy-outside-workspace"].guard] == [
+        "tracked",
+        "would_warn",
+        "would_stop",
+    ]
+    assert results["privacy-mcp-refusals"].loop_type is LoopType.REPEATED_FAILED_CALL
+    assert [e.reason for e in results["privacy-mixed"].guard][1] == "external_input"
+    # The sentinels really are in what the prompts saw: the test can find them.
+    conversation = json.dumps([r.model_dump(mode="json") for r in results.values()])
+    assert set(found_in(conversation, sentinels)) == set(KINDS)
+
+    # 1. Guard log lines: present, typed as expected, and free of every sentinel.
+    guard_lines = [line for line in logs if line.get("event") in GUARD_EVENTS]
+    events = [line["event"] for line in guard_lines]
+    assert events.count("loop_detected") == 2
+    assert events.count("failed_call_repeat") >= 4
+    transitions = [line for line in guard_lines if line["event"] == "guard_transition"]
+    assert {line["tool_type"] for line in transitions if line.get("tool_type")} == {
+        "mcp",
+        "native",
+    }
+    assert {line["tool_name"] for line in guard_lines if line["event"] == "failed_call_repeat"} == {
+        "mcp"
+    }
+    assert all("prompt_id" in line and "candidate_ordinal" in line for line in transitions)
+    leaks = {
+        line["event"]: found_in(json.dumps(line), sentinels)
+        for line in guard_lines
+        if found_in(json.dumps(line), sentinels)
+    }
+    assert leaks == {}, f"guard telemetry carries user data: {leaks}"
+    # Beyond the guard's lines: nothing the worker logged, even at DEBUG, carries user data
+    # (the SDK's payload dumps are redacted by seawall.logs).
+    everywhere = {
+        str(line.get("event"))[:80]: found_in(json.dumps(line), sentinels)
+        for line in logs
+        if found_in(json.dumps(line), sentinels)
+    }
+    assert everywhere == {}, f"a log line carries user data: {everywhere}"
+    assert any(PAYLOAD_OMITTED in str(line.get("event")) for line in logs)
+
+    # 2. Metrics: the guard's counters exist (MCP tools as tool_type="mcp"), and nothing
+    #    in the whole scrape, Seawall's counters or Temporal's, carries a sentinel.
+    seawall = [sample for sample in samples if sample[0].startswith("seawall_")]
+    assert {name for name, _, _ in seawall} >= {
+        "seawall_guard_transitions",
+        "seawall_failed_call_refusals",
+        "seawall_loop_stops",
+    }
+    assert any(labels.get("tool_type") == "mcp" for _, labels, _ in seawall)
+    label_names = {key for _, labels, _ in seawall for key in labels}
+    assert not label_names & {"prompt_id", "candidate_ordinal", "execution_error_type", "tool_name"}
+    assert found_in(scrape, sentinels) == [], "a metric carries user data"
+
+    # 3. Search attributes: the guard's are set, and none carries a sentinel.
+    assert attributes["privacy-mcp-loop"]["SeawallLoopType"] == "repeated_tool_execution_failure"
+    assert attributes["privacy-outside-workspace"]["SeawallLastDecision"] == "would_stop"
+    for name, values in attributes.items():
+        assert found_in(json.dumps(values, default=str), sentinels) == [], name
+
+    # 4. The workflow's current details in the UI: the guard's state, no user data.
+    assert "latched" in details["privacy-mcp-loop"]
+    for name, text in details.items():
+        assert found_in(text, sentinels) == [], (name, text)

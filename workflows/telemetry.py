@@ -1,0 +1,91 @@
+"""Guard telemetry emitted from workflow code, replay-safely and data-minimized.
+
+SPEC section 8. Counters go through ``workflow.metric_meter()`` (nothing is recorded while
+replaying) and diagnostic lines through ``workflow.logger`` (silent on replay), so a
+replayed or recovered prompt never counts twice. Labels are low-cardinality only; the
+prompt id, the candidate ordinal and the execution error type appear in the diagnostic log,
+never as labels. Nothing here carries tool arguments, results, paths, raw error text or
+MCP server names. A telemetry failure is swallowed: it must never change the loop.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+from temporalio import workflow
+
+from workflows.guard import GuardMode, TelemetryRecord
+
+GUARD_TRANSITIONS = "seawall_guard_transitions"
+FAILED_CALL_REFUSALS = "seawall_failed_call_refusals"
+LOOP_STOPS = "seawall_loop_stops"
+
+
+@contextlib.contextmanager
+def _never_fails() -> Iterator[None]:
+    try:
+        yield
+    except Exception:
+        with contextlib.suppress(Exception):
+            workflow.logger.debug("telemetry emission failed")
+
+
+def tool_label(tool_name: str | None, tool_type: str | None) -> str:
+    """A tool as logs may name it: native tools by name, MCP tools only as ``mcp`` (their
+    registered names contain the server's name)."""
+    if tool_type == "mcp" or (tool_name or "").startswith("mcp__"):
+        return "mcp"
+    return tool_name or "unregistered"
+
+
+def guard_transition(record: TelemetryRecord, *, route: str, batch: int) -> None:
+    with _never_fails():
+        workflow.metric_meter().create_counter(
+            GUARD_TRANSITIONS, "Repeated-failure guard transitions, one per settled batch."
+        ).add(1, {"route": route, **record.metric_attributes()})
+    with _never_fails():
+        workflow.logger.info(
+            "guard_transition",
+            extra={
+                "prompt_id": workflow.info().workflow_id,
+                "route": route,
+                "batch": batch,
+                **record.model_dump(mode="json"),
+            },
+        )
+
+
+def refusal(*, outcome: str, tool_name: str | None, tool_type: str | None, route: str) -> None:
+    with _never_fails():
+        workflow.metric_meter().create_counter(
+            FAILED_CALL_REFUSALS, "Failed-call repeats refused (or, in shadow, would be)."
+        ).add(1, {"route": route, "outcome": outcome, "tool_type": tool_type or "none"})
+    with _never_fails():
+        workflow.logger.info(
+            "failed_call_repeat",
+            extra={
+                "prompt_id": workflow.info().workflow_id,
+                "tool_name": tool_label(tool_name, tool_type),
+                "outcome": outcome,
+            },
+        )
+
+
+def loop_stop(*, loop_type: str, mode: GuardMode, route: str, batch: int) -> None:
+    """The one terminal loop event of a stopped prompt."""
+    with _never_fails():
+        workflow.metric_meter().create_counter(
+            LOOP_STOPS, "Prompts stopped by a loop protection, by loop type."
+        ).add(1, {"route": route, "loop_type": loop_type, "mode": mode.value})
+    with _never_fails():
+        workflow.logger.warning(
+            "loop_detected",
+            extra={
+                "prompt_id": workflow.info().workflow_id,
+                "loop_type": loop_type,
+                "mode": mode.value,
+                "route": route,
+                "batch": batch,
+            },
+        )
