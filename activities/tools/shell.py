@@ -13,6 +13,7 @@ import contextlib
 import os
 import signal
 import subprocess
+from collections.abc import Mapping
 from typing import ClassVar
 
 from pydantic import BaseModel, Field
@@ -25,6 +26,22 @@ from .workspace import display_path, resolve_in_workspace
 MAX_OUTPUT_BYTES = 256 * 1024
 HEARTBEAT_INTERVAL_SECONDS = 1.0
 SETTLE_SECONDS = 2.0
+
+
+# Worker settings a model-chosen command must never see: provider keys, the gateway token,
+# Temporal credentials, anything that looks like a secret.
+_WITHHELD_PREFIXES = ("OPENAI_", "SEAWALL_", "TEMPORAL_", "QWEN_CODE_", "AWS_", "OTEL_")
+_WITHHELD_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")
+
+
+def command_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """The worker's environment minus its secrets and operator settings."""
+    return {
+        name: value
+        for name, value in environ.items()
+        if not name.upper().startswith(_WITHHELD_PREFIXES)
+        and not any(word in name.upper() for word in _WITHHELD_WORDS)
+    }
 
 
 class _Tail:
@@ -135,6 +152,7 @@ class RunShellCommandTool(BuiltinTool):
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
+                env=command_environment(os.environ),
             )
         except OSError as exc:
             raise ToolFailure(

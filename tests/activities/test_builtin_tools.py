@@ -705,3 +705,21 @@ async def test_shell_directory_errors(ws: Path, outside: Path) -> None:
     for directory in ["..", "escape", str(outside)]:
         failure = await fail("run_shell_command", ws, command="true", directory=directory)
         assert failure.error_type is E.PATH_NOT_IN_WORKSPACE
+
+
+async def test_shell_commands_do_not_see_the_workers_secrets(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-SENTINEL-1")
+    monkeypatch.setenv("SEAWALL_GATEWAY_TOKEN", "tok-SENTINEL-2")
+    monkeypatch.setenv("SOME_DB_PASSWORD", "pw-SENTINEL-3")
+    monkeypatch.setenv("HARMLESS_SETTING", "visible-value")
+    tool = BUILTIN_TOOLS["run_shell_command"]
+
+    output = await tool.run(
+        tool.args_model.model_validate({"command": "env"}), ToolContext(workspace_root=tmp_path)
+    )
+
+    assert "SENTINEL" not in output
+    assert "HARMLESS_SETTING=visible-value" in output
+    assert "PATH=" in output
