@@ -45,6 +45,7 @@ from workflows.outcome import (
 
 from .fixtures import CANCELLED_CONTENT, check_fixture, run_fixture
 from .mcp import current_settings, is_mcp_name
+from .outcomes import not_started_outcome
 from .tools import BUILTIN_TOOLS, BuiltinTool, ToolContext, ToolFailure
 
 HEARTBEAT_INTERVAL_SECONDS = 2.0
@@ -69,16 +70,12 @@ def _not_started(
     message: str,
     tool: BuiltinTool | None = None,
 ) -> ToolOutcome:
-    return ToolOutcome(
-        call_id=call.call_id,
-        tool_name=call.name,
+    return not_started_outcome(
+        call,
+        error_type,
+        message,
         policy_tool_name=tool.name if tool else None,
-        tool_type=ToolType.NATIVE if tool else None,
-        status=TerminalStatus.ERROR,
-        execution_status=ExecutionStatus.NOT_STARTED,
-        error_type=error_type,
-        content=message,
-        error_message=message,
+        tool_type=ToolType.NATIVE,
     )
 
 

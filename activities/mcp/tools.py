@@ -29,6 +29,7 @@ from mcp.types import INVALID_PARAMS, CallToolResult, Tool
 from activities.mcp.config import McpSettings, ServerConfig, current_settings
 from activities.mcp.names import qualified_name, server_of
 from activities.mcp.pool import McpConnection, McpConnectionLost, McpUnavailable, get_pool
+from activities.outcomes import not_started_outcome
 from workflows.activity_io import RunToolInput, ToolSpec
 from workflows.outcome import (
     ExecutionStatus,
@@ -119,16 +120,12 @@ async def list_mcp_tools(settings: McpSettings | None = None) -> list[ToolSpec]:
 def _not_started(
     call: ToolCall, error_type: ToolErrorType, message: str, registered: bool
 ) -> ToolOutcome:
-    return ToolOutcome(
-        call_id=call.call_id,
-        tool_name=call.name,
+    return not_started_outcome(
+        call,
+        error_type,
+        message,
         policy_tool_name=call.name if registered else None,
-        tool_type=ToolType.MCP if registered else None,
-        status=TerminalStatus.ERROR,
-        execution_status=ExecutionStatus.NOT_STARTED,
-        error_type=error_type,
-        content=message,
-        error_message=message,
+        tool_type=ToolType.MCP,
     )
 
 
