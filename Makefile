@@ -33,3 +33,9 @@ run: $(STAMP)
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
 
+# Benchmarks: loop-stopping quality against peer rules, and the cost of durability.
+# Prints both tables and writes bench/results/loops.json and bench/results/overhead.json.
+.PHONY: bench
+bench: $(STAMP)
+	$(BIN)/python bench/loops.py
+	$(BIN)/python bench/overhead.py

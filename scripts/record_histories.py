@@ -49,6 +49,8 @@ FIXTURES: dict[str, tuple[str, GuardMode | None]] = {
     "reminder-heeded": ("reminder-heeded", None),
     # Recorded after SEARCH_ATTRIBUTES_PATCH: upserts and their patch marker are in history.
     "search-attributes-warn-then-stop": ("read-missing-file-loop", None),
+    # Recorded after REFUSAL_FORGETS_AFTER_CHANGE_PATCH.
+    "refusal-forgets-after-edit": ("fix-then-recheck", None),
 }
 SESSION_FIXTURE = "session-two-prompts"
 

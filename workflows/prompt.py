@@ -88,6 +88,7 @@ with workflow.unsafe.imports_passed_through():
         skipped_outcome,
     )
     from workflows.repeats import (
+        STATE_CHANGING_TOOLS,
         FailedCallLog,
         RepeatCheck,
         argument_digest,
@@ -113,6 +114,9 @@ TOOL_HEARTBEAT_TIMEOUT = timedelta(seconds=10)
 
 # Prompts started before search attributes existed replay without the upserts.
 SEARCH_ATTRIBUTES_PATCH = "seawall-search-attributes-v1"
+# Prompts started before a successful state-changing call cleared the failed-call log
+# replay with the log kept.
+REFUSAL_FORGETS_AFTER_CHANGE_PATCH = "seawall-refusal-forgets-after-change-v1"
 
 PERMISSION_DENIED_CONTENT = "The user did not approve this call; it was not run."
 MUTATING_TOOLS_ALLOWED_IN_AUTO_EDIT = frozenset({"write_file", "edit_file"})
@@ -507,10 +511,21 @@ class PromptWorkflow:
                 self._emit_settled(settled[index])
 
         outcomes = [settled[index] for index in range(len(calls))]
+        if any(self._changed_state(outcome) for outcome in outcomes) and workflow.patched(
+            REFUSAL_FORGETS_AFTER_CHANGE_PATCH
+        ):
+            self._failed_calls.forget_failures()
         for index, outcome in enumerate(outcomes):
             self._failed_calls.record(digests[index], outcome, self._input.workspace_root)
             self._invalid_params.observe(outcome)
         return outcomes, cancelled
+
+    def _changed_state(self, outcome: ToolOutcome) -> bool:
+        """A successful call of a tool that can change what a repeat would meet."""
+        if outcome.status != TerminalStatus.SUCCESS:
+            return False
+        spec = self._tools.get(outcome.tool_name)
+        return outcome.tool_name in STATE_CHANGING_TOOLS or (spec is not None and spec.mutating)
 
     async def _run_and_report(
         self, call: ToolCall, policy: str | None, ordinal: int, batch: int

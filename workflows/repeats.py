@@ -21,6 +21,10 @@ from pydantic import BaseModel, Field
 from workflows.outcome import ExecutionStatus, TerminalStatus, ToolErrorType, ToolOutcome
 
 REMEMBERED_FAILURES = 64
+# Built-in tools whose success can change what a repeated call would meet (a file edited,
+# a command run, time passed). Their success forgets earlier failures: the world those
+# failures were recorded against is gone.
+STATE_CHANGING_TOOLS = frozenset({"write_file", "edit_file", "run_shell_command"})
 MAX_REPEATS = 3
 PATH_HIDDEN_TEXT = "[a path outside the workspace]"
 MAX_REASON_CHARS = 500
@@ -158,6 +162,13 @@ class FailedCallLog(BaseModel):
             return RepeatCheck.WOULD_REFUSE
         self.repeats += 1
         return RepeatCheck.REFUSE
+
+    def forget_failures(self) -> int:
+        """Forget every remembered failure (after a state-changing call succeeded), so a
+        recheck after a fix runs again; counters are kept. Returns how many were dropped."""
+        dropped = len(self.failed)
+        self.failed.clear()
+        return dropped
 
     def earlier_reason(self, digest: str) -> str | None:
         return self.failed.get(digest)

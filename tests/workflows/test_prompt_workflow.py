@@ -600,3 +600,35 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+async def test_a_recheck_after_a_successful_edit_runs_instead_of_being_refused(
+    client: Client, task_queue: str
+) -> None:
+    test_run = {"tool_calls": [{"name": "run_shell_command", "arguments": {"command": "pytest"}}]}
+    spec = scenario(
+        mode="enforce",
+        tools={
+            "run_shell_command": {
+                "outcomes": [fail("1 failed", "shell_execute_error")] * 4 + [ok("passed")]
+            },
+            "edit_file": {"outcomes": [ok("edited")]},
+        },
+        model={
+            "turns": [
+                turn
+                for n in range(4)
+                for turn in (
+                    test_run,
+                    {"tool_calls": [{"name": "edit_file", "arguments": {"fix": n}}]},
+                )
+            ]
+            + [test_run, {"text": "all green"}]
+        },
+    )
+    result = await run(client, task_queue, spec)
+
+    assert result.tool_calls.refused == 0
+    assert result.tool_calls.executed == 9
+    assert result.stop_reason is StopReason.END_TURN
+    assert result.messages[-1].content == "all green"

@@ -523,3 +523,15 @@ def test_log_matches_a_reference_model(ops: list[tuple[str, int]], limit: int) -
         assert len(log.failed) <= limit
         assert list(log.failed) == list(ref)
     assert log.repeats == refusals
+
+
+def test_forgetting_failures_lets_a_recheck_run_and_keeps_the_counters() -> None:
+    log = FailedCallLog()
+    recheck = argument_digest("run_shell_command", {"command": "pytest -q"})
+    log.record(recheck, failure(name="run_shell_command"), "/ws")
+    assert log.check(recheck) is RepeatCheck.REFUSE
+
+    assert log.forget_failures() == 1
+
+    assert log.check(recheck) is RepeatCheck.ADMIT
+    assert log.repeats == 1

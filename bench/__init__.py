@@ -1,0 +1,1 @@
+"""Benchmarks: loop-stopping quality against peer rules, and the cost of durability."""

@@ -1,0 +1,1010 @@
+"""The cost of durability: Seawall against a bare workflow and a plain asyncio loop.
+
+    python bench/overhead.py [--scale S] [--no-profile] [--no-memory] [--json PATH]
+
+One scripted workload (``--batches`` batches of ``--calls`` fixture calls each, one of them
+failing with varied arguments so the guard tracks a streak that never reaches the
+reminder, then the model's answer) runs four ways on one embedded Temporal dev server:
+
+  (a) Seawall's ``PromptWorkflow`` with the guard ``off``,
+  (b) the same with the guard ``enforce``,
+  (c) a plain in-process asyncio loop of the same shape, no Temporal (``bench/bare.py``),
+  (d) a bare Temporal workflow of the same shape with no Seawall logic (``bench/bare.py``),
+
+at concurrency 1, 10 and 100 prompts in flight. The variants of a level run in interleaved
+rounds so a change in the machine's load hits them alike. Reported: median (and p90)
+per-batch latency — the time from one model step starting to the next, i.e. model step,
+the batch's tool steps, and all the orchestration in between — and prompts per second;
+the ratios b/a, a/d and a/c; replay time per 1,000 history events (``Replayer`` over
+histories of the concurrency-10 runs); and worker memory per cached prompt (the RSS growth
+of a worker subprocess holding N prompts paused mid-prompt, divided by N).
+
+When b/a or a/d is worse than 1.10, a profiling pass (cProfile on the worker's event-loop
+thread and its workflow-task thread) says where the time goes. Every count the script
+uses is printed; results go to ``bench/results/overhead.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import concurrent.futures
+import cProfile
+import functools
+import itertools
+import json
+import os
+import platform
+import pstats
+import signal
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import temporalio  # noqa: E402
+from temporalio import activity  # noqa: E402
+from temporalio.api.enums.v1 import EventType  # noqa: E402
+from temporalio.client import Client, WorkflowHistory  # noqa: E402
+from temporalio.client import Interceptor as ClientInterceptor  # noqa: E402
+from temporalio.contrib.pydantic import pydantic_data_converter  # noqa: E402
+from temporalio.worker import (  # noqa: E402
+    ActivityInboundInterceptor,
+    ExecuteActivityInput,
+    Interceptor,
+    Replayer,
+    Worker,
+)
+from temporalio.worker.workflow_sandbox import (  # noqa: E402
+    SandboxedWorkflowRunner,
+    SandboxRestrictions,
+)
+
+from activities import ALL_ACTIVITIES  # noqa: E402
+from activities.tool_runner import builtin_tool_specs  # noqa: E402
+from bench.bare import (  # noqa: E402
+    BARE_ACTIVITIES,
+    BARE_MODEL,
+    BareInput,
+    BareLoopWorkflow,
+    BareResult,
+    run_inprocess,
+)
+from workflows.activity_io import (  # noqa: E402
+    CALL_MODEL,
+    FixtureTool,
+    ModelScript,
+    ModelSpec,
+    ToolSpec,
+)
+from workflows.guard import GuardMode  # noqa: E402
+from workflows.prompt import PromptWorkflow  # noqa: E402
+from workflows.prompt_io import PromptInput, PromptResult, StopReason  # noqa: E402
+
+DEFAULT_JSON = ROOT / "bench" / "results" / "overhead.json"
+LEVELS = (1, 10, 100)
+# Prompts per variant and level at --scale 1.
+PROMPTS_PER_LEVEL = {1: 12, 10: 60, 100: 200}
+# Interleaved rounds per level; a round at concurrency 100 needs 100 prompts in flight.
+ROUNDS = {1: 4, 10: 4, 100: 2}
+WARMUP_PROMPTS = 10
+REPLAY_HISTORIES = 30
+REPLAY_REPEATS = 3
+MEMORY_PROMPTS = 100  # per step; two steps
+PROFILE_PROMPTS = 40
+RATIO_LIMIT = 1.10
+
+VARIANTS = {
+    "a": "(a) Seawall, guard off",
+    "b": "(b) Seawall, guard enforce",
+    "c": "(c) in-process asyncio loop",
+    "d": "(d) bare Temporal workflow",
+}
+
+# --- the workload -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Workload:
+    batches: int = 5
+    calls: int = 4
+
+    def script(self) -> ModelScript:
+        turns: list[dict[str, Any]] = []
+        for b in range(self.batches):
+            calls: list[dict[str, Any]] = [
+                {"name": f"fetch_{k}", "arguments": {"path": f"data/{b}/{k}.json"}}
+                for k in range(self.calls - 1)
+            ]
+            calls.append({"name": "flaky_api", "arguments": {"attempt": b}})
+            turns.append({"text": "", "tool_calls": calls})
+        turns.append({"text": "All data fetched; one endpoint kept failing."})
+        return ModelScript.model_validate({"turns": turns})
+
+    def fixtures(self) -> dict[str, FixtureTool]:
+        ok = {
+            "status": "success",
+            "execution_status": "success",
+            "content": '{"items": [' + ", ".join(str(i) for i in range(40)) + "]}",
+        }
+        fail = {
+            "status": "error",
+            "execution_status": "error",
+            "error_type": "execution_failed",
+            "message": "HTTP 500 Internal Server Error",
+        }
+        tools = {f"fetch_{k}": {"outcomes": [ok]} for k in range(self.calls - 1)}
+        tools["flaky_api"] = {"outcomes": [fail]}
+        return {name: FixtureTool.model_validate(spec) for name, spec in tools.items()}
+
+    def tool_specs(self) -> list[ToolSpec]:
+        """What the model is offered: Seawall lists the built-ins plus the fixtures."""
+        specs = builtin_tool_specs()
+        for name, fixture in self.fixtures().items():
+            specs[name] = ToolSpec(
+                name=name,
+                description=fixture.description,
+                parameters={"type": "object"},
+                mutating=fixture.mutating,
+                tool_type=fixture.tool_type,
+            )
+        return sorted(specs.values(), key=lambda s: s.name)
+
+    @functools.cache  # noqa: B019 - a handful of long-lived workloads
+    def seawall_input(self, mode: GuardMode, workspace: str, pause: bool = False) -> PromptInput:
+        """Built once per variant: the driver's cost stays out of the measurement."""
+        return PromptInput(
+            prompt="Fetch the data files.",
+            workspace_root=workspace,
+            model=ModelSpec(script=self.script()),
+            guard_mode=mode,
+            fixture_tools=self.fixtures(),
+            pause_at_batches=[1] if pause else [],
+        )
+
+    @functools.cache  # noqa: B019
+    def bare_input(self, workspace: str, pause: bool = False) -> BareInput:
+        """Built once; the tool specs are computed here, once, as an agent would."""
+        return BareInput(
+            prompt="Fetch the data files.",
+            workspace_root=workspace,
+            model=ModelSpec(script=self.script()),
+            tools=self.tool_specs(),
+            fixture_tools=self.fixtures(),
+            pause_after_batch=1 if pause else None,
+        )
+
+
+# --- timing -------------------------------------------------------------------------------
+
+MODEL_ACTIVITIES = frozenset({CALL_MODEL, BARE_MODEL})
+MODEL_STARTS: dict[str, list[float]] = {}
+
+
+class _TimingInbound(ActivityInboundInterceptor):
+    async def execute_activity(self, input: ExecuteActivityInput) -> Any:
+        info = activity.info()
+        if info.activity_type in MODEL_ACTIVITIES:
+            MODEL_STARTS.setdefault(info.workflow_id or "", []).append(time.perf_counter())
+        return await super().execute_activity(input)
+
+
+class TimingInterceptor(ClientInterceptor, Interceptor):
+    """Stamps the start of every model step, the boundary between two batches."""
+
+    def intercept_activity(self, next: ActivityInboundInterceptor) -> ActivityInboundInterceptor:
+        return _TimingInbound(next)
+
+
+def intervals(starts: list[float]) -> list[float]:
+    return [b - a for a, b in itertools.pairwise(starts)]
+
+
+def bare_runner() -> SandboxedWorkflowRunner:
+    """The same sandbox as Seawall's worker, with ``bench`` passed through as Seawall
+    passes ``workflows`` through, so neither re-imports its workflow module per run."""
+    from worker import PASSTHROUGH_MODULES
+
+    return SandboxedWorkflowRunner(
+        restrictions=SandboxRestrictions.default.with_passthrough_modules(
+            *PASSTHROUGH_MODULES, "bench"
+        )
+    )
+
+
+def seawall_worker(
+    client: Client,
+    queue: str,
+    executor: concurrent.futures.ThreadPoolExecutor | None = None,
+) -> Worker:
+    from worker import WORKFLOWS, build_worker, workflow_runner
+
+    if executor is None:
+        return build_worker(client, queue)
+    # build_worker's settings, with the workflow-task thread handed in for profiling.
+    return Worker(
+        client,
+        task_queue=queue,
+        workflows=WORKFLOWS,
+        activities=ALL_ACTIVITIES,
+        workflow_runner=workflow_runner(),
+        max_cached_workflows=1000,
+        max_heartbeat_throttle_interval=timedelta(seconds=1),
+        graceful_shutdown_timeout=timedelta(seconds=10),
+        workflow_task_executor=executor,
+    )
+
+
+def bare_worker(
+    client: Client,
+    queue: str,
+    executor: concurrent.futures.ThreadPoolExecutor | None = None,
+) -> Worker:
+    return Worker(
+        client,
+        task_queue=queue,
+        workflows=[BareLoopWorkflow],
+        activities=BARE_ACTIVITIES,
+        workflow_runner=bare_runner(),
+        max_cached_workflows=1000,
+        max_heartbeat_throttle_interval=timedelta(seconds=1),
+        graceful_shutdown_timeout=timedelta(seconds=10),
+        workflow_task_executor=executor,
+    )
+
+
+@dataclass
+class Bench:
+    client: Client
+    workload: Workload
+    workspace: str
+    queues: dict[str, str] = field(default_factory=dict)
+
+    def prompt_id(self, variant: str) -> str:
+        return f"bench-{variant}-{uuid.uuid4().hex[:12]}"
+
+    async def one(self, variant: str) -> tuple[str, list[float]]:
+        """Run one prompt of ``variant``; its id and its per-batch intervals."""
+        expected = self.workload.batches + 1
+        if variant == "c":
+            starts: list[float] = []
+            result = await run_inprocess(
+                self.workload.bare_input(self.workspace), on_model_start=starts.append
+            )
+            assert result.model_requests == expected, result
+            return "", intervals(starts)
+        workflow_id = self.prompt_id(variant)
+        if variant == "d":
+            bare: BareResult = await self.client.execute_workflow(
+                BareLoopWorkflow.run,
+                self.workload.bare_input(self.workspace),
+                id=workflow_id,
+                task_queue=self.queues["d"],
+            )
+            assert bare.model_requests == expected, bare
+        else:
+            mode = GuardMode.OFF if variant == "a" else GuardMode.ENFORCE
+            seawall: PromptResult = await self.client.execute_workflow(
+                PromptWorkflow.run,
+                self.workload.seawall_input(mode, self.workspace),
+                id=workflow_id,
+                task_queue=self.queues["seawall"],
+            )
+            assert seawall.stop_reason is StopReason.END_TURN, seawall.stop_reason
+            assert seawall.model_requests == expected, seawall.model_requests
+        return workflow_id, intervals(MODEL_STARTS.pop(workflow_id, []))
+
+    async def many(self, variant: str, prompts: int, concurrency: int) -> Run:
+        limit = asyncio.Semaphore(concurrency)
+        run = Run(variant=variant, concurrency=concurrency)
+
+        async def guarded() -> None:
+            async with limit:
+                workflow_id, batch_times = await self.one(variant)
+                run.ids.append(workflow_id)
+                run.batch_seconds.extend(batch_times)
+
+        cpu_before, server_before = time.process_time(), server_cpu_seconds()
+        started = time.perf_counter()
+        await asyncio.gather(*(guarded() for _ in range(prompts)))
+        run.wall_seconds = time.perf_counter() - started
+        run.cpu_seconds = time.process_time() - cpu_before
+        run.server_cpu_seconds = server_cpu_seconds() - server_before
+        run.prompts = prompts
+        return run
+
+
+def server_cpu_seconds() -> float:
+    """CPU time (user + system) of this process's children: the embedded dev server."""
+    me = str(os.getpid())
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[1] == me:  # ppid
+            total += (int(fields[11]) + int(fields[12])) / ticks
+    return total
+
+
+@dataclass
+class Run:
+    variant: str
+    concurrency: int
+    prompts: int = 0
+    wall_seconds: float = 0.0
+    cpu_seconds: float = 0.0  # this process: the worker(s) and the driver
+    server_cpu_seconds: float = 0.0
+    batch_seconds: list[float] = field(default_factory=list)
+    ids: list[str] = field(default_factory=list)
+
+    def merge(self, other: Run) -> None:
+        self.prompts += other.prompts
+        self.wall_seconds += other.wall_seconds
+        self.cpu_seconds += other.cpu_seconds
+        self.server_cpu_seconds += other.server_cpu_seconds
+        self.batch_seconds.extend(other.batch_seconds)
+        self.ids.extend(other.ids)
+
+    def summary(self) -> dict[str, Any]:
+        ordered = sorted(self.batch_seconds)
+        p90 = ordered[max(0, int(0.9 * len(ordered) + 0.999999) - 1)] if ordered else 0.0
+        return {
+            "variant": self.variant,
+            "title": VARIANTS[self.variant],
+            "concurrency": self.concurrency,
+            "prompts": self.prompts,
+            "wall_seconds": round(self.wall_seconds, 3),
+            "prompts_per_second": round(self.prompts / self.wall_seconds, 2),
+            "batch_latency_ms_median": round(statistics.median(ordered) * 1000, 3),
+            "batch_latency_ms_p90": round(p90 * 1000, 3),
+            "batches_measured": len(ordered),
+            "cpu_ms_per_prompt_worker": round(self.cpu_seconds / self.prompts * 1000, 2),
+            "cpu_ms_per_prompt_server": round(self.server_cpu_seconds / self.prompts * 1000, 2),
+            "cpu_ms_per_prompt": round(
+                (self.cpu_seconds + self.server_cpu_seconds) / self.prompts * 1000, 2
+            ),
+        }
+
+
+# --- latency and throughput ---------------------------------------------------------------
+
+
+async def measure_levels(
+    bench: Bench, levels: dict[int, int], log: Callable[[str], None]
+) -> dict[int, dict[str, Run]]:
+    order = ["a", "b", "d", "c"]
+    for variant in order:  # warm the sandbox, the caches and the server's task queues
+        await bench.many(variant, WARMUP_PROMPTS, 5)
+    results: dict[int, dict[str, Run]] = {}
+    for concurrency, prompts in levels.items():
+        rounds = ROUNDS.get(concurrency, 2)
+        per_round = max(1, prompts // rounds)
+        merged = {v: Run(variant=v, concurrency=concurrency) for v in order}
+        for r in range(rounds):
+            rotated = order[r % len(order) :] + order[: r % len(order)]
+            for variant in rotated:
+                merged[variant].merge(await bench.many(variant, per_round, concurrency))
+        results[concurrency] = merged
+        line = ", ".join(
+            f"{v}: {merged[v].summary()['batch_latency_ms_median']:.1f} ms" for v in order
+        )
+        log(f"  concurrency {concurrency}: {per_round * rounds} prompts per variant ({line})")
+    return results
+
+
+def ratios(level: dict[str, Run]) -> dict[str, dict[str, float]]:
+    s = {v: run.summary() for v, run in level.items()}
+
+    def lat(x: str, y: str) -> float:
+        return round(s[x]["batch_latency_ms_median"] / s[y]["batch_latency_ms_median"], 3)
+
+    def thr(x: str, y: str) -> float:  # > 1 when x is slower (fewer prompts per second)
+        return round(s[y]["prompts_per_second"] / s[x]["prompts_per_second"], 3)
+
+    def cpu(x: str, y: str) -> float:
+        return round(s[x]["cpu_ms_per_prompt"] / max(s[y]["cpu_ms_per_prompt"], 1e-9), 3)
+
+    return {
+        pair: {
+            "latency": lat(*pair.split("/")),
+            "throughput": thr(*pair.split("/")),
+            "cpu": cpu(*pair.split("/")),
+        }
+        for pair in ("b/a", "a/d", "a/c")
+    }
+
+
+# --- replay -------------------------------------------------------------------------------
+
+
+async def _iterate(histories: list[WorkflowHistory]) -> AsyncIterator[WorkflowHistory]:
+    for history in histories:
+        yield history
+
+
+async def measure_replay(bench: Bench, ids: dict[str, list[str]]) -> dict[str, Any]:
+    """Replay time per 1,000 events for histories of (a), (b) and (d), and their sizes."""
+    from worker import WORKFLOWS, workflow_runner
+
+    out: dict[str, Any] = {}
+    for variant in ("a", "b", "d"):
+        bare = variant == "d"
+        replayer = Replayer(
+            workflows=[BareLoopWorkflow] if bare else WORKFLOWS,
+            data_converter=pydantic_data_converter,
+            workflow_runner=bare_runner() if bare else workflow_runner(),
+        )
+        histories: list[WorkflowHistory] = [
+            await bench.client.get_workflow_handle(wid).fetch_history()
+            for wid in ids[variant][:REPLAY_HISTORIES]
+        ]
+        events = sum(len(h.events) for h in histories)
+        kinds: dict[str, int] = {}
+        for history in histories:
+            for event in history.events:
+                name = EventType.Name(event.event_type).removeprefix("EVENT_TYPE_")
+                kinds[name] = kinds.get(name, 0) + 1
+        timings = []
+        for _ in range(REPLAY_REPEATS):
+            started = time.perf_counter()
+            results = await replayer.replay_workflows(
+                _iterate(histories), raise_on_replay_failure=True
+            )
+            timings.append(time.perf_counter() - started)
+            assert results.replay_failures == {}
+        seconds = statistics.median(timings)
+        out[variant] = {
+            "title": VARIANTS[variant],
+            "histories": len(histories),
+            "events": events,
+            "events_per_history": round(events / max(1, len(histories)), 1),
+            "seconds_median": round(seconds, 4),
+            "ms_per_1000_events": round(seconds / events * 1_000_000, 2),
+            "event_types_per_history": {
+                k: round(v / max(1, len(histories)), 2) for k, v in sorted(kinds.items())
+            },
+        }
+    return out
+
+
+def event_differences(replay: dict[str, Any], x: str, y: str) -> str:
+    """History event types per prompt that ``x`` has more (or fewer) of than ``y``."""
+    ex = replay[x]["event_types_per_history"]
+    ey = replay[y]["event_types_per_history"]
+    parts = [
+        f"{k.lower()} {ex.get(k, 0) - ey.get(k, 0):+g}"
+        for k in sorted(set(ex) | set(ey))
+        if abs(ex.get(k, 0) - ey.get(k, 0)) > 1e-9
+    ]
+    return ", ".join(parts) or "none"
+
+
+# --- memory -------------------------------------------------------------------------------
+
+
+def rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise RuntimeError("no VmRSS")
+
+
+async def serve_worker(address: str, namespace: str, queue: str, kind: str) -> None:
+    """``--serve-worker``: a worker process for the memory measurement."""
+    from seawall.logs import configure_logging
+    from worker import connect
+
+    configure_logging("json", "ERROR")
+    client = await connect(address, namespace)
+    worker = seawall_worker(client, queue) if kind == "seawall" else bare_worker(client, queue)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGTERM, stop.set)
+    async with worker:
+        print("ready", flush=True)
+        await stop.wait()
+
+
+async def measure_memory(
+    bench: Bench, address: str, namespace: str, prompts: int
+) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for kind in ("seawall", "bare"):
+        queue = f"bench-mem-{kind}-{uuid.uuid4().hex[:8]}"
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            str(Path(__file__).resolve()),
+            "--serve-worker",
+            "--address",
+            address,
+            "--namespace",
+            namespace,
+            "--task-queue",
+            queue,
+            "--kind",
+            kind,
+            stdout=asyncio.subprocess.PIPE,
+        )
+        assert proc.stdout is not None
+        line = await asyncio.wait_for(proc.stdout.readline(), 120)
+        assert line.strip() == b"ready", line
+        handles: list[Any] = []
+        try:
+            # Warm up: complete prompts load every module and fill the sandbox caches.
+            warm_queue = {"seawall": queue, "d": queue}
+            warm = Bench(bench.client, bench.workload, bench.workspace, warm_queue)
+            await warm.many("b" if kind == "seawall" else "d", WARMUP_PROMPTS, 5)
+            await asyncio.sleep(1.0)
+            samples = [rss_kib(proc.pid)]
+            for _ in range(2):
+                handles.extend(await start_paused(bench, kind, queue, prompts))
+                await wait_paused(handles, kind)
+                await asyncio.sleep(1.0)
+                samples.append(rss_kib(proc.pid))
+            total = len(handles)
+            out[kind] = {
+                "paused_prompts": total,
+                "rss_kib": samples,
+                "kib_per_prompt": round((samples[-1] - samples[0]) / total, 1),
+                "kib_per_prompt_second_half": round((samples[2] - samples[1]) / prompts, 1),
+            }
+        finally:
+            await asyncio.gather(*(h.terminate() for h in handles), return_exceptions=True)
+            proc.send_signal(signal.SIGTERM)
+            try:
+                await asyncio.wait_for(proc.wait(), 30)
+            except TimeoutError:
+                proc.kill()
+    return out
+
+
+async def start_paused(bench: Bench, kind: str, queue: str, prompts: int) -> list[Any]:
+    async def start(i: int) -> Any:
+        wid = f"bench-mem-{kind}-{uuid.uuid4().hex[:12]}"
+        if kind == "seawall":
+            return await bench.client.start_workflow(
+                PromptWorkflow.run,
+                bench.workload.seawall_input(GuardMode.ENFORCE, bench.workspace, pause=True),
+                id=wid,
+                task_queue=queue,
+            )
+        return await bench.client.start_workflow(
+            BareLoopWorkflow.run,
+            bench.workload.bare_input(bench.workspace, pause=True),
+            id=wid,
+            task_queue=queue,
+        )
+
+    return list(await asyncio.gather(*(start(i) for i in range(prompts))))
+
+
+async def wait_paused(handles: list[Any], kind: str, timeout: float = 300.0) -> None:
+    limit = asyncio.Semaphore(20)
+
+    async def one(handle: Any) -> None:
+        async with limit:
+            while True:
+                if kind == "seawall":
+                    status = await handle.query(PromptWorkflow.status)
+                    if status.paused_batch == 1:
+                        return
+                elif await handle.query(BareLoopWorkflow.paused):
+                    return
+                await asyncio.sleep(0.2)
+
+    await asyncio.wait_for(asyncio.gather(*(one(h) for h in handles)), timeout)
+
+
+# --- profile ------------------------------------------------------------------------------
+
+_thread_profiler: list[cProfile.Profile] = []
+
+
+def _start_thread_profiler() -> None:
+    profiler = cProfile.Profile(time.thread_time)
+    _thread_profiler.append(profiler)
+    profiler.enable()
+
+
+def _stop_thread_profiler() -> None:
+    for profiler in _thread_profiler:
+        profiler.disable()
+
+
+CATEGORIES = (
+    ("temporalio/worker/workflow_sandbox", "Temporal workflow sandbox"),
+    ("temporalio/worker/_workflow_instance", "Temporal workflow instance"),
+    ("temporalio/converter", "Temporal data conversion"),
+    ("temporalio/contrib/pydantic", "Temporal data conversion"),
+    ("temporalio/", "Temporal SDK (other)"),
+    ("google/protobuf", "protobuf"),
+    ("pydantic", "pydantic"),
+    ("/workflows/", "Seawall workflow code"),
+    ("/activities/", "activity code"),
+    ("/bench/", "bench driver"),
+    ("/asyncio/", "asyncio"),
+    ("structlog", "logging"),
+    ("/logging/", "logging"),
+    ("opentelemetry", "telemetry"),
+)
+
+
+def category(filename: str) -> str:
+    if filename == "~" or filename.startswith("<"):
+        return "builtins and C"
+    for needle, name in CATEGORIES:
+        if needle in filename:
+            return name
+    return "other Python"
+
+
+def summarise_profile(stats: pstats.Stats, prompts: int, top: int = 12) -> dict[str, Any]:
+    raw: dict[Any, Any] = stats.stats  # type: ignore[attr-defined]
+    total = sum(entry[2] for entry in raw.values())
+    by_category: dict[str, float] = {}
+    rows = []
+    for (filename, line, name), (_cc, _nc, tottime, cumtime, _callers) in raw.items():
+        by_category[category(filename)] = by_category.get(category(filename), 0.0) + tottime
+        short = filename
+        for marker in ("site-packages/", str(ROOT) + "/"):
+            if marker in short:
+                short = short.split(marker, 1)[1]
+        rows.append((tottime, cumtime, f"{short}:{line}({name})"))
+    rows.sort(reverse=True)
+    # The loop's own code (Seawall's workflow and activities, or the bare loop), by
+    # cumulative time: where a variant's extra work starts.
+    own = sorted(
+        (
+            (cumtime, tottime, f"{frame}")
+            for tottime, cumtime, frame in rows
+            if frame.startswith(("workflows/", "activities/", "bench/bare.py"))
+        ),
+        reverse=True,
+    )
+    return {
+        "prompts": prompts,
+        "cpu_ms_per_prompt": round(total / prompts * 1000, 2),
+        "by_category_ms_per_prompt": {
+            k: round(v / prompts * 1000, 3)
+            for k, v in sorted(by_category.items(), key=lambda kv: -kv[1])
+        },
+        "top_frames": [
+            {
+                "frame": frame,
+                "tottime_ms_per_prompt": round(t / prompts * 1000, 3),
+                "cumtime_ms_per_prompt": round(c / prompts * 1000, 3),
+            }
+            for t, c, frame in rows[:top]
+        ],
+        "loop_code_cum_ms_per_prompt": {
+            frame: round(c / prompts * 1000, 3) for c, _t, frame in own
+        },
+        "loop_code_frames": [
+            {
+                "frame": frame,
+                "cumtime_ms_per_prompt": round(c / prompts * 1000, 3),
+                "tottime_ms_per_prompt": round(t / prompts * 1000, 3),
+            }
+            for c, t, frame in own[:top]
+        ],
+    }
+
+
+async def profile_variant(bench: Bench, variant: str, prompts: int) -> dict[str, Any]:
+    """CPU profile of the worker (event-loop thread + its one workflow-task thread)."""
+    _thread_profiler.clear()
+    executor = concurrent.futures.ThreadPoolExecutor(
+        max_workers=1, initializer=_start_thread_profiler
+    )
+    queue = f"bench-prof-{variant}-{uuid.uuid4().hex[:8]}"
+    make = bare_worker if variant == "d" else seawall_worker
+    worker = make(bench.client, queue, executor)
+    profiled = Bench(bench.client, bench.workload, bench.workspace, {"seawall": queue, "d": queue})
+    main = cProfile.Profile(time.thread_time)
+    async with worker:
+        await profiled.many(variant, 5, 5)  # warm-up, not profiled
+        main.enable()
+        await profiled.many(variant, prompts, 10)
+        main.disable()
+    executor.submit(_stop_thread_profiler).result()
+    executor.shutdown()
+    stats = pstats.Stats(main)
+    for profiler in _thread_profiler:
+        stats.add(profiler)
+    return summarise_profile(stats, prompts)
+
+
+# --- report -------------------------------------------------------------------------------
+
+
+def machine() -> dict[str, Any]:
+    model = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    memory = ""
+    try:
+        first = Path("/proc/meminfo").read_text().splitlines()[0]
+        memory = f"{int(first.split()[1]) // 1024} MiB"
+    except (OSError, IndexError, ValueError):
+        pass
+    return {
+        "cpus": os.cpu_count(),
+        "cpu_model": model,
+        "memory": memory,
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "temporalio": temporalio.__version__,
+    }
+
+
+def print_tables(report: dict[str, Any]) -> None:
+    print()
+    header = (
+        f"{'concurrency':>11}  {'variant':<30} {'prompts':>7} {'wall s':>7} "
+        f"{'prompts/s':>9} {'batch ms median':>15} {'p90':>7} {'CPU ms/prompt':>14}"
+        f" {'(worker+driver | server)':>24}"
+    )
+    print(header)
+    print("-" * len(header))
+    for level in report["levels"]:
+        for row in level["variants"]:
+            print(
+                f"{level['concurrency']:>11}  {row['title']:<30} {row['prompts']:>7} "
+                f"{row['wall_seconds']:>7.2f} {row['prompts_per_second']:>9.2f} "
+                f"{row['batch_latency_ms_median']:>15.2f} {row['batch_latency_ms_p90']:>7.2f} "
+                f"{row['cpu_ms_per_prompt']:>14.1f} "
+                f"{row['cpu_ms_per_prompt_worker']:>12.1f} | "
+                f"{row['cpu_ms_per_prompt_server']:<9.1f}"
+            )
+    print()
+    print("Ratios: per-batch latency / inverse throughput / CPU per prompt; > 1 means costlier")
+    print(
+        f"{'concurrency':>11}  {'b/a guard cost':>22} {'a/d vs bare workflow':>22} "
+        f"{'a/c vs in-process':>24}"
+    )
+    for level in report["levels"]:
+        r = level["ratios"]
+        cells = [
+            f"{r[k]['latency']:.2f} / {r[k]['throughput']:.2f} / {r[k]['cpu']:.2f}"
+            for k in ("b/a", "a/d", "a/c")
+        ]
+        print(f"{level['concurrency']:>11}  {cells[0]:>22} {cells[1]:>22} {cells[2]:>24}")
+    replay = report.get("replay")
+    if replay:
+        print()
+        for r in replay.values():
+            print(
+                f"Replay, {r['title']}: {r['ms_per_1000_events']:.1f} ms per 1,000 history "
+                f"events ({r['histories']} histories of {r['events_per_history']:.0f} events, "
+                f"median of {REPLAY_REPEATS} replays)"
+            )
+    if replay:
+        print(f"History events per prompt, b - a: {event_differences(replay, 'b', 'a')}")
+        print(f"History events per prompt, a - d: {event_differences(replay, 'a', 'd')}")
+    memory = report.get("memory")
+    if memory:
+        for name, m in memory.items():
+            print(
+                f"Worker memory ({name}): {m['kib_per_prompt']:.0f} KiB per cached prompt "
+                f"({m['paused_prompts']} prompts paused mid-prompt; RSS {m['rss_kib'][0]} → "
+                f"{m['rss_kib'][-1]} KiB; second half {m['kib_per_prompt_second_half']:.0f} KiB)"
+            )
+    profile = report.get("profile")
+    if profile:
+        print()
+        print(
+            "Profile (cProfile, worker event-loop thread + workflow-task thread; CPU ms per "
+            "prompt, inflated by the profiler):"
+        )
+        for variant, p in profile.items():
+            cats = ", ".join(
+                f"{k} {v:.1f}" for k, v in list(p["by_category_ms_per_prompt"].items())[:7]
+            )
+            print(f"  {VARIANTS[variant]}: {p['cpu_ms_per_prompt']:.1f} ms — {cats}")
+        for pair, note in report.get("profile_notes", {}).items():
+            print(f"  {pair}: {note}")
+        for variant, p in profile.items():
+            print(f"  top frames by own CPU, {VARIANTS[variant]}:")
+            for frame in p["top_frames"][:6]:
+                print(
+                    f"    {frame['tottime_ms_per_prompt']:7.2f} ms own, "
+                    f"{frame['cumtime_ms_per_prompt']:7.2f} cum  {frame['frame']}"
+                )
+            print(f"  the loop's own code by cumulative CPU, {VARIANTS[variant]}:")
+            for frame in p["loop_code_frames"][:8]:
+                print(
+                    f"    {frame['cumtime_ms_per_prompt']:7.2f} ms cum, "
+                    f"{frame['tottime_ms_per_prompt']:7.2f} own  {frame['frame']}"
+                )
+
+
+def profile_notes(profile: dict[str, Any]) -> dict[str, str]:
+    """Where the extra CPU per prompt goes, category by category."""
+
+    def diff(x: str, y: str) -> str:
+        px, py = profile[x], profile[y]
+        delta = px["cpu_ms_per_prompt"] - py["cpu_ms_per_prompt"]
+        cats = set(px["by_category_ms_per_prompt"]) | set(py["by_category_ms_per_prompt"])
+        parts = sorted(
+            (
+                (
+                    px["by_category_ms_per_prompt"].get(c, 0.0)
+                    - py["by_category_ms_per_prompt"].get(c, 0.0),
+                    c,
+                )
+                for c in cats
+            ),
+            reverse=True,
+        )
+        top = ", ".join(f"{c} {d:+.1f}" for d, c in parts[:5])
+        cx, cy = px["loop_code_cum_ms_per_prompt"], py["loop_code_cum_ms_per_prompt"]
+        code = sorted(
+            ((cx.get(f, 0.0) - cy.get(f, 0.0), f) for f in set(cx) | set(cy)), reverse=True
+        )
+        grown = ", ".join(f"{f} {d:+.1f}" for d, f in code[:6] if d > 0)
+        return (
+            f"{delta:+.1f} ms CPU per prompt; by category: {top}; the loop's own code, "
+            f"cumulative (nested): {grown or 'none'}"
+        )
+
+    notes = {}
+    if "a" in profile and "d" in profile:
+        notes["a vs d"] = diff("a", "d")
+    if "b" in profile and "a" in profile:
+        notes["b vs a"] = diff("b", "a")
+    return notes
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    from seawall.devserver import start_dev_server
+
+    log = print
+    levels = {c: max(c, round(PROMPTS_PER_LEVEL[c] * args.scale)) for c in LEVELS}
+    workload = Workload(batches=args.batches, calls=args.calls)
+    report: dict[str, Any] = {
+        "machine": machine(),
+        "load_average_before": [round(x, 2) for x in os.getloadavg()],
+        "workload": {
+            "batches_per_prompt": workload.batches,
+            "calls_per_batch": workload.calls,
+            "model_steps_per_prompt": workload.batches + 1,
+            "failing_calls_per_prompt": workload.batches,
+        },
+        "iterations": {
+            "prompts_per_level_per_variant": {str(c): n for c, n in levels.items()},
+            "rounds_per_level": {str(c): r for c, r in ROUNDS.items()},
+            "warmup_prompts_per_variant": WARMUP_PROMPTS,
+            "replay_histories": REPLAY_HISTORIES,
+            "memory_paused_prompts": 2 * args.memory_prompts,
+            "profile_prompts_per_variant": args.profile_prompts,
+        },
+    }
+    log(
+        f"Machine: {report['machine']['cpus']} CPUs ({report['machine']['cpu_model']}), "
+        f"load average {report['load_average_before']}"
+    )
+    log(
+        f"Workload: {workload.batches} batches x {workload.calls} calls per prompt; prompts per "
+        f"variant at concurrency 1/10/100: {levels[1]}/{levels[10]}/{levels[100]} in "
+        f"{ROUNDS[1]}/{ROUNDS[10]}/{ROUNDS[100]} interleaved rounds, after {WARMUP_PROMPTS} "
+        "warm-up prompts each"
+    )
+    started = time.perf_counter()
+    env = await start_dev_server()
+    workspace = tempfile.mkdtemp(prefix="seawall-bench-overhead-")
+    try:
+        timing_client = Client(
+            **{**env.client.config(), "interceptors": [TimingInterceptor()]}  # type: ignore[arg-type]
+        )
+        bench = Bench(timing_client, workload, workspace)
+        bench.queues = {
+            "seawall": f"bench-seawall-{uuid.uuid4().hex[:8]}",
+            "d": f"bench-bare-{uuid.uuid4().hex[:8]}",
+        }
+        async with (
+            seawall_worker(timing_client, bench.queues["seawall"]),
+            bare_worker(timing_client, bench.queues["d"]),
+        ):
+            log("Latency and throughput:")
+            results = await measure_levels(bench, levels, log)
+            report["levels"] = [
+                {
+                    "concurrency": c,
+                    "variants": [results[c][v].summary() for v in ("a", "b", "c", "d")],
+                    "ratios": ratios(results[c]),
+                }
+                for c in levels
+            ]
+            log("Replay:")
+            report["replay"] = await measure_replay(
+                bench, {v: results[10][v].ids for v in ("a", "b", "d")}
+            )
+            worst = max(
+                max(level["ratios"]["b/a"]["latency"], level["ratios"]["a/d"]["latency"])
+                for level in report["levels"]
+            )
+            if args.profile == "always" or (args.profile == "auto" and worst > RATIO_LIMIT):
+                log(f"Profiling (a worst b/a or a/d ratio of {worst:.2f} > {RATIO_LIMIT}):")
+                report["profile"] = {
+                    v: await profile_variant(bench, v, args.profile_prompts)
+                    for v in ("a", "b", "d")
+                }
+                report["profile_notes"] = profile_notes(report["profile"])
+        if args.memory_prompts > 0:
+            log("Worker memory:")
+            target = env.client.service_client.config.target_host
+            report["memory"] = await measure_memory(
+                bench, target, env.client.namespace, args.memory_prompts
+            )
+    finally:
+        await env.shutdown()
+    report["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
+    report["seconds"] = round(time.perf_counter() - started, 1)
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--scale", type=float, default=1.0, help="multiply the prompt counts")
+    parser.add_argument("--batches", type=int, default=5)
+    parser.add_argument("--calls", type=int, default=4)
+    parser.add_argument(
+        "--profile",
+        choices=["auto", "always", "never"],
+        default="auto",
+        help="profile when a b/a or a/d ratio is worse than 1.10 (auto)",
+    )
+    parser.add_argument("--profile-prompts", type=int, default=PROFILE_PROMPTS)
+    parser.add_argument(
+        "--memory-prompts",
+        type=int,
+        default=MEMORY_PROMPTS,
+        help="paused prompts per step of the memory measurement (0: skip)",
+    )
+    parser.add_argument("--json", type=Path, default=DEFAULT_JSON)
+    parser.add_argument("--serve-worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--address", help=argparse.SUPPRESS)
+    parser.add_argument("--namespace", default="default", help=argparse.SUPPRESS)
+    parser.add_argument("--task-queue", help=argparse.SUPPRESS)
+    parser.add_argument("--kind", choices=["seawall", "bare"], help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.serve_worker:
+        asyncio.run(serve_worker(args.address, args.namespace, args.task_queue, args.kind))
+        return 0
+
+    from seawall.logs import configure_logging
+
+    configure_logging("json", "ERROR")
+    report = asyncio.run(run(args))
+    print_tables(report)
+    print()
+    print(
+        f"Load average before {report['load_average_before']}, after "
+        f"{report['load_average_after']}; {report['seconds']} s in all"
+    )
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(f"Wrote {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
