@@ -23,6 +23,19 @@ def check_fixture(call: ToolCall, fixture: FixtureTool) -> ToolOutcome | None:
     return None
 
 
+def cancelled_fixture_outcome(call: ToolCall, fixture: FixtureTool) -> ToolOutcome:
+    """What a hanging fixture reports once the prompt cancels it."""
+    return ToolOutcome(
+        call_id=call.call_id,
+        tool_name=call.name,
+        policy_tool_name=call.name,
+        tool_type=fixture.tool_type,
+        status=TerminalStatus.CANCELLED,
+        execution_status=ExecutionStatus.CANCELLED,
+        content=CANCELLED_CONTENT,
+    )
+
+
 async def run_fixture(
     call: ToolCall, fixture: FixtureTool, ordinal: int, heartbeat: Callable[[], None]
 ) -> ToolOutcome:
@@ -35,15 +48,7 @@ async def run_fixture(
                 heartbeat()
                 await asyncio.sleep(HANG_HEARTBEAT_SECONDS)
         except asyncio.CancelledError:
-            return ToolOutcome(
-                call_id=call.call_id,
-                tool_name=call.name,
-                policy_tool_name=call.name,
-                tool_type=fixture.tool_type,
-                status=TerminalStatus.CANCELLED,
-                execution_status=ExecutionStatus.CANCELLED,
-                content=CANCELLED_CONTENT,
-            )
+            return cancelled_fixture_outcome(call, fixture)
     execution_error_type = scripted.execution_error_type
     if execution_error_type is None and scripted.execution_status == ExecutionStatus.ERROR:
         execution_error_type = scripted.error_type

@@ -27,14 +27,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from activities.fixtures import CANCELLED_CONTENT, run_fixture
+from activities.fixtures import cancelled_fixture_outcome, run_fixture
 from activities.mcp.names import is_mcp_name
 from activities.model import scripted_turn, to_tool_call
 from activities.tool_runner import admit, builtin_tool_specs
 from activities.tools import BUILTIN_TOOLS
 from seawall.scenario import Scenario, ScenarioEvent
 from seawall.scenario_runner import prompt_input
-from workflows.activity_io import CallModelInput, FixtureTool, ToolSpec
+from workflows.activity_io import CallModelInput, ToolSpec
 from workflows.conversation import Message, Role, mid_turn_message, system_message
 from workflows.guard import (
     REPEATED_TOOL_FAILURE_REMINDER,
@@ -225,19 +225,6 @@ def _complete(coro: Coroutine[Any, Any, ToolOutcome]) -> ToolOutcome:
     raise SimulationError("a fixture outcome suspended unexpectedly")
 
 
-def _hang_cancelled(call: ToolCall, fixture: FixtureTool) -> ToolOutcome:
-    """What a hanging fixture reports when the prompt is cancelled (activities.fixtures)."""
-    return ToolOutcome(
-        call_id=call.call_id,
-        tool_name=call.name,
-        policy_tool_name=call.name,
-        tool_type=fixture.tool_type,
-        status=TerminalStatus.CANCELLED,
-        execution_status=ExecutionStatus.CANCELLED,
-        content=CANCELLED_CONTENT,
-    )
-
-
 class _Replay:
     """The parts of a prompt that every policy shares: model, tools, events, counts."""
 
@@ -395,7 +382,7 @@ class _Replay:
                         "cancel event ends it"
                     )
                 fixture = self.input.fixture_tools[calls[index].name]
-                outcome = _hang_cancelled(calls[index], fixture)
+                outcome = cancelled_fixture_outcome(calls[index], fixture)
             settled[index] = outcome
         outcomes = [settled[index] for index in range(len(calls))]
         trace.failed = sum(1 for index in running if settled[index].status == TerminalStatus.ERROR)
