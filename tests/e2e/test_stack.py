@@ -21,6 +21,7 @@ import pytest
 from workflows.guard import REPEATED_TOOL_FAILURE_STOP_MESSAGE
 
 SEAWALL = str(Path(sys.executable).parent / "seawall")
+JSON = {"content-type": "application/json"}
 
 
 def free_port() -> int:
@@ -197,3 +198,77 @@ async def test_the_stack_over_http(gateway: tuple[httpx.AsyncClient, Path]) -> N
         first["prompt_id"],
         second["prompt_id"],
     ]
+
+
+async def test_bad_input_gets_its_4xx_and_loses_no_queued_prompt(
+    gateway: tuple[httpx.AsyncClient, Path],
+) -> None:
+    http, workspaces = gateway
+    script = {
+        "turns": [
+            {"tool_calls": [shell(wait_for_file("1"))]},
+            {"text": "first done"},
+            {"text": "second done"},
+        ]
+    }
+    session_id = (await http.post("/v1/sessions", json={"model_script": script})).json()[
+        "session_id"
+    ]
+    first = (await http.post(f"/v1/sessions/{session_id}/prompts", json={"text": "a"})).json()
+    second = (await http.post(f"/v1/sessions/{session_id}/prompts", json={"text": "b"})).json()
+
+    async def pending() -> str | None:
+        view = (await http.get(f"/v1/prompts/{first['prompt_id']}")).json()
+        requests = (view.get("status") or {}).get("pending_permissions") or []
+        return requests[0]["request_id"] if requests else None
+
+    request_id = await until(pending)
+    s, p = f"/v1/sessions/{session_id}", f"/v1/prompts/{first['prompt_id']}"
+    table: list[tuple[str, str, dict[str, Any], int]] = [
+        ("POST", "/v1/sessions", {"content": b"{not json", "headers": JSON}, 400),
+        ("POST", "/v1/sessions", {"json": {"approval_mode": "sometimes"}}, 422),
+        ("POST", "/v1/sessions", {"json": {"surprise": 1}}, 422),
+        ("POST", f"{s}/prompts", {"json": {"text": ""}}, 422),
+        ("POST", f"{s}/prompts", {"json": {"text": "x" * 100_001}}, 413),
+        ("POST", f"{s}/prompts", {"json": []}, 422),
+        (
+            "POST",
+            f"{s}/prompts",
+            {"content": b"\xff\xfe", "headers": JSON},
+            400,
+        ),
+        ("POST", "/v1/sessions/nope/prompts", {"json": {"text": "hi"}}, 404),
+        ("POST", f"{s}/input", {"json": {}}, 422),
+        ("POST", "/v1/sessions/nope/input", {"json": {"text": "x"}}, 404),
+        ("POST", "/v1/sessions/nope/cancel", {}, 404),
+        ("GET", "/v1/sessions/nope", {}, 404),
+        ("GET", "/v1/prompts/nope", {}, 404),
+        ("POST", "/v1/prompts/nope/permissions/p-1", {"json": {"approve": True}}, 404),
+        ("POST", f"{p}/permissions/permission-99", {"json": {"approve": True}}, 404),
+        ("POST", f"{p}/permissions/{request_id}", {"json": {"approve": "maybe"}}, 422),
+        ("GET", f"{p}/events", {"headers": {"Last-Event-ID": "abc"}}, 400),
+    ]
+    for method, path, options, expected in table:
+        response = await http.request(method, path, **options)
+        assert response.status_code == expected, (method, path, response.text)
+        detail = response.json()["detail"]
+        assert isinstance(detail, str) and detail, (method, path)
+
+    assert (await http.get("/healthz")).status_code == 200
+    session = (await http.get(s)).json()
+    assert session["running_prompt_id"] == first["prompt_id"]
+    assert session["queued_prompt_ids"] == [second["prompt_id"]]
+
+    answered = await http.post(f"{p}/permissions/{request_id}", json={"approve": True})
+    assert answered.status_code == 200
+    (workspaces / session_id / "go-1").touch()
+
+    async def result(prompt_id: str) -> dict[str, Any] | None:
+        return (await http.get(f"/v1/prompts/{prompt_id}")).json().get("result")
+
+    assert (await until(lambda: result(first["prompt_id"])))["messages"][-1]["content"] == (
+        "first done"
+    )
+    assert (await until(lambda: result(second["prompt_id"])))["messages"][-1]["content"] == (
+        "second done"
+    )
