@@ -41,3 +41,34 @@ def system_message(text: str) -> Message:
 
 def mid_turn_message(text: str) -> Message:
     return Message(role=Role.USER, content=MID_TURN_INPUT_PREFIX + text)
+
+
+# Every model request carries the conversation as an activity input, and the prompt's
+# result returns it: Temporal fails a workflow task whose payload passes 2 MB (and retries
+# it forever). Stay well below, leaving room for JSON escaping and the other fields.
+MAX_CONVERSATION_CHARS = 1_000_000
+
+
+def conversation_chars(messages: list[Message]) -> int:
+    return sum(
+        len(m.content) + sum(len(c.name) + len(c.raw_arguments or "{}") for c in m.tool_calls)
+        for m in messages
+    )
+
+
+def recent_history(messages: list[Message], budget: int) -> list[Message]:
+    """The newest whole prompts of a conversation that fit in ``budget`` characters: it is
+    cut only where a user prompt starts, so no tool result loses its call."""
+    kept: list[Message] = []
+    size = 0
+    pending: list[Message] = []
+    for message in reversed(messages):
+        pending.append(message)
+        if message.role is Role.USER and not message.content.startswith(MID_TURN_INPUT_PREFIX):
+            chunk = conversation_chars(pending)
+            if size + chunk > budget:
+                break
+            kept = list(reversed(pending)) + kept
+            size += chunk
+            pending = []
+    return kept

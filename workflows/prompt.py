@@ -35,7 +35,14 @@ with workflow.unsafe.imports_passed_through():
         RunToolInput,
         ToolSpec,
     )
-    from workflows.conversation import Message, Role, mid_turn_message, system_message
+    from workflows.conversation import (
+        MAX_CONVERSATION_CHARS,
+        Message,
+        Role,
+        conversation_chars,
+        mid_turn_message,
+        system_message,
+    )
     from workflows.guard import (
         REPEATED_TOOL_FAILURE_REMINDER,
         REPEATED_TOOL_FAILURE_STOP_MESSAGE,
@@ -337,6 +344,13 @@ class PromptWorkflow:
         while True:
             if self._model_requests >= prompt.max_model_requests:
                 return StopReason.MAX_TURN_REQUESTS, None, None
+            if conversation_chars(self._messages) > MAX_CONVERSATION_CHARS:
+                return (
+                    StopReason.ERROR,
+                    None,
+                    f"the conversation passed {MAX_CONVERSATION_CHARS} characters, the most "
+                    "a durable prompt carries; start a new session or prompt",
+                )
             try:
                 reply = await self._call_model()
             except ActivityError as err:

@@ -22,7 +22,7 @@ with workflow.unsafe.imports_passed_through():
         OperatorSettings,
         ResolveOperatorSettingsInput,
     )
-    from workflows.conversation import Message
+    from workflows.conversation import MAX_CONVERSATION_CHARS, Message, recent_history
     from workflows.guard import GuardMode
     from workflows.prompt import PromptWorkflow
     from workflows.prompt_io import PromptInput, PromptResult, QueuedPrompt, StopReason, UserInput
@@ -143,7 +143,8 @@ class SessionWorkflow:
             prompt=item.text,
             workspace_root=settings.workspace_root,
             model=settings.model,
-            history=self._conversation,
+            # Older prompts drop out first, so a long session never outgrows a payload.
+            history=recent_history(self._conversation, MAX_CONVERSATION_CHARS // 2),
             client_metadata=settings.client_metadata,
             guard_mode=self._guard_mode,
             refusal_mode=settings.refusal_mode,

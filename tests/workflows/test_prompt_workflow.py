@@ -632,3 +632,19 @@ async def test_a_recheck_after_a_successful_edit_runs_instead_of_being_refused(
     assert result.tool_calls.executed == 9
     assert result.stop_reason is StopReason.END_TURN
     assert result.messages[-1].content == "all green"
+
+
+async def test_a_conversation_too_large_for_a_payload_ends_the_prompt_with_an_error(
+    client: Client, task_queue: str
+) -> None:
+    big = {"outcomes": [ok("x" * 300_000)]}
+    spec = scenario(
+        mode="enforce",
+        tools={"dump": big},
+        model={"turns": [calls("dump", 4), {"text": "never reached"}]},
+    )
+    result = await run(client, task_queue, spec)
+
+    assert result.stop_reason is StopReason.ERROR
+    assert "characters" in (result.error or "")
+    assert result.model_requests == 1
