@@ -188,8 +188,11 @@ async def _execute(
         )
     except Exception as exc:
         # A bug in the tool, not the model's mistake: reported to the model like any
-        # failure (so the prompt can go on) and logged with its traceback for the operator.
-        _log.exception("tool_unhandled_exception", tool=tool.name, exc_type=type(exc).__name__)
+        # failure (so the prompt can go on). The operator's log names the tool and the
+        # exception type only: a traceback would carry raw error text and paths. A failing
+        # log handler must not turn this into an activity failure.
+        with contextlib.suppress(Exception):
+            _log.error("tool_unhandled_exception", tool=tool.name, exc_type=type(exc).__name__)
         text = f"{type(exc).__name__}: {exc}"[:MAX_EXCEPTION_TEXT_CHARS]
         message = f"Tool {tool.name!r} failed unexpectedly: {text}"
         return _settled(

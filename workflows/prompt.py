@@ -570,7 +570,8 @@ class PromptWorkflow:
                     CheckToolCallInput(call=call, fixture=fixture),
                     result_type=ToolOutcome | None,  # type: ignore[arg-type]
                     start_to_close_timeout=QUICK_ACTIVITY,
-                    summary=f"{call.name}: validate (batch {batch})",
+                    summary=f"{telemetry.tool_label(policy, spec.tool_type)}: validate "
+                    f"(batch {batch})",
                 )
                 if invalid is not None:
                     return invalid
@@ -601,7 +602,9 @@ class PromptWorkflow:
                 heartbeat_timeout=TOOL_HEARTBEAT_TIMEOUT,
                 retry_policy=TOOL_RETRY,
                 cancellation_type=workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-                summary=f"{call.name} (batch {batch})",
+                # Names MCP tools only as "mcp": their names carry the server's name.
+                summary=f"{telemetry.tool_label(policy, spec.tool_type if spec else None)} "
+                f"(batch {batch})",
             )
             return outcome
         except ActivityError as err:
