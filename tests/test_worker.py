@@ -134,3 +134,25 @@ async def test_sigkilled_worker_mid_batch_loses_nothing_and_reruns_no_completed_
     assert result.stop_reason == reference.stop_reason
     assert result.loop_type == reference.loop_type
     assert [e.decision for e in result.guard] == ["tracked", "warn", "stop"]
+
+
+async def test_worker_shuts_down_gracefully_on_sigterm(temporal_env: WorkflowEnvironment) -> None:
+    address = temporal_env.client.service_client.config.target_host
+    process = subprocess.Popen(
+        [sys.executable, str(ROOT / "worker.py"), "--address", address, "--task-queue", "bye"],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stderr is not None
+    started = await asyncio.wait_for(
+        asyncio.to_thread(lambda: next(x for x in process.stderr if "worker_started" in x)), 60
+    )
+    assert '"task_queue": "bye"' in started
+
+    process.send_signal(signal.SIGTERM)
+    _, rest = await asyncio.to_thread(process.communicate, timeout=60)
+
+    assert process.returncode == 0
+    assert "worker_stopped" in rest
