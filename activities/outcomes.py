@@ -1,5 +1,5 @@
 """Outcome builders shared by every tool runner (built-in, MCP): one shape for a call that
-never reached its tool, whatever refused it."""
+never reached its tool, whatever refused it, and one for a call that ran."""
 
 from __future__ import annotations
 
@@ -25,4 +25,31 @@ def not_started_outcome(
         error_type=error_type,
         content=message,
         error_message=message,
+    )
+
+
+def settled_outcome(
+    call: ToolCall,
+    *,
+    policy_tool_name: str,
+    tool_type: str,
+    status: TerminalStatus,
+    execution_status: ExecutionStatus,
+    content: str,
+    error_type: str | None = None,
+    error_message: str | None = None,
+) -> ToolOutcome:
+    """The call reached its tool. The execution error type is frozen here, at
+    execute-settle; post-processing may change only the terminal ``error_type``."""
+    return ToolOutcome(
+        call_id=call.call_id,
+        tool_name=call.name,
+        policy_tool_name=policy_tool_name,
+        tool_type=tool_type,
+        status=status,
+        execution_status=execution_status,
+        execution_error_type=error_type,
+        error_type=error_type,
+        content=content,
+        error_message=error_message,
     )

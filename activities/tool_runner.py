@@ -46,7 +46,7 @@ from workflows.outcome import (
 
 from .fixtures import CANCELLED_CONTENT, check_fixture, run_fixture
 from .mcp import current_settings, is_mcp_name
-from .outcomes import not_started_outcome
+from .outcomes import not_started_outcome, settled_outcome
 from .tools import BUILTIN_TOOLS, BuiltinTool, ToolContext, ToolFailure
 
 HEARTBEAT_INTERVAL_SECONDS = 2.0
@@ -149,17 +149,14 @@ def _settled(
     error_type: str | None = None,
     error_message: str | None = None,
 ) -> ToolOutcome:
-    return ToolOutcome(
-        call_id=call.call_id,
-        tool_name=call.name,
+    return settled_outcome(
+        call,
         policy_tool_name=tool.name,
         tool_type=ToolType.NATIVE,
         status=status,
         execution_status=execution_status,
-        # Frozen here, at execute-settle; post-processing may change only ``error_type``.
-        execution_error_type=error_type,
-        error_type=error_type,
         content=content,
+        error_type=error_type,
         error_message=error_message,
     )
 

@@ -29,7 +29,7 @@ from mcp.types import INVALID_PARAMS, CallToolResult, Tool
 from activities.mcp.config import McpSettings, ServerConfig, current_settings
 from activities.mcp.names import qualified_name, server_of
 from activities.mcp.pool import McpConnection, McpConnectionLost, McpUnavailable, get_pool
-from activities.outcomes import not_started_outcome
+from activities.outcomes import not_started_outcome, settled_outcome
 from workflows.activity_io import RunToolInput, ToolSpec
 from workflows.outcome import (
     ExecutionStatus,
@@ -136,18 +136,15 @@ def _ran(
     content: str,
     error_type: ToolErrorType | None = None,
 ) -> ToolOutcome:
-    failed = status is TerminalStatus.ERROR
-    return ToolOutcome(
-        call_id=call.call_id,
-        tool_name=call.name,
+    return settled_outcome(
+        call,
         policy_tool_name=call.name,
         tool_type=ToolType.MCP,
         status=status,
         execution_status=execution_status,
-        execution_error_type=error_type,
-        error_type=error_type,
         content=content,
-        error_message=content if failed else None,
+        error_type=error_type,
+        error_message=content if status is TerminalStatus.ERROR else None,
     )
 
 
