@@ -59,7 +59,7 @@ from workflows.prompt import (
     _call_digest,
     _observation,
     _tool_message,
-    guard_mode_for_route,
+    guard_forced_off,
 )
 from workflows.prompt_io import (
     ApprovalMode,
@@ -426,10 +426,7 @@ def simulate_seawall(
     """
     r = _Replay(scenario, mode)
     inp = r.input
-    if guard_mode_for_route(inp, GuardMode.SHADOW) is GuardMode.OFF:
-        guard_mode = GuardMode.OFF
-    else:
-        guard_mode = inp.guard_mode or operator_mode
+    guard_mode = GuardMode.OFF if guard_forced_off(inp) else (inp.guard_mode or operator_mode)
     state = GuardState()
     entries: list[GuardEntry] = []
     failed_calls = FailedCallLog(

@@ -129,16 +129,14 @@ PERMISSION_DENIED_CONTENT = "The user did not approve this call; it was not run.
 MUTATING_TOOLS_ALLOWED_IN_AUTO_EDIT = frozenset({"write_file", "edit_file"})
 
 
-def guard_mode_for_route(prompt: PromptInput, operator_mode: GuardMode) -> GuardMode:
-    """Channel prompts and the cron, notification and background routes run unguarded."""
-    if prompt.route is not Route.INTERACTIVE or bool(prompt.client_metadata.get("channel")):
-        return GuardMode.OFF
-    return operator_mode
-
-
 def route_label(prompt: PromptInput) -> str:
     """The route as a telemetry label: a channel prompt is its own route."""
     return "channel" if prompt.client_metadata.get("channel") else prompt.route.value
+
+
+def guard_forced_off(prompt: PromptInput) -> bool:
+    """Channel prompts and the cron, notification and background routes run unguarded."""
+    return route_label(prompt) != Route.INTERACTIVE.value
 
 
 def _cancelled_outcome(call: ToolCall, policy: str | None, execution: str) -> ToolOutcome:
@@ -327,7 +325,7 @@ class PromptWorkflow:
 
     async def _resolve_guard_mode(self) -> GuardMode:
         prompt = self._input
-        if guard_mode_for_route(prompt, GuardMode.SHADOW) is GuardMode.OFF:
+        if guard_forced_off(prompt):
             return GuardMode.OFF
         if prompt.guard_mode is not None:
             return prompt.guard_mode
