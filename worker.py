@@ -2,7 +2,7 @@
 
 Every flag can also come from the environment (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
 SEAWALL_TASK_QUEUE, …) or the operator's user config file, through the one settings model
-(``seawall.settings``; ``seawall config`` shows the effective values). The pydantic data
+(``seawall.runtime.settings``; ``seawall config`` shows the effective values). The pydantic data
 converter is used here, by the CLI and by the replay tests alike, so payloads decode the
 same everywhere.
 """
@@ -26,10 +26,10 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 
 from activities import ALL_ACTIVITIES
 from activities.mcp.pool import close_pool
-from seawall.logs import LOG_FORMATS, configure_logging
-from seawall.metrics import build_runtime, telemetry_environ
-from seawall.settings import LOG_LEVELS, SettingsError, load_settings
-from seawall.temporal_setup import ensure_search_attributes
+from seawall.runtime.logs import LOG_FORMATS, configure_logging
+from seawall.runtime.metrics import build_runtime, telemetry_environ
+from seawall.runtime.settings import LOG_LEVELS, SettingsError, load_settings
+from seawall.runtime.temporal_setup import ensure_search_attributes
 from workflows.prompt import PromptWorkflow
 from workflows.session import SessionWorkflow
 
@@ -150,8 +150,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
     configure_logging(args.log_format, args.log_level)
     if args.otel_tracing:
-        from seawall.metrics import global_attributes
-        from seawall.tracing import TracingUnavailable, build_tracing, parse_resource_attributes
+        from seawall.runtime.metrics import global_attributes
+        from seawall.runtime.tracing import (
+            TracingUnavailable,
+            build_tracing,
+            parse_resource_attributes,
+        )
 
         environ = args.telemetry_environ
         try:

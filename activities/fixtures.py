@@ -1,4 +1,5 @@
-"""Scenario fixture tools: tools whose outcomes a scenario scripts (SPEC section 9).
+"""Scenario fixture tools: tools whose outcomes a scenario scripts (docs/architecture.md, "Scenario
+runs").
 
 A fixture reports exactly what it was told, including a missing or never-seen execution
 status and contract-violating pairs, so scenarios can drive the guard down its fail-open

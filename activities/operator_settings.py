@@ -1,11 +1,12 @@
-"""Operator settings, resolved once per session through an activity (SPEC section 6).
+"""Operator settings, resolved once per session through an activity (docs/architecture.md, "The
+prompt loop").
 
 The guard mode is an operator decision, so it is read only from the worker's process
 environment and the operator's user-level config file. Anything inside a workspace (a
 project ``.env``, ``.seawall/``, ``.qwen/.env``, workspace settings) is under the control
 of whoever wrote the repository, who must not be able to switch the guard off or on; this
 module therefore never looks at the working directory. The resolution itself lives in
-:mod:`seawall.settings`, the one settings model of the worker, the gateway and the CLI.
+:mod:`seawall.runtime.settings`, the one settings model of the worker, the gateway and the CLI.
 Resolving in an activity keeps the workflow deterministic: the result is recorded in
 history and replayed as is.
 """
@@ -20,7 +21,7 @@ from pathlib import Path
 import structlog
 from temporalio import activity
 
-from seawall.settings import (
+from seawall.runtime.settings import (
     DEFAULT_GUARD_MODE,
     GUARD_MODE_CONFIG_KEY,
     GUARD_MODE_ENV,
@@ -30,7 +31,7 @@ from seawall.settings import (
     UserConfig,
     user_config_path,
 )
-from seawall.settings import resolve_guard_mode as _resolve_from_sources
+from seawall.runtime.settings import resolve_guard_mode as _resolve_from_sources
 from workflows.activity_io import (
     RESOLVE_OPERATOR_SETTINGS,
     OperatorSettings,
@@ -60,7 +61,7 @@ def resolve(environ: Mapping[str, str], config_path: Path | None) -> GuardModeRe
     """The guard mode with its source and, when a value was rejected, why.
 
     The same resolution as the ``repeated_tool_failure_guard`` field of
-    :class:`seawall.settings.SeawallSettings` (and ``seawall config``), reading only the
+    :class:`seawall.runtime.settings.SeawallSettings` (and ``seawall config``), reading only the
     guard's own sources so an unrelated bad setting cannot change the mode.
     """
     return _resolve_from_sources(environ, UserConfig.read(config_path))

@@ -1,4 +1,5 @@
-"""The tool activities: run one tool call and report it on both status axes (SPEC section 3).
+"""The tool activities: run one tool call and report it on both status axes (docs/architecture.md,
+"The outcome contract").
 
 This is where a call's ``execution_status`` is frozen: ``not_started`` when the call never
 reached its tool (unknown name, broken or invalid arguments), the tool's own result when it
@@ -251,7 +252,8 @@ def truncate_output(outcome: ToolOutcome, root: Path, max_chars: int) -> ToolOut
     """Bound the content the model sees, keeping the full text in a workspace file.
 
     Runs after execution settled: a failure here changes the terminal status and error
-    type only, so ``execution_status`` still says the tool ran (SPEC section 3).
+    type only, so ``execution_status`` still says the tool ran (docs/architecture.md,
+    "The outcome contract").
     """
     content = outcome.content
     if max_chars <= 0 or len(content) <= max_chars:

@@ -52,7 +52,7 @@ from bench.simulate import (  # noqa: E402
     simulate_seawall,
     verdict_differences,
 )
-from seawall.scenario import Scenario, ScenarioError, load_scenario  # noqa: E402
+from seawall.scenario.format import Scenario, ScenarioError, load_scenario  # noqa: E402
 from workflows.guard import GuardMode  # noqa: E402
 
 DEFAULT_CORPUS = ROOT / "bench" / "corpus"
@@ -320,8 +320,8 @@ def pick_sample(entries: list[Entry], size: int) -> list[Entry]:
 
 async def check_real(entries: list[Entry]) -> list[dict[str, Any]]:
     """Run ``entries`` through the real workflow and compare with the simulator."""
-    from seawall.devserver import start_dev_server
-    from seawall.scenario_runner import run_scenario
+    from seawall.runtime.devserver import start_dev_server
+    from seawall.scenario.driver import run_scenario
     from worker import build_worker
 
     env = await start_dev_server()
@@ -507,7 +507,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=DEFAULT_JSON, help="where to write results")
     args = parser.parse_args(argv)
 
-    from seawall.logs import configure_logging
+    from seawall.runtime.logs import configure_logging
 
     configure_logging("json", "ERROR")
     try:

@@ -504,7 +504,7 @@ def rss_kib(pid: int) -> int:
 
 async def serve_worker(address: str, namespace: str, queue: str, kind: str) -> None:
     """``--serve-worker``: a worker process for the memory measurement."""
-    from seawall.logs import configure_logging
+    from seawall.runtime.logs import configure_logging
     from worker import connect
 
     configure_logging("json", "ERROR")
@@ -874,7 +874,7 @@ def profile_notes(profile: dict[str, Any]) -> dict[str, str]:
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
-    from seawall.devserver import start_dev_server
+    from seawall.runtime.devserver import start_dev_server
 
     log = print
     levels = {c: max(c, round(PROMPTS_PER_LEVEL[c] * args.scale)) for c in LEVELS}
@@ -990,7 +990,7 @@ def main(argv: list[str] | None = None) -> int:
         asyncio.run(serve_worker(args.address, args.namespace, args.task_queue, args.kind))
         return 0
 
-    from seawall.logs import configure_logging
+    from seawall.runtime.logs import configure_logging
 
     configure_logging("json", "ERROR")
     report = asyncio.run(run(args))

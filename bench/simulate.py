@@ -32,8 +32,8 @@ from activities.mcp.names import is_mcp_name
 from activities.model import scripted_turn, to_tool_call
 from activities.tool_runner import admit, builtin_tool_specs
 from activities.tools import BUILTIN_TOOLS
-from seawall.scenario import Scenario, ScenarioEvent
-from seawall.scenario_runner import prompt_input
+from seawall.scenario.driver import prompt_input
+from seawall.scenario.format import Scenario, ScenarioEvent
 from workflows.activity_io import CallModelInput, ToolSpec
 from workflows.conversation import Message, Role, mid_turn_message, system_message
 from workflows.guard import (

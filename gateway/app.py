@@ -1,4 +1,5 @@
-"""The FastAPI app: a thin edge over the Temporal client (SPEC section 7).
+"""The FastAPI app: a thin edge over the Temporal client (docs/architecture.md, "Sessions and the
+gateway").
 
 Each route is one Temporal call (or two: a describe to tell "closed" from "unknown"); all
 state lives in the session and prompt workflows, so the gateway can restart, or run as

@@ -23,9 +23,9 @@ from temporalio.client import Client
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from seawall.devserver import start_dev_server  # noqa: E402
-from seawall.scenario import load_scenario  # noqa: E402
-from seawall.scenario_runner import run_scenario  # noqa: E402
+from seawall.runtime.devserver import start_dev_server  # noqa: E402
+from seawall.scenario.driver import run_scenario  # noqa: E402
+from seawall.scenario.format import load_scenario  # noqa: E402
 from worker import build_worker  # noqa: E402
 from workflows.activity_io import ModelScript, ModelSpec  # noqa: E402
 from workflows.guard import GuardMode  # noqa: E402

@@ -10,7 +10,7 @@ import pytest_asyncio
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from seawall.devserver import start_dev_server
+from seawall.runtime.devserver import start_dev_server
 from worker import build_worker
 
 

@@ -8,8 +8,8 @@ from typing import Any
 
 from temporalio.client import Client
 
-from seawall.scenario import Scenario, load_scenario
-from seawall.scenario_runner import run_scenario
+from seawall.scenario.driver import run_scenario
+from seawall.scenario.format import Scenario, load_scenario
 from workflows.conversation import Message, Role
 from workflows.guard import (
     REPEATED_TOOL_FAILURE_REMINDER,

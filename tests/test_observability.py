@@ -19,7 +19,7 @@ from pathlib import Path
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from seawall.scenario_runner import run_scenario
+from seawall.scenario.driver import run_scenario
 from tests.scenario_helpers import scenario_file
 from workflows.guard import GuardMode
 from workflows.prompt import PromptWorkflow

@@ -1,4 +1,5 @@
-"""Guard telemetry never carries user data (SPEC section 8, seed "Telemetry and privacy").
+"""Guard telemetry never carries user data (docs/architecture.md, "Observability and privacy", seed
+"Telemetry and privacy").
 
 Scripted prompts put unique sentinel strings in every place user data can be: tool
 arguments (parsed and raw), tool results, absolute paths outside the workspace, error
@@ -21,9 +22,9 @@ from temporalio.api.sdk.v1 import WorkflowMetadata
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from seawall.logs import PAYLOAD_OMITTED
-from seawall.scenario import Scenario
-from seawall.scenario_runner import run_scenario
+from seawall.runtime.logs import PAYLOAD_OMITTED
+from seawall.scenario.driver import run_scenario
+from seawall.scenario.format import Scenario
 from tests.scenario_helpers import fail, ok, scenario
 from tests.telemetry_helpers import GUARD_EVENTS, free_port, worker_process
 from workflows.guard import GuardMode
@@ -227,7 +228,7 @@ async def test_no_sentinel_reaches_guard_logs_metrics_or_search_attributes(
     }
     assert leaks == {}, f"guard telemetry carries user data: {leaks}"
     # Beyond the guard's lines: nothing the worker logged, even at DEBUG, carries user data
-    # (the SDK's payload dumps are redacted by seawall.logs).
+    # (the SDK's payload dumps are redacted by seawall.runtime.logs).
     everywhere = {
         str(line.get("event"))[:80]: found_in(json.dumps(line), sentinels)
         for line in logs

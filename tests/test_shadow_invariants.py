@@ -27,8 +27,8 @@ from typing import Any
 import pytest
 from temporalio.client import Client
 
-from seawall.scenario import Scenario
-from seawall.scenario_runner import run_scenario
+from seawall.scenario.driver import run_scenario
+from seawall.scenario.format import Scenario
 from tests.scenario_helpers import calls, fail, reminders, scenario, scenario_file, stops
 from workflows.guard import GuardMode, failure_count_bucket
 from workflows.prompt import PromptWorkflow

@@ -1,4 +1,4 @@
-"""A telemetry failure never changes the loop (SPEC section 8).
+"""A telemetry failure never changes the loop (docs/architecture.md, "Observability and privacy").
 
 The same scripted prompts give the same ``PromptResult`` (everything but the workflow id)
 when every log line Seawall emits raises in its handler, and when the worker's OTLP
@@ -21,10 +21,10 @@ import structlog
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from seawall.logs import configure_logging
-from seawall.scenario import Scenario
-from seawall.scenario_runner import run_scenario
-from seawall.settings import GUARD_MODE_ENV
+from seawall.runtime.logs import configure_logging
+from seawall.runtime.settings import GUARD_MODE_ENV
+from seawall.scenario.driver import run_scenario
+from seawall.scenario.format import Scenario
 from tests.scenario_helpers import scenario_file
 from tests.telemetry_helpers import closed_port, worker_process
 from workflows.prompt_io import PromptResult

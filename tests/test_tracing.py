@@ -14,8 +14,8 @@ import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from temporalio.client import Client
 
-from seawall.scenario_runner import run_scenario
-from seawall.tracing import INSTALL_HINT, TracingUnavailable, build_tracing
+from seawall.runtime.tracing import INSTALL_HINT, TracingUnavailable, build_tracing
+from seawall.scenario.driver import run_scenario
 from tests.scenario_helpers import scenario_file
 from worker import build_worker
 

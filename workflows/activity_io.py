@@ -99,7 +99,8 @@ class ModelReply(_Strict):
 
 
 class FixtureOutcome(_Strict):
-    """A scripted tool outcome (SPEC section 9). Any contract field may be set, including
+    """A scripted tool outcome (docs/architecture.md, "Scenario runs"). Any contract field may be
+    set, including
     a missing (``None``) or never-seen execution status and contract-violating pairs.
     ``error_type`` also sets the frozen ``execution_error_type`` unless that is given;
     ``hang`` makes the call run until it is cancelled."""

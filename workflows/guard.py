@@ -1,6 +1,7 @@
 """The repeated tool execution failure guard: a pure reducer over settled tool batches.
 
-Seed ``000_…`` and SPEC section 4. The workflow holds a :class:`GuardState` and calls
+Seed ``000_…`` and docs/architecture.md, "The repeated tool failure guard". The workflow holds a
+:class:`GuardState` and calls
 :func:`reduce` once per fully settled batch; the returned :class:`GuardDecision` says whether
 to continue, inject the fixed reminder, or stop. Nothing here does I/O, reads a clock or
 logs, so the same inputs give the same decisions on every replay. Telemetry is derived from
@@ -108,7 +109,7 @@ class Observation(BaseModel):
     execution_error_type: str | None = None
     provider_duplicate: bool = False
     # A call refused by the failed-call log never ran; like a provider duplicate it neither
-    # advances nor resets the streak (SPEC section 5).
+    # advances nor resets the streak (docs/architecture.md, "The failed-call refusal").
     refused_repeat: bool = False
 
 
@@ -184,7 +185,8 @@ def effective_mode(mode: GuardMode, state: GuardState) -> GuardMode:
 
 
 def classify(observation: Observation) -> _Classified:
-    """Place one observation in the terminal/execution decision table (SPEC 4.4)."""
+    """Place one observation in the terminal/execution decision table (docs/architecture.md, "The
+    repeated tool failure guard")."""
     terminal = observation.terminal_status
     execution = observation.execution_status
     tool = (observation.policy_tool_name or "").strip() or None
@@ -233,7 +235,8 @@ def _reset(state: GuardState, reason: ResetReason, *, disable: bool = False) -> 
 
 
 def reduce(state: GuardState, guard_input: GuardInput) -> GuardDecision:
-    """Advance the guard by one fully settled batch (SPEC section 4)."""
+    """Advance the guard by one fully settled batch (docs/architecture.md, "The repeated tool
+    failure guard")."""
     mode = guard_input.mode
     if mode is GuardMode.OFF or state.phase is GuardPhase.LATCHED:
         return GuardDecision(kind=DecisionKind.NONE, state=state)

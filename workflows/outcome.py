@@ -104,7 +104,7 @@ class ToolCall(BaseModel):
 
 
 class ToolOutcome(BaseModel):
-    """A settled tool call, on both status axes (SPEC section 3)."""
+    """A settled tool call, on both status axes (docs/architecture.md, "The outcome contract")."""
 
     model_config = ConfigDict(frozen=True)
 

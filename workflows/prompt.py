@@ -1,4 +1,5 @@
-"""``PromptWorkflow``: one prompt's agent loop as a durable Temporal workflow (SPEC section 6).
+"""``PromptWorkflow``: one prompt's agent loop as a durable Temporal workflow
+(docs/architecture.md, "The prompt loop").
 
 Loop: model activity → admission → gathered tool activities → batch receipt → drain input →
 reduce → branch (continue | reminder | stop). The protections are consulted most specific

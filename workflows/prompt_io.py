@@ -169,7 +169,8 @@ class PauseInfo(BaseModel):
 
 
 class GuardEntry(BaseModel):
-    """One settled batch's guard decision, ``none`` included (SPEC section 9)."""
+    """One settled batch's guard decision, ``none`` included (docs/architecture.md, "Scenario
+    runs")."""
 
     model_config = ConfigDict(frozen=True)
     batch: int

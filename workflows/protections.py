@@ -1,6 +1,6 @@
 """The loop protections that predate the repeated-failure guard, as pure workflow state.
 
-SPEC section 6, protections 1, 2 and 5: provider call-id deduplication, the
+docs/architecture.md, "The prompt loop", protections 1, 2 and 5: provider call-id deduplication, the
 invalid-parameter guard, and the per-prompt tool-call cap. They are kept beside each other
 because the workflow consults them in this order and only the first that stops records
 the loop type.

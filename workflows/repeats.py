@@ -1,6 +1,7 @@
 """The failed-call repeat refusal: never run an unchanged repeat of a call that already failed.
 
-Seed ``004_…`` and SPEC section 5. The prompt workflow keeps one :class:`FailedCallLog` as
+Seed ``004_…`` and docs/architecture.md, "The failed-call refusal". The prompt workflow keeps one
+:class:`FailedCallLog` as
 state: after a call ran and failed it records the call's digest with a masked reason;
 before admitting a call it checks the digest and, on a hit, answers the model with the
 earlier reason instead of running the tool. Everything here is pure and deterministic.

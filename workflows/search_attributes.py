@@ -3,7 +3,7 @@
 An operator filters with them: ``SeawallLoopType = 'repeated_tool_execution_failure'`` lists
 prompts stopped by the guard, ``SeawallLastDecision = 'would_stop'`` the shadow evidence.
 Values are low-cardinality enum names only, never tool names, arguments or paths. The
-worker registers them on its namespace at startup (``seawall.temporal_setup``).
+worker registers them on its namespace at startup (``seawall.runtime.temporal_setup``).
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """``SessionWorkflow``: a durable conversation that runs its prompts one at a time.
 
-SPEC section 7. A session resolves the operator's guard mode once, keeps the conversation
+docs/architecture.md, "Sessions and the gateway". A session resolves the operator's guard mode
+once, keeps the conversation
 across prompts, and runs each submitted prompt, strictly FIFO, as a child
 ``PromptWorkflow`` whose id the gateway reports. While a prompt runs, a newly submitted
 prompt waits and the running one is told ``set_queued_prompt`` (which resets its guard

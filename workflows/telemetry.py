@@ -1,6 +1,7 @@
 """Guard telemetry emitted from workflow code, replay-safely and data-minimized.
 
-SPEC section 8. Counters go through ``workflow.metric_meter()`` (nothing is recorded while
+docs/architecture.md, "Observability and privacy". Counters go through ``workflow.metric_meter()``
+(nothing is recorded while
 replaying) and diagnostic lines through ``workflow.logger`` (silent on replay), so a
 replayed or recovered prompt never counts twice. Labels are low-cardinality only; the
 prompt id, the candidate ordinal and the execution error type appear in the diagnostic log,

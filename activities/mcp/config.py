@@ -17,7 +17,8 @@ A server name is letters, digits, ``-`` and single ``_`` (tools are registered a
 ``mcp__<server>__<tool>``). ``trust: true`` lets the server's tools run without asking the
 user; otherwise only tools the server marks read-only do.
 
-Server names are operator configuration that may be sensitive (SPEC section 8): nothing in
+Server names are operator configuration that may be sensitive (docs/architecture.md,
+"Observability and privacy"): nothing in
 this package logs them, or the qualified tool names that contain them. Diagnostics refer to
 a server by its position in the configuration instead.
 """

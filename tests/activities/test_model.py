@@ -1,4 +1,5 @@
-"""The scripted model provider: stateless replay of a scenario's turns (SPEC section 9)."""
+"""The scripted model provider: stateless replay of a scenario's turns (docs/architecture.md,
+"Scenario runs")."""
 
 from __future__ import annotations
 

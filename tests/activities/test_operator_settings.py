@@ -1,4 +1,5 @@
-"""Operator guard-mode resolution: process environment and user config only (SPEC section 6)."""
+"""Operator guard-mode resolution: process environment and user config only (docs/architecture.md,
+"The prompt loop")."""
 
 from __future__ import annotations
 

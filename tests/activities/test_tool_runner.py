@@ -1,4 +1,5 @@
-"""The tool activities: admission, execution, post-processing and fixtures (SPEC 3 and 9).
+"""The tool activities: admission, execution, post-processing and fixtures (docs/architecture.md:
+"The outcome contract", "Scenario runs").
 
 Built-in tools run for real against ``tmp_path/ws``; cancellation and heartbeats go through
 ``temporalio.testing.ActivityEnvironment``.

@@ -19,8 +19,8 @@ from temporalio.client import Client
 from bench import loops, make_corpus
 from bench.baselines import IdenticalCalls, SameError, ToolBudget
 from bench.simulate import result_verdict, simulate_seawall, verdict_differences
-from seawall.scenario import Scenario, load_scenario
-from seawall.scenario_runner import run_scenario
+from seawall.scenario.driver import run_scenario
+from seawall.scenario.format import Scenario, load_scenario
 from workflows.guard import GuardMode
 from workflows.outcome import ToolCall, ToolOutcome
 

@@ -7,8 +7,8 @@ import subprocess
 import uuid
 from pathlib import Path
 
-from seawall.stack import StackConfig, _temporal_ready, server_command
-from seawall.temporal_setup import ensure_search_attributes
+from seawall.cli.stack import StackConfig, _temporal_ready, server_command
+from seawall.runtime.temporal_setup import ensure_search_attributes
 from tests.e2e.test_stack import free_port, until
 from worker import build_worker, connect
 from workflows.activity_io import ModelScript, ModelSpec

@@ -1,7 +1,9 @@
-"""Unit tests for the repeated tool execution failure guard (SPEC section 4, seed 000).
+"""Unit tests for the repeated tool execution failure guard (docs/architecture.md, "The repeated
+tool failure guard", seed 000).
 
 One test (or parametrized test) per bullet of the seed's "Automated unit tests for the pure
-reducer" list, named after the bullet, plus the exact semantics SPEC section 4 adds: modes,
+reducer" list, named after the bullet, plus the exact semantics docs/architecture.md, "The repeated
+tool failure guard" adds: modes,
 reset reasons and their precedence, input-boundary order, candidate ordinals, enforcement
 downgrade, fail-open on unseen values, and the data-minimized telemetry record.
 """

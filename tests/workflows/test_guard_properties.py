@@ -1,7 +1,8 @@
 """Property tests for the repeated tool execution failure guard.
 
 Random sequences of settled batches are folded through :func:`workflows.guard.reduce`; every
-step is checked against the seed's shadow-phase "Required invariants" and SPEC section 4.
+step is checked against the seed's shadow-phase "Required invariants" and docs/architecture.md,
+"The repeated tool failure guard".
 Eligibility is judged here by an independent oracle, not by the module's own classifier.
 """
 
@@ -247,7 +248,8 @@ def fold(inputs: list[GuardInput]) -> list[Step]:
 
 def is_ineligible(o: Observation) -> bool:
     """Independent oracle: cancelled, not_started, unknown, post-execution failure, contract
-    violation, missing tool or missing/unknown error type (SPEC 4.4, seed eligibility)."""
+    violation, missing tool or missing/unknown error type (docs/architecture.md,
+    "The repeated tool failure guard", seed eligibility)."""
     terminal, execution = o.terminal_status, o.execution_status
     if terminal == "cancelled" or execution in (None, "unknown"):
         return True

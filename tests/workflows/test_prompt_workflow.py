@@ -1,5 +1,6 @@
 """PromptWorkflow on a real Temporal dev server: the seed's integration shape and the
-Session-level behaviours of seeds 000 and 004 (SPEC sections 5, 6 and 9)."""
+Session-level behaviours of seeds 000 and 004 (docs/architecture.md: "The failed-call refusal",
+"The prompt loop", "Scenario runs")."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
-"""Tests for the failed-call repeat refusal (seed 004, SPEC section 5).
+"""Tests for the failed-call repeat refusal (seed 004, docs/architecture.md, "The failed-call
+refusal").
 
 Each seed Scenario that needs no running workflow has one test named after it; the rest
-cover the SPEC details of ``workflows/repeats.py``.
+cover the documented details of ``workflows/repeats.py``.
 """
 
 from __future__ import annotations

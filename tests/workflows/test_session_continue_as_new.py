@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest_asyncio
 from temporalio.testing import WorkflowEnvironment
 
-from seawall.devserver import start_dev_server
+from seawall.runtime.devserver import start_dev_server
 from tests.workflows.test_session_workflow import prompt_result, start_session, submit
 from worker import build_worker
 from workflows.conversation import Role

@@ -14,7 +14,7 @@ from pathlib import Path
 from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
-from seawall.scenario import Scenario, ScenarioError
+from seawall.scenario.format import Scenario, ScenarioError
 from workflows.activity_io import ModelSpec
 from workflows.guard import GuardMode
 from workflows.prompt import PromptWorkflow

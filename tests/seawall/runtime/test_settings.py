@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from seawall.settings import (
+from seawall.runtime.settings import (
     GUARD_MODE_ENV,
     GUARD_MODE_ENV_ALIAS,
     SETTINGS,
@@ -23,7 +23,7 @@ from seawall.settings import (
 from workflows.activity_io import SettingSource
 from workflows.guard import GuardMode
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SECRET_KEY = "sk-SECRET-never-printed-4711"
 SECRET_TOKEN = "tok-SECRET-never-printed-0815"
 
@@ -199,7 +199,7 @@ def seawall_config(
         for name in setting.env:
             base.pop(name, None)
     return subprocess.run(
-        [sys.executable, "-m", "seawall.cli", "config", *args],
+        [sys.executable, "-m", "seawall.cli.main", "config", *args],
         cwd=cwd,
         env={**base, "PYTHONPATH": str(ROOT), **env},
         capture_output=True,

@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 
-from seawall.devserver import temporal_binary
+from seawall.runtime.devserver import temporal_binary
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclass(frozen=True)

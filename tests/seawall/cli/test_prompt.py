@@ -18,7 +18,7 @@ from temporalio.client import Client
 
 from gateway.app import create_app
 from gateway.settings import GatewaySettings
-from seawall.prompt_client import add_prompt_arguments, main_prompt, send_prompt
+from seawall.cli.prompt import add_prompt_arguments, main_prompt, send_prompt
 from workflows.guard import REPEATED_TOOL_FAILURE_REMINDER, REPEATED_TOOL_FAILURE_STOP_MESSAGE
 
 TOKEN = "client-test-token"

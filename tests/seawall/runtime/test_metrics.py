@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from seawall.metrics import global_attributes, telemetry_environ
-from seawall.settings import load_settings
-from seawall.tracing import parse_resource_attributes
+from seawall.runtime.metrics import global_attributes, telemetry_environ
+from seawall.runtime.settings import load_settings
+from seawall.runtime.tracing import parse_resource_attributes
 
 
 def test_only_operator_set_resource_attributes_become_global_attributes() -> None:

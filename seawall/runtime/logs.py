@@ -4,7 +4,7 @@ Everything goes to stderr as one JSON object per line (or a console rendering fo
 so ``seawall run --json`` keeps stdout for its single result object. Temporal's own loggers,
 ``workflow.logger`` included, are routed through the same renderer. The worker's and the
 gateway's ``--log-format`` default to ``SEAWALL_LOG_FORMAT`` or the user config file
-(:mod:`seawall.settings`).
+(:mod:`seawall.runtime.settings`).
 
 The Temporal SDK's DEBUG lines that dump whole payloads (an activity's completion with its
 result, heartbeat details, and, when proto logging is on, activations and service calls)
@@ -27,8 +27,8 @@ from typing import Literal
 import structlog
 from temporalio import workflow
 
-from seawall.settings import SETTINGS_BY_NAME, UserConfig, from_environment
-from seawall.settings import user_config_path as _user_config_path
+from seawall.runtime.settings import SETTINGS_BY_NAME, UserConfig, from_environment
+from seawall.runtime.settings import user_config_path as _user_config_path
 
 LogFormat = Literal["json", "console"]
 LOG_FORMATS: tuple[LogFormat, ...] = ("json", "console")
@@ -36,7 +36,7 @@ LOG_FORMATS: tuple[LogFormat, ...] = ("json", "console")
 
 def _configured(name: str, environ: Mapping[str, str]) -> str | None:
     """One logging setting from the environment, else the user config file (the same
-    order as :func:`seawall.settings.load_settings`, without validating anything else)."""
+    order as :func:`seawall.runtime.settings.load_settings`, without validating anything else)."""
     found = from_environment(SETTINGS_BY_NAME[name], environ)
     if found is not None:
         return found[1].strip()

@@ -1,4 +1,5 @@
-"""The scenario file format (SPEC section 9): a scripted prompt run through the real workflow.
+"""The scenario file format (docs/architecture.md, "Scenario runs"): a scripted prompt run through
+the real workflow.
 
 Unknown keys are errors, not silently ignored: a misspelt ``after_remindr`` would otherwise
 turn a test of the reminder into a test of nothing.

@@ -19,9 +19,9 @@ from collections.abc import Iterator, Sequence
 from contextlib import AsyncExitStack, contextmanager
 from pathlib import Path
 
-from seawall.logs import configure_logging
-from seawall.prompt_client import add_prompt_arguments, main_prompt
-from seawall.scenario import ScenarioError, load_scenario
+from seawall.cli.prompt import add_prompt_arguments, main_prompt
+from seawall.runtime.logs import configure_logging
+from seawall.scenario.format import ScenarioError, load_scenario
 from workflows.guard import GuardMode, parse_guard_mode
 from workflows.prompt_io import PromptResult
 
@@ -108,9 +108,9 @@ def summarize(result: PromptResult) -> str:
 
 async def _run(args: argparse.Namespace) -> PromptResult:
     # Imported here so `seawall --help` and usage errors stay instant.
-    from seawall.devserver import start_dev_server
-    from seawall.scenario_runner import run_scenario
-    from seawall.temporal_setup import ensure_search_attributes
+    from seawall.runtime.devserver import start_dev_server
+    from seawall.runtime.temporal_setup import ensure_search_attributes
+    from seawall.scenario.driver import run_scenario
     from worker import DEFAULT_NAMESPACE, build_worker, connect
 
     scenario = load_scenario(args.scenario)
@@ -151,13 +151,13 @@ def _stdout_to_stderr() -> Iterator[None]:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "up":
-        from seawall.stack import run_stack
+        from seawall.cli.stack import run_stack
 
         return run_stack()
     if args.command == "prompt":
         return main_prompt(args)
     if args.command == "config":
-        from seawall.settings import SettingsError, load_settings, render_table
+        from seawall.runtime.settings import SettingsError, load_settings, render_table
 
         try:
             effective = load_settings()

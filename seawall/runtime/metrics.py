@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from temporalio.runtime import OpenTelemetryConfig, PrometheusConfig, Runtime, TelemetryConfig
 
 if TYPE_CHECKING:
-    from seawall.settings import SeawallSettings
+    from seawall.runtime.settings import SeawallSettings
 
 RESOURCE_KEYS = ("deployment.environment", "service.version")
 
