@@ -71,7 +71,13 @@ def build_worker(client: Client, task_queue: str, *, max_cached_workflows: int =
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     env = os.environ
-    parser = argparse.ArgumentParser(description="Run a Seawall worker.")
+    parser = argparse.ArgumentParser(
+        prog="python worker.py",
+        description="Run a Seawall worker: it polls a Temporal task queue and runs the prompt "
+        "and session workflows, their model requests and their tool calls.",
+        epilog="Each flag's default comes from the environment or the user config file; "
+        "`seawall config` shows the effective values and docs/settings.md lists them all.",
+    )
     try:
         settings = load_settings().settings
     except SettingsError as err:

@@ -33,7 +33,13 @@ def build(settings: GatewaySettings) -> FastAPI:
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m gateway", description="Serve the Seawall HTTP gateway."
+        prog="python -m gateway",
+        description="Serve the Seawall HTTP gateway: the API that creates sessions, submits "
+        "prompts, forwards input, cancellations and permission answers, and streams agent "
+        "updates (OpenAPI docs at /docs).",
+        epilog="Host, port, token, Temporal address and the other settings come from the "
+        "environment or the user config file; `seawall config` shows the effective values "
+        "and docs/settings.md lists them all.",
     )
     parser.add_argument(
         "--log-format",

@@ -1,4 +1,5 @@
-"""The ``seawall`` command.
+"""The ``seawall`` command line: its parser (the help a user reads) and the ``run`` and
+``config`` apps (``prompt`` and ``up`` live beside this module).
 
 ``seawall run SCENARIO.yaml [--mode M] [--json]`` runs a scripted scenario through the real
 prompt workflow: against ``TEMPORAL_ADDRESS`` when it is set, otherwise on an embedded dev
@@ -27,6 +28,22 @@ from workflows.prompt_io import PromptResult
 
 EXIT_USAGE = 2
 
+DESCRIPTION = """\
+Seawall runs AI-agent prompts as durable Temporal workflows and stops the loops
+that waste rounds and tokens, above all a model that keeps calling a tool that
+keeps failing for the same reason."""
+EPILOG = """\
+examples:
+  seawall up                        start Temporal, a worker and the gateway (make run)
+  seawall prompt "hello"            send a prompt through the gateway and follow it
+  seawall run scenarios/read-missing-file-loop.yaml --json
+                                    run a scripted scenario, print its result as JSON
+  seawall config                    show every setting and where its value came from
+
+Run `seawall COMMAND --help` for a command's options. Documentation: README.md and
+docs/ (architecture.md, settings.md).
+"""
+
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
@@ -43,42 +60,73 @@ def _guard_mode(value: str) -> GuardMode:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="seawall", description=__doc__.splitlines()[0] if __doc__ else None)
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    run = commands.add_parser("run", help="run a scenario file through the prompt workflow")
+    parser = _Parser(
+        prog="seawall",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    commands = parser.add_subparsers(
+        dest="command", required=True, parser_class=_Parser, title="commands", metavar="COMMAND"
+    )
+    run = commands.add_parser(
+        "run",
+        help="run a scripted scenario through the real prompt workflow",
+        description="Run a scenario file (a scripted model, fixture tools, a workspace and "
+        "events) through the real prompt workflow and print its result. Uses the Temporal "
+        "server at TEMPORAL_ADDRESS when set, otherwise an embedded dev server it starts and "
+        "stops; serves the run with an in-process worker unless --external-worker is given.",
+    )
     run.add_argument("scenario", help="path to a scenario YAML file")
-    run.add_argument("--mode", type=_guard_mode, help="override the scenario's guard mode")
-    run.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    run.add_argument(
+        "--mode",
+        type=_guard_mode,
+        help="guard mode for this run: off, shadow, warn or enforce (overrides the scenario)",
+    )
+    run.add_argument(
+        "--json", action="store_true", help="print the result as one JSON object on stdout"
+    )
     run.add_argument(
         "--external-worker",
         action="store_true",
         help="do not start an in-process worker; one polls --task-queue already",
     )
-    run.add_argument("--task-queue", default=os.environ.get("SEAWALL_TASK_QUEUE"))
+    run.add_argument(
+        "--task-queue",
+        default=os.environ.get("SEAWALL_TASK_QUEUE"),
+        help="task queue to run on (default: a private one for the in-process worker)",
+    )
     run.add_argument(
         "--log-format",
         choices=["json", "console"],
         default=os.environ.get("SEAWALL_LOG_FORMAT", "json"),
+        help="how logs on stderr look (default: %(default)s)",
     )
     prompt = commands.add_parser(
         "prompt",
-        help="send a prompt through the gateway and stream its updates",
-        description="Send a prompt through a running gateway (see `make run`) and print "
-        "its agent updates as they happen.",
+        help="send a prompt through the gateway and follow its updates",
+        description="Send a prompt through a running gateway (see `seawall up`) and print "
+        "its agent updates as they happen: tool calls starting and settling, agent messages, "
+        "the guard's reminder and stop, permission requests. Exit code 0, 1 when the prompt "
+        "ended with an error, 2 when the gateway could not be reached or refused it.",
     )
     add_prompt_arguments(prompt)
     config = commands.add_parser(
         "config",
-        help="print the effective operator settings and where each came from",
-        description="Print the effective operator settings (environment, then the user "
-        "config file, then defaults) and the source of each. Secrets print as set/unset.",
+        help="show every setting, its effective value and its source",
+        description="Print every operator setting with its effective value and where it "
+        "came from (the environment, then the user config file, then the default). Secrets "
+        "print as set/unset. See docs/settings.md.",
     )
-    config.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    config.add_argument(
+        "--json", action="store_true", help="print the settings as one JSON object on stdout"
+    )
     commands.add_parser(
         "up",
-        help="run the whole stack on the embedded default (what `make run` does)",
-        description="Start the Temporal dev server (SQLite under .data/), a worker and the "
-        "gateway; print their addresses; stop them all on Ctrl-C.",
+        help="run the whole stack locally (what `make run` does)",
+        description="Start the Temporal dev server with its UI (state in a SQLite file "
+        "under .data/), a worker and the gateway; print their addresses; stop them all, "
+        "gateway first, on Ctrl-C.",
     )
     return parser
 

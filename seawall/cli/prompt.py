@@ -185,7 +185,7 @@ async def send_prompt(
 def add_prompt_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``seawall prompt`` flags (for the CLI's subparser)."""
     env = os.environ
-    parser.add_argument("text", help="the prompt")
+    parser.add_argument("text", help="the prompt to send (quote it)")
     parser.add_argument(
         "--gateway",
         default=env.get("SEAWALL_GATEWAY_URL", DEFAULT_GATEWAY_URL),
