@@ -551,4 +551,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from seawall.runtime.process_exit import exit_without_finalizing
+
+    exit_without_finalizing(main())

@@ -12,6 +12,9 @@ unstopped loop. Legit scenarios end with the model's answer.
 
 Fixture outcomes are used in order per tool, the last one repeating, so outcomes are
 scripted in the order the calls run when nothing refuses them.
+
+The scenarios modelled on real public incidents (each with its ``url`` in ``labels.yaml``)
+are written by ``bench/make_incidents.py``; this script writes them too.
 """
 
 from __future__ import annotations
@@ -23,6 +26,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # run as a script: make ``bench.make_incidents`` importable
+    sys.path.insert(0, str(ROOT))
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 CAP = 100
@@ -108,6 +115,10 @@ class Entry:
     out_of_scope: str | None = None
     known_gap: str | None = None
     note: str = ""
+    # The public report a real-incident scenario is modelled on (bench/make_incidents.py).
+    url: str | None = None
+    # Overrides the model request limit (loops default to LOOP_MAX_MODEL_REQUESTS).
+    max_model_requests: int | None = None
 
     @property
     def file_name(self) -> str:
@@ -1435,10 +1446,10 @@ def legit() -> list[Entry]:
     explore_outcomes: list[Json] = []
     for b in range(6):
         paths = [f"src/pkg{b}/mod{k}.py" for k in range(5)]
-        explore.append(turn(*[call("read_file", {"path": p}) for p in paths]))
-        for k, p in enumerate(paths):
+        explore.append(turn(*[call("read_file", {"path": path}) for path in paths]))
+        for k, path in enumerate(paths):
             explore_outcomes.append(
-                not_found(p) if (b, k) in {(1, 2), (3, 0), (4, 4)} else ok(f"# {p}\n")
+                not_found(path) if (b, k) in {(1, 2), (3, 0), (4, 4)} else ok(f"# {path}\n")
             )
     entries.append(
         Entry(
@@ -1670,7 +1681,9 @@ def render(entry: Entry) -> str:
     lines = [f"# {line}" for line in _wrap(entry.description)]
     lines.append(f"name: {entry.name}")
     lines.append("mode: enforce")
-    if entry.label == "loop":
+    if entry.max_model_requests is not None:
+        lines.append(f"max_model_requests: {entry.max_model_requests}")
+    elif entry.label == "loop":
         lines.append(f"max_model_requests: {LOOP_MAX_MODEL_REQUESTS}")
     if entry.workspace:
         lines.append(f"workspace: {_flow(entry.workspace)}")
@@ -1710,7 +1723,8 @@ def labels(entries: list[Entry]) -> str:
     header = (
         "# Labels for the benchmark corpus: file name -> label (loop | legit), where a loop\n"
         "# starts (the first batch that is part of it), the shape, and why Seawall is not\n"
-        "# expected to stop it (out_of_scope) or why it halts a legit one (known_gap).\n"
+        "# expected to stop it (out_of_scope) or why it halts a legit one (known_gap), and for\n"
+        "# scenarios modelled on a real public incident, its url.\n"
         "# Written by bench/make_corpus.py.\n"
     )
     data: dict[str, Json] = {}
@@ -1724,13 +1738,17 @@ def labels(entries: list[Entry]) -> str:
         if entry.known_gap:
             item["known_gap"] = entry.known_gap
         item["note"] = entry.note or entry.description
+        if entry.url:
+            item["url"] = entry.url
         data[entry.file_name] = item
     return header + yaml.safe_dump(data, sort_keys=True, width=100, allow_unicode=True)
 
 
 def corpus_files() -> dict[str, str]:
     """Every file of the corpus, by name, as this script writes it."""
-    entries = [*loops(), *legit()]
+    from bench.make_incidents import incidents
+
+    entries = [*loops(), *legit(), *incidents()]
     files = {entry.file_name: render(entry) for entry in entries}
     files["labels.yaml"] = labels(entries)
     return files

@@ -38,11 +38,33 @@ def scenario(name: str) -> Scenario:
 
 
 def test_corpus_is_large_and_fully_labeled() -> None:
-    assert len(FILES) >= 40
+    assert len(FILES) >= 100
     assert set(LABELS) == set(FILES)
-    assert len(by_label("loop")) >= 20 and len(by_label("legit")) >= 20
+    assert len(by_label("loop")) >= 40 and len(by_label("legit")) >= 40
     for name in by_label("loop"):
         assert LABELS[name]["loop_starts_at_batch"] >= 1, name
+
+
+def test_half_the_corpus_is_modelled_on_real_public_incidents() -> None:
+    real = [name for name in FILES if LABELS[name].get("url")]
+    assert len(real) >= 50 and 2 * len(real) >= len(FILES)
+    assert len({LABELS[name]["url"] for name in real}) == len(real), "one incident, one scenario"
+    for name in real:
+        assert LABELS[name]["url"].startswith("https://github.com/"), name
+    # Both labels are drawn from the incidents, not just the easy one.
+    assert len([n for n in real if LABELS[n]["label"] == "loop"]) >= 20
+    assert len([n for n in real if LABELS[n]["label"] == "legit"]) >= 20
+
+
+def test_todays_verdict_labels_say_so() -> None:
+    """Labels that record what today's protections miss or halt on a real incident start
+    with "today:", so they are easy to find and drop as the protections catch up."""
+    for name in FILES:
+        if not LABELS[name].get("url"):
+            continue
+        for key in ("out_of_scope", "known_gap"):
+            if LABELS[name].get(key):
+                assert LABELS[name][key].startswith("today:"), (name, key)
 
 
 def test_corpus_files_are_what_the_generator_writes() -> None:
