@@ -166,7 +166,7 @@ class Workload:
         return PromptInput(
             prompt="Fetch the data files.",
             workspace_root=workspace,
-            model=ModelSpec(script=self.script()),
+            model=ModelSpec(provider="scripted", script=self.script()),
             guard_mode=mode,
             fixture_tools=self.fixtures(),
             pause_at_batches=[1] if pause else [],
@@ -178,7 +178,7 @@ class Workload:
         return BareInput(
             prompt="Fetch the data files.",
             workspace_root=workspace,
-            model=ModelSpec(script=self.script()),
+            model=ModelSpec(provider="scripted", script=self.script()),
             tools=self.tool_specs(),
             fixture_tools=self.fixtures(),
             pause_after_batch=1 if pause else None,

@@ -51,7 +51,7 @@ def prompt_input(workspace: Path) -> PromptInput:
     return PromptInput(
         prompt="build it",
         workspace_root=str(workspace),
-        model=ModelSpec(script=crash_script()),
+        model=ModelSpec(provider="scripted", script=crash_script()),
         guard_mode=GuardMode.ENFORCE,
         approval_mode=ApprovalMode.YOLO,
     )

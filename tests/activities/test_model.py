@@ -43,7 +43,9 @@ def request(
     request_number: int = 1,
 ) -> CallModelInput:
     return CallModelInput(
-        model=ModelSpec(script=ModelScript(turns=turns, after_reminder=after_reminder)),
+        model=ModelSpec(
+            provider="scripted", script=ModelScript(turns=turns, after_reminder=after_reminder)
+        ),
         messages=messages,
         request_number=request_number,
     )

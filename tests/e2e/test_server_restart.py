@@ -61,7 +61,7 @@ async def test_a_prompt_survives_a_dev_server_restart(tmp_path: Path) -> None:
                 PromptInput(
                     prompt="build",
                     workspace_root=str(workspace),
-                    model=ModelSpec(script=script),
+                    model=ModelSpec(provider="scripted", script=script),
                     guard_mode=GuardMode.ENFORCE,
                     approval_mode=ApprovalMode.YOLO,
                 ),

@@ -221,7 +221,11 @@ async def test_mcp_tool_failing_the_same_way_is_warned_then_stopped(
 
     with captured_logs() as logs:
         result = await run_prompt(
-            client, task_queue, tmp_path, ModelSpec(script=script), prompt="use the backend"
+            client,
+            task_queue,
+            tmp_path,
+            ModelSpec(provider="scripted", script=script),
+            prompt="use the backend",
         )
 
     assert result.stop_reason is StopReason.LOOP_DETECTED
@@ -256,7 +260,9 @@ async def test_mcp_tools_are_listed_once_and_called_from_a_prompt(
         }
     )
 
-    result = await run_prompt(client, task_queue, tmp_path, ModelSpec(script=script))
+    result = await run_prompt(
+        client, task_queue, tmp_path, ModelSpec(provider="scripted", script=script)
+    )
 
     assert result.stop_reason is StopReason.END_TURN
     first_pid, echoed, second_pid = (m.content for m in tool_messages(result))
@@ -281,7 +287,9 @@ async def test_refused_mcp_repeat_keeps_the_server_name_out_of_logs(
     )
 
     with captured_logs() as logs:
-        result = await run_prompt(client, task_queue, tmp_path, ModelSpec(script=script))
+        result = await run_prompt(
+            client, task_queue, tmp_path, ModelSpec(provider="scripted", script=script)
+        )
 
     assert result.tool_calls.executed == 1
     assert result.tool_calls.refused == 1
