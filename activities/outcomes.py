@@ -1,9 +1,12 @@
-"""Outcome builders shared by every tool runner (built-in, MCP): one shape for a call that
-never reached its tool, whatever refused it, and one for a call that ran."""
+"""Outcome builders shared by every tool runner (built-in, MCP, scenario fixtures): one
+shape for a call that never reached its tool, whatever refused it, one for a call that ran,
+and one for a call the prompt cancelled (docs/architecture.md, "The outcome contract")."""
 
 from __future__ import annotations
 
 from workflows.outcome import ExecutionStatus, TerminalStatus, ToolCall, ToolErrorType, ToolOutcome
+
+CANCELLED_CONTENT = "The tool call was cancelled before it finished."
 
 
 def not_started_outcome(
@@ -52,4 +55,24 @@ def settled_outcome(
         error_type=error_type,
         content=content,
         error_message=error_message,
+    )
+
+
+def cancelled_outcome(
+    call: ToolCall,
+    *,
+    policy_tool_name: str | None,
+    tool_type: str,
+    execution_status: ExecutionStatus = ExecutionStatus.CANCELLED,
+) -> ToolOutcome:
+    """The prompt cancelled the call: while it ran (``cancelled``), or before it reached its
+    tool (``not_started``, e.g. while its MCP server was starting)."""
+    return ToolOutcome(
+        call_id=call.call_id,
+        tool_name=call.name,
+        policy_tool_name=policy_tool_name,
+        tool_type=tool_type,
+        status=TerminalStatus.CANCELLED,
+        execution_status=execution_status,
+        content=CANCELLED_CONTENT,
     )

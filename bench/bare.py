@@ -22,8 +22,10 @@ from pydantic import BaseModel, Field
 from temporalio import activity, workflow
 
 with workflow.unsafe.imports_passed_through():
+    from activities.mcp.pool import McpPool
     from activities.model import ScriptedProvider
-    from activities.tool_runner import execute_tool_call
+    from activities.tool_runner import ToolActivities
+    from activities.tools import BUILTIN_TOOLS
     from workflows.activity_io import (
         CallModelInput,
         FixtureTool,
@@ -40,6 +42,7 @@ BARE_TOOL = "bench.bare.tool"
 STEP_TIMEOUT = timedelta(minutes=2)
 
 _provider = ScriptedProvider()
+_tools = ToolActivities(BUILTIN_TOOLS, McpPool())
 
 
 class BareInput(BaseModel):
@@ -66,9 +69,7 @@ async def model_step(request: CallModelInput) -> ModelReply:
 
 
 async def tool_step(inp: RunToolInput, heartbeat: Callable[[], None] | None = None) -> ToolOutcome:
-    if heartbeat is None:
-        return await execute_tool_call(inp)
-    return await execute_tool_call(inp, heartbeat)
+    return await _tools.execute(inp, heartbeat)
 
 
 @activity.defn(name=BARE_MODEL)

@@ -18,7 +18,6 @@ import pytest
 import pytest_asyncio
 from temporalio.client import Client
 
-from activities.mcp.pool import close_pool
 from tests.activities.chat_server import ChatServer, completion, error, tool_call
 from tests.activities.mcp_helpers import (
     SERVER,
@@ -64,13 +63,11 @@ async def chat(operator_env: pytest.MonkeyPatch) -> AsyncIterator[ChatServer]:
         yield server
 
 
-@pytest_asyncio.fixture
-async def mcp_servers(operator_env: pytest.MonkeyPatch) -> AsyncIterator[None]:
-    """The fixture MCP server under a sentinel name (trusted: its tools run unasked)."""
+@pytest.fixture
+def mcp_servers(operator_env: pytest.MonkeyPatch) -> None:
+    """The fixture MCP server under a sentinel name (trusted: its tools run unasked). The
+    test's worker starts it, and stops it when the worker shuts down."""
     operator_env.setenv("SEAWALL_MCP_SERVERS", servers_env({SERVER: stdio_server(trust=True)}))
-    await close_pool()
-    yield
-    await close_pool()
 
 
 async def run_prompt(
