@@ -11,8 +11,19 @@ from __future__ import annotations
 import asyncio
 
 from activities.outcomes import cancelled_outcome
-from workflows.activity_io import FixtureTool
+from workflows.activity_io import FixtureTool, ToolSpec
 from workflows.outcome import ExecutionStatus, ToolCall, ToolOutcome
+
+
+def fixture_spec(name: str, fixture: FixtureTool) -> ToolSpec:
+    """How the model is offered a fixture tool: any arguments, as the scenario declares it."""
+    return ToolSpec(
+        name=name,
+        description=fixture.description,
+        parameters={"type": "object"},
+        mutating=fixture.mutating,
+        tool_type=fixture.tool_type,
+    )
 
 
 def check_fixture(call: ToolCall, fixture: FixtureTool) -> ToolOutcome | None:

@@ -37,7 +37,6 @@ from workflows.activity_io import (
     ToolSpec,
 )
 from workflows.outcome import (
-    ExecutionStatus,
     TerminalStatus,
     ToolCall,
     ToolErrorType,
@@ -45,11 +44,11 @@ from workflows.outcome import (
     ToolType,
 )
 
-from .fixtures import check_fixture, run_fixture
+from .fixtures import check_fixture, fixture_spec, run_fixture
 from .heartbeat import Heartbeat, heartbeating, no_heartbeat
 from .mcp import McpSettings, current_settings, is_mcp_name
 from .mcp.pool import McpPool
-from .outcomes import cancelled_outcome, not_started_outcome, settled_outcome
+from .outcomes import cancelled_outcome, failed_outcome, not_started_outcome, succeeded_outcome
 from .tools import BuiltinTool, ToolContext, ToolFailure
 
 RAW_ARGUMENTS_QUOTE_CHARS = 200
@@ -138,27 +137,6 @@ def admit(
 # --- execution ----------------------------------------------------------------------------
 
 
-def _settled(
-    call: ToolCall,
-    tool: BuiltinTool,
-    status: TerminalStatus,
-    execution_status: ExecutionStatus,
-    content: str,
-    error_type: str | None = None,
-    error_message: str | None = None,
-) -> ToolOutcome:
-    return settled_outcome(
-        call,
-        policy_tool_name=tool.name,
-        tool_type=ToolType.NATIVE,
-        status=status,
-        execution_status=execution_status,
-        content=content,
-        error_type=error_type,
-        error_message=error_message,
-    )
-
-
 async def _execute(
     call: ToolCall, tool: BuiltinTool, args: BaseModel, ctx: ToolContext
 ) -> ToolOutcome:
@@ -170,14 +148,12 @@ async def _execute(
         # workflow request (pause, reset).
         return cancelled_outcome(call, policy_tool_name=tool.name, tool_type=ToolType.NATIVE)
     except ToolFailure as failure:
-        return _settled(
+        return failed_outcome(
             call,
-            tool,
-            TerminalStatus.ERROR,
-            ExecutionStatus.ERROR,
-            failure.message,
             failure.error_type,
             failure.message,
+            policy_tool_name=tool.name,
+            tool_type=ToolType.NATIVE,
         )
     except Exception as exc:
         # A bug in the tool, not the model's mistake: reported to the model like any
@@ -188,16 +164,14 @@ async def _execute(
             _log.error("tool_unhandled_exception", tool=tool.name, exc_type=type(exc).__name__)
         text = f"{type(exc).__name__}: {exc}"[:MAX_EXCEPTION_TEXT_CHARS]
         message = f"Tool {tool.name!r} failed unexpectedly: {text}"
-        return _settled(
+        return failed_outcome(
             call,
-            tool,
-            TerminalStatus.ERROR,
-            ExecutionStatus.ERROR,
-            message,
             ToolErrorType.UNHANDLED_EXCEPTION,
             message,
+            policy_tool_name=tool.name,
+            tool_type=ToolType.NATIVE,
         )
-    return _settled(call, tool, TerminalStatus.SUCCESS, ExecutionStatus.SUCCESS, content)
+    return succeeded_outcome(call, content, policy_tool_name=tool.name, tool_type=ToolType.NATIVE)
 
 
 # --- post-processing ----------------------------------------------------------------------
@@ -426,11 +400,5 @@ class ToolActivities:
             for spec in await list_mcp_tools(self._mcp_pool, mcp_settings):
                 specs.setdefault(spec.name, spec)
         for name, fixture in inp.fixture_tools.items():
-            specs[name] = ToolSpec(
-                name=name,
-                description=fixture.description,
-                parameters={"type": "object"},
-                mutating=fixture.mutating,
-                tool_type=fixture.tool_type,
-            )
+            specs[name] = fixture_spec(name, fixture)
         return ListToolsOutput(tools=sorted(specs.values(), key=lambda s: s.name))

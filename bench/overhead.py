@@ -69,6 +69,7 @@ from temporalio.worker.workflow_sandbox import (  # noqa: E402
     SandboxRestrictions,
 )
 
+from activities.fixtures import fixture_spec  # noqa: E402
 from activities.tool_runner import builtin_tool_specs  # noqa: E402
 from activities.tools import BUILTIN_TOOLS  # noqa: E402
 from bench.bare import (  # noqa: E402
@@ -151,13 +152,7 @@ class Workload:
         """What the model is offered: Seawall lists the built-ins plus the fixtures."""
         specs = builtin_tool_specs(BUILTIN_TOOLS)
         for name, fixture in self.fixtures().items():
-            specs[name] = ToolSpec(
-                name=name,
-                description=fixture.description,
-                parameters={"type": "object"},
-                mutating=fixture.mutating,
-                tool_type=fixture.tool_type,
-            )
+            specs[name] = fixture_spec(name, fixture)
         return sorted(specs.values(), key=lambda s: s.name)
 
     @functools.cache  # noqa: B019 - a handful of long-lived workloads

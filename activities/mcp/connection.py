@@ -17,7 +17,8 @@ import contextlib
 import contextvars
 import os
 import sys
-from typing import Any, TextIO
+from collections.abc import Awaitable, Callable
+from typing import Any, TextIO, TypeVar
 
 import anyio
 from mcp import Client, MCPError, StdioServerParameters
@@ -33,6 +34,8 @@ HTTP_CONNECT_TIMEOUT_SECONDS = 30.0
 HTTP_READ_TIMEOUT_SECONDS = 300.0
 
 _DEVNULL: TextIO | None = None
+
+T = TypeVar("T")
 
 
 class McpUnavailable(Exception):
@@ -167,11 +170,13 @@ class McpConnection:
             raise McpConnectionLost()
         return client
 
-    async def refresh_tools(self, timeout: float) -> list[Tool]:
+    async def _send(self, request: Callable[[Client], Awaitable[T]], timeout: float | None) -> T:
+        """``request`` on the session, within ``timeout`` seconds. A closed connection or a
+        broken transport marks the connection lost (:class:`McpConnectionLost`)."""
         client = self._session()
         try:
             async with asyncio.timeout(timeout):
-                self.tools = await _list_all_tools(client)
+                return await request(client)
         except MCPError as exc:
             if exc.code == CONNECTION_CLOSED:
                 self._lost = True
@@ -180,6 +185,9 @@ class McpConnection:
         except _LOST_ERRORS:
             self._lost = True
             raise McpConnectionLost() from None
+
+    async def refresh_tools(self, timeout: float) -> list[Tool]:
+        self.tools = await self._send(_list_all_tools, timeout)
         return self.tools
 
     async def call_tool(
@@ -188,18 +196,7 @@ class McpConnection:
         """Call one tool. ``TimeoutError`` after ``timeout`` seconds (the request is
         cancelled, the session stays usable); :class:`McpConnectionLost` when the server
         is gone; :class:`MCPError` for any other protocol error."""
-        client = self._session()
-        try:
-            async with asyncio.timeout(timeout):
-                return await client.call_tool(name, arguments)
-        except MCPError as exc:
-            if exc.code == CONNECTION_CLOSED:
-                self._lost = True
-                raise McpConnectionLost() from None
-            raise
-        except _LOST_ERRORS:
-            self._lost = True
-            raise McpConnectionLost() from None
+        return await self._send(lambda client: client.call_tool(name, arguments), timeout)
 
     async def close(self) -> None:
         """Stop the server (the SDK closes stdin, then terminates, then kills)."""

@@ -30,11 +30,15 @@ from activities.mcp.config import McpSettings, ServerConfig
 from activities.mcp.connection import McpConnection, McpConnectionLost, McpUnavailable
 from activities.mcp.names import qualified_name, server_of
 from activities.mcp.pool import McpPool
-from activities.outcomes import cancelled_outcome, not_started_outcome, settled_outcome
+from activities.outcomes import (
+    cancelled_outcome,
+    failed_outcome,
+    not_started_outcome,
+    succeeded_outcome,
+)
 from workflows.activity_io import RunToolInput, ToolSpec
 from workflows.outcome import (
     ExecutionStatus,
-    TerminalStatus,
     ToolCall,
     ToolErrorType,
     ToolOutcome,
@@ -129,25 +133,6 @@ def _not_started(
     )
 
 
-def _ran(
-    call: ToolCall,
-    status: TerminalStatus,
-    execution_status: ExecutionStatus,
-    content: str,
-    error_type: ToolErrorType | None = None,
-) -> ToolOutcome:
-    return settled_outcome(
-        call,
-        policy_tool_name=call.name,
-        tool_type=ToolType.MCP,
-        status=status,
-        execution_status=execution_status,
-        content=content,
-        error_type=error_type,
-        error_message=content if status is TerminalStatus.ERROR else None,
-    )
-
-
 def _cancelled(call: ToolCall, execution_status: ExecutionStatus) -> ToolOutcome:
     return cancelled_outcome(
         call, policy_tool_name=call.name, tool_type=ToolType.MCP, execution_status=execution_status
@@ -155,7 +140,9 @@ def _cancelled(call: ToolCall, execution_status: ExecutionStatus) -> ToolOutcome
 
 
 def _failed(call: ToolCall, error_type: ToolErrorType, message: str) -> ToolOutcome:
-    return _ran(call, TerminalStatus.ERROR, ExecutionStatus.ERROR, message, error_type)
+    return failed_outcome(
+        call, error_type, message, policy_tool_name=call.name, tool_type=ToolType.MCP
+    )
 
 
 def _not_registered(call: ToolCall, connection: McpConnection | None, server: str) -> ToolOutcome:
@@ -339,4 +326,4 @@ async def run_mcp_call(pool: McpPool, inp: RunToolInput, settings: McpSettings) 
             ToolErrorType.MCP_TOOL_ERROR,
             text or f"Tool {call.name!r} reported an error without a message.",
         )
-    return _ran(call, TerminalStatus.SUCCESS, ExecutionStatus.SUCCESS, text)
+    return succeeded_outcome(call, text, policy_tool_name=call.name, tool_type=ToolType.MCP)
