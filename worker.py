@@ -1,71 +1,104 @@
 """``python worker.py``: a Seawall worker for prompt workflows and their activities.
 
+This is the composition root: it builds the activity instances with their dependencies
+(:func:`build_activities`), hands them to the Seawall Temporal plugin
+(:mod:`seawall.runtime.plugin`, which also carries the data converter, the workflows and the
+sandbox settings every client and replayer share) and runs the Worker.
+
 Every flag can also come from the environment (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
 SEAWALL_TASK_QUEUE, …) or the operator's user config file, through the one settings model
-(``seawall.runtime.settings``; ``seawall config`` shows the effective values). The pydantic data
-converter is used here, by the CLI and by the replay tests alike, so payloads decode the
-same everywhere.
+(``seawall.runtime.settings``; ``seawall config`` shows the effective values).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import concurrent.futures
+import functools
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
 
 import structlog
 from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
-from temporalio.runtime import Runtime
 from temporalio.worker import Worker
-from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
-from activities import ALL_ACTIVITIES
-from activities.mcp.pool import close_pool
+from activities import WorkerActivities
+from activities.demo_model import DemoProvider
+from activities.mcp import current_settings
+from activities.mcp.pool import McpPool
+from activities.model import (
+    LazyOpenAIProvider,
+    ModelActivities,
+    ModelProvider,
+    OperatorProvider,
+    ScriptedProvider,
+)
+from activities.model_selection import endpoint_configured
+from activities.operator_settings import OperatorSettingsActivities, read_guard_mode
+from activities.tool_runner import ToolActivities
+from activities.tools import BUILTIN_TOOLS
 from seawall.runtime.logs import LOG_FORMATS, configure_logging
 from seawall.runtime.metrics import build_runtime, telemetry_environ
+from seawall.runtime.plugin import SeawallPlugin, client_with_plugin, connect
 from seawall.runtime.settings import LOG_LEVELS, SettingsError, load_settings
 from seawall.runtime.temporal_setup import ensure_search_attributes
-from workflows.prompt import PromptWorkflow
-from workflows.session import SessionWorkflow
-
-DEFAULT_ADDRESS = "localhost:7233"
-DEFAULT_NAMESPACE = "default"
-DEFAULT_TASK_QUEUE = "seawall"
-WORKFLOWS = [PromptWorkflow, SessionWorkflow]
-# Deterministic modules the sandbox may share instead of re-importing on every run.
-PASSTHROUGH_MODULES = ("pydantic", "pydantic_core", "annotated_types", "workflows")
 
 
-def workflow_runner() -> SandboxedWorkflowRunner:
-    return SandboxedWorkflowRunner(
-        restrictions=SandboxRestrictions.default.with_passthrough_modules(*PASSTHROUGH_MODULES)
+def model_providers(environ: Mapping[str, str]) -> dict[str, ModelProvider]:
+    """Every ``ModelSpec.provider``: ``operator`` resolves to the endpoint the operator
+    configured in ``environ`` (or its user config file), else to the offline demo model."""
+    endpoint = LazyOpenAIProvider(environ)
+    demo = DemoProvider()
+    return {
+        "operator": OperatorProvider(
+            endpoint, demo, functools.partial(endpoint_configured, environ)
+        ),
+        "openai": endpoint,
+        "demo": demo,
+        "scripted": ScriptedProvider(),
+    }
+
+
+def build_activities(environ: Mapping[str, str] = os.environ) -> WorkerActivities:
+    """The worker's activities, reading operator settings from ``environ`` (and the user
+    config file it locates) whenever they need them, so a changed setting applies to the
+    next prompt."""
+    return WorkerActivities(
+        model=ModelActivities(model_providers(environ)),
+        tools=ToolActivities(
+            BUILTIN_TOOLS, McpPool(), functools.partial(current_settings, environ)
+        ),
+        operator_settings=OperatorSettingsActivities(functools.partial(read_guard_mode, environ)),
     )
 
 
-async def connect(address: str, namespace: str, runtime: Runtime | None = None) -> Client:
-    return await Client.connect(
-        address, namespace=namespace, data_converter=pydantic_data_converter, runtime=runtime
-    )
-
-
-def build_worker(client: Client, task_queue: str, *, max_cached_workflows: int = 1000) -> Worker:
+def build_worker(
+    client: Client,
+    task_queue: str,
+    activities: WorkerActivities | None = None,
+    *,
+    max_cached_workflows: int = 1000,
+    workflow_task_executor: concurrent.futures.ThreadPoolExecutor | None = None,
+) -> Worker:
+    """A worker of ``task_queue`` serving Seawall's workflows and ``activities`` (by default
+    :func:`build_activities`); its MCP servers stop when it shuts down.
+    ``workflow_task_executor`` is for profiling (``bench/overhead.py``)."""
+    activities = build_activities() if activities is None else activities
+    plugin = SeawallPlugin(activities.definitions(), run_context=activities.serving)
     return Worker(
-        client,
+        client_with_plugin(client, plugin),
         task_queue=task_queue,
-        workflows=WORKFLOWS,
-        activities=ALL_ACTIVITIES,
-        workflow_runner=workflow_runner(),
         max_cached_workflows=max_cached_workflows,
         # Heartbeats carry cancellation to running tools: send them at least every second
         # so a cancelled prompt stops its shell promptly.
         max_heartbeat_throttle_interval=timedelta(seconds=1),
         # Lets a running tool finish or heartbeat its cancellation on SIGTERM.
         graceful_shutdown_timeout=timedelta(seconds=10),
+        workflow_task_executor=workflow_task_executor,
     )
 
 
@@ -124,12 +157,9 @@ async def run_worker(args: argparse.Namespace) -> None:
     runtime = build_runtime(
         metrics_bind=metrics_bind, otlp_endpoint=args.otlp_endpoint, environ=args.telemetry_environ
     )
-    client = await connect(args.address, args.namespace, runtime)
-    if args.tracing is not None:
-        # The interceptor on the client applies to the worker built from it.
-        config = client.config()
-        config["interceptors"] = [args.tracing.interceptor]
-        client = Client(**config)
+    # An interceptor on the client applies to the worker built from it.
+    interceptors = [args.tracing.interceptor] if args.tracing is not None else []
+    client = await connect(args.address, args.namespace, runtime=runtime, interceptors=interceptors)
     await ensure_search_attributes(client, args.namespace)
     worker = build_worker(client, args.task_queue, max_cached_workflows=args.max_cached_workflows)
     stop = asyncio.Event()
@@ -143,12 +173,9 @@ async def run_worker(args: argparse.Namespace) -> None:
         task_queue=args.task_queue,
         metrics=metrics_bind or ("otlp" if args.otlp_endpoint else None),
     )
-    try:
-        async with worker:
-            await stop.wait()
-            log.info("worker_stopping")
-    finally:
-        await close_pool()  # stop MCP servers cleanly
+    async with worker:
+        await stop.wait()
+        log.info("worker_stopping")
     log.info("worker_stopped")
 
 

@@ -1,28 +1,51 @@
-"""Side effects only: model providers and tool execution."""
+"""Side effects only: model providers and tool execution.
+
+Activities are methods of class instances that receive their dependencies (model providers,
+the tool registry, the MCP pool, settings readers); ``worker.py`` builds them.
+:class:`WorkerActivities` is every activity a worker registers, in one place so a new one
+cannot be forgotten.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
-from .model import call_model
-from .operator_settings import resolve_operator_settings
-from .tool_runner import check_tool_call, list_tools, run_tool
+from .model import ModelActivities
+from .operator_settings import OperatorSettingsActivities
+from .tool_runner import ToolActivities
 
-# Everything a worker registers; one list so a new activity cannot be forgotten.
-ALL_ACTIVITIES: list[Callable[..., Any]] = [
-    call_model,
-    run_tool,
-    check_tool_call,
-    list_tools,
-    resolve_operator_settings,
-]
+
+@dataclass(frozen=True)
+class WorkerActivities:
+    """The activity instances one worker serves."""
+
+    model: ModelActivities
+    tools: ToolActivities
+    operator_settings: OperatorSettingsActivities
+
+    def definitions(self) -> list[Callable[..., Any]]:
+        """The ``@activity.defn`` methods to register."""
+        return [
+            *self.model.activities(),
+            *self.tools.activities(),
+            *self.operator_settings.activities(),
+        ]
+
+    @asynccontextmanager
+    async def serving(self) -> AsyncIterator[None]:
+        """Wraps a worker's run: once the worker has shut down, its MCP servers stop."""
+        try:
+            yield
+        finally:
+            await self.tools.close()
+
 
 __all__ = [
-    "ALL_ACTIVITIES",
-    "call_model",
-    "check_tool_call",
-    "list_tools",
-    "resolve_operator_settings",
-    "run_tool",
+    "ModelActivities",
+    "OperatorSettingsActivities",
+    "ToolActivities",
+    "WorkerActivities",
 ]

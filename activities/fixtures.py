@@ -9,14 +9,21 @@ paths that no honest built-in tool would ever take.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 
-from workflows.activity_io import FixtureTool
-from workflows.outcome import ExecutionStatus, TerminalStatus, ToolCall, ToolOutcome
+from activities.outcomes import cancelled_outcome
+from workflows.activity_io import FixtureTool, ToolSpec
+from workflows.outcome import ExecutionStatus, ToolCall, ToolOutcome
 
-HANG_HEARTBEAT_SECONDS = 0.5
 
-CANCELLED_CONTENT = "The tool call was cancelled before it finished."
+def fixture_spec(name: str, fixture: FixtureTool) -> ToolSpec:
+    """How the model is offered a fixture tool: any arguments, as the scenario declares it."""
+    return ToolSpec(
+        name=name,
+        description=fixture.description,
+        parameters={"type": "object"},
+        mutating=fixture.mutating,
+        tool_type=fixture.tool_type,
+    )
 
 
 def check_fixture(call: ToolCall, fixture: FixtureTool) -> ToolOutcome | None:
@@ -26,28 +33,16 @@ def check_fixture(call: ToolCall, fixture: FixtureTool) -> ToolOutcome | None:
 
 def cancelled_fixture_outcome(call: ToolCall, fixture: FixtureTool) -> ToolOutcome:
     """What a hanging fixture reports once the prompt cancels it."""
-    return ToolOutcome(
-        call_id=call.call_id,
-        tool_name=call.name,
-        policy_tool_name=call.name,
-        tool_type=fixture.tool_type,
-        status=TerminalStatus.CANCELLED,
-        execution_status=ExecutionStatus.CANCELLED,
-        content=CANCELLED_CONTENT,
-    )
+    return cancelled_outcome(call, policy_tool_name=call.name, tool_type=fixture.tool_type)
 
 
-async def run_fixture(
-    call: ToolCall, fixture: FixtureTool, ordinal: int, heartbeat: Callable[[], None]
-) -> ToolOutcome:
-    """The scripted outcome number ``ordinal`` (the last one repeats)."""
+async def run_fixture(call: ToolCall, fixture: FixtureTool, ordinal: int) -> ToolOutcome:
+    """The scripted outcome number ``ordinal`` (the last one repeats). A hanging one waits
+    for the cancellation the tool runner's heartbeats deliver."""
     scripted = fixture.outcomes[min(max(ordinal, 0), len(fixture.outcomes) - 1)]
     if scripted.hang:
         try:
-            while True:
-                # The heartbeat is what lets a workflow cancellation reach this loop.
-                heartbeat()
-                await asyncio.sleep(HANG_HEARTBEAT_SECONDS)
+            await asyncio.Event().wait()
         except asyncio.CancelledError:
             return cancelled_fixture_outcome(call, fixture)
     execution_error_type = scripted.execution_error_type

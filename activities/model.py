@@ -1,22 +1,23 @@
 """The model activity: one request to a language-model provider, one reply.
 
 Providers sit behind :class:`ModelProvider` so the workflow only ever sees
-:class:`~workflows.activity_io.ModelReply`, whatever the backend. The ``scripted`` provider
-replays a scenario's turns and is what simulations and tests run against; it is stateless
-(the reply is chosen from the conversation alone), so a retried or replayed request gets the
-same reply.
+:class:`~workflows.activity_io.ModelReply`, whatever the backend; the worker hands
+:class:`ModelActivities` its providers (``worker.py``). ``operator``, the default, is the
+operator's endpoint when one is configured, else the offline demo model. The ``scripted``
+provider replays a scenario's turns and is what simulations and tests run against; it is
+stateless (the reply is chosen from the conversation alone), so a retried or replayed
+request gets the same reply.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities.demo_model import DemoProvider
 from workflows.activity_io import (
     CALL_MODEL,
     CallModelInput,
@@ -121,36 +122,60 @@ class ScriptedProvider:
 
 class LazyOpenAIProvider:
     """The ``openai`` provider, imported on its first request so importing the worker's
-    activities stays cheap and nothing touches the network before a prompt needs it."""
+    activities stays cheap and nothing touches the network before a prompt needs it.
+    ``environ`` is where the provider reads the operator's endpoint settings."""
 
-    def __init__(self) -> None:
+    def __init__(self, environ: Mapping[str, str]) -> None:
+        self._environ = environ
         self._provider: ModelProvider | None = None
 
     async def complete(self, request: CallModelInput) -> ModelReply:
         if self._provider is None:
             from activities.openai_provider import OpenAIProvider
 
-            self._provider = OpenAIProvider()
+            self._provider = OpenAIProvider(self._environ)
         return await self._provider.complete(request)
 
 
-# Keyed by ``ModelSpec.provider``.
-PROVIDERS: dict[str, ModelProvider] = {
-    "scripted": ScriptedProvider(),
-    "demo": DemoProvider(),
-    "openai": LazyOpenAIProvider(),
-}
+class OperatorProvider:
+    """``operator``, the default provider: the operator's OpenAI-compatible endpoint when
+    one is configured (``endpoint_configured()``, asked on every request), else the offline
+    demo model. The choice is the worker's: workflow history records only ``operator``, and
+    clients never see the operator's endpoint or keys."""
+
+    def __init__(
+        self,
+        endpoint: ModelProvider,
+        offline: ModelProvider,
+        endpoint_configured: Callable[[], bool],
+    ) -> None:
+        self._endpoint = endpoint
+        self._offline = offline
+        self._endpoint_configured = endpoint_configured
+
+    async def complete(self, request: CallModelInput) -> ModelReply:
+        provider = self._endpoint if self._endpoint_configured() else self._offline
+        return await provider.complete(request)
 
 
-@activity.defn(name=CALL_MODEL)
-async def call_model(request: CallModelInput) -> ModelReply:
-    """Ask the request's provider for the next reply."""
-    provider = PROVIDERS.get(request.model.provider)
-    if provider is None:
-        # A configuration error: retrying cannot make the provider appear.
-        raise ApplicationError(
-            f"unknown model provider {request.model.provider!r}",
-            type="UnknownModelProvider",
-            non_retryable=True,
-        )
-    return await provider.complete(request)
+class ModelActivities:
+    """The model activity of one worker; ``providers`` are keyed by ``ModelSpec.provider``."""
+
+    def __init__(self, providers: Mapping[str, ModelProvider]) -> None:
+        self._providers = dict(providers)
+
+    def activities(self) -> list[Callable[..., Any]]:
+        return [self.call_model]
+
+    @activity.defn(name=CALL_MODEL)
+    async def call_model(self, request: CallModelInput) -> ModelReply:
+        """Ask the request's provider for the next reply."""
+        provider = self._providers.get(request.model.provider)
+        if provider is None:
+            # A configuration error: retrying cannot make the provider appear.
+            raise ApplicationError(
+                f"unknown model provider {request.model.provider!r}",
+                type="UnknownModelProvider",
+                non_retryable=True,
+            )
+        return await provider.complete(request)

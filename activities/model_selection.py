@@ -2,8 +2,8 @@
 
 Endpoints, keys and request options are operator settings of the worker: they are read from
 the worker's environment and the operator's user-level config file, never from workflow
-history (which only says ``provider="openai"``) and never from a project or workspace.
-Reading them is cheap and has no network access, so the provider re-reads them on every
+history (which only names the provider) and never from a project or workspace. Reading
+them is cheap and has no network access, so the provider re-reads them on every
 request and a changed environment takes effect without a restart.
 
 Settings, environment first, then ``~/.config/seawall/config.yaml``
@@ -31,7 +31,6 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from activities.operator_settings import user_config_path
-from workflows.activity_io import ModelSpec
 
 BASE_URL_ENV = "OPENAI_BASE_URL"
 API_KEY_ENV = "OPENAI_API_KEY"
@@ -143,16 +142,3 @@ def endpoint_configured(environ: Mapping[str, str], config_path: Path | None = N
     except ModelSettingsError:
         return False
     return any(str(values.get(key) or "").strip() for key in ("openai_base_url", "openai_api_key"))
-
-
-def default_model_spec(environ: Mapping[str, str]) -> ModelSpec:
-    """``ModelSpec(provider="openai")`` when the operator configured an endpoint
-    (``OPENAI_BASE_URL`` or ``OPENAI_API_KEY`` in ``environ``, or ``openai_base_url`` /
-    ``openai_api_key`` in the user config file found through ``environ``'s
-    ``XDG_CONFIG_HOME``/``HOME``), else the offline ``ModelSpec(provider="demo")``.
-
-    No secret or endpoint enters the spec: the worker reads them when it calls the model.
-    """
-    if endpoint_configured(environ):
-        return ModelSpec(provider="openai")
-    return ModelSpec(provider="demo")

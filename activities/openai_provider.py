@@ -18,28 +18,24 @@ call. An unknown tool name passes through for the workflow's registry lookup.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import email.utils
 import json
 import math
-import os
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
 import openai
 import structlog
-from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from activities.heartbeat import activity_heartbeat, heartbeating
 from activities.model_selection import ModelSettingsError, OpenAISettings
 from workflows.activity_io import CallModelInput, ModelReply, ModelUsage, ToolSpec
 from workflows.conversation import Message, Role
 from workflows.outcome import ToolCall
 
-HEARTBEAT_INTERVAL_SECONDS = 2.0
 # A server asking for a longer pause is honoured up to this; Temporal's retry policy and
 # the prompt's lifetime bound the total anyway.
 MAX_RETRY_DELAY_SECONDS = 300.0
@@ -267,53 +263,25 @@ def connection_error(exc: openai.APIConnectionError) -> ApplicationError:
     )
 
 
-# --- heartbeats ---------------------------------------------------------------------------
-
-
-@contextlib.asynccontextmanager
-async def heartbeating(interval: float | None = None) -> AsyncIterator[None]:
-    """Heartbeat every ``interval`` seconds while the body runs, inside an activity only.
-
-    Temporal delivers a cancellation on a heartbeat response, so this is what lets a
-    cancelled prompt abort a slow model request.
-    """
-    if not activity.in_activity():
-        yield
-        return
-    every = HEARTBEAT_INTERVAL_SECONDS if interval is None else interval
-
-    async def beat() -> None:
-        while True:
-            activity.heartbeat()
-            await asyncio.sleep(every)
-
-    task = asyncio.create_task(beat())
-    try:
-        yield
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-
-
 # --- the provider -------------------------------------------------------------------------
 
 
 class OpenAIProvider:
     """Answers model requests from the operator's OpenAI-compatible endpoint.
 
-    Settings are read from ``environ()`` on each request (cheap, no I/O beyond a small
-    config file) so a worker picks up its environment whenever it was set; SDK clients are
-    cached per endpoint, key and timeout so connections are reused.
+    Settings are read from ``environ`` (the worker's environment, and the user config file it
+    locates) on each request: cheap, no I/O beyond a small config file, and a changed setting
+    applies to the next request. SDK clients are cached per endpoint, key and timeout so
+    connections are reused.
     """
 
-    def __init__(self, environ: Callable[[], Mapping[str, str]] = lambda: os.environ) -> None:
+    def __init__(self, environ: Mapping[str, str]) -> None:
         self._environ = environ
         self._clients: dict[tuple[str | None, str, float], openai.AsyncOpenAI] = {}
 
     def settings(self) -> OpenAISettings:
         try:
-            return OpenAISettings.from_env(self._environ())
+            return OpenAISettings.from_env(self._environ)
         except ModelSettingsError as exc:
             # Retrying cannot fix a bad setting; the message names the setting, not a value.
             raise ApplicationError(
@@ -338,7 +306,7 @@ class OpenAIProvider:
         settings = self.settings()
         client = self.client(settings)
         params = build_request(request, settings)
-        async with heartbeating():
+        async with heartbeating(activity_heartbeat()):
             try:
                 response = await client.chat.completions.create(**params)
             except openai.APIStatusError as exc:

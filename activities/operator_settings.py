@@ -14,9 +14,9 @@ history and replayed as is.
 from __future__ import annotations
 
 import contextlib
-import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import structlog
 from temporalio import activity
@@ -48,9 +48,10 @@ __all__ = [
     "MAX_LOGGED_VALUE_CHARS",
     "Diagnostic",
     "GuardModeResolution",
+    "OperatorSettingsActivities",
+    "read_guard_mode",
     "resolve",
     "resolve_guard_mode",
-    "resolve_operator_settings",
     "user_config_path",
 ]
 
@@ -81,19 +82,35 @@ def resolve_guard_mode(
     return result.mode, result.source, message
 
 
-@activity.defn(name=RESOLVE_OPERATOR_SETTINGS)
-async def resolve_operator_settings(inp: ResolveOperatorSettingsInput) -> OperatorSettings:
-    """Read the operator's guard mode from this worker's environment and user config."""
-    environ = dict(os.environ)
-    result = resolve(environ, user_config_path(environ))
-    problem = result.diagnostic
-    if problem is not None:
-        fields: dict[str, object] = {"source": problem.source, "diagnostic": problem.message}
-        if problem.value is not None:
-            # Operator configuration, not user data, so the value itself may be logged.
-            fields["value"] = problem.value[:MAX_LOGGED_VALUE_CHARS]
-            fields["value_length"] = len(problem.value)
-        # A logging failure must not fail the activity (and so the prompt).
-        with contextlib.suppress(Exception):
-            structlog.get_logger(__name__).warning(problem.event, **fields)
-    return OperatorSettings(guard_mode=result.mode, guard_mode_source=result.source)
+def read_guard_mode(environ: Mapping[str, str]) -> GuardModeResolution:
+    """The guard mode from ``environ`` and the user config file it locates."""
+    return resolve(environ, user_config_path(environ))
+
+
+class OperatorSettingsActivities:
+    """The operator-settings activity of one worker. ``read_guard_mode`` resolves the guard
+    mode from the worker's settings sources; it runs at every session and prompt start."""
+
+    def __init__(self, read_guard_mode: Callable[[], GuardModeResolution]) -> None:
+        self._read_guard_mode = read_guard_mode
+
+    def activities(self) -> list[Callable[..., Any]]:
+        return [self.resolve_operator_settings]
+
+    @activity.defn(name=RESOLVE_OPERATOR_SETTINGS)
+    async def resolve_operator_settings(
+        self, inp: ResolveOperatorSettingsInput
+    ) -> OperatorSettings:
+        """Read the operator's guard mode from this worker's environment and user config."""
+        result = self._read_guard_mode()
+        problem = result.diagnostic
+        if problem is not None:
+            fields: dict[str, object] = {"source": problem.source, "diagnostic": problem.message}
+            if problem.value is not None:
+                # Operator configuration, not user data, so the value itself may be logged.
+                fields["value"] = problem.value[:MAX_LOGGED_VALUE_CHARS]
+                fields["value_length"] = len(problem.value)
+            # A logging failure must not fail the activity (and so the prompt).
+            with contextlib.suppress(Exception):
+                structlog.get_logger(__name__).warning(problem.event, **fields)
+        return OperatorSettings(guard_mode=result.mode, guard_mode_source=result.source)

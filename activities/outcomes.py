@@ -1,9 +1,13 @@
-"""Outcome builders shared by every tool runner (built-in, MCP): one shape for a call that
-never reached its tool, whatever refused it, and one for a call that ran."""
+"""Outcome builders shared by every tool runner (built-in, MCP, scenario fixtures): one
+shape for a call that never reached its tool, whatever refused it, one each for a call whose
+tool succeeded or failed, and one for a call the prompt cancelled (docs/architecture.md,
+"The outcome contract")."""
 
 from __future__ import annotations
 
 from workflows.outcome import ExecutionStatus, TerminalStatus, ToolCall, ToolErrorType, ToolOutcome
+
+CANCELLED_CONTENT = "The tool call was cancelled before it finished."
 
 
 def not_started_outcome(
@@ -28,28 +32,60 @@ def not_started_outcome(
     )
 
 
-def settled_outcome(
+def succeeded_outcome(
+    call: ToolCall, content: str, *, policy_tool_name: str, tool_type: str
+) -> ToolOutcome:
+    """The call ran and its tool succeeded."""
+    return ToolOutcome(
+        call_id=call.call_id,
+        tool_name=call.name,
+        policy_tool_name=policy_tool_name,
+        tool_type=tool_type,
+        status=TerminalStatus.SUCCESS,
+        execution_status=ExecutionStatus.SUCCESS,
+        content=content,
+    )
+
+
+def failed_outcome(
     call: ToolCall,
+    error_type: ToolErrorType,
+    message: str,
     *,
     policy_tool_name: str,
     tool_type: str,
-    status: TerminalStatus,
-    execution_status: ExecutionStatus,
-    content: str,
-    error_type: str | None = None,
-    error_message: str | None = None,
 ) -> ToolOutcome:
-    """The call reached its tool. The execution error type is frozen here, at
+    """The call ran and its tool failed. The execution error type is frozen here, at
     execute-settle; post-processing may change only the terminal ``error_type``."""
     return ToolOutcome(
         call_id=call.call_id,
         tool_name=call.name,
         policy_tool_name=policy_tool_name,
         tool_type=tool_type,
-        status=status,
-        execution_status=execution_status,
+        status=TerminalStatus.ERROR,
+        execution_status=ExecutionStatus.ERROR,
         execution_error_type=error_type,
         error_type=error_type,
-        content=content,
-        error_message=error_message,
+        content=message,
+        error_message=message,
+    )
+
+
+def cancelled_outcome(
+    call: ToolCall,
+    *,
+    policy_tool_name: str | None,
+    tool_type: str,
+    execution_status: ExecutionStatus = ExecutionStatus.CANCELLED,
+) -> ToolOutcome:
+    """The prompt cancelled the call: while it ran (``cancelled``), or before it reached its
+    tool (``not_started``, e.g. while its MCP server was starting)."""
+    return ToolOutcome(
+        call_id=call.call_id,
+        tool_name=call.name,
+        policy_tool_name=policy_tool_name,
+        tool_type=tool_type,
+        status=TerminalStatus.CANCELLED,
+        execution_status=execution_status,
+        content=CANCELLED_CONTENT,
     )

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import hashlib
 import os
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import structlog
 from pydantic import BaseModel, ValidationError
@@ -37,7 +37,6 @@ from workflows.activity_io import (
     ToolSpec,
 )
 from workflows.outcome import (
-    ExecutionStatus,
     TerminalStatus,
     ToolCall,
     ToolErrorType,
@@ -45,22 +44,19 @@ from workflows.outcome import (
     ToolType,
 )
 
-from .fixtures import CANCELLED_CONTENT, check_fixture, run_fixture
-from .mcp import current_settings, is_mcp_name
-from .outcomes import not_started_outcome, settled_outcome
-from .tools import BUILTIN_TOOLS, BuiltinTool, ToolContext, ToolFailure
+from .fixtures import check_fixture, fixture_spec, run_fixture
+from .heartbeat import Heartbeat, heartbeating, no_heartbeat
+from .mcp import McpSettings, current_settings, is_mcp_name
+from .mcp.pool import McpPool
+from .outcomes import cancelled_outcome, failed_outcome, not_started_outcome, succeeded_outcome
+from .tools import BuiltinTool, ToolContext, ToolFailure
 
-HEARTBEAT_INTERVAL_SECONDS = 2.0
 RAW_ARGUMENTS_QUOTE_CHARS = 200
 MAX_VALIDATION_ERRORS = 8
 MAX_EXCEPTION_TEXT_CHARS = 500
 SPILL_DIR = Path(".seawall") / "tool-output"
 
 _log = structlog.get_logger(__name__)
-
-
-def _no_heartbeat() -> None:
-    return None
 
 
 # --- admission: everything decided before the tool runs -----------------------------------
@@ -95,7 +91,7 @@ def _summarise_validation(exc: ValidationError) -> str:
 
 
 def admit(
-    call: ToolCall, tools: Mapping[str, BuiltinTool] = BUILTIN_TOOLS
+    call: ToolCall, tools: Mapping[str, BuiltinTool]
 ) -> tuple[BuiltinTool, BaseModel] | ToolOutcome:
     """The tool and its parsed arguments, or the ``not_started`` outcome refusing the call."""
     if not call.name:
@@ -141,27 +137,6 @@ def admit(
 # --- execution ----------------------------------------------------------------------------
 
 
-def _settled(
-    call: ToolCall,
-    tool: BuiltinTool,
-    status: TerminalStatus,
-    execution_status: ExecutionStatus,
-    content: str,
-    error_type: str | None = None,
-    error_message: str | None = None,
-) -> ToolOutcome:
-    return settled_outcome(
-        call,
-        policy_tool_name=tool.name,
-        tool_type=ToolType.NATIVE,
-        status=status,
-        execution_status=execution_status,
-        content=content,
-        error_type=error_type,
-        error_message=error_message,
-    )
-
-
 async def _execute(
     call: ToolCall, tool: BuiltinTool, args: BaseModel, ctx: ToolContext
 ) -> ToolOutcome:
@@ -171,18 +146,14 @@ async def _execute(
         # The workflow cancelled the activity. Returning (not re-raising) records what
         # happened to the call; the activity wrapper re-raises when the cancel was not a
         # workflow request (pause, reset).
-        return _settled(
-            call, tool, TerminalStatus.CANCELLED, ExecutionStatus.CANCELLED, CANCELLED_CONTENT
-        )
+        return cancelled_outcome(call, policy_tool_name=tool.name, tool_type=ToolType.NATIVE)
     except ToolFailure as failure:
-        return _settled(
+        return failed_outcome(
             call,
-            tool,
-            TerminalStatus.ERROR,
-            ExecutionStatus.ERROR,
-            failure.message,
             failure.error_type,
             failure.message,
+            policy_tool_name=tool.name,
+            tool_type=ToolType.NATIVE,
         )
     except Exception as exc:
         # A bug in the tool, not the model's mistake: reported to the model like any
@@ -193,16 +164,14 @@ async def _execute(
             _log.error("tool_unhandled_exception", tool=tool.name, exc_type=type(exc).__name__)
         text = f"{type(exc).__name__}: {exc}"[:MAX_EXCEPTION_TEXT_CHARS]
         message = f"Tool {tool.name!r} failed unexpectedly: {text}"
-        return _settled(
+        return failed_outcome(
             call,
-            tool,
-            TerminalStatus.ERROR,
-            ExecutionStatus.ERROR,
-            message,
             ToolErrorType.UNHANDLED_EXCEPTION,
             message,
+            policy_tool_name=tool.name,
+            tool_type=ToolType.NATIVE,
         )
-    return _settled(call, tool, TerminalStatus.SUCCESS, ExecutionStatus.SUCCESS, content)
+    return succeeded_outcome(call, content, policy_tool_name=tool.name, tool_type=ToolType.NATIVE)
 
 
 # --- post-processing ----------------------------------------------------------------------
@@ -295,102 +264,8 @@ def truncate_output(outcome: ToolOutcome, root: Path, max_chars: int) -> ToolOut
 # --- the activities -----------------------------------------------------------------------
 
 
-async def execute_tool_call(
-    inp: RunToolInput,
-    heartbeat: Callable[[], None] = _no_heartbeat,
-    tools: Mapping[str, BuiltinTool] = BUILTIN_TOOLS,
-) -> ToolOutcome:
-    """Run one call to its settled outcome; never raises for a tool error.
-
-    ``heartbeat`` is handed to the tool so long-running tools keep the activity alive;
-    outside an activity it is a no-op. ``tools`` is the registry to resolve names in.
-    """
-    call = inp.call
-    if inp.fixture is not None:
-        # Fixtures report exactly what they script: no validation, no truncation.
-        return await run_fixture(call, inp.fixture, inp.ordinal, heartbeat)
-    if is_mcp_name(call.name) and call.name not in tools:
-        return await _execute_mcp_call(inp)
-    admitted = admit(call, tools)
-    if isinstance(admitted, ToolOutcome):
-        return admitted
-    tool, args = admitted
-    root = Path(inp.workspace_root).resolve()
-    # A session's workspace is created on its first tool call, on the worker that runs it.
-    root.mkdir(parents=True, exist_ok=True)
-    ctx = ToolContext(
-        workspace_root=root,
-        heartbeat=heartbeat,
-        shell_timeout_seconds=inp.shell_timeout_seconds,
-    )
-    outcome = await _execute(call, tool, args, ctx)
-    if outcome.status == TerminalStatus.CANCELLED:
-        return outcome
-    return truncate_output(outcome, root, inp.max_output_chars)
-
-
-async def _execute_mcp_call(inp: RunToolInput) -> ToolOutcome:
-    """An ``mcp__<server>__<tool>`` call, routed to the worker's MCP connection pool."""
-    from .mcp.tools import run_mcp_call  # the MCP SDK loads only when a call needs it
-
-    outcome = await run_mcp_call(inp)
-    if outcome.status == TerminalStatus.CANCELLED or len(outcome.content) <= inp.max_output_chars:
-        return outcome
-    root = Path(inp.workspace_root).resolve()
-    root.mkdir(parents=True, exist_ok=True)
-    return truncate_output(outcome, root, inp.max_output_chars)
-
-
-async def _heartbeat_forever(heartbeat: Callable[[], None]) -> None:
-    # Temporal delivers a cancellation only on a heartbeat response, so a tool that never
-    # heartbeats on its own must still be cancellable.
-    while True:
-        heartbeat()
-        await asyncio.sleep(HEARTBEAT_INTERVAL_SECONDS)
-
-
-def _cancel_is_workflow_request() -> bool:
-    details = activity.cancellation_details()
-    return details is None or not (details.paused or details.reset)
-
-
-@activity.defn(name=RUN_TOOL)
-async def run_tool(inp: RunToolInput) -> ToolOutcome:
-    """Run one tool call (or fixture) with heartbeats; returns its settled outcome."""
-    beats = asyncio.create_task(_heartbeat_forever(activity.heartbeat))
-    try:
-        outcome = await execute_tool_call(inp, activity.heartbeat)
-    finally:
-        beats.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await beats
-    if outcome.status == TerminalStatus.CANCELLED and not _cancel_is_workflow_request():
-        # A pause or reset must stay a cancellation error so Temporal can pause or rerun
-        # the activity; completing it with a result would end it for good.
-        raise asyncio.CancelledError()
-    return outcome
-
-
-@activity.defn(name=CHECK_TOOL_CALL)
-async def check_tool_call(inp: CheckToolCallInput) -> ToolOutcome | None:
-    """The outcome a call would be refused with before running, or ``None`` when valid."""
-    if inp.fixture is not None:
-        return check_fixture(inp.call, inp.fixture)
-    if is_mcp_name(inp.call.name) and inp.call.name not in BUILTIN_TOOLS:
-        from .mcp.tools import check_mcp_call
-
-        return await check_mcp_call(inp.call)
-    admitted = admit(inp.call)
-    return admitted if isinstance(admitted, ToolOutcome) else None
-
-
-def builtin_tool_specs(tools: Mapping[str, BuiltinTool] = BUILTIN_TOOLS) -> dict[str, ToolSpec]:
-    if tools is BUILTIN_TOOLS:
-        return dict(_builtin_specs())
-    return _specs_of(tools)
-
-
-def _specs_of(tools: Mapping[str, BuiltinTool]) -> dict[str, ToolSpec]:
+def builtin_tool_specs(tools: Mapping[str, BuiltinTool]) -> dict[str, ToolSpec]:
+    """The tools of a registry as the workflow and the model see them."""
     return {
         name: ToolSpec(
             name=name,
@@ -403,34 +278,127 @@ def _specs_of(tools: Mapping[str, BuiltinTool]) -> dict[str, ToolSpec]:
     }
 
 
-@functools.cache
-def _builtin_specs() -> dict[str, ToolSpec]:
-    # Building the JSON schemas took ~14 ms of every prompt (bench/overhead.py profile);
-    # the built-ins never change within a worker, and ToolSpec is frozen.
-    return _specs_of(BUILTIN_TOOLS)
+def _workspace(inp: RunToolInput) -> Path:
+    root = Path(inp.workspace_root).resolve()
+    # A session's workspace is created on its first tool call, on the worker that runs it.
+    root.mkdir(parents=True, exist_ok=True)
+    return root
 
 
-@activity.defn(name=LIST_TOOLS)
-async def list_tools(inp: ListToolsInput) -> ListToolsOutput:
-    """Every tool the model may call in this prompt, sorted by name: the built-ins, every
-    configured MCP server's tools (``mcp__<server>__<tool>``) and the fixtures.
+def _cancel_is_workflow_request() -> bool:
+    details = activity.cancellation_details()
+    return details is None or not (details.paused or details.reset)
 
-    A fixture replaces a built-in of the same name, so a scenario can script a failing
-    ``read_file`` without touching the disk.
+
+class ToolActivities:
+    """The tool activities of one worker, over its built-in tool registry and its MCP servers.
+
+    ``tools`` are the built-in tools the model may call by name. ``mcp_pool`` holds the
+    worker's MCP server connections (stopped by :meth:`close`); ``mcp_settings`` reads the
+    operator's MCP configuration, on every prompt, so a changed configuration applies to the
+    next one.
     """
-    specs = builtin_tool_specs()
-    mcp_settings = current_settings()
-    if mcp_settings.servers:
-        from .mcp.tools import list_mcp_tools
 
-        for spec in await list_mcp_tools(mcp_settings):
-            specs.setdefault(spec.name, spec)
-    for name, fixture in inp.fixture_tools.items():
-        specs[name] = ToolSpec(
-            name=name,
-            description=fixture.description,
-            parameters={"type": "object"},
-            mutating=fixture.mutating,
-            tool_type=fixture.tool_type,
+    def __init__(
+        self,
+        tools: Mapping[str, BuiltinTool],
+        mcp_pool: McpPool,
+        mcp_settings: Callable[[], McpSettings] = current_settings,
+    ) -> None:
+        self._tools = dict(tools)
+        self._mcp_pool = mcp_pool
+        self._mcp_settings = mcp_settings
+        # Building the JSON schemas took ~14 ms of every prompt (bench/overhead.py profile);
+        # the registry never changes within a worker, and ToolSpec is frozen.
+        self._specs = builtin_tool_specs(self._tools)
+
+    def activities(self) -> list[Callable[..., Any]]:
+        return [self.run_tool, self.check_tool_call, self.list_tools]
+
+    async def close(self) -> None:
+        """Stop the MCP servers this worker started."""
+        await self._mcp_pool.close()
+
+    def _is_mcp_call(self, call: ToolCall) -> bool:
+        return is_mcp_name(call.name) and call.name not in self._tools
+
+    async def execute(self, inp: RunToolInput, heartbeat: Heartbeat | None = None) -> ToolOutcome:
+        """Run one call to its settled outcome, heartbeating while it runs; never raises
+        for a tool error. ``heartbeat`` is the activity's (``None`` outside an activity)."""
+        async with heartbeating(heartbeat):
+            return await self._settle(inp, heartbeat or no_heartbeat)
+
+    async def _settle(self, inp: RunToolInput, heartbeat: Heartbeat) -> ToolOutcome:
+        call = inp.call
+        if inp.fixture is not None:
+            # Fixtures report exactly what they script: no validation, no truncation.
+            return await run_fixture(call, inp.fixture, inp.ordinal)
+        if self._is_mcp_call(call):
+            return await self._execute_mcp_call(inp)
+        admitted = admit(call, self._tools)
+        if isinstance(admitted, ToolOutcome):
+            return admitted
+        tool, args = admitted
+        root = _workspace(inp)
+        ctx = ToolContext(
+            workspace_root=root,
+            heartbeat=heartbeat,
+            shell_timeout_seconds=inp.shell_timeout_seconds,
         )
-    return ListToolsOutput(tools=sorted(specs.values(), key=lambda s: s.name))
+        outcome = await _execute(call, tool, args, ctx)
+        if outcome.status == TerminalStatus.CANCELLED:
+            return outcome
+        return truncate_output(outcome, root, inp.max_output_chars)
+
+    async def _execute_mcp_call(self, inp: RunToolInput) -> ToolOutcome:
+        """An ``mcp__<server>__<tool>`` call, routed to the worker's MCP connection pool."""
+        from .mcp.tools import run_mcp_call  # the MCP SDK loads only when a call needs it
+
+        outcome = await run_mcp_call(self._mcp_pool, inp, self._mcp_settings())
+        if (
+            outcome.status == TerminalStatus.CANCELLED
+            or len(outcome.content) <= inp.max_output_chars
+        ):
+            return outcome
+        return truncate_output(outcome, _workspace(inp), inp.max_output_chars)
+
+    @activity.defn(name=RUN_TOOL)
+    async def run_tool(self, inp: RunToolInput) -> ToolOutcome:
+        """Run one tool call (or fixture) with heartbeats; returns its settled outcome."""
+        outcome = await self.execute(inp, activity.heartbeat)
+        if outcome.status == TerminalStatus.CANCELLED and not _cancel_is_workflow_request():
+            # A pause or reset must stay a cancellation error so Temporal can pause or rerun
+            # the activity; completing it with a result would end it for good.
+            raise asyncio.CancelledError()
+        return outcome
+
+    @activity.defn(name=CHECK_TOOL_CALL)
+    async def check_tool_call(self, inp: CheckToolCallInput) -> ToolOutcome | None:
+        """The outcome a call would be refused with before running, or ``None`` when valid."""
+        if inp.fixture is not None:
+            return check_fixture(inp.call, inp.fixture)
+        if self._is_mcp_call(inp.call):
+            from .mcp.tools import check_mcp_call
+
+            return await check_mcp_call(self._mcp_pool, inp.call, self._mcp_settings())
+        admitted = admit(inp.call, self._tools)
+        return admitted if isinstance(admitted, ToolOutcome) else None
+
+    @activity.defn(name=LIST_TOOLS)
+    async def list_tools(self, inp: ListToolsInput) -> ListToolsOutput:
+        """Every tool the model may call in this prompt, sorted by name: the built-ins, every
+        configured MCP server's tools (``mcp__<server>__<tool>``) and the fixtures.
+
+        A fixture replaces a built-in of the same name, so a scenario can script a failing
+        ``read_file`` without touching the disk.
+        """
+        specs = dict(self._specs)
+        mcp_settings = self._mcp_settings()
+        if mcp_settings.servers:
+            from .mcp.tools import list_mcp_tools
+
+            for spec in await list_mcp_tools(self._mcp_pool, mcp_settings):
+                specs.setdefault(spec.name, spec)
+        for name, fixture in inp.fixture_tools.items():
+            specs[name] = fixture_spec(name, fixture)
+        return ListToolsOutput(tools=sorted(specs.values(), key=lambda s: s.name))

@@ -17,13 +17,16 @@ import asyncio
 import time
 from collections.abc import Callable
 from datetime import timedelta
+from typing import Any
 
 from pydantic import BaseModel, Field
 from temporalio import activity, workflow
 
 with workflow.unsafe.imports_passed_through():
+    from activities.mcp.pool import McpPool
     from activities.model import ScriptedProvider
-    from activities.tool_runner import execute_tool_call
+    from activities.tool_runner import ToolActivities
+    from activities.tools import BUILTIN_TOOLS
     from workflows.activity_io import (
         CallModelInput,
         FixtureTool,
@@ -40,6 +43,7 @@ BARE_TOOL = "bench.bare.tool"
 STEP_TIMEOUT = timedelta(minutes=2)
 
 _provider = ScriptedProvider()
+_tools = ToolActivities(BUILTIN_TOOLS, McpPool())
 
 
 class BareInput(BaseModel):
@@ -66,9 +70,7 @@ async def model_step(request: CallModelInput) -> ModelReply:
 
 
 async def tool_step(inp: RunToolInput, heartbeat: Callable[[], None] | None = None) -> ToolOutcome:
-    if heartbeat is None:
-        return await execute_tool_call(inp)
-    return await execute_tool_call(inp, heartbeat)
+    return await _tools.execute(inp, heartbeat)
 
 
 @activity.defn(name=BARE_MODEL)
@@ -81,7 +83,7 @@ async def bare_tool(inp: RunToolInput) -> ToolOutcome:
     return await tool_step(inp, activity.heartbeat)
 
 
-BARE_ACTIVITIES = [bare_model, bare_tool]
+BARE_ACTIVITIES: list[Callable[..., Any]] = [bare_model, bare_tool]
 
 
 def _tool_input(inp: BareInput, batch: int, runs: dict[str, int], call: ToolCall) -> RunToolInput:

@@ -57,7 +57,6 @@ from temporalio import activity  # noqa: E402
 from temporalio.api.enums.v1 import EventType  # noqa: E402
 from temporalio.client import Client, WorkflowHistory  # noqa: E402
 from temporalio.client import Interceptor as ClientInterceptor  # noqa: E402
-from temporalio.contrib.pydantic import pydantic_data_converter  # noqa: E402
 from temporalio.worker import (  # noqa: E402
     ActivityInboundInterceptor,
     ExecuteActivityInput,
@@ -70,8 +69,9 @@ from temporalio.worker.workflow_sandbox import (  # noqa: E402
     SandboxRestrictions,
 )
 
-from activities import ALL_ACTIVITIES  # noqa: E402
+from activities.fixtures import fixture_spec  # noqa: E402
 from activities.tool_runner import builtin_tool_specs  # noqa: E402
+from activities.tools import BUILTIN_TOOLS  # noqa: E402
 from bench.bare import (  # noqa: E402
     BARE_ACTIVITIES,
     BARE_MODEL,
@@ -80,6 +80,7 @@ from bench.bare import (  # noqa: E402
     BareResult,
     run_inprocess,
 )
+from seawall.runtime.plugin import SeawallPlugin, client_with_plugin, connect  # noqa: E402
 from workflows.activity_io import (  # noqa: E402
     CALL_MODEL,
     FixtureTool,
@@ -149,15 +150,9 @@ class Workload:
 
     def tool_specs(self) -> list[ToolSpec]:
         """What the model is offered: Seawall lists the built-ins plus the fixtures."""
-        specs = builtin_tool_specs()
+        specs = builtin_tool_specs(BUILTIN_TOOLS)
         for name, fixture in self.fixtures().items():
-            specs[name] = ToolSpec(
-                name=name,
-                description=fixture.description,
-                parameters={"type": "object"},
-                mutating=fixture.mutating,
-                tool_type=fixture.tool_type,
-            )
+            specs[name] = fixture_spec(name, fixture)
         return sorted(specs.values(), key=lambda s: s.name)
 
     @functools.cache  # noqa: B019 - a handful of long-lived workloads
@@ -166,7 +161,7 @@ class Workload:
         return PromptInput(
             prompt="Fetch the data files.",
             workspace_root=workspace,
-            model=ModelSpec(script=self.script()),
+            model=ModelSpec(provider="scripted", script=self.script()),
             guard_mode=mode,
             fixture_tools=self.fixtures(),
             pause_at_batches=[1] if pause else [],
@@ -178,7 +173,7 @@ class Workload:
         return BareInput(
             prompt="Fetch the data files.",
             workspace_root=workspace,
-            model=ModelSpec(script=self.script()),
+            model=ModelSpec(provider="scripted", script=self.script()),
             tools=self.tool_specs(),
             fixture_tools=self.fixtures(),
             pause_after_batch=1 if pause else None,
@@ -211,15 +206,17 @@ def intervals(starts: list[float]) -> list[float]:
 
 
 def bare_runner() -> SandboxedWorkflowRunner:
-    """The same sandbox as Seawall's worker, with ``bench`` passed through as Seawall
-    passes ``workflows`` through, so neither re-imports its workflow module per run."""
-    from worker import PASSTHROUGH_MODULES
-
+    """Seawall's sandbox (the plugin adds its passthrough modules) with ``bench`` passed
+    through as Seawall passes ``workflows`` through, so neither re-imports its workflow
+    module per run."""
     return SandboxedWorkflowRunner(
-        restrictions=SandboxRestrictions.default.with_passthrough_modules(
-            *PASSTHROUGH_MODULES, "bench"
-        )
+        restrictions=SandboxRestrictions.default.with_passthrough_modules("bench")
     )
+
+
+def bare_plugin() -> SeawallPlugin:
+    """Seawall's converter and sandbox, with the baseline's workflow and activities."""
+    return SeawallPlugin(BARE_ACTIVITIES, workflows=[BareLoopWorkflow])
 
 
 def seawall_worker(
@@ -227,22 +224,10 @@ def seawall_worker(
     queue: str,
     executor: concurrent.futures.ThreadPoolExecutor | None = None,
 ) -> Worker:
-    from worker import WORKFLOWS, build_worker, workflow_runner
+    from worker import build_worker
 
-    if executor is None:
-        return build_worker(client, queue)
-    # build_worker's settings, with the workflow-task thread handed in for profiling.
-    return Worker(
-        client,
-        task_queue=queue,
-        workflows=WORKFLOWS,
-        activities=ALL_ACTIVITIES,
-        workflow_runner=workflow_runner(),
-        max_cached_workflows=1000,
-        max_heartbeat_throttle_interval=timedelta(seconds=1),
-        graceful_shutdown_timeout=timedelta(seconds=10),
-        workflow_task_executor=executor,
-    )
+    # With an executor, the workflow-task thread is handed in for profiling.
+    return build_worker(client, queue, workflow_task_executor=executor)
 
 
 def bare_worker(
@@ -251,10 +236,8 @@ def bare_worker(
     executor: concurrent.futures.ThreadPoolExecutor | None = None,
 ) -> Worker:
     return Worker(
-        client,
+        client_with_plugin(client, bare_plugin()),
         task_queue=queue,
-        workflows=[BareLoopWorkflow],
-        activities=BARE_ACTIVITIES,
         workflow_runner=bare_runner(),
         max_cached_workflows=1000,
         max_heartbeat_throttle_interval=timedelta(seconds=1),
@@ -437,16 +420,16 @@ async def _iterate(histories: list[WorkflowHistory]) -> AsyncIterator[WorkflowHi
 
 async def measure_replay(bench: Bench, ids: dict[str, list[str]]) -> dict[str, Any]:
     """Replay time per 1,000 events for histories of (a), (b) and (d), and their sizes."""
-    from worker import WORKFLOWS, workflow_runner
-
     out: dict[str, Any] = {}
     for variant in ("a", "b", "d"):
-        bare = variant == "d"
-        replayer = Replayer(
-            workflows=[BareLoopWorkflow] if bare else WORKFLOWS,
-            data_converter=pydantic_data_converter,
-            workflow_runner=bare_runner() if bare else workflow_runner(),
-        )
+        if variant == "d":
+            replayer = Replayer(
+                workflows=[],
+                workflow_runner=bare_runner(),
+                plugins=[SeawallPlugin(workflows=[BareLoopWorkflow])],
+            )
+        else:
+            replayer = Replayer(workflows=[], plugins=[SeawallPlugin()])
         histories: list[WorkflowHistory] = [
             await bench.client.get_workflow_handle(wid).fetch_history()
             for wid in ids[variant][:REPLAY_HISTORIES]
@@ -505,7 +488,6 @@ def rss_kib(pid: int) -> int:
 async def serve_worker(address: str, namespace: str, queue: str, kind: str) -> None:
     """``--serve-worker``: a worker process for the memory measurement."""
     from seawall.runtime.logs import configure_logging
-    from worker import connect
 
     configure_logging("json", "ERROR")
     client = await connect(address, namespace)

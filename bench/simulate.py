@@ -207,11 +207,7 @@ class BaselineRule(Protocol):
 
 @functools.cache
 def _builtin_specs() -> dict[str, ToolSpec]:
-    return builtin_tool_specs()
-
-
-def _no_heartbeat() -> None:
-    return None
+    return builtin_tool_specs(BUILTIN_TOOLS)
 
 
 def _complete(coro: Coroutine[Any, Any, ToolOutcome]) -> ToolOutcome:
@@ -322,7 +318,7 @@ class _Replay:
         fixture = self.input.fixture_tools.get(call.name)
         if spec is not None and self._needs_permission(spec):
             if fixture is None:
-                invalid = admit(call)
+                invalid = admit(call, BUILTIN_TOOLS)
                 if isinstance(invalid, ToolOutcome):
                     return invalid
             choice = self.scenario.permissions.get(call.name, "approve")
@@ -341,12 +337,12 @@ class _Replay:
             scripted = fixture.outcomes[min(max(ordinal, 0), len(fixture.outcomes) - 1)]
             if scripted.hang:
                 return None
-            return _complete(run_fixture(call, fixture, ordinal, _no_heartbeat))
+            return _complete(run_fixture(call, fixture, ordinal))
         if is_mcp_name(call.name) and call.name not in BUILTIN_TOOLS:
             raise SimulationError(
                 f"{self.scenario.name}: calls the MCP tool {call.name!r} without a fixture"
             )
-        admitted = admit(call)
+        admitted = admit(call, BUILTIN_TOOLS)
         if isinstance(admitted, ToolOutcome):
             return admitted
         raise SimulationError(

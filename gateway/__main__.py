@@ -19,7 +19,7 @@ from temporalio.client import Client
 from gateway.app import create_app
 from gateway.settings import ConfigurationError, GatewaySettings, from_env
 from seawall.runtime.logs import LOG_FORMATS, configure_logging, default_log_format
-from worker import connect
+from seawall.runtime.plugin import connect
 
 EXIT_CONFIG = 2
 

@@ -9,7 +9,6 @@ several replicas, without losing anything.
 from __future__ import annotations
 
 import asyncio
-import os
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -22,7 +21,6 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
-from activities.model_selection import default_model_spec
 from gateway.api_models import (
     CancelRequested,
     CloseRequested,
@@ -141,8 +139,6 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
     """Build the gateway; raises ``ConfigurationError`` for an exposed, token-less address."""
     check_exposure(settings)
     connection = TemporalConnection(client_factory)
-    # The real provider when an endpoint is configured, else the offline demo model.
-    default_model = default_model_spec(os.environ)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -189,7 +185,8 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
         model = (
             ModelSpec(provider="scripted", script=body.model_script)
             if body.model_script is not None
-            else default_model
+            # The worker answers with the operator's model (its endpoint, else the demo model).
+            else ModelSpec(provider="operator")
         )
         session_settings = SessionSettings(
             workspace_root=str(settings.workspaces / session_id),

@@ -77,7 +77,7 @@ async def record_session(client: Client, queue: str) -> None:
                 session_id=session_id,
                 settings=SessionSettings(
                     workspace_root=workspace,
-                    model=ModelSpec(script=script),
+                    model=ModelSpec(provider="scripted", script=script),
                     approval_mode=ApprovalMode.YOLO,
                 ),
                 guard_mode=GuardMode.ENFORCE,

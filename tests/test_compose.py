@@ -62,3 +62,12 @@ def test_every_service_the_readme_names_exists_with_health_checks() -> None:
         assert "healthcheck" in services[name], name
     assert services["worker"]["build"] == services["gateway"]["build"] == "."
     assert (ROOT / "Dockerfile").is_file()
+
+
+def test_only_the_worker_is_handed_model_keys() -> None:
+    # The worker chooses the model (docs/architecture.md, "Layers"); the gateway never needs it.
+    services = yaml.safe_load(COMPOSE.read_text())["services"]
+    assert "OPENAI_API_KEY" in services["worker"]["environment"]
+    for name, service in services.items():
+        if name != "worker":
+            assert not any(key.startswith("OPENAI_") for key in service.get("environment", {}))

@@ -1,7 +1,9 @@
-"""``python worker.py`` as a real process: a SIGKILL mid-batch loses nothing.
+"""The worker: ``python worker.py`` as a real process, and its composition root.
 
-A new worker finishes the prompt, no tool call that had completed runs again, and the
-guard's decisions equal those of an uninterrupted run.
+A SIGKILL mid-batch loses nothing: a new worker finishes the prompt, no tool call that had
+completed runs again, and the guard's decisions equal those of an uninterrupted run. The
+activities ``worker.py`` builds stop their MCP servers with the worker, and the default
+``operator`` model is the offline demo model when no endpoint is configured.
 """
 
 from __future__ import annotations
@@ -19,6 +21,9 @@ from pathlib import Path
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
+from tests.activities.mcp_helpers import SERVER, qualified, servers_env, stdio_server
+from tests.scenario_helpers import tool_messages
+from worker import build_activities, build_worker
 from workflows.activity_io import ModelScript, ModelSpec
 from workflows.guard import GuardMode
 from workflows.prompt import PromptWorkflow
@@ -51,7 +56,7 @@ def prompt_input(workspace: Path) -> PromptInput:
     return PromptInput(
         prompt="build it",
         workspace_root=str(workspace),
-        model=ModelSpec(script=crash_script()),
+        model=ModelSpec(provider="scripted", script=crash_script()),
         guard_mode=GuardMode.ENFORCE,
         approval_mode=ApprovalMode.YOLO,
     )
@@ -156,3 +161,79 @@ async def test_worker_shuts_down_gracefully_on_sigterm(temporal_env: WorkflowEnv
 
     assert process.returncode == 0
     assert "worker_stopped" in rest
+
+
+# --- the composition root ------------------------------------------------------------------
+
+
+def process_gone(pid: int) -> bool:
+    """The process exited and was reaped (or is a zombie waiting to be)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return True
+    return "\nState:\tZ" in status
+
+
+async def test_the_worker_stops_its_mcp_servers_when_it_shuts_down(
+    client: Client, tmp_path: Path
+) -> None:
+    environ = {
+        **os.environ,
+        "XDG_CONFIG_HOME": str(tmp_path / "operator-config"),
+        "SEAWALL_MCP_SERVERS": servers_env({SERVER: stdio_server(trust=True)}),
+    }
+    script = ModelScript.model_validate(
+        {"turns": [{"tool_calls": [{"name": qualified("pid"), "arguments": {}}]}, {"text": "ok"}]}
+    )
+    queue = f"mcp-{uuid.uuid4().hex[:8]}"
+    async with build_worker(client, queue, build_activities(environ)):
+        result: PromptResult = await client.execute_workflow(
+            PromptWorkflow.run,
+            PromptInput(
+                prompt="which process?",
+                workspace_root=str(tmp_path / "ws"),
+                model=ModelSpec(provider="scripted", script=script),
+            ),
+            id=f"prompt-mcp-{uuid.uuid4().hex[:8]}",
+            task_queue=queue,
+        )
+        (pid_message,) = tool_messages(result)
+        server = int(pid_message.content)
+        assert not process_gone(server)  # pooled: it outlives the prompt
+
+    assert process_gone(server)
+
+
+async def test_the_operator_model_is_the_demo_model_when_no_endpoint_is_configured(
+    client: Client, tmp_path: Path
+) -> None:
+    environ = {
+        k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "SEAWALL_MODEL"))
+    }
+    environ["XDG_CONFIG_HOME"] = str(tmp_path / "operator-config")
+    queue = f"operator-{uuid.uuid4().hex[:8]}"
+    prompts = {
+        provider: PromptInput(
+            prompt="hello",
+            workspace_root=str(tmp_path / provider),
+            model=ModelSpec.model_validate({"provider": provider}),
+        )
+        for provider in ("operator", "demo")
+    }
+    async with build_worker(client, queue, build_activities(environ)):
+        results = {
+            provider: await client.execute_workflow(
+                PromptWorkflow.run,
+                prompt,
+                id=f"prompt-{provider}-{uuid.uuid4().hex[:8]}",
+                task_queue=queue,
+                result_type=PromptResult,
+            )
+            for provider, prompt in prompts.items()
+        }
+
+    assert PromptInput(prompt="x", workspace_root="w").model.provider == "operator"
+    operator, demo = results["operator"], results["demo"]
+    assert operator.stop_reason == demo.stop_reason
+    assert [m.content for m in operator.messages] == [m.content for m in demo.messages]

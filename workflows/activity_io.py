@@ -54,15 +54,16 @@ class ModelScript(_Strict):
 
 
 class ModelSpec(_Strict):
-    """Which provider answers. ``scripted`` plays ``script``; ``demo`` is the offline
-    demo model ``make run`` uses when no endpoint is configured; ``openai`` asks the
-    OpenAI-compatible endpoint configured in the worker's operator settings.
+    """Which provider answers. ``operator`` (the default) lets the worker choose: the
+    OpenAI-compatible endpoint configured in its operator settings, else the offline demo
+    model. ``scripted`` plays ``script``; ``demo`` is the offline demo model; ``openai``
+    asks the operator's endpoint.
 
     ``model`` optionally overrides the operator's model name (``SEAWALL_MODEL``) for this
     prompt. It is not a secret; endpoints and keys never appear here.
     """
 
-    provider: Literal["scripted", "demo", "openai"] = "scripted"
+    provider: Literal["operator", "scripted", "demo", "openai"] = "operator"
     script: ModelScript = Field(default_factory=ModelScript)
     model: str | None = None
 

@@ -26,14 +26,19 @@ import structlog
 from mcp import MCPError
 from mcp.types import INVALID_PARAMS, CallToolResult, Tool
 
-from activities.mcp.config import McpSettings, ServerConfig, current_settings
+from activities.mcp.config import McpSettings, ServerConfig
+from activities.mcp.connection import McpConnection, McpConnectionLost, McpUnavailable
 from activities.mcp.names import qualified_name, server_of
-from activities.mcp.pool import McpConnection, McpConnectionLost, McpUnavailable, get_pool
-from activities.outcomes import not_started_outcome, settled_outcome
+from activities.mcp.pool import McpPool
+from activities.outcomes import (
+    cancelled_outcome,
+    failed_outcome,
+    not_started_outcome,
+    succeeded_outcome,
+)
 from workflows.activity_io import RunToolInput, ToolSpec
 from workflows.outcome import (
     ExecutionStatus,
-    TerminalStatus,
     ToolCall,
     ToolErrorType,
     ToolOutcome,
@@ -44,7 +49,6 @@ MAX_SCHEMA_ERRORS = 8
 MAX_SCHEMA_ERROR_CHARS = 200
 MAX_LISTED_ALTERNATIVES = 20
 MAX_PROTOCOL_ERROR_CHARS = 500
-CANCELLED_CONTENT = "The tool call was cancelled before it finished."
 
 _log = structlog.get_logger(__name__)
 
@@ -65,8 +69,9 @@ def tool_spec(server: str, config: ServerConfig, tool: Tool) -> ToolSpec:
     )
 
 
-async def _list_server(server: str, config: ServerConfig, settings: McpSettings) -> list[ToolSpec]:
-    pool = get_pool()
+async def _list_server(
+    pool: McpPool, server: str, config: ServerConfig, settings: McpSettings
+) -> list[ToolSpec]:
     ordinal = settings.ordinal(server)
     for _attempt in range(2):
         try:
@@ -103,12 +108,11 @@ async def _list_server(server: str, config: ServerConfig, settings: McpSettings)
     return []
 
 
-async def list_mcp_tools(settings: McpSettings | None = None) -> list[ToolSpec]:
+async def list_mcp_tools(pool: McpPool, settings: McpSettings) -> list[ToolSpec]:
     """Every configured server's tools; a server that cannot be reached lists none."""
-    settings = current_settings() if settings is None else settings
-    get_pool().retain_only(set(settings.servers))
+    pool.retain_only(set(settings.servers))
     listed = await asyncio.gather(
-        *(_list_server(name, config, settings) for name, config in settings.servers.items())
+        *(_list_server(pool, name, config, settings) for name, config in settings.servers.items())
     )
     specs = {spec.name: spec for server_specs in listed for spec in server_specs}
     return sorted(specs.values(), key=lambda spec: spec.name)
@@ -129,27 +133,16 @@ def _not_started(
     )
 
 
-def _ran(
-    call: ToolCall,
-    status: TerminalStatus,
-    execution_status: ExecutionStatus,
-    content: str,
-    error_type: ToolErrorType | None = None,
-) -> ToolOutcome:
-    return settled_outcome(
-        call,
-        policy_tool_name=call.name,
-        tool_type=ToolType.MCP,
-        status=status,
-        execution_status=execution_status,
-        content=content,
-        error_type=error_type,
-        error_message=content if status is TerminalStatus.ERROR else None,
+def _cancelled(call: ToolCall, execution_status: ExecutionStatus) -> ToolOutcome:
+    return cancelled_outcome(
+        call, policy_tool_name=call.name, tool_type=ToolType.MCP, execution_status=execution_status
     )
 
 
 def _failed(call: ToolCall, error_type: ToolErrorType, message: str) -> ToolOutcome:
-    return _ran(call, TerminalStatus.ERROR, ExecutionStatus.ERROR, message, error_type)
+    return failed_outcome(
+        call, error_type, message, policy_tool_name=call.name, tool_type=ToolType.MCP
+    )
 
 
 def _not_registered(call: ToolCall, connection: McpConnection | None, server: str) -> ToolOutcome:
@@ -215,7 +208,7 @@ def schema_problems(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> 
 
 
 async def _resolve(
-    call: ToolCall, settings: McpSettings
+    pool: McpPool, call: ToolCall, settings: McpSettings
 ) -> tuple[str, ServerConfig, McpConnection, Tool] | ToolOutcome:
     """The call's server, connection and tool, or the outcome refusing it."""
     server = server_of(call.name)
@@ -227,7 +220,6 @@ async def _resolve(
             f"Tool {call.name!r} is not registered: no MCP server of that name is configured.",
             registered=False,
         )
-    pool = get_pool()
     try:
         connection = await pool.get(server, config, settings)
     except McpUnavailable as exc:
@@ -268,9 +260,11 @@ def _admit_arguments(call: ToolCall, tool: Tool) -> ToolOutcome | None:
     return None
 
 
-async def check_mcp_call(call: ToolCall) -> ToolOutcome | None:
+async def check_mcp_call(
+    pool: McpPool, call: ToolCall, settings: McpSettings
+) -> ToolOutcome | None:
     """The outcome refusing ``call`` before it runs, or ``None`` when it is admissible."""
-    resolved = await _resolve(call, current_settings())
+    resolved = await _resolve(pool, call, settings)
     if isinstance(resolved, ToolOutcome):
         return resolved
     _server, _config, _connection, tool = resolved
@@ -283,14 +277,13 @@ def call_timeout(inp: RunToolInput, config: ServerConfig, settings: McpSettings)
     return min(configured, inp.shell_timeout_seconds)
 
 
-async def run_mcp_call(inp: RunToolInput) -> ToolOutcome:
+async def run_mcp_call(pool: McpPool, inp: RunToolInput, settings: McpSettings) -> ToolOutcome:
     """Run one ``mcp__`` call to its settled outcome; never raises for a tool failure."""
     call = inp.call
-    settings = current_settings()
     try:
-        resolved = await _resolve(call, settings)
+        resolved = await _resolve(pool, call, settings)
     except asyncio.CancelledError:
-        return _ran(call, TerminalStatus.CANCELLED, ExecutionStatus.NOT_STARTED, CANCELLED_CONTENT)
+        return _cancelled(call, ExecutionStatus.NOT_STARTED)
     if isinstance(resolved, ToolOutcome):
         return resolved
     server, config, connection, tool = resolved
@@ -301,7 +294,7 @@ async def run_mcp_call(inp: RunToolInput) -> ToolOutcome:
     try:
         result = await connection.call_tool(tool.name, dict(call.arguments or {}), timeout)
     except asyncio.CancelledError:
-        return _ran(call, TerminalStatus.CANCELLED, ExecutionStatus.CANCELLED, CANCELLED_CONTENT)
+        return _cancelled(call, ExecutionStatus.CANCELLED)
     except TimeoutError:
         return _failed(
             call,
@@ -309,7 +302,7 @@ async def run_mcp_call(inp: RunToolInput) -> ToolOutcome:
             f"Tool {call.name!r} did not finish within {timeout:g} seconds and was cancelled.",
         )
     except McpConnectionLost:
-        get_pool().discard(server, connection)
+        pool.discard(server, connection)
         _log.warning("mcp_connection_lost", tool_type=ToolType.MCP.value)
         return _server_down(call, "stopped or lost its connection")
     except MCPError as exc:
@@ -333,4 +326,4 @@ async def run_mcp_call(inp: RunToolInput) -> ToolOutcome:
             ToolErrorType.MCP_TOOL_ERROR,
             text or f"Tool {call.name!r} reported an error without a message.",
         )
-    return _ran(call, TerminalStatus.SUCCESS, ExecutionStatus.SUCCESS, text)
+    return succeeded_outcome(call, text, policy_tool_name=call.name, tool_type=ToolType.MCP)

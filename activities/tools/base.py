@@ -9,13 +9,14 @@ the point of failure, and never guessed later from message text.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
+from activities.heartbeat import Heartbeat, no_heartbeat
 from workflows.outcome import ToolErrorType
 
 ArgsT = TypeVar("ArgsT", bound=BaseModel)
@@ -33,10 +34,6 @@ class ToolFailure(Exception):
         return f"{self.error_type}: {self.message}"
 
 
-def _no_heartbeat() -> None:
-    return None
-
-
 @dataclass(frozen=True)
 class ToolContext:
     """What a tool may touch: one workspace directory, a heartbeat, and time limits."""
@@ -44,7 +41,7 @@ class ToolContext:
     # Already resolved (Path.resolve()) and absolute; containment checks compare against it.
     workspace_root: Path
     # Long-running tools call this so the activity's heartbeat timeout does not fire.
-    heartbeat: Callable[[], None] = _no_heartbeat
+    heartbeat: Heartbeat = no_heartbeat
     shell_timeout_seconds: float = 120.0
 
 

@@ -18,13 +18,13 @@ from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
+from activities.heartbeat import HEARTBEAT_INTERVAL_SECONDS
 from workflows.outcome import ToolErrorType
 
 from .base import BuiltinTool, ToolArgs, ToolContext, ToolFailure, expect_args
 from .workspace import display_path, resolve_in_workspace
 
 MAX_OUTPUT_BYTES = 256 * 1024
-HEARTBEAT_INTERVAL_SECONDS = 1.0
 SETTLE_SECONDS = 2.0
 
 

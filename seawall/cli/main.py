@@ -157,13 +157,13 @@ def summarize(result: PromptResult) -> str:
 async def _run(args: argparse.Namespace) -> PromptResult:
     # Imported here so `seawall --help` and usage errors stay instant.
     from seawall.runtime.devserver import start_dev_server
+    from seawall.runtime.plugin import connect
     from seawall.runtime.temporal_setup import ensure_search_attributes
     from seawall.scenario.driver import run_scenario
-    from worker import DEFAULT_NAMESPACE, build_worker, connect
 
     scenario = load_scenario(args.scenario)
     address = os.environ.get("TEMPORAL_ADDRESS")
-    namespace = os.environ.get("TEMPORAL_NAMESPACE", DEFAULT_NAMESPACE)
+    namespace = os.environ.get("TEMPORAL_NAMESPACE", "default")
     async with AsyncExitStack() as stack:
         if address:
             client = await connect(address, namespace)
@@ -174,6 +174,9 @@ async def _run(args: argparse.Namespace) -> PromptResult:
             client = env.client
         task_queue = args.task_queue or f"seawall-run-{uuid.uuid4().hex[:8]}"
         if not args.external_worker:
+            # The in-process worker (and so the activity code) loads only for this run.
+            from worker import build_worker
+
             await stack.enter_async_context(build_worker(client, task_queue))
         workspace = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="seawall-")))
         return await run_scenario(

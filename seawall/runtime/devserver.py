@@ -12,9 +12,9 @@ import sysconfig
 from collections.abc import Sequence
 from pathlib import Path
 
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
+from seawall.runtime.plugin import SeawallPlugin
 from workflows import search_attributes
 
 
@@ -47,10 +47,11 @@ async def start_dev_server(
     extra_args: Sequence[str] = (),
 ) -> WorkflowEnvironment:
     """Start a local dev server with Seawall's search attributes registered; the caller
-    shuts it down (``async with`` works). ``extra_args`` go to ``temporal server
-    start-dev`` (e.g. ``--dynamic-config-value``)."""
+    shuts it down (``async with`` works). Its client carries the Seawall plugin's client
+    side. ``extra_args`` go to ``temporal server start-dev`` (e.g.
+    ``--dynamic-config-value``)."""
     return await WorkflowEnvironment.start_local(
-        data_converter=pydantic_data_converter,
+        plugins=[SeawallPlugin()],
         dev_server_existing_path=temporal_binary(),
         dev_server_database_filename=database_file,
         ui=ui,

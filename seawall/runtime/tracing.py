@@ -15,7 +15,7 @@ background thread with a bounded queue, so a collector that is down only loses s
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -100,18 +100,3 @@ def build_tracing(
     return Tracing(
         interceptor=TracingInterceptor(provider.get_tracer("seawall")), provider=provider
     )
-
-
-@contextlib.contextmanager
-def tracing_or_none(
-    enabled: bool, *, otlp_endpoint: str | None, resource_attributes: Mapping[str, str]
-) -> Iterator[Tracing | None]:
-    """``build_tracing`` when ``enabled``, shut down (spans flushed) on exit."""
-    if not enabled:
-        yield None
-        return
-    tracing = build_tracing(otlp_endpoint=otlp_endpoint, resource_attributes=resource_attributes)
-    try:
-        yield tracing
-    finally:
-        tracing.shutdown()

@@ -48,7 +48,7 @@ def prompt_input(
     return PromptInput(
         prompt=scenario.prompt,
         workspace_root=str(workspace),
-        model=ModelSpec(script=scenario.model),
+        model=ModelSpec(provider="scripted", script=scenario.model),
         route=scenario.route,
         client_metadata={"channel": True} if scenario.channel else {},
         guard_mode=mode_override or scenario.mode,

@@ -17,10 +17,11 @@ import pytest
 import pytest_asyncio
 from temporalio.testing import ActivityEnvironment
 
-from activities import tool_runner
+import activities.heartbeat as heartbeat
 from activities.mcp import load_mcp_settings, qualified_name, server_of
-from activities.mcp.pool import close_pool, get_pool
-from activities.tool_runner import check_tool_call, list_tools, run_tool
+from activities.mcp.pool import McpPool
+from activities.tool_runner import ToolActivities
+from activities.tools import BUILTIN_TOOLS
 from workflows.activity_io import (
     CheckToolCallInput,
     ListToolsInput,
@@ -48,12 +49,18 @@ def mcp_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[pytest.
     yield monkeypatch
 
 
-@pytest_asyncio.fixture(autouse=True)
-async def fresh_pool() -> AsyncIterator[None]:
-    """Each test starts and stops its own servers."""
-    await close_pool()
-    yield
-    await close_pool()
+@pytest.fixture
+def pool() -> McpPool:
+    return McpPool()
+
+
+@pytest_asyncio.fixture
+async def tools(pool: McpPool) -> AsyncIterator[ToolActivities]:
+    """The tool activities with their own MCP pool: each test starts and stops its own
+    servers, as a worker does."""
+    activities = ToolActivities(BUILTIN_TOOLS, pool)
+    yield activities
+    await activities.close()
 
 
 def call(tool: str, arguments: dict[str, Any] | None = None) -> ToolCall:
@@ -63,24 +70,27 @@ def call(tool: str, arguments: dict[str, Any] | None = None) -> ToolCall:
 
 
 async def run(
+    tools: ToolActivities,
     tool_call: ToolCall,
     tmp_path: Path,
     env: ActivityEnvironment | None = None,
     **extra: Any,
 ) -> ToolOutcome:
     inp = RunToolInput(call=tool_call, workspace_root=str(tmp_path / "ws"), **extra)
-    return await (env or ActivityEnvironment()).run(run_tool, inp)
+    return await (env or ActivityEnvironment()).run(tools.run_tool, inp)
 
 
-async def server_pid(tmp_path: Path) -> int:
-    outcome = await run(call("pid"), tmp_path)
+async def server_pid(tools: ToolActivities, tmp_path: Path) -> int:
+    outcome = await run(tools, call("pid"), tmp_path)
     assert outcome.status == "success", outcome
     return int(outcome.content)
 
 
-async def listed(fixture_tools: dict[str, Any] | None = None) -> dict[str, ToolSpec]:
+async def listed(
+    tools: ToolActivities, fixture_tools: dict[str, Any] | None = None
+) -> dict[str, ToolSpec]:
     out = await ActivityEnvironment().run(
-        list_tools, ListToolsInput(fixture_tools=fixture_tools or {})
+        tools.list_tools, ListToolsInput(fixture_tools=fixture_tools or {})
     )
     return {spec.name: spec for spec in out.tools}
 
@@ -88,8 +98,10 @@ async def listed(fixture_tools: dict[str, Any] | None = None) -> dict[str, ToolS
 # --- listing --------------------------------------------------------------------------------
 
 
-async def test_tools_are_listed_with_qualified_names(mcp_env: pytest.MonkeyPatch) -> None:
-    specs = await listed()
+async def test_tools_are_listed_with_qualified_names(
+    tools: ToolActivities, mcp_env: pytest.MonkeyPatch
+) -> None:
+    specs = await listed(tools)
     mcp_specs = {name: spec for name, spec in specs.items() if name.startswith("mcp__")}
     assert set(mcp_specs) == {
         qualified(tool) for tool in ("echo", "pid", "always_fails", "slow", "add", "lookup")
@@ -106,34 +118,38 @@ async def test_tools_are_listed_with_qualified_names(mcp_env: pytest.MonkeyPatch
     assert not mcp_specs[qualified("lookup")].mutating
 
 
-async def test_trusted_server_tools_do_not_ask(mcp_env: pytest.MonkeyPatch) -> None:
+async def test_trusted_server_tools_do_not_ask(
+    tools: ToolActivities, mcp_env: pytest.MonkeyPatch
+) -> None:
     mcp_env.setenv("SEAWALL_MCP_SERVERS", servers_env({SERVER: stdio_server(trust=True)}))
-    specs = await listed()
+    specs = await listed(tools)
     assert not specs[qualified("echo")].mutating
 
 
 async def test_no_servers_lists_builtins_only(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    tools: ToolActivities, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
     monkeypatch.delenv("SEAWALL_MCP_SERVERS", raising=False)
-    specs = await listed()
+    specs = await listed(tools)
     assert not any(name.startswith("mcp__") for name in specs)
 
 
 async def test_servers_from_the_user_config_file(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    tools: ToolActivities, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
     monkeypatch.delenv("SEAWALL_MCP_SERVERS", raising=False)
     path = tmp_path / "seawall" / "mcp.json"
     path.parent.mkdir(parents=True)
     path.write_text(servers_env({"mcpServers": {"files": stdio_server()}}))
-    specs = await listed()
+    specs = await listed(tools)
     assert "mcp__files__echo" in specs
 
 
-async def test_unstartable_server_is_skipped(mcp_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
+async def test_unstartable_server_is_skipped(
+    tools: ToolActivities, mcp_env: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     mcp_env.setenv(
         "SEAWALL_MCP_SERVERS",
         servers_env(
@@ -144,9 +160,11 @@ async def test_unstartable_server_is_skipped(mcp_env: pytest.MonkeyPatch, tmp_pa
         ),
     )
     with captured_logs() as logs:
-        specs = await listed()
+        specs = await listed(tools)
         outcome = await run(
-            ToolCall(call_id="b1", name="mcp__broken__echo", arguments={"text": "x"}), tmp_path
+            tools,
+            ToolCall(call_id="b1", name="mcp__broken__echo", arguments={"text": "x"}),
+            tmp_path,
         )
     assert qualified("echo") in specs
     assert not any(name.startswith("mcp__broken__") for name in specs)
@@ -161,8 +179,10 @@ async def test_unstartable_server_is_skipped(mcp_env: pytest.MonkeyPatch, tmp_pa
 # --- calls ----------------------------------------------------------------------------------
 
 
-async def test_call_succeeds(mcp_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    outcome = await run(call("echo", {"text": "hello MCP"}), tmp_path)
+async def test_call_succeeds(
+    tools: ToolActivities, mcp_env: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    outcome = await run(tools, call("echo", {"text": "hello MCP"}), tmp_path)
     assert outcome.status == "success"
     assert outcome.execution_status == "success"
     assert outcome.content == "hello MCP"
@@ -172,22 +192,24 @@ async def test_call_succeeds(mcp_env: pytest.MonkeyPatch, tmp_path: Path) -> Non
 
 
 async def test_connection_is_reused_across_calls(
-    mcp_env: pytest.MonkeyPatch, tmp_path: Path
+    tools: ToolActivities, pool: McpPool, mcp_env: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    await listed()
-    first = await server_pid(tmp_path)
+    await listed(tools)
+    first = await server_pid(tools, tmp_path)
     results = await asyncio.gather(
-        *(run(call("echo", {"text": str(i)}), tmp_path) for i in range(5))
+        *(run(tools, call("echo", {"text": str(i)}), tmp_path) for i in range(5))
     )
     assert [r.content for r in results] == [str(i) for i in range(5)]
-    await listed()
-    assert await server_pid(tmp_path) == first
+    await listed(tools)
+    assert await server_pid(tools, tmp_path) == first
     assert first != os.getpid()
-    assert len(get_pool().connections()) == 1
+    assert len(pool.connections()) == 1
 
 
-async def test_error_result_is_mcp_tool_error(mcp_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    outcome = await run(call("always_fails", {"n": 1}), tmp_path)
+async def test_error_result_is_mcp_tool_error(
+    tools: ToolActivities, mcp_env: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    outcome = await run(tools, call("always_fails", {"n": 1}), tmp_path)
     assert outcome.status == "error"
     assert outcome.execution_status == "error"
     assert outcome.error_type == "mcp_tool_error"
@@ -198,55 +220,61 @@ async def test_error_result_is_mcp_tool_error(mcp_env: pytest.MonkeyPatch, tmp_p
     assert outcome.tool_type == "mcp"
 
 
-async def test_timeout_is_execution_timeout(mcp_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    before = await server_pid(tmp_path)
+async def test_timeout_is_execution_timeout(
+    tools: ToolActivities, mcp_env: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    before = await server_pid(tools, tmp_path)
     started = time.monotonic()
-    outcome = await run(call("slow", {"seconds": 30}), tmp_path, shell_timeout_seconds=0.5)
+    outcome = await run(tools, call("slow", {"seconds": 30}), tmp_path, shell_timeout_seconds=0.5)
     assert time.monotonic() - started < 5
     assert outcome.status == "error"
     assert outcome.execution_status == "error"
     assert outcome.execution_error_type == "execution_timeout"
     assert outcome.error_type == "execution_timeout"
     # The session survived the abandoned request.
-    assert await server_pid(tmp_path) == before
+    assert await server_pid(tools, tmp_path) == before
 
 
-async def test_operator_timeout_setting(mcp_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
+async def test_operator_timeout_setting(
+    tools: ToolActivities, mcp_env: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     mcp_env.setenv("SEAWALL_MCP_TOOL_TIMEOUT_SECONDS", "0.3")
-    outcome = await run(call("slow", {"seconds": 30}), tmp_path)
+    outcome = await run(tools, call("slow", {"seconds": 30}), tmp_path)
     assert outcome.execution_error_type == "execution_timeout"
 
 
 async def test_dead_server_is_an_error_then_restarted(
-    mcp_env: pytest.MonkeyPatch, tmp_path: Path
+    tools: ToolActivities, mcp_env: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     with captured_logs() as logs:
-        first = await server_pid(tmp_path)
+        first = await server_pid(tools, tmp_path)
         os.kill(first, signal.SIGKILL)
         await asyncio.sleep(0.5)
-        dead = await run(call("echo", {"text": "anyone?"}), tmp_path)
+        dead = await run(tools, call("echo", {"text": "anyone?"}), tmp_path)
         assert dead.status == "error"
         assert dead.execution_status == "error"
         assert dead.execution_error_type == "execution_failed"
         assert "restarted" in dead.content
         assert dead.tool_type == "mcp"
         # The following call starts a new server process.
-        second = await server_pid(tmp_path)
+        second = await server_pid(tools, tmp_path)
         assert second != first
-        again = await run(call("echo", {"text": "back"}), tmp_path)
+        again = await run(tools, call("echo", {"text": "back"}), tmp_path)
         assert again.content == "back"
     assert any("mcp_connection_lost" in text for text in logs)
     assert not any(SERVER in text for text in logs)
 
 
 async def test_unknown_tool_and_server_are_not_registered(
-    mcp_env: pytest.MonkeyPatch, tmp_path: Path
+    tools: ToolActivities, mcp_env: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    unknown_tool = await run(call("no_such_tool"), tmp_path)
+    unknown_tool = await run(tools, call("no_such_tool"), tmp_path)
     unknown_server = await run(
-        ToolCall(call_id="u2", name="mcp__elsewhere__echo", arguments={"text": "x"}), tmp_path
+        tools,
+        ToolCall(call_id="u2", name="mcp__elsewhere__echo", arguments={"text": "x"}),
+        tmp_path,
     )
-    malformed = await run(ToolCall(call_id="u3", name="mcp__", arguments={}), tmp_path)
+    malformed = await run(tools, ToolCall(call_id="u3", name="mcp__", arguments={}), tmp_path)
     for outcome in (unknown_tool, unknown_server, malformed):
         assert outcome.status == "error"
         assert outcome.execution_status == "not_started"
@@ -256,61 +284,71 @@ async def test_unknown_tool_and_server_are_not_registered(
 
 
 async def test_invalid_arguments_never_reach_the_server(
-    mcp_env: pytest.MonkeyPatch, tmp_path: Path
+    tools: ToolActivities, mcp_env: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     broken = ToolCall(call_id="i1", name=qualified("add"), arguments=None, raw_arguments='{"a": 1,')
     wrong_type = call("add", {"a": "one", "b": 2})
     missing = call("add", {"a": 1})
     for tool_call in (broken, wrong_type, missing):
-        outcome = await run(tool_call, tmp_path)
+        outcome = await run(tools, tool_call, tmp_path)
         assert outcome.status == "error"
         assert outcome.execution_status == "not_started"
         assert outcome.error_type == "invalid_tool_params"
         assert outcome.policy_tool_name == qualified("add")
         assert outcome.tool_type == "mcp"
-    assert "'one' is not of type 'integer'" in (await run(wrong_type, tmp_path)).content
-    ok = await run(call("add", {"a": 2, "b": 3}), tmp_path)
+    assert "'one' is not of type 'integer'" in (await run(tools, wrong_type, tmp_path)).content
+    ok = await run(tools, call("add", {"a": 2, "b": 3}), tmp_path)
     assert ok.content == "5"
 
 
 async def test_check_tool_call_validates_mcp_calls(
-    mcp_env: pytest.MonkeyPatch, tmp_path: Path
+    tools: ToolActivities, mcp_env: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     env = ActivityEnvironment()
-    valid = await env.run(check_tool_call, CheckToolCallInput(call=call("echo", {"text": "x"})))
+    valid = await env.run(
+        tools.check_tool_call, CheckToolCallInput(call=call("echo", {"text": "x"}))
+    )
     assert valid is None
-    invalid = await env.run(check_tool_call, CheckToolCallInput(call=call("echo", {"text": 3})))
+    invalid = await env.run(
+        tools.check_tool_call, CheckToolCallInput(call=call("echo", {"text": 3}))
+    )
     assert invalid is not None and invalid.error_type == "invalid_tool_params"
-    unknown = await env.run(check_tool_call, CheckToolCallInput(call=call("nope")))
+    unknown = await env.run(tools.check_tool_call, CheckToolCallInput(call=call("nope")))
     assert unknown is not None and unknown.error_type == "tool_not_registered"
 
 
-async def test_cancelled_call_is_cancelled(mcp_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    before = await server_pid(tmp_path)
+async def test_cancelled_call_is_cancelled(
+    tools: ToolActivities, mcp_env: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    before = await server_pid(tools, tmp_path)
     env = ActivityEnvironment()
-    task = asyncio.create_task(run(call("slow", {"seconds": 30}), tmp_path, env))
+    task = asyncio.create_task(run(tools, call("slow", {"seconds": 30}), tmp_path, env))
     await asyncio.sleep(0.5)
     env.cancel()
     outcome = await asyncio.wait_for(task, 10)
     assert outcome.status == "cancelled"
     assert outcome.execution_status == "cancelled"
-    assert await server_pid(tmp_path) == before
+    assert await server_pid(tools, tmp_path) == before
 
 
-async def test_long_output_is_truncated(mcp_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    outcome = await run(call("echo", {"text": "x" * 500}), tmp_path, max_output_chars=100)
+async def test_long_output_is_truncated(
+    tools: ToolActivities, mcp_env: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    outcome = await run(tools, call("echo", {"text": "x" * 500}), tmp_path, max_output_chars=100)
     assert outcome.status == "success"
     assert outcome.content.startswith("x" * 100)
     assert "truncated" in outcome.content
     assert len(list((tmp_path / "ws" / ".seawall" / "tool-output").iterdir())) == 1
 
 
-async def test_heartbeats_while_waiting(mcp_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    mcp_env.setattr(tool_runner, "HEARTBEAT_INTERVAL_SECONDS", 0.1)
+async def test_heartbeats_while_waiting(
+    tools: ToolActivities, mcp_env: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    mcp_env.setattr(heartbeat, "HEARTBEAT_INTERVAL_SECONDS", 0.1)
     beats: list[float] = []
     env = ActivityEnvironment()
     env.on_heartbeat = lambda *details: beats.append(time.monotonic())
-    outcome = await run(call("slow", {"seconds": 1}), tmp_path, env)
+    outcome = await run(tools, call("slow", {"seconds": 1}), tmp_path, env)
     assert outcome.status == "success"
     assert len(beats) >= 5
 
@@ -345,7 +383,6 @@ async def http_server() -> AsyncIterator[str]:
                 await asyncio.sleep(0.1)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
-        await close_pool()
         process.terminate()
         try:
             process.wait(10)
@@ -354,13 +391,15 @@ async def http_server() -> AsyncIterator[str]:
 
 
 async def test_streamable_http_server(
-    mcp_env: pytest.MonkeyPatch, http_server: str, tmp_path: Path
+    mcp_env: pytest.MonkeyPatch, http_server: str, tmp_path: Path, tools: ToolActivities
 ) -> None:
     mcp_env.setenv("SEAWALL_MCP_SERVERS", servers_env({"web": {"url": http_server}}))
-    specs = await listed()
+    specs = await listed(tools)
     assert specs["mcp__web__echo"].tool_type == "mcp"
     outcome = await run(
-        ToolCall(call_id="h1", name="mcp__web__echo", arguments={"text": "over http"}), tmp_path
+        tools,
+        ToolCall(call_id="h1", name="mcp__web__echo", arguments={"text": "over http"}),
+        tmp_path,
     )
     assert outcome.status == "success"
     assert outcome.content == "over http"

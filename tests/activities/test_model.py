@@ -7,12 +7,13 @@ import json
 from typing import Any
 
 import pytest
+from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
+from activities.demo_model import DemoProvider
 from activities.model import (
-    PROVIDERS,
+    ModelActivities,
     ScriptedProvider,
-    call_model,
     estimate_tokens,
     to_tool_call,
 )
@@ -43,7 +44,9 @@ def request(
     request_number: int = 1,
 ) -> CallModelInput:
     return CallModelInput(
-        model=ModelSpec(script=ModelScript(turns=turns, after_reminder=after_reminder)),
+        model=ModelSpec(
+            provider="scripted", script=ModelScript(turns=turns, after_reminder=after_reminder)
+        ),
         messages=messages,
         request_number=request_number,
     )
@@ -171,10 +174,22 @@ async def test_usage_is_a_character_based_estimate() -> None:
 # --- the activity ---------------------------------------------------------------------------
 
 
-async def test_activity_uses_the_registered_provider() -> None:
-    assert isinstance(PROVIDERS["scripted"], ScriptedProvider)
+async def test_activity_uses_the_provider_the_request_names() -> None:
+    activities = ModelActivities({"scripted": ScriptedProvider()})
     turn = ScriptedTurn(text="hi", tool_calls=[ScriptedCall(name="glob", arguments="{oops")])
-    reply = await ActivityEnvironment().run(call_model, request([user_message("go")], [turn]))
+    reply = await ActivityEnvironment().run(
+        activities.call_model, request([user_message("go")], [turn])
+    )
     assert reply.text == "hi"
     assert reply.tool_calls[0].arguments is None
     assert reply.tool_calls[0].raw_arguments == "{oops"
+
+
+async def test_an_unknown_provider_fails_without_retrying() -> None:
+    activities = ModelActivities({"demo": DemoProvider()})
+    with pytest.raises(ApplicationError) as caught:
+        await ActivityEnvironment().run(
+            activities.call_model, request([user_message("go")], [ScriptedTurn(text="x")])
+        )
+    assert caught.value.non_retryable
+    assert caught.value.type == "UnknownModelProvider"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import os
 import time
 from collections.abc import Iterator
 from datetime import timedelta
@@ -13,13 +14,13 @@ import pytest
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-import activities.openai_provider as openai_provider
-from activities.model import PROVIDERS, call_model
+import activities.heartbeat as heartbeat
+from activities.model import ModelActivities
 from activities.model_selection import (
     DEFAULT_MODEL,
     ModelSettingsError,
     OpenAISettings,
-    default_model_spec,
+    endpoint_configured,
 )
 from activities.openai_provider import (
     MISSING_NAME_PLACEHOLDER,
@@ -28,6 +29,8 @@ from activities.openai_provider import (
     to_chat_message,
 )
 from activities.tool_runner import builtin_tool_specs
+from activities.tools import BUILTIN_TOOLS
+from worker import model_providers
 from workflows.activity_io import CallModelInput, ModelSpec, ToolSpec
 from workflows.conversation import Message, Role, system_message, user_message
 from workflows.outcome import ToolCall
@@ -64,13 +67,18 @@ def use_server(env: pytest.MonkeyPatch, server: ChatServer, **extra: str) -> Non
         env.setenv(name, value)
 
 
+# The worker's providers, reading the (monkeypatched) process environment.
+PROVIDERS = model_providers(os.environ)
+
+
 def request(
     messages: list[Message] | None = None,
     tools: list[ToolSpec] | None = None,
     model: str | None = None,
+    provider: str = "openai",
 ) -> CallModelInput:
     return CallModelInput(
-        model=ModelSpec(provider="openai", model=model),
+        model=ModelSpec.model_validate({"provider": provider, "model": model}),
         messages=messages or [user_message("hello")],
         tools=tools or [],
         request_number=3,
@@ -78,7 +86,7 @@ def request(
 
 
 async def run_activity(req: CallModelInput, env: ActivityEnvironment | None = None):  # type: ignore[no-untyped-def]
-    return await (env or ActivityEnvironment()).run(call_model, req)
+    return await (env or ActivityEnvironment()).run(ModelActivities(PROVIDERS).call_model, req)
 
 
 # --- round trip -----------------------------------------------------------------------------
@@ -102,7 +110,7 @@ async def test_tool_calls_round_trip(clean_env: pytest.MonkeyPatch) -> None:
             SEAWALL_MODEL_TEMPERATURE="0.2",
             SEAWALL_MODEL_MAX_TOKENS="256",
         )
-        specs = builtin_tool_specs()
+        specs = builtin_tool_specs(BUILTIN_TOOLS)
         tools = [specs["read_file"], specs["list_directory"]]
         earlier = ToolCall(
             call_id="call_0", name="read_file", arguments={"path": "a.txt"}, raw_arguments="x"
@@ -349,7 +357,7 @@ async def test_response_without_choices_is_retryable(clean_env: pytest.MonkeyPat
 async def test_heartbeats_while_the_request_runs(
     clean_env: pytest.MonkeyPatch,
 ) -> None:
-    clean_env.setattr(openai_provider, "HEARTBEAT_INTERVAL_SECONDS", 0.1)
+    clean_env.setattr(heartbeat, "HEARTBEAT_INTERVAL_SECONDS", 0.1)
     beats: list[float] = []
     env = ActivityEnvironment()
     env.on_heartbeat = lambda *details: beats.append(time.monotonic())
@@ -454,18 +462,32 @@ def test_invalid_settings_name_the_setting_not_the_key(tmp_path: Path) -> None:
     assert API_KEY not in str(caught.value)
 
 
-def test_default_model_spec(tmp_path: Path) -> None:
+def test_an_endpoint_is_configured_by_its_url_or_key(tmp_path: Path) -> None:
     home = {"XDG_CONFIG_HOME": str(tmp_path)}
-    assert default_model_spec(home) == ModelSpec(provider="demo")
-    assert default_model_spec({**home, "OPENAI_API_KEY": "sk"}) == ModelSpec(provider="openai")
-    assert default_model_spec({**home, "OPENAI_BASE_URL": "http://h/v1"}).provider == "openai"
-    assert default_model_spec({**home, "OPENAI_BASE_URL": "  "}).provider == "demo"
+    assert not endpoint_configured(home)
+    assert endpoint_configured({**home, "OPENAI_API_KEY": "sk"})
+    assert endpoint_configured({**home, "OPENAI_BASE_URL": "http://h/v1"})
+    assert not endpoint_configured({**home, "OPENAI_BASE_URL": "  "})
     write_config(tmp_path, "repeated_tool_failure_guard: warn\n")
-    assert default_model_spec(home).provider == "demo"
+    assert not endpoint_configured(home)
     write_config(tmp_path, "openai_base_url: http://localhost:8000/v1\n")
-    assert default_model_spec(home).provider == "openai"
+    assert endpoint_configured(home)
     write_config(tmp_path, "- not a mapping\n")
-    assert default_model_spec(home).provider == "demo"
+    assert not endpoint_configured(home)
     # HOME is used when XDG_CONFIG_HOME is unset.
     write_config(tmp_path / ".config", "openai_api_key: sk-x\n")
-    assert default_model_spec({"HOME": str(tmp_path)}).provider == "openai"
+    assert endpoint_configured({"HOME": str(tmp_path)})
+
+
+async def test_the_operator_provider_is_the_configured_endpoint_else_the_demo_model(
+    clean_env: pytest.MonkeyPatch,
+) -> None:
+    async with ChatServer([completion(text="from the endpoint")]) as server:
+        offline = await run_activity(request(provider="operator"))
+        use_server(clean_env, server)
+        online = await run_activity(request(provider="operator"))
+        demo = await run_activity(request(provider="demo"))
+
+    assert offline == demo
+    assert online.text == "from the endpoint"
+    assert len(server.requests) == 1

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from pathlib import Path
@@ -14,12 +15,18 @@ from temporalio.testing import ActivityEnvironment
 from activities.operator_settings import (
     GUARD_MODE_ENV,
     GUARD_MODE_ENV_ALIAS,
+    OperatorSettingsActivities,
+    read_guard_mode,
     resolve_guard_mode,
-    resolve_operator_settings,
     user_config_path,
 )
 from workflows.activity_io import ResolveOperatorSettingsInput, SettingSource
 from workflows.guard import GuardMode
+
+# As the worker builds it: reading the process environment (and its user config file).
+resolve_operator_settings = OperatorSettingsActivities(
+    functools.partial(read_guard_mode, os.environ)
+).resolve_operator_settings
 
 
 def write_config(path: Path, text: str) -> Path:

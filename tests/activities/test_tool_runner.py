@@ -16,15 +16,10 @@ import pytest
 from pydantic import BaseModel
 from temporalio.testing import ActivityEnvironment
 
-from activities.fixtures import check_fixture, run_fixture
-from activities.tool_runner import (
-    SPILL_DIR,
-    check_tool_call,
-    execute_tool_call,
-    list_tools,
-    run_tool,
-    spill_name,
-)
+import activities.heartbeat as heartbeat
+from activities.fixtures import check_fixture
+from activities.mcp.pool import McpPool
+from activities.tool_runner import SPILL_DIR, ToolActivities, spill_name
 from activities.tools import BUILTIN_TOOLS, BuiltinTool, ToolArgs, ToolContext
 from workflows.activity_io import (
     CheckToolCallInput,
@@ -47,13 +42,16 @@ def tool_call(name: str, arguments: dict[str, Any] | None = None, **kw: Any) -> 
     return ToolCall(call_id=kw.pop("call_id", "c1"), name=name, arguments=arguments, **kw)
 
 
+def tool_activities(tools: dict[str, BuiltinTool] | None = None) -> ToolActivities:
+    """The tool activities over the built-ins (or ``tools``), without MCP servers."""
+    return ToolActivities(BUILTIN_TOOLS if tools is None else tools, McpPool())
+
+
 async def run(
     ws: Path, call: ToolCall, tools: dict[str, BuiltinTool] | None = None, **kw: Any
 ) -> ToolOutcome:
     inp = RunToolInput(call=call, workspace_root=str(ws), **kw)
-    if tools is None:
-        return await execute_tool_call(inp)
-    return await execute_tool_call(inp, tools=tools)
+    return await tool_activities(tools).execute(inp)
 
 
 def assert_not_started(outcome: ToolOutcome, error_type: str) -> None:
@@ -173,7 +171,7 @@ async def test_unhandled_exception_is_an_execution_error(ws: Path) -> None:
 async def test_unhandled_exception_through_the_activity_is_a_result(ws: Path) -> None:
     # Temporal must never see (and retry) a tool error: run_tool returns it.
     inp = RunToolInput(call=tool_call("read_file", {"path": "nope"}), workspace_root=str(ws))
-    outcome = await ActivityEnvironment().run(run_tool, inp)
+    outcome = await ActivityEnvironment().run(tool_activities().run_tool, inp)
     assert outcome.execution_error_type == "file_not_found"
 
 
@@ -318,19 +316,32 @@ async def test_fixture_ignores_arguments_and_output_limits(ws: Path) -> None:
     assert not (ws / ".seawall").exists()
 
 
-async def test_hang_fixture_heartbeats_until_cancelled() -> None:
+async def test_hang_fixture_heartbeats_until_cancelled(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(heartbeat, "HEARTBEAT_INTERVAL_SECONDS", 0.01)
     beats: list[None] = []
-    hang = fixture(FixtureOutcome(hang=True))
+    two_beats = asyncio.Event()
 
     def beat() -> None:
         beats.append(None)
+        if len(beats) >= 2:
+            two_beats.set()
 
-    task = asyncio.create_task(run_fixture(tool_call("wait", {}), hang, 0, beat))
-    await asyncio.sleep(0.7)
+    inp = RunToolInput(
+        call=tool_call("wait", {}),
+        workspace_root=str(ws),
+        fixture=fixture(FixtureOutcome(hang=True)),
+    )
+    task = asyncio.create_task(tool_activities().execute(inp, beat))
+    await asyncio.wait_for(two_beats.wait(), timeout=5)
     task.cancel()
     outcome = await task
     assert (outcome.status, outcome.execution_status) == ("cancelled", "cancelled")
-    assert len(beats) >= 2
+    assert outcome.content == "The tool call was cancelled before it finished."
+    count = len(beats)
+    await asyncio.sleep(0.05)
+    assert len(beats) == count  # the heartbeats stopped with the call
 
 
 async def cancel_after_first_heartbeat(inp: RunToolInput) -> tuple[ToolOutcome, int]:
@@ -343,7 +354,7 @@ async def cancel_after_first_heartbeat(inp: RunToolInput) -> tuple[ToolOutcome, 
         first.set()
 
     env.on_heartbeat = on_heartbeat
-    task = asyncio.create_task(env.run(run_tool, inp))
+    task = asyncio.create_task(env.run(tool_activities().run_tool, inp))
     await asyncio.wait_for(first.wait(), timeout=5)
     await asyncio.sleep(0.3)
     env.cancel()
@@ -387,7 +398,9 @@ async def test_list_tools_merges_fixtures_over_builtins_sorted_by_name() -> None
             outcomes=[FixtureOutcome()], description="An API.", mutating=True, tool_type="mcp"
         ),
     }
-    out = await ActivityEnvironment().run(list_tools, ListToolsInput(fixture_tools=fixtures))
+    out = await ActivityEnvironment().run(
+        tool_activities().list_tools, ListToolsInput(fixture_tools=fixtures)
+    )
     names = [t.name for t in out.tools]
     assert names == sorted(names)
     assert set(names) == set(BUILTIN_TOOLS) | {"aaa_api"}
@@ -404,7 +417,7 @@ async def test_list_tools_merges_fixtures_over_builtins_sorted_by_name() -> None
 
 
 async def test_list_tools_without_fixtures_lists_the_builtins() -> None:
-    out = await ActivityEnvironment().run(list_tools, ListToolsInput())
+    out = await ActivityEnvironment().run(tool_activities().list_tools, ListToolsInput())
     assert [t.name for t in out.tools] == sorted(BUILTIN_TOOLS)
 
 
@@ -416,7 +429,7 @@ async def test_check_tool_call_matches_what_a_run_would_refuse(ws: Path) -> None
         tool_call("write_file", None, raw_arguments="[1]"),
         tool_call("write_file", {"path": "a.txt"}),
     ):
-        checked = await env.run(check_tool_call, CheckToolCallInput(call=call))
+        checked = await env.run(tool_activities().check_tool_call, CheckToolCallInput(call=call))
         ran = await run(ws, call)
         assert checked == ran
         assert checked is not None
@@ -427,6 +440,7 @@ async def test_check_tool_call_matches_what_a_run_would_refuse(ws: Path) -> None
 async def test_check_tool_call_accepts_valid_and_fixture_calls(ws: Path) -> None:
     env = ActivityEnvironment()
     valid = tool_call("write_file", {"path": "a.txt", "content": "x"})
+    check_tool_call = tool_activities().check_tool_call
     assert await env.run(check_tool_call, CheckToolCallInput(call=valid)) is None
     assert not (ws / "a.txt").exists()
     broken = tool_call("flaky_api", None, raw_arguments="{")

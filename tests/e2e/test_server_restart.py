@@ -8,9 +8,10 @@ import uuid
 from pathlib import Path
 
 from seawall.cli.stack import StackConfig, _temporal_ready, server_command
+from seawall.runtime.plugin import connect
 from seawall.runtime.temporal_setup import ensure_search_attributes
 from tests.e2e.test_stack import free_port, until
-from worker import build_worker, connect
+from worker import build_worker
 from workflows.activity_io import ModelScript, ModelSpec
 from workflows.guard import GuardMode
 from workflows.prompt import PromptWorkflow
@@ -61,7 +62,7 @@ async def test_a_prompt_survives_a_dev_server_restart(tmp_path: Path) -> None:
                 PromptInput(
                     prompt="build",
                     workspace_root=str(workspace),
-                    model=ModelSpec(script=script),
+                    model=ModelSpec(provider="scripted", script=script),
                     guard_mode=GuardMode.ENFORCE,
                     approval_mode=ApprovalMode.YOLO,
                 ),

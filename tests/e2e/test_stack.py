@@ -261,7 +261,14 @@ async def test_bad_input_gets_its_4xx_and_loses_no_queued_prompt(
 
     answered = await http.post(f"{p}/permissions/{request_id}", json={"approve": True})
     assert answered.status_code == 200
-    (workspaces / session_id / "go-1").touch()
+    workspace = workspaces / session_id
+
+    async def started() -> bool:
+        # The workspace exists once the approved call runs (the worker creates it).
+        return (workspace / "started-1").exists()
+
+    await until(started)
+    (workspace / "go-1").touch()
 
     async def result(prompt_id: str) -> dict[str, Any] | None:
         return (await http.get(f"/v1/prompts/{prompt_id}")).json().get("result")

@@ -11,13 +11,10 @@ from pathlib import Path
 import pytest
 from temporalio import workflow
 from temporalio.client import WorkflowHistory
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
+from seawall.runtime.plugin import WORKFLOWS, SeawallPlugin
 from tests.replay.incompatible import ReorderedPromptWorkflow
-from worker import workflow_runner
-from workflows.prompt import PromptWorkflow
-from workflows.session import SessionWorkflow
 
 HISTORIES = sorted((Path(__file__).parent / "histories").glob("*.json"))
 
@@ -27,11 +24,8 @@ def load(path: Path) -> WorkflowHistory:
 
 
 def replayer(*workflows: type) -> Replayer:
-    return Replayer(
-        workflows=list(workflows),
-        data_converter=pydantic_data_converter,
-        workflow_runner=workflow_runner(),
-    )
+    """A replayer with the worker's plugin: its converter and sandbox, and ``workflows``."""
+    return Replayer(workflows=[], plugins=[SeawallPlugin(workflows=workflows)])
 
 
 def test_the_representative_scenarios_are_all_recorded() -> None:
@@ -53,7 +47,7 @@ def test_the_representative_scenarios_are_all_recorded() -> None:
 
 @pytest.mark.parametrize("path", HISTORIES, ids=[p.stem for p in HISTORIES])
 async def test_recorded_history_replays(path: Path) -> None:
-    result = await replayer(PromptWorkflow, SessionWorkflow).replay_workflow(load(path))
+    result = await replayer(*WORKFLOWS).replay_workflow(load(path))
     assert result.replay_failure is None
 
 

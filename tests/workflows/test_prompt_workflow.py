@@ -480,7 +480,8 @@ async def test_answer_permission_rejects_an_unknown_request(
             workspace_root=str(tmp_path),
             guard_mode=GuardMode.ENFORCE,
             model=ModelSpec(
-                script=ModelScript.model_validate({"turns": [{"tool_calls": [write]}]})
+                provider="scripted",
+                script=ModelScript.model_validate({"turns": [{"tool_calls": [write]}]}),
             ),
         ),
         id=f"prompt-permission-{uuid.uuid4().hex[:8]}",
@@ -570,7 +571,8 @@ async def test_cancelling_a_prompt_cancels_its_running_shell_command(
             guard_mode=GuardMode.ENFORCE,
             approval_mode=ApprovalMode.YOLO,
             model=ModelSpec(
-                script=ModelScript.model_validate({"turns": [{"tool_calls": [long_call]}]})
+                provider="scripted",
+                script=ModelScript.model_validate({"turns": [{"tool_calls": [long_call]}]}),
             ),
         ),
         id=f"prompt-cancel-shell-{uuid.uuid4().hex[:8]}",

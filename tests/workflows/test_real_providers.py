@@ -18,7 +18,6 @@ import pytest
 import pytest_asyncio
 from temporalio.client import Client
 
-from activities.mcp.pool import close_pool
 from tests.activities.chat_server import ChatServer, completion, error, tool_call
 from tests.activities.mcp_helpers import (
     SERVER,
@@ -64,13 +63,11 @@ async def chat(operator_env: pytest.MonkeyPatch) -> AsyncIterator[ChatServer]:
         yield server
 
 
-@pytest_asyncio.fixture
-async def mcp_servers(operator_env: pytest.MonkeyPatch) -> AsyncIterator[None]:
-    """The fixture MCP server under a sentinel name (trusted: its tools run unasked)."""
+@pytest.fixture
+def mcp_servers(operator_env: pytest.MonkeyPatch) -> None:
+    """The fixture MCP server under a sentinel name (trusted: its tools run unasked). The
+    test's worker starts it, and stops it when the worker shuts down."""
     operator_env.setenv("SEAWALL_MCP_SERVERS", servers_env({SERVER: stdio_server(trust=True)}))
-    await close_pool()
-    yield
-    await close_pool()
 
 
 async def run_prompt(
@@ -221,7 +218,11 @@ async def test_mcp_tool_failing_the_same_way_is_warned_then_stopped(
 
     with captured_logs() as logs:
         result = await run_prompt(
-            client, task_queue, tmp_path, ModelSpec(script=script), prompt="use the backend"
+            client,
+            task_queue,
+            tmp_path,
+            ModelSpec(provider="scripted", script=script),
+            prompt="use the backend",
         )
 
     assert result.stop_reason is StopReason.LOOP_DETECTED
@@ -256,7 +257,9 @@ async def test_mcp_tools_are_listed_once_and_called_from_a_prompt(
         }
     )
 
-    result = await run_prompt(client, task_queue, tmp_path, ModelSpec(script=script))
+    result = await run_prompt(
+        client, task_queue, tmp_path, ModelSpec(provider="scripted", script=script)
+    )
 
     assert result.stop_reason is StopReason.END_TURN
     first_pid, echoed, second_pid = (m.content for m in tool_messages(result))
@@ -281,7 +284,9 @@ async def test_refused_mcp_repeat_keeps_the_server_name_out_of_logs(
     )
 
     with captured_logs() as logs:
-        result = await run_prompt(client, task_queue, tmp_path, ModelSpec(script=script))
+        result = await run_prompt(
+            client, task_queue, tmp_path, ModelSpec(provider="scripted", script=script)
+        )
 
     assert result.tool_calls.executed == 1
     assert result.tool_calls.refused == 1

@@ -48,7 +48,7 @@ async def start_session(
     session_id = uuid.uuid4().hex[:12]
     settings = SessionSettings(
         workspace_root=str(workspace),
-        model=ModelSpec(script=ModelScript.model_validate({"turns": turns})),
+        model=ModelSpec(provider="scripted", script=ModelScript.model_validate({"turns": turns})),
         approval_mode=ApprovalMode.YOLO,
     )
     started = await client.start_workflow(

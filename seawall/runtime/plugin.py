@@ -1,0 +1,124 @@
+"""The Seawall Temporal plugin: what every client, worker and replayer must agree on.
+
+:class:`SeawallPlugin` is one ``temporalio.plugin.SimplePlugin`` that carries
+
+- the data converter: every payload is a pydantic model, encoded as JSON;
+- the workflows (:data:`WORKFLOWS`) and the sandbox they run in, with the passthrough
+  modules of :data:`SANDBOX_PASSTHROUGH` (each with its reason);
+- the workflow failure exception types (:data:`WORKFLOW_FAILURE_EXCEPTION_TYPES`);
+- the activities, handed in by the composition root (``worker.py``).
+
+The worker, the gateway, the CLI, the replay tests and the benchmarks all connect through
+:func:`connect` or build their worker or replayer with the plugin, so they cannot disagree
+on how a payload is encoded. Its client side is what the gateway and the CLI use: this
+module imports ``temporalio`` and workflow code only, never an activity module, so a client
+loads neither activity code nor the MCP or OpenAI SDKs (docs/architecture.md, "Layers").
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
+from typing import Any
+
+from temporalio.client import Client, Interceptor
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.plugin import SimplePlugin
+from temporalio.runtime import Runtime
+from temporalio.worker import WorkflowRunner
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
+
+from workflows.prompt import PromptWorkflow
+from workflows.session import SessionWorkflow
+
+PLUGIN_NAME = "seawall"
+
+WORKFLOWS: tuple[type, ...] = (PromptWorkflow, SessionWorkflow)
+
+# Modules the workflow sandbox shares with the worker instead of re-importing them for every
+# workflow run. Only deterministic, side-effect-free code belongs here.
+SANDBOX_PASSTHROUGH: Mapping[str, str] = {
+    "pydantic": "every workflow input, output and activity payload is a pydantic model; "
+    "re-importing pydantic per run is slow and gives the converter's classes a second "
+    "identity",
+    "pydantic_core": "pydantic's compiled validation core, loaded with pydantic",
+    "annotated_types": "the constraint types pydantic fields use (Field(ge=...))",
+    "workflows": "Seawall's own deterministic workflow code and contracts: imported once, "
+    'shared by every run (docs/architecture.md, "Layers")',
+}
+
+# Exceptions that fail the workflow instead of its workflow task. Deliberately none beyond
+# Temporal's own failure types: anything else a workflow raises is a bug, and failing the task
+# keeps the prompt where it is, so a fixed deployment resumes it (docs/architecture.md,
+# "Versioning"), where failing the workflow would end the user's prompt for good.
+WORKFLOW_FAILURE_EXCEPTION_TYPES: tuple[type[BaseException], ...] = ()
+
+RunContext = Callable[[], AbstractAsyncContextManager[None]]
+
+
+def with_sandbox_passthrough(runner: WorkflowRunner | None) -> WorkflowRunner:
+    """``runner`` with :data:`SANDBOX_PASSTHROUGH` added, when it is a sandbox."""
+    if runner is None:
+        runner = SandboxedWorkflowRunner()
+    if not isinstance(runner, SandboxedWorkflowRunner):
+        return runner
+    restrictions = runner.restrictions.with_passthrough_modules(*SANDBOX_PASSTHROUGH)
+    return dataclasses.replace(runner, restrictions=restrictions)
+
+
+class SeawallPlugin(SimplePlugin):
+    """Seawall's converter, workflows, sandbox and failure types, plus the worker's
+    activities.
+
+    ``activities`` are the bound ``@activity.defn`` methods the worker registers (none for
+    a client or a replayer). ``run_context`` wraps a worker's run: whatever it opens
+    (MCP servers, say) it closes after the worker shut down. ``workflows`` replaces
+    Seawall's own only where something else must run on the same converter and sandbox:
+    a deliberately changed workflow in the replay tests, a benchmark's baseline.
+    """
+
+    def __init__(
+        self,
+        activities: Sequence[Callable[..., Any]] = (),
+        *,
+        run_context: RunContext | None = None,
+        workflows: Sequence[type] = WORKFLOWS,
+    ) -> None:
+        super().__init__(
+            PLUGIN_NAME,
+            data_converter=pydantic_data_converter,
+            workflows=list(workflows),
+            activities=list(activities),
+            workflow_runner=with_sandbox_passthrough,
+            workflow_failure_exception_types=list(WORKFLOW_FAILURE_EXCEPTION_TYPES),
+            run_context=run_context,
+        )
+
+
+def client_with_plugin(client: Client, plugin: SeawallPlugin) -> Client:
+    """``client``'s connection and settings with ``plugin`` in place of any Seawall plugin it
+    carries; a worker built from the result uses ``plugin`` (and its activities) once."""
+    config = client.config()
+    others = [p for p in config["plugins"] if not isinstance(p, SeawallPlugin)]
+    config["plugins"] = [*others, plugin]
+    return Client(**config)
+
+
+async def connect(
+    address: str,
+    namespace: str,
+    *,
+    plugin: SeawallPlugin | None = None,
+    runtime: Runtime | None = None,
+    interceptors: Sequence[Interceptor] = (),
+) -> Client:
+    """A client of ``address``/``namespace`` with the Seawall plugin (``plugin``, or one
+    without activities: the client side the gateway and the CLI use)."""
+    return await Client.connect(
+        address,
+        namespace=namespace,
+        plugins=[plugin or SeawallPlugin()],
+        runtime=runtime,
+        interceptors=interceptors,
+    )

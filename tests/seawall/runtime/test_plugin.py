@@ -1,0 +1,52 @@
+"""The Seawall Temporal plugin: one converter, one sandbox, one set of workflows for every
+client, worker and replayer (docs/architecture.md, "Layers")."""
+
+from __future__ import annotations
+
+from temporalio.client import Client
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.worker import UnsandboxedWorkflowRunner
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
+
+from seawall.runtime.plugin import (
+    SANDBOX_PASSTHROUGH,
+    WORKFLOWS,
+    SeawallPlugin,
+    client_with_plugin,
+    with_sandbox_passthrough,
+)
+from workflows.prompt import PromptWorkflow
+from workflows.session import SessionWorkflow
+
+
+def test_every_passthrough_module_says_why() -> None:
+    assert "workflows" in SANDBOX_PASSTHROUGH
+    assert all(reason.strip() for reason in SANDBOX_PASSTHROUGH.values())
+
+
+def test_the_sandbox_gains_the_passthrough_modules_and_keeps_its_own() -> None:
+    runner = SandboxedWorkflowRunner()
+    bench = runner.restrictions.with_passthrough_modules("bench")
+    extended = with_sandbox_passthrough(SandboxedWorkflowRunner(restrictions=bench))
+
+    assert isinstance(extended, SandboxedWorkflowRunner)
+    assert set(SANDBOX_PASSTHROUGH) | {"bench"} <= extended.restrictions.passthrough_modules
+    unsandboxed = UnsandboxedWorkflowRunner()
+    assert with_sandbox_passthrough(unsandboxed) is unsandboxed
+
+
+def test_the_dev_server_client_carries_the_client_side(client: Client) -> None:
+    assert set(WORKFLOWS) == {PromptWorkflow, SessionWorkflow}
+    assert [type(p) for p in client.config()["plugins"]] == [SeawallPlugin]
+    assert client.data_converter is pydantic_data_converter
+
+
+def test_a_worker_client_carries_one_seawall_plugin_the_one_with_activities(
+    client: Client,
+) -> None:
+    plugin = SeawallPlugin()
+    worker_client = client_with_plugin(client, plugin)
+
+    assert worker_client.config()["plugins"] == [plugin]
+    assert worker_client.service_client is client.service_client
+    assert worker_client.data_converter is pydantic_data_converter

@@ -1,0 +1,224 @@
+"""The layers point one way (docs/architecture.md, "Layers").
+
+``workflows`` (deterministic contracts and workflow code) ← ``activities`` (side effects) ←
+``worker.py`` (the composition root). The gateway, the CLI apps and the scenario driver are
+clients: contracts and the shared runtime (``seawall.runtime``, whose Temporal plugin is their
+way in) only, never ``worker.py``, an activity module, or the MCP or OpenAI SDKs.
+
+Two checks: what importing an entry point really loads, in a fresh interpreter; and every
+import statement in the source files, so a rule broken only inside a function is caught too.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+OURS = ("workflows", "activities", "worker", "gateway", "seawall", "bench", "tests", "scripts")
+SDKS = ("mcp", "openai")
+
+
+def loaded_by(*modules: str) -> set[str]:
+    """Every module a fresh interpreter has loaded after importing ``modules``."""
+    code = (
+        "import importlib, json, sys\n"
+        f"for name in {list(modules)!r}:\n"
+        "    importlib.import_module(name)\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    return set(json.loads(done.stdout))
+
+
+def packages(modules: set[str], *roots: str) -> set[str]:
+    """The modules in ``modules`` that are ``roots`` or below them."""
+    return {m for m in modules if any(m == r or m.startswith(r + ".") for r in roots)}
+
+
+CLIENTS = [
+    "gateway.app",
+    "gateway.__main__",
+    "seawall.cli.main",
+    "seawall.cli.prompt",
+    "seawall.cli.stack",
+    "seawall.scenario.driver",
+    "seawall.scenario.format",
+]
+
+
+@pytest.mark.parametrize("module", CLIENTS)
+def test_a_client_loads_no_worker_activity_or_model_sdk(module: str) -> None:
+    loaded = loaded_by(module)
+    assert packages(loaded, "worker", "activities", *SDKS) == set()
+
+
+def test_the_runtime_and_its_plugin_load_no_activity_code() -> None:
+    runtime = sorted(
+        f"seawall.runtime.{path.stem}"
+        for path in (ROOT / "seawall" / "runtime").glob("*.py")
+        if path.stem != "__init__"
+    )
+    assert "seawall.runtime.plugin" in runtime
+    loaded = loaded_by(*runtime)
+    assert packages(loaded, "worker", "activities", "gateway", "seawall.cli", *SDKS) == set()
+
+
+def test_workflows_load_nothing_of_ours_but_workflows() -> None:
+    workflows = sorted(
+        f"workflows.{path.stem}"
+        for path in (ROOT / "workflows").glob("*.py")
+        if path.stem != "__init__"
+    )
+    loaded = loaded_by(*workflows)
+    assert packages(loaded, *OURS) == packages(loaded, "workflows")
+
+
+def test_the_worker_loads_the_model_and_mcp_sdks_only_when_a_prompt_needs_them() -> None:
+    loaded = loaded_by("worker")
+    assert "activities.tool_runner" in loaded
+    assert packages(loaded, *SDKS) == set()
+
+
+# --- the import statements -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Import:
+    path: str  # relative to the repository root
+    module: str  # absolute, relative imports resolved
+    line: int
+    in_function: bool
+
+
+def _module_of(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports_in(path: Path) -> list[Import]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    package = _module_of(path)
+    if path.name != "__init__.py":
+        package = package.rpartition(".")[0]
+    found: list[Import] = []
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            inside = in_function or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef)
+            names: list[str] = []
+            if isinstance(child, ast.Import):
+                names = [alias.name for alias in child.names]
+            elif isinstance(child, ast.ImportFrom):
+                if child.level:
+                    base = package.split(".")
+                    base = base[: len(base) - (child.level - 1)]
+                    names = [".".join([*base, *([child.module] if child.module else [])])]
+                else:
+                    names = [child.module or ""]
+            for name in names:
+                relative = path.relative_to(ROOT).as_posix()
+                found.append(Import(relative, name, getattr(child, "lineno", 0), inside))
+            visit(child, inside)
+
+    visit(tree, False)
+    return found
+
+
+def sources(*folders: str) -> list[Path]:
+    return sorted(p for folder in folders for p in (ROOT / folder).rglob("*.py"))
+
+
+def under(module: str, *roots: str) -> bool:
+    return any(module == r or module.startswith(r + ".") for r in roots)
+
+
+def ours(module: str) -> bool:
+    return under(module, *OURS)
+
+
+def violations(
+    folders: tuple[str, ...], allowed: tuple[str, ...], forbidden_sdks: bool
+) -> list[str]:
+    """Imports in ``folders`` of our own modules outside ``allowed`` (and of the SDKs)."""
+    found = []
+    for path in sources(*folders):
+        for imp in imports_in(path):
+            if (ours(imp.module) and not under(imp.module, *allowed)) or (
+                forbidden_sdks and under(imp.module, *SDKS)
+            ):
+                found.append(f"{imp.path}:{imp.line} imports {imp.module}")
+    return found
+
+
+def test_workflows_import_only_workflows_temporalio_pydantic_and_the_standard_library() -> None:
+    third_party_allowed = ("temporalio", "pydantic", "pydantic_core", "annotated_types")
+    found = []
+    for path in sources("workflows"):
+        for imp in imports_in(path):
+            top = imp.module.split(".")[0]
+            if under(imp.module, "workflows", *third_party_allowed):
+                continue
+            if top in sys.stdlib_module_names or top == "__future__":
+                continue
+            found.append(f"{imp.path}:{imp.line} imports {imp.module}")
+    assert found == []
+
+
+def test_activities_import_contracts_and_the_runtime_only() -> None:
+    allowed = ("activities", "workflows", "seawall.runtime")
+    assert violations(("activities",), allowed, forbidden_sdks=False) == []
+
+
+def test_the_runtime_imports_only_contracts() -> None:
+    allowed = ("seawall.runtime", "workflows")
+    assert violations(("seawall/runtime",), allowed, forbidden_sdks=True) == []
+
+
+def test_the_gateway_and_the_scenario_driver_import_contracts_and_the_runtime_only() -> None:
+    assert violations(("gateway",), ("gateway", "workflows", "seawall.runtime"), True) == []
+    assert (
+        violations(
+            ("seawall/scenario",), ("seawall.scenario", "workflows", "seawall.runtime"), True
+        )
+        == []
+    )
+
+
+def test_the_cli_imports_the_worker_only_inside_the_function_that_starts_one() -> None:
+    allowed = ("seawall.cli", "seawall.scenario", "seawall.runtime", "workflows")
+    found = []
+    for path in sources("seawall/cli"):
+        for imp in imports_in(path):
+            if imp.module == "worker" and imp.in_function:
+                continue  # `seawall run`'s in-process worker
+            if (ours(imp.module) and not under(imp.module, *allowed)) or under(imp.module, *SDKS):
+                found.append(f"{imp.path}:{imp.line} imports {imp.module}")
+    assert found == []
+
+
+def test_benchmarks_measure_the_worker_but_never_import_the_clients() -> None:
+    # bench times the worker's own code (its activities and worker.py), so it may import them.
+    allowed = ("bench", "workflows", "seawall.runtime", "seawall.scenario", "activities", "worker")
+    assert violations(("bench",), allowed, forbidden_sdks=True) == []
+
+
+def test_the_import_scanner_sees_relative_and_function_level_imports() -> None:
+    runner = {imp.module for imp in imports_in(ROOT / "activities" / "tool_runner.py")}
+    assert "activities.mcp.tools" in runner  # `from .mcp.tools import ...` inside a method
+    cli = [
+        imp for imp in imports_in(ROOT / "seawall" / "cli" / "main.py") if imp.module == "worker"
+    ]
+    assert cli and all(imp.in_function for imp in cli)
