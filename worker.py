@@ -1,8 +1,9 @@
 """``python worker.py``: a Seawall worker for prompt workflows and their activities.
 
-Every flag can also come from the environment (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
-SEAWALL_TASK_QUEUE, …) or the operator's user config file, through the one settings model
-(``seawall.runtime.settings``; ``seawall config`` shows the effective values). The pydantic data
+Every flag defaults to its setting (environment, then the operator's user config file, then
+the default; docs/settings.md), read through the one settings model
+(``seawall.runtime.settings``; ``seawall config`` shows the effective values). A bad setting
+stops the worker before it connects, with one line naming it and exit code 2. The pydantic data
 converter is used here, by the CLI and by the replay tests alike, so payloads decode the
 same everywhere.
 """
@@ -11,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -26,16 +26,19 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 
 from activities import ALL_ACTIVITIES
 from activities.mcp.pool import close_pool
-from seawall.runtime.logs import LOG_FORMATS, configure_logging
-from seawall.runtime.metrics import build_runtime, telemetry_environ
-from seawall.runtime.settings import LOG_LEVELS, SettingsError, load_settings
+from seawall.runtime.logs import configure_logging
+from seawall.runtime.metrics import build_runtime, global_attributes
+from seawall.runtime.settings import (
+    LOG_FORMATS,
+    LOG_LEVELS,
+    SeawallSettings,
+    log_startup_diagnostics,
+    settings_or_exit,
+)
 from seawall.runtime.temporal_setup import ensure_search_attributes
 from workflows.prompt import PromptWorkflow
 from workflows.session import SessionWorkflow
 
-DEFAULT_ADDRESS = "localhost:7233"
-DEFAULT_NAMESPACE = "default"
-DEFAULT_TASK_QUEUE = "seawall"
 WORKFLOWS = [PromptWorkflow, SessionWorkflow]
 # Deterministic modules the sandbox may share instead of re-importing on every run.
 PASSTHROUGH_MODULES = ("pydantic", "pydantic_core", "annotated_types", "workflows")
@@ -69,13 +72,13 @@ def build_worker(client: Client, task_queue: str, *, max_cached_workflows: int =
     )
 
 
-def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    env = os.environ
+def parse_args(
+    argv: Sequence[str] | None = None, settings: SeawallSettings | None = None
+) -> argparse.Namespace:
+    """The worker's flags, each defaulting to its setting (``settings``, else loaded now)."""
+    if settings is None:
+        settings = settings_or_exit("worker").settings
     parser = argparse.ArgumentParser(description="Run a Seawall worker.")
-    try:
-        settings = load_settings().settings
-    except SettingsError as err:
-        parser.error(str(err))
     parser.add_argument("--address", default=settings.temporal_address)
     parser.add_argument("--namespace", default=settings.temporal_namespace)
     parser.add_argument("--task-queue", default=settings.task_queue)
@@ -100,15 +103,15 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--max-cached-workflows",
         type=int,
-        default=int(env.get("SEAWALL_MAX_CACHED_WORKFLOWS", "1000")),
+        default=settings.max_cached_workflows,
         help="workflows kept in memory; 0 replays every workflow task from history",
     )
     parser.add_argument("--log-format", choices=list(LOG_FORMATS), default=settings.log_format)
     parser.add_argument(
         "--log-level", type=str.upper, choices=list(LOG_LEVELS), default=settings.log_level
     )
-    # Resource attributes for metrics and spans, from the environment or the user config.
-    parser.set_defaults(telemetry_environ=telemetry_environ(settings), tracing=None)
+    # The settings themselves, for the resource attributes of metrics and spans.
+    parser.set_defaults(settings=settings, tracing=None)
     return parser.parse_args(argv)
 
 
@@ -116,7 +119,9 @@ async def run_worker(args: argparse.Namespace) -> None:
     log = structlog.get_logger("seawall.worker")
     metrics_bind = f"{args.metrics_host}:{args.metrics_port}" if args.metrics_port else None
     runtime = build_runtime(
-        metrics_bind=metrics_bind, otlp_endpoint=args.otlp_endpoint, environ=args.telemetry_environ
+        metrics_bind=metrics_bind,
+        otlp_endpoint=args.otlp_endpoint,
+        attributes=global_attributes(args.settings),
     )
     client = await connect(args.address, args.namespace, runtime)
     if args.tracing is not None:
@@ -147,24 +152,18 @@ async def run_worker(args: argparse.Namespace) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    args = parse_args(argv)
+    effective = settings_or_exit("worker")
+    args = parse_args(argv, effective.settings)
     configure_logging(args.log_format, args.log_level)
+    log_startup_diagnostics(effective, structlog.get_logger("seawall.worker"))
     if args.otel_tracing:
-        from seawall.runtime.metrics import global_attributes
-        from seawall.runtime.tracing import (
-            TracingUnavailable,
-            build_tracing,
-            parse_resource_attributes,
-        )
+        from seawall.runtime.metrics import resource_attributes
+        from seawall.runtime.tracing import TracingUnavailable, build_tracing
 
-        environ = args.telemetry_environ
         try:
             args.tracing = build_tracing(
                 otlp_endpoint=args.otlp_endpoint,
-                resource_attributes={
-                    **parse_resource_attributes(environ.get("OTEL_RESOURCE_ATTRIBUTES")),
-                    **global_attributes(environ),
-                },
+                resource_attributes=resource_attributes(args.settings),
             )
         except TracingUnavailable as err:
             print(f"worker: error: {err}", file=sys.stderr)

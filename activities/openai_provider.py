@@ -34,7 +34,8 @@ import structlog
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities.model_selection import ModelSettingsError, OpenAISettings
+from activities.model_selection import OpenAISettings
+from seawall.runtime.settings import SettingsError
 from workflows.activity_io import CallModelInput, ModelReply, ModelUsage, ToolSpec
 from workflows.conversation import Message, Role
 from workflows.outcome import ToolCall
@@ -314,7 +315,7 @@ class OpenAIProvider:
     def settings(self) -> OpenAISettings:
         try:
             return OpenAISettings.from_env(self._environ())
-        except ModelSettingsError as exc:
+        except SettingsError as exc:
             # Retrying cannot fix a bad setting; the message names the setting, not a value.
             raise ApplicationError(
                 str(exc), type="ModelConfigurationInvalid", non_retryable=True

@@ -17,7 +17,6 @@ import activities.openai_provider as openai_provider
 from activities.model import PROVIDERS, call_model
 from activities.model_selection import (
     DEFAULT_MODEL,
-    ModelSettingsError,
     OpenAISettings,
     default_model_spec,
 )
@@ -28,6 +27,7 @@ from activities.openai_provider import (
     to_chat_message,
 )
 from activities.tool_runner import builtin_tool_specs
+from seawall.runtime.settings import SettingsError
 from workflows.activity_io import CallModelInput, ModelSpec, ToolSpec
 from workflows.conversation import Message, Role, system_message, user_message
 from workflows.outcome import ToolCall
@@ -448,7 +448,7 @@ def test_invalid_settings_name_the_setting_not_the_key(tmp_path: Path) -> None:
         "OPENAI_API_KEY": API_KEY,
         "SEAWALL_MODEL_MAX_TOKENS": "-5",
     }
-    with pytest.raises(ModelSettingsError) as caught:
+    with pytest.raises(SettingsError) as caught:
         OpenAISettings.from_env(environ)
     assert "SEAWALL_MODEL_MAX_TOKENS" in str(caught.value)
     assert API_KEY not in str(caught.value)
