@@ -37,7 +37,7 @@ import contextvars
 import json
 import os
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -89,7 +89,7 @@ class Setting:
     name: str
     env: tuple[str, ...]
     help: str
-    readers: tuple[str, ...]
+    read_by: tuple[str, ...]
     secret: bool = False
     config_file: str | None = CONFIG_FILE_NAME
 
@@ -190,7 +190,9 @@ class UserConfig:
         return cls._read(path, "is not valid JSON", json.loads, mapping=False)
 
     @classmethod
-    def _read(cls, path: Path | None, invalid: str, parse: Any, *, mapping: bool) -> UserConfig:
+    def _read(
+        cls, path: Path | None, invalid: str, parse: Callable[[str], Any], *, mapping: bool
+    ) -> UserConfig:
         if path is None:
             return cls(path=None)
         source = f"user config {path}"
@@ -242,7 +244,7 @@ def _load_yaml(text: str) -> Any:
         raise ValueError("not YAML") from exc
 
 
-def from_environment(setting: Setting, environ: Mapping[str, str]) -> tuple[str, str] | None:
+def _from_environment(setting: Setting, environ: Mapping[str, str]) -> tuple[str, str] | None:
     """``(variable, value)`` of the first non-blank variable of ``setting``."""
     for name in setting.env:
         value = environ.get(name, "")
@@ -276,7 +278,7 @@ def _guard_from_value(value: str, source: str, origin: Origin) -> GuardModeResol
 
 def _resolve_guard_mode(environ: Mapping[str, str], config: UserConfig) -> GuardModeResolution:
     setting = SETTINGS_BY_NAME[GUARD_MODE_CONFIG_KEY]
-    found = from_environment(setting, environ)
+    found = _from_environment(setting, environ)
     if found is not None:
         name, value = found
         return _guard_from_value(
@@ -362,7 +364,7 @@ class _OperatorSource(PydanticBaseSettingsSource):
                 load.raw[setting.name] = load.guard.mode
                 load.origins[setting.name] = Origin(load.guard.source, load.guard.where)
                 continue
-            found = from_environment(setting, load.environ)
+            found = _from_environment(setting, load.environ)
             if found is not None:
                 name, value = found
                 load.raw[setting.name] = value
@@ -382,10 +384,6 @@ class _OperatorSource(PydanticBaseSettingsSource):
                 continue
             load.origins[setting.name] = Origin(SettingSource.DEFAULT)
         return dict(load.raw)
-
-
-def _path(value: Any) -> Any:
-    return Path(value).expanduser() if isinstance(value, str) else value
 
 
 class SeawallSettings(BaseSettings):
@@ -679,7 +677,7 @@ class SeawallSettings(BaseSettings):
     @field_validator("data_dir", "workspaces", mode="before")
     @classmethod
     def _expand_user(cls, value: Any) -> Any:
-        return _path(value)
+        return Path(value).expanduser() if isinstance(value, str) else value
 
     @field_validator("gateway_url")
     @classmethod
@@ -733,7 +731,7 @@ def _setting_of(name: str, info: FieldInfo) -> Setting:
         name=name,
         env=tuple(str(e) for e in env),
         help=info.description or "",
-        readers=tuple(str(r) for r in read_by),
+        read_by=tuple(str(r) for r in read_by),
         secret=extra["secret"] is True,
         config_file=config_file if isinstance(config_file, str) else None,
     )
@@ -768,7 +766,6 @@ class EffectiveSettings:
     origins: Mapping[str, Origin]
     config: UserConfig
     mcp: UserConfig
-    guard: GuardModeResolution
     diagnostics: tuple[Diagnostic, ...]
 
     def is_set(self, name: str) -> bool:
@@ -817,7 +814,7 @@ class EffectiveSettings:
                     "from": self.origins[s.name].where,
                     "environment": list(s.env),
                     "config_file": s.config_file,
-                    "read_by": list(s.readers),
+                    "read_by": list(s.read_by),
                     "secret": s.secret,
                 }
                 for s in SETTINGS
@@ -926,7 +923,6 @@ def load_settings(
         origins=dict(load.origins),
         config=load.config,
         mcp=load.mcp,
-        guard=load.guard,
         diagnostics=tuple(diagnostics),
     )
 

@@ -17,10 +17,10 @@ import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from google.protobuf.duration_pb2 import Duration
 from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest, RegisterNamespaceRequest
 from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.contrib.pydantic import pydantic_data_converter
@@ -87,7 +87,7 @@ async def fresh_namespace(client: Client) -> str:
     namespace = f"one-file-{uuid.uuid4().hex[:8]}"
     await client.workflow_service.register_namespace(
         RegisterNamespaceRequest(
-            namespace=namespace, workflow_execution_retention_period=timedelta(days=1)
+            namespace=namespace, workflow_execution_retention_period=Duration(seconds=86_400)
         )
     )
 

@@ -284,8 +284,8 @@ def test_every_setting_has_its_own_variable_and_known_readers() -> None:
     variables = [name for s in SETTINGS for name in s.env]
     assert len(variables) == len(set(variables))
     for setting in SETTINGS:
-        assert setting.env and setting.help and setting.readers, setting.name
-        assert set(setting.readers) <= {WORKER, GATEWAY, RUN, UP, PROMPT}, setting.name
+        assert setting.env and setting.help and setting.read_by, setting.name
+        assert set(setting.read_by) <= {WORKER, GATEWAY, RUN, UP, PROMPT}, setting.name
 
 
 def test_docs_settings_md_documents_every_setting_and_variable() -> None:
