@@ -316,7 +316,7 @@ class OpenAIProvider:
         try:
             return OpenAISettings.from_env(self._environ())
         except SettingsError as exc:
-            # Retrying cannot fix a bad setting; the message names the setting, not a value.
+            # Retrying cannot fix a bad setting; the message names it, never a secret.
             raise ApplicationError(
                 str(exc), type="ModelConfigurationInvalid", non_retryable=True
             ) from None

@@ -28,8 +28,6 @@ from seawall.runtime.logs import configure_logging
 from seawall.runtime.settings import (
     LOG_FORMATS,
     EffectiveSettings,
-    SettingsError,
-    load_settings,
     render_table,
     settings_or_exit,
 )
@@ -174,15 +172,10 @@ def _stdout_to_stderr() -> Iterator[None]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if args.command == "config":
-        try:
-            shown = load_settings()
-        except SettingsError as err:
-            print(f"seawall: error: {err}", file=sys.stderr)
-            return EXIT_USAGE
-        print(json.dumps(shown.as_json()) if args.json else render_table(shown))
-        return 0
     effective = settings_or_exit("seawall")
+    if args.command == "config":
+        print(json.dumps(effective.as_json()) if args.json else render_table(effective))
+        return 0
     settings = effective.settings
     if args.command == "up":
         from seawall.cli.stack import run_stack

@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
+import structlog
+from structlog.testing import capture_logs
 
 from seawall.runtime.settings import (
     GATEWAY,
@@ -25,6 +27,7 @@ from seawall.runtime.settings import (
     SettingsError,
     default_of,
     load_settings,
+    log_startup_diagnostics,
     render_table,
     resolve_guard_mode,
     user_config_path,
@@ -259,6 +262,21 @@ def test_keys_that_set_nothing_are_diagnostics(home: dict[str, str]) -> None:
         f"{where}: key 'mcp_servers' belongs in mcp.json; ignoring it",
     ]
     assert {d.event for d in effective.diagnostics} == {"ignored_operator_config_key"}
+
+
+def test_processes_log_settings_diagnostics_at_startup_but_not_the_guard_modes(
+    home: dict[str, str],
+) -> None:
+    write(config_file(home), "task_queu: typo\n")
+    effective = load_settings({**home, GUARD_MODE_ENV: "loud"})
+    assert len(effective.diagnostics) == 2
+    with capture_logs() as logs:
+        log_startup_diagnostics(effective, structlog.get_logger("test"))
+    # The guard mode's diagnostic is the worker's to report, once per session.
+    assert [(entry["event"], entry["log_level"]) for entry in logs] == [
+        ("ignored_operator_config_key", "warning")
+    ]
+    assert "task_queu" in logs[0]["diagnostic"]
 
 
 def test_derived_defaults_follow_the_settings_they_derive_from(
