@@ -2,8 +2,8 @@
 
 The worker, the gateway, ``seawall run``, ``seawall up`` and ``seawall prompt`` all call
 :func:`load_settings`; nothing else in the code base reads a ``SEAWALL_*``, ``OPENAI_*``,
-``TEMPORAL_*`` or ``OTEL_*`` variable or the user config directory. Every value comes from,
-in order:
+``TEMPORAL_*`` or ``OTEL_*`` variable as a setting, or the user config directory. Every value
+comes from, in order:
 
 1. the process environment (the variables in :data:`SETTINGS`; a blank value counts as
    unset);
