@@ -5,9 +5,10 @@ This is the composition root: it builds the activity instances with their depend
 (:mod:`seawall.runtime.plugin`, which also carries the data converter, the workflows and the
 sandbox settings every client and replayer share) and runs the Worker.
 
-Every flag can also come from the environment (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
-SEAWALL_TASK_QUEUE, …) or the operator's user config file, through the one settings model
-(``seawall.runtime.settings``; ``seawall config`` shows the effective values).
+Every flag defaults to its setting (environment, then the operator's user config file, then
+the default; docs/settings.md), read through the one settings model
+(``seawall.runtime.settings``; ``seawall config`` shows the effective values). A bad setting
+stops the worker before it connects, with one line naming it and exit code 2.
 """
 
 from __future__ import annotations
@@ -38,13 +39,20 @@ from activities.model import (
     ScriptedProvider,
 )
 from activities.model_selection import endpoint_configured
-from activities.operator_settings import OperatorSettingsActivities, read_guard_mode
+from activities.operator_settings import OperatorSettingsActivities
 from activities.tool_runner import ToolActivities
 from activities.tools import BUILTIN_TOOLS
-from seawall.runtime.logs import LOG_FORMATS, configure_logging
-from seawall.runtime.metrics import build_runtime, telemetry_environ
+from seawall.runtime.logs import configure_logging
+from seawall.runtime.metrics import build_runtime, global_attributes
 from seawall.runtime.plugin import SeawallPlugin, client_with_plugin, connect
-from seawall.runtime.settings import LOG_LEVELS, SettingsError, load_settings
+from seawall.runtime.settings import (
+    LOG_FORMATS,
+    LOG_LEVELS,
+    SeawallSettings,
+    log_startup_diagnostics,
+    resolve_guard_mode,
+    settings_or_exit,
+)
 from seawall.runtime.temporal_setup import ensure_search_attributes
 
 
@@ -72,7 +80,9 @@ def build_activities(environ: Mapping[str, str] = os.environ) -> WorkerActivitie
         tools=ToolActivities(
             BUILTIN_TOOLS, McpPool(), functools.partial(current_settings, environ)
         ),
-        operator_settings=OperatorSettingsActivities(functools.partial(read_guard_mode, environ)),
+        operator_settings=OperatorSettingsActivities(
+            functools.partial(resolve_guard_mode, environ)
+        ),
     )
 
 
@@ -102,8 +112,12 @@ def build_worker(
     )
 
 
-def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    env = os.environ
+def parse_args(
+    argv: Sequence[str] | None = None, settings: SeawallSettings | None = None
+) -> argparse.Namespace:
+    """The worker's flags, each defaulting to its setting (``settings``, else loaded now)."""
+    if settings is None:
+        settings = settings_or_exit("worker").settings
     parser = argparse.ArgumentParser(
         prog="python worker.py",
         description="Run a Seawall worker: it polls a Temporal task queue and runs the prompt "
@@ -111,10 +125,6 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         epilog="Each flag's default comes from the environment or the user config file; "
         "`seawall config` shows the effective values and docs/settings.md lists them all.",
     )
-    try:
-        settings = load_settings().settings
-    except SettingsError as err:
-        parser.error(str(err))
     parser.add_argument("--address", default=settings.temporal_address)
     parser.add_argument("--namespace", default=settings.temporal_namespace)
     parser.add_argument("--task-queue", default=settings.task_queue)
@@ -139,15 +149,15 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--max-cached-workflows",
         type=int,
-        default=int(env.get("SEAWALL_MAX_CACHED_WORKFLOWS", "1000")),
+        default=settings.max_cached_workflows,
         help="workflows kept in memory; 0 replays every workflow task from history",
     )
     parser.add_argument("--log-format", choices=list(LOG_FORMATS), default=settings.log_format)
     parser.add_argument(
         "--log-level", type=str.upper, choices=list(LOG_LEVELS), default=settings.log_level
     )
-    # Resource attributes for metrics and spans, from the environment or the user config.
-    parser.set_defaults(telemetry_environ=telemetry_environ(settings), tracing=None)
+    # The settings themselves, for the resource attributes of metrics and spans.
+    parser.set_defaults(settings=settings, tracing=None)
     return parser.parse_args(argv)
 
 
@@ -155,7 +165,9 @@ async def run_worker(args: argparse.Namespace) -> None:
     log = structlog.get_logger("seawall.worker")
     metrics_bind = f"{args.metrics_host}:{args.metrics_port}" if args.metrics_port else None
     runtime = build_runtime(
-        metrics_bind=metrics_bind, otlp_endpoint=args.otlp_endpoint, environ=args.telemetry_environ
+        metrics_bind=metrics_bind,
+        otlp_endpoint=args.otlp_endpoint,
+        attributes=global_attributes(args.settings),
     )
     # An interceptor on the client applies to the worker built from it.
     interceptors = [args.tracing.interceptor] if args.tracing is not None else []
@@ -180,24 +192,18 @@ async def run_worker(args: argparse.Namespace) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    args = parse_args(argv)
+    effective = settings_or_exit("worker")
+    args = parse_args(argv, effective.settings)
     configure_logging(args.log_format, args.log_level)
+    log_startup_diagnostics(effective, structlog.get_logger("seawall.worker"))
     if args.otel_tracing:
-        from seawall.runtime.metrics import global_attributes
-        from seawall.runtime.tracing import (
-            TracingUnavailable,
-            build_tracing,
-            parse_resource_attributes,
-        )
+        from seawall.runtime.metrics import resource_attributes
+        from seawall.runtime.tracing import TracingUnavailable, build_tracing
 
-        environ = args.telemetry_environ
         try:
             args.tracing = build_tracing(
                 otlp_endpoint=args.otlp_endpoint,
-                resource_attributes={
-                    **parse_resource_attributes(environ.get("OTEL_RESOURCE_ATTRIBUTES")),
-                    **global_attributes(environ),
-                },
+                resource_attributes=resource_attributes(args.settings),
             )
         except TracingUnavailable as err:
             print(f"worker: error: {err}", file=sys.stderr)

@@ -1,62 +1,23 @@
-"""Which model answers a prompt, and the operator's settings for a real model endpoint.
+"""Which model answers a prompt, and the provider's view of the model endpoint settings.
 
-Endpoints, keys and request options are operator settings of the worker: they are read from
-the worker's environment and the operator's user-level config file, never from workflow
-history (which only names the provider) and never from a project or workspace. Reading
-them is cheap and has no network access, so the provider re-reads them on every
-request and a changed environment takes effect without a restart.
-
-Settings, environment first, then ``~/.config/seawall/config.yaml``
-(``$XDG_CONFIG_HOME/seawall/config.yaml``):
-
-==============================  ==========================  ===========================
-environment                     config file key             default
-==============================  ==========================  ===========================
-``OPENAI_BASE_URL``             ``openai_base_url``         the OpenAI API
-``OPENAI_API_KEY``              ``openai_api_key``          none (a placeholder is sent)
-``SEAWALL_MODEL``               ``model``                   ``gpt-4o-mini``
-``SEAWALL_MODEL_TEMPERATURE``   ``model_temperature``       the endpoint's default
-``SEAWALL_MODEL_MAX_TOKENS``    ``model_max_tokens``        the endpoint's default
-``SEAWALL_MODEL_TIMEOUT_SECONDS`` ``model_timeout_seconds`` 180
-==============================  ==========================  ===========================
+Endpoints, keys and request options are operator settings of the worker (docs/settings.md):
+read through the one settings model (:mod:`seawall.runtime.settings`) from the worker's
+environment and the operator's user config file, never from workflow history (which only
+names the provider) and never from a project or workspace. Reading them is cheap
+and has no network access, so the provider re-reads them on every request and an edited
+user config file takes effect without a restart.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, SecretStr
 
-from activities.operator_settings import user_config_path
+from seawall.runtime.settings import SeawallSettings, SettingsError, default_of, load_settings
 
-BASE_URL_ENV = "OPENAI_BASE_URL"
-API_KEY_ENV = "OPENAI_API_KEY"
-MODEL_ENV = "SEAWALL_MODEL"
-TEMPERATURE_ENV = "SEAWALL_MODEL_TEMPERATURE"
-MAX_TOKENS_ENV = "SEAWALL_MODEL_MAX_TOKENS"
-TIMEOUT_ENV = "SEAWALL_MODEL_TIMEOUT_SECONDS"
-
-DEFAULT_MODEL = "gpt-4o-mini"
-# Below the model activity's five-minute start-to-close timeout, so the SDK's own timeout
-# (a retryable error) fires before Temporal's.
-DEFAULT_TIMEOUT_SECONDS = 180.0
-
-# (environment variable, config file key, settings field)
-_SOURCES: tuple[tuple[str, str, str], ...] = (
-    (BASE_URL_ENV, "openai_base_url", "base_url"),
-    (API_KEY_ENV, "openai_api_key", "api_key"),
-    (MODEL_ENV, "model", "model"),
-    (TEMPERATURE_ENV, "model_temperature", "temperature"),
-    (MAX_TOKENS_ENV, "model_max_tokens", "max_tokens"),
-    (TIMEOUT_ENV, "model_timeout_seconds", "timeout_seconds"),
-)
-
-
-class ModelSettingsError(ValueError):
-    """An operator setting has an unusable value; the message names the setting only."""
+DEFAULT_MODEL: str = default_of("model")
 
 
 class OpenAISettings(BaseModel):
@@ -64,12 +25,12 @@ class OpenAISettings(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    base_url: str | None = None
-    api_key: SecretStr | None = None
-    model: str = Field(default=DEFAULT_MODEL, min_length=1)
-    temperature: float | None = Field(default=None, ge=0, le=2)
-    max_tokens: int | None = Field(default=None, gt=0)
-    timeout_seconds: float = Field(default=DEFAULT_TIMEOUT_SECONDS, gt=0, le=3600)
+    base_url: str | None
+    api_key: SecretStr | None
+    model: str
+    temperature: float | None
+    max_tokens: int | None
+    timeout_seconds: float
 
     @property
     def configured(self) -> bool:
@@ -77,68 +38,39 @@ class OpenAISettings(BaseModel):
         return bool(self.base_url) or self.api_key is not None
 
     @classmethod
+    def from_settings(cls, settings: SeawallSettings) -> OpenAISettings:
+        return cls(
+            base_url=settings.openai_base_url,
+            api_key=settings.openai_api_key,
+            model=settings.model,
+            temperature=settings.model_temperature,
+            max_tokens=settings.model_max_tokens,
+            timeout_seconds=settings.model_timeout_seconds,
+        )
+
+    @classmethod
     def from_env(
         cls, environ: Mapping[str, str], config_path: Path | None = None
     ) -> OpenAISettings:
         """The settings from ``environ`` over the user config file (``None``: derive its
-        path from ``environ``). Blank values count as unset.
+        path from ``environ``).
 
-        Raises :class:`ModelSettingsError` for an unreadable file or an invalid value; the
-        message never contains the API key.
+        Raises :class:`~seawall.runtime.settings.SettingsError` for an unreadable file or an
+        invalid value; the message never contains the API key.
         """
-        path = user_config_path(environ) if config_path is None else config_path
-        from_file = _config_values(path)
-        values: dict[str, Any] = {}
-        origin: dict[str, str] = {}
-        for env_name, key, field in _SOURCES:
-            env_value = environ.get(env_name, "").strip()
-            if env_value:
-                values[field] = env_value
-                origin[field] = f"environment {env_name}"
-            elif from_file.get(key) not in (None, ""):
-                values[field] = from_file[key]
-                origin[field] = f"user config {path} key {key}"
-        try:
-            return cls.model_validate(values)
-        except ValidationError as exc:
-            problems = []
-            for err in exc.errors(include_url=False, include_input=False):
-                field = str(err["loc"][0]) if err["loc"] else "?"
-                problems.append(f"{origin.get(field, field)}: {err['msg']}")
-            raise ModelSettingsError("invalid model settings: " + "; ".join(problems)) from None
+        return cls.from_settings(load_settings(environ, config_path).settings)
 
 
-def _config_values(path: Path) -> dict[str, Any]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ModelSettingsError(
-            f"user config {path}: cannot be read ({type(exc).__name__})"
-        ) from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError:
-        raise ModelSettingsError(f"user config {path}: is not valid YAML") from None
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise ModelSettingsError(f"user config {path}: must be a YAML mapping")
-    return {key: data[key] for _env, key, _field in _SOURCES if key in data}
+def endpoint_configured(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether the operator pointed Seawall at a model endpoint (``openai_base_url`` or
+    ``openai_api_key``, from ``environ`` or the user config file found through it).
 
-
-def endpoint_configured(environ: Mapping[str, str], config_path: Path | None = None) -> bool:
-    """Whether ``OPENAI_BASE_URL``/``OPENAI_API_KEY`` (or their config file keys) are set.
-
-    Only those two are looked at, so an unrelated bad value elsewhere in the file does not
-    hide a configured endpoint (the provider reports it on the first request instead).
+    A config file that has broken since the worker started counts as configured, so the
+    endpoint provider reports the bad setting on the request instead of the offline demo
+    model answering in its place.
     """
-    if any(environ.get(name, "").strip() for name in (BASE_URL_ENV, API_KEY_ENV)):
-        return True
-    path = user_config_path(environ) if config_path is None else config_path
     try:
-        values = _config_values(path)
-    except ModelSettingsError:
-        return False
-    return any(str(values.get(key) or "").strip() for key in ("openai_base_url", "openai_api_key"))
+        settings = load_settings(environ).settings
+    except SettingsError:
+        return True
+    return OpenAISettings.from_settings(settings).configured

@@ -31,7 +31,8 @@ import structlog
 from temporalio.exceptions import ApplicationError
 
 from activities.heartbeat import activity_heartbeat, heartbeating
-from activities.model_selection import ModelSettingsError, OpenAISettings
+from activities.model_selection import OpenAISettings
+from seawall.runtime.settings import SettingsError
 from workflows.activity_io import CallModelInput, ModelReply, ModelUsage, ToolSpec
 from workflows.conversation import Message, Role
 from workflows.outcome import ToolCall
@@ -282,8 +283,8 @@ class OpenAIProvider:
     def settings(self) -> OpenAISettings:
         try:
             return OpenAISettings.from_env(self._environ)
-        except ModelSettingsError as exc:
-            # Retrying cannot fix a bad setting; the message names the setting, not a value.
+        except SettingsError as exc:
+            # Retrying cannot fix a bad setting; the message names it, never a secret.
             raise ApplicationError(
                 str(exc), type="ModelConfigurationInvalid", non_retryable=True
             ) from None

@@ -1,8 +1,9 @@
-"""``python -m gateway``: serve the gateway with uvicorn, configured from the environment.
+"""``python -m gateway``: serve the gateway with uvicorn.
 
-Settings come from ``gateway.settings.from_env``; logs are structlog JSON lines on stderr
-(``--log-format console`` or ``SEAWALL_LOG_FORMAT=console`` for humans), uvicorn's own
-loggers included.
+Settings come from the one settings model (the environment, then the operator's user config
+file, then defaults; docs/settings.md): a bad one is a single line on stderr and exit code
+2 before anything listens. Logs are structlog JSON lines on stderr (``--log-format
+console`` or the ``log_format`` setting for humans), uvicorn's own loggers included.
 """
 
 from __future__ import annotations
@@ -17,11 +18,16 @@ from fastapi import FastAPI
 from temporalio.client import Client
 
 from gateway.app import create_app
-from gateway.settings import ConfigurationError, GatewaySettings, from_env
-from seawall.runtime.logs import LOG_FORMATS, configure_logging, default_log_format
+from gateway.settings import ConfigurationError, GatewaySettings
+from seawall.runtime.logs import configure_logging
 from seawall.runtime.plugin import connect
-
-EXIT_CONFIG = 2
+from seawall.runtime.settings import (
+    EXIT_BAD_SETTINGS,
+    LOG_FORMATS,
+    SeawallSettings,
+    log_startup_diagnostics,
+    settings_or_exit,
+)
 
 
 def build(settings: GatewaySettings) -> FastAPI:
@@ -31,7 +37,12 @@ def build(settings: GatewaySettings) -> FastAPI:
     return create_app(settings, client_factory)
 
 
-def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+def parse_args(
+    argv: Sequence[str] | None = None, settings: SeawallSettings | None = None
+) -> argparse.Namespace:
+    """The gateway's flags, defaulting to the settings (``settings``, else loaded now)."""
+    if settings is None:
+        settings = settings_or_exit("gateway").settings
     parser = argparse.ArgumentParser(
         prog="python -m gateway",
         description="Serve the Seawall HTTP gateway: the API that creates sessions, submits "
@@ -44,22 +55,25 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--log-format",
         choices=list(LOG_FORMATS),
-        default=default_log_format(),
-        help="json (default, or SEAWALL_LOG_FORMAT) or console for humans",
+        default=settings.log_format,
+        help="json (default; the log_format setting) or console for humans",
     )
     return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
-    configure_logging(args.log_format)
+    effective = settings_or_exit("gateway")
+    args = parse_args(argv, effective.settings)
+    configure_logging(args.log_format, effective.settings.log_level)
+    log = structlog.get_logger("seawall.gateway")
+    log_startup_diagnostics(effective, log)
+    settings = GatewaySettings.from_settings(effective.settings)
     try:
-        settings = from_env()
         app = build(settings)
     except ConfigurationError as err:
         print(f"gateway: error: {err}", file=sys.stderr)
-        return EXIT_CONFIG
-    structlog.get_logger("seawall.gateway").info(
+        return EXIT_BAD_SETTINGS
+    log.info(
         "gateway_starting",
         host=settings.host,
         port=settings.port,

@@ -1,85 +1,67 @@
-"""The gateway's settings, read from the environment in one place.
+"""The gateway's view of the one settings model, and its refusal to run exposed.
 
-A plain pydantic model (no pydantic-settings) so a test can build one directly and
-``python -m gateway`` can build one from ``os.environ`` with the same validation. A bad
-value is a ``ConfigurationError`` naming the variable, raised before anything listens.
+:class:`GatewaySettings` is what :func:`gateway.app.create_app` takes: the handful of
+settings the gateway uses, under the names the app uses. ``python -m gateway`` builds it
+from :func:`seawall.runtime.settings.load_settings` (:meth:`GatewaySettings.from_settings`),
+so the gateway reads the same environment and user config file, with the same precedence
+and errors, as the worker and the CLI; a test builds one directly. Its defaults are the
+settings model's own, so there is one place to change a default.
 """
 
 from __future__ import annotations
 
 import ipaddress
-import os
-from collections.abc import Mapping
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
+from seawall.runtime.settings import SeawallSettings, default_of
 from workflows.prompt_io import ApprovalMode
-from workflows.session_io import MAX_PROMPT_CHARS
 
 
 class ConfigurationError(ValueError):
     """The gateway was configured in a way it refuses to run with."""
 
 
+def _default_workspaces() -> Path:
+    data_dir: Path = default_of("data_dir")
+    return (data_dir / "workspaces").absolute()
+
+
 class GatewaySettings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    temporal_address: str = "localhost:7233"
-    temporal_namespace: str = "default"
-    task_queue: str = "seawall"
-    host: str = "127.0.0.1"
-    port: int = Field(default=8000, ge=0, le=65535)
+    temporal_address: str = default_of("temporal_address")
+    temporal_namespace: str = default_of("temporal_namespace")
+    task_queue: str = default_of("task_queue")
+    host: str = default_of("gateway_host")
+    port: int = default_of("gateway_port")
     # None: no authentication, which is allowed on a loopback address only.
     token: str | None = None
-    workspaces: Path = Field(default=Path(".data/workspaces"), validate_default=True)
-    # The session workflow takes no more than MAX_PROMPT_CHARS, so neither may the gateway.
-    max_prompt_chars: int = Field(default=MAX_PROMPT_CHARS, ge=1, le=MAX_PROMPT_CHARS)
-    approval_mode: ApprovalMode = ApprovalMode.DEFAULT
-    permission_timeout_seconds: float = Field(default=300.0, gt=0)
+    # Absolute: workers resolve workspace roots themselves, possibly from another directory.
+    workspaces: Path = Field(default_factory=_default_workspaces)
+    max_prompt_chars: int = default_of("max_prompt_chars")
+    approval_mode: ApprovalMode = default_of("approval_mode")
+    permission_timeout_seconds: float = default_of("permission_timeout_seconds")
     # Lets a client script the model of its session (simulations, end-to-end tests).
-    # Off by default: a scripted session runs tools the client chose.
-    allow_scripted_models: bool = False
+    allow_scripted_models: bool = default_of("allow_scripted_models")
 
-    @field_validator("workspaces")
     @classmethod
-    def _absolute(cls, value: Path) -> Path:
-        # Workers resolve workspace roots themselves, possibly from another directory.
-        return value.expanduser().absolute()
-
-    @field_validator("token")
-    @classmethod
-    def _empty_is_none(cls, value: str | None) -> str | None:
-        return value or None
-
-
-# Environment variable → settings field.
-ENVIRONMENT = {
-    "TEMPORAL_ADDRESS": "temporal_address",
-    "TEMPORAL_NAMESPACE": "temporal_namespace",
-    "SEAWALL_TASK_QUEUE": "task_queue",
-    "SEAWALL_GATEWAY_HOST": "host",
-    "SEAWALL_GATEWAY_PORT": "port",
-    "SEAWALL_GATEWAY_TOKEN": "token",
-    "SEAWALL_WORKSPACES": "workspaces",
-    "SEAWALL_MAX_PROMPT_CHARS": "max_prompt_chars",
-    "SEAWALL_APPROVAL_MODE": "approval_mode",
-    "SEAWALL_PERMISSION_TIMEOUT_SECONDS": "permission_timeout_seconds",
-    "SEAWALL_ALLOW_SCRIPTED_MODELS": "allow_scripted_models",
-}
-
-
-def from_env(environ: Mapping[str, str] | None = None) -> GatewaySettings:
-    """Settings from ``environ`` (default ``os.environ``); unset or empty means the default."""
-    env = os.environ if environ is None else environ
-    values = {field: env[name] for name, field in ENVIRONMENT.items() if env.get(name, "")}
-    try:
-        return GatewaySettings.model_validate(values)
-    except ValidationError as err:
-        first = err.errors()[0]
-        field = str(first["loc"][0]) if first["loc"] else ""
-        name = next((n for n, f in ENVIRONMENT.items() if f == field), field)
-        raise ConfigurationError(f"{name}={env.get(name)!r}: {first['msg']}") from None
+    def from_settings(cls, settings: SeawallSettings) -> GatewaySettings:
+        token = settings.gateway_token
+        return cls(
+            temporal_address=settings.temporal_address,
+            temporal_namespace=settings.temporal_namespace,
+            task_queue=settings.task_queue,
+            host=settings.gateway_host,
+            port=settings.gateway_port,
+            token=token.get_secret_value() if token is not None else None,
+            workspaces=settings.workspaces_dir,
+            max_prompt_chars=settings.max_prompt_chars,
+            approval_mode=settings.approval_mode,
+            permission_timeout_seconds=settings.permission_timeout_seconds,
+            allow_scripted_models=settings.allow_scripted_models,
+        )
 
 
 def is_loopback(host: str) -> bool:

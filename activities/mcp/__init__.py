@@ -7,7 +7,7 @@ configured, so a worker without MCP servers never loads the SDK.
 
 from __future__ import annotations
 
-from .config import McpSettings, current_settings, load_mcp_settings, mcp_config_path
+from .config import McpSettings, current_settings, load_mcp_settings
 from .names import is_mcp_name, qualified_name, server_of
 
 __all__ = [
@@ -15,7 +15,6 @@ __all__ = [
     "current_settings",
     "is_mcp_name",
     "load_mcp_settings",
-    "mcp_config_path",
     "qualified_name",
     "server_of",
 ]

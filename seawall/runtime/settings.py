@@ -1,31 +1,43 @@
-"""Operator settings for the worker, the gateway and the CLI: one typed model, two sources.
+"""The one settings model of every Seawall process, and the one reader of its sources.
 
-Every value comes from, in order:
+The worker, the gateway, ``seawall run``, ``seawall up`` and ``seawall prompt`` all call
+:func:`load_settings`; nothing else in the code base reads a ``SEAWALL_*``, ``OPENAI_*``,
+``TEMPORAL_*`` or ``OTEL_*`` variable as a setting, or the user config directory. Every value
+comes from, in order:
 
-1. the process environment (the variable names below; a blank value counts as unset);
-2. the operator's user-level config file, ``$XDG_CONFIG_HOME/seawall/config.yaml`` or
-   ``~/.config/seawall/config.yaml`` (keys are the setting names below);
+1. the process environment (the variables in :data:`SETTINGS`; a blank value counts as
+   unset);
+2. the operator's user config directory, ``$XDG_CONFIG_HOME/seawall/`` or
+   ``~/.config/seawall/``: ``config.yaml`` (keys are the setting names) and, for the MCP
+   server list only, ``mcp.json``;
 3. the default.
 
 Nothing else is ever read: not a project ``.env``, not ``.seawall/``, not ``.qwen/.env``,
-not workspace settings, not a secrets directory, and nothing relative to the working
-directory. Whoever wrote a repository must not be able to switch the guard off, point the
-worker at another server or read its keys. pydantic-settings' own ``.env`` and secrets
-sources are therefore disabled (``env_file=None``, ``secrets_dir=None``) and replaced by
-the single layered source below, which also records where each value came from
-(``environment`` | ``user_config`` | ``default``) for ``seawall config``.
+not workspace settings, not a secrets directory, nothing relative to the working directory.
+Whoever wrote a repository must not be able to switch the guard off, point the worker at
+another server, make it spawn commands or read its keys. pydantic-settings' own ``.env``
+and secrets sources are therefore disabled and replaced by the single layered source below,
+which also records where each value came from (``environment`` | ``user_config`` |
+``default``) for ``seawall config``.
 
-The guard mode keeps its operator semantics: a missing value means ``shadow``, and an
-invalid one means ``shadow`` plus one diagnostic (it does not fall through to the user
-config). Secrets (``openai_api_key``, ``gateway_token``) are ``SecretStr`` and are only ever
-shown as ``set`` or ``unset``.
+A bad value is a :class:`SettingsError` naming the setting, its value (never a secret's)
+and its source, e.g. ``SEAWALL_GATEWAY_PORT=abc (environment): not an integer``; every
+entry point turns it into one line on stderr and exit code 2 (:func:`settings_or_exit`),
+before it connects or listens. The guard mode is the one exception, with its operator
+semantics kept: missing means ``shadow``, and an invalid value means ``shadow`` plus one
+diagnostic (it does not fall through to the user config); the worker resolves it once per
+session (:func:`resolve_guard_mode`) and never fails a prompt over it.
+
+docs/settings.md lists every setting; ``seawall config`` prints their effective values.
 """
 
 from __future__ import annotations
 
 import contextvars
+import json
 import os
-from collections.abc import Iterator, Mapping
+import sys
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,14 +46,18 @@ from urllib.parse import urlsplit, urlunsplit
 
 import yaml
 from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic.config import JsonDict
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from workflows.activity_io import SettingSource
 from workflows.guard import GuardMode, parse_guard_mode
+from workflows.prompt_io import ApprovalMode
+from workflows.session_io import MAX_PROMPT_CHARS
 
 CONFIG_DIR_NAME = "seawall"
 CONFIG_FILE_NAME = "config.yaml"
+MCP_FILE_NAME = "mcp.json"
 
 GUARD_MODE_ENV = "SEAWALL_REPEATED_TOOL_FAILURE_GUARD"
 # The seed's name, accepted so an existing deployment keeps its setting.
@@ -50,68 +66,60 @@ GUARD_MODE_CONFIG_KEY = "repeated_tool_failure_guard"
 DEFAULT_GUARD_MODE = GuardMode.SHADOW
 
 LogFormat = Literal["json", "console"]
+LOG_FORMATS: tuple[LogFormat, ...] = ("json", "console")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+# Exit code of a process that refuses to start over a bad setting (as for a usage error).
+EXIT_BAD_SETTINGS = 2
+
+# The processes that read settings, as docs/settings.md and ``seawall config --json`` name them.
+WORKER = "worker"
+GATEWAY = "gateway"
+RUN = "seawall run"
+UP = "seawall up"
+PROMPT = "seawall prompt"
 
 
 @dataclass(frozen=True)
 class Setting:
-    """One operator setting: its field name (also its config file key) and variables."""
+    """One setting: its field name (also its ``config.yaml`` key), its variables, the file
+    of the user config directory that may set it (``None``: only the environment may) and
+    the processes that read it."""
 
     name: str
     env: tuple[str, ...]
     help: str
+    read_by: tuple[str, ...]
     secret: bool = False
-    # False: only the environment may set it (its reader looks nowhere else).
-    user_config: bool = True
+    config_file: str | None = CONFIG_FILE_NAME
 
 
-SETTINGS: tuple[Setting, ...] = (
-    Setting("temporal_address", ("TEMPORAL_ADDRESS",), "Temporal frontend host:port"),
-    Setting("temporal_namespace", ("TEMPORAL_NAMESPACE",), "Temporal namespace"),
-    Setting("task_queue", ("SEAWALL_TASK_QUEUE",), "task queue of the prompt workflows"),
-    Setting(
-        GUARD_MODE_CONFIG_KEY,
-        (GUARD_MODE_ENV, GUARD_MODE_ENV_ALIAS),
-        "repeated tool failure guard: off | shadow | warn | enforce",
-    ),
-    Setting("log_format", ("SEAWALL_LOG_FORMAT",), "json | console"),
-    Setting("log_level", ("SEAWALL_LOG_LEVEL",), "DEBUG | INFO | WARNING | ERROR"),
-    Setting("metrics_host", ("SEAWALL_METRICS_HOST",), "Prometheus endpoint address"),
-    Setting("metrics_port", ("SEAWALL_METRICS_PORT",), "Prometheus endpoint port (unset: none)"),
-    Setting("otlp_endpoint", ("SEAWALL_OTLP_ENDPOINT",), "OTLP collector for metrics and spans"),
-    Setting("otel_tracing", ("SEAWALL_OTEL_TRACING",), "Temporal's tracing interceptor"),
-    Setting(
-        "otel_resource_attributes",
-        ("OTEL_RESOURCE_ATTRIBUTES",),
-        "deployment.environment=…,service.version=… (metric attributes)",
-    ),
-    Setting(
-        "deployment_environment",
-        ("SEAWALL_DEPLOYMENT_ENVIRONMENT",),
-        "deployment.environment (overrides OTEL_RESOURCE_ATTRIBUTES)",
-    ),
-    Setting(
-        "service_version",
-        ("SEAWALL_SERVICE_VERSION",),
-        "service.version (overrides OTEL_RESOURCE_ATTRIBUTES)",
-    ),
-    Setting("openai_base_url", ("OPENAI_BASE_URL",), "OpenAI-compatible endpoint"),
-    Setting("openai_api_key", ("OPENAI_API_KEY",), "model endpoint API key", secret=True),
-    Setting("model", ("SEAWALL_MODEL",), "model name for the openai provider"),
-    Setting(
-        "gateway_token",
-        ("SEAWALL_GATEWAY_TOKEN",),
-        "gateway bearer token",
-        secret=True,
-        user_config=False,
-    ),
-)
-SETTINGS_BY_NAME: Mapping[str, Setting] = {s.name: s for s in SETTINGS}
+def setting(
+    default: Any,
+    help: str,
+    *,
+    env: str | tuple[str, ...],
+    read_by: tuple[str, ...],
+    secret: bool = False,
+    config_file: str | None = CONFIG_FILE_NAME,
+    **constraints: Any,
+) -> Any:
+    """A field of :class:`SeawallSettings` with what docs/settings.md and ``seawall
+    config`` say about it: its variables, which user config file may set it (``None``:
+    only the environment may), and the processes that read it."""
+    names = (env,) if isinstance(env, str) else env
+    extra: JsonDict = {
+        "env": list(names),
+        "read_by": list(read_by),
+        "secret": secret,
+        "config_file": config_file,
+    }
+    return Field(default, description=help, json_schema_extra=extra, **constraints)
 
 
 class SettingsError(ValueError):
-    """A setting has an unusable value; the message names where it came from, never a
-    secret's value."""
+    """A setting has an unusable value. The message names each bad setting, its value
+    (never a secret's) and where the value came from."""
 
 
 @dataclass(frozen=True)
@@ -126,8 +134,8 @@ class Diagnostic:
 
 @dataclass(frozen=True)
 class Origin:
-    """Where a value came from: the source and, for environment and user config, the
-    variable or the file and key."""
+    """Where a value came from: the source and, for the environment, the variable; for the
+    user config, the file and key."""
 
     source: SettingSource
     where: str | None = None
@@ -135,35 +143,56 @@ class Origin:
 
 @dataclass(frozen=True)
 class GuardModeResolution:
+    """The guard mode, where it came from, and why a configured value was rejected."""
+
     mode: GuardMode
     source: SettingSource
     diagnostic: Diagnostic | None = None
     where: str | None = None
 
 
-def user_config_path(environ: Mapping[str, str]) -> Path:
-    """``$XDG_CONFIG_HOME/seawall/config.yaml``, else ``~/.config/seawall/config.yaml``."""
+def user_config_dir(environ: Mapping[str, str]) -> Path:
+    """``$XDG_CONFIG_HOME/seawall``, else ``~/.config/seawall`` (``HOME`` from ``environ``)."""
     xdg = environ.get("XDG_CONFIG_HOME", "").strip()
     # The XDG spec says a relative value is invalid and must be ignored.
     if xdg and Path(xdg).is_absolute():
-        return Path(xdg) / CONFIG_DIR_NAME / CONFIG_FILE_NAME
+        return Path(xdg) / CONFIG_DIR_NAME
     home = environ.get("HOME", "").strip()
     base = Path(home) if home else Path.home()
-    return base / ".config" / CONFIG_DIR_NAME / CONFIG_FILE_NAME
+    return base / ".config" / CONFIG_DIR_NAME
+
+
+def user_config_path(environ: Mapping[str, str]) -> Path:
+    """``config.yaml`` in :func:`user_config_dir`."""
+    return user_config_dir(environ) / CONFIG_FILE_NAME
 
 
 @dataclass(frozen=True)
 class UserConfig:
-    """The operator's user-level config file as read once; a broken file has no values
-    and a diagnostic."""
+    """A file of the operator's user config directory as read once; a broken file has no
+    values and a diagnostic."""
 
     path: Path | None
     values: Mapping[str, Any] = field(default_factory=dict)
     found: bool = False
     problem: Diagnostic | None = None
+    # The whole document, for files that hold one setting (mcp.json).
+    document: Any = None
 
     @classmethod
     def read(cls, path: Path | None) -> UserConfig:
+        """``config.yaml``: a YAML mapping of setting names to values."""
+        return cls._read(path, "is not valid YAML", _load_yaml, mapping=True)
+
+    @classmethod
+    def read_json(cls, path: Path | None) -> UserConfig:
+        """A JSON document (``mcp.json``), kept whole in ``document``."""
+        return cls._read(path, "is not valid JSON", json.loads, mapping=False)
+
+    @classmethod
+    def _read(
+        cls, path: Path | None, invalid: str, parse: Callable[[str], Any], *, mapping: bool
+    ) -> UserConfig:
         if path is None:
             return cls(path=None)
         source = f"user config {path}"
@@ -186,9 +215,11 @@ class UserConfig:
         except (OSError, UnicodeDecodeError) as exc:
             return broken(f"cannot be read ({type(exc).__name__})")
         try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError:
-            return broken("is not valid YAML")
+            data = parse(text)
+        except ValueError:
+            return broken(invalid)
+        if not mapping:
+            return cls(path=path, found=True, document=data)
         if data is None:
             return cls(path=path, found=True)
         if not isinstance(data, dict):
@@ -206,13 +237,23 @@ class UserConfig:
         return f"{self.path} key {key}"
 
 
-def from_environment(setting: Setting, environ: Mapping[str, str]) -> tuple[str, str] | None:
+def _load_yaml(text: str) -> Any:
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ValueError("not YAML") from exc
+
+
+def _from_environment(setting: Setting, environ: Mapping[str, str]) -> tuple[str, str] | None:
     """``(variable, value)`` of the first non-blank variable of ``setting``."""
     for name in setting.env:
         value = environ.get(name, "")
         if value.strip():
             return name, value
     return None
+
+
+# --- the guard mode: resolved on its own, never an error ----------------------------------
 
 
 def _guard_from_value(value: str, source: str, origin: Origin) -> GuardModeResolution:
@@ -235,15 +276,9 @@ def _guard_from_value(value: str, source: str, origin: Origin) -> GuardModeResol
     )
 
 
-def resolve_guard_mode(environ: Mapping[str, str], config: UserConfig) -> GuardModeResolution:
-    """The guard mode, where it came from and, when a value was rejected, why.
-
-    Order: ``SEAWALL_REPEATED_TOOL_FAILURE_GUARD``, its alias, the user config file, then
-    ``shadow``. The first non-blank value decides; an invalid one (or an unreadable config
-    file) means ``shadow``, it does not fall through to a lower-priority source.
-    """
+def _resolve_guard_mode(environ: Mapping[str, str], config: UserConfig) -> GuardModeResolution:
     setting = SETTINGS_BY_NAME[GUARD_MODE_CONFIG_KEY]
-    found = from_environment(setting, environ)
+    found = _from_environment(setting, environ)
     if found is not None:
         name, value = found
         return _guard_from_value(
@@ -263,6 +298,24 @@ def resolve_guard_mode(environ: Mapping[str, str], config: UserConfig) -> GuardM
     )
 
 
+def resolve_guard_mode(
+    environ: Mapping[str, str] | None = None, config_path: Path | None = None
+) -> GuardModeResolution:
+    """The guard mode from ``environ`` (default: this process's environment) and the user
+    config file (default: found through ``environ``), with its source and, when a value
+    was rejected, why.
+
+    Order: ``SEAWALL_REPEATED_TOOL_FAILURE_GUARD``, its alias, the user config file, then
+    ``shadow``. The first non-blank value decides; an invalid one (or an unreadable config
+    file) means ``shadow``, it does not fall through to a lower-priority source. Only the
+    guard's own sources are read, so an unrelated bad setting cannot change the mode, and
+    nothing here raises: the worker calls this once per session.
+    """
+    env = os.environ if environ is None else environ
+    path = user_config_path(env) if config_path is None else config_path
+    return _resolve_guard_mode(env, UserConfig.read(path))
+
+
 # --- the typed model ----------------------------------------------------------------------
 
 
@@ -272,8 +325,19 @@ class _Load:
 
     environ: Mapping[str, str]
     config: UserConfig
+    mcp: UserConfig
     origins: dict[str, Origin] = field(default_factory=dict)
+    raw: dict[str, Any] = field(default_factory=dict)
     guard: GuardModeResolution | None = None
+
+    @classmethod
+    def of(cls, environ: Mapping[str, str], config_path: Path | None = None) -> _Load:
+        path = user_config_path(environ) if config_path is None else config_path
+        return cls(
+            environ=environ,
+            config=UserConfig.read(path),
+            mcp=UserConfig.read_json(path.with_name(MCP_FILE_NAME)),
+        )
 
 
 _CURRENT_LOAD: contextvars.ContextVar[_Load | None] = contextvars.ContextVar(
@@ -282,7 +346,7 @@ _CURRENT_LOAD: contextvars.ContextVar[_Load | None] = contextvars.ContextVar(
 
 
 class _OperatorSource(PydanticBaseSettingsSource):
-    """Process environment over the user config file, recording each value's origin."""
+    """Process environment over the user config directory, recording each value's origin."""
 
     def __init__(self, settings_cls: type[BaseSettings], load: _Load) -> None:
         super().__init__(settings_cls)
@@ -294,32 +358,37 @@ class _OperatorSource(PydanticBaseSettingsSource):
 
     def __call__(self) -> dict[str, Any]:
         load = self._load
-        values: dict[str, Any] = {}
         for setting in SETTINGS:
             if setting.name == GUARD_MODE_CONFIG_KEY:
-                load.guard = resolve_guard_mode(load.environ, load.config)
-                values[setting.name] = load.guard.mode
+                load.guard = _resolve_guard_mode(load.environ, load.config)
+                load.raw[setting.name] = load.guard.mode
                 load.origins[setting.name] = Origin(load.guard.source, load.guard.where)
                 continue
-            found = from_environment(setting, load.environ)
+            found = _from_environment(setting, load.environ)
             if found is not None:
                 name, value = found
-                values[setting.name] = value
+                load.raw[setting.name] = value
                 load.origins[setting.name] = Origin(SettingSource.ENVIRONMENT, name)
                 continue
-            configured = load.config.get(setting.name) if setting.user_config else None
-            if configured is not None:
-                values[setting.name] = configured
-                load.origins[setting.name] = Origin(
-                    SettingSource.USER_CONFIG, load.config.where(setting.name)
-                )
+            if setting.config_file == CONFIG_FILE_NAME:
+                configured = load.config.get(setting.name)
+                if configured is not None:
+                    load.raw[setting.name] = configured
+                    load.origins[setting.name] = Origin(
+                        SettingSource.USER_CONFIG, load.config.where(setting.name)
+                    )
+                    continue
+            if setting.config_file == MCP_FILE_NAME and load.mcp.found and load.mcp.problem is None:
+                load.raw[setting.name] = load.mcp.document
+                load.origins[setting.name] = Origin(SettingSource.USER_CONFIG, str(load.mcp.path))
                 continue
             load.origins[setting.name] = Origin(SettingSource.DEFAULT)
-        return values
+        return dict(load.raw)
 
 
 class SeawallSettings(BaseSettings):
-    """The effective operator settings. Build it with :func:`load_settings`."""
+    """The effective settings. Build it with :func:`load_settings` (which also says where
+    each value came from); docs/settings.md describes every field."""
 
     model_config = SettingsConfigDict(
         env_file=None,
@@ -327,29 +396,263 @@ class SeawallSettings(BaseSettings):
         extra="ignore",
         frozen=True,
         str_strip_whitespace=True,
+        coerce_numbers_to_str=True,
+        allow_inf_nan=False,
     )
 
-    temporal_address: str = Field(default="localhost:7233", min_length=1)
-    temporal_namespace: str = Field(default="default", min_length=1)
-    task_queue: str = Field(default="seawall", min_length=1)
-    repeated_tool_failure_guard: GuardMode = DEFAULT_GUARD_MODE
-    log_format: LogFormat = "json"
-    log_level: str = "INFO"
-    metrics_host: str = "127.0.0.1"
-    metrics_port: int | None = Field(default=None, ge=0, le=65535)
-    otlp_endpoint: str | None = None
-    otel_tracing: bool = False
-    otel_resource_attributes: str | None = None
-    deployment_environment: str | None = None
-    service_version: str | None = None
-    openai_base_url: str | None = None
-    openai_api_key: SecretStr | None = None
-    model: str = Field(default="gpt-4o-mini", min_length=1)
-    gateway_token: SecretStr | None = None
+    # --- Temporal ---------------------------------------------------------------------------
+    temporal_address: str = setting(
+        "localhost:7233",
+        "Temporal frontend host:port (seawall run: when unset, an embedded dev server)",
+        env="TEMPORAL_ADDRESS",
+        read_by=(WORKER, GATEWAY, RUN),
+        min_length=1,
+    )
+    temporal_namespace: str = setting(
+        "default",
+        "Temporal namespace",
+        env="TEMPORAL_NAMESPACE",
+        read_by=(WORKER, GATEWAY, RUN, UP),
+        min_length=1,
+    )
+    task_queue: str = setting(
+        "seawall",
+        "task queue of the prompt and session workflows",
+        env="SEAWALL_TASK_QUEUE",
+        read_by=(WORKER, GATEWAY, RUN, UP),
+        min_length=1,
+    )
+    # --- the guard and the worker -----------------------------------------------------------
+    repeated_tool_failure_guard: GuardMode = setting(
+        DEFAULT_GUARD_MODE,
+        "repeated tool failure guard: off | shadow | warn | enforce (read once per session)",
+        env=(GUARD_MODE_ENV, GUARD_MODE_ENV_ALIAS),
+        read_by=(WORKER,),
+    )
+    max_cached_workflows: int = setting(
+        1000,
+        "workflows a worker keeps in memory; 0 replays every workflow task from history",
+        env="SEAWALL_MAX_CACHED_WORKFLOWS",
+        read_by=(WORKER,),
+        ge=0,
+    )
+    # --- the model endpoint -----------------------------------------------------------------
+    openai_base_url: str | None = setting(
+        None,
+        "OpenAI-compatible endpoint (unset, and no key: the offline demo model)",
+        env="OPENAI_BASE_URL",
+        read_by=(WORKER,),
+    )
+    openai_api_key: SecretStr | None = setting(
+        None, "model endpoint API key", env="OPENAI_API_KEY", read_by=(WORKER,), secret=True
+    )
+    model: str = setting(
+        "gpt-4o-mini",
+        "model name for the openai provider",
+        env="SEAWALL_MODEL",
+        read_by=(WORKER,),
+        min_length=1,
+    )
+    model_temperature: float | None = setting(
+        None,
+        "sampling temperature, 0-2 (unset: the endpoint's default)",
+        env="SEAWALL_MODEL_TEMPERATURE",
+        read_by=(WORKER,),
+        ge=0,
+        le=2,
+    )
+    model_max_tokens: int | None = setting(
+        None,
+        "completion token limit (unset: the endpoint's default)",
+        env="SEAWALL_MODEL_MAX_TOKENS",
+        read_by=(WORKER,),
+        gt=0,
+    )
+    # Below the model activity's five-minute start-to-close timeout, so the SDK's own
+    # timeout (a retryable error) fires before Temporal's.
+    model_timeout_seconds: float = setting(
+        180.0,
+        "timeout of one model request",
+        env="SEAWALL_MODEL_TIMEOUT_SECONDS",
+        read_by=(WORKER,),
+        gt=0,
+        le=3600,
+    )
+    # --- MCP tool servers -------------------------------------------------------------------
+    # The JSON object of servers; activities.mcp checks each server.
+    mcp_servers: dict[str, Any] | None = setting(
+        None,
+        "MCP servers, a JSON object (in the user config directory: mcp.json)",
+        env="SEAWALL_MCP_SERVERS",
+        read_by=(WORKER,),
+        secret=True,
+        config_file=MCP_FILE_NAME,
+    )
+    mcp_tool_timeout_seconds: float | None = setting(
+        None,
+        "timeout of one MCP tool call (the prompt's tool timeout still bounds it)",
+        env="SEAWALL_MCP_TOOL_TIMEOUT_SECONDS",
+        read_by=(WORKER,),
+        gt=0,
+    )
+    mcp_connect_timeout_seconds: float = setting(
+        20.0,
+        "bound on starting an MCP server and listing its tools",
+        env="SEAWALL_MCP_CONNECT_TIMEOUT_SECONDS",
+        read_by=(WORKER,),
+        gt=0,
+    )
+    mcp_stderr: Literal["discard", "inherit"] = setting(
+        "discard",
+        "a stdio MCP server's stderr: discard | inherit",
+        env="SEAWALL_MCP_STDERR",
+        read_by=(WORKER,),
+    )
+    # --- the gateway and its clients --------------------------------------------------------
+    gateway_host: str = setting(
+        "127.0.0.1",
+        "address the gateway listens on",
+        env="SEAWALL_GATEWAY_HOST",
+        read_by=(GATEWAY, PROMPT),
+        min_length=1,
+    )
+    gateway_port: int = setting(
+        8000,
+        "port the gateway listens on",
+        env="SEAWALL_GATEWAY_PORT",
+        read_by=(GATEWAY, UP, PROMPT),
+        ge=0,
+        le=65535,
+    )
+    gateway_token: SecretStr | None = setting(
+        None,
+        "gateway bearer token (environment only)",
+        env="SEAWALL_GATEWAY_TOKEN",
+        read_by=(GATEWAY, PROMPT),
+        secret=True,
+        config_file=None,
+    )
+    gateway_url: str | None = setting(
+        None,
+        "gateway base URL for seawall prompt (unset: from gateway_host and gateway_port)",
+        env="SEAWALL_GATEWAY_URL",
+        read_by=(PROMPT,),
+    )
+    workspaces: Path | None = setting(
+        None,
+        "directory of the sessions' workspaces (unset: <data_dir>/workspaces)",
+        env="SEAWALL_WORKSPACES",
+        read_by=(GATEWAY, UP),
+    )
+    # The session workflow takes no more than MAX_PROMPT_CHARS, so neither may the gateway.
+    max_prompt_chars: int = setting(
+        MAX_PROMPT_CHARS,
+        "longest prompt the gateway accepts",
+        env="SEAWALL_MAX_PROMPT_CHARS",
+        read_by=(GATEWAY,),
+        ge=1,
+        le=MAX_PROMPT_CHARS,
+    )
+    approval_mode: ApprovalMode = setting(
+        ApprovalMode.DEFAULT,
+        "default approval mode of a session: default | auto_edit | yolo",
+        env="SEAWALL_APPROVAL_MODE",
+        read_by=(GATEWAY,),
+    )
+    permission_timeout_seconds: float = setting(
+        300.0,
+        "how long a permission request waits for an answer",
+        env="SEAWALL_PERMISSION_TIMEOUT_SECONDS",
+        read_by=(GATEWAY,),
+        gt=0,
+    )
+    # Off by default: a scripted session runs tools the client chose.
+    allow_scripted_models: bool = setting(
+        False,
+        "let a client script its session's model (simulations, end-to-end tests)",
+        env="SEAWALL_ALLOW_SCRIPTED_MODELS",
+        read_by=(GATEWAY,),
+    )
+    # --- seawall up -------------------------------------------------------------------------
+    data_dir: Path = setting(
+        Path(".data"),
+        "the dev server's database, logs and workspaces",
+        env="SEAWALL_DATA_DIR",
+        read_by=(UP, GATEWAY),
+    )
+    stack_host: str = setting(
+        "127.0.0.1",
+        "address seawall up binds its servers to",
+        env="SEAWALL_HOST",
+        read_by=(UP,),
+        min_length=1,
+    )
+    temporal_port: int = setting(
+        7233,
+        "seawall up's Temporal port",
+        env="SEAWALL_TEMPORAL_PORT",
+        read_by=(UP,),
+        ge=1,
+        le=65535,
+    )
+    ui_port: int = setting(
+        8233, "seawall up's Temporal UI port", env="SEAWALL_UI_PORT", read_by=(UP,), ge=1, le=65535
+    )
+    # --- logs, metrics, tracing -------------------------------------------------------------
+    log_format: LogFormat = setting(
+        "json", "json | console", env="SEAWALL_LOG_FORMAT", read_by=(WORKER, GATEWAY, RUN)
+    )
+    log_level: str = setting(
+        "INFO",
+        "DEBUG | INFO | WARNING | ERROR | CRITICAL (seawall run: WARNING when unset)",
+        env="SEAWALL_LOG_LEVEL",
+        read_by=(WORKER, GATEWAY, RUN),
+    )
+    metrics_host: str = setting(
+        "127.0.0.1", "Prometheus endpoint address", env="SEAWALL_METRICS_HOST", read_by=(WORKER,)
+    )
+    metrics_port: int | None = setting(
+        None,
+        "Prometheus endpoint port (unset: no endpoint)",
+        env="SEAWALL_METRICS_PORT",
+        read_by=(WORKER,),
+        ge=0,
+        le=65535,
+    )
+    otlp_endpoint: str | None = setting(
+        None,
+        "OTLP collector for metrics and spans",
+        env="SEAWALL_OTLP_ENDPOINT",
+        read_by=(WORKER,),
+    )
+    otel_tracing: bool = setting(
+        False,
+        "Temporal's OpenTelemetry tracing interceptor",
+        env="SEAWALL_OTEL_TRACING",
+        read_by=(WORKER,),
+    )
+    otel_resource_attributes: str | None = setting(
+        None,
+        "deployment.environment=…,service.version=… (metric and span attributes)",
+        env="OTEL_RESOURCE_ATTRIBUTES",
+        read_by=(WORKER,),
+    )
+    deployment_environment: str | None = setting(
+        None,
+        "deployment.environment (overrides OTEL_RESOURCE_ATTRIBUTES)",
+        env="SEAWALL_DEPLOYMENT_ENVIRONMENT",
+        read_by=(WORKER,),
+    )
+    service_version: str | None = setting(
+        None,
+        "service.version (overrides OTEL_RESOURCE_ATTRIBUTES)",
+        env="SEAWALL_SERVICE_VERSION",
+        read_by=(WORKER,),
+    )
 
-    @field_validator("log_format", mode="before")
+    @field_validator("log_format", "mcp_stderr", mode="before")
     @classmethod
-    def _lower_format(cls, value: Any) -> Any:
+    def _lower(cls, value: Any) -> Any:
         return value.strip().lower() if isinstance(value, str) else value
 
     @field_validator("log_level", mode="before")
@@ -357,7 +660,52 @@ class SeawallSettings(BaseSettings):
     def _level(cls, value: Any) -> Any:
         if isinstance(value, str) and value.strip().upper() in LOG_LEVELS:
             return value.strip().upper()
-        raise ValueError(f"expected one of {', '.join(LOG_LEVELS)}")
+        raise ValueError(f"must be one of {', '.join(LOG_LEVELS)}")
+
+    @field_validator("mcp_servers", mode="before")
+    @classmethod
+    def _json_object(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except ValueError:
+                raise ValueError("not valid JSON") from None
+        if value is not None and not isinstance(value, dict):
+            raise ValueError("must be a JSON object of servers")
+        return value
+
+    @field_validator("data_dir", "workspaces", mode="before")
+    @classmethod
+    def _expand_user(cls, value: Any) -> Any:
+        return Path(value).expanduser() if isinstance(value, str) else value
+
+    @field_validator("gateway_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("must be an http:// or https:// URL")
+        return value.rstrip("/")
+
+    @property
+    def workspaces_dir(self) -> Path:
+        """Where session workspaces live, absolute (relative values are taken from the
+        working directory of the process that reads them)."""
+        return (self.workspaces or self.data_dir / "workspaces").absolute()
+
+    @property
+    def gateway_client_url(self) -> str:
+        """The gateway's URL for a client on this machine: ``gateway_url``, else built
+        from ``gateway_host`` (a wildcard address means loopback) and ``gateway_port``."""
+        if self.gateway_url:
+            return self.gateway_url
+        host = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(
+            self.gateway_host, self.gateway_host
+        )
+        if ":" in host and not host.startswith("["):
+            host = f"[{host}]"
+        return f"http://{host}:{self.gateway_port}"
 
     @classmethod
     def settings_customise_sources(
@@ -370,11 +718,35 @@ class SeawallSettings(BaseSettings):
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         # Never dotenv_settings (a project .env) or file_secret_settings; env_settings is
         # replaced by the layered source, which knows the aliases and records origins.
-        load = _CURRENT_LOAD.get()
-        if load is None:
-            environ = dict(os.environ)
-            load = _Load(environ=environ, config=UserConfig.read(user_config_path(environ)))
+        load = _CURRENT_LOAD.get() or _Load.of(dict(os.environ))
         return (init_settings, _OperatorSource(settings_cls, load))
+
+
+def _setting_of(name: str, info: FieldInfo) -> Setting:
+    extra = info.json_schema_extra
+    assert isinstance(extra, dict), name
+    env, read_by, config_file = extra["env"], extra["read_by"], extra["config_file"]
+    assert isinstance(env, list) and isinstance(read_by, list), name
+    return Setting(
+        name=name,
+        env=tuple(str(e) for e in env),
+        help=info.description or "",
+        read_by=tuple(str(r) for r in read_by),
+        secret=extra["secret"] is True,
+        config_file=config_file if isinstance(config_file, str) else None,
+    )
+
+
+SETTINGS: tuple[Setting, ...] = tuple(
+    _setting_of(name, info) for name, info in SeawallSettings.model_fields.items()
+)
+SETTINGS_BY_NAME: Mapping[str, Setting] = {s.name: s for s in SETTINGS}
+
+
+def default_of(name: str) -> Any:
+    """The default of setting ``name``, for views of the settings (the gateway's, the
+    stack's) that must not define defaults of their own."""
+    return SeawallSettings.model_fields[name].get_default(call_default_factory=True)
 
 
 @contextmanager
@@ -388,26 +760,42 @@ def _loading(load: _Load) -> Iterator[None]:
 
 @dataclass(frozen=True)
 class EffectiveSettings:
-    """The settings, where each came from, the config file read, and diagnostics."""
+    """The settings, where each came from, the files read, and diagnostics."""
 
     settings: SeawallSettings
     origins: Mapping[str, Origin]
     config: UserConfig
-    guard: GuardModeResolution
+    mcp: UserConfig
     diagnostics: tuple[Diagnostic, ...]
 
+    def is_set(self, name: str) -> bool:
+        """Whether the operator set ``name`` (in the environment or the user config)."""
+        return self.origins[name].source is not SettingSource.DEFAULT
+
     def display_value(self, name: str) -> str:
-        """The value as ``seawall config`` shows it: secrets only as ``set``/``unset``."""
-        value = getattr(self.settings, name)
+        """The value as ``seawall config`` shows it: secrets only as ``set``/``unset``,
+        the MCP servers as a count (their names are sensitive), derived defaults resolved."""
+        settings = self.settings
+        value = getattr(settings, name)
+        if name == "mcp_servers":
+            if value is None:
+                return "unset"
+            servers = value.get("mcpServers", value) if set(value) == {"mcpServers"} else value
+            count = len(servers) if isinstance(servers, dict) else 0
+            return f"set ({count} server{'' if count == 1 else 's'})"
         if SETTINGS_BY_NAME[name].secret:
             return "set" if value is not None else "unset"
+        if name == "gateway_url":
+            return settings.gateway_client_url
+        if name == "workspaces":
+            return str(settings.workspaces_dir)
         if value is None:
             return "unset"
         if isinstance(value, bool):
             return "true" if value else "false"
         if name == "openai_base_url":
             return _without_userinfo(str(value))
-        return str(value)
+        return str(value.value) if isinstance(value, GuardMode | ApprovalMode) else str(value)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -415,12 +803,18 @@ class EffectiveSettings:
                 "path": str(self.config.path) if self.config.path else None,
                 "found": self.config.found,
             },
+            "mcp_config": {
+                "path": str(self.mcp.path) if self.mcp.path else None,
+                "found": self.mcp.found,
+            },
             "settings": {
                 s.name: {
                     "value": self.display_value(s.name),
                     "source": self.origins[s.name].source.value,
                     "from": self.origins[s.name].where,
                     "environment": list(s.env),
+                    "config_file": s.config_file,
+                    "read_by": list(s.read_by),
                     "secret": s.secret,
                 }
                 for s in SETTINGS
@@ -441,48 +835,136 @@ def _without_userinfo(url: str) -> str:
     return urlunsplit(parts._replace(netloc=f"***@{host}"))
 
 
+# --- errors -------------------------------------------------------------------------------
+
+_SHORT_MESSAGES = {
+    "int_parsing": "not an integer",
+    "int_type": "not an integer",
+    "int_from_float": "not an integer",
+    "float_parsing": "not a number",
+    "float_type": "not a number",
+    "finite_number": "not a finite number",
+    "bool_parsing": "not a boolean (true/false, yes/no, on/off, 1/0)",
+    "bool_type": "not a boolean (true/false, yes/no, on/off, 1/0)",
+    "string_too_short": "must not be empty",
+    "string_type": "not a string",
+    "dict_type": "must be a mapping",
+    "path_type": "not a path",
+}
+MAX_SHOWN_VALUE_CHARS = 80
+
+
+def _shown(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    if "://" in text:
+        text = _without_userinfo(text)
+    if len(text) > MAX_SHOWN_VALUE_CHARS:
+        text = text[: MAX_SHOWN_VALUE_CHARS - 1] + "…"
+    return text if text and text.isprintable() and " " not in text else repr(text)
+
+
+def _message(err: Mapping[str, Any]) -> str:
+    short = _SHORT_MESSAGES.get(str(err["type"]))
+    if short is not None:
+        return short
+    message = str(err["msg"]).removeprefix("Value error, ")
+    if message.startswith("Input should be "):
+        message = "must be " + message.removeprefix("Input should be ")
+    return message
+
+
+def _problem(load: _Load, name: str, message: str) -> str:
+    """``VARIABLE=value (environment): message`` or ``key=value (user config PATH): …``;
+    a secret's value is never shown."""
+    setting = SETTINGS_BY_NAME.get(name)
+    origin = load.origins.get(name)
+    if setting is None or origin is None or origin.source is SettingSource.DEFAULT:
+        return f"{name} (default): {message}"
+    if origin.source is SettingSource.ENVIRONMENT:
+        label, source = str(origin.where), "environment"
+    else:
+        path = load.mcp.path if setting.config_file == MCP_FILE_NAME else load.config.path
+        label, source = name, f"user config {path}"
+    shown = "" if setting.secret else f"={_shown(load.raw.get(name))}"
+    return f"{label}{shown} ({source}): {message}"
+
+
 def load_settings(
     environ: Mapping[str, str] | None = None, config_path: Path | None = None
 ) -> EffectiveSettings:
     """The effective settings from ``environ`` (default: this process's environment) and
-    the user config file (default: found through ``environ``'s XDG_CONFIG_HOME / HOME).
+    the user config directory (default: found through ``environ``'s XDG_CONFIG_HOME / HOME;
+    ``config_path`` names its ``config.yaml``, ``mcp.json`` is beside it).
 
-    Raises :class:`SettingsError` naming the variable or config key of an invalid value.
-    An invalid guard mode is not an error: it resolves to ``shadow`` with a diagnostic.
+    Reads the files every time it is called (no cache), so a long-running process that
+    calls it again sees an edited file. Raises :class:`SettingsError` for an unreadable
+    config file or an invalid value, naming each; an invalid guard mode is not an error
+    (it resolves to ``shadow`` with a diagnostic).
     """
-    env = dict(os.environ if environ is None else environ)
-    path = user_config_path(env) if config_path is None else config_path
-    load = _Load(environ=env, config=UserConfig.read(path))
+    load = _Load.of(dict(os.environ if environ is None else environ), config_path)
+    for broken in (load.config.problem, load.mcp.problem):
+        if broken is not None:
+            raise SettingsError(broken.message.removesuffix("; ignoring it"))
     try:
         with _loading(load):
             settings = SeawallSettings()
     except ValidationError as exc:
-        problems = []
-        for err in exc.errors(include_url=False, include_input=False):
-            name = str(err["loc"][0]) if err["loc"] else "?"
-            origin = load.origins.get(name)
-            where = _describe_origin(origin) if origin else name
-            problems.append(f"{where}: {err['msg']}")
-        raise SettingsError("invalid settings: " + "; ".join(problems)) from None
+        problems = [
+            _problem(load, str(err["loc"][0]) if err["loc"] else "?", _message(err))
+            for err in exc.errors(include_url=False, include_input=False)
+        ]
+        raise SettingsError("; ".join(problems)) from None
     assert load.guard is not None
-    diagnostics = [load.config.problem] if load.config.problem else []
-    if load.guard.diagnostic is not None and load.guard.diagnostic not in diagnostics:
+    diagnostics = [*_config_file_diagnostics(load.config)]
+    if load.guard.diagnostic is not None:
         diagnostics.append(load.guard.diagnostic)
     return EffectiveSettings(
         settings=settings,
         origins=dict(load.origins),
         config=load.config,
-        guard=load.guard,
+        mcp=load.mcp,
         diagnostics=tuple(diagnostics),
     )
 
 
-def _describe_origin(origin: Origin) -> str:
-    if origin.source is SettingSource.ENVIRONMENT:
-        return f"environment {origin.where}"
-    if origin.source is SettingSource.USER_CONFIG:
-        return f"user config {origin.where}"
-    return "default"
+def _config_file_diagnostics(config: UserConfig) -> Iterator[Diagnostic]:
+    """Keys of ``config.yaml`` that set nothing: unknown, or settable elsewhere only."""
+    source = f"user config {config.path}"
+    for key in config.values:
+        setting = SETTINGS_BY_NAME.get(key)
+        if setting is None:
+            reason = "is not a setting"
+        elif setting.config_file is None:
+            reason = "may only be set in the environment"
+        elif setting.config_file != CONFIG_FILE_NAME:
+            reason = f"belongs in {setting.config_file}"
+        else:
+            continue
+        yield Diagnostic(
+            event="ignored_operator_config_key",
+            source=source,
+            message=f"{source}: key {key[:60]!r} {reason}; ignoring it",
+        )
+
+
+def settings_or_exit(program: str, environ: Mapping[str, str] | None = None) -> EffectiveSettings:
+    """:func:`load_settings` for an entry point: a bad setting is one line on stderr,
+    ``<program>: error: …``, and exit code 2, before anything connects or listens."""
+    try:
+        return load_settings(environ)
+    except SettingsError as err:
+        print(f"{program}: error: {err}", file=sys.stderr, flush=True)
+        raise SystemExit(EXIT_BAD_SETTINGS) from None
+
+
+def log_startup_diagnostics(effective: EffectiveSettings, logger: Any) -> None:
+    """Log the diagnostics of a process's settings once at startup, except the guard
+    mode's: the worker reports that one with each session that resolves it."""
+    for diagnostic in effective.diagnostics:
+        if diagnostic.event != "invalid_guard_mode":
+            logger.warning(
+                diagnostic.event, source=diagnostic.source, diagnostic=diagnostic.message
+            )
 
 
 def render_table(effective: EffectiveSettings) -> str:

@@ -43,16 +43,6 @@ class Tracing:
             self.provider.shutdown()
 
 
-def parse_resource_attributes(text: str | None) -> dict[str, str]:
-    """``key=value,key=value`` (the ``OTEL_RESOURCE_ATTRIBUTES`` format), blanks skipped."""
-    found: dict[str, str] = {}
-    for pair in (text or "").split(","):
-        key, _, value = pair.partition("=")
-        if key.strip() and value.strip():
-            found[key.strip()] = value.strip()
-    return found
-
-
 def build_tracing(
     *,
     otlp_endpoint: str | None,

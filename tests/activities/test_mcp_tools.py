@@ -420,16 +420,23 @@ def test_configuration_problems_never_name_servers(tmp_path: Path) -> None:
                 "remote": {"type": "streamable-http", "url": "https://mcp.example/mcp"},
             }
         ),
-        "SEAWALL_MCP_TOOL_TIMEOUT_SECONDS": "soon",
     }
     settings = load_mcp_settings(environ)
     assert set(settings.servers) == {"good", "remote"}
     assert settings.servers["remote"].type == "http"
-    assert len(settings.problems) == 4
+    assert len(settings.problems) == 3
     for problem in settings.problems:
         for name in ("bad__name", "secretName", "alsoSecret"):
             assert name not in problem
     assert settings.tool_timeout_seconds is None
+
+    # A bad MCP setting stops the worker at startup; should one appear later (an edited
+    # config file), the running worker uses no servers and says why, naming no server.
+    broken = load_mcp_settings({**environ, "SEAWALL_MCP_TOOL_TIMEOUT_SECONDS": "soon"})
+    assert broken.servers == {}
+    (problem,) = broken.problems
+    assert "SEAWALL_MCP_TOOL_TIMEOUT_SECONDS=soon (environment)" in problem
+    assert "good" not in problem and "remote" not in problem
 
 
 def test_broken_json_configuration(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ import pytest_asyncio
 from temporalio.client import Client
 
 from gateway.app import create_app
-from gateway.settings import ConfigurationError, GatewaySettings, from_env, is_loopback
+from gateway.settings import ConfigurationError, GatewaySettings, is_loopback
 from gateway.sse import parse_cursor
 from workflows.guard import REPEATED_TOOL_FAILURE_REMINDER
 
@@ -468,40 +468,3 @@ async def test_docs_and_openapi_are_served(http: httpx.AsyncClient) -> None:
     } <= set(spec["paths"])
     assert "HTTPBearer" in spec["components"]["securitySchemes"]
     assert (await http.get("/healthz")).json() == {"ok": True}
-
-
-def test_settings_from_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
-    defaults = from_env({})
-    assert defaults.temporal_address == "localhost:7233"
-    assert defaults.temporal_namespace == "default"
-    assert defaults.task_queue == "seawall"
-    assert (defaults.host, defaults.port, defaults.token) == ("127.0.0.1", 8000, None)
-    assert defaults.workspaces == tmp_path / ".data" / "workspaces"
-    assert defaults.max_prompt_chars == 100_000
-    assert defaults.approval_mode.value == "default"
-    assert defaults.permission_timeout_seconds == 300
-
-    custom = from_env(
-        {
-            "TEMPORAL_ADDRESS": "temporal:7233",
-            "SEAWALL_GATEWAY_PORT": "9000",
-            "SEAWALL_GATEWAY_TOKEN": "t",
-            "SEAWALL_WORKSPACES": "ws",
-            "SEAWALL_APPROVAL_MODE": "yolo",
-            "SEAWALL_MAX_PROMPT_CHARS": "10",
-            "SEAWALL_GATEWAY_HOST": "",
-        }
-    )
-    assert (custom.temporal_address, custom.port, custom.token) == ("temporal:7233", 9000, "t")
-    assert custom.workspaces == tmp_path / "ws"
-    assert custom.approval_mode.value == "yolo"
-    assert custom.max_prompt_chars == 10
-    assert custom.host == "127.0.0.1"
-
-    with pytest.raises(ConfigurationError, match="SEAWALL_GATEWAY_PORT='eighty'"):
-        from_env({"SEAWALL_GATEWAY_PORT": "eighty"})
-    with pytest.raises(ConfigurationError, match="SEAWALL_MAX_PROMPT_CHARS"):
-        from_env({"SEAWALL_MAX_PROMPT_CHARS": "100001"})
-    with pytest.raises(ConfigurationError, match="SEAWALL_APPROVAL_MODE"):
-        from_env({"SEAWALL_APPROVAL_MODE": "sometimes"})

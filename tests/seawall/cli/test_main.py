@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -65,6 +67,27 @@ def test_mode_flag_overrides_and_uses_temporal_address(temporal_env: WorkflowEnv
     assert done.returncode == 0, done.stderr
     assert "stop:       end_turn" in done.stdout
     assert "would_warn" in done.stdout and "would_stop" in done.stdout
+
+
+async def test_run_uses_the_server_and_task_queue_of_the_user_config_file(
+    temporal_env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    address = temporal_env.client.service_client.config.target_host
+    queue = f"run-from-file-{uuid.uuid4().hex[:8]}"
+    config = tmp_path / "xdg" / "seawall" / "config.yaml"
+    config.parent.mkdir(parents=True)
+    config.write_text(f"temporal_address: {address}\ntask_queue: {queue}\n")
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "xdg"), "SEAWALL_TASK_QUEUE": ""}
+
+    done = await asyncio.to_thread(
+        seawall, "run", str(SCENARIOS / "read-missing-file-loop.yaml"), "--json", env=env
+    )
+
+    assert done.returncode == 0, done.stderr
+    workflow_id = json.loads(done.stdout)["workflow_id"]
+    # The run happened on the file's server (not an embedded one), on the file's queue.
+    described = await temporal_env.client.get_workflow_handle(workflow_id).describe()
+    assert described.task_queue == queue
 
 
 @pytest.mark.parametrize(

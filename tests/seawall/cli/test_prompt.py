@@ -110,15 +110,20 @@ async def test_gateway_refusal_is_exit_code_2(
     assert "404 unknown session 'nope'" in capsys.readouterr().err
 
 
-async def test_main_prompt_takes_its_defaults_from_the_environment(
-    gateway_url: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+async def test_main_prompt_takes_its_defaults_from_the_settings(
+    gateway_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
 ) -> None:
     monkeypatch.setenv("SEAWALL_GATEWAY_URL", gateway_url)
     monkeypatch.setenv("SEAWALL_GATEWAY_TOKEN", TOKEN)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     parser = argparse.ArgumentParser()
     add_prompt_arguments(parser)
     args = parser.parse_args(["hello"])
-    assert (args.gateway, args.token, args.session) == (gateway_url, TOKEN, None)
+    # Unset flags are filled from the settings when the command runs.
+    assert (args.gateway, args.token, args.session) == (None, None, None)
     # main_prompt runs its own event loop, as the CLI does; the gateway serves on this one.
     assert await asyncio.to_thread(main_prompt, args) == 0
     assert capsys.readouterr().out.splitlines()[-1] == "stop: end_turn"

@@ -4,39 +4,54 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from seawall.runtime.metrics import global_attributes, telemetry_environ
-from seawall.runtime.settings import load_settings
-from seawall.runtime.tracing import parse_resource_attributes
+from seawall.runtime.metrics import (
+    global_attributes,
+    parse_resource_attributes,
+    resource_attributes,
+)
+from seawall.runtime.settings import SeawallSettings, load_settings
 
 
-def test_only_operator_set_resource_attributes_become_global_attributes() -> None:
-    assert global_attributes({}) == {}
-    environ = {
-        "OTEL_RESOURCE_ATTRIBUTES": "deployment.environment=internal, service.version=1.2.3,"
-        "host.name=box-7,team=guard",
-    }
-    assert global_attributes(environ) == {
+def settings(tmp_path: Path, **environ: str) -> SeawallSettings:
+    return load_settings({"HOME": str(tmp_path), **environ}).settings
+
+
+def test_only_operator_set_resource_attributes_become_global_attributes(tmp_path: Path) -> None:
+    assert global_attributes(settings(tmp_path)) == {}
+    otel = "deployment.environment=internal, service.version=1.2.3,host.name=box-7,team=guard"
+    configured = settings(tmp_path, OTEL_RESOURCE_ATTRIBUTES=otel)
+    assert global_attributes(configured) == {
         "deployment.environment": "internal",
         "service.version": "1.2.3",
     }
-    # The explicit variables win over OTEL_RESOURCE_ATTRIBUTES; blank ones are ignored.
-    environ |= {"SEAWALL_DEPLOYMENT_ENVIRONMENT": "public", "SEAWALL_SERVICE_VERSION": " "}
-    assert global_attributes(environ) == {
+    # Spans carry every attribute the operator set.
+    assert resource_attributes(configured)["team"] == "guard"
+    # The explicit settings win over OTEL_RESOURCE_ATTRIBUTES; blank ones are ignored.
+    explicit = settings(
+        tmp_path,
+        OTEL_RESOURCE_ATTRIBUTES=otel,
+        SEAWALL_DEPLOYMENT_ENVIRONMENT="public",
+        SEAWALL_SERVICE_VERSION=" ",
+    )
+    assert global_attributes(explicit) == {
         "deployment.environment": "public",
         "service.version": "1.2.3",
     }
-    assert global_attributes({"OTEL_RESOURCE_ATTRIBUTES": "deployment.environment="}) == {}
+    blank = settings(tmp_path, OTEL_RESOURCE_ATTRIBUTES="deployment.environment=")
+    assert global_attributes(blank) == {}
 
 
 def test_resource_attributes_from_the_user_config_file(tmp_path: Path) -> None:
     config = tmp_path / "xdg" / "seawall" / "config.yaml"
     config.parent.mkdir(parents=True)
-    config.write_text("otel_resource_attributes: deployment.environment=internal\n")
-    settings = load_settings({"XDG_CONFIG_HOME": str(tmp_path / "xdg")}).settings
-    environ = telemetry_environ(settings)
-    assert environ == {"OTEL_RESOURCE_ATTRIBUTES": "deployment.environment=internal"}
-    assert global_attributes(environ) == {"deployment.environment": "internal"}
-    assert telemetry_environ(load_settings({"HOME": str(tmp_path)}).settings) == {}
+    config.write_text(
+        "otel_resource_attributes: deployment.environment=internal\nservice_version: 1.4\n"
+    )
+    configured = load_settings({"XDG_CONFIG_HOME": str(tmp_path / "xdg")}).settings
+    assert global_attributes(configured) == {
+        "deployment.environment": "internal",
+        "service.version": "1.4",
+    }
 
 
 def test_parse_resource_attributes_skips_blanks() -> None:

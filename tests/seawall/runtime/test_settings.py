@@ -10,15 +10,27 @@ import sys
 from pathlib import Path
 
 import pytest
+import structlog
+from structlog.testing import capture_logs
 
 from seawall.runtime.settings import (
+    GATEWAY,
     GUARD_MODE_ENV,
     GUARD_MODE_ENV_ALIAS,
+    PROMPT,
+    RUN,
     SETTINGS,
+    UP,
+    WORKER,
+    Origin,
     SeawallSettings,
     SettingsError,
+    default_of,
     load_settings,
+    log_startup_diagnostics,
     render_table,
+    resolve_guard_mode,
+    user_config_path,
 )
 from workflows.activity_io import SettingSource
 from workflows.guard import GuardMode
@@ -138,21 +150,168 @@ def test_bare_yaml_off_and_broken_config_files(home: dict[str, str]) -> None:
     write(config_file(home), "repeated_tool_failure_guard: off\n")
     assert load_settings(home).settings.repeated_tool_failure_guard is GuardMode.OFF
 
-    write(config_file(home), "temporal_address: [unclosed\n")
-    broken = load_settings(home)
-    assert broken.settings.temporal_address == "localhost:7233"
-    assert broken.settings.repeated_tool_failure_guard is GuardMode.SHADOW
-    (diagnostic,) = broken.diagnostics
-    assert diagnostic.event == "invalid_operator_config"
-    assert "not valid YAML" in diagnostic.message
+    # A broken file is an error at startup, not a silent fall-back to the defaults...
+    for text, reason in [
+        ("temporal_address: [unclosed\n", "is not valid YAML"),
+        ("- a list\n", "must be a YAML mapping"),
+    ]:
+        write(config_file(home), text)
+        with pytest.raises(SettingsError) as raised:
+            load_settings(home)
+        assert str(raised.value) == f"user config {config_file(home)}: {reason}"
+    # ...while the guard mode, resolved once per session, falls back to shadow.
+    resolved = resolve_guard_mode(home)
+    assert resolved.mode is GuardMode.SHADOW
+    assert resolved.diagnostic is not None
+    assert resolved.diagnostic.event == "invalid_operator_config"
 
 
-def test_an_invalid_value_is_an_error_naming_its_source(home: dict[str, str]) -> None:
-    with pytest.raises(SettingsError, match="environment SEAWALL_METRICS_PORT"):
-        load_settings({**home, "SEAWALL_METRICS_PORT": "lots"})
-    write(config_file(home), "log_format: xml\n")
-    with pytest.raises(SettingsError, match=r"user config .*config\.yaml key log_format"):
+def test_an_invalid_value_is_one_error_naming_the_setting_its_value_and_source(
+    home: dict[str, str],
+) -> None:
+    with pytest.raises(SettingsError) as raised:
+        load_settings({**home, "SEAWALL_GATEWAY_PORT": "abc"})
+    assert str(raised.value) == "SEAWALL_GATEWAY_PORT=abc (environment): not an integer"
+
+    write(config_file(home), "log_format: xml\ntask_queue: ''\ngateway_port: 99999\n")
+    with pytest.raises(SettingsError) as raised:
+        load_settings({**home, "SEAWALL_MODEL_TEMPERATURE": "hot", "SEAWALL_OTEL_TRACING": "maybe"})
+    problems = str(raised.value).split("; ")
+    where = f"(user config {config_file(home)})"
+    assert sorted(problems) == sorted(
+        [
+            f"gateway_port=99999 {where}: must be less than or equal to 65535",
+            f"log_format=xml {where}: must be 'json' or 'console'",
+            "SEAWALL_MODEL_TEMPERATURE=hot (environment): not a number",
+            "SEAWALL_OTEL_TRACING=maybe (environment): not a boolean "
+            "(true/false, yes/no, on/off, 1/0)",
+        ]
+    )
+    # A blank value counts as unset, in the file as in the environment.
+    assert "task_queue" not in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "message"),
+    [
+        ("SEAWALL_MAX_CACHED_WORKFLOWS", "-1", "must be greater than or equal to 0"),
+        ("SEAWALL_MODEL_MAX_TOKENS", "0", "must be greater than 0"),
+        ("SEAWALL_MCP_TOOL_TIMEOUT_SECONDS", "inf", "not a finite number"),
+        ("SEAWALL_MCP_STDERR", "tty", "must be 'discard' or 'inherit'"),
+        ("SEAWALL_APPROVAL_MODE", "sometimes", "must be 'default', 'auto_edit' or 'yolo'"),
+        ("SEAWALL_MAX_PROMPT_CHARS", "100001", "must be less than or equal to 100000"),
+        ("SEAWALL_LOG_LEVEL", "loud", "must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL"),
+        ("SEAWALL_GATEWAY_URL", "ftp://u:pw@gw", "must be an http:// or https:// URL"),
+        ("TEMPORAL_NAMESPACE", "x" * 100, None),
+    ],
+)
+def test_every_kind_of_bad_value_names_its_variable(
+    home: dict[str, str], variable: str, value: str, message: str | None
+) -> None:
+    if message is None:  # any value is fine: no error
+        load_settings({**home, variable: value})
+        return
+    with pytest.raises(SettingsError) as raised:
+        load_settings({**home, variable: value})
+    text = str(raised.value)
+    assert text.startswith(f"{variable}=") and f"(environment): {message}" in text
+    assert "pw" not in text  # a credential in a URL never prints
+
+
+def test_mcp_servers_come_from_the_environment_or_mcp_json(home: dict[str, str]) -> None:
+    mcp_json = config_file(home).with_name("mcp.json")
+    assert load_settings(home).settings.mcp_servers is None
+    write(mcp_json, json.dumps({"mcpServers": {"files": {"command": "x"}}}))
+    from_file = load_settings(home)
+    assert from_file.settings.mcp_servers == {"mcpServers": {"files": {"command": "x"}}}
+    assert from_file.origins["mcp_servers"] == Origin(SettingSource.USER_CONFIG, str(mcp_json))
+    assert from_file.display_value("mcp_servers") == "set (1 server)"
+    from_env = load_settings({**home, "SEAWALL_MCP_SERVERS": '{"a": {}, "b": {}}'})
+    assert from_env.settings.mcp_servers == {"a": {}, "b": {}}
+    assert from_env.origins["mcp_servers"].where == "SEAWALL_MCP_SERVERS"
+    assert from_env.display_value("mcp_servers") == "set (2 servers)"
+
+    secret_server = '{"s3cretServer": {"command": "x"}'  # not valid JSON
+    with pytest.raises(SettingsError) as raised:
+        load_settings({**home, "SEAWALL_MCP_SERVERS": secret_server})
+    assert str(raised.value) == "SEAWALL_MCP_SERVERS (environment): not valid JSON"
+    write(mcp_json, secret_server)
+    with pytest.raises(SettingsError) as raised:
         load_settings(home)
+    assert str(raised.value) == f"user config {mcp_json}: is not valid JSON"
+    write(mcp_json, '["s3cretServer"]')
+    with pytest.raises(SettingsError) as raised:
+        load_settings(home)
+    assert str(raised.value) == (
+        f"mcp_servers (user config {mcp_json}): must be a JSON object of servers"
+    )
+
+
+def test_keys_that_set_nothing_are_diagnostics(home: dict[str, str]) -> None:
+    write(
+        config_file(home),
+        "task_queu: typo\ngateway_token: t\nmcp_servers: {}\ntask_queue: q\n",
+    )
+    effective = load_settings(home)
+    assert effective.settings.task_queue == "q"
+    messages = [d.message for d in effective.diagnostics]
+    where = f"user config {config_file(home)}"
+    assert messages == [
+        f"{where}: key 'task_queu' is not a setting; ignoring it",
+        f"{where}: key 'gateway_token' may only be set in the environment; ignoring it",
+        f"{where}: key 'mcp_servers' belongs in mcp.json; ignoring it",
+    ]
+    assert {d.event for d in effective.diagnostics} == {"ignored_operator_config_key"}
+
+
+def test_processes_log_settings_diagnostics_at_startup_but_not_the_guard_modes(
+    home: dict[str, str],
+) -> None:
+    write(config_file(home), "task_queu: typo\n")
+    effective = load_settings({**home, GUARD_MODE_ENV: "loud"})
+    assert len(effective.diagnostics) == 2
+    with capture_logs() as logs:
+        log_startup_diagnostics(effective, structlog.get_logger("test"))
+    # The guard mode's diagnostic is the worker's to report, once per session.
+    assert [(entry["event"], entry["log_level"]) for entry in logs] == [
+        ("ignored_operator_config_key", "warning")
+    ]
+    assert "task_queu" in logs[0]["diagnostic"]
+
+
+def test_derived_defaults_follow_the_settings_they_derive_from(
+    home: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    defaults = load_settings(home).settings
+    assert defaults.gateway_client_url == "http://127.0.0.1:8000"
+    assert defaults.workspaces_dir == tmp_path / ".data" / "workspaces"
+    write(config_file(home), "gateway_host: 0.0.0.0\ngateway_port: 9000\ndata_dir: ~/d\n")
+    configured = load_settings(home).settings
+    assert configured.gateway_client_url == "http://127.0.0.1:9000"
+    assert configured.workspaces_dir == Path("~/d/workspaces").expanduser()
+    assert load_settings({**home, "SEAWALL_GATEWAY_HOST": "::"}).settings.gateway_client_url == (
+        "http://[::1]:9000"
+    )
+    explicit = load_settings({**home, "SEAWALL_GATEWAY_URL": "https://gw.internal/"})
+    assert explicit.settings.gateway_client_url == "https://gw.internal"
+    assert default_of("gateway_port") == 8000
+
+
+def test_every_setting_has_its_own_variable_and_known_readers() -> None:
+    variables = [name for s in SETTINGS for name in s.env]
+    assert len(variables) == len(set(variables))
+    for setting in SETTINGS:
+        assert setting.env and setting.help and setting.read_by, setting.name
+        assert set(setting.read_by) <= {WORKER, GATEWAY, RUN, UP, PROMPT}, setting.name
+
+
+def test_docs_settings_md_documents_every_setting_and_variable() -> None:
+    docs = (ROOT / "docs" / "settings.md").read_text()
+    for setting in SETTINGS:
+        assert f"`{setting.name}`" in docs, setting.name
+        for name in setting.env:
+            assert f"`{name}`" in docs, name
 
 
 def test_an_invalid_secret_is_never_echoed(home: dict[str, str]) -> None:
@@ -191,13 +350,19 @@ def test_project_files_in_the_working_directory_set_nothing(
     assert SeawallSettings.model_config.get("secrets_dir") is None
 
 
-def seawall_config(
-    *args: str, env: dict[str, str], cwd: Path = ROOT
-) -> subprocess.CompletedProcess[str]:
+def clean_environ() -> dict[str, str]:
+    """This process's environment without any setting's variable."""
     base = {k: v for k, v in os.environ.items() if not k.startswith(("SEAWALL_", "OPENAI_"))}
     for setting in SETTINGS:
         for name in setting.env:
             base.pop(name, None)
+    return base
+
+
+def seawall_config(
+    *args: str, env: dict[str, str], cwd: Path = ROOT
+) -> subprocess.CompletedProcess[str]:
+    base = clean_environ()
     return subprocess.run(
         [sys.executable, "-m", "seawall.cli.main", "config", *args],
         cwd=cwd,
@@ -255,6 +420,8 @@ def test_seawall_config_prints_values_sources_and_never_secrets(
         "source": "user_config",
         "from": f"{config_file(home)} key openai_api_key",
         "environment": ["OPENAI_API_KEY"],
+        "config_file": "config.yaml",
+        "read_by": ["worker"],
         "secret": True,
     }
     assert settings["gateway_token"]["value"] == "set"
@@ -265,7 +432,15 @@ def test_seawall_config_prints_values_sources_and_never_secrets(
         "source": "default",
         "from": None,
         "environment": ["SEAWALL_METRICS_PORT"],
+        "config_file": "config.yaml",
+        "read_by": ["worker"],
         "secret": False,
+    }
+    assert settings["gateway_token"]["config_file"] is None
+    assert settings["mcp_servers"]["config_file"] == "mcp.json"
+    assert data["mcp_config"] == {
+        "path": str(config_file(home).with_name("mcp.json")),
+        "found": False,
     }
     assert data["diagnostics"] == []
 
@@ -284,7 +459,7 @@ def test_seawall_config_reports_an_invalid_guard_mode_and_bad_values(
     bad = seawall_config(env={**home, "SEAWALL_METRICS_PORT": "many"})
     assert bad.returncode == 2
     assert bad.stdout == ""
-    assert "SEAWALL_METRICS_PORT" in bad.stderr
+    assert bad.stderr == "seawall: error: SEAWALL_METRICS_PORT=many (environment): not an integer\n"
 
 
 def test_render_table_lists_every_setting_once(home: dict[str, str]) -> None:
@@ -314,7 +489,7 @@ def test_worker_and_gateway_flags_default_to_the_settings(
     args = worker.parse_args([])
     assert (args.address, args.task_queue, args.metrics_port) == ("cfg:7233", "env-queue", 9100)
     assert (args.log_format, args.log_level, args.otel_tracing) == ("console", "DEBUG", True)
-    assert args.telemetry_environ == {"OTEL_RESOURCE_ATTRIBUTES": "deployment.environment=internal"}
+    assert args.settings.otel_resource_attributes == "deployment.environment=internal"
     # Flags still win over every source.
     args = worker.parse_args(["--address", "flag:1", "--no-otel-tracing", "--log-format", "json"])
     assert (args.address, args.otel_tracing, args.log_format) == ("flag:1", False, "json")
@@ -325,3 +500,112 @@ def test_worker_and_gateway_flags_default_to_the_settings(
     assert gateway_args(["--log-format", "console"]).log_format == "console"
     with pytest.raises(SystemExit):
         gateway_args(["--log-format", "xml"])
+
+
+# --- the guard mode: resolved once per session, never an error ------------------------------
+
+
+def guard(environ: dict[str, str], config: Path | None) -> tuple[GuardMode, SettingSource, bool]:
+    """Mode, source, and whether there was a diagnostic."""
+    resolved = resolve_guard_mode(environ, config)
+    return resolved.mode, resolved.source, resolved.diagnostic is not None
+
+
+def test_guard_mode_environment_wins_over_alias_and_config(home: dict[str, str]) -> None:
+    config = write(config_file(home), "repeated_tool_failure_guard: warn\n")
+    env = {GUARD_MODE_ENV: "enforce", GUARD_MODE_ENV_ALIAS: "off"}
+    assert guard(env, config) == (GuardMode.ENFORCE, SettingSource.ENVIRONMENT, False)
+    # The alias is used when the primary variable is missing or blank.
+    for env in (
+        {GUARD_MODE_ENV_ALIAS: " OFF "},
+        {GUARD_MODE_ENV: "  ", GUARD_MODE_ENV_ALIAS: "off"},
+    ):
+        assert guard(env, config) == (GuardMode.OFF, SettingSource.ENVIRONMENT, False)
+    assert guard({}, config) == (GuardMode.WARN, SettingSource.USER_CONFIG, False)
+    write(config, "repeated_tool_failure_guard: Enforce\nother: 1\n")
+    assert guard({}, config) == (GuardMode.ENFORCE, SettingSource.USER_CONFIG, False)
+    # YAML reads a bare off as false; the operator meant off.
+    write(config, "repeated_tool_failure_guard: off\n")
+    assert guard({}, config) == (GuardMode.OFF, SettingSource.USER_CONFIG, False)
+
+
+@pytest.mark.parametrize("text", [None, "", "other: 1\n", "repeated_tool_failure_guard: ''\n"])
+def test_guard_mode_unset_is_shadow(home: dict[str, str], text: str | None) -> None:
+    config = config_file(home)
+    if text is not None:
+        write(config, text)
+    env = {GUARD_MODE_ENV: "", GUARD_MODE_ENV_ALIAS: "   "}
+    assert guard(env, config) == (GuardMode.SHADOW, SettingSource.DEFAULT, False)
+
+
+def test_an_invalid_guard_mode_is_shadow_with_one_diagnostic(home: dict[str, str]) -> None:
+    config = write(config_file(home), "repeated_tool_failure_guard: enforce\n")
+    resolved = resolve_guard_mode({GUARD_MODE_ENV: "enforced"}, config)
+    # An invalid value does not fall through to a lower-priority source.
+    assert (resolved.mode, resolved.source) == (GuardMode.SHADOW, SettingSource.DEFAULT)
+    assert resolved.diagnostic is not None
+    assert resolved.diagnostic.event == "invalid_guard_mode"
+    assert GUARD_MODE_ENV in resolved.diagnostic.message
+    assert resolved.diagnostic.value == "enforced"
+    for text in [
+        "repeated_tool_failure_guard: [a\n",
+        "- a list\n",
+        "repeated_tool_failure_guard: 3\n",
+    ]:
+        write(config, text)
+        assert guard({}, config) == (GuardMode.SHADOW, SettingSource.DEFAULT, True)
+
+
+def test_user_config_path_follows_xdg_then_home(tmp_path: Path) -> None:
+    xdg = tmp_path / "xdg"
+    assert user_config_path({"XDG_CONFIG_HOME": str(xdg), "HOME": "/h"}) == (
+        xdg / "seawall" / "config.yaml"
+    )
+    home = Path("/home/op/.config/seawall/config.yaml")
+    assert user_config_path({"HOME": "/home/op"}) == home
+    # The XDG spec: a relative XDG_CONFIG_HOME is ignored.
+    assert user_config_path({"XDG_CONFIG_HOME": "relative", "HOME": "/home/op"}) == home
+
+
+def test_project_files_cannot_set_the_guard_mode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, home: dict[str, str]
+) -> None:
+    project = tmp_path / "project"
+    plant_project_settings(project)
+    monkeypatch.chdir(project)
+    assert guard(home, None) == (GuardMode.SHADOW, SettingSource.DEFAULT, False)
+
+
+# --- every entry point: a bad setting is one line and exit code 2 ---------------------------
+
+SEAWALL = str(Path(sys.executable).parent / "seawall")
+
+
+@pytest.mark.parametrize(
+    ("command", "program"),
+    [
+        ([sys.executable, str(ROOT / "worker.py")], "worker"),
+        ([sys.executable, "-m", "gateway"], "gateway"),
+        ([SEAWALL, "run", str(ROOT / "scenarios" / "queued-prompt.yaml")], "seawall"),
+        ([SEAWALL, "up"], "seawall"),
+        ([SEAWALL, "prompt", "hello"], "seawall"),
+    ],
+    ids=["worker", "gateway", "seawall run", "seawall up", "seawall prompt"],
+)
+def test_a_bad_setting_stops_every_entry_point_with_one_line(
+    home: dict[str, str], command: list[str], program: str
+) -> None:
+    write(config_file(home), "task_queue: q\ngateway_port: abc\n")
+    done = subprocess.run(
+        command,
+        cwd=ROOT,
+        env={**clean_environ(), **home},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr == (
+        f"{program}: error: gateway_port=abc (user config {config_file(home)}): not an integer\n"
+    )

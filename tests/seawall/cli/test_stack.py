@@ -1,0 +1,62 @@
+"""``seawall up`` is placed by the settings, and hands its worker and gateway the same
+namespace and task queue (the whole stack runs in tests/e2e/test_stack.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from seawall.cli.stack import StackConfig, child_environment, gateway_environment
+from seawall.runtime.settings import load_settings
+
+
+def test_the_stack_takes_its_places_from_the_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    home = {"HOME": str(tmp_path / "home")}
+    defaults = StackConfig.from_settings(load_settings(home).settings)
+    assert defaults == StackConfig(data_dir=tmp_path / ".data")
+    assert defaults.temporal_address == "127.0.0.1:7233"
+    assert defaults.gateway_url == "http://127.0.0.1:8000"
+
+    config = tmp_path / "home" / ".config" / "seawall" / "config.yaml"
+    config.parent.mkdir(parents=True)
+    config.write_text(
+        "temporal_address: elsewhere:7233\ntemporal_namespace: ns\ntask_queue: q\n"
+        "gateway_port: 9000\ndata_dir: stack-data\n"
+    )
+    stack = StackConfig.from_settings(
+        load_settings({**home, "SEAWALL_TEMPORAL_PORT": "7300"}).settings
+    )
+    assert (stack.namespace, stack.task_queue) == ("ns", "q")
+    assert (stack.temporal_port, stack.gateway_port) == (7300, 9000)
+    assert stack.data_dir == tmp_path / "stack-data"
+
+    children = child_environment(stack, {**home, "TEMPORAL_ADDRESS": "elsewhere:7233"})
+    # The stack's own server, whatever temporal_address says; the rest as configured.
+    assert children["TEMPORAL_ADDRESS"] == "127.0.0.1:7300"
+    assert children["TEMPORAL_NAMESPACE"] == "ns"
+    assert children["SEAWALL_TASK_QUEUE"] == "q"
+    assert children["SEAWALL_GATEWAY_PORT"] == "9000"
+    assert children["SEAWALL_WORKSPACES"] == str(tmp_path / "stack-data" / "workspaces")
+    assert children["HOME"] == home["HOME"]
+
+
+def test_the_gateway_process_gets_no_model_endpoint_or_key() -> None:
+    environ = {
+        "OPENAI_API_KEY": "sk-secret",
+        "OPENAI_BASE_URL": "http://models.internal/v1",
+        "SEAWALL_MCP_SERVERS": "{}",
+        "SEAWALL_GATEWAY_TOKEN": "t",
+        "TEMPORAL_ADDRESS": "127.0.0.1:7233",
+        "PATH": "/usr/bin",
+    }
+    gateway = gateway_environment(environ)
+    assert "OPENAI_API_KEY" not in gateway and "OPENAI_BASE_URL" not in gateway
+    assert "SEAWALL_MCP_SERVERS" not in gateway
+    # What the gateway does read, and what is not a setting, passes through.
+    assert gateway["SEAWALL_GATEWAY_TOKEN"] == "t"
+    assert gateway["TEMPORAL_ADDRESS"] == "127.0.0.1:7233"
+    assert gateway["PATH"] == "/usr/bin"
