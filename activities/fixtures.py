@@ -1,9 +1,10 @@
-"""Scenario fixture tools: tools whose outcomes a scenario scripts (docs/architecture.md, "Scenario
-runs").
+"""Scenario fixture tools: tools whose outcomes a scenario scripts (docs/architecture.md,
+"Scenario runs").
 
 A fixture reports exactly what it was told, including a missing or never-seen execution
 status and contract-violating pairs, so scenarios can drive the guard down its fail-open
-paths that no honest built-in tool would ever take.
+paths that no honest built-in tool would ever take. Fixtures reach the activities only
+through the scenario channel (``RunToolInput.scenario_fixture`` and friends).
 """
 
 from __future__ import annotations
@@ -11,12 +12,23 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from workflows.activity_io import FixtureTool
-from workflows.outcome import ExecutionStatus, TerminalStatus, ToolCall, ToolOutcome
+from workflows.activity_io import ToolSpec
+from workflows.outcome import ExecutionStatus, ToolCall, ToolOutcome
+from workflows.scenario_io import FixtureTool
+from workflows.synthetic_outcomes import cancelled_outcome
 
 HANG_HEARTBEAT_SECONDS = 0.5
 
-CANCELLED_CONTENT = "The tool call was cancelled before it finished."
+
+def fixture_tool_spec(name: str, fixture: FixtureTool) -> ToolSpec:
+    """The fixture as the model is offered it (it accepts any arguments)."""
+    return ToolSpec(
+        name=name,
+        description=fixture.description,
+        parameters={"type": "object"},
+        mutating=fixture.mutating,
+        tool_type=fixture.tool_type,
+    )
 
 
 def check_fixture(call: ToolCall, fixture: FixtureTool) -> ToolOutcome | None:
@@ -26,14 +38,11 @@ def check_fixture(call: ToolCall, fixture: FixtureTool) -> ToolOutcome | None:
 
 def cancelled_fixture_outcome(call: ToolCall, fixture: FixtureTool) -> ToolOutcome:
     """What a hanging fixture reports once the prompt cancels it."""
-    return ToolOutcome(
-        call_id=call.call_id,
-        tool_name=call.name,
+    return cancelled_outcome(
+        call,
         policy_tool_name=call.name,
         tool_type=fixture.tool_type,
-        status=TerminalStatus.CANCELLED,
         execution_status=ExecutionStatus.CANCELLED,
-        content=CANCELLED_CONTENT,
     )
 
 
@@ -41,7 +50,7 @@ async def run_fixture(
     call: ToolCall, fixture: FixtureTool, ordinal: int, heartbeat: Callable[[], None]
 ) -> ToolOutcome:
     """The scripted outcome number ``ordinal`` (the last one repeats)."""
-    scripted = fixture.outcomes[min(max(ordinal, 0), len(fixture.outcomes) - 1)]
+    scripted = fixture.outcome_for(ordinal)
     if scripted.hang:
         try:
             while True:

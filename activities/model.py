@@ -1,8 +1,9 @@
 """The model activity: one request to a language-model provider, one reply.
 
 Providers sit behind :class:`ModelProvider` so the workflow only ever sees
-:class:`~workflows.activity_io.ModelReply`, whatever the backend. The ``scripted`` provider
-replays a scenario's turns and is what simulations and tests run against; it is stateless
+:class:`~workflows.activity_io.ModelReply`, whatever the backend. A scenario run's script
+(``CallModelInput.scenario_script``) answers instead of any provider; the scripted provider
+that plays it is what simulations and tests run against. It is stateless
 (the reply is chosen from the conversation alone), so a retried or replayed request gets the
 same reply.
 """
@@ -17,17 +18,11 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities.demo_model import DemoProvider
-from workflows.activity_io import (
-    CALL_MODEL,
-    CallModelInput,
-    ModelReply,
-    ModelUsage,
-    ScriptedCall,
-    ScriptedTurn,
-)
+from workflows.activity_io import CALL_MODEL, CallModelInput, ModelReply, ModelUsage
 from workflows.conversation import Message, Role
 from workflows.guard import REPEATED_TOOL_FAILURE_REMINDER
 from workflows.outcome import ToolCall
+from workflows.scenario_io import ModelScript, ScriptedCall, ScriptedTurn
 
 
 class ModelProvider(Protocol):
@@ -84,7 +79,7 @@ def _pick(turns: Sequence[ScriptedTurn], index: int) -> ScriptedTurn:
 
 def scripted_turn(request: CallModelInput) -> ScriptedTurn:
     """The scripted turn answering ``request``, derived from the conversation alone."""
-    script = request.model.script
+    script = request.scenario_script or ModelScript()
     messages = request.messages
     reminder_at = next(
         (
@@ -102,7 +97,7 @@ def scripted_turn(request: CallModelInput) -> ScriptedTurn:
 
 
 class ScriptedProvider:
-    """Plays ``request.model.script``; the reply index is the number of earlier replies."""
+    """Plays ``request.scenario_script``; the reply index is the number of earlier replies."""
 
     async def complete(self, request: CallModelInput) -> ModelReply:
         turn = scripted_turn(request)
@@ -134,9 +129,9 @@ class LazyOpenAIProvider:
         return await self._provider.complete(request)
 
 
+SCRIPTED_PROVIDER = ScriptedProvider()
 # Keyed by ``ModelSpec.provider``.
 PROVIDERS: dict[str, ModelProvider] = {
-    "scripted": ScriptedProvider(),
     "demo": DemoProvider(),
     "openai": LazyOpenAIProvider(),
 }
@@ -144,7 +139,9 @@ PROVIDERS: dict[str, ModelProvider] = {
 
 @activity.defn(name=CALL_MODEL)
 async def call_model(request: CallModelInput) -> ModelReply:
-    """Ask the request's provider for the next reply."""
+    """Ask the request's provider for the next reply (a scenario's script, when it has one)."""
+    if request.scenario_script is not None:
+        return await SCRIPTED_PROVIDER.complete(request)
     provider = PROVIDERS.get(request.model.provider)
     if provider is None:
         # A configuration error: retrying cannot make the provider appear.

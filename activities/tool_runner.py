@@ -44,8 +44,9 @@ from workflows.outcome import (
     ToolOutcome,
     ToolType,
 )
+from workflows.synthetic_outcomes import CANCELLED_CONTENT
 
-from .fixtures import CANCELLED_CONTENT, check_fixture, run_fixture
+from .fixtures import check_fixture, fixture_tool_spec, run_fixture
 from .mcp import current_settings, is_mcp_name
 from .outcomes import not_started_outcome, settled_outcome
 from .tools import BUILTIN_TOOLS, BuiltinTool, ToolContext, ToolFailure
@@ -306,9 +307,9 @@ async def execute_tool_call(
     outside an activity it is a no-op. ``tools`` is the registry to resolve names in.
     """
     call = inp.call
-    if inp.fixture is not None:
+    if inp.scenario_fixture is not None:
         # Fixtures report exactly what they script: no validation, no truncation.
-        return await run_fixture(call, inp.fixture, inp.ordinal, heartbeat)
+        return await run_fixture(call, inp.scenario_fixture, inp.ordinal, heartbeat)
     if is_mcp_name(call.name) and call.name not in tools:
         return await _execute_mcp_call(inp)
     admitted = admit(call, tools)
@@ -374,8 +375,8 @@ async def run_tool(inp: RunToolInput) -> ToolOutcome:
 @activity.defn(name=CHECK_TOOL_CALL)
 async def check_tool_call(inp: CheckToolCallInput) -> ToolOutcome | None:
     """The outcome a call would be refused with before running, or ``None`` when valid."""
-    if inp.fixture is not None:
-        return check_fixture(inp.call, inp.fixture)
+    if inp.scenario_fixture is not None:
+        return check_fixture(inp.call, inp.scenario_fixture)
     if is_mcp_name(inp.call.name) and inp.call.name not in BUILTIN_TOOLS:
         from .mcp.tools import check_mcp_call
 
@@ -425,12 +426,6 @@ async def list_tools(inp: ListToolsInput) -> ListToolsOutput:
 
         for spec in await list_mcp_tools(mcp_settings):
             specs.setdefault(spec.name, spec)
-    for name, fixture in inp.fixture_tools.items():
-        specs[name] = ToolSpec(
-            name=name,
-            description=fixture.description,
-            parameters={"type": "object"},
-            mutating=fixture.mutating,
-            tool_type=fixture.tool_type,
-        )
+    for name, fixture in (inp.scenario_tools or {}).items():
+        specs[name] = fixture_tool_spec(name, fixture)
     return ListToolsOutput(tools=sorted(specs.values(), key=lambda s: s.name))

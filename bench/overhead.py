@@ -71,6 +71,7 @@ from temporalio.worker.workflow_sandbox import (  # noqa: E402
 )
 
 from activities import ALL_ACTIVITIES  # noqa: E402
+from activities.fixtures import fixture_tool_spec  # noqa: E402
 from activities.tool_runner import builtin_tool_specs  # noqa: E402
 from bench.bare import (  # noqa: E402
     BARE_ACTIVITIES,
@@ -80,16 +81,11 @@ from bench.bare import (  # noqa: E402
     BareResult,
     run_inprocess,
 )
-from workflows.activity_io import (  # noqa: E402
-    CALL_MODEL,
-    FixtureTool,
-    ModelScript,
-    ModelSpec,
-    ToolSpec,
-)
+from workflows.activity_io import CALL_MODEL, ToolSpec  # noqa: E402
 from workflows.guard import GuardMode  # noqa: E402
 from workflows.prompt import PromptWorkflow  # noqa: E402
 from workflows.prompt_io import PromptInput, PromptResult, StopReason  # noqa: E402
+from workflows.scenario_io import FixtureTool, ModelScript, ScenarioHooks  # noqa: E402
 
 DEFAULT_JSON = ROOT / "bench" / "results" / "overhead.json"
 LEVELS = (1, 10, 100)
@@ -151,13 +147,7 @@ class Workload:
         """What the model is offered: Seawall lists the built-ins plus the fixtures."""
         specs = builtin_tool_specs()
         for name, fixture in self.fixtures().items():
-            specs[name] = ToolSpec(
-                name=name,
-                description=fixture.description,
-                parameters={"type": "object"},
-                mutating=fixture.mutating,
-                tool_type=fixture.tool_type,
-            )
+            specs[name] = fixture_tool_spec(name, fixture)
         return sorted(specs.values(), key=lambda s: s.name)
 
     @functools.cache  # noqa: B019 - a handful of long-lived workloads
@@ -166,10 +156,12 @@ class Workload:
         return PromptInput(
             prompt="Fetch the data files.",
             workspace_root=workspace,
-            model=ModelSpec(script=self.script()),
             guard_mode=mode,
-            fixture_tools=self.fixtures(),
-            pause_at_batches=[1] if pause else [],
+            scenario=ScenarioHooks(
+                model_script=self.script(),
+                fixture_tools=self.fixtures(),
+                pause_at_batches=[1] if pause else [],
+            ),
         )
 
     @functools.cache  # noqa: B019
@@ -178,7 +170,7 @@ class Workload:
         return BareInput(
             prompt="Fetch the data files.",
             workspace_root=workspace,
-            model=ModelSpec(script=self.script()),
+            model_script=self.script(),
             tools=self.tool_specs(),
             fixture_tools=self.fixtures(),
             pause_after_batch=1 if pause else None,

@@ -51,9 +51,9 @@ from gateway.temporal_ops import (
     session_handle,
     update_failure,
 )
-from workflows.activity_io import ModelSpec
 from workflows.prompt import PromptWorkflow
 from workflows.prompt_io import PermissionAnswer, UserInput
+from workflows.scenario_io import ScenarioHooks
 from workflows.session import SessionWorkflow, session_workflow_id
 from workflows.session_io import PromptSubmission, SessionInput, SessionSettings, SessionStatus
 
@@ -186,17 +186,17 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
                 "(SEAWALL_ALLOW_SCRIPTED_MODELS)",
             )
         session_id = uuid.uuid4().hex
-        model = (
-            ModelSpec(provider="scripted", script=body.model_script)
-            if body.model_script is not None
-            else default_model
-        )
         session_settings = SessionSettings(
             workspace_root=str(settings.workspaces / session_id),
-            model=model,
+            model=default_model,
             approval_mode=body.approval_mode or settings.approval_mode,
             permission_timeout_seconds=settings.permission_timeout_seconds,
             client_metadata=body.client_metadata,
+            scenario=(
+                ScenarioHooks(model_script=body.model_script)
+                if body.model_script is not None
+                else None
+            ),
         )
         handle = await client.start_workflow(
             SessionWorkflow.run,

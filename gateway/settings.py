@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from workflows.prompt_io import ApprovalMode
+from workflows.prompt_options import DEFAULT_PERMISSION_TIMEOUT_SECONDS, ApprovalMode
 from workflows.session_io import MAX_PROMPT_CHARS
 
 
@@ -36,7 +36,7 @@ class GatewaySettings(BaseModel):
     # The session workflow takes no more than MAX_PROMPT_CHARS, so neither may the gateway.
     max_prompt_chars: int = Field(default=MAX_PROMPT_CHARS, ge=1, le=MAX_PROMPT_CHARS)
     approval_mode: ApprovalMode = ApprovalMode.DEFAULT
-    permission_timeout_seconds: float = Field(default=300.0, gt=0)
+    permission_timeout_seconds: float = Field(default=DEFAULT_PERMISSION_TIMEOUT_SECONDS, gt=0)
     # Lets a client script the model of its session (simulations, end-to-end tests).
     # Off by default: a scripted session runs tools the client chose.
     allow_scripted_models: bool = False

@@ -19,10 +19,11 @@ from pathlib import Path
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from workflows.activity_io import ModelScript, ModelSpec
 from workflows.guard import GuardMode
 from workflows.prompt import PromptWorkflow
-from workflows.prompt_io import ApprovalMode, EventKind, EventsQuery, PromptInput, PromptResult
+from workflows.prompt_io import EventKind, EventsQuery, PromptInput, PromptResult
+from workflows.prompt_options import ApprovalMode
+from workflows.scenario_io import ModelScript, ScenarioHooks
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -51,7 +52,7 @@ def prompt_input(workspace: Path) -> PromptInput:
     return PromptInput(
         prompt="build it",
         workspace_root=str(workspace),
-        model=ModelSpec(script=crash_script()),
+        scenario=ScenarioHooks(model_script=crash_script()),
         guard_mode=GuardMode.ENFORCE,
         approval_mode=ApprovalMode.YOLO,
     )

@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from workflows.outcome import ExecutionStatus, TerminalStatus, ToolErrorType, ToolOutcome
+from workflows.outcome import ToolOutcome
 
 REMEMBERED_FAILURES = 64
 # Built-in tools whose success can change what a repeated call would meet (a file edited,
@@ -177,27 +177,3 @@ class FailedCallLog(BaseModel):
     @property
     def limit_exceeded(self) -> bool:
         return self.repeats > self.max_repeats
-
-
-def refused_outcome(
-    *,
-    call_id: str,
-    tool_name: str,
-    policy_tool_name: str | None,
-    tool_type: str | None,
-    reason: str,
-) -> ToolOutcome:
-    """The result the model gets instead of running a refused repeat."""
-    text = refusal_text(tool_name, reason)
-    return ToolOutcome(
-        call_id=call_id,
-        tool_name=tool_name,
-        policy_tool_name=policy_tool_name,
-        tool_type=tool_type,
-        status=TerminalStatus.ERROR,
-        execution_status=ExecutionStatus.NOT_STARTED,
-        error_type=ToolErrorType.EXECUTION_DENIED,
-        content=text,
-        error_message=text,
-        refused_repeat=True,
-    )

@@ -39,12 +39,12 @@ from workflows.outcome import (
     ToolOutcome,
     ToolType,
 )
+from workflows.synthetic_outcomes import CANCELLED_CONTENT
 
 MAX_SCHEMA_ERRORS = 8
 MAX_SCHEMA_ERROR_CHARS = 200
 MAX_LISTED_ALTERNATIVES = 20
 MAX_PROTOCOL_ERROR_CHARS = 500
-CANCELLED_CONTENT = "The tool call was cancelled before it finished."
 
 _log = structlog.get_logger(__name__)
 

@@ -79,9 +79,7 @@ async def server_pid(tmp_path: Path) -> int:
 
 
 async def listed(fixture_tools: dict[str, Any] | None = None) -> dict[str, ToolSpec]:
-    out = await ActivityEnvironment().run(
-        list_tools, ListToolsInput(fixture_tools=fixture_tools or {})
-    )
+    out = await ActivityEnvironment().run(list_tools, ListToolsInput(scenario_tools=fixture_tools))
     return {spec.name: spec for spec in out.tools}
 
 

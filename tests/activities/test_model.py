@@ -10,22 +10,16 @@ import pytest
 from temporalio.testing import ActivityEnvironment
 
 from activities.model import (
-    PROVIDERS,
     ScriptedProvider,
     call_model,
     estimate_tokens,
     to_tool_call,
 )
-from workflows.activity_io import (
-    CallModelInput,
-    ModelScript,
-    ModelSpec,
-    ScriptedCall,
-    ScriptedTurn,
-)
+from workflows.activity_io import CallModelInput, ModelSpec
 from workflows.conversation import Message, Role, system_message, user_message
 from workflows.guard import REPEATED_TOOL_FAILURE_REMINDER
 from workflows.outcome import ToolCall
+from workflows.scenario_io import ModelScript, ScriptedCall, ScriptedTurn
 
 
 def assistant(text: str = "") -> Message:
@@ -43,7 +37,8 @@ def request(
     request_number: int = 1,
 ) -> CallModelInput:
     return CallModelInput(
-        model=ModelSpec(script=ModelScript(turns=turns, after_reminder=after_reminder)),
+        model=ModelSpec(),
+        scenario_script=ModelScript(turns=turns, after_reminder=after_reminder),
         messages=messages,
         request_number=request_number,
     )
@@ -171,8 +166,7 @@ async def test_usage_is_a_character_based_estimate() -> None:
 # --- the activity ---------------------------------------------------------------------------
 
 
-async def test_activity_uses_the_registered_provider() -> None:
-    assert isinstance(PROVIDERS["scripted"], ScriptedProvider)
+async def test_activity_plays_the_scenario_script_whatever_the_provider() -> None:
     turn = ScriptedTurn(text="hi", tool_calls=[ScriptedCall(name="glob", arguments="{oops")])
     reply = await ActivityEnvironment().run(call_model, request([user_message("go")], [turn]))
     assert reply.text == "hi"

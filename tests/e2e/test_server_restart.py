@@ -11,10 +11,11 @@ from seawall.cli.stack import StackConfig, _temporal_ready, server_command
 from seawall.runtime.temporal_setup import ensure_search_attributes
 from tests.e2e.test_stack import free_port, until
 from worker import build_worker, connect
-from workflows.activity_io import ModelScript, ModelSpec
 from workflows.guard import GuardMode
 from workflows.prompt import PromptWorkflow
-from workflows.prompt_io import ApprovalMode, PromptInput, PromptResult, StopReason
+from workflows.prompt_io import PromptInput, PromptResult, StopReason
+from workflows.prompt_options import ApprovalMode
+from workflows.scenario_io import ModelScript, ScenarioHooks
 
 
 def start_server(config: StackConfig) -> subprocess.Popen[bytes]:
@@ -61,7 +62,7 @@ async def test_a_prompt_survives_a_dev_server_restart(tmp_path: Path) -> None:
                 PromptInput(
                     prompt="build",
                     workspace_root=str(workspace),
-                    model=ModelSpec(script=script),
+                    scenario=ScenarioHooks(model_script=script),
                     guard_mode=GuardMode.ENFORCE,
                     approval_mode=ApprovalMode.YOLO,
                 ),
