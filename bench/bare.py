@@ -17,6 +17,7 @@ import asyncio
 import time
 from collections.abc import Callable
 from datetime import timedelta
+from typing import Any
 
 from pydantic import BaseModel, Field
 from temporalio import activity, workflow
@@ -81,7 +82,7 @@ async def bare_tool(inp: RunToolInput) -> ToolOutcome:
     return await tool_step(inp, activity.heartbeat)
 
 
-BARE_ACTIVITIES = [bare_model, bare_tool]
+BARE_ACTIVITIES: list[Callable[..., Any]] = [bare_model, bare_tool]
 
 
 def _tool_input(inp: BareInput, batch: int, runs: dict[str, int], call: ToolCall) -> RunToolInput:

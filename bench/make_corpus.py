@@ -1435,10 +1435,10 @@ def legit() -> list[Entry]:
     explore_outcomes: list[Json] = []
     for b in range(6):
         paths = [f"src/pkg{b}/mod{k}.py" for k in range(5)]
-        explore.append(turn(*[call("read_file", {"path": p}) for p in paths]))
-        for k, p in enumerate(paths):
+        explore.append(turn(*[call("read_file", {"path": path}) for path in paths]))
+        for k, path in enumerate(paths):
             explore_outcomes.append(
-                not_found(p) if (b, k) in {(1, 2), (3, 0), (4, 4)} else ok(f"# {p}\n")
+                not_found(path) if (b, k) in {(1, 2), (3, 0), (4, 4)} else ok(f"# {path}\n")
             )
     entries.append(
         Entry(

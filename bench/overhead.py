@@ -401,13 +401,13 @@ def ratios(level: dict[str, Run]) -> dict[str, dict[str, float]]:
     s = {v: run.summary() for v, run in level.items()}
 
     def lat(x: str, y: str) -> float:
-        return round(s[x]["batch_latency_ms_median"] / s[y]["batch_latency_ms_median"], 3)
+        return round(float(s[x]["batch_latency_ms_median"] / s[y]["batch_latency_ms_median"]), 3)
 
     def thr(x: str, y: str) -> float:  # > 1 when x is slower (fewer prompts per second)
-        return round(s[y]["prompts_per_second"] / s[x]["prompts_per_second"], 3)
+        return round(float(s[y]["prompts_per_second"] / s[x]["prompts_per_second"]), 3)
 
     def cpu(x: str, y: str) -> float:
-        return round(s[x]["cpu_ms_per_prompt"] / max(s[y]["cpu_ms_per_prompt"], 1e-9), 3)
+        return round(float(s[x]["cpu_ms_per_prompt"] / max(s[y]["cpu_ms_per_prompt"], 1e-9)), 3)
 
     return {
         pair: {
