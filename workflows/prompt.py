@@ -119,6 +119,9 @@ REFUSAL_FORGETS_AFTER_CHANGE_PATCH = "seawall-refusal-forgets-after-change-v1"
 
 @workflow.defn(name="PromptWorkflow")
 class PromptWorkflow(ScenarioDriverHooks, PermissionRequests):
+    """One prompt's agent loop. The mixins add the ``answer_permission`` update and the
+    scenario driver's ``wait_for_driver`` update and ``release_batch`` signal."""
+
     @workflow.init
     def __init__(self, prompt: PromptInput) -> None:
         super().__init__()

@@ -1,9 +1,8 @@
 """The loop protections that predate the repeated-failure guard, as pure workflow state.
 
-docs/architecture.md, "The prompt loop", protections 1, 2 and 5: provider call-id deduplication, the
-invalid-parameter guard, and the per-prompt tool-call cap. They are kept beside each other
-because the workflow consults them in this order and only the first that stops records
-the loop type.
+docs/architecture.md, "The prompt loop", protections 1, 2 and 5: provider call-id
+deduplication, the invalid-parameter guard, and the per-prompt tool-call cap, with their
+stop messages. ``workflows.batch`` consults them around every batch, most specific first.
 """
 
 from __future__ import annotations
