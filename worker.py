@@ -36,7 +36,6 @@ from activities.model import (
     ModelActivities,
     ModelProvider,
     OperatorProvider,
-    ScriptedProvider,
 )
 from activities.model_selection import endpoint_configured
 from activities.operator_settings import OperatorSettingsActivities
@@ -67,7 +66,6 @@ def model_providers(environ: Mapping[str, str]) -> dict[str, ModelProvider]:
         ),
         "openai": endpoint,
         "demo": demo,
-        "scripted": ScriptedProvider(),
     }
 
 

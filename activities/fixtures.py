@@ -1,22 +1,24 @@
-"""Scenario fixture tools: tools whose outcomes a scenario scripts (docs/architecture.md, "Scenario
-runs").
+"""Scenario fixture tools: tools whose outcomes a scenario scripts (docs/architecture.md,
+"Scenario runs").
 
 A fixture reports exactly what it was told, including a missing or never-seen execution
 status and contract-violating pairs, so scenarios can drive the guard down its fail-open
-paths that no honest built-in tool would ever take.
+paths that no honest built-in tool would ever take. Fixtures reach the activities only
+through the scenario channel (``RunToolInput.scenario_fixture`` and friends).
 """
 
 from __future__ import annotations
 
 import asyncio
 
-from activities.outcomes import cancelled_outcome
-from workflows.activity_io import FixtureTool, ToolSpec
+from workflows.activity_io import ToolSpec
 from workflows.outcome import ExecutionStatus, ToolCall, ToolOutcome
+from workflows.scenario_io import FixtureTool
+from workflows.synthetic_outcomes import cancelled_outcome
 
 
-def fixture_spec(name: str, fixture: FixtureTool) -> ToolSpec:
-    """How the model is offered a fixture tool: any arguments, as the scenario declares it."""
+def fixture_tool_spec(name: str, fixture: FixtureTool) -> ToolSpec:
+    """The fixture as the model is offered it (it accepts any arguments)."""
     return ToolSpec(
         name=name,
         description=fixture.description,
@@ -33,13 +35,18 @@ def check_fixture(call: ToolCall, fixture: FixtureTool) -> ToolOutcome | None:
 
 def cancelled_fixture_outcome(call: ToolCall, fixture: FixtureTool) -> ToolOutcome:
     """What a hanging fixture reports once the prompt cancels it."""
-    return cancelled_outcome(call, policy_tool_name=call.name, tool_type=fixture.tool_type)
+    return cancelled_outcome(
+        call,
+        policy_tool_name=call.name,
+        tool_type=fixture.tool_type,
+        execution_status=ExecutionStatus.CANCELLED,
+    )
 
 
 async def run_fixture(call: ToolCall, fixture: FixtureTool, ordinal: int) -> ToolOutcome:
     """The scripted outcome number ``ordinal`` (the last one repeats). A hanging one waits
     for the cancellation the tool runner's heartbeats deliver."""
-    scripted = fixture.outcomes[min(max(ordinal, 0), len(fixture.outcomes) - 1)]
+    scripted = fixture.outcome_for(ordinal)
     if scripted.hang:
         try:
             await asyncio.Event().wait()

@@ -3,10 +3,11 @@
 Providers sit behind :class:`ModelProvider` so the workflow only ever sees
 :class:`~workflows.activity_io.ModelReply`, whatever the backend; the worker hands
 :class:`ModelActivities` its providers (``worker.py``). ``operator``, the default, is the
-operator's endpoint when one is configured, else the offline demo model. The ``scripted``
-provider replays a scenario's turns and is what simulations and tests run against; it is
-stateless (the reply is chosen from the conversation alone), so a retried or replayed
-request gets the same reply.
+operator's endpoint when one is configured, else the offline demo model. A scenario run's
+script (``CallModelInput.scenario_script``) answers instead of any provider; the scripted
+provider that plays it is what simulations and tests run against. It is stateless (the
+reply is chosen from the conversation alone), so a retried or replayed request gets the
+same reply.
 """
 
 from __future__ import annotations
@@ -18,17 +19,11 @@ from typing import Any, Protocol
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from workflows.activity_io import (
-    CALL_MODEL,
-    CallModelInput,
-    ModelReply,
-    ModelUsage,
-    ScriptedCall,
-    ScriptedTurn,
-)
+from workflows.activity_io import CALL_MODEL, CallModelInput, ModelReply, ModelUsage
 from workflows.conversation import Message, Role
 from workflows.guard import REPEATED_TOOL_FAILURE_REMINDER
 from workflows.outcome import ToolCall
+from workflows.scenario_io import ModelScript, ScriptedCall, ScriptedTurn
 
 
 class ModelProvider(Protocol):
@@ -85,7 +80,7 @@ def _pick(turns: Sequence[ScriptedTurn], index: int) -> ScriptedTurn:
 
 def scripted_turn(request: CallModelInput) -> ScriptedTurn:
     """The scripted turn answering ``request``, derived from the conversation alone."""
-    script = request.model.script
+    script = request.scenario_script or ModelScript()
     messages = request.messages
     reminder_at = next(
         (
@@ -103,7 +98,7 @@ def scripted_turn(request: CallModelInput) -> ScriptedTurn:
 
 
 class ScriptedProvider:
-    """Plays ``request.model.script``; the reply index is the number of earlier replies."""
+    """Plays ``request.scenario_script``; the reply index is the number of earlier replies."""
 
     async def complete(self, request: CallModelInput) -> ModelReply:
         turn = scripted_turn(request)
@@ -163,13 +158,18 @@ class ModelActivities:
 
     def __init__(self, providers: Mapping[str, ModelProvider]) -> None:
         self._providers = dict(providers)
+        # The scenario channel: a scripted run's turns, never an operator's provider.
+        self._scripted = ScriptedProvider()
 
     def activities(self) -> list[Callable[..., Any]]:
         return [self.call_model]
 
     @activity.defn(name=CALL_MODEL)
     async def call_model(self, request: CallModelInput) -> ModelReply:
-        """Ask the request's provider for the next reply."""
+        """Ask the request's provider for the next reply (a scenario's script, when it has
+        one)."""
+        if request.scenario_script is not None:
+            return await self._scripted.complete(request)
         provider = self._providers.get(request.model.provider)
         if provider is None:
             # A configuration error: retrying cannot make the provider appear.

@@ -7,7 +7,16 @@ from __future__ import annotations
 
 from workflows.outcome import ExecutionStatus, TerminalStatus, ToolCall, ToolErrorType, ToolOutcome
 
-CANCELLED_CONTENT = "The tool call was cancelled before it finished."
+# A call the prompt cancelled looks the same whoever noticed: the workflow or a runner.
+from workflows.synthetic_outcomes import CANCELLED_CONTENT, cancelled_outcome
+
+__all__ = [
+    "CANCELLED_CONTENT",
+    "cancelled_outcome",
+    "failed_outcome",
+    "not_started_outcome",
+    "succeeded_outcome",
+]
 
 
 def not_started_outcome(
@@ -68,24 +77,4 @@ def failed_outcome(
         error_type=error_type,
         content=message,
         error_message=message,
-    )
-
-
-def cancelled_outcome(
-    call: ToolCall,
-    *,
-    policy_tool_name: str | None,
-    tool_type: str,
-    execution_status: ExecutionStatus = ExecutionStatus.CANCELLED,
-) -> ToolOutcome:
-    """The prompt cancelled the call: while it ran (``cancelled``), or before it reached its
-    tool (``not_started``, e.g. while its MCP server was starting)."""
-    return ToolOutcome(
-        call_id=call.call_id,
-        tool_name=call.name,
-        policy_tool_name=policy_tool_name,
-        tool_type=tool_type,
-        status=TerminalStatus.CANCELLED,
-        execution_status=execution_status,
-        content=CANCELLED_CONTENT,
     )

@@ -44,7 +44,7 @@ from workflows.outcome import (
     ToolType,
 )
 
-from .fixtures import check_fixture, fixture_spec, run_fixture
+from .fixtures import check_fixture, fixture_tool_spec, run_fixture
 from .heartbeat import Heartbeat, heartbeating, no_heartbeat
 from .mcp import McpSettings, current_settings, is_mcp_name
 from .mcp.pool import McpPool
@@ -330,9 +330,9 @@ class ToolActivities:
 
     async def _settle(self, inp: RunToolInput, heartbeat: Heartbeat) -> ToolOutcome:
         call = inp.call
-        if inp.fixture is not None:
+        if inp.scenario_fixture is not None:
             # Fixtures report exactly what they script: no validation, no truncation.
-            return await run_fixture(call, inp.fixture, inp.ordinal)
+            return await run_fixture(call, inp.scenario_fixture, inp.ordinal)
         if self._is_mcp_call(call):
             return await self._execute_mcp_call(inp)
         admitted = admit(call, self._tools)
@@ -375,8 +375,8 @@ class ToolActivities:
     @activity.defn(name=CHECK_TOOL_CALL)
     async def check_tool_call(self, inp: CheckToolCallInput) -> ToolOutcome | None:
         """The outcome a call would be refused with before running, or ``None`` when valid."""
-        if inp.fixture is not None:
-            return check_fixture(inp.call, inp.fixture)
+        if inp.scenario_fixture is not None:
+            return check_fixture(inp.call, inp.scenario_fixture)
         if self._is_mcp_call(inp.call):
             from .mcp.tools import check_mcp_call
 
@@ -399,6 +399,6 @@ class ToolActivities:
 
             for spec in await list_mcp_tools(self._mcp_pool, mcp_settings):
                 specs.setdefault(spec.name, spec)
-        for name, fixture in inp.fixture_tools.items():
-            specs[name] = fixture_spec(name, fixture)
+        for name, fixture in (inp.scenario_tools or {}).items():
+            specs[name] = fixture_tool_spec(name, fixture)
         return ListToolsOutput(tools=sorted(specs.values(), key=lambda s: s.name))

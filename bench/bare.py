@@ -29,7 +29,6 @@ with workflow.unsafe.imports_passed_through():
     from activities.tools import BUILTIN_TOOLS
     from workflows.activity_io import (
         CallModelInput,
-        FixtureTool,
         ModelReply,
         ModelSpec,
         RunToolInput,
@@ -37,6 +36,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows.conversation import Message, Role
     from workflows.outcome import TerminalStatus, ToolCall, ToolOutcome
+    from workflows.scenario_io import FixtureTool, ModelScript
 
 BARE_MODEL = "bench.bare.model"
 BARE_TOOL = "bench.bare.tool"
@@ -49,7 +49,7 @@ _tools = ToolActivities(BUILTIN_TOOLS, McpPool())
 class BareInput(BaseModel):
     prompt: str
     workspace_root: str
-    model: ModelSpec
+    model_script: ModelScript
     tools: list[ToolSpec] = Field(default_factory=list)
     fixture_tools: dict[str, FixtureTool] = Field(default_factory=dict)
     # Memory benchmark only: hold after this batch's tools settled until ``release``.
@@ -94,7 +94,17 @@ def _tool_input(inp: BareInput, batch: int, runs: dict[str, int], call: ToolCall
         workspace_root=inp.workspace_root,
         ordinal=ordinal,
         batch=batch,
-        fixture=inp.fixture_tools.get(call.name),
+        scenario_fixture=inp.fixture_tools.get(call.name),
+    )
+
+
+def _model_input(inp: BareInput, messages: list[Message], request_number: int) -> CallModelInput:
+    return CallModelInput(
+        model=ModelSpec(),
+        messages=messages,
+        tools=inp.tools,
+        request_number=request_number,
+        scenario_script=inp.model_script,
     )
 
 
@@ -132,9 +142,7 @@ class BareLoopWorkflow:
         while True:
             reply: ModelReply = await workflow.execute_activity(
                 BARE_MODEL,
-                CallModelInput(
-                    model=inp.model, messages=messages, tools=inp.tools, request_number=requests + 1
-                ),
+                _model_input(inp, messages, requests + 1),
                 result_type=ModelReply,
                 start_to_close_timeout=STEP_TIMEOUT,
             )
@@ -183,11 +191,7 @@ async def run_inprocess(
     while True:
         if on_model_start is not None:
             on_model_start(time.perf_counter())
-        reply = await model_step(
-            CallModelInput(
-                model=inp.model, messages=messages, tools=inp.tools, request_number=requests + 1
-            )
-        )
+        reply = await model_step(_model_input(inp, messages, requests + 1))
         requests += 1
         messages.append(
             Message(role=Role.ASSISTANT, content=reply.text, tool_calls=reply.tool_calls)

@@ -69,7 +69,7 @@ from temporalio.worker.workflow_sandbox import (  # noqa: E402
     SandboxRestrictions,
 )
 
-from activities.fixtures import fixture_spec  # noqa: E402
+from activities.fixtures import fixture_tool_spec  # noqa: E402
 from activities.tool_runner import builtin_tool_specs  # noqa: E402
 from activities.tools import BUILTIN_TOOLS  # noqa: E402
 from bench.bare import (  # noqa: E402
@@ -81,16 +81,11 @@ from bench.bare import (  # noqa: E402
     run_inprocess,
 )
 from seawall.runtime.plugin import SeawallPlugin, client_with_plugin, connect  # noqa: E402
-from workflows.activity_io import (  # noqa: E402
-    CALL_MODEL,
-    FixtureTool,
-    ModelScript,
-    ModelSpec,
-    ToolSpec,
-)
+from workflows.activity_io import CALL_MODEL, ToolSpec  # noqa: E402
 from workflows.guard import GuardMode  # noqa: E402
 from workflows.prompt import PromptWorkflow  # noqa: E402
 from workflows.prompt_io import PromptInput, PromptResult, StopReason  # noqa: E402
+from workflows.scenario_io import FixtureTool, ModelScript, ScenarioHooks  # noqa: E402
 
 DEFAULT_JSON = ROOT / "bench" / "results" / "overhead.json"
 LEVELS = (1, 10, 100)
@@ -152,7 +147,7 @@ class Workload:
         """What the model is offered: Seawall lists the built-ins plus the fixtures."""
         specs = builtin_tool_specs(BUILTIN_TOOLS)
         for name, fixture in self.fixtures().items():
-            specs[name] = fixture_spec(name, fixture)
+            specs[name] = fixture_tool_spec(name, fixture)
         return sorted(specs.values(), key=lambda s: s.name)
 
     @functools.cache  # noqa: B019 - a handful of long-lived workloads
@@ -161,10 +156,12 @@ class Workload:
         return PromptInput(
             prompt="Fetch the data files.",
             workspace_root=workspace,
-            model=ModelSpec(provider="scripted", script=self.script()),
             guard_mode=mode,
-            fixture_tools=self.fixtures(),
-            pause_at_batches=[1] if pause else [],
+            scenario=ScenarioHooks(
+                model_script=self.script(),
+                fixture_tools=self.fixtures(),
+                pause_at_batches=[1] if pause else [],
+            ),
         )
 
     @functools.cache  # noqa: B019
@@ -173,7 +170,7 @@ class Workload:
         return BareInput(
             prompt="Fetch the data files.",
             workspace_root=workspace,
-            model=ModelSpec(provider="scripted", script=self.script()),
+            model_script=self.script(),
             tools=self.tool_specs(),
             fixture_tools=self.fixtures(),
             pause_after_batch=1 if pause else None,
@@ -392,13 +389,13 @@ def ratios(level: dict[str, Run]) -> dict[str, dict[str, float]]:
     s = {v: run.summary() for v, run in level.items()}
 
     def lat(x: str, y: str) -> float:
-        return round(s[x]["batch_latency_ms_median"] / s[y]["batch_latency_ms_median"], 3)
+        return round(float(s[x]["batch_latency_ms_median"] / s[y]["batch_latency_ms_median"]), 3)
 
     def thr(x: str, y: str) -> float:  # > 1 when x is slower (fewer prompts per second)
-        return round(s[y]["prompts_per_second"] / s[x]["prompts_per_second"], 3)
+        return round(float(s[y]["prompts_per_second"] / s[x]["prompts_per_second"]), 3)
 
     def cpu(x: str, y: str) -> float:
-        return round(s[x]["cpu_ms_per_prompt"] / max(s[y]["cpu_ms_per_prompt"], 1e-9), 3)
+        return round(float(s[x]["cpu_ms_per_prompt"] / max(s[y]["cpu_ms_per_prompt"], 1e-9)), 3)
 
     return {
         pair: {

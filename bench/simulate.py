@@ -2,11 +2,12 @@
 
 ``simulate_seawall`` walks a scenario's script through the same pure pieces, in the same
 order, as ``PromptWorkflow`` does: the scripted model (``activities.model.scripted_turn``),
-the tool-call cap, provider call-id dedup, the failed-call refusal, fixture outcomes
-(``activities.fixtures.run_fixture``), the invalid-parameter guard, the input boundary and
-the repeated-failure reducer (``workflows.guard.reduce``). No Temporal, no I/O, no clock:
-the same scenario gives the same result every time, in microseconds. ``bench/loops.py``
-checks it against the real workflow on a sample, so any drift shows up there.
+batch admission and settlement (``workflows.batch``: the tool-call cap, provider call-id
+dedup, the failed-call refusal, the invalid-parameter guard), fixture outcomes
+(``activities.fixtures.run_fixture``), the input boundary and the repeated-failure reducer
+(``workflows.guard.reduce``). No Temporal, no I/O, no clock: the same scenario gives the
+same result every time, in microseconds. ``bench/loops.py`` checks it against the real
+workflow on a sample, so any drift in what is not shared shows up there.
 
 ``simulate_baseline`` plays the same script with none of Seawall's protections and one of
 the peer rules from ``bench/baselines.py`` instead.
@@ -27,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from activities.fixtures import cancelled_fixture_outcome, run_fixture
+from activities.fixtures import cancelled_fixture_outcome, fixture_tool_spec, run_fixture
 from activities.mcp.names import is_mcp_name
 from activities.model import scripted_turn, to_tool_call
 from activities.tool_runner import admit, builtin_tool_specs
@@ -35,58 +36,34 @@ from activities.tools import BUILTIN_TOOLS
 from seawall.scenario.driver import prompt_input
 from seawall.scenario.format import Scenario, ScenarioEvent
 from workflows.activity_io import CallModelInput, ToolSpec
-from workflows.conversation import Message, Role, mid_turn_message, system_message
+from workflows.batch import BatchAdmission, BatchProtections, guard_entry, guard_input
+from workflows.conversation import (
+    Message,
+    Role,
+    mid_turn_message,
+    system_message,
+    tool_message,
+)
 from workflows.guard import (
     REPEATED_TOOL_FAILURE_REMINDER,
-    REPEATED_TOOL_FAILURE_STOP_MESSAGE,
-    Batch,
     DecisionKind,
-    GuardInput,
     GuardMode,
     GuardState,
     reduce,
 )
-from workflows.outcome import (
-    ExecutionStatus,
-    TerminalStatus,
-    ToolCall,
-    ToolErrorType,
-    ToolOutcome,
-)
-from workflows.prompt import (
-    MUTATING_TOOLS_ALLOWED_IN_AUTO_EDIT,
-    PERMISSION_DENIED_CONTENT,
-    _call_digest,
-    _observation,
-    _tool_message,
-    guard_forced_off,
-)
+from workflows.outcome import TerminalStatus, ToolCall, ToolOutcome
 from workflows.prompt_io import (
-    ApprovalMode,
     GuardEntry,
     LoopType,
     PromptInput,
     PromptResult,
     StopReason,
     ToolCallCounts,
+    guard_forced_off,
 )
-from workflows.protections import (
-    DUPLICATE_STOP_MESSAGE,
-    INVALID_PARAMS_STOP_MESSAGE,
-    TOOL_CALL_CAP_STOP_MESSAGE,
-    CallIdDeduper,
-    InvalidParamsGuard,
-    duplicate_outcome,
-    over_cap,
-    skipped_outcome,
-)
-from workflows.repeats import (
-    STATE_CHANGING_TOOLS,
-    FailedCallLog,
-    RepeatCheck,
-    refused_outcome,
-    repeat_limit_stop_message,
-)
+from workflows.protections import over_cap
+from workflows.scenario_io import ScenarioHooks
+from workflows.synthetic_outcomes import permission_denied_outcome, skipped_outcome
 
 # Paths in fixture messages are never inside this root, exactly as they are never inside
 # the random temporary workspace of a real run, so masking gives the same text in both.
@@ -227,21 +204,14 @@ class _Replay:
     def __init__(self, scenario: Scenario, mode: GuardMode | None) -> None:
         self.scenario = scenario
         self.input: PromptInput = prompt_input(scenario, Path(SIM_WORKSPACE), mode)
+        self.hooks: ScenarioHooks = self.input.scenario or ScenarioHooks()
         self.tools: dict[str, ToolSpec] = dict(_builtin_specs())
-        for name, fixture in self.input.fixture_tools.items():
-            self.tools[name] = ToolSpec(
-                name=name,
-                description=fixture.description,
-                parameters={"type": "object"},
-                mutating=fixture.mutating,
-                tool_type=fixture.tool_type,
-            )
+        for name, fixture in self.hooks.fixture_tools.items():
+            self.tools[name] = fixture_tool_spec(name, fixture)
         self.messages: list[Message] = [Message(role=Role.USER, content=self.input.prompt)]
         self.model_requests = 0
         self.batch = 0
-        self.calls_requested = 0
         self.counts = ToolCallCounts()
-        self.runs_per_tool: dict[str, int] = {}
         self.pending_input: list[str] = []
         self.queued_prompt = False
         self.input_unreliable = False
@@ -253,7 +223,10 @@ class _Replay:
         request_number = self.model_requests + 1
         turn = scripted_turn(
             CallModelInput(
-                model=self.input.model, messages=self.messages, request_number=request_number
+                model=self.input.model,
+                messages=self.messages,
+                request_number=request_number,
+                scenario_script=self.hooks.model_script,
             )
         )
         calls = [to_tool_call(c, request_number, i) for i, c in enumerate(turn.tool_calls)]
@@ -268,12 +241,6 @@ class _Replay:
         trace = BatchTrace(batch=self.batch, requested=len(calls))
         self.traces.append(trace)
         return trace
-
-    def skip(self, calls: list[ToolCall], trace: BatchTrace) -> None:
-        for call in calls:
-            self.messages.append(_tool_message(skipped_outcome(call.call_id, call.name)))
-            self.counts.skipped += 1
-            trace.skipped += 1
 
     def events(self) -> list[ScenarioEvent]:
         return [event for event in self.scenario.events if event.batch == self.batch]
@@ -298,44 +265,25 @@ class _Replay:
 
     # tools -------------------------------------------------------------------------------
 
-    def changed_state(self, outcome: ToolOutcome) -> bool:
-        """Mirrors PromptWorkflow._changed_state: this success forgets earlier failures."""
-        if outcome.status != TerminalStatus.SUCCESS:
-            return False
-        spec = self.tools.get(outcome.tool_name)
-        return outcome.tool_name in STATE_CHANGING_TOOLS or (spec is not None and spec.mutating)
-
-    def admit_to_run(self, call: ToolCall) -> int:
-        """Count an executed call and return its per-tool ordinal (picks fixture outcomes)."""
-        self.counts.executed += 1
-        ordinal = self.runs_per_tool.get(call.name, 0)
-        self.runs_per_tool[call.name] = ordinal + 1
-        return ordinal
-
     def run_call(self, call: ToolCall, policy: str | None, ordinal: int) -> ToolOutcome | None:
-        """The settled outcome of one admitted call; ``None`` while it hangs."""
+        """The outcome of one admitted call, as the tool activities would settle it;
+        ``None`` while it hangs."""
         spec = self.tools.get(call.name)
-        fixture = self.input.fixture_tools.get(call.name)
-        if spec is not None and self._needs_permission(spec):
+        fixture = self.hooks.fixture_tools.get(call.name)
+        if spec is not None and self.input.approval_mode.asks_before(
+            spec.name, mutating=spec.mutating
+        ):
             if fixture is None:
                 invalid = admit(call, BUILTIN_TOOLS)
                 if isinstance(invalid, ToolOutcome):
                     return invalid
             choice = self.scenario.permissions.get(call.name, "approve")
             if choice != "approve":  # rejected, or ignored until the request timed out
-                return ToolOutcome(
-                    call_id=call.call_id,
-                    tool_name=call.name,
-                    policy_tool_name=policy,
-                    tool_type=spec.tool_type,
-                    status=TerminalStatus.CANCELLED,
-                    execution_status=ExecutionStatus.NOT_STARTED,
-                    error_type=ToolErrorType.EXECUTION_DENIED,
-                    content=PERMISSION_DENIED_CONTENT,
+                return permission_denied_outcome(
+                    call, policy_tool_name=policy, tool_type=spec.tool_type
                 )
         if fixture is not None:
-            scripted = fixture.outcomes[min(max(ordinal, 0), len(fixture.outcomes) - 1)]
-            if scripted.hang:
+            if fixture.outcome_for(ordinal).hang:
                 return None
             return _complete(run_fixture(call, fixture, ordinal))
         if is_mcp_name(call.name) and call.name not in BUILTIN_TOOLS:
@@ -350,26 +298,14 @@ class _Replay:
             "and no fixture; the simulator cannot run it (script it as a fixture tool)"
         )
 
-    def _needs_permission(self, spec: ToolSpec) -> bool:
-        mode = self.input.approval_mode
-        if not spec.mutating or mode is ApprovalMode.YOLO:
-            return False
-        return not (
-            mode is ApprovalMode.AUTO_EDIT and spec.name in MUTATING_TOOLS_ALLOWED_IN_AUTO_EDIT
-        )
-
-    def settle(
-        self,
-        calls: list[ToolCall],
-        settled: dict[int, ToolOutcome],
-        running: dict[int, ToolOutcome | None],
-        trace: BatchTrace,
-    ) -> tuple[list[ToolOutcome], bool]:
-        """Deliver the batch's events and settle every call, in call order.
-
-        Returns the outcomes and whether the prompt was cancelled during the batch.
-        """
+    def finish_running(
+        self, calls: list[ToolCall], running: dict[int, ToolOutcome | None], trace: BatchTrace
+    ) -> tuple[dict[int, ToolOutcome], bool]:
+        """Deliver the batch's events, then settle every running call (a hanging one as
+        its fixture reports a cancellation). Returns the outcomes by call index and whether
+        the prompt was cancelled during the batch."""
         cancelled = self.deliver_events()
+        ran: dict[int, ToolOutcome] = {}
         for index, outcome in running.items():
             if outcome is None:
                 if not cancelled:
@@ -377,12 +313,11 @@ class _Replay:
                         f"{self.scenario.name}: a call hangs in batch {self.batch} and no "
                         "cancel event ends it"
                     )
-                fixture = self.input.fixture_tools[calls[index].name]
-                outcome = cancelled_fixture_outcome(calls[index], fixture)
-            settled[index] = outcome
-        outcomes = [settled[index] for index in range(len(calls))]
-        trace.failed = sum(1 for index in running if settled[index].status == TerminalStatus.ERROR)
-        return outcomes, cancelled
+                call = calls[index]
+                outcome = cancelled_fixture_outcome(call, self.hooks.fixture_tools[call.name])
+            ran[index] = outcome
+        trace.failed = sum(1 for outcome in ran.values() if outcome.status == TerminalStatus.ERROR)
+        return ran, cancelled
 
     def result(
         self,
@@ -409,6 +344,14 @@ class _Replay:
 # --- Seawall ------------------------------------------------------------------------------
 
 
+def _trace_admission(trace: BatchTrace, admission: BatchAdmission) -> None:
+    trace.skipped = len(admission.skipped)
+    trace.executed = len(admission.admitted)
+    answers = [answered.outcome for answered in admission.answered]
+    trace.duplicates = sum(1 for outcome in answers if outcome.provider_duplicate)
+    trace.refused = sum(1 for outcome in answers if outcome.refused_repeat)
+
+
 def simulate_seawall(
     scenario: Scenario,
     mode: GuardMode | None = GuardMode.ENFORCE,
@@ -425,11 +368,8 @@ def simulate_seawall(
     guard_mode = GuardMode.OFF if guard_forced_off(inp) else (inp.guard_mode or operator_mode)
     state = GuardState()
     entries: list[GuardEntry] = []
-    failed_calls = FailedCallLog(
-        mode=inp.refusal_mode, remembered_limit=inp.remembered_failures, max_repeats=inp.max_repeats
-    )
-    deduper = CallIdDeduper()
-    invalid_params = InvalidParamsGuard()
+    protections = BatchProtections(inp, inp.workspace_root)
+    r.counts = protections.counts
 
     def done(stop: StopReason, loop_type: LoopType | None = None) -> SimResult:
         return r.result(
@@ -447,49 +387,21 @@ def simulate_seawall(
         if not calls:
             return done(StopReason.END_TURN)
         trace = r.open_batch(calls)
-        if over_cap(inp.max_tool_calls_per_turn, r.calls_requested, len(calls)):
-            r.skip(calls, trace)
-            r.messages.append(
-                system_message(TOOL_CALL_CAP_STOP_MESSAGE.format(cap=inp.max_tool_calls_per_turn))
-            )
-            return done(StopReason.LOOP_DETECTED, LoopType.TURN_TOOL_CALL_CAP)
-        r.calls_requested += len(calls)
+        admission = protections.admit(calls, r.tools)
+        _trace_admission(trace, admission)
+        if admission.capped:
+            r.messages.extend(tool_message(outcome) for outcome in admission.skipped)
+            cap = protections.cap_stop()
+            r.messages.append(system_message(cap.message))
+            return done(StopReason.LOOP_DETECTED, cap.loop_type)
 
-        settled: dict[int, ToolOutcome] = {}
-        digests: dict[int, str] = {}
-        running: dict[int, ToolOutcome | None] = {}
-        for index, call in enumerate(calls):
-            policy = call.name if call.name in r.tools else None
-            digest = _call_digest(call)
-            digests[index] = digest
-            if deduper.is_duplicate(call.call_id, digest):
-                settled[index] = duplicate_outcome(call.call_id, call.name, policy)
-                r.counts.duplicates += 1
-                trace.duplicates += 1
-                continue
-            deduper.remember(call.call_id, digest)
-            if failed_calls.check(digest) is RepeatCheck.REFUSE:
-                settled[index] = refused_outcome(
-                    call_id=call.call_id,
-                    tool_name=call.name,
-                    policy_tool_name=policy,
-                    tool_type=r.tools[policy].tool_type if policy else None,
-                    reason=failed_calls.earlier_reason(digest) or "",
-                )
-                r.counts.refused += 1
-                trace.refused += 1
-                continue
-            ordinal = r.admit_to_run(call)
-            trace.executed += 1
-            running[index] = r.run_call(call, policy, ordinal)
-
-        outcomes, cancelled = r.settle(calls, settled, running, trace)
-        if any(r.changed_state(outcome) for outcome in outcomes):
-            failed_calls.forget_failures()
-        for index, outcome in enumerate(outcomes):
-            failed_calls.record(digests[index], outcome, inp.workspace_root)
-            invalid_params.observe(outcome)
-        r.messages.extend(_tool_message(outcome) for outcome in outcomes)
+        running = {
+            admitted.index: r.run_call(admitted.call, admitted.policy_tool_name, admitted.ordinal)
+            for admitted in admission.admitted
+        }
+        ran, cancelled = r.finish_running(calls, running, trace)
+        outcomes = protections.settle(admission, ran)
+        r.messages.extend(tool_message(outcome) for outcome in outcomes)
         if cancelled:
             return done(StopReason.CANCELLED)
 
@@ -497,46 +409,22 @@ def simulate_seawall(
         before = state
         decision = reduce(
             before,
-            GuardInput(
-                mode=guard_mode,
-                batch=Batch(observations=[_observation(outcome) for outcome in outcomes]),
-                has_external_input=bool(drained),
-                has_queued_prompt=queued,
+            guard_input(
+                guard_mode,
+                outcomes,
+                external_input=bool(drained),
+                queued_prompt=queued,
                 input_reliable=not unreliable,
             ),
         )
         state = decision.state
-        entries.append(
-            GuardEntry(
-                batch=r.batch,
-                decision=decision.kind.value,
-                phase_before=before.phase.value,
-                phase_after=state.phase.value,
-                reason=decision.reason.value if decision.reason else None,
-                failure_count=state.failure_count,
-                batch_count=state.batch_count,
-                candidate_ordinal=state.candidate_ordinal,
-                mode=guard_mode.value,
-            )
-        )
+        entries.append(guard_entry(r.batch, guard_mode, before, decision))
 
-        stop: tuple[LoopType, str] | None = None
-        if deduper.stop:
-            stop = LoopType.GLOBAL_TOOL_CALL_DUPLICATE, DUPLICATE_STOP_MESSAGE
-        elif invalid_params.stop:
-            stop = LoopType.INVALID_TOOL_PARAMS_STAGNATION, INVALID_PARAMS_STOP_MESSAGE
-        elif failed_calls.limit_exceeded:
-            stop = (
-                LoopType.REPEATED_FAILED_CALL,
-                repeat_limit_stop_message(failed_calls.max_repeats),
-            )
-        elif decision.kind is DecisionKind.STOP:
-            stop = LoopType.REPEATED_TOOL_EXECUTION_FAILURE, REPEATED_TOOL_FAILURE_STOP_MESSAGE
+        stop = protections.stop_after(decision.kind)
         if stop is not None:
-            loop_type, message = stop
-            r.messages.append(system_message(message))
+            r.messages.append(system_message(stop.message))
             r.pending_input = drained + r.pending_input
-            return done(StopReason.LOOP_DETECTED, loop_type)
+            return done(StopReason.LOOP_DETECTED, stop.loop_type)
         if decision.kind is DecisionKind.WARN:
             r.messages.append(system_message(REPEATED_TOOL_FAILURE_REMINDER))
         r.messages.extend(mid_turn_message(text) for text in drained)
@@ -550,6 +438,14 @@ def simulate_baseline(scenario: Scenario, rule: BaselineRule) -> SimResult:
     (the scenario's, 100 by default) and ``rule``. Every admitted call runs."""
     r = _Replay(scenario, GuardMode.OFF)
     inp = r.input
+    calls_requested = 0
+    runs_per_tool: dict[str, int] = {}
+
+    def skip(calls: list[ToolCall], trace: BatchTrace) -> None:
+        r.messages.extend(tool_message(skipped_outcome(call)) for call in calls)
+        r.counts.skipped += len(calls)
+        trace.skipped += len(calls)
+
     while True:
         if r.model_requests >= inp.max_model_requests:
             return r.result(rule.name, StopReason.MAX_TURN_REQUESTS, None)
@@ -557,23 +453,26 @@ def simulate_baseline(scenario: Scenario, rule: BaselineRule) -> SimResult:
         if not calls:
             return r.result(rule.name, StopReason.END_TURN, None)
         trace = r.open_batch(calls)
-        if over_cap(inp.max_tool_calls_per_turn, r.calls_requested, len(calls)):
-            r.skip(calls, trace)
+        if over_cap(inp.max_tool_calls_per_turn, calls_requested, len(calls)):
+            skip(calls, trace)
             return r.result(rule.name, StopReason.LOOP_DETECTED, CAP_RULE)
-        r.calls_requested += len(calls)
+        calls_requested += len(calls)
         stopped = rule.before_batch(calls)
         if stopped is not None:
-            r.skip(calls, trace)
+            skip(calls, trace)
             return r.result(rule.name, StopReason.LOOP_DETECTED, stopped)
 
         running: dict[int, ToolOutcome | None] = {}
         for index, call in enumerate(calls):
-            ordinal = r.admit_to_run(call)
+            ordinal = runs_per_tool.get(call.name, 0)
+            runs_per_tool[call.name] = ordinal + 1
+            r.counts.executed += 1
             trace.executed += 1
             policy = call.name if call.name in r.tools else None
             running[index] = r.run_call(call, policy, ordinal)
-        outcomes, cancelled = r.settle(calls, {}, running, trace)
-        r.messages.extend(_tool_message(outcome) for outcome in outcomes)
+        ran, cancelled = r.finish_running(calls, running, trace)
+        outcomes = [ran[index] for index in range(len(calls))]
+        r.messages.extend(tool_message(outcome) for outcome in outcomes)
         if cancelled:
             return r.result(rule.name, StopReason.CANCELLED, None)
         drained, _queued, _unreliable = r.drain()

@@ -11,8 +11,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from workflows.activity_io import ModelScript
-from workflows.prompt_io import ApprovalMode, PromptResult, PromptStatus
+from workflows.prompt_io import PromptResult, PromptStatus
+from workflows.prompt_options import ApprovalMode
+from workflows.scenario_io import ModelScript
 from workflows.session_io import MAX_PROMPT_CHARS
 
 _REQUEST = ConfigDict(extra="forbid")

@@ -52,6 +52,7 @@ from gateway.temporal_ops import (
 from workflows.activity_io import ModelSpec
 from workflows.prompt import PromptWorkflow
 from workflows.prompt_io import PermissionAnswer, UserInput
+from workflows.scenario_io import ScenarioHooks
 from workflows.session import SessionWorkflow, session_workflow_id
 from workflows.session_io import PromptSubmission, SessionInput, SessionSettings, SessionStatus
 
@@ -182,18 +183,18 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
                 "(SEAWALL_ALLOW_SCRIPTED_MODELS)",
             )
         session_id = uuid.uuid4().hex
-        model = (
-            ModelSpec(provider="scripted", script=body.model_script)
-            if body.model_script is not None
-            # The worker answers with the operator's model (its endpoint, else the demo model).
-            else ModelSpec(provider="operator")
-        )
         session_settings = SessionSettings(
             workspace_root=str(settings.workspaces / session_id),
-            model=model,
+            # The worker answers with the operator's model (its endpoint, else the demo model).
+            model=ModelSpec(provider="operator"),
             approval_mode=body.approval_mode or settings.approval_mode,
             permission_timeout_seconds=settings.permission_timeout_seconds,
             client_metadata=body.client_metadata,
+            scenario=(
+                ScenarioHooks(model_script=body.model_script)
+                if body.model_script is not None
+                else None
+            ),
         )
         handle = await client.start_workflow(
             SessionWorkflow.run,

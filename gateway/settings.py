@@ -16,7 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from seawall.runtime.settings import SeawallSettings, default_of
-from workflows.prompt_io import ApprovalMode
+from workflows.prompt_options import ApprovalMode
 
 
 class ConfigurationError(ValueError):

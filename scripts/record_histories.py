@@ -27,9 +27,9 @@ from seawall.runtime.devserver import start_dev_server  # noqa: E402
 from seawall.scenario.driver import run_scenario  # noqa: E402
 from seawall.scenario.format import load_scenario  # noqa: E402
 from worker import build_worker  # noqa: E402
-from workflows.activity_io import ModelScript, ModelSpec  # noqa: E402
 from workflows.guard import GuardMode  # noqa: E402
-from workflows.prompt_io import ApprovalMode  # noqa: E402
+from workflows.prompt_options import ApprovalMode  # noqa: E402
+from workflows.scenario_io import ModelScript, ScenarioHooks  # noqa: E402
 from workflows.session import SessionWorkflow, session_workflow_id  # noqa: E402
 from workflows.session_io import PromptSubmission, SessionInput, SessionSettings  # noqa: E402
 
@@ -77,7 +77,7 @@ async def record_session(client: Client, queue: str) -> None:
                 session_id=session_id,
                 settings=SessionSettings(
                     workspace_root=workspace,
-                    model=ModelSpec(provider="scripted", script=script),
+                    scenario=ScenarioHooks(model_script=script),
                     approval_mode=ApprovalMode.YOLO,
                 ),
                 guard_mode=GuardMode.ENFORCE,

@@ -24,10 +24,12 @@ from temporalio.testing import WorkflowEnvironment
 from tests.activities.mcp_helpers import SERVER, qualified, servers_env, stdio_server
 from tests.scenario_helpers import tool_messages
 from worker import build_activities, build_worker
-from workflows.activity_io import ModelScript, ModelSpec
+from workflows.activity_io import ModelSpec
 from workflows.guard import GuardMode
 from workflows.prompt import PromptWorkflow
-from workflows.prompt_io import ApprovalMode, EventKind, EventsQuery, PromptInput, PromptResult
+from workflows.prompt_io import EventKind, EventsQuery, PromptInput, PromptResult
+from workflows.prompt_options import ApprovalMode
+from workflows.scenario_io import ModelScript, ScenarioHooks
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -56,7 +58,7 @@ def prompt_input(workspace: Path) -> PromptInput:
     return PromptInput(
         prompt="build it",
         workspace_root=str(workspace),
-        model=ModelSpec(provider="scripted", script=crash_script()),
+        scenario=ScenarioHooks(model_script=crash_script()),
         guard_mode=GuardMode.ENFORCE,
         approval_mode=ApprovalMode.YOLO,
     )
@@ -193,7 +195,7 @@ async def test_the_worker_stops_its_mcp_servers_when_it_shuts_down(
             PromptInput(
                 prompt="which process?",
                 workspace_root=str(tmp_path / "ws"),
-                model=ModelSpec(provider="scripted", script=script),
+                scenario=ScenarioHooks(model_script=script),
             ),
             id=f"prompt-mcp-{uuid.uuid4().hex[:8]}",
             task_queue=queue,

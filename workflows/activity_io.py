@@ -10,11 +10,18 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from workflows.conversation import Message
 from workflows.guard import GuardMode
 from workflows.outcome import ToolCall
+from workflows.prompt_options import DEFAULT_MAX_OUTPUT_CHARS, DEFAULT_TOOL_TIMEOUT_SECONDS
+from workflows.scenario_io import (
+    FixtureTool,
+    ModelScript,
+    lift_legacy_key,
+    lift_legacy_model_input,
+)
 
 # Stable activity names: renaming one breaks every recorded history that used it.
 CALL_MODEL = "seawall.call_model"
@@ -31,40 +38,18 @@ class _Strict(BaseModel):
 # --- model ------------------------------------------------------------------------------
 
 
-class ScriptedCall(_Strict):
-    """A tool call a scripted model emits. ``arguments`` given as a string is sent as raw
-    argument text, so a script can reproduce a model's broken JSON."""
-
-    name: str | None = None
-    arguments: dict[str, Any] | str | None = Field(default_factory=dict)
-    id: str | None = None
-
-
-class ScriptedTurn(_Strict):
-    text: str = ""
-    tool_calls: list[ScriptedCall] = Field(default_factory=list)
-
-
-class ModelScript(_Strict):
-    """A scripted model: the reply to each request in order. Once a reminder was
-    delivered, ``after_reminder`` replies are used instead (when given)."""
-
-    turns: list[ScriptedTurn] = Field(default_factory=list)
-    after_reminder: list[ScriptedTurn] | None = None
-
-
 class ModelSpec(_Strict):
-    """Which provider answers. ``operator`` (the default) lets the worker choose: the
-    OpenAI-compatible endpoint configured in its operator settings, else the offline demo
-    model. ``scripted`` plays ``script``; ``demo`` is the offline demo model; ``openai``
-    asks the operator's endpoint.
+    """Which provider answers. ``operator`` (the default) is the worker's configured
+    provider: the OpenAI-compatible endpoint in the worker's operator settings when one is
+    configured, else the offline demo model (the documented fallback ``make run`` uses).
+    ``demo`` and ``openai`` pin one of them. A scenario run's script answers instead of any
+    provider (``CallModelInput.scenario_script``).
 
     ``model`` optionally overrides the operator's model name (``SEAWALL_MODEL``) for this
     prompt. It is not a secret; endpoints and keys never appear here.
     """
 
-    provider: Literal["operator", "scripted", "demo", "openai"] = "operator"
-    script: ModelScript = Field(default_factory=ModelScript)
+    provider: Literal["operator", "demo", "openai"] = "operator"
     model: str | None = None
 
 
@@ -83,6 +68,13 @@ class CallModelInput(_Strict):
     messages: list[Message]
     tools: list[ToolSpec] = Field(default_factory=list)
     request_number: int
+    # Scenario runs only: the script that answers instead of the provider.
+    scenario_script: ModelScript | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _lift_legacy(cls, data: Any) -> Any:
+        return lift_legacy_model_input(data)
 
 
 class ModelUsage(_Strict):
@@ -99,33 +91,14 @@ class ModelReply(_Strict):
 # --- tools ------------------------------------------------------------------------------
 
 
-class FixtureOutcome(_Strict):
-    """A scripted tool outcome (docs/architecture.md, "Scenario runs"). Any contract field may be
-    set, including
-    a missing (``None``) or never-seen execution status and contract-violating pairs.
-    ``error_type`` also sets the frozen ``execution_error_type`` unless that is given;
-    ``hang`` makes the call run until it is cancelled."""
-
-    status: str = "success"
-    execution_status: str | None = None
-    error_type: str | None = None
-    execution_error_type: str | None = None
-    message: str | None = None
-    content: str | None = None
-    hang: bool = False
-
-
-class FixtureTool(_Strict):
-    """Outcomes used in order; the last one repeats."""
-
-    outcomes: list[FixtureOutcome] = Field(min_length=1)
-    description: str = "A scenario fixture tool."
-    mutating: bool = False
-    tool_type: Literal["native", "mcp"] = "native"
-
-
 class ListToolsInput(_Strict):
-    fixture_tools: dict[str, FixtureTool] = Field(default_factory=dict)
+    # Scenario runs only: fixture tools, listed over the built-ins of the same name.
+    scenario_tools: dict[str, FixtureTool] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _lift_legacy(cls, data: Any) -> Any:
+        return lift_legacy_key(data, "fixture_tools", "scenario_tools")
 
 
 class ListToolsOutput(_Strict):
@@ -139,16 +112,28 @@ class RunToolInput(_Strict):
     # deterministically, whatever the retries.
     ordinal: int = 0
     batch: int = 0
-    fixture: FixtureTool | None = None
-    max_output_chars: int = 20_000
-    shell_timeout_seconds: float = 120.0
+    max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS
+    shell_timeout_seconds: float = DEFAULT_TOOL_TIMEOUT_SECONDS
+    # Scenario runs only: the fixture that answers instead of the tool.
+    scenario_fixture: FixtureTool | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _lift_legacy(cls, data: Any) -> Any:
+        return lift_legacy_key(data, "fixture", "scenario_fixture")
 
 
 class CheckToolCallInput(_Strict):
     """Validate a call without running it (before asking the user for permission)."""
 
     call: ToolCall
-    fixture: FixtureTool | None = None
+    # Scenario runs only: the fixture that answers instead of the tool.
+    scenario_fixture: FixtureTool | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _lift_legacy(cls, data: Any) -> Any:
+        return lift_legacy_key(data, "fixture", "scenario_fixture")
 
 
 # --- operator settings ------------------------------------------------------------------

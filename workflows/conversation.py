@@ -10,7 +10,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from workflows.outcome import ToolCall
+from workflows.outcome import ToolCall, ToolOutcome
 
 MID_TURN_INPUT_PREFIX = "[User message received during tool execution]: "
 
@@ -41,6 +41,11 @@ def system_message(text: str) -> Message:
 
 def mid_turn_message(text: str) -> Message:
     return Message(role=Role.USER, content=MID_TURN_INPUT_PREFIX + text)
+
+
+def tool_message(outcome: ToolOutcome) -> Message:
+    """A settled call's result as the model reads it."""
+    return Message(role=Role.TOOL, tool_call_id=outcome.call_id, content=outcome.content)
 
 
 # Every model request carries the conversation as an activity input, and the prompt's

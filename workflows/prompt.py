@@ -1,12 +1,18 @@
 """``PromptWorkflow``: one prompt's agent loop as a durable Temporal workflow
 (docs/architecture.md, "The prompt loop").
 
-Loop: model activity → admission → gathered tool activities → batch receipt → drain input →
-reduce → branch (continue | reminder | stop). The protections are consulted most specific
-first — call-id dedup, invalid parameters, failed-call refusal, the repeated-failure guard,
-the tool-call cap — and only the first that stops records the loop type. All guard state
-lives here as deterministic workflow state, so a worker crash or a replay reaches the same
-decisions.
+Loop: model activity → batch admission → gathered tool activities → settlement → drain
+input → reduce → branch (continue | reminder | stop). The protections are consulted most
+specific first — call-id dedup, invalid parameters, failed-call refusal, the
+repeated-failure guard, the tool-call cap — and only the first that stops records the loop
+type. All of their state is deterministic workflow state, so a worker crash or a replay
+reaches the same decisions.
+
+This module is the loop itself. The other concepts of a prompt live beside it: batch
+admission and settlement (``workflows.batch``, pure and shared with the benchmark
+simulator), permission requests (``workflows.permissions``), the scenario driver's hooks
+(``workflows.scenario_hooks``), the event log (``workflows.events``) and the outcomes the
+loop makes up itself (``workflows.synthetic_outcomes``).
 """
 
 from __future__ import annotations
@@ -36,6 +42,14 @@ with workflow.unsafe.imports_passed_through():
         RunToolInput,
         ToolSpec,
     )
+    from workflows.batch import (
+        Admitted,
+        BatchAdmission,
+        BatchProtections,
+        LoopStop,
+        guard_entry,
+        guard_input,
+    )
     from workflows.conversation import (
         MAX_CONVERSATION_CHARS,
         Message,
@@ -43,65 +57,41 @@ with workflow.unsafe.imports_passed_through():
         conversation_chars,
         mid_turn_message,
         system_message,
+        tool_message,
     )
+    from workflows.events import EventLog
     from workflows.guard import (
         REPEATED_TOOL_FAILURE_REMINDER,
-        REPEATED_TOOL_FAILURE_STOP_MESSAGE,
-        Batch,
         DecisionKind,
-        GuardInput,
         GuardMode,
         GuardState,
-        Observation,
         reduce,
         telemetry_record,
     )
-    from workflows.outcome import (
-        ExecutionStatus,
-        TerminalStatus,
-        ToolCall,
-        ToolErrorType,
-        ToolOutcome,
-    )
+    from workflows.outcome import ExecutionStatus, ToolOutcome
+    from workflows.permissions import PermissionRequests
     from workflows.prompt_io import (
         AgentEvent,
-        ApprovalMode,
-        BatchRelease,
-        DriverWait,
         EventKind,
         EventsQuery,
         GuardEntry,
         InputBoundaryReport,
         LoopType,
-        PauseInfo,
-        PermissionAnswer,
-        PermissionRequest,
         PromptInput,
         PromptResult,
         PromptStatus,
         QueuedPrompt,
-        Route,
         StopReason,
-        ToolCallCounts,
         UserInput,
+        guard_forced_off,
+        route_label,
     )
-    from workflows.protections import (
-        DUPLICATE_STOP_MESSAGE,
-        INVALID_PARAMS_STOP_MESSAGE,
-        TOOL_CALL_CAP_STOP_MESSAGE,
-        CallIdDeduper,
-        InvalidParamsGuard,
-        duplicate_outcome,
-        over_cap,
-        skipped_outcome,
-    )
-    from workflows.repeats import (
-        STATE_CHANGING_TOOLS,
-        FailedCallLog,
-        RepeatCheck,
-        argument_digest,
-        refused_outcome,
-        repeat_limit_stop_message,
+    from workflows.repeats import RepeatCheck
+    from workflows.scenario_hooks import ScenarioDriverHooks
+    from workflows.synthetic_outcomes import (
+        cancelled_outcome,
+        permission_denied_outcome,
+        worker_lost_outcome,
     )
 
 MODEL_RETRY = RetryPolicy(
@@ -126,88 +116,31 @@ SEARCH_ATTRIBUTES_PATCH = "seawall-search-attributes-v1"
 # replay with the log kept.
 REFUSAL_FORGETS_AFTER_CHANGE_PATCH = "seawall-refusal-forgets-after-change-v1"
 
-PERMISSION_DENIED_CONTENT = "The user did not approve this call; it was not run."
-MUTATING_TOOLS_ALLOWED_IN_AUTO_EDIT = frozenset({"write_file", "edit_file"})
-
-
-def route_label(prompt: PromptInput) -> str:
-    """The route as a telemetry label: a channel prompt is its own route."""
-    return "channel" if prompt.client_metadata.get("channel") else prompt.route.value
-
-
-def guard_forced_off(prompt: PromptInput) -> bool:
-    """Channel prompts and the cron, notification and background routes run unguarded."""
-    return route_label(prompt) != Route.INTERACTIVE.value
-
-
-def _cancelled_outcome(call: ToolCall, policy: str | None, execution: str) -> ToolOutcome:
-    return ToolOutcome(
-        call_id=call.call_id,
-        tool_name=call.name,
-        policy_tool_name=policy,
-        status=TerminalStatus.CANCELLED,
-        execution_status=execution,
-        content="The call was cancelled.",
-    )
-
-
-def _tool_message(outcome: ToolOutcome) -> Message:
-    return Message(role=Role.TOOL, tool_call_id=outcome.call_id, content=outcome.content)
-
-
-def _observation(outcome: ToolOutcome) -> Observation:
-    return Observation(
-        call_id=outcome.call_id,
-        policy_tool_name=outcome.policy_tool_name,
-        tool_type=outcome.tool_type,
-        terminal_status=outcome.status,
-        execution_status=outcome.execution_status,
-        execution_error_type=outcome.execution_error_type,
-        provider_duplicate=outcome.provider_duplicate,
-        refused_repeat=outcome.refused_repeat,
-    )
-
-
-def _call_digest(call: ToolCall) -> str:
-    arguments = call.arguments if call.arguments is not None else {"<raw>": call.raw_arguments}
-    return argument_digest(call.name, arguments)
-
 
 @workflow.defn(name="PromptWorkflow")
-class PromptWorkflow:
+class PromptWorkflow(ScenarioDriverHooks, PermissionRequests):
+    """One prompt's agent loop. The mixins add the ``answer_permission`` update and the
+    scenario driver's ``wait_for_driver`` update and ``release_batch`` signal."""
+
     @workflow.init
     def __init__(self, prompt: PromptInput) -> None:
+        super().__init__()
         self._input = prompt
         self._messages: list[Message] = []
-        self._events: list[AgentEvent] = []
+        self._log = EventLog()
         self._tools: dict[str, ToolSpec] = {}
         self._guard_mode: GuardMode | None = None
         self._guard_state = GuardState()
         self._guard_entries: list[GuardEntry] = []
-        self._failed_calls = FailedCallLog(
-            mode=prompt.refusal_mode,
-            remembered_limit=prompt.remembered_failures,
-            max_repeats=prompt.max_repeats,
-        )
-        self._deduper = CallIdDeduper()
-        self._invalid_params = InvalidParamsGuard()
-        self._counts = ToolCallCounts()
+        self._protections = BatchProtections(prompt, prompt.workspace_root)
         self._model_requests = 0
         self._batch = 0
-        self._calls_requested = 0
-        self._runs_per_tool: dict[str, int] = {}
         self._input_tokens = 0
         self._output_tokens = 0
         # Mid-turn input boundary, drained once per settled batch.
         self._pending_input: list[str] = []
         self._queued_prompt = False
         self._input_unreliable = False
-        # Scenario-driver pause and permission requests.
-        self._paused_batch: int | None = None
-        self._released: set[int] = set()
-        self._pending_permissions: dict[str, PermissionRequest] = {}
-        self._permission_answers: dict[str, bool] = {}
-        self._permission_seq = 0
         self._stop_reason: StopReason | None = None
 
     # --- messages -------------------------------------------------------------------------
@@ -224,45 +157,6 @@ class PromptWorkflow:
     def report_unreliable_input(self, report: InputBoundaryReport) -> None:
         self._input_unreliable = True
 
-    @workflow.signal
-    def release_batch(self, release: BatchRelease) -> None:
-        self._released.add(release.batch)
-        if self._paused_batch == release.batch:
-            self._paused_batch = None
-
-    @workflow.update
-    def answer_permission(self, answer: PermissionAnswer) -> str:
-        self._pending_permissions.pop(answer.request_id, None)
-        self._permission_answers[answer.request_id] = answer.approve
-        return "approved" if answer.approve else "rejected"
-
-    @answer_permission.validator
-    def _validate_permission_answer(self, answer: PermissionAnswer) -> None:
-        if answer.request_id not in self._pending_permissions:
-            raise ValueError(f"no pending permission request {answer.request_id!r}")
-
-    @workflow.update
-    async def wait_for_driver(self, wait: DriverWait) -> PauseInfo:
-        """Return once a scenario driver has something to do: a paused batch, a permission
-        request it has not chosen to ignore, or the end of the prompt."""
-        ignored = set(wait.ignored_permissions)
-
-        def actionable() -> list[PermissionRequest]:
-            return [r for r in self._pending_permissions.values() if r.request_id not in ignored]
-
-        await workflow.wait_condition(
-            lambda: (
-                self._paused_batch is not None
-                or bool(actionable())
-                or self._stop_reason is not None
-            )
-        )
-        return PauseInfo(
-            paused_batch=self._paused_batch,
-            pending_permissions=actionable(),
-            finished=self._stop_reason is not None,
-        )
-
     @workflow.query
     def status(self) -> PromptStatus:
         return PromptStatus(
@@ -273,13 +167,13 @@ class PromptWorkflow:
             guard_phase=self._guard_state.phase.value,
             paused_batch=self._paused_batch,
             pending_permissions=list(self._pending_permissions.values()),
-            tool_calls=self._counts.model_copy(),
+            tool_calls=self._protections.counts.model_copy(),
             stop_reason=self._stop_reason,
         )
 
     @workflow.query
     def events(self, query: EventsQuery) -> list[AgentEvent]:
-        return [event for event in self._events if event.seq > query.after]
+        return self._log.after(query.after)
 
     # --- the loop -------------------------------------------------------------------------
 
@@ -289,9 +183,10 @@ class PromptWorkflow:
         loop_type: LoopType | None = None
         try:
             self._guard_mode = await self._resolve_guard_mode()
+            scenario = prompt.scenario
             listed = await workflow.execute_activity(
                 LIST_TOOLS,
-                ListToolsInput(fixture_tools=prompt.fixture_tools),
+                ListToolsInput(scenario_tools=scenario.fixture_tools if scenario else None),
                 result_type=ListToolsOutput,
                 start_to_close_timeout=QUICK_ACTIVITY,
             )
@@ -313,7 +208,7 @@ class PromptWorkflow:
             loop_type=loop_type,
             error=error,
             model_requests=self._model_requests,
-            tool_calls=self._counts,
+            tool_calls=self._protections.counts,
             guard_mode=(self._guard_mode or GuardMode.OFF).value,
             refusal_mode=prompt.refusal_mode.value,
             enforcement_disabled=self._guard_state.enforcement_disabled,
@@ -366,37 +261,34 @@ class PromptWorkflow:
                 return StopReason.END_TURN, None, None
 
             self._batch += 1
-            calls = reply.tool_calls
-            if over_cap(prompt.max_tool_calls_per_turn, self._calls_requested, len(calls)):
-                self._skip_batch(calls)
-                cap_message = TOOL_CALL_CAP_STOP_MESSAGE.format(cap=prompt.max_tool_calls_per_turn)
-                self._add_stop(cap_message, LoopType.TURN_TOOL_CALL_CAP)
-                self._record_stop(LoopType.TURN_TOOL_CALL_CAP)
-                return StopReason.LOOP_DETECTED, LoopType.TURN_TOOL_CALL_CAP, None
-            self._calls_requested += len(calls)
+            admission = self._protections.admit(reply.tool_calls, self._tools)
+            if admission.capped:
+                self._messages.extend(tool_message(outcome) for outcome in admission.skipped)
+                stop = self._protections.cap_stop()
+                self._stop_loop(stop)
+                return StopReason.LOOP_DETECTED, stop.loop_type, None
 
-            outcomes, cancelled = await self._run_batch(calls)
-            self._messages.extend(_tool_message(outcome) for outcome in outcomes)
+            outcomes, cancelled = await self._run_batch(admission)
+            self._messages.extend(tool_message(outcome) for outcome in outcomes)
             if cancelled:
                 raise asyncio.CancelledError()
 
             drained, queued, unreliable = self._drain_input()
             decision_kind = self._reduce(outcomes, drained, queued, unreliable)
 
-            stop = self._first_stop(decision_kind)
-            if stop is not None:
-                loop_type, message = stop
-                self._add_stop(message, loop_type)
-                self._record_stop(loop_type)
+            loop_stop = self._protections.stop_after(decision_kind)
+            if loop_stop is not None:
+                self._stop_loop(loop_stop)
                 # Input that arrived with the stopping batch stays queued for the user.
                 self._pending_input = drained + self._pending_input
-                return StopReason.LOOP_DETECTED, loop_type, None
+                return StopReason.LOOP_DETECTED, loop_stop.loop_type, None
             if decision_kind is DecisionKind.WARN:
                 self._messages.append(system_message(REPEATED_TOOL_FAILURE_REMINDER))
                 self._emit(EventKind.REMINDER, text=REPEATED_TOOL_FAILURE_REMINDER)
             self._messages.extend(mid_turn_message(text) for text in drained)
 
     async def _call_model(self) -> ModelReply:
+        scenario = self._input.scenario
         reply: ModelReply = await workflow.execute_activity(
             CALL_MODEL,
             CallModelInput(
@@ -404,6 +296,7 @@ class PromptWorkflow:
                 messages=self._messages,
                 tools=list(self._tools.values()),
                 request_number=self._model_requests + 1,
+                scenario_script=scenario.model_script if scenario else None,
             ),
             result_type=ModelReply,
             start_to_close_timeout=timedelta(minutes=5),
@@ -415,186 +308,125 @@ class PromptWorkflow:
         self._output_tokens += reply.usage.output_tokens
         return reply
 
-    def _skip_batch(self, calls: list[ToolCall]) -> None:
-        for call in calls:
-            outcome = skipped_outcome(call.call_id, call.name)
-            self._messages.append(_tool_message(outcome))
-            self._counts.skipped += 1
-
-    def _add_stop(self, message: str, loop_type: LoopType) -> None:
+    def _stop_loop(self, stop: LoopStop) -> None:
         """Keep the stop message in the conversation and stream it exactly once; the
-        ``stop`` event that follows names the loop type only."""
-        self._messages.append(system_message(message))
-        self._emit(EventKind.AGENT_MESSAGE, text=message)
-        self._emit(EventKind.STOP, status=loop_type.value)
-
-    def _first_stop(self, decision_kind: DecisionKind) -> tuple[LoopType, str] | None:
-        if self._deduper.stop:
-            return LoopType.GLOBAL_TOOL_CALL_DUPLICATE, DUPLICATE_STOP_MESSAGE
-        if self._invalid_params.stop:
-            return LoopType.INVALID_TOOL_PARAMS_STAGNATION, INVALID_PARAMS_STOP_MESSAGE
-        if self._failed_calls.limit_exceeded:
-            return LoopType.REPEATED_FAILED_CALL, repeat_limit_stop_message(
-                self._failed_calls.max_repeats
-            )
-        if decision_kind is DecisionKind.STOP:
-            return LoopType.REPEATED_TOOL_EXECUTION_FAILURE, REPEATED_TOOL_FAILURE_STOP_MESSAGE
-        return None
+        ``stop`` event that follows names the loop type only. Then count the stop."""
+        self._messages.append(system_message(stop.message))
+        self._emit(EventKind.AGENT_MESSAGE, text=stop.message)
+        self._emit(EventKind.STOP, status=stop.loop_type.value)
+        telemetry.loop_stop(
+            loop_type=stop.loop_type.value,
+            mode=self._guard_mode or GuardMode.OFF,
+            route=route_label(self._input),
+            batch=self._batch,
+        )
 
     # --- one batch ------------------------------------------------------------------------
 
-    async def _run_batch(self, calls: list[ToolCall]) -> tuple[list[ToolOutcome], bool]:
-        """Admit, run concurrently, and settle every call of one model batch, in call order.
+    async def _run_batch(self, admission: BatchAdmission) -> tuple[list[ToolOutcome], bool]:
+        """Run the admitted calls of one batch concurrently and settle every call, in call
+        order.
 
         Returns the outcomes and whether the prompt was cancelled while the batch ran; a
         cancellation still lets every started call settle (as cancelled when it was cut).
         """
         batch = self._batch
-        settled: dict[int, ToolOutcome] = {}
-        digests: dict[int, str] = {}
+        route = route_label(self._input)
+        for flagged in admission.flagged_repeats:
+            telemetry.refusal(
+                outcome="repeat" if flagged.check is RepeatCheck.REFUSE else flagged.check.value,
+                tool_name=flagged.policy_tool_name,
+                tool_type=flagged.tool_type,
+                route=route,
+            )
         running: dict[int, asyncio.Task[ToolOutcome]] = {}
-        ordinals: dict[int, int] = {}
-        for index, call in enumerate(calls):
-            policy = call.name if call.name in self._tools else None
-            digest = _call_digest(call)
-            digests[index] = digest
-            if self._deduper.is_duplicate(call.call_id, digest):
-                settled[index] = duplicate_outcome(call.call_id, call.name, policy)
-                self._emit_settled(settled[index])
-                self._counts.duplicates += 1
+        for decision in admission.decisions:
+            if not isinstance(decision, Admitted):
+                self._log.emit_settled(decision.outcome, batch=batch)
                 continue
-            self._deduper.remember(call.call_id, digest)
-            check = self._failed_calls.check(digest)
-            if check is not RepeatCheck.ADMIT:
-                telemetry.refusal(
-                    outcome="repeat" if check is RepeatCheck.REFUSE else check.value,
-                    tool_name=policy,
-                    tool_type=self._tools[policy].tool_type if policy else None,
-                    route=route_label(self._input),
-                )
-            if check is RepeatCheck.REFUSE:
-                settled[index] = refused_outcome(
-                    call_id=call.call_id,
-                    tool_name=call.name,
-                    policy_tool_name=policy,
-                    tool_type=self._tools[policy].tool_type if policy else None,
-                    reason=self._failed_calls.earlier_reason(digest) or "",
-                )
-                self._emit_settled(settled[index])
-                self._counts.refused += 1
-                continue
-            self._counts.executed += 1
-            ordinal = self._runs_per_tool.get(call.name, 0)
-            self._runs_per_tool[call.name] = ordinal + 1
-            ordinals[index] = ordinal
+            call = decision.call
             self._emit(EventKind.TOOL_CALL_STARTED, call_id=call.call_id, tool_name=call.name)
-            running[index] = asyncio.create_task(self._run_and_report(call, policy, ordinal, batch))
+            running[decision.index] = asyncio.create_task(self._run_and_report(decision, batch))
 
         cancelled = False
         results: list[ToolOutcome | BaseException]
+        scenario = self._input.scenario
         try:
-            if batch in self._input.pause_at_batches:
-                # Pause once every call that can settle on its own has settled, so the
-                # driver's event lands at the same point of the batch on every run.
+            if scenario is not None and scenario.pauses_at(batch):
                 settling = [
-                    task
-                    for index, task in running.items()
-                    if not self._scripted_to_hang(calls[index], ordinals[index])
+                    running[d.index]
+                    for d in admission.admitted
+                    if not scenario.scripted_to_hang(d.call.name, d.ordinal)
                 ]
-                await workflow.wait_condition(lambda: all(task.done() for task in settling))
-                self._paused_batch = batch
-                await workflow.wait_condition(lambda: batch in self._released)
+                await self._pause_for_driver(batch, settling)
             results = list(await asyncio.gather(*running.values()))
         except asyncio.CancelledError:
             cancelled = True
-            self._paused_batch = None
             for task in running.values():
                 task.cancel()
             results = await asyncio.gather(*running.values(), return_exceptions=True)
-        finally:
-            self._paused_batch = None
 
-        for (index, _task), result in zip(running.items(), results, strict=True):
-            call = calls[index]
-            if isinstance(result, ToolOutcome):
-                settled[index] = result
-            else:  # cancelled before it could start
-                policy = call.name if call.name in self._tools else None
-                settled[index] = _cancelled_outcome(call, policy, ExecutionStatus.NOT_STARTED)
-                self._emit_settled(settled[index])
-
-        outcomes = [settled[index] for index in range(len(calls))]
-        if any(self._changed_state(outcome) for outcome in outcomes) and workflow.patched(
-            REFUSAL_FORGETS_AFTER_CHANGE_PATCH
-        ):
-            self._failed_calls.forget_failures()
-        for index, outcome in enumerate(outcomes):
-            self._failed_calls.record(digests[index], outcome, self._input.workspace_root)
-            self._invalid_params.observe(outcome)
+        # A task cancelled before it could start has no outcome: settlement cancels it.
+        ran = {
+            index: result if isinstance(result, ToolOutcome) else None
+            for index, result in zip(running, results, strict=True)
+        }
+        outcomes = self._protections.settle(
+            admission,
+            ran,
+            may_forget=lambda: workflow.patched(REFUSAL_FORGETS_AFTER_CHANGE_PATCH),
+        )
+        for index, result in ran.items():
+            if result is None:
+                self._log.emit_settled(outcomes[index], batch=batch)
         return outcomes, cancelled
 
-    def _changed_state(self, outcome: ToolOutcome) -> bool:
-        """A successful call of a tool that can change what a repeat would meet."""
-        if outcome.status != TerminalStatus.SUCCESS:
-            return False
-        spec = self._tools.get(outcome.tool_name)
-        return outcome.tool_name in STATE_CHANGING_TOOLS or (spec is not None and spec.mutating)
-
-    async def _run_and_report(
-        self, call: ToolCall, policy: str | None, ordinal: int, batch: int
-    ) -> ToolOutcome:
+    async def _run_and_report(self, admitted: Admitted, batch: int) -> ToolOutcome:
         """Run one call and stream its settlement as soon as it happens."""
-        outcome = await self._run_call(call, policy, ordinal, batch)
-        self._emit_settled(outcome)
+        outcome = await self._run_call(admitted, batch)
+        self._log.emit_settled(outcome, batch=batch)
         return outcome
 
-    def _emit_settled(self, outcome: ToolOutcome) -> None:
-        self._emit(
-            EventKind.TOOL_CALL_SETTLED,
-            call_id=outcome.call_id,
-            tool_name=outcome.tool_name,
-            status=outcome.status,
-        )
-
-    async def _run_call(
-        self, call: ToolCall, policy: str | None, ordinal: int, batch: int
-    ) -> ToolOutcome:
+    async def _run_call(self, admitted: Admitted, batch: int) -> ToolOutcome:
         prompt = self._input
+        call, policy = admitted.call, admitted.policy_tool_name
         spec = self._tools.get(call.name)
-        fixture = prompt.fixture_tools.get(call.name)
+        tool_type = spec.tool_type if spec else None
+        fixture = prompt.scenario.fixture_tools.get(call.name) if prompt.scenario else None
         try:
-            if spec is not None and self._needs_permission(spec):
+            if spec is not None and prompt.approval_mode.asks_before(
+                spec.name, mutating=spec.mutating
+            ):
                 invalid: ToolOutcome | None = await workflow.execute_activity(
                     CHECK_TOOL_CALL,
-                    CheckToolCallInput(call=call, fixture=fixture),
+                    CheckToolCallInput(call=call, scenario_fixture=fixture),
                     result_type=ToolOutcome | None,  # type: ignore[arg-type]
                     start_to_close_timeout=QUICK_ACTIVITY,
-                    summary=f"{telemetry.tool_label(policy, spec.tool_type)}: validate "
-                    f"(batch {batch})",
+                    summary=f"{telemetry.tool_label(policy, tool_type)}: validate (batch {batch})",
                 )
                 if invalid is not None:
                     return invalid
-                if not await self._ask_permission(call, batch):
-                    return ToolOutcome(
-                        call_id=call.call_id,
-                        tool_name=call.name,
-                        policy_tool_name=policy,
-                        tool_type=spec.tool_type,
-                        status=TerminalStatus.CANCELLED,
-                        execution_status=ExecutionStatus.NOT_STARTED,
-                        error_type=ToolErrorType.EXECUTION_DENIED,
-                        content=PERMISSION_DENIED_CONTENT,
+                request = self._open_permission_request(call, batch)
+                self._emit(
+                    EventKind.PERMISSION_REQUEST,
+                    call_id=call.call_id,
+                    tool_name=call.name,
+                    request_id=request.request_id,
+                )
+                if not await self._permission_granted(request, prompt.permission_timeout_seconds):
+                    return permission_denied_outcome(
+                        call, policy_tool_name=policy, tool_type=tool_type
                     )
             outcome: ToolOutcome = await workflow.execute_activity(
                 RUN_TOOL,
                 RunToolInput(
                     call=call,
                     workspace_root=prompt.workspace_root,
-                    ordinal=ordinal,
+                    ordinal=admitted.ordinal,
                     batch=batch,
-                    fixture=fixture,
                     max_output_chars=prompt.max_output_chars,
                     shell_timeout_seconds=prompt.tool_timeout_seconds,
+                    scenario_fixture=fixture,
                 ),
                 result_type=ToolOutcome,
                 start_to_close_timeout=timedelta(seconds=prompt.tool_timeout_seconds + 30),
@@ -602,66 +434,19 @@ class PromptWorkflow:
                 retry_policy=TOOL_RETRY,
                 cancellation_type=workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
                 # Names MCP tools only as "mcp": their names carry the server's name.
-                summary=f"{telemetry.tool_label(policy, spec.tool_type if spec else None)} "
-                f"(batch {batch})",
+                summary=f"{telemetry.tool_label(policy, tool_type)} (batch {batch})",
             )
             return outcome
         except ActivityError as err:
             if isinstance(err.cause, CancelledError):
-                return _cancelled_outcome(call, policy, ExecutionStatus.CANCELLED)
-            # The activity itself failed (a lost worker, every retry spent): whether the
-            # tool ran is unknown, which the guard treats as untrusted.
-            return ToolOutcome(
-                call_id=call.call_id,
-                tool_name=call.name,
-                policy_tool_name=policy,
-                tool_type=spec.tool_type if spec else None,
-                status=TerminalStatus.ERROR,
-                execution_status=None,
-                error_type=ToolErrorType.UNHANDLED_EXCEPTION,
-                content="The tool call could not be completed by the worker.",
-            )
+                return cancelled_outcome(
+                    call, policy_tool_name=policy, execution_status=ExecutionStatus.CANCELLED
+                )
+            return worker_lost_outcome(call, policy_tool_name=policy, tool_type=tool_type)
         except asyncio.CancelledError:
-            return _cancelled_outcome(call, policy, ExecutionStatus.NOT_STARTED)
-
-    def _scripted_to_hang(self, call: ToolCall, ordinal: int) -> bool:
-        fixture = self._input.fixture_tools.get(call.name)
-        if fixture is None:
-            return False
-        return fixture.outcomes[min(ordinal, len(fixture.outcomes) - 1)].hang
-
-    def _needs_permission(self, spec: ToolSpec) -> bool:
-        mode = self._input.approval_mode
-        if not spec.mutating or mode is ApprovalMode.YOLO:
-            return False
-        return not (
-            mode is ApprovalMode.AUTO_EDIT and spec.name in MUTATING_TOOLS_ALLOWED_IN_AUTO_EDIT
-        )
-
-    async def _ask_permission(self, call: ToolCall, batch: int) -> bool:
-        """Ask the user; a rejection or no answer in time means the call does not run."""
-        self._permission_seq += 1
-        request_id = f"permission-{self._permission_seq}"
-        request = PermissionRequest(
-            request_id=request_id, call_id=call.call_id, tool_name=call.name, batch=batch
-        )
-        self._pending_permissions[request_id] = request
-        self._emit(
-            EventKind.PERMISSION_REQUEST,
-            call_id=call.call_id,
-            tool_name=call.name,
-            request_id=request_id,
-        )
-        try:
-            await workflow.wait_condition(
-                lambda: request_id in self._permission_answers,
-                timeout=timedelta(seconds=self._input.permission_timeout_seconds),
+            return cancelled_outcome(
+                call, policy_tool_name=policy, execution_status=ExecutionStatus.NOT_STARTED
             )
-        except TimeoutError:
-            pass
-        finally:
-            self._pending_permissions.pop(request_id, None)
-        return self._permission_answers.get(request_id, False)
 
     # --- input boundary and guard ---------------------------------------------------------
 
@@ -678,28 +463,16 @@ class PromptWorkflow:
         before = self._guard_state
         decision = reduce(
             before,
-            GuardInput(
-                mode=mode,
-                batch=Batch(observations=[_observation(outcome) for outcome in outcomes]),
-                has_external_input=bool(drained),
-                has_queued_prompt=queued,
+            guard_input(
+                mode,
+                outcomes,
+                external_input=bool(drained),
+                queued_prompt=queued,
                 input_reliable=not unreliable,
             ),
         )
         self._guard_state = decision.state
-        self._guard_entries.append(
-            GuardEntry(
-                batch=self._batch,
-                decision=decision.kind.value,
-                phase_before=before.phase.value,
-                phase_after=decision.state.phase.value,
-                reason=decision.reason.value if decision.reason else None,
-                failure_count=decision.state.failure_count,
-                batch_count=decision.state.batch_count,
-                candidate_ordinal=decision.state.candidate_ordinal,
-                mode=mode.value,
-            )
-        )
+        self._guard_entries.append(guard_entry(self._batch, mode, before, decision))
         record = telemetry_record(before, mode, decision)
         if record is not None:
             telemetry.guard_transition(record, route=route_label(self._input), batch=self._batch)
@@ -710,26 +483,19 @@ class PromptWorkflow:
         workflow.set_current_details(self._details())
         return decision.kind
 
-    def _record_stop(self, loop_type: LoopType) -> None:
-        telemetry.loop_stop(
-            loop_type=loop_type.value,
-            mode=self._guard_mode or GuardMode.OFF,
-            route=route_label(self._input),
-            batch=self._batch,
-        )
-
     def _upsert_search_attributes(self, *updates: SearchAttributeUpdate[str]) -> None:
         if updates and workflow.patched(SEARCH_ATTRIBUTES_PATCH):
             workflow.upsert_search_attributes(list(updates))
 
     def _details(self) -> str:
         state = self._guard_state
+        counts = self._protections.counts
         return (
             f"**Guard** ({(self._guard_mode or GuardMode.OFF).value}): {state.phase.value}, "
             f"{state.failure_count} failures over {state.batch_count} batches "
             f"(candidate {state.candidate_ordinal}) after batch {self._batch}; "
-            f"{self._model_requests} model requests, {self._counts.executed} calls run, "
-            f"{self._counts.refused} refused."
+            f"{self._model_requests} model requests, {counts.executed} calls run, "
+            f"{counts.refused} refused."
         )
 
     def _emit(
@@ -742,15 +508,12 @@ class PromptWorkflow:
         text: str | None = None,
         request_id: str | None = None,
     ) -> None:
-        self._events.append(
-            AgentEvent(
-                seq=len(self._events) + 1,
-                kind=kind,
-                batch=self._batch,
-                call_id=call_id,
-                tool_name=tool_name,
-                status=status,
-                text=text,
-                request_id=request_id,
-            )
+        self._log.emit(
+            kind,
+            batch=self._batch,
+            call_id=call_id,
+            tool_name=tool_name,
+            status=status,
+            text=text,
+            request_id=request_id,
         )

@@ -9,16 +9,13 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from workflows.activity_io import FixtureTool, ModelSpec
+from workflows.activity_io import ModelSpec
 from workflows.conversation import Message
 from workflows.guard import GuardMode
-from workflows.repeats import MAX_REPEATS, REMEMBERED_FAILURES, RefusalMode
-
-DEFAULT_MAX_TOOL_CALLS_PER_TURN = 100
-DEFAULT_MAX_MODEL_REQUESTS = 50
-INVALID_PARAMS_LIMIT = 3
+from workflows.prompt_options import PromptOptions
+from workflows.scenario_io import ScenarioHooks, lift_legacy_prompt_keys
 
 
 class Route(StrEnum):
@@ -26,14 +23,6 @@ class Route(StrEnum):
     CRON = "cron"
     NOTIFICATION = "notification"
     BACKGROUND = "background"
-
-
-class ApprovalMode(StrEnum):
-    """Which mutating tools run without asking the user."""
-
-    DEFAULT = "default"  # ask for every mutating tool
-    AUTO_EDIT = "auto_edit"  # file edits run, shell commands ask
-    YOLO = "yolo"  # nothing asks
 
 
 class StopReason(StrEnum):
@@ -52,8 +41,9 @@ class LoopType(StrEnum):
     TURN_TOOL_CALL_CAP = "turn_tool_call_cap"
 
 
-class PromptInput(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class PromptInput(PromptOptions):
+    """Start one prompt: its text, workspace, model and history, plus every option of
+    :class:`PromptOptions` as a top-level field."""
 
     prompt: str = Field(min_length=1)
     workspace_root: str
@@ -65,19 +55,23 @@ class PromptInput(BaseModel):
     client_metadata: dict[str, Any] = Field(default_factory=dict)
     # None: resolve the operator's mode through an activity when the prompt starts.
     guard_mode: GuardMode | None = None
-    refusal_mode: RefusalMode = RefusalMode.ENFORCE
-    remembered_failures: int = Field(default=REMEMBERED_FAILURES, ge=1)
-    max_repeats: int = Field(default=MAX_REPEATS, ge=0)
-    max_tool_calls_per_turn: int = Field(default=DEFAULT_MAX_TOOL_CALLS_PER_TURN, ge=0)
-    max_model_requests: int = Field(default=DEFAULT_MAX_MODEL_REQUESTS, ge=1)
-    approval_mode: ApprovalMode = ApprovalMode.DEFAULT
-    permission_timeout_seconds: float = Field(default=300.0, gt=0)
-    tool_timeout_seconds: float = Field(default=600.0, gt=0)
-    max_output_chars: int = Field(default=20_000, ge=100)
-    fixture_tools: dict[str, FixtureTool] = Field(default_factory=dict)
-    # Scenario runs only: hold the workflow once batch N's tools are started until a
-    # ``release_batch`` signal, so a driver can land an event inside exactly that batch.
-    pause_at_batches: list[int] = Field(default_factory=list)
+    # Scenario runs only (scripted model, fixture tools, batch pauses); None otherwise.
+    scenario: ScenarioHooks | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _lift_legacy_scenario_keys(cls, data: Any) -> Any:
+        return lift_legacy_prompt_keys(data)
+
+
+def route_label(prompt: PromptInput) -> str:
+    """The route as a telemetry label: a channel prompt is its own route."""
+    return "channel" if prompt.client_metadata.get("channel") else prompt.route.value
+
+
+def guard_forced_off(prompt: PromptInput) -> bool:
+    """Channel prompts and the cron, notification and background routes run unguarded."""
+    return route_label(prompt) != Route.INTERACTIVE.value
 
 
 class UserInput(BaseModel):
@@ -100,11 +94,6 @@ class InputBoundaryReport(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     reason: str = "host could not confirm the mid-turn input drain"
-
-
-class BatchRelease(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-    batch: int
 
 
 class PermissionRequest(BaseModel):
@@ -150,22 +139,6 @@ class AgentEvent(BaseModel):
 class EventsQuery(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
     after: int = 0
-
-
-class DriverWait(BaseModel):
-    """Permission requests the driver chose to leave unanswered (they time out)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-    ignored_permissions: list[str] = Field(default_factory=list)
-
-
-class PauseInfo(BaseModel):
-    """What a scenario driver must act on next (update ``wait_for_driver``)."""
-
-    model_config = ConfigDict(frozen=True)
-    paused_batch: int | None = None
-    pending_permissions: list[PermissionRequest] = Field(default_factory=list)
-    finished: bool = False
 
 
 class GuardEntry(BaseModel):

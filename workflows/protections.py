@@ -1,24 +1,20 @@
 """The loop protections that predate the repeated-failure guard, as pure workflow state.
 
-docs/architecture.md, "The prompt loop", protections 1, 2 and 5: provider call-id deduplication, the
-invalid-parameter guard, and the per-prompt tool-call cap. They are kept beside each other
-because the workflow consults them in this order and only the first that stops records
-the loop type.
+docs/architecture.md, "The prompt loop", protections 1, 2 and 5: provider call-id
+deduplication, the invalid-parameter guard, and the per-prompt tool-call cap, with their
+stop messages. ``workflows.batch`` consults them around every batch, most specific first.
 """
 
 from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from workflows.outcome import ExecutionStatus, TerminalStatus, ToolErrorType, ToolOutcome
+from workflows.outcome import TerminalStatus, ToolErrorType, ToolOutcome
 
 INVALID_PARAMS_ERROR_TYPES = frozenset(
     {ToolErrorType.INVALID_TOOL_PARAMS, ToolErrorType.TOOL_NOT_REGISTERED}
 )
 
-DUPLICATE_CALL_CONTENT = (
-    "This tool call id was already handled in this prompt; the call was not run again."
-)
 DUPLICATE_STOP_MESSAGE = (
     "System: Automatic continuation stopped because the model kept resending tool calls "
     "that were already handled. New user input is required to continue."
@@ -31,7 +27,6 @@ TOOL_CALL_CAP_STOP_MESSAGE = (
     "System: Automatic continuation stopped because this prompt reached its tool-call cap "
     "({cap} calls); the last batch was not run. New user input is required to continue."
 )
-SKIPPED_CALL_CONTENT = "Not run: this prompt reached its tool-call cap."
 
 
 class CallIdDeduper(BaseModel):
@@ -53,30 +48,6 @@ class CallIdDeduper(BaseModel):
 
     def remember(self, call_id: str, fingerprint: str) -> None:
         self.handled[call_id] = fingerprint
-
-
-def duplicate_outcome(call_id: str, tool_name: str, policy_tool_name: str | None) -> ToolOutcome:
-    return ToolOutcome(
-        call_id=call_id,
-        tool_name=tool_name,
-        policy_tool_name=policy_tool_name,
-        status=TerminalStatus.ERROR,
-        execution_status=ExecutionStatus.NOT_STARTED,
-        error_type=ToolErrorType.EXECUTION_DENIED,
-        content=DUPLICATE_CALL_CONTENT,
-        provider_duplicate=True,
-    )
-
-
-def skipped_outcome(call_id: str, tool_name: str) -> ToolOutcome:
-    return ToolOutcome(
-        call_id=call_id,
-        tool_name=tool_name,
-        status=TerminalStatus.CANCELLED,
-        execution_status=ExecutionStatus.NOT_STARTED,
-        error_type=ToolErrorType.EXECUTION_DENIED,
-        content=SKIPPED_CALL_CONTENT,
-    )
 
 
 class InvalidParamsGuard(BaseModel):

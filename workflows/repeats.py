@@ -1,10 +1,11 @@
 """The failed-call repeat refusal: never run an unchanged repeat of a call that already failed.
 
-Seed ``004_…`` and docs/architecture.md, "The failed-call refusal". The prompt workflow keeps one
-:class:`FailedCallLog` as
-state: after a call ran and failed it records the call's digest with a masked reason;
-before admitting a call it checks the digest and, on a hit, answers the model with the
-earlier reason instead of running the tool. Everything here is pure and deterministic.
+Seed ``004_…`` and docs/architecture.md, "The failed-call refusal". A prompt keeps one
+:class:`FailedCallLog` (in ``workflows.batch``): after a call ran and failed it records the
+call's digest with a masked reason; before admitting a call it checks the digest and, on a
+hit, answers the model with the earlier reason instead of running the tool
+(``workflows.synthetic_outcomes.refused_outcome``). Everything here is pure and
+deterministic.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from workflows.outcome import ExecutionStatus, TerminalStatus, ToolErrorType, ToolOutcome
+from workflows.outcome import ToolOutcome
 
 REMEMBERED_FAILURES = 64
 # Built-in tools whose success can change what a repeated call would meet (a file edited,
@@ -177,27 +178,3 @@ class FailedCallLog(BaseModel):
     @property
     def limit_exceeded(self) -> bool:
         return self.repeats > self.max_repeats
-
-
-def refused_outcome(
-    *,
-    call_id: str,
-    tool_name: str,
-    policy_tool_name: str | None,
-    tool_type: str | None,
-    reason: str,
-) -> ToolOutcome:
-    """The result the model gets instead of running a refused repeat."""
-    text = refusal_text(tool_name, reason)
-    return ToolOutcome(
-        call_id=call_id,
-        tool_name=tool_name,
-        policy_tool_name=policy_tool_name,
-        tool_type=tool_type,
-        status=TerminalStatus.ERROR,
-        execution_status=ExecutionStatus.NOT_STARTED,
-        error_type=ToolErrorType.EXECUTION_DENIED,
-        content=text,
-        error_message=text,
-        refused_repeat=True,
-    )

@@ -148,10 +148,8 @@ class SessionWorkflow:
             history=recent_history(self._conversation, MAX_CONVERSATION_CHARS // 2),
             client_metadata=settings.client_metadata,
             guard_mode=self._guard_mode,
-            refusal_mode=settings.refusal_mode,
-            max_tool_calls_per_turn=settings.max_tool_calls_per_turn,
-            approval_mode=settings.approval_mode,
-            permission_timeout_seconds=settings.permission_timeout_seconds,
+            scenario=settings.scenario,
+            **settings.prompt_options(),
         )
         self._running = await workflow.start_child_workflow(
             PromptWorkflow.run,

@@ -5,36 +5,34 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from workflows.activity_io import ModelSpec
 from workflows.conversation import Message
 from workflows.guard import GuardMode
-from workflows.prompt_io import (
-    DEFAULT_MAX_TOOL_CALLS_PER_TURN,
-    ApprovalMode,
-    LoopType,
-    StopReason,
-)
-from workflows.repeats import RefusalMode
+from workflows.prompt_io import LoopType, StopReason
+from workflows.prompt_options import PromptOptions
+from workflows.scenario_io import ScenarioHooks, lift_legacy_prompt_keys
 
 MAX_PROMPT_CHARS = 100_000
 # A session keeps this many finished prompts in its status; older ones are in Temporal.
 FINISHED_PROMPTS_KEPT = 50
 
 
-class SessionSettings(BaseModel):
-    """What every prompt of the session runs with."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class SessionSettings(PromptOptions):
+    """What every prompt of the session runs with: the workspace, the model, the client's
+    metadata and every option of :class:`PromptOptions` as a top-level field."""
 
     workspace_root: str
     model: ModelSpec = Field(default_factory=ModelSpec)
-    approval_mode: ApprovalMode = ApprovalMode.DEFAULT
-    refusal_mode: RefusalMode = RefusalMode.ENFORCE
-    max_tool_calls_per_turn: int = Field(default=DEFAULT_MAX_TOOL_CALLS_PER_TURN, ge=0)
-    permission_timeout_seconds: float = Field(default=300.0, gt=0)
     client_metadata: dict[str, Any] = Field(default_factory=dict)
+    # A scripted session (simulations, end-to-end tests): handed to every prompt.
+    scenario: ScenarioHooks | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _lift_legacy_scenario_keys(cls, data: Any) -> Any:
+        return lift_legacy_prompt_keys(data)
 
 
 class QueuedSessionPrompt(BaseModel):

@@ -52,7 +52,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from workflows.activity_io import SettingSource
 from workflows.guard import GuardMode, parse_guard_mode
-from workflows.prompt_io import ApprovalMode
+from workflows.prompt_options import DEFAULT_PERMISSION_TIMEOUT_SECONDS, ApprovalMode
 from workflows.session_io import MAX_PROMPT_CHARS
 
 CONFIG_DIR_NAME = "seawall"
@@ -560,7 +560,7 @@ class SeawallSettings(BaseSettings):
         read_by=(GATEWAY,),
     )
     permission_timeout_seconds: float = setting(
-        300.0,
+        DEFAULT_PERMISSION_TIMEOUT_SECONDS,
         "how long a permission request waits for an answer",
         env="SEAWALL_PERMISSION_TIMEOUT_SECONDS",
         read_by=(GATEWAY,),

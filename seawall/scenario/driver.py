@@ -15,12 +15,9 @@ from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
 from seawall.scenario.format import Scenario, ScenarioError
-from workflows.activity_io import ModelSpec
 from workflows.guard import GuardMode
 from workflows.prompt import PromptWorkflow
 from workflows.prompt_io import (
-    BatchRelease,
-    DriverWait,
     InputBoundaryReport,
     PermissionAnswer,
     PromptInput,
@@ -28,6 +25,8 @@ from workflows.prompt_io import (
     QueuedPrompt,
     UserInput,
 )
+from workflows.scenario_hooks import BatchRelease, DriverWait
+from workflows.scenario_io import ScenarioHooks
 
 
 def prepare_workspace(scenario: Scenario, root: Path) -> Path:
@@ -45,10 +44,11 @@ def prepare_workspace(scenario: Scenario, root: Path) -> Path:
 def prompt_input(
     scenario: Scenario, workspace: Path, mode_override: GuardMode | None = None
 ) -> PromptInput:
+    """The scenario as a prompt: its options, and its script, fixtures and event batches
+    through the scenario channel."""
     return PromptInput(
         prompt=scenario.prompt,
         workspace_root=str(workspace),
-        model=ModelSpec(provider="scripted", script=scenario.model),
         route=scenario.route,
         client_metadata={"channel": True} if scenario.channel else {},
         guard_mode=mode_override or scenario.mode,
@@ -57,8 +57,11 @@ def prompt_input(
         max_model_requests=scenario.max_model_requests,
         approval_mode=scenario.approval_mode,
         permission_timeout_seconds=scenario.permission_timeout_seconds,
-        fixture_tools=scenario.tools,
-        pause_at_batches=sorted({event.batch for event in scenario.events}),
+        scenario=ScenarioHooks(
+            model_script=scenario.model,
+            fixture_tools=scenario.tools,
+            pause_at_batches=sorted({event.batch for event in scenario.events}),
+        ),
     )
 
 

@@ -13,10 +13,19 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from workflows.activity_io import FixtureTool, ModelScript
 from workflows.guard import GuardMode
-from workflows.prompt_io import DEFAULT_MAX_TOOL_CALLS_PER_TURN, ApprovalMode, Route
+from workflows.prompt_io import Route
+from workflows.prompt_options import (
+    DEFAULT_MAX_MODEL_REQUESTS,
+    DEFAULT_MAX_TOOL_CALLS_PER_TURN,
+    ApprovalMode,
+)
 from workflows.repeats import RefusalMode
+from workflows.scenario_io import FixtureTool, ModelScript
+
+# Scenarios answer "ignore" permission choices by letting the request time out: a short
+# default keeps such runs quick (prompts default to DEFAULT_PERMISSION_TIMEOUT_SECONDS).
+SCENARIO_PERMISSION_TIMEOUT_SECONDS = 2.0
 
 
 class ScenarioError(Exception):
@@ -62,9 +71,9 @@ class Scenario(_Strict):
     route: Route = Route.INTERACTIVE
     channel: bool = False
     max_tool_calls_per_turn: int = Field(default=DEFAULT_MAX_TOOL_CALLS_PER_TURN, ge=0)
-    max_model_requests: int = Field(default=50, ge=1)
+    max_model_requests: int = Field(default=DEFAULT_MAX_MODEL_REQUESTS, ge=1)
     approval_mode: ApprovalMode = ApprovalMode.DEFAULT
-    permission_timeout_seconds: float = Field(default=2.0, gt=0)
+    permission_timeout_seconds: float = Field(default=SCENARIO_PERMISSION_TIMEOUT_SECONDS, gt=0)
     workspace: WorkspaceSpec = Field(default_factory=WorkspaceSpec)
     tools: dict[str, FixtureTool] = Field(default_factory=dict)
     model: ModelScript = Field(default_factory=ModelScript)

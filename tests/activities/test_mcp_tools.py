@@ -90,7 +90,7 @@ async def listed(
     tools: ToolActivities, fixture_tools: dict[str, Any] | None = None
 ) -> dict[str, ToolSpec]:
     out = await ActivityEnvironment().run(
-        tools.list_tools, ListToolsInput(fixture_tools=fixture_tools or {})
+        tools.list_tools, ListToolsInput(scenario_tools=fixture_tools)
     )
     return {spec.name: spec for spec in out.tools}
 

@@ -17,16 +17,11 @@ from activities.model import (
     estimate_tokens,
     to_tool_call,
 )
-from workflows.activity_io import (
-    CallModelInput,
-    ModelScript,
-    ModelSpec,
-    ScriptedCall,
-    ScriptedTurn,
-)
+from workflows.activity_io import CallModelInput, ModelSpec
 from workflows.conversation import Message, Role, system_message, user_message
 from workflows.guard import REPEATED_TOOL_FAILURE_REMINDER
 from workflows.outcome import ToolCall
+from workflows.scenario_io import ModelScript, ScriptedCall, ScriptedTurn
 
 
 def assistant(text: str = "") -> Message:
@@ -44,9 +39,8 @@ def request(
     request_number: int = 1,
 ) -> CallModelInput:
     return CallModelInput(
-        model=ModelSpec(
-            provider="scripted", script=ModelScript(turns=turns, after_reminder=after_reminder)
-        ),
+        model=ModelSpec(),
+        scenario_script=ModelScript(turns=turns, after_reminder=after_reminder),
         messages=messages,
         request_number=request_number,
     )
@@ -174,8 +168,9 @@ async def test_usage_is_a_character_based_estimate() -> None:
 # --- the activity ---------------------------------------------------------------------------
 
 
-async def test_activity_uses_the_provider_the_request_names() -> None:
-    activities = ModelActivities({"scripted": ScriptedProvider()})
+async def test_activity_plays_the_scenario_script_whatever_the_provider() -> None:
+    # No provider is configured at all: the scenario channel answers on its own.
+    activities = ModelActivities({})
     turn = ScriptedTurn(text="hi", tool_calls=[ScriptedCall(name="glob", arguments="{oops")])
     reply = await ActivityEnvironment().run(
         activities.call_model, request([user_message("go")], [turn])
@@ -187,9 +182,10 @@ async def test_activity_uses_the_provider_the_request_names() -> None:
 
 async def test_an_unknown_provider_fails_without_retrying() -> None:
     activities = ModelActivities({"demo": DemoProvider()})
+    unscripted = CallModelInput(
+        model=ModelSpec(provider="openai"), messages=[user_message("go")], request_number=1
+    )
     with pytest.raises(ApplicationError) as caught:
-        await ActivityEnvironment().run(
-            activities.call_model, request([user_message("go")], [ScriptedTurn(text="x")])
-        )
+        await ActivityEnvironment().run(activities.call_model, unscripted)
     assert caught.value.non_retryable
     assert caught.value.type == "UnknownModelProvider"

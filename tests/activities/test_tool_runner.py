@@ -21,14 +21,9 @@ from activities.fixtures import check_fixture
 from activities.mcp.pool import McpPool
 from activities.tool_runner import SPILL_DIR, ToolActivities, spill_name
 from activities.tools import BUILTIN_TOOLS, BuiltinTool, ToolArgs, ToolContext
-from workflows.activity_io import (
-    CheckToolCallInput,
-    FixtureOutcome,
-    FixtureTool,
-    ListToolsInput,
-    RunToolInput,
-)
+from workflows.activity_io import CheckToolCallInput, ListToolsInput, RunToolInput
 from workflows.outcome import ToolCall, ToolOutcome
+from workflows.scenario_io import FixtureOutcome, FixtureTool
 
 
 @pytest.fixture
@@ -247,7 +242,7 @@ FLAKY = fixture(
 async def test_fixture_outcomes_are_used_in_order_and_the_last_repeats(ws: Path) -> None:
     seen = []
     for ordinal in range(4):
-        outcome = await run(ws, tool_call("flaky_api", {}), fixture=FLAKY, ordinal=ordinal)
+        outcome = await run(ws, tool_call("flaky_api", {}), scenario_fixture=FLAKY, ordinal=ordinal)
         seen.append((outcome.status, outcome.execution_status, outcome.content))
     assert seen == [
         ("error", "error", "HTTP 500"),
@@ -260,7 +255,7 @@ async def test_fixture_outcomes_are_used_in_order_and_the_last_repeats(ws: Path)
 async def test_fixture_error_type_sets_execution_error_type_only_for_execution_errors(
     ws: Path,
 ) -> None:
-    first = await run(ws, tool_call("flaky_api", {}), fixture=FLAKY)
+    first = await run(ws, tool_call("flaky_api", {}), scenario_fixture=FLAKY)
     assert first.error_type == first.execution_error_type == "execution_failed"
     assert first.error_message == "HTTP 500"
     assert first.policy_tool_name == "flaky_api"
@@ -269,7 +264,7 @@ async def test_fixture_error_type_sets_execution_error_type_only_for_execution_e
     post = fixture(
         FixtureOutcome(status="error", execution_status="success", error_type="output_truncated")
     )
-    outcome = await run(ws, tool_call("post", {}), fixture=post)
+    outcome = await run(ws, tool_call("post", {}), scenario_fixture=post)
     assert outcome.error_type == "output_truncated"
     assert outcome.execution_error_type is None
 
@@ -281,7 +276,7 @@ async def test_fixture_error_type_sets_execution_error_type_only_for_execution_e
             execution_error_type="file_not_found",
         )
     )
-    outcome = await run(ws, tool_call("explicit", {}), fixture=explicit)
+    outcome = await run(ws, tool_call("explicit", {}), scenario_fixture=explicit)
     assert (outcome.error_type, outcome.execution_error_type) == (
         "output_truncated",
         "file_not_found",
@@ -298,7 +293,8 @@ async def test_fixture_may_report_a_missing_execution_status_or_a_violation(ws: 
         tool_type="mcp",
     )
     missing, violation, unseen = [
-        await run(ws, tool_call("mcp__srv__odd", {}), fixture=odd, ordinal=i) for i in range(3)
+        await run(ws, tool_call("mcp__srv__odd", {}), scenario_fixture=odd, ordinal=i)
+        for i in range(3)
     ]
     assert missing.execution_status is None
     assert missing.execution_error_type is None
@@ -310,7 +306,7 @@ async def test_fixture_may_report_a_missing_execution_status_or_a_violation(ws: 
 async def test_fixture_ignores_arguments_and_output_limits(ws: Path) -> None:
     big = fixture(FixtureOutcome(content="z" * 1000))
     call = tool_call("big", None, raw_arguments="{broken")
-    outcome = await run(ws, call, fixture=big, max_output_chars=10)
+    outcome = await run(ws, call, scenario_fixture=big, max_output_chars=10)
     assert outcome.content == "z" * 1000
     assert check_fixture(call, big) is None
     assert not (ws / ".seawall").exists()
@@ -366,7 +362,7 @@ async def test_cancelled_hang_fixture_activity_returns_a_cancelled_outcome(ws: P
     inp = RunToolInput(
         call=tool_call("wait", {}),
         workspace_root=str(ws),
-        fixture=fixture(FixtureOutcome(hang=True)),
+        scenario_fixture=fixture(FixtureOutcome(hang=True)),
     )
     outcome, beats = await cancel_after_first_heartbeat(inp)
     assert (outcome.status, outcome.execution_status) == ("cancelled", "cancelled")
@@ -399,7 +395,7 @@ async def test_list_tools_merges_fixtures_over_builtins_sorted_by_name() -> None
         ),
     }
     out = await ActivityEnvironment().run(
-        tool_activities().list_tools, ListToolsInput(fixture_tools=fixtures)
+        tool_activities().list_tools, ListToolsInput(scenario_tools=fixtures)
     )
     names = [t.name for t in out.tools]
     assert names == sorted(names)
@@ -444,7 +440,9 @@ async def test_check_tool_call_accepts_valid_and_fixture_calls(ws: Path) -> None
     assert await env.run(check_tool_call, CheckToolCallInput(call=valid)) is None
     assert not (ws / "a.txt").exists()
     broken = tool_call("flaky_api", None, raw_arguments="{")
-    checked = await env.run(check_tool_call, CheckToolCallInput(call=broken, fixture=FLAKY))
+    checked = await env.run(
+        check_tool_call, CheckToolCallInput(call=broken, scenario_fixture=FLAKY)
+    )
     assert checked is None
 
 

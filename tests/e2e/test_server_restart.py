@@ -12,10 +12,11 @@ from seawall.runtime.plugin import connect
 from seawall.runtime.temporal_setup import ensure_search_attributes
 from tests.e2e.test_stack import free_port, until
 from worker import build_worker
-from workflows.activity_io import ModelScript, ModelSpec
 from workflows.guard import GuardMode
 from workflows.prompt import PromptWorkflow
-from workflows.prompt_io import ApprovalMode, PromptInput, PromptResult, StopReason
+from workflows.prompt_io import PromptInput, PromptResult, StopReason
+from workflows.prompt_options import ApprovalMode
+from workflows.scenario_io import ModelScript, ScenarioHooks
 
 
 def start_server(config: StackConfig) -> subprocess.Popen[bytes]:
@@ -62,7 +63,7 @@ async def test_a_prompt_survives_a_dev_server_restart(tmp_path: Path) -> None:
                 PromptInput(
                     prompt="build",
                     workspace_root=str(workspace),
-                    model=ModelSpec(provider="scripted", script=script),
+                    scenario=ScenarioHooks(model_script=script),
                     guard_mode=GuardMode.ENFORCE,
                     approval_mode=ApprovalMode.YOLO,
                 ),

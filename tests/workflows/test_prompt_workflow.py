@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from structlog.testing import capture_logs
-from temporalio.client import Client, WorkflowUpdateFailedError
+from temporalio.client import Client
 
 from tests.scenario_helpers import (
     calls,
@@ -26,21 +26,19 @@ from tests.scenario_helpers import (
     stops,
     tool_messages,
 )
-from workflows.activity_io import ModelScript, ModelSpec
 from workflows.conversation import MID_TURN_INPUT_PREFIX, Role
 from workflows.guard import REPEATED_TOOL_FAILURE_REMINDER, GuardMode
 from workflows.prompt import PromptWorkflow
 from workflows.prompt_io import (
-    ApprovalMode,
-    DriverWait,
     EventKind,
     EventsQuery,
     LoopType,
-    PermissionAnswer,
     PromptInput,
     StopReason,
 )
+from workflows.prompt_options import ApprovalMode
 from workflows.repeats import MAX_REPEATS
+from workflows.scenario_io import ModelScript, ScenarioHooks
 
 pytestmark = pytest.mark.asyncio
 
@@ -268,54 +266,6 @@ async def test_channel_and_non_interactive_prompts_are_forced_off(
     assert reminders(result) == 0
 
 
-async def test_permission_rejection_never_counts_and_writes_nothing(
-    client: Client, task_queue: str, tmp_path: Path
-) -> None:
-    result = await run(client, task_queue, scenario_file("permission-rejected"), workspace=tmp_path)
-
-    assert result.stop_reason is StopReason.END_TURN
-    assert set(decisions(result)) == {"none"}  # cancelled from idle changes nothing
-    assert not list(tmp_path.glob("*.txt"))
-    assert all("did not approve" in m.content for m in tool_messages(result))
-
-
-async def test_unanswered_permission_times_out_as_cancelled(
-    client: Client, task_queue: str, tmp_path: Path
-) -> None:
-    spec = scenario(
-        mode="enforce",
-        permissions={"write_file": "ignore"},
-        permission_timeout_seconds=0.5,
-        model={
-            "turns": [
-                {"tool_calls": [{"name": "write_file", "arguments": {"path": "x", "content": "1"}}]}
-            ]
-        },
-    )
-    result = await run(client, task_queue, spec, workspace=tmp_path)
-
-    assert "did not approve" in tool_messages(result)[0].content
-    assert not (tmp_path / "x").exists()
-
-
-async def test_approved_write_runs(client: Client, task_queue: str, tmp_path: Path) -> None:
-    spec = scenario(
-        mode="enforce",
-        model={
-            "turns": [
-                {
-                    "tool_calls": [
-                        {"name": "write_file", "arguments": {"path": "x.txt", "content": "hi"}}
-                    ]
-                }
-            ]
-        },
-    )
-    await run(client, task_queue, spec, workspace=tmp_path)
-
-    assert (tmp_path / "x.txt").read_text() == "hi"
-
-
 # --- seed 004 end to end ----------------------------------------------------------------
 
 
@@ -450,60 +400,6 @@ async def test_a_batch_of_eight_runs_concurrently_and_is_reduced_once_settled(
     assert result.guard[0].failure_count == 8
 
 
-# --- messages ---------------------------------------------------------------------------
-
-
-async def test_events_query_streams_updates_after_a_cursor(client: Client, task_queue: str) -> None:
-    result = await run(client, task_queue, scenario_file("read-missing-file-loop"))
-    handle = client.get_workflow_handle(result.workflow_id)
-
-    events = await handle.query(PromptWorkflow.events, EventsQuery(after=0))
-    kinds = [e.kind for e in events]
-    assert [e.seq for e in events] == list(range(1, len(events) + 1))
-    assert kinds.count(EventKind.TOOL_CALL_STARTED) == 9
-    assert kinds.count(EventKind.TOOL_CALL_SETTLED) == 9
-    assert kinds.count(EventKind.REMINDER) == 1
-    assert kinds.count(EventKind.STOP) == 1
-    assert kinds[-1] is EventKind.PROMPT_FINISHED
-    later = await handle.query(PromptWorkflow.events, EventsQuery(after=events[-3].seq))
-    assert later == events[-2:]
-
-
-async def test_answer_permission_rejects_an_unknown_request(
-    client: Client, task_queue: str, tmp_path: Path
-) -> None:
-    write = {"name": "write_file", "arguments": {"path": "x.txt", "content": "1"}}
-    handle = await client.start_workflow(
-        PromptWorkflow.run,
-        PromptInput(
-            prompt="write",
-            workspace_root=str(tmp_path),
-            guard_mode=GuardMode.ENFORCE,
-            model=ModelSpec(
-                provider="scripted",
-                script=ModelScript.model_validate({"turns": [{"tool_calls": [write]}]}),
-            ),
-        ),
-        id=f"prompt-permission-{uuid.uuid4().hex[:8]}",
-        task_queue=task_queue,
-    )
-    pause = await handle.execute_update(PromptWorkflow.wait_for_driver, DriverWait())
-    (request,) = pause.pending_permissions
-
-    with pytest.raises(WorkflowUpdateFailedError):
-        await handle.execute_update(
-            PromptWorkflow.answer_permission, PermissionAnswer(request_id="nope", approve=True)
-        )
-    await handle.execute_update(
-        PromptWorkflow.answer_permission,
-        PermissionAnswer(request_id=request.request_id, approve=True),
-    )
-    result = await handle.result()
-
-    assert (tmp_path / "x.txt").read_text() == "1"
-    assert result.stop_reason is StopReason.END_TURN
-
-
 # --- the operator mode ------------------------------------------------------------------
 
 
@@ -548,14 +444,6 @@ async def test_invalid_operator_mode_falls_back_to_shadow_and_a_project_env_is_i
     assert len(diagnostics) == 1
 
 
-async def test_events_land_at_the_same_batch_on_every_run(client: Client, task_queue: str) -> None:
-    spec = scenario_file("mid-turn-input-reset")
-    results = [await run(client, task_queue, spec) for _ in range(3)]
-
-    assert all(r.guard == results[0].guard for r in results)
-    assert all(r.messages == results[0].messages for r in results)
-
-
 async def test_cancelling_a_prompt_cancels_its_running_shell_command(
     client: Client, task_queue: str, tmp_path: Path
 ) -> None:
@@ -570,9 +458,8 @@ async def test_cancelling_a_prompt_cancels_its_running_shell_command(
             workspace_root=str(tmp_path),
             guard_mode=GuardMode.ENFORCE,
             approval_mode=ApprovalMode.YOLO,
-            model=ModelSpec(
-                provider="scripted",
-                script=ModelScript.model_validate({"turns": [{"tool_calls": [long_call]}]}),
+            scenario=ScenarioHooks(
+                model_script=ModelScript.model_validate({"turns": [{"tool_calls": [long_call]}]})
             ),
         ),
         id=f"prompt-cancel-shell-{uuid.uuid4().hex[:8]}",

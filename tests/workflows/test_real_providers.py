@@ -27,11 +27,12 @@ from tests.activities.mcp_helpers import (
     stdio_server,
 )
 from tests.scenario_helpers import decisions, reminders, stops, tool_messages
-from workflows.activity_io import CALL_MODEL, ModelScript, ModelSpec
+from workflows.activity_io import CALL_MODEL, ModelSpec
 from workflows.conversation import Role
 from workflows.guard import GuardMode
 from workflows.prompt import PromptWorkflow
 from workflows.prompt_io import LoopType, PromptInput, PromptResult, StopReason
+from workflows.scenario_io import ModelScript, ScenarioHooks
 
 pytestmark = pytest.mark.asyncio
 
@@ -71,15 +72,22 @@ def mcp_servers(operator_env: pytest.MonkeyPatch) -> None:
 
 
 async def run_prompt(
-    client: Client, task_queue: str, workspace: Path, model: ModelSpec, prompt: str = "go"
+    client: Client,
+    task_queue: str,
+    workspace: Path,
+    model: ModelSpec | ModelScript,
+    prompt: str = "go",
 ) -> PromptResult:
+    """Run a prompt against ``model``: a provider, or a script through the scenario channel."""
+    scenario = ScenarioHooks(model_script=model) if isinstance(model, ModelScript) else None
     return await client.execute_workflow(
         PromptWorkflow.run,
         PromptInput(
             prompt=prompt,
             workspace_root=str(workspace),
             guard_mode=GuardMode.ENFORCE,
-            model=model,
+            model=model if isinstance(model, ModelSpec) else ModelSpec(),
+            scenario=scenario,
         ),
         id=f"prompt-real-{uuid.uuid4().hex[:10]}",
         task_queue=task_queue,
@@ -217,13 +225,7 @@ async def test_mcp_tool_failing_the_same_way_is_warned_then_stopped(
     )
 
     with captured_logs() as logs:
-        result = await run_prompt(
-            client,
-            task_queue,
-            tmp_path,
-            ModelSpec(provider="scripted", script=script),
-            prompt="use the backend",
-        )
+        result = await run_prompt(client, task_queue, tmp_path, script, prompt="use the backend")
 
     assert result.stop_reason is StopReason.LOOP_DETECTED
     assert result.loop_type is LoopType.REPEATED_TOOL_EXECUTION_FAILURE
@@ -257,9 +259,7 @@ async def test_mcp_tools_are_listed_once_and_called_from_a_prompt(
         }
     )
 
-    result = await run_prompt(
-        client, task_queue, tmp_path, ModelSpec(provider="scripted", script=script)
-    )
+    result = await run_prompt(client, task_queue, tmp_path, script)
 
     assert result.stop_reason is StopReason.END_TURN
     first_pid, echoed, second_pid = (m.content for m in tool_messages(result))
@@ -284,9 +284,7 @@ async def test_refused_mcp_repeat_keeps_the_server_name_out_of_logs(
     )
 
     with captured_logs() as logs:
-        result = await run_prompt(
-            client, task_queue, tmp_path, ModelSpec(provider="scripted", script=script)
-        )
+        result = await run_prompt(client, task_queue, tmp_path, script)
 
     assert result.tool_calls.executed == 1
     assert result.tool_calls.refused == 1

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workflows.outcome import ExecutionStatus, TerminalStatus, ToolErrorType, ToolOutcome
+from workflows.outcome import ExecutionStatus, TerminalStatus, ToolCall, ToolErrorType, ToolOutcome
 from workflows.repeats import (
     MAX_REASON_CHARS,
     MAX_REPEATS,
@@ -30,9 +30,9 @@ from workflows.repeats import (
     masked_reason,
     parse_refusal_mode,
     refusal_text,
-    refused_outcome,
     repeat_limit_stop_message,
 )
+from workflows.synthetic_outcomes import refused_outcome
 
 WS = "/ws"
 
@@ -96,9 +96,8 @@ def refusal_for(log: FailedCallLog, d: str, name: str = "read_file") -> ToolOutc
     assert log.check(d) is RepeatCheck.REFUSE
     reason = log.earlier_reason(d)
     assert reason is not None
-    return refused_outcome(
-        call_id="c2", tool_name=name, policy_tool_name=name, tool_type="native", reason=reason
-    )
+    call = ToolCall(call_id="c2", name=name)
+    return refused_outcome(call, policy_tool_name=name, tool_type="native", reason=reason)
 
 
 # --- seed 004 scenarios --------------------------------------------------------------------
@@ -230,8 +229,7 @@ def test_failure_records_exactly_the_call_digest() -> None:
         (
             "refused outcome",
             refused_outcome(
-                call_id="c1",
-                tool_name="read_file",
+                ToolCall(call_id="c1", name="read_file"),
                 policy_tool_name="read_file",
                 tool_type="native",
                 reason="boom",
@@ -319,7 +317,7 @@ def test_digest_ignores_json_whitespace() -> None:
     )
 
 
-# --- refusal text and refused outcome ------------------------------------------------------
+# --- refusal text -----------------------------------------------------------------------------
 
 
 def test_refusal_text_names_tool_says_change_and_carries_reason() -> None:
@@ -327,24 +325,6 @@ def test_refusal_text_names_tool_says_change_and_carries_reason() -> None:
     assert "edit_file" in text
     assert "Change the call" in text
     assert "no occurrence of 'x' found" in text
-
-
-def test_refused_outcome_shape() -> None:
-    out = refused_outcome(
-        call_id="c9", tool_name="mcp_t", policy_tool_name="mcp__s__t", tool_type="mcp", reason="r"
-    )
-    assert out.refused_repeat is True
-    assert out.status == TerminalStatus.ERROR
-    assert out.execution_status == ExecutionStatus.NOT_STARTED
-    assert out.ran_and_failed is False
-    assert out.contract_violation is False
-    assert (out.call_id, out.tool_name, out.policy_tool_name, out.tool_type) == (
-        "c9",
-        "mcp_t",
-        "mcp__s__t",
-        "mcp",
-    )
-    assert out.content == refusal_text("mcp_t", "r")
 
 
 # --- masking -------------------------------------------------------------------------------

@@ -12,10 +12,11 @@ import pytest
 from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from workflows.activity_io import ModelScript, ModelSpec
 from workflows.conversation import MID_TURN_INPUT_PREFIX, Role
 from workflows.prompt import PromptWorkflow
-from workflows.prompt_io import ApprovalMode, LoopType, PromptResult, StopReason, UserInput
+from workflows.prompt_io import LoopType, PromptResult, StopReason, UserInput
+from workflows.prompt_options import ApprovalMode
+from workflows.scenario_io import ModelScript, ScenarioHooks
 from workflows.session import SessionWorkflow, session_workflow_id
 from workflows.session_io import PromptSubmission, SessionInput, SessionSettings, SessionStatus
 
@@ -48,7 +49,7 @@ async def start_session(
     session_id = uuid.uuid4().hex[:12]
     settings = SessionSettings(
         workspace_root=str(workspace),
-        model=ModelSpec(provider="scripted", script=ModelScript.model_validate({"turns": turns})),
+        scenario=ScenarioHooks(model_script=ModelScript.model_validate({"turns": turns})),
         approval_mode=ApprovalMode.YOLO,
     )
     started = await client.start_workflow(
