@@ -21,7 +21,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 
 typecheck: $(STAMP)
-	$(BIN)/mypy workflows
+	$(BIN)/mypy workflows activities gateway seawall bench scripts worker.py
 
 test: lint typecheck
 	$(BIN)/pytest

@@ -1,8 +1,9 @@
 """MCP tool servers configured by the operator, reached through a per-worker pool.
 
 This package's top level is light (configuration and names only); the SDK-backed modules
-:mod:`activities.mcp.pool` and :mod:`activities.mcp.tools` are imported when a server is
-configured, so a worker without MCP servers never loads the SDK.
+:mod:`activities.mcp.connection` and :mod:`activities.mcp.tools` are imported when a server
+is configured (the pool in :mod:`activities.mcp.pool` holds connections without the SDK), so
+a worker without MCP servers never loads the SDK.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """Run a scenario through the real ``PromptWorkflow`` and drive its events.
 
 The driver lands each event inside exactly the batch the scenario names: the workflow
-pauses once that batch's tools are started, the driver sends the event's signal (or cancels)
-and releases the batch. Signals are ordered in history before the batch's drain, so every
-run sees the same thing. Permission requests are answered from the scenario.
+pauses once that batch's calls have settled (all but those scripted to hang), the driver
+sends the event's signal (or cancels) and releases the batch. Signals are ordered in
+history before the batch's drain, so every run sees the same thing. Permission requests
+are answered from the scenario.
 """
 
 from __future__ import annotations

@@ -327,7 +327,7 @@ async def test_hang_fixture_heartbeats_until_cancelled(
     inp = RunToolInput(
         call=tool_call("wait", {}),
         workspace_root=str(ws),
-        fixture=fixture(FixtureOutcome(hang=True)),
+        scenario_fixture=fixture(FixtureOutcome(hang=True)),
     )
     task = asyncio.create_task(tool_activities().execute(inp, beat))
     await asyncio.wait_for(two_beats.wait(), timeout=5)
