@@ -1,0 +1,120 @@
+"""Progress evidence: what a call's result says about whether the model is getting anywhere.
+
+The seeds key every rule on *what was called* (the tool and its error type, or the call's
+argument digest) and never look at *what came back*. Real sessions show why that is not
+enough (docs/architecture.md, "Loop profiles"): a build that fails differently after every
+edit is progress, and a status command that fails the same way while a job runs is waiting,
+while a command whose output is the same every time, with only a timestamp or a pid
+drifting, is a loop. The recommended profile's rules therefore compare results through a
+*fingerprint*: a digest of the output with the parts that always vary (timestamps, pids,
+durations, addresses, the call's own argument values, paths) masked, so two results share a
+fingerprint exactly when they say the same thing.
+
+A fingerprint is private, like the failure key: it is kept in workflow state only, and is
+never logged, labelled or put in a search attribute. Everything here is pure and
+deterministic (no clock, no I/O), so the workflow and the benchmark simulator reach the
+same verdicts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from workflows.outcome import ToolCall
+
+# Argument values shorter than this are too likely to occur by chance in unrelated output.
+MIN_MASKED_ARGUMENT_CHARS = 3
+
+_VOLATILE_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
+    # ISO-8601 and common log timestamps, then bare clock times.
+    (
+        re.compile(
+            r"\d{4}-\d{2}-\d{2}[T ]\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?"
+        ),
+        "<time>",
+    ),
+    (re.compile(r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<time>"),
+    # UUIDs and long hex runs (commit ids, addresses, hashes in asset names).
+    (
+        re.compile(
+            r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"
+        ),
+        "<id>",
+    ),
+    (re.compile(r"\b0x[0-9a-fA-F]+\b"), "<addr>"),
+    (re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,}\b"), "<hex>"),
+    # Durations: "0.53s", "1m12s", "48.21 s", "350ms", "2 minutes".
+    (
+        re.compile(
+            r"\b\d+(?:\.\d+)?\s*(?:ms|milliseconds?|µs|us|ns|s|sec|secs|seconds?|m|min|mins|"
+            r"minutes?|h|hours?)\b(?:\s*\d+(?:\.\d+)?\s*(?:ms|s|sec|seconds?|m|min)\b)*"
+        ),
+        "<duration>",
+    ),
+    (re.compile(r"\b\d+m\d+(?:\.\d+)?s\b"), "<duration>"),
+    # Process ids, attempt counters and ports in "pid 123", "attempt 4", "try #3".
+    (
+        re.compile(r"\b(pid|process|attempt|try|retry|run|job|request)(\s*[#:=]?\s*)\d+\b", re.I),
+        r"\1\2<n>",
+    ),
+)
+_PATH = re.compile(r"(?<![\w.~-])(?:~|\.{1,2})?/[^\s'\"`<>|;,:()\[\]{}]+")
+_SPACE = re.compile(r"\s+")
+
+
+def _argument_strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            yield from _argument_strings(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _argument_strings(item)
+
+
+def normalized_output(text: str, arguments: Mapping[str, Any] | None = None) -> str:
+    """``text`` with what always varies masked, so equal meanings compare equal.
+
+    The call's own string arguments are masked first (longest first), so "not found:
+    a.txt" and "not found: b.txt" from two reads of two missing files say the same thing,
+    while the rest of the output (which test failed, which line the compiler names) is kept.
+    """
+    out = text
+    values = {v for v in _argument_strings(arguments or {}) if len(v) >= MIN_MASKED_ARGUMENT_CHARS}
+    for value in sorted(values, key=len, reverse=True):
+        out = out.replace(value, "<arg>")
+    for pattern, replacement in _VOLATILE_PATTERNS:
+        out = pattern.sub(replacement, out)
+    out = _PATH.sub("<path>", out)
+    return _SPACE.sub(" ", out).strip()
+
+
+def output_fingerprint(text: str, arguments: Mapping[str, Any] | None = None) -> str:
+    """A private digest of :func:`normalized_output`; equal exactly when the outputs say the
+    same thing. Never log or label it."""
+    normalized = normalized_output(text, arguments)
+    return hashlib.sha256(normalized.encode("utf-8")).hexdigest()[:32]
+
+
+# A shell command that waits for time to pass (or for something else to happen) before it
+# answers: its result depends on when it runs, so an identical repeat is not a repeat.
+_WAITING_COMMAND = re.compile(
+    r"(?:^|[;&|(]|\bdo\b|\bthen\b)\s*(?:sleep|wait|watch)\b"
+    r"|\bgh\s+run\s+watch\b|\bkubectl\s+(?:wait|rollout\s+status)\b"
+    r"|--watch\b|--wait\b|\buntil\b.*\bdo\b"
+)
+_WAITING_TOOL_NAMES = frozenset({"sleep", "wait"})
+
+
+def waits_for_time(call: ToolCall) -> bool:
+    """True for a call whose point is to let time pass (``sleep 30``, ``kubectl rollout
+    status``, ``gh run watch``, a ``wait`` tool): after it, the world may have changed."""
+    name = call.name.rsplit("__", 1)[-1].lower()
+    if name in _WAITING_TOOL_NAMES:
+        return True
+    command = (call.arguments or {}).get("command")
+    return isinstance(command, str) and bool(_WAITING_COMMAND.search(command))
