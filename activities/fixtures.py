@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 
 from workflows.activity_io import ToolSpec
-from workflows.outcome import ExecutionStatus, ToolCall, ToolOutcome
+from workflows.outcome import ExecutionStatus, ToolCall, ToolOutcome, is_denial
 from workflows.scenario_io import FixtureTool
 from workflows.synthetic_outcomes import cancelled_outcome
 
@@ -66,4 +66,6 @@ async def run_fixture(call: ToolCall, fixture: FixtureTool, ordinal: int) -> Too
         error_type=scripted.error_type,
         content=scripted.content or scripted.message or "",
         error_message=scripted.message,
+        # A scripted denial is the tool's own permission layer saying no.
+        denied=is_denial(scripted.status, scripted.execution_status, scripted.error_type),
     )

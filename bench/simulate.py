@@ -3,10 +3,12 @@
 ``simulate_seawall`` walks a scenario's script through the same pure pieces, in the same
 order, as ``PromptWorkflow`` does: the scripted model (``activities.model.scripted_turn``),
 batch admission and settlement (``workflows.batch``: the tool-call cap, provider call-id
-dedup, the failed-call refusal, the invalid-parameter guard), fixture outcomes
-(``activities.fixtures.run_fixture``), the input boundary and the repeated-failure reducer
-(``workflows.guard.reduce``). No Temporal, no I/O, no clock: the same scenario gives the
-same result every time, in microseconds. ``bench/loops.py`` checks it against the real
+dedup, the failed-call refusal, the invalid-parameter guard and, in the recommended loop
+profile, ``workflows.progress_rules``), fixture outcomes
+(``activities.fixtures.run_fixture``), the input boundary, the repeated-failure reducer
+(``workflows.guard.reduce``) and the recommended profile's rule review, reminders and stops.
+No Temporal, no I/O, no clock: the same scenario gives the same result every time, in
+microseconds. ``bench/loops.py`` checks it against the real
 workflow on a sample, so any drift in what is not shared shows up there.
 
 ``simulate_baseline`` plays the same script with none of Seawall's protections and one of
@@ -23,7 +25,7 @@ the outcomes as a fixture tool of the same name instead (fixtures replace built-
 from __future__ import annotations
 
 import functools
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -36,7 +38,14 @@ from activities.tools import BUILTIN_TOOLS
 from seawall.scenario.driver import prompt_input
 from seawall.scenario.format import Scenario, ScenarioEvent
 from workflows.activity_io import CallModelInput, ToolSpec
-from workflows.batch import BatchAdmission, BatchProtections, guard_entry, guard_input
+from workflows.batch import (
+    BatchAdmission,
+    BatchProtections,
+    guard_entry,
+    guard_input,
+    rule_entry,
+    rule_reminders,
+)
 from workflows.conversation import (
     Message,
     Role,
@@ -51,12 +60,15 @@ from workflows.guard import (
     GuardState,
     reduce,
 )
+from workflows.loop_profile import SEED_SETTINGS, LoopProfile, LoopRule, LoopSettings
 from workflows.outcome import TerminalStatus, ToolCall, ToolOutcome
+from workflows.progress_rules import LoopRules
 from workflows.prompt_io import (
     GuardEntry,
     LoopType,
     PromptInput,
     PromptResult,
+    RuleEntry,
     StopReason,
     ToolCallCounts,
     guard_forced_off,
@@ -68,7 +80,14 @@ from workflows.synthetic_outcomes import permission_denied_outcome, skipped_outc
 # Paths in fixture messages are never inside this root, exactly as they are never inside
 # the random temporary workspace of a real run, so masking gives the same text in both.
 SIM_WORKSPACE = "/nonexistent/seawall-bench-workspace"
+# The recommended profile keeps the name every earlier report used; the seed profile
+# runs beside it under its own.
 SEAWALL = "seawall"
+SEAWALL_SEED = "seawall-seed"
+PROFILE_POLICIES: dict[LoopProfile, str] = {
+    LoopProfile.RECOMMENDED: SEAWALL,
+    LoopProfile.SEED: SEAWALL_SEED,
+}
 CAP_RULE = LoopType.TURN_TOOL_CALL_CAP.value
 
 
@@ -86,6 +105,7 @@ class BatchTrace:
     refused: int = 0
     duplicates: int = 0
     skipped: int = 0
+    denied_repeats: int = 0  # re-requests of denied calls answered without asking
     failed: int = 0  # executed calls whose terminal status is error
 
 
@@ -103,6 +123,8 @@ class SimResult:
     pending_input: list[str]
     enforcement_disabled: bool
     batches: list[BatchTrace] = field(default_factory=list)
+    loop_profile: str = LoopProfile.SEED.value
+    rules: list[RuleEntry] = field(default_factory=list)
 
     @property
     def halted(self) -> bool:
@@ -129,6 +151,8 @@ class SimResult:
             "enforcement_disabled": self.enforcement_disabled,
             "pending_input": list(self.pending_input),
             "messages": [m.model_dump(mode="json") for m in self.messages],
+            "loop_profile": self.loop_profile,
+            "rules": [entry.model_dump() for entry in self.rules],
         }
 
 
@@ -143,6 +167,8 @@ def result_verdict(result: PromptResult) -> dict[str, Any]:
         "enforcement_disabled": result.enforcement_disabled,
         "pending_input": list(result.pending_input),
         "messages": [m.model_dump(mode="json") for m in result.messages],
+        "loop_profile": result.loop_profile,
+        "rules": [entry.model_dump() for entry in result.rules],
     }
 
 
@@ -152,7 +178,7 @@ def verdict_differences(simulated: dict[str, Any], real: dict[str, Any]) -> list
     for key in simulated:
         if simulated[key] == real.get(key):
             continue
-        if key in ("messages", "guard"):
+        if key in ("messages", "guard", "rules"):
             sim_items, real_items = simulated[key], real.get(key) or []
             if len(sim_items) != len(real_items):
                 out.append(f"{key}: {len(sim_items)} simulated vs {len(real_items)} real")
@@ -201,9 +227,11 @@ def _complete(coro: Coroutine[Any, Any, ToolOutcome]) -> ToolOutcome:
 class _Replay:
     """The parts of a prompt that every policy shares: model, tools, events, counts."""
 
-    def __init__(self, scenario: Scenario, mode: GuardMode | None) -> None:
+    def __init__(
+        self, scenario: Scenario, mode: GuardMode | None, loop: LoopSettings | None = None
+    ) -> None:
         self.scenario = scenario
-        self.input: PromptInput = prompt_input(scenario, Path(SIM_WORKSPACE), mode)
+        self.input: PromptInput = prompt_input(scenario, Path(SIM_WORKSPACE), mode, loop)
         self.hooks: ScenarioHooks = self.input.scenario or ScenarioHooks()
         self.tools: dict[str, ToolSpec] = dict(_builtin_specs())
         for name, fixture in self.hooks.fixture_tools.items():
@@ -326,6 +354,8 @@ class _Replay:
         loop_type: str | None,
         guard: list[GuardEntry] | None = None,
         enforcement_disabled: bool = False,
+        loop_profile: LoopProfile = LoopProfile.SEED,
+        rules: list[RuleEntry] | None = None,
     ) -> SimResult:
         return SimResult(
             policy=policy,
@@ -338,6 +368,8 @@ class _Replay:
             pending_input=self.pending_input,
             enforcement_disabled=enforcement_disabled,
             batches=self.traces,
+            loop_profile=loop_profile.value,
+            rules=rules or [],
         )
 
 
@@ -350,6 +382,7 @@ def _trace_admission(trace: BatchTrace, admission: BatchAdmission) -> None:
     answers = [answered.outcome for answered in admission.answered]
     trace.duplicates = sum(1 for outcome in answers if outcome.provider_duplicate)
     trace.refused = sum(1 for outcome in answers if outcome.refused_repeat)
+    trace.denied_repeats = len(answers) - trace.duplicates - trace.refused
 
 
 def simulate_seawall(
@@ -357,27 +390,42 @@ def simulate_seawall(
     mode: GuardMode | None = GuardMode.ENFORCE,
     *,
     operator_mode: GuardMode = GuardMode.SHADOW,
+    loop: LoopSettings | None = None,
+    operator_loop: LoopSettings | None = None,
+    thresholds: Mapping[LoopRule, int] | None = None,
 ) -> SimResult:
     """Replay ``scenario`` through Seawall's protections, exactly as ``PromptWorkflow``.
 
-    ``mode`` overrides the scenario's guard mode like ``seawall run --mode``; with neither,
-    ``operator_mode`` stands in for the operator setting the worker would resolve.
+    ``mode`` and ``loop`` override the scenario's guard mode and loop settings like the
+    benchmark's policies do; with neither, ``operator_mode`` and ``operator_loop`` (default:
+    the recommended profile in the guard's mode) stand in for the operator settings the
+    worker would resolve. ``thresholds`` replaces the recommended rules' reminder thresholds
+    (sensitivity runs; the workflow always uses the defaults).
     """
-    r = _Replay(scenario, mode)
+    r = _Replay(scenario, mode, loop)
     inp = r.input
-    guard_mode = GuardMode.OFF if guard_forced_off(inp) else (inp.guard_mode or operator_mode)
+    forced_off = guard_forced_off(inp)
+    guard_mode = GuardMode.OFF if forced_off else (inp.guard_mode or operator_mode)
+    loop_settings = inp.loop_settings or operator_loop or LoopSettings()
     state = GuardState()
     entries: list[GuardEntry] = []
+    rule_entries: list[RuleEntry] = []
     protections = BatchProtections(inp, inp.workspace_root)
+    protections.use_loop_rules(
+        LoopRules(loop_settings, guard_mode, route_forced_off=forced_off, thresholds=thresholds)
+    )
     r.counts = protections.counts
+    policy = PROFILE_POLICIES[loop_settings.profile]
 
     def done(stop: StopReason, loop_type: LoopType | None = None) -> SimResult:
         return r.result(
-            SEAWALL,
+            policy,
             stop,
             loop_type.value if loop_type else None,
             entries,
             state.enforcement_disabled,
+            loop_settings.profile,
+            rule_entries,
         )
 
     while True:
@@ -389,6 +437,7 @@ def simulate_seawall(
         trace = r.open_batch(calls)
         admission = protections.admit(calls, r.tools)
         _trace_admission(trace, admission)
+        rule_entries.extend(rule_entry(r.batch, d.decision) for d in admission.denied_repeats)
         if admission.capped:
             r.messages.extend(tool_message(outcome) for outcome in admission.skipped)
             cap = protections.cap_stop()
@@ -415,18 +464,26 @@ def simulate_seawall(
                 external_input=bool(drained),
                 queued_prompt=queued,
                 input_reliable=not unreliable,
+                progress=protections.progress,
             ),
         )
         state = decision.state
         entries.append(guard_entry(r.batch, guard_mode, before, decision))
+        rule_decisions = protections.review(
+            input_arrived=bool(drained) or queued or unreliable,
+            enforcement_disabled=state.enforcement_disabled,
+        )
+        rule_entries.extend(rule_entry(r.batch, d) for d in rule_decisions)
 
-        stop = protections.stop_after(decision.kind)
+        stop = protections.stop_after(decision.kind, rule_decisions)
         if stop is not None:
             r.messages.append(system_message(stop.message))
             r.pending_input = drained + r.pending_input
             return done(StopReason.LOOP_DETECTED, stop.loop_type)
+        reminders = rule_reminders(rule_decisions)
         if decision.kind is DecisionKind.WARN:
-            r.messages.append(system_message(REPEATED_TOOL_FAILURE_REMINDER))
+            reminders.insert(0, REPEATED_TOOL_FAILURE_REMINDER)
+        r.messages.extend(system_message(reminder) for reminder in reminders)
         r.messages.extend(mid_turn_message(text) for text in drained)
 
 
@@ -436,7 +493,7 @@ def simulate_seawall(
 def simulate_baseline(scenario: Scenario, rule: BaselineRule) -> SimResult:
     """Replay ``scenario`` with no Seawall protection, under the per-prompt tool-call cap
     (the scenario's, 100 by default) and ``rule``. Every admitted call runs."""
-    r = _Replay(scenario, GuardMode.OFF)
+    r = _Replay(scenario, GuardMode.OFF, SEED_SETTINGS)
     inp = r.input
     calls_requested = 0
     runs_per_tool: dict[str, int] = {}

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from workflows.conversation import Message
 from workflows.guard import GuardMode
+from workflows.loop_profile import LoopSettings
 from workflows.outcome import ToolCall
 from workflows.prompt_options import DEFAULT_MAX_OUTPUT_CHARS, DEFAULT_TOOL_TIMEOUT_SECONDS
 from workflows.scenario_io import (
@@ -152,3 +153,6 @@ class ResolveOperatorSettingsInput(_Strict):
 class OperatorSettings(_Strict):
     guard_mode: GuardMode
     guard_mode_source: SettingSource
+    # None in results recorded before loop profiles existed (docs/architecture.md, "Loop
+    # profiles").
+    loop_settings: LoopSettings | None = None

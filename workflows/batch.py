@@ -12,17 +12,26 @@ batch's failures and invalid parameters. The guard then reads the batch through
 :func:`guard_input`, and :meth:`BatchProtections.stop_after` names the protection that
 stops the prompt, most specific first.
 
+In the recommended loop profile (docs/architecture.md, "Loop profiles") a
+:class:`~workflows.progress_rules.LoopRules` layer joins in: admission may admit an
+unchanged repeat the refusal would refuse, and answers a re-request of a denied call;
+settlement marks progress for the guard; :meth:`BatchProtections.review` runs the
+profile's own rules after the input drain. In the seed profile that layer is absent and
+every decision is the seeds'.
+
 No Temporal, no I/O, no clock. ``PromptWorkflow`` runs the admitted calls as activities and
 ``bench/simulate.py`` as fixtures; both share this one implementation of every decision.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from workflows.activity_io import ToolSpec
+from workflows.denied_calls import DENIED_CALL_REMINDER, DENIED_CALL_STOP_MESSAGE
+from workflows.failure_cycles import FAILURE_CYCLE_REMINDER, FAILURE_CYCLE_STOP_MESSAGE
 from workflows.guard import (
     REPEATED_TOOL_FAILURE_STOP_MESSAGE,
     Batch,
@@ -33,8 +42,11 @@ from workflows.guard import (
     GuardState,
     Observation,
 )
+from workflows.identical_results import IDENTICAL_RESULT_REMINDER, IDENTICAL_RESULT_STOP_MESSAGE
+from workflows.loop_profile import LoopRule
 from workflows.outcome import ExecutionStatus, TerminalStatus, ToolCall, ToolOutcome
-from workflows.prompt_io import GuardEntry, LoopType, ToolCallCounts
+from workflows.progress_rules import RULE_ORDER, LoopRules, RelaxReason, RuleDecision
+from workflows.prompt_io import GuardEntry, LoopType, RuleEntry, ToolCallCounts
 from workflows.prompt_options import PromptOptions
 from workflows.protections import (
     DUPLICATE_STOP_MESSAGE,
@@ -51,8 +63,10 @@ from workflows.repeats import (
     argument_digest,
     repeat_limit_stop_message,
 )
+from workflows.rule_ladder import RuleDecisionKind
 from workflows.synthetic_outcomes import (
     cancelled_outcome,
+    denied_repeat_outcome,
     duplicate_outcome,
     refused_outcome,
     skipped_outcome,
@@ -86,10 +100,29 @@ class Admitted:
 
 @dataclass(frozen=True)
 class FlaggedRepeat:
-    """An unchanged repeat of a failed call: refused (``enforce``) or, in ``shadow``, only
-    counted. Telemetry names the tool by its policy name and type only."""
+    """An unchanged repeat of a failed call: refused (``enforce``), in ``shadow`` only
+    counted, or (recommended profile) admitted for ``relaxed`` reason. Telemetry names the
+    tool by its policy name and type only."""
 
     check: RepeatCheck
+    policy_tool_name: str | None
+    tool_type: str | None
+    relaxed: RelaxReason | None = None
+
+    @property
+    def outcome(self) -> str:
+        """The refusal telemetry's ``outcome`` label."""
+        if self.relaxed is not None:
+            return f"admitted_{self.relaxed.value}"
+        return "repeat" if self.check is RepeatCheck.REFUSE else self.check.value
+
+
+@dataclass(frozen=True)
+class DeniedRepeat:
+    """An identical re-request of a call the user denied: ``answered`` without asking, or
+    in shadow ``would_answer`` (asked as usual)."""
+
+    decision: RuleDecision
     policy_tool_name: str | None
     tool_type: str | None
 
@@ -101,6 +134,7 @@ class BatchAdmission:
     calls: list[ToolCall]
     decisions: list[Answered | Admitted] = field(default_factory=list)
     flagged_repeats: list[FlaggedRepeat] = field(default_factory=list)
+    denied_repeats: list[DeniedRepeat] = field(default_factory=list)
     # The batch would pass the tool-call cap: nothing of it runs, every call is skipped.
     skipped: list[ToolOutcome] = field(default_factory=list)
     digests: list[str] = field(default_factory=list)
@@ -130,7 +164,9 @@ class LoopStop(NamedTuple):
 class BatchProtections:
     """One prompt's admission and settlement state across its batches."""
 
-    def __init__(self, options: PromptOptions, workspace_root: str) -> None:
+    def __init__(
+        self, options: PromptOptions, workspace_root: str, loop_rules: LoopRules | None = None
+    ) -> None:
         self._max_tool_calls = options.max_tool_calls_per_turn
         self._workspace_root = workspace_root
         self._calls_requested = 0
@@ -143,6 +179,14 @@ class BatchProtections:
             max_repeats=options.max_repeats,
         )
         self.counts = ToolCallCounts()
+        # The recommended profile's layer; None in the seed profile.
+        self.loop_rules = loop_rules if loop_rules is not None and loop_rules.active else None
+        # Per outcome of the last settled batch: progress evidence for the guard.
+        self.progress: list[bool] = []
+
+    def use_loop_rules(self, rules: LoopRules) -> None:
+        """Join the recommended profile's layer in (ignored for the seed profile)."""
+        self.loop_rules = rules if rules.active else None
 
     # --- admission ------------------------------------------------------------------------
 
@@ -169,9 +213,31 @@ class BatchProtections:
                 admission.decisions.append(Answered(index, outcome))
                 continue
             self._deduper.remember(call.call_id, digest)
-            check = self.failed_calls.check(digest)
-            if check is not RepeatCheck.ADMIT:
-                admission.flagged_repeats.append(FlaggedRepeat(check, policy, tool_type))
+            rules = self.loop_rules
+            denial = rules.denial_check(digest) if rules else None
+            if denial is not None:
+                assert rules is not None
+                decision = RuleDecision(
+                    LoopRule.DENIED_CALL, denial, rules.modes[LoopRule.DENIED_CALL], 1
+                )
+                admission.denied_repeats.append(DeniedRepeat(decision, policy, tool_type))
+                if denial is RuleDecisionKind.ANSWERED:
+                    self.counts.denied_repeats += 1
+                    outcome = denied_repeat_outcome(
+                        call, policy_tool_name=policy, tool_type=tool_type
+                    )
+                    admission.decisions.append(Answered(index, outcome))
+                    continue
+            relaxed = (
+                rules.relaxation(digest, call)
+                if rules and self.failed_calls.earlier_reason(digest) is not None
+                else None
+            )
+            check = self.failed_calls.check(digest) if relaxed is None else RepeatCheck.ADMIT
+            if check is not RepeatCheck.ADMIT or relaxed is not None:
+                admission.flagged_repeats.append(
+                    FlaggedRepeat(check, policy, tool_type, relaxed=relaxed)
+                )
             if check is RepeatCheck.REFUSE:
                 self.counts.refused += 1
                 reason = self.failed_calls.earlier_reason(digest) or ""
@@ -224,7 +290,23 @@ class BatchProtections:
         for digest, outcome in zip(admission.digests, outcomes, strict=True):
             self.failed_calls.record(digest, outcome, self._workspace_root)
             self._invalid_params.observe(outcome)
+        self.progress = (
+            self.loop_rules.settle(
+                admission.calls, admission.digests, outcomes, admission.state_changing
+            )
+            if self.loop_rules
+            else []
+        )
         return outcomes
+
+    def review(self, *, input_arrived: bool, enforcement_disabled: bool) -> list[RuleDecision]:
+        """The recommended profile's rules on the settled batch, after the input drain
+        (nothing in the seed profile)."""
+        if self.loop_rules is None:
+            return []
+        return self.loop_rules.review(
+            input_arrived=input_arrived, enforcement_disabled=enforcement_disabled
+        )
 
     # --- stopping -------------------------------------------------------------------------
 
@@ -234,9 +316,12 @@ class BatchProtections:
             TOOL_CALL_CAP_STOP_MESSAGE.format(cap=self._max_tool_calls),
         )
 
-    def stop_after(self, decision_kind: DecisionKind) -> LoopStop | None:
+    def stop_after(
+        self, decision_kind: DecisionKind, rule_decisions: Sequence[RuleDecision] = ()
+    ) -> LoopStop | None:
         """The protection that stops the prompt after a settled batch, most specific
-        first; only that one records the loop type."""
+        first; only that one records the loop type. The recommended profile's rules come
+        after the seeds' protections, in :data:`~workflows.progress_rules.RULE_ORDER`."""
         if self._deduper.stop:
             return LoopStop(LoopType.GLOBAL_TOOL_CALL_DUPLICATE, DUPLICATE_STOP_MESSAGE)
         if self._invalid_params.stop:
@@ -250,14 +335,51 @@ class BatchProtections:
             return LoopStop(
                 LoopType.REPEATED_TOOL_EXECUTION_FAILURE, REPEATED_TOOL_FAILURE_STOP_MESSAGE
             )
+        for rule in RULE_ORDER:
+            if any(d.rule is rule and d.kind is RuleDecisionKind.STOP for d in rule_decisions):
+                return LoopStop(LoopType(rule.value), RULE_STOP_MESSAGES[rule])
         return None
+
+
+RULE_REMINDERS: Mapping[LoopRule, str] = {
+    LoopRule.DENIED_CALL: DENIED_CALL_REMINDER,
+    LoopRule.FAILURE_CYCLE: FAILURE_CYCLE_REMINDER,
+    LoopRule.IDENTICAL_RESULT: IDENTICAL_RESULT_REMINDER,
+}
+RULE_STOP_MESSAGES: Mapping[LoopRule, str] = {
+    LoopRule.DENIED_CALL: DENIED_CALL_STOP_MESSAGE,
+    LoopRule.FAILURE_CYCLE: FAILURE_CYCLE_STOP_MESSAGE,
+    LoopRule.IDENTICAL_RESULT: IDENTICAL_RESULT_STOP_MESSAGE,
+}
+
+
+def rule_reminders(rule_decisions: Sequence[RuleDecision]) -> list[str]:
+    """The reminders a batch earned from the recommended profile's rules, one per rule, in
+    :data:`~workflows.progress_rules.RULE_ORDER` (after the guard's own reminder)."""
+    return [
+        RULE_REMINDERS[rule]
+        for rule in RULE_ORDER
+        if any(d.rule is rule and d.kind is RuleDecisionKind.WARN for d in rule_decisions)
+    ]
+
+
+def rule_entry(batch: int, decision: RuleDecision) -> RuleEntry:
+    """A rule decision as ``PromptResult.rules`` reports it."""
+    return RuleEntry(
+        batch=batch,
+        rule=decision.rule.value,
+        decision=decision.kind.value,
+        mode=decision.mode.value,
+        count=decision.count,
+    )
 
 
 # --- the guard's view of a batch ----------------------------------------------------------
 
 
-def observation(outcome: ToolOutcome) -> Observation:
-    """What the repeated-failure guard reads of one settled call."""
+def observation(outcome: ToolOutcome, progress: bool = False) -> Observation:
+    """What the repeated-failure guard reads of one settled call (``progress``: the
+    recommended profile's evidence that this failure said something new)."""
     return Observation(
         call_id=outcome.call_id,
         policy_tool_name=outcome.policy_tool_name,
@@ -267,6 +389,7 @@ def observation(outcome: ToolOutcome) -> Observation:
         execution_error_type=outcome.execution_error_type,
         provider_duplicate=outcome.provider_duplicate,
         refused_repeat=outcome.refused_repeat,
+        progress=progress,
     )
 
 
@@ -277,11 +400,18 @@ def guard_input(
     external_input: bool,
     queued_prompt: bool,
     input_reliable: bool,
+    progress: Sequence[bool] = (),
 ) -> GuardInput:
-    """The guard's input for one settled batch and what the input boundary drained."""
+    """The guard's input for one settled batch and what the input boundary drained;
+    ``progress`` (recommended profile only) marks the failures that said something new."""
+    marks = list(progress) or [False] * len(outcomes)
     return GuardInput(
         mode=mode,
-        batch=Batch(observations=[observation(outcome) for outcome in outcomes]),
+        batch=Batch(
+            observations=[
+                observation(outcome, mark) for outcome, mark in zip(outcomes, marks, strict=True)
+            ]
+        ),
         has_external_input=external_input,
         has_queued_prompt=queued_prompt,
         input_reliable=input_reliable,

@@ -21,9 +21,11 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
-from workflows.outcome import ToolCall
+from workflows.outcome import ExecutionStatus, TerminalStatus, ToolCall, ToolOutcome
 
 # Argument values shorter than this are too likely to occur by chance in unrelated output.
 MIN_MASKED_ARGUMENT_CHARS = 3
@@ -118,3 +120,132 @@ def waits_for_time(call: ToolCall) -> bool:
         return True
     command = (call.arguments or {}).get("command")
     return isinstance(command, str) and bool(_WAITING_COMMAND.search(command))
+
+
+# --- transient failures -----------------------------------------------------------------
+
+# The recommended profile admits an unchanged retry after a failure that says it was
+# transient. The list is deliberately narrow: an explicit timeout classification, and text
+# that names rate limiting, a gateway or availability status (429/502/503/504), or a reset
+# connection. Seed 000 lists inferring retryability from text as a non-goal of its design
+# (its guard keys on structured error types only); this rule only admits one more attempt,
+# and the failure-cycle rule still counts each of them (docs/architecture.md, "Loop
+# profiles").
+_TRANSIENT_TEXT = re.compile(
+    r"\brate[- ]?limit(?:ed|ing|s)?\b"
+    r"|\btoo many requests\b"
+    r"|\b(?:http|status|code|error)\b[^\n\d]{0,12}\b(?:429|502|503|504)\b"
+    r"|\b(?:429|502|503|504)\b\s*(?:too many requests|bad gateway|service unavailable|"
+    r"gateway time-?out)"
+    r"|\bbad gateway\b|\bservice unavailable\b|\bgateway time-?out\b"
+    r"|\beconnreset\b|\bconnection reset by peer\b"
+    r"|\btemporarily unavailable\b",
+    re.IGNORECASE,
+)
+TRANSIENT_ERROR_TYPES = frozenset({"execution_timeout"})
+
+
+def transient_failure(execution_error_type: str | None, text: str) -> bool:
+    """True for a failure that says another identical attempt may well work: a timeout, a
+    rate limit, an unavailable or failing gateway, a reset connection."""
+    if (execution_error_type or "").strip() in TRANSIENT_ERROR_TYPES:
+        return True
+    return bool(_TRANSIENT_TEXT.search(text))
+
+
+# --- refreshes --------------------------------------------------------------------------
+
+# Arguments that name the thing a call reads or changes. A successful call naming the same
+# thing as a failed one (re-reading the file an edit failed on) refreshed the model's view.
+PATH_ARGUMENT_KEYS = frozenset(
+    {
+        "path",
+        "file_path",
+        "absolute_path",
+        "filename",
+        "file",
+        "dir_path",
+        "directory",
+        "url",
+        "uri",
+    }
+)
+
+
+def path_values(call: ToolCall) -> frozenset[str]:
+    """The call's top-level path-like argument values, normalized (``./a/`` is ``a``)."""
+    values: set[str] = set()
+    for key, value in (call.arguments or {}).items():
+        if key.lower() in PATH_ARGUMENT_KEYS and isinstance(value, str):
+            normalized = value.strip().removeprefix("./").rstrip("/")
+            if normalized:
+                values.add(normalized)
+    return frozenset(values)
+
+
+# --- one settled call, as the recommended rules read it ---------------------------------
+
+
+class ResultKind(StrEnum):
+    SUCCESS = "success"
+    # Ended as an error after the tool was entered (or whether it was is unknown): what
+    # the model reads is a failure of the call itself.
+    FAILURE = "failure"
+    DENIED = "denied"
+    # Never ran on the model's account: cancelled, not started (invalid, refused, a
+    # resent id, past the cap).
+    OTHER = "other"
+
+
+def result_kind(outcome: ToolOutcome) -> ResultKind:
+    if outcome.denied:
+        return ResultKind.DENIED
+    if outcome.provider_duplicate or outcome.refused_repeat:
+        return ResultKind.OTHER
+    if outcome.status == TerminalStatus.SUCCESS:
+        return ResultKind.SUCCESS
+    if outcome.status == TerminalStatus.ERROR and outcome.execution_status not in (
+        ExecutionStatus.NOT_STARTED,
+        ExecutionStatus.CANCELLED,
+    ):
+        return ResultKind.FAILURE
+    return ResultKind.OTHER
+
+
+@dataclass(frozen=True)
+class CallEvidence:
+    """One settled call: its tool, its call digest, what came back (as a private
+    fingerprint), whether it waited for time to pass, whether it changed the world (a
+    state-changing tool succeeded), and how many such changes the prompt saw before it.
+    Never logged or labelled."""
+
+    tool: str
+    digest: str
+    kind: ResultKind
+    fingerprint: str
+    waits: bool
+    paths: frozenset[str]
+    changes: bool = False
+    changes_before: int = 0
+
+
+def call_evidence(
+    call: ToolCall,
+    digest: str,
+    outcome: ToolOutcome,
+    *,
+    state_changing: bool = False,
+    changes_before: int = 0,
+) -> CallEvidence:
+    text = outcome.error_message or outcome.content
+    kind = result_kind(outcome)
+    return CallEvidence(
+        tool=outcome.policy_tool_name or outcome.tool_name,
+        digest=digest,
+        kind=kind,
+        fingerprint=output_fingerprint(text, call.arguments),
+        waits=waits_for_time(call),
+        paths=path_values(call),
+        changes=state_changing and kind is ResultKind.SUCCESS,
+        changes_before=changes_before,
+    )

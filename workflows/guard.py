@@ -111,6 +111,10 @@ class Observation(BaseModel):
     # A call refused by the failed-call log never ran; like a provider duplicate it neither
     # advances nor resets the streak (docs/architecture.md, "The failed-call refusal").
     refused_repeat: bool = False
+    # Progress evidence (optional; the seed profile never sets it): a failure whose output
+    # says something new for its tool is progress, not repetition, and like a refused repeat
+    # it neither advances nor resets the streak (docs/architecture.md, "Loop profiles").
+    progress: bool = False
 
 
 class Batch(BaseModel):
@@ -251,7 +255,9 @@ def reduce(state: GuardState, guard_input: GuardInput) -> GuardDecision:
         return _reset(state, ResetReason.INCOMPLETE)
 
     observations = [
-        o for o in guard_input.batch.observations if not (o.provider_duplicate or o.refused_repeat)
+        o
+        for o in guard_input.batch.observations
+        if not (o.provider_duplicate or o.refused_repeat or o.progress)
     ]
     if not observations:
         return GuardDecision(kind=DecisionKind.NONE, state=state)

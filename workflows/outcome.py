@@ -120,6 +120,10 @@ class ToolOutcome(BaseModel):
     error_message: str | None = None
     provider_duplicate: bool = False
     refused_repeat: bool = False
+    # The user denied the call: the workflow's permission path, or a tool's own permission
+    # layer (a fixture's denied outcome). Set explicitly by whoever answered; never
+    # inferred from statuses or text (docs/architecture.md, "Loop profiles").
+    denied: bool = False
 
     @property
     def contract_violation(self) -> bool:
@@ -135,3 +139,15 @@ class ToolOutcome(BaseModel):
         return (
             self.status == TerminalStatus.ERROR and self.execution_status == ExecutionStatus.ERROR
         )
+
+
+def is_denial(status: str, execution_status: str | None, error_type: str | None) -> bool:
+    """The status triple of a denied call: it ended cancelled or as an error, never started,
+    and its error type is ``execution_denied``. Only a producer that answers for the user's
+    permission uses it to set :attr:`ToolOutcome.denied` (the refusal, the call-id dedup and
+    the cap report the same triple but are not denials)."""
+    return (
+        status in (TerminalStatus.CANCELLED, TerminalStatus.ERROR)
+        and execution_status == ExecutionStatus.NOT_STARTED
+        and error_type == ToolErrorType.EXECUTION_DENIED
+    )

@@ -4,7 +4,8 @@
 Loop: model activity → batch admission → gathered tool activities → settlement → drain
 input → reduce → branch (continue | reminder | stop). The protections are consulted most
 specific first — call-id dedup, invalid parameters, failed-call refusal, the
-repeated-failure guard, the tool-call cap — and only the first that stops records the loop
+repeated-failure guard, then (recommended loop profile) denied calls, failure cycles and
+identical results, and the tool-call cap — and only the first that stops records the loop
 type. All of their state is deterministic workflow state, so a worker crash or a replay
 reaches the same decisions.
 
@@ -49,6 +50,8 @@ with workflow.unsafe.imports_passed_through():
         LoopStop,
         guard_entry,
         guard_input,
+        rule_entry,
+        rule_reminders,
     )
     from workflows.conversation import (
         MAX_CONVERSATION_CHARS,
@@ -68,8 +71,10 @@ with workflow.unsafe.imports_passed_through():
         reduce,
         telemetry_record,
     )
+    from workflows.loop_profile import SEED_SETTINGS, LoopSettings
     from workflows.outcome import ExecutionStatus, ToolOutcome
     from workflows.permissions import PermissionRequests
+    from workflows.progress_rules import LoopRules, RuleDecision
     from workflows.prompt_io import (
         AgentEvent,
         EventKind,
@@ -81,12 +86,12 @@ with workflow.unsafe.imports_passed_through():
         PromptResult,
         PromptStatus,
         QueuedPrompt,
+        RuleEntry,
         StopReason,
         UserInput,
         guard_forced_off,
         route_label,
     )
-    from workflows.repeats import RepeatCheck
     from workflows.scenario_hooks import ScenarioDriverHooks
     from workflows.synthetic_outcomes import (
         cancelled_outcome,
@@ -115,6 +120,9 @@ SEARCH_ATTRIBUTES_PATCH = "seawall-search-attributes-v1"
 # Prompts started before a successful state-changing call cleared the failed-call log
 # replay with the log kept.
 REFUSAL_FORGETS_AFTER_CHANGE_PATCH = "seawall-refusal-forgets-after-change-v1"
+# Prompts started before loop profiles existed replay with the seed profile (the seeds'
+# rules verbatim) and resolve the operator's settings exactly as they did.
+LOOP_PROFILE_PATCH = "seawall-loop-profile-v1"
 
 
 @workflow.defn(name="PromptWorkflow")
@@ -130,8 +138,10 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests):
         self._log = EventLog()
         self._tools: dict[str, ToolSpec] = {}
         self._guard_mode: GuardMode | None = None
+        self._loop_settings: LoopSettings = SEED_SETTINGS
         self._guard_state = GuardState()
         self._guard_entries: list[GuardEntry] = []
+        self._rule_entries: list[RuleEntry] = []
         self._protections = BatchProtections(prompt, prompt.workspace_root)
         self._model_requests = 0
         self._batch = 0
@@ -182,7 +192,14 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests):
         error: str | None = None
         loop_type: LoopType | None = None
         try:
-            self._guard_mode = await self._resolve_guard_mode()
+            self._guard_mode, self._loop_settings = await self._resolve_operator_settings()
+            self._protections.use_loop_rules(
+                LoopRules(
+                    self._loop_settings,
+                    self._guard_mode,
+                    route_forced_off=guard_forced_off(prompt),
+                )
+            )
             scenario = prompt.scenario
             listed = await workflow.execute_activity(
                 LIST_TOOLS,
@@ -217,21 +234,30 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests):
             output_tokens=self._output_tokens,
             guard=self._guard_entries,
             messages=self._messages,
+            loop_profile=self._loop_settings.profile.value,
+            rules=self._rule_entries,
         )
 
-    async def _resolve_guard_mode(self) -> GuardMode:
+    async def _resolve_operator_settings(self) -> tuple[GuardMode, LoopSettings]:
+        """The guard mode and the loop settings: from the prompt input when it carries
+        them (a session resolved them once), else from the operator-settings activity."""
         prompt = self._input
-        if guard_forced_off(prompt):
-            return GuardMode.OFF
-        if prompt.guard_mode is not None:
-            return prompt.guard_mode
-        settings: OperatorSettings = await workflow.execute_activity(
-            RESOLVE_OPERATOR_SETTINGS,
-            ResolveOperatorSettingsInput(),
-            result_type=OperatorSettings,
-            start_to_close_timeout=QUICK_ACTIVITY,
+        guard_mode = GuardMode.OFF if guard_forced_off(prompt) else prompt.guard_mode
+        loop_settings = (
+            prompt.loop_settings if workflow.patched(LOOP_PROFILE_PATCH) else SEED_SETTINGS
         )
-        return settings.guard_mode
+        if guard_mode is None or loop_settings is None:
+            settings: OperatorSettings = await workflow.execute_activity(
+                RESOLVE_OPERATOR_SETTINGS,
+                ResolveOperatorSettingsInput(),
+                result_type=OperatorSettings,
+                start_to_close_timeout=QUICK_ACTIVITY,
+            )
+            if guard_mode is None:
+                guard_mode = settings.guard_mode
+            if loop_settings is None:
+                loop_settings = settings.loop_settings or LoopSettings()
+        return guard_mode, loop_settings
 
     async def _loop(self) -> tuple[StopReason, LoopType | None, str | None]:
         prompt = self._input
@@ -275,16 +301,24 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests):
 
             drained, queued, unreliable = self._drain_input()
             decision_kind = self._reduce(outcomes, drained, queued, unreliable)
+            rule_decisions = self._protections.review(
+                input_arrived=bool(drained) or queued or unreliable,
+                enforcement_disabled=self._guard_state.enforcement_disabled,
+            )
+            self._record_rule_decisions(rule_decisions)
 
-            loop_stop = self._protections.stop_after(decision_kind)
+            loop_stop = self._protections.stop_after(decision_kind, rule_decisions)
             if loop_stop is not None:
                 self._stop_loop(loop_stop)
                 # Input that arrived with the stopping batch stays queued for the user.
                 self._pending_input = drained + self._pending_input
                 return StopReason.LOOP_DETECTED, loop_stop.loop_type, None
+            reminders = rule_reminders(rule_decisions)
             if decision_kind is DecisionKind.WARN:
-                self._messages.append(system_message(REPEATED_TOOL_FAILURE_REMINDER))
-                self._emit(EventKind.REMINDER, text=REPEATED_TOOL_FAILURE_REMINDER)
+                reminders.insert(0, REPEATED_TOOL_FAILURE_REMINDER)
+            for reminder in reminders:
+                self._messages.append(system_message(reminder))
+                self._emit(EventKind.REMINDER, text=reminder)
             self._messages.extend(mid_turn_message(text) for text in drained)
 
     async def _call_model(self) -> ModelReply:
@@ -334,10 +368,14 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests):
         route = route_label(self._input)
         for flagged in admission.flagged_repeats:
             telemetry.refusal(
-                outcome="repeat" if flagged.check is RepeatCheck.REFUSE else flagged.check.value,
+                outcome=flagged.outcome,
                 tool_name=flagged.policy_tool_name,
                 tool_type=flagged.tool_type,
                 route=route,
+            )
+        for denied in admission.denied_repeats:
+            self._record_rule_decisions(
+                [denied.decision], tool_name=denied.policy_tool_name, tool_type=denied.tool_type
             )
         running: dict[int, asyncio.Task[ToolOutcome]] = {}
         for decision in admission.decisions:
@@ -469,6 +507,7 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests):
                 external_input=bool(drained),
                 queued_prompt=queued,
                 input_reliable=not unreliable,
+                progress=self._protections.progress,
             ),
         )
         self._guard_state = decision.state
@@ -482,6 +521,30 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests):
             )
         workflow.set_current_details(self._details())
         return decision.kind
+
+    def _record_rule_decisions(
+        self,
+        decisions: list[RuleDecision],
+        *,
+        tool_name: str | None = None,
+        tool_type: str | None = None,
+    ) -> None:
+        """Keep each recommended-profile rule decision in the result and emit its
+        telemetry (never a fingerprint or a digest: a failing tool's safe label at most)."""
+        for decision in decisions:
+            self._rule_entries.append(rule_entry(self._batch, decision))
+            name = decision.tool or tool_name
+            spec = self._tools.get(name) if name else None
+            telemetry.rule_decision(
+                rule=decision.rule.value,
+                decision=decision.kind.value,
+                mode=decision.mode,
+                count=decision.count,
+                tool_name=name,
+                tool_type=tool_type or (spec.tool_type if spec else None),
+                route=route_label(self._input),
+                batch=self._batch,
+            )
 
     def _upsert_search_attributes(self, *updates: SearchAttributeUpdate[str]) -> None:
         if updates and workflow.patched(SEARCH_ATTRIBUTES_PATCH):

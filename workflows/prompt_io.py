@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from workflows.activity_io import ModelSpec
 from workflows.conversation import Message
 from workflows.guard import GuardMode
+from workflows.loop_profile import LoopSettings
 from workflows.prompt_options import PromptOptions
 from workflows.scenario_io import ScenarioHooks, lift_legacy_prompt_keys
 
@@ -38,6 +39,10 @@ class LoopType(StrEnum):
     INVALID_TOOL_PARAMS_STAGNATION = "invalid_tool_params_stagnation"
     REPEATED_FAILED_CALL = "repeated_failed_call"
     REPEATED_TOOL_EXECUTION_FAILURE = "repeated_tool_execution_failure"
+    # The recommended profile's own rules (workflows.loop_profile.LoopRule).
+    REPEATED_DENIED_CALL = "repeated_denied_call"
+    REPEATED_FAILURE_CYCLE = "repeated_failure_cycle"
+    REPEATED_IDENTICAL_RESULT = "repeated_identical_result"
     TURN_TOOL_CALL_CAP = "turn_tool_call_cap"
 
 
@@ -55,6 +60,9 @@ class PromptInput(PromptOptions):
     client_metadata: dict[str, Any] = Field(default_factory=dict)
     # None: resolve the operator's mode through an activity when the prompt starts.
     guard_mode: GuardMode | None = None
+    # The loop profile and per-rule modes (docs/architecture.md, "Loop profiles"); None:
+    # resolved with the guard mode through the same activity.
+    loop_settings: LoopSettings | None = None
     # Scenario runs only (scripted model, fixture tools, batch pauses); None otherwise.
     scenario: ScenarioHooks | None = None
 
@@ -157,11 +165,25 @@ class GuardEntry(BaseModel):
     mode: str
 
 
+class RuleEntry(BaseModel):
+    """One decision of a recommended-profile rule (docs/architecture.md, "Loop profiles"):
+    a reminder, a stop, or a denied re-request answered, and their shadow counterparts."""
+
+    model_config = ConfigDict(frozen=True)
+    batch: int
+    rule: str
+    decision: str
+    mode: str
+    count: int
+
+
 class ToolCallCounts(BaseModel):
     executed: int = 0
     refused: int = 0
     duplicates: int = 0
     skipped: int = 0
+    # Identical re-requests of a denied call, answered without asking the user again.
+    denied_repeats: int = 0
 
 
 class PromptStatus(BaseModel):
@@ -191,6 +213,8 @@ class PromptResult(BaseModel):
     output_tokens: int = 0
     guard: list[GuardEntry]
     messages: list[Message]
+    loop_profile: str = "seed"
+    rules: list[RuleEntry] = Field(default_factory=list)
     # Mid-turn input the prompt never handed to the model (it stopped or was cancelled
     # first); a session runs it as its next prompt so nothing the user said is lost.
     pending_input: list[str] = Field(default_factory=list)

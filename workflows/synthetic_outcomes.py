@@ -22,6 +22,10 @@ DUPLICATE_CALL_CONTENT = (
     "This tool call id was already handled in this prompt; the call was not run again."
 )
 SKIPPED_CALL_CONTENT = "Not run: this prompt reached its tool-call cap."
+DENIED_REPEAT_CONTENT = (
+    "Not run: the user already denied this exact call in this prompt, so it was not asked "
+    "again. Do not request it again; take another approach or ask the user how to proceed."
+)
 
 
 def cancelled_outcome(
@@ -58,6 +62,7 @@ def permission_denied_outcome(
         execution_status=ExecutionStatus.NOT_STARTED,
         error_type=ToolErrorType.EXECUTION_DENIED,
         content=PERMISSION_DENIED_CONTENT,
+        denied=True,
     )
 
 
@@ -121,4 +126,22 @@ def refused_outcome(
         content=text,
         error_message=text,
         refused_repeat=True,
+    )
+
+
+def denied_repeat_outcome(
+    call: ToolCall, *, policy_tool_name: str | None, tool_type: str | None
+) -> ToolOutcome:
+    """An identical re-request of a call the user denied earlier in the prompt: answered as
+    denied again without asking (docs/architecture.md, "Loop profiles")."""
+    return ToolOutcome(
+        call_id=call.call_id,
+        tool_name=call.name,
+        policy_tool_name=policy_tool_name,
+        tool_type=tool_type,
+        status=TerminalStatus.CANCELLED,
+        execution_status=ExecutionStatus.NOT_STARTED,
+        error_type=ToolErrorType.EXECUTION_DENIED,
+        content=DENIED_REPEAT_CONTENT,
+        denied=True,
     )

@@ -21,6 +21,7 @@ from workflows.guard import GuardMode, TelemetryRecord
 GUARD_TRANSITIONS = "seawall_guard_transitions"
 FAILED_CALL_REFUSALS = "seawall_failed_call_refusals"
 LOOP_STOPS = "seawall_loop_stops"
+LOOP_RULE_DECISIONS = "seawall_loop_rule_decisions"
 
 
 @contextlib.contextmanager
@@ -69,6 +70,50 @@ def refusal(*, outcome: str, tool_name: str | None, tool_type: str | None, route
                 "prompt_id": workflow.info().workflow_id,
                 "tool_name": tool_label(tool_name, tool_type),
                 "outcome": outcome,
+            },
+        )
+
+
+def rule_decision(
+    *,
+    rule: str,
+    decision: str,
+    mode: GuardMode,
+    count: int,
+    tool_name: str | None,
+    tool_type: str | None,
+    route: str,
+    batch: int,
+) -> None:
+    """One decision of a recommended-profile rule (a reminder, a stop, a denied re-request
+    answered, or their shadow counterparts). ``tool_name`` is given only where the rule
+    keys on a tool; it is logged as its safe label, never as a metric label."""
+    with _never_fails():
+        workflow.metric_meter().create_counter(
+            LOOP_RULE_DECISIONS,
+            "Decisions of the recommended loop profile's rules, by rule and decision.",
+        ).add(
+            1,
+            {
+                "route": route,
+                "rule": rule,
+                "decision": decision,
+                "mode": mode.value,
+                "tool_type": tool_type or "none",
+            },
+        )
+    with _never_fails():
+        workflow.logger.info(
+            "loop_rule_decision",
+            extra={
+                "prompt_id": workflow.info().workflow_id,
+                "route": route,
+                "batch": batch,
+                "rule": rule,
+                "decision": decision,
+                "mode": mode.value,
+                "count": count,
+                "tool_name": tool_label(tool_name, tool_type) if tool_name else "none",
             },
         )
 

@@ -15,8 +15,9 @@ from pathlib import Path
 from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
-from seawall.scenario.format import Scenario, ScenarioError
+from seawall.scenario.format import Scenario, ScenarioError, scenario_loop_settings
 from workflows.guard import GuardMode
+from workflows.loop_profile import LoopSettings
 from workflows.prompt import PromptWorkflow
 from workflows.prompt_io import (
     InputBoundaryReport,
@@ -43,16 +44,21 @@ def prepare_workspace(scenario: Scenario, root: Path) -> Path:
 
 
 def prompt_input(
-    scenario: Scenario, workspace: Path, mode_override: GuardMode | None = None
+    scenario: Scenario,
+    workspace: Path,
+    mode_override: GuardMode | None = None,
+    loop_override: LoopSettings | None = None,
 ) -> PromptInput:
     """The scenario as a prompt: its options, and its script, fixtures and event batches
-    through the scenario channel."""
+    through the scenario channel. The overrides replace the scenario's guard mode and loop
+    settings (``seawall run --mode``, the benchmark's policies)."""
     return PromptInput(
         prompt=scenario.prompt,
         workspace_root=str(workspace),
         route=scenario.route,
         client_metadata={"channel": True} if scenario.channel else {},
         guard_mode=mode_override or scenario.mode,
+        loop_settings=loop_override or scenario_loop_settings(scenario),
         refusal_mode=scenario.refusal,
         max_tool_calls_per_turn=scenario.max_tool_calls_per_turn,
         max_model_requests=scenario.max_model_requests,
@@ -115,11 +121,12 @@ async def run_scenario(
     workspace: Path,
     mode_override: GuardMode | None = None,
     workflow_id: str | None = None,
+    loop_override: LoopSettings | None = None,
 ) -> PromptResult:
     prepare_workspace(scenario, workspace)
     handle = await client.start_workflow(
         PromptWorkflow.run,
-        prompt_input(scenario, workspace, mode_override),
+        prompt_input(scenario, workspace, mode_override, loop_override),
         id=workflow_id or workflow_id_for(scenario),
         task_queue=task_queue,
     )

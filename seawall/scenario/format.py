@@ -14,6 +14,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from workflows.guard import GuardMode
+from workflows.loop_profile import LoopProfile, LoopSettings
 from workflows.prompt_io import Route
 from workflows.prompt_options import (
     DEFAULT_MAX_MODEL_REQUESTS,
@@ -60,6 +61,7 @@ class WorkspaceSpec(_Strict):
 
 
 PermissionChoice = Literal["approve", "reject", "ignore"]
+RuleName = Literal["failure_cycle", "identical_result", "denied_call"]
 
 
 class Scenario(_Strict):
@@ -67,6 +69,10 @@ class Scenario(_Strict):
     description: str = ""
     prompt: str = "Run the scripted scenario."
     mode: GuardMode | None = None
+    # The loop profile (docs/architecture.md, "Loop profiles") and per-rule modes; unset:
+    # the operator's settings decide.
+    profile: LoopProfile | None = None
+    rule_modes: dict[RuleName, GuardMode] = Field(default_factory=dict)
     refusal: RefusalMode = RefusalMode.ENFORCE
     route: Route = Route.INTERACTIVE
     channel: bool = False
@@ -79,6 +85,16 @@ class Scenario(_Strict):
     model: ModelScript = Field(default_factory=ModelScript)
     events: list[ScenarioEvent] = Field(default_factory=list)
     permissions: dict[str, PermissionChoice] = Field(default_factory=dict)
+
+
+def scenario_loop_settings(scenario: Scenario) -> LoopSettings | None:
+    """The loop settings a scenario pins, or ``None`` when it leaves them to the operator."""
+    if scenario.profile is None and not scenario.rule_modes:
+        return None
+    modes = {f"{rule}_mode": mode for rule, mode in scenario.rule_modes.items()}
+    if scenario.profile is None:
+        return LoopSettings.model_validate(modes)
+    return LoopSettings.model_validate({"profile": scenario.profile, **modes})
 
 
 def _first_error(err: ValidationError) -> str:

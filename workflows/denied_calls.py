@@ -1,0 +1,71 @@
+"""Denied calls: remember what the user said no to, and notice a model that keeps asking.
+
+docs/architecture.md, "Loop profiles", rule R4 (loop type ``repeated_denied_call``). A
+denial never counts as the model's failure (seed 000: a permission cancellation resets the
+guard), which is right for one denial and wrong for a model that asks again and again: the
+same command after every "No", or one workaround after another against the same boundary.
+
+Two parts. *Memory*: a call the user denied (``ToolOutcome.denied``: the permission path, or
+a tool's own permission layer) is remembered by its digest; an identical re-request is
+answered as denied again without asking (in ``warn`` and ``enforce``; ``shadow`` only counts
+it and asks). *Rounds*: a batch with a denial (a re-request answered included) and no
+successful call is a denial round; a successful call or new user input ends the run of
+rounds, and new user input also forgets the denials (the user may have changed their mind).
+At :data:`DENIED_CALL_THRESHOLD` consecutive rounds the model gets the reminder below; the
+next round stops the prompt. Rounds count batches, not calls: several calls denied together
+were one request of the model.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from workflows.evidence import CallEvidence, ResultKind
+from workflows.guard import GuardMode
+from workflows.rule_ladder import RuleDecisionKind, Rung, escalate
+
+DENIED_CALL_THRESHOLD = 3
+REMEMBERED_DENIALS = 64
+_PROMPT = "prompt"
+
+DENIED_CALL_REMINDER = (
+    "System: the user has denied several tool calls in a row. Do not ask again for the same "
+    "or an equivalent action, and do not route around the denial with other tools. Continue "
+    "with what needs no permission, or ask the user how to proceed."
+)
+DENIED_CALL_STOP_MESSAGE = (
+    "System: Automatic continuation stopped because the model kept requesting calls the "
+    "user denied after a corrective reminder. New user input is required to continue."
+)
+
+
+class DeniedCalls(BaseModel):
+    """The digests the user denied in this prompt (oldest first) and the run of rounds."""
+
+    threshold: int = Field(default=DENIED_CALL_THRESHOLD, ge=1)
+    denied: dict[str, None] = Field(default_factory=dict)
+    rungs: dict[str, Rung] = Field(default_factory=dict)
+
+    def remembers(self, digest: str) -> bool:
+        return digest in self.denied
+
+    def review(
+        self, batch: list[CallEvidence], *, input_arrived: bool, mode: GuardMode
+    ) -> list[tuple[str, RuleDecisionKind, int]]:
+        """Remember one settled batch's denials and climb the run of denial rounds."""
+        denials = [call for call in batch if call.kind is ResultKind.DENIED]
+        for call in denials:
+            self.denied.pop(call.digest, None)
+            self.denied[call.digest] = None
+            while len(self.denied) > REMEMBERED_DENIALS:
+                del self.denied[next(iter(self.denied))]
+        if input_arrived:
+            self.denied.clear()
+            self.rungs.clear()
+            return []
+        if any(call.kind is ResultKind.SUCCESS for call in batch):
+            self.rungs.clear()
+            return []
+        if not denials:
+            return []
+        return escalate(self.rungs, {_PROMPT: 1}, self.threshold, mode)

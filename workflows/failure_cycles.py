@@ -1,0 +1,109 @@
+"""Failure cycles: the same failure of a tool coming back, whatever succeeded in between.
+
+docs/architecture.md, "Loop profiles", rule R2 (loop type ``repeated_failure_cycle``). The
+seed's protections forget a failure as soon as something succeeds: the guard resets its
+streak on a success of the same tool, the failed-call log forgets after any state-changing
+success. Real loops hide behind exactly that: fail, delete the generated file (success),
+regenerate, fail the same way; Ctrl-C the hung dev server (success), start it, time out the
+same way; a browser navigation (a mutating success) between identical read failures.
+
+So, per tool, a failure whose output fingerprint (``workflows.evidence``, the call's own
+argument values masked) was already seen for that tool in an earlier batch of this prompt is
+a *recurrence*, and recurrences count across successes of other calls. A batch counts once
+per tool, however many of its calls failed that way (siblings that failed together were one
+decision, as the guard's two-batch rule says). A recurrence does not count when time passed
+since the same failure last came back (a waiting call succeeded in between, or the failing
+call itself waits): polling a status that fails until the world changes is waiting, not
+looping. A tool's count resets when a call of that tool that failed earlier now succeeds
+unchanged (the failing thing works now), and every count resets on new user input. At
+:data:`FAILURE_CYCLE_THRESHOLD` recurrences the model gets the reminder below; the tool's
+next recurrence stops the prompt.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from workflows.evidence import CallEvidence, ResultKind
+from workflows.guard import GuardMode
+from workflows.rule_ladder import RuleDecisionKind, Rung, escalate
+
+# Batches in which one tool's failure came back, before the reminder: with the batch that
+# first failed, the eighth same failure, the repeated-failure guard's own count (seed 000's
+# REPEATED_TOOL_FAILURE_THRESHOLD), so this rule never reminds earlier than the guard would
+# on evidence the guard sees; it only keeps counting where the guard was reset.
+FAILURE_CYCLE_THRESHOLD = 7
+# Fingerprints (and failed digests) kept per tool; the oldest is forgotten first.
+REMEMBERED_PER_TOOL = 64
+
+FAILURE_CYCLE_REMINDER = (
+    "System: the same tool failure keeps coming back, even after other steps in between "
+    "succeeded. Repeating the cycle will not change the result. Change the approach, fix "
+    "the cause first, or explain the blocker."
+)
+FAILURE_CYCLE_STOP_MESSAGE = (
+    "System: Automatic continuation stopped because the same tool failure kept coming back "
+    "after a corrective reminder. New user input is required to continue."
+)
+
+
+def _remember(memory: dict[str, int], key: str, value: int) -> None:
+    memory.pop(key, None)
+    memory[key] = value
+    while len(memory) > REMEMBERED_PER_TOOL:
+        del memory[next(iter(memory))]
+
+
+class FailureCycles(BaseModel):
+    """One prompt's failure memory per tool: fingerprint → the wait epoch it last came back
+    in, the digests that failed, and where the tool stands on the reminder ladder."""
+
+    threshold: int = Field(default=FAILURE_CYCLE_THRESHOLD, ge=1)
+    seen: dict[str, dict[str, int]] = Field(default_factory=dict)
+    failed_digests: dict[str, dict[str, int]] = Field(default_factory=dict)
+    rungs: dict[str, Rung] = Field(default_factory=dict)
+
+    def review(
+        self,
+        batch: list[CallEvidence],
+        *,
+        wait_epoch: int,
+        input_arrived: bool,
+        mode: GuardMode,
+    ) -> list[tuple[str, RuleDecisionKind, int]]:
+        """Remember one settled batch and climb the tools whose failures came back.
+
+        ``wait_epoch`` counts the batches before this one in which a waiting call
+        succeeded; a recurrence counts only if none did since the failure last came back.
+        A batch that arrived with user input resets every tool instead of counting.
+        """
+        recurrences: dict[str, int] = {}
+        # Fingerprints first seen in this batch: a sibling failing the same way is not a
+        # recurrence (it did not come back; it happened once, in parallel).
+        fresh: set[tuple[str, str]] = set()
+        for call in batch:
+            if call.kind is ResultKind.SUCCESS:
+                failed = self.failed_digests.get(call.tool, {})
+                if call.digest in failed:
+                    # The call that failed works now: the tool starts over.
+                    del failed[call.digest]
+                    self.rungs.pop(call.tool, None)
+                    recurrences.pop(call.tool, None)
+                continue
+            if call.kind is not ResultKind.FAILURE:
+                continue
+            seen = self.seen.setdefault(call.tool, {})
+            last_epoch = (
+                seen.get(call.fingerprint) if (call.tool, call.fingerprint) not in fresh else None
+            )
+            if last_epoch is not None and last_epoch == wait_epoch and not call.waits:
+                # One per batch: several calls that failed together were one decision.
+                recurrences[call.tool] = 1
+            if call.fingerprint not in seen:
+                fresh.add((call.tool, call.fingerprint))
+            _remember(seen, call.fingerprint, wait_epoch)
+            _remember(self.failed_digests.setdefault(call.tool, {}), call.digest, wait_epoch)
+        if input_arrived:
+            self.rungs.clear()
+            return []
+        return escalate(self.rungs, recurrences, self.threshold, mode)

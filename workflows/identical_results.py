@@ -1,0 +1,100 @@
+"""Identical results: the same call returning the same output again and again.
+
+docs/architecture.md, "Loop profiles", rule R3 (loop type ``repeated_identical_result``).
+Every seed protection watches failures, so a model that succeeds at nothing new is
+invisible to them: the same ``ls`` with the same listing fifty times, an edit that reports
+success and changes nothing, an API query answering ``[]`` hundreds of times. This rule
+watches successes: per call digest, a success whose output fingerprint
+(``workflows.evidence``) equals the one that call returned last time is a *repeat*.
+
+Legitimate polling returns identical output too (a job still running), so the threshold is
+high, and a repeat does not count when time passed since the call last returned (a waiting
+call succeeded in between, or the call itself waits) or when another call changed the world
+since (a state-changing tool succeeded: re-running the suite after an edit verifies the edit,
+even when the output is the same). An output that changed is progress and returns the call
+to the bottom; new user input resets every call. A batch counts once per call. At
+:data:`IDENTICAL_RESULT_THRESHOLD` repeats of one call the model gets the reminder below;
+that call's next repeat stops the prompt. Failures are the failure-cycle rule's business.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from workflows.evidence import CallEvidence, ResultKind
+from workflows.guard import GuardMode
+from workflows.rule_ladder import RuleDecisionKind, Rung, escalate
+
+# Batches in which one call returned its last result again, before the reminder: with the
+# first result, the eighth identical one — the repeated-failure guard's count, so polling
+# that the seed tolerates for failures is tolerated for successes too.
+IDENTICAL_RESULT_THRESHOLD = 7
+# Calls remembered; the one that returned longest ago is forgotten first.
+REMEMBERED_CALLS = 256
+
+IDENTICAL_RESULT_REMINDER = (
+    "System: the same tool call keeps returning exactly the same result. Repeating it will "
+    "not tell you anything new. Use the result you have, change the approach, wait before "
+    "checking again if you are waiting for something, or explain what you are stuck on."
+)
+IDENTICAL_RESULT_STOP_MESSAGE = (
+    "System: Automatic continuation stopped because the same tool call kept returning the "
+    "same result after a corrective reminder. New user input is required to continue."
+)
+
+
+class LastResult(BaseModel):
+    fingerprint: str
+    wait_epoch: int
+    # The prompt's count of state-changing successes right after this call returned.
+    changes: int
+
+
+class IdenticalResults(BaseModel):
+    """One prompt's last result per call digest and where each call stands on the ladder."""
+
+    threshold: int = Field(default=IDENTICAL_RESULT_THRESHOLD, ge=1)
+    last: dict[str, LastResult] = Field(default_factory=dict)
+    rungs: dict[str, Rung] = Field(default_factory=dict)
+
+    def review(
+        self,
+        batch: list[CallEvidence],
+        *,
+        wait_epoch: int,
+        input_arrived: bool,
+        mode: GuardMode,
+    ) -> list[tuple[str, RuleDecisionKind, int]]:
+        """Remember one settled batch's successes and climb the calls that repeated.
+
+        Decisions are keyed by call digest (private: callers report only the rule).
+        """
+        repeats: dict[str, int] = {}
+        for call in batch:
+            if call.kind is not ResultKind.SUCCESS:
+                continue
+            previous = self.last.pop(call.digest, None)
+            if previous is not None and previous.fingerprint != call.fingerprint:
+                self.rungs.pop(call.digest, None)  # the output changed: progress
+                repeats.pop(call.digest, None)
+            elif (
+                previous is not None
+                and previous.wait_epoch == wait_epoch
+                and previous.changes == call.changes_before
+                and not call.waits
+            ):
+                # One per batch: identical siblings were one decision.
+                repeats[call.digest] = 1
+            self.last[call.digest] = LastResult(
+                fingerprint=call.fingerprint,
+                wait_epoch=wait_epoch,
+                changes=call.changes_before + call.changes,
+            )
+            while len(self.last) > REMEMBERED_CALLS:
+                forgotten = next(iter(self.last))
+                del self.last[forgotten]
+                self.rungs.pop(forgotten, None)
+        if input_arrived:
+            self.rungs.clear()
+            return []
+        return escalate(self.rungs, repeats, self.threshold, mode)

@@ -1,0 +1,86 @@
+"""Loop profiles: the seeds' protections verbatim, or the recommended progress-aware ones.
+
+docs/architecture.md, "Loop profiles". The ``seed`` profile runs exactly the rules of the
+design seeds: the repeated-failure guard's reducer (``workflows.guard``) with no progress
+evidence and the failed-call refusal (``workflows.repeats``) as they are. The
+``recommended`` profile keeps both and adds what real sessions showed they miss: progress
+evidence for the guard, relaxations of the refusal (time passed, a refresh, a transient
+failure, shell commands), and three rules of its own — failure cycles, identical results
+and denied calls.
+
+Which profile runs is an operator policy, resolved like the guard mode: once per session
+(or per prompt started outside one) through the operator-settings activity, recorded in
+history, handed to every prompt. Each of the three new rules runs in the guard's mode
+(``off``/``shadow``/``warn``/``enforce``) unless the operator overrides it per rule, so the
+rules roll out shadow-first exactly like the guard.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict
+
+from workflows.guard import GuardMode
+
+
+class LoopProfile(StrEnum):
+    SEED = "seed"
+    RECOMMENDED = "recommended"
+
+
+DEFAULT_LOOP_PROFILE = LoopProfile.RECOMMENDED
+
+
+def parse_loop_profile(value: str | None) -> LoopProfile | None:
+    """The profile named by ``value`` (case and surrounding blanks ignored), or ``None``."""
+    if value is None:
+        return None
+    try:
+        return LoopProfile(value.strip().lower())
+    except ValueError:
+        return None
+
+
+class LoopRule(StrEnum):
+    """The recommended profile's own rules; each value is also its loop type."""
+
+    FAILURE_CYCLE = "repeated_failure_cycle"
+    IDENTICAL_RESULT = "repeated_identical_result"
+    DENIED_CALL = "repeated_denied_call"
+
+
+class LoopSettings(BaseModel):
+    """The profile and, per rule, a mode that overrides the guard's (``None``: the rule
+    runs in the guard's mode)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    profile: LoopProfile = DEFAULT_LOOP_PROFILE
+    failure_cycle_mode: GuardMode | None = None
+    identical_result_mode: GuardMode | None = None
+    denied_call_mode: GuardMode | None = None
+    # Whether an unchanged repeat of a failed shell command is admitted (the failure-cycle
+    # rule governs shell repeats instead). Only the benchmark turns it off, to measure it.
+    shell_repeats_admitted: bool = True
+
+    def override(self, rule: LoopRule) -> GuardMode | None:
+        if rule is LoopRule.FAILURE_CYCLE:
+            return self.failure_cycle_mode
+        if rule is LoopRule.IDENTICAL_RESULT:
+            return self.identical_result_mode
+        return self.denied_call_mode
+
+
+SEED_SETTINGS = LoopSettings(profile=LoopProfile.SEED)
+
+
+def rule_mode(
+    settings: LoopSettings, rule: LoopRule, guard_mode: GuardMode, *, route_forced_off: bool
+) -> GuardMode:
+    """The mode ``rule`` runs in: ``off`` in the seed profile, and wherever the prompt's
+    route forces the guard off; else the operator's override, else the guard's mode."""
+    if settings.profile is LoopProfile.SEED or route_forced_off:
+        return GuardMode.OFF
+    override = settings.override(rule)
+    return override if override is not None else guard_mode

@@ -1,0 +1,239 @@
+"""The recommended profile's layer over the seed protections, as pure prompt state.
+
+docs/architecture.md, "Loop profiles". ``workflows.batch`` consults one :class:`LoopRules`
+per prompt when the profile is ``recommended`` (never in ``seed``), at three points:
+
+- **Admission.** An unchanged repeat of a failed call that the seed's failed-call log would
+  refuse is admitted instead when the world may have changed since it failed (R1,
+  :meth:`LoopRules.relaxation`): time passed, a refresh happened, the failure was
+  transient, or the call is a shell command. An identical re-request of a call the user
+  denied is answered without asking again (R4, :meth:`LoopRules.denial_check`).
+- **Settlement.** Each settled call becomes :class:`~workflows.evidence.CallEvidence`; a
+  failure whose output is new for its tool (after an earlier failure of that tool) is
+  marked as progress for the guard, which then neither advances nor resets on it (R0).
+- **Review**, after the input drain: failure cycles (R2), identical results (R3) and denial
+  rounds (R4) each climb their reminder ladder (``workflows.rule_ladder``).
+
+Fingerprints and digests stay in this state: never logged, labelled or put in a search
+attribute. No Temporal, no I/O, no clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+
+from pydantic import BaseModel
+
+from workflows.denied_calls import DENIED_CALL_THRESHOLD, DeniedCalls
+from workflows.evidence import (
+    CallEvidence,
+    ResultKind,
+    call_evidence,
+    transient_failure,
+    waits_for_time,
+)
+from workflows.failure_cycles import FAILURE_CYCLE_THRESHOLD, FailureCycles
+from workflows.guard import GuardMode
+from workflows.identical_results import IDENTICAL_RESULT_THRESHOLD, IdenticalResults
+from workflows.loop_profile import LoopProfile, LoopRule, LoopSettings, rule_mode
+from workflows.outcome import ToolCall, ToolOutcome
+from workflows.rule_ladder import RuleDecisionKind, effective_rule_mode
+
+SHELL_TOOL = "run_shell_command"
+# Failure marks and fingerprints kept per prompt (per tool for fingerprints).
+REMEMBERED_MARKS = 256
+REMEMBERED_FINGERPRINTS_PER_TOOL = 256
+
+# The rules in the order they are consulted: the narrowest cause first.
+RULE_ORDER: tuple[LoopRule, ...] = (
+    LoopRule.DENIED_CALL,
+    LoopRule.FAILURE_CYCLE,
+    LoopRule.IDENTICAL_RESULT,
+)
+
+
+class RelaxReason(StrEnum):
+    """Why an unchanged repeat of a failed call was admitted (R1), most telling first."""
+
+    TRANSIENT = "transient"
+    TIME_PASSED = "time_passed"
+    REFRESHED = "refreshed"
+    SHELL = "shell"
+
+
+class FailureMark(BaseModel):
+    """What R1 knows about one remembered failure (keyed by the call's digest)."""
+
+    wait_epoch: int
+    transient: bool
+    paths: frozenset[str]
+    refreshed: bool = False
+
+
+@dataclass(frozen=True)
+class RuleDecision:
+    """A rule's decision in one batch. ``tool`` is the failing tool's policy name for the
+    failure-cycle rule (telemetry reports only its safe label), else ``None``."""
+
+    rule: LoopRule
+    kind: RuleDecisionKind
+    mode: GuardMode
+    count: int
+    tool: str | None = None
+
+
+class LoopRules:
+    """One prompt's recommended-profile state: R0 fingerprints, R1 failure marks, R2–R4."""
+
+    def __init__(
+        self,
+        settings: LoopSettings,
+        guard_mode: GuardMode,
+        *,
+        route_forced_off: bool,
+        thresholds: Mapping[LoopRule, int] | None = None,
+    ) -> None:
+        """``thresholds`` replaces the rules' reminder thresholds (the benchmark's
+        sensitivity runs only; prompts always use the defaults)."""
+        self.settings = settings
+        self.modes: dict[LoopRule, GuardMode] = {
+            rule: rule_mode(settings, rule, guard_mode, route_forced_off=route_forced_off)
+            for rule in RULE_ORDER
+        }
+        # Batches so far in which a call that waits for time to pass succeeded.
+        self.wait_epoch = 0
+        # Successful calls of state-changing tools so far.
+        self.changes = 0
+        self.fingerprints: dict[str, dict[str, None]] = {}
+        self.marks: dict[str, FailureMark] = {}
+        custom = thresholds or {}
+        self.cycles = FailureCycles(
+            threshold=custom.get(LoopRule.FAILURE_CYCLE, FAILURE_CYCLE_THRESHOLD)
+        )
+        self.identical = IdenticalResults(
+            threshold=custom.get(LoopRule.IDENTICAL_RESULT, IDENTICAL_RESULT_THRESHOLD)
+        )
+        self.denials = DeniedCalls(
+            threshold=custom.get(LoopRule.DENIED_CALL, DENIED_CALL_THRESHOLD)
+        )
+        self._settled: list[CallEvidence] = []
+
+    @property
+    def active(self) -> bool:
+        return self.settings.profile is LoopProfile.RECOMMENDED
+
+    # --- admission ------------------------------------------------------------------------
+
+    def relaxation(self, digest: str, call: ToolCall) -> RelaxReason | None:
+        """Why an unchanged repeat of the remembered failure ``digest`` may run anyway, or
+        ``None`` (the seed's refusal applies)."""
+        if not self.active:
+            return None
+        mark = self.marks.get(digest)
+        if mark is not None and mark.transient:
+            return RelaxReason.TRANSIENT
+        if waits_for_time(call) or (mark is not None and self.wait_epoch > mark.wait_epoch):
+            return RelaxReason.TIME_PASSED
+        if mark is not None and mark.refreshed:
+            return RelaxReason.REFRESHED
+        if self.settings.shell_repeats_admitted and call.name == SHELL_TOOL:
+            return RelaxReason.SHELL
+        return None
+
+    def denial_check(self, digest: str) -> RuleDecisionKind | None:
+        """``answered`` (warn, enforce) or ``would_answer`` (shadow) for an identical
+        re-request of a call the user denied; ``None`` otherwise."""
+        mode = self.modes[LoopRule.DENIED_CALL]
+        if not self.active or mode is GuardMode.OFF or not self.denials.remembers(digest):
+            return None
+        return (
+            RuleDecisionKind.WOULD_ANSWER if mode is GuardMode.SHADOW else RuleDecisionKind.ANSWERED
+        )
+
+    # --- settlement -----------------------------------------------------------------------
+
+    def settle(
+        self,
+        calls: list[ToolCall],
+        digests: list[str],
+        outcomes: list[ToolOutcome],
+        state_changing: frozenset[str] = frozenset(),
+    ) -> list[bool]:
+        """Read one settled batch (``state_changing``: the tools whose success changes the
+        world); returns, per outcome, whether it is progress (R0)."""
+        if not self.active:
+            return [False] * len(outcomes)
+        self._settled = []
+        before = {digest: set(seen) for digest, seen in self.fingerprints.items()}
+        progress: list[bool] = []
+        for call, digest, outcome in zip(calls, digests, outcomes, strict=True):
+            evidence = call_evidence(
+                call,
+                digest,
+                outcome,
+                state_changing=call.name in state_changing,
+                changes_before=self.changes,
+            )
+            self.changes += evidence.changes
+            self._settled.append(evidence)
+            if not outcome.ran_and_failed or outcome.refused_repeat:
+                progress.append(False)
+                continue
+            # Progress: the same call failed before, and now it fails differently.
+            seen = self.fingerprints.setdefault(digest, {})
+            progress.append(bool(before.get(digest)) and evidence.fingerprint not in seen)
+            seen.pop(evidence.fingerprint, None)
+            seen[evidence.fingerprint] = None
+            while len(seen) > REMEMBERED_FINGERPRINTS_PER_TOOL:
+                del seen[next(iter(seen))]
+            self.marks.pop(digest, None)
+            self.marks[digest] = FailureMark(
+                wait_epoch=self.wait_epoch,
+                transient=transient_failure(
+                    outcome.execution_error_type, outcome.error_message or outcome.content
+                ),
+                paths=evidence.paths,
+            )
+            while len(self.marks) > REMEMBERED_MARKS:
+                del self.marks[next(iter(self.marks))]
+        return progress
+
+    # --- review ---------------------------------------------------------------------------
+
+    def review(self, *, input_arrived: bool, enforcement_disabled: bool) -> list[RuleDecision]:
+        """After the input drain: refresh the failure marks, climb R2–R4, advance time."""
+        if not self.active:
+            return []
+        batch, self._settled = self._settled, []
+        refreshed_paths = frozenset().union(
+            *(call.paths for call in batch if call.kind is ResultKind.SUCCESS)
+        )
+        for mark in self.marks.values():
+            if input_arrived or (mark.paths & refreshed_paths):
+                mark.refreshed = True
+
+        decisions: list[RuleDecision] = []
+        for rule in RULE_ORDER:
+            mode = self.modes[rule]
+            if mode is GuardMode.OFF:
+                continue
+            mode = effective_rule_mode(mode, enforcement_disabled)
+            if rule is LoopRule.DENIED_CALL:
+                found = self.denials.review(batch, input_arrived=input_arrived, mode=mode)
+            elif rule is LoopRule.FAILURE_CYCLE:
+                found = self.cycles.review(
+                    batch, wait_epoch=self.wait_epoch, input_arrived=input_arrived, mode=mode
+                )
+            else:
+                found = self.identical.review(
+                    batch, wait_epoch=self.wait_epoch, input_arrived=input_arrived, mode=mode
+                )
+            for key, kind, count in found:
+                tool = key if rule is LoopRule.FAILURE_CYCLE else None
+                decisions.append(RuleDecision(rule, kind, mode, count, tool))
+
+        if any(call.kind is ResultKind.SUCCESS and call.waits for call in batch):
+            self.wait_epoch += 1
+        return decisions

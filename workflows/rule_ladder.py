@@ -1,0 +1,82 @@
+"""One reminder, then a stop: the escalation every recommended-profile rule shares.
+
+docs/architecture.md, "Loop profiles". A rule counts *offences* per key (a tool, a call, the
+prompt). When a key's count reaches the rule's threshold the model gets the rule's fixed
+reminder once; the key's next offence in a later batch, after the model read the reminder,
+stops the prompt. The mode decides what happens, exactly as for the guard: ``shadow``
+records ``would_warn`` / ``would_stop`` and changes nothing, ``warn`` reminds but never
+stops, ``enforce`` reminds and stops (and acts as ``warn`` once the prompt's enforcement
+was disabled). A key that stopped (or would have) is latched: it decides nothing more in
+this prompt. A reset (new user input, or the rule's own evidence that the key works now)
+returns the key to the bottom.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict
+
+from workflows.guard import GuardMode
+
+
+class RuleDecisionKind(StrEnum):
+    WARN = "warn"
+    WOULD_WARN = "would_warn"
+    STOP = "stop"
+    WOULD_STOP = "would_stop"
+    # The denied-call rule answering an identical re-request without asking the user.
+    ANSWERED = "answered"
+    WOULD_ANSWER = "would_answer"
+
+
+class Rung(BaseModel):
+    """Where one key stands: its offences so far, whether it was reminded, and whether it
+    is done deciding."""
+
+    model_config = ConfigDict(frozen=True)
+
+    count: int = 0
+    warned: bool = False
+    latched: bool = False
+
+
+def effective_rule_mode(mode: GuardMode, enforcement_disabled: bool) -> GuardMode:
+    """``enforce`` acts as ``warn`` once the prompt's enforcement was disabled (the guard's
+    rule: an unreliable input boundary or an untrusted outcome contract)."""
+    if mode is GuardMode.ENFORCE and enforcement_disabled:
+        return GuardMode.WARN
+    return mode
+
+
+def climb(
+    rung: Rung, offences: int, threshold: int, mode: GuardMode
+) -> tuple[Rung, RuleDecisionKind | None]:
+    """Add one batch's ``offences`` of a key; the decision, if the key crossed a rung.
+
+    ``mode`` is the effective mode (never ``off``: an off rule does not count at all).
+    """
+    if offences <= 0 or rung.latched:
+        return rung, None
+    if rung.warned:
+        stop = RuleDecisionKind.STOP if mode is GuardMode.ENFORCE else RuleDecisionKind.WOULD_STOP
+        return rung.model_copy(update={"count": rung.count + offences, "latched": True}), stop
+    count = rung.count + offences
+    if count >= threshold:
+        warn = RuleDecisionKind.WOULD_WARN if mode is GuardMode.SHADOW else RuleDecisionKind.WARN
+        return Rung(count=count, warned=True), warn
+    return Rung(count=count), None
+
+
+def escalate(
+    rungs: dict[str, Rung], offences: dict[str, int], threshold: int, mode: GuardMode
+) -> list[tuple[str, RuleDecisionKind, int]]:
+    """Climb every key that offended in one batch; the decisions, in key order of first
+    offence: ``(key, decision, the key's count)``."""
+    decisions: list[tuple[str, RuleDecisionKind, int]] = []
+    for key, count in offences.items():
+        rung, decision = climb(rungs.get(key, Rung()), count, threshold, mode)
+        rungs[key] = rung
+        if decision is not None:
+            decisions.append((key, decision, rung.count))
+    return decisions
