@@ -1,24 +1,34 @@
-"""Loop-stopping quality: Seawall against peer rules on a labeled scenario corpus.
+"""Loop-stopping quality: Seawall's loop profiles against peer rules on a labeled corpus.
 
     python bench/loops.py [CORPUS_DIR_OR_FILE ...] [--sample N | --all-real | --no-real]
+                          [--real-profile recommended|seed|both] [--sensitivity] [--json PATH]
 
-Every scenario runs through Seawall's protections (guard mode ``enforce``) and through each
-baseline of ``bench/baselines.py``, in the pure simulator (``bench/simulate.py``). For each
-policy it reports, over the scenarios labeled ``loop``: how many it stopped (by a rule, not
-by the tool-call cap), how many only the cap ended, and the tool calls and model requests
-spent from the batch where the loop started until the policy stopped it (median and p90);
-over the scenarios labeled ``legit``: how many it halted (false halts). Every loop Seawall
-does not stop is listed with the reason it is out of scope (from ``labels.yaml``).
+Every scenario runs, in the pure simulator (``bench/simulate.py``), through Seawall's
+protections in guard mode ``enforce`` under both loop profiles (docs/architecture.md, "Loop
+profiles"): ``seawall`` is the recommended profile, ``seawall-seed`` the seeds' rules
+verbatim; and through each baseline of ``bench/baselines.py``. For each policy it reports,
+over the scenarios labeled ``loop``: how many it stopped (by a rule, not by the tool-call
+cap), how many only the cap ended, and the tool calls and model requests spent from the
+batch where the loop started until the policy stopped it (median and p90); over the
+scenarios labeled ``legit``: how many it halted (false halts) and how many of their calls
+it refused. Every figure is given for the whole corpus and for the scenarios modelled on a
+real public incident (a ``url`` in their label). Every loop a profile does not stop is
+listed with the reason it is out of scope, and every legit scenario it halts with its known
+gap (from ``labels.yaml``); a verdict the labels do not predict is flagged. ``--sensitivity``
+adds the recommended profile's figures with each rule's threshold varied, and with failed
+shell commands refused like any other call.
 
 Then a sample (``--sample``, default 8; ``--all-real`` for all) runs through the real
-``PromptWorkflow`` on an embedded Temporal dev server, and the simulator's Seawall verdict
-(stop reason, loop type, model requests, call counts, guard decisions, the whole final
-conversation) must equal the workflow's. Any disagreement is printed and the exit code is 1.
+``PromptWorkflow`` on an embedded Temporal dev server, and the simulator's verdict (stop
+reason, loop type, model requests, call counts, guard and rule decisions, the whole final
+conversation) must equal the workflow's, for the recommended profile (``--real-profile``
+picks). Any disagreement is printed and the exit code is 1.
 
 Labels come from ``labels.yaml`` beside the scenarios (file name → ``label``,
-``loop_starts_at_batch``, ``shape``, ``out_of_scope``, ``known_gap``, ``note``); scenarios
-without one are reported as unlabeled, with Seawall's verdict only. Results go to
-``bench/results/loops.json`` (``--json PATH``); every count is deterministic.
+``loop_starts_at_batch``, ``shape``, ``note``, ``url``; ``out_of_scope`` and ``known_gap``
+for the recommended profile, ``seed_out_of_scope`` and ``seed_known_gap`` for the seed
+profile); scenarios without one are reported as unlabeled, with the verdicts only. Results
+go to ``bench/results/loops.json`` (``--json PATH``); every count is deterministic.
 """
 
 from __future__ import annotations
@@ -45,6 +55,7 @@ import yaml  # noqa: E402
 from bench.baselines import fresh_baselines  # noqa: E402
 from bench.simulate import (  # noqa: E402
     SEAWALL,
+    SEAWALL_SEED,
     SimResult,
     SimulationError,
     result_verdict,
@@ -53,7 +64,11 @@ from bench.simulate import (  # noqa: E402
     verdict_differences,
 )
 from seawall.scenario.format import Scenario, ScenarioError, load_scenario  # noqa: E402
+from workflows.denied_calls import DENIED_CALL_THRESHOLD  # noqa: E402
+from workflows.failure_cycles import FAILURE_CYCLE_THRESHOLD  # noqa: E402
 from workflows.guard import GuardMode  # noqa: E402
+from workflows.identical_results import IDENTICAL_RESULT_THRESHOLD  # noqa: E402
+from workflows.loop_profile import SEED_SETTINGS, LoopProfile, LoopRule, LoopSettings  # noqa: E402
 
 DEFAULT_CORPUS = ROOT / "bench" / "corpus"
 DEFAULT_JSON = ROOT / "bench" / "results" / "loops.json"
@@ -67,9 +82,36 @@ RULE_CODES = {
     "repeated_failed_call": "refusal",
     "invalid_tool_params_stagnation": "invalid",
     "global_tool_call_duplicate": "dup",
+    "repeated_denied_call": "denied",
+    "repeated_failure_cycle": "cycle",
+    "repeated_identical_result": "same",
     "turn_tool_call_cap": "cap",
 }
-POLICY_TITLES = {SEAWALL: "Seawall (enforce)"} | {b.name: b.title for b in fresh_baselines()}
+PROFILE_SETTINGS: dict[str, LoopSettings] = {
+    SEAWALL: LoopSettings(profile=LoopProfile.RECOMMENDED),
+    SEAWALL_SEED: SEED_SETTINGS,
+}
+POLICY_TITLES = {
+    SEAWALL: "Seawall recommended (enforce)",
+    SEAWALL_SEED: "Seawall seed profile (enforce)",
+} | {b.name: b.title for b in fresh_baselines()}
+# The label keys that explain a profile's misses (out_of_scope) and false halts (known_gap).
+LABEL_KEYS: dict[str, tuple[str, str]] = {
+    SEAWALL: ("out_of_scope", "known_gap"),
+    SEAWALL_SEED: ("seed_out_of_scope", "seed_known_gap"),
+}
+SUBSETS = ("all", "real")
+# Thresholds tried by --sensitivity, per rule (the default is marked in the report).
+SENSITIVITY: dict[LoopRule, tuple[int, ...]] = {
+    LoopRule.FAILURE_CYCLE: (3, 4, 5, 6, 7, 8),
+    LoopRule.IDENTICAL_RESULT: (3, 4, 5, 6, 7, 8),
+    LoopRule.DENIED_CALL: (2, 3, 4),
+}
+DEFAULT_THRESHOLDS: dict[LoopRule, int] = {
+    LoopRule.FAILURE_CYCLE: FAILURE_CYCLE_THRESHOLD,
+    LoopRule.IDENTICAL_RESULT: IDENTICAL_RESULT_THRESHOLD,
+    LoopRule.DENIED_CALL: DENIED_CALL_THRESHOLD,
+}
 
 
 class LabelError(Exception):
@@ -93,6 +135,11 @@ class Entry:
     @property
     def loop_start(self) -> int:
         return int(self.label.get("loop_starts_at_batch", 1)) if self.label else 1
+
+    @property
+    def real(self) -> bool:
+        """Modelled on a real public incident (its label has a ``url``)."""
+        return bool(self.label and self.label.get("url"))
 
 
 # --- loading ------------------------------------------------------------------------------
@@ -166,142 +213,208 @@ def describe(result: SimResult) -> str:
 
 
 def guard_story(result: SimResult) -> str:
-    """The guard decisions of a run, condensed: what kept it from stopping."""
+    """The guard's and the rules' decisions of a run, condensed: what kept it from
+    stopping."""
     counts: dict[str, int] = {}
     for entry in result.guard:
         key = entry.decision + (f"({entry.reason})" if entry.reason else "")
         counts[key] = counts.get(key, 0) + 1
-    return ", ".join(f"{k}×{v}" for k, v in counts.items()) or "no settled batch"
+    story = "guard: " + (", ".join(f"{k}×{v}" for k, v in counts.items()) or "no settled batch")
+    rules = [f"{RULE_CODES.get(r.rule, r.rule)} {r.decision}@{r.batch}" for r in result.rules]
+    return story + (f"; rules: {', '.join(rules)}" if rules else "")
+
+
+def simulate_policies(
+    entry: Entry, thresholds: dict[LoopRule, int] | None = None
+) -> dict[str, SimResult]:
+    """The scenario under both loop profiles and every baseline."""
+    results = {
+        policy: simulate_seawall(
+            entry.scenario, GuardMode.ENFORCE, loop=settings, thresholds=thresholds
+        )
+        for policy, settings in PROFILE_SETTINGS.items()
+    }
+    for baseline in fresh_baselines():
+        results[baseline.name] = simulate_baseline(entry.scenario, baseline)
+    return results
+
+
+def _cell(result: SimResult, entry: Entry) -> dict[str, Any]:
+    cell: dict[str, Any] = {
+        "stop_reason": result.stop_reason.value,
+        "rule": result.loop_type,
+        "last_batch": result.last_batch,
+        "model_requests": result.model_requests,
+        "tool_calls": result.tool_calls.model_dump(),
+    }
+    if entry.kind == "loop":
+        cell["wasted_calls"], cell["wasted_requests"] = wasted(result, entry.loop_start)
+    return cell
+
+
+def summarize(rows: list[dict[str, Any]], policies: list[str]) -> dict[str, dict[str, Any]]:
+    """Per policy, today's summary fields over ``rows`` (one subset of the corpus)."""
+    loops = [r for r in rows if r["label"] == "loop"]
+    legit = [r for r in rows if r["label"] == "legit"]
+    summary: dict[str, dict[str, Any]] = {}
+    for policy in policies:
+        cells = {r["scenario"]: r["policies"][policy] for r in rows}
+        stopped, cap, not_stopped = [], [], []
+        for row in loops:
+            cell = cells[row["scenario"]]
+            if cell["stop_reason"] != "loop_detected":
+                not_stopped.append(row["scenario"])
+            elif cell["rule"] == "turn_tool_call_cap":
+                cap.append(row["scenario"])
+            else:
+                stopped.append(row["scenario"])
+        calls = [cells[r["scenario"]]["wasted_calls"] for r in loops]
+        requests = [cells[r["scenario"]]["wasted_requests"] for r in loops]
+        halts = [
+            r["scenario"] for r in legit if cells[r["scenario"]]["stop_reason"] == "loop_detected"
+        ]
+        refused = sum(
+            cells[r["scenario"]]["tool_calls"]["refused"]
+            + cells[r["scenario"]]["tool_calls"].get("denied_repeats", 0)
+            for r in legit
+        )
+        summary[policy] = {
+            "title": POLICY_TITLES[policy],
+            "loops": len(loops),
+            "loops_stopped": len(stopped),
+            "loops_stopped_share": round(len(stopped) / len(loops), 3) if loops else 0.0,
+            "loops_ended_by_cap": len(cap),
+            "loops_not_stopped": len(not_stopped),
+            "wasted_calls_median": median(calls),
+            "wasted_calls_p90": p90(calls),
+            "wasted_requests_median": median(requests),
+            "wasted_requests_p90": p90(requests),
+            "legit": len(legit),
+            "false_halts": len(halts),
+            "false_halt_scenarios": halts,
+            "legit_calls_refused": refused,
+            "loops_missed": cap + not_stopped,
+        }
+    return summary
+
+
+def _label_check(
+    entry: Entry, policy: str, result: SimResult
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None, list[str]]:
+    """A profile's miss and false halt on ``entry`` with the label that explains it, and
+    every disagreement between the verdict and the labels."""
+    out_key, gap_key = LABEL_KEYS[policy]
+    label = entry.label or {}
+    name = f"{entry.key} ({policy})"
+    miss = halt = None
+    unexpected: list[str] = []
+    if entry.kind == "loop" and not result.stopped_by_rule:
+        reason = label.get(out_key)
+        miss = {
+            "scenario": entry.key,
+            "ended": describe(result),
+            "guard": guard_story(result),
+            "out_of_scope": reason,
+        }
+        if not reason:
+            unexpected.append(f"{name}: a loop it does not stop, with no {out_key} in labels")
+    if entry.kind == "loop" and result.stopped_by_rule and label.get(out_key):
+        unexpected.append(f"{name}: labeled {out_key}, but it stops it ({result.loop_type})")
+    if entry.kind == "legit" and result.halted:
+        halt = {"scenario": entry.key, "ended": describe(result), "known_gap": label.get(gap_key)}
+        if not label.get(gap_key):
+            unexpected.append(f"{name}: halts a legit scenario ({result.loop_type})")
+    if entry.kind == "legit" and not result.halted and label.get(gap_key):
+        unexpected.append(f"{name}: labeled {gap_key}, but it no longer halts it")
+    return miss, halt, unexpected
 
 
 def evaluate(entries: list[Entry]) -> dict[str, Any]:
-    policies = [SEAWALL, *(b.name for b in fresh_baselines())]
+    policies = [SEAWALL, SEAWALL_SEED, *(b.name for b in fresh_baselines())]
     rows: list[dict[str, Any]] = []
     errors: list[dict[str, str]] = []
-    per_policy: dict[str, dict[str, Any]] = {
-        p: {
-            "loop_wasted_calls": [],
-            "loop_wasted_requests": [],
-            "stopped": [],
-            "cap": [],
-            "not_stopped": [],
-            "false_halts": [],
-            "legit_refused_calls": 0,
-        }
-        for p in policies
-    }
-    misses: list[dict[str, Any]] = []
+    misses: dict[str, list[dict[str, Any]]] = {p: [] for p in PROFILE_SETTINGS}
+    halts: dict[str, list[dict[str, Any]]] = {p: [] for p in PROFILE_SETTINGS}
     unexpected: list[str] = []
-    known_gaps: list[dict[str, Any]] = []
     for entry in entries:
         try:
-            results = {SEAWALL: simulate_seawall(entry.scenario, GuardMode.ENFORCE)}
-            for baseline in fresh_baselines():
-                results[baseline.name] = simulate_baseline(entry.scenario, baseline)
+            results = simulate_policies(entry)
         except SimulationError as err:
             errors.append({"scenario": entry.key, "error": str(err)})
             continue
-        row: dict[str, Any] = {
-            "scenario": entry.key,
-            "label": entry.kind,
-            "loop_starts_at_batch": entry.loop_start if entry.kind == "loop" else None,
-            "shape": (entry.label or {}).get("shape"),
-            "policies": {},
-        }
-        for policy, result in results.items():
-            calls, requests = wasted(result, entry.loop_start)
-            cell = {
-                "stop_reason": result.stop_reason.value,
-                "rule": result.loop_type,
-                "last_batch": result.last_batch,
-                "model_requests": result.model_requests,
-                "tool_calls": result.tool_calls.model_dump(),
+        rows.append(
+            {
+                "scenario": entry.key,
+                "label": entry.kind,
+                "real": entry.real,
+                "loop_starts_at_batch": entry.loop_start if entry.kind == "loop" else None,
+                "shape": (entry.label or {}).get("shape"),
+                "policies": {policy: _cell(r, entry) for policy, r in results.items()},
             }
-            stats = per_policy[policy]
-            if entry.kind == "loop":
-                cell["wasted_calls"], cell["wasted_requests"] = calls, requests
-                stats["loop_wasted_calls"].append(calls)
-                stats["loop_wasted_requests"].append(requests)
-                bucket = (
-                    "stopped"
-                    if result.stopped_by_rule
-                    else "cap"
-                    if result.halted
-                    else "not_stopped"
-                )
-                stats[bucket].append(entry.key)
-            elif entry.kind == "legit":
-                if result.halted:
-                    stats["false_halts"].append(entry.key)
-                stats["legit_refused_calls"] += result.tool_calls.refused
-            row["policies"][policy] = cell
-        rows.append(row)
+        )
+        for policy in PROFILE_SETTINGS:
+            miss, halt, wrong = _label_check(entry, policy, results[policy])
+            if miss:
+                misses[policy].append(miss)
+            if halt:
+                halts[policy].append(halt)
+            unexpected.extend(wrong)
 
-        seawall = results[SEAWALL]
-        label = entry.label or {}
-        if entry.kind == "loop" and not seawall.stopped_by_rule:
-            reason = label.get("out_of_scope")
-            misses.append(
-                {
-                    "scenario": entry.key,
-                    "ended": describe(seawall),
-                    "guard": guard_story(seawall),
-                    "out_of_scope": reason,
-                }
-            )
-            if not reason:
-                unexpected.append(
-                    f"{entry.key}: a loop Seawall does not stop, with no "
-                    "out_of_scope reason in labels.yaml"
-                )
-        if entry.kind == "loop" and seawall.stopped_by_rule and label.get("out_of_scope"):
-            unexpected.append(
-                f"{entry.key}: labeled out of scope, but Seawall stops it ({seawall.loop_type})"
-            )
-        if entry.kind == "legit" and seawall.halted:
-            known_gaps.append(
-                {
-                    "scenario": entry.key,
-                    "ended": describe(seawall),
-                    "known_gap": label.get("known_gap"),
-                }
-            )
-            if not label.get("known_gap"):
-                unexpected.append(
-                    f"{entry.key}: Seawall halts a legit scenario ({seawall.loop_type})"
-                )
-        if entry.kind == "legit" and not seawall.halted and label.get("known_gap"):
-            unexpected.append(f"{entry.key}: labeled known_gap, but Seawall no longer halts it")
-
-    loops_total = sum(1 for r in rows if r["label"] == "loop")
-    legit_total = sum(1 for r in rows if r["label"] == "legit")
-    summary = {}
-    for policy, stats in per_policy.items():
-        summary[policy] = {
-            "title": POLICY_TITLES[policy],
-            "loops": loops_total,
-            "loops_stopped": len(stats["stopped"]),
-            "loops_ended_by_cap": len(stats["cap"]),
-            "loops_not_stopped": len(stats["not_stopped"]),
-            "wasted_calls_median": median(stats["loop_wasted_calls"]),
-            "wasted_calls_p90": p90(stats["loop_wasted_calls"]),
-            "wasted_requests_median": median(stats["loop_wasted_requests"]),
-            "wasted_requests_p90": p90(stats["loop_wasted_requests"]),
-            "legit": legit_total,
-            "false_halts": len(stats["false_halts"]),
-            "false_halt_scenarios": stats["false_halts"],
-            "legit_calls_refused": stats["legit_refused_calls"],
-            "loops_missed": stats["cap"] + stats["not_stopped"],
-        }
     return {
         "policies": policies,
-        "summary": summary,
+        "summary": summarize(rows, policies),
+        "summary_real": summarize([r for r in rows if r["real"]], policies),
         "scenarios": rows,
-        "seawall_misses": misses,
-        "seawall_legit_halts": known_gaps,
+        "seawall_misses": misses[SEAWALL],
+        "seawall_legit_halts": halts[SEAWALL],
+        "seed_misses": misses[SEAWALL_SEED],
+        "seed_legit_halts": halts[SEAWALL_SEED],
         "unexpected": unexpected,
         "errors": errors,
     }
+
+
+def sensitivity(entries: list[Entry]) -> list[dict[str, Any]]:
+    """The recommended profile with one rule's threshold varied at a time, and with failed
+    shell commands refused like any other call (whole corpus and real half)."""
+    variants: list[tuple[str, dict[LoopRule, int], LoopSettings]] = []
+    recommended = PROFILE_SETTINGS[SEAWALL]
+    for rule, values in SENSITIVITY.items():
+        for value in values:
+            thresholds = {**DEFAULT_THRESHOLDS, rule: value}
+            marker = " (default)" if value == DEFAULT_THRESHOLDS[rule] else ""
+            variants.append((f"{rule.value} = {value}{marker}", thresholds, recommended))
+    variants.append(
+        (
+            "failed shell commands refused like any call",
+            DEFAULT_THRESHOLDS,
+            recommended.model_copy(update={"shell_repeats_admitted": False}),
+        )
+    )
+    out: list[dict[str, Any]] = []
+    for name, thresholds, settings in variants:
+        rows = []
+        for entry in entries:
+            try:
+                result = simulate_seawall(
+                    entry.scenario, GuardMode.ENFORCE, loop=settings, thresholds=thresholds
+                )
+            except SimulationError:
+                continue
+            rows.append(
+                {
+                    "scenario": entry.key,
+                    "label": entry.kind,
+                    "real": entry.real,
+                    "policies": {SEAWALL: _cell(result, entry)},
+                }
+            )
+        figures = {
+            subset: summarize([r for r in rows if subset == "all" or r["real"]], [SEAWALL])[SEAWALL]
+            for subset in SUBSETS
+        }
+        out.append({"variant": name, **figures})
+    return out
 
 
 # --- the real workflow --------------------------------------------------------------------
@@ -318,8 +431,9 @@ def pick_sample(entries: list[Entry], size: int) -> list[Entry]:
     return [ordered[i] for i in picks]
 
 
-async def check_real(entries: list[Entry]) -> list[dict[str, Any]]:
-    """Run ``entries`` through the real workflow and compare with the simulator."""
+async def check_real(entries: list[Entry], policies: list[str]) -> list[dict[str, Any]]:
+    """Run ``entries`` through the real workflow under each of ``policies`` (loop profiles)
+    and compare with the simulator."""
     from seawall.runtime.devserver import start_dev_server
     from seawall.scenario.driver import run_scenario
     from worker import build_worker
@@ -331,9 +445,12 @@ async def check_real(entries: list[Entry]) -> list[dict[str, Any]]:
         limit = asyncio.Semaphore(REAL_CONCURRENCY)
         async with build_worker(env.client, queue):
 
-            async def one(entry: Entry) -> dict[str, Any]:
+            async def one(entry: Entry, policy: str) -> dict[str, Any]:
+                settings = PROFILE_SETTINGS[policy]
                 async with limit:
-                    simulated = simulate_seawall(entry.scenario, GuardMode.ENFORCE).verdict()
+                    simulated = simulate_seawall(
+                        entry.scenario, GuardMode.ENFORCE, loop=settings
+                    ).verdict()
                     with tempfile.TemporaryDirectory(prefix="seawall-bench-") as tmp:
                         try:
                             result = await asyncio.wait_for(
@@ -343,25 +460,28 @@ async def check_real(entries: list[Entry]) -> list[dict[str, Any]]:
                                     task_queue=queue,
                                     workspace=Path(tmp),
                                     mode_override=GuardMode.ENFORCE,
+                                    loop_override=settings,
                                 ),
                                 REAL_TIMEOUT_SECONDS,
                             )
                         except Exception as err:  # reported as a disagreement
                             return {
                                 "scenario": entry.key,
+                                "policy": policy,
                                 "agree": False,
                                 "differences": [f"the real run failed: {err!r}"],
                             }
                     differences = verdict_differences(simulated, result_verdict(result))
                     return {
                         "scenario": entry.key,
+                        "policy": policy,
                         "agree": not differences,
                         "stop_reason": result.stop_reason.value,
                         "loop_type": result.loop_type.value if result.loop_type else None,
                         "differences": differences,
                     }
 
-            checks = list(await asyncio.gather(*(one(e) for e in entries)))
+            checks = list(await asyncio.gather(*(one(e, p) for p in policies for e in entries)))
     finally:
         await env.shutdown()
     return checks
@@ -374,41 +494,50 @@ def _fmt(value: float) -> str:
     return f"{value:g}"
 
 
-def print_report(corpus: list[str], report: dict[str, Any]) -> None:
-    summary = report["summary"]
-    first = summary[SEAWALL]
-    print(
-        f"Loop corpus: {', '.join(corpus)} — {first['loops']} loop and {first['legit']} "
-        f"legit scenarios"
-    )
-    print()
+def _print_summary(title: str, summary: dict[str, dict[str, Any]], policies: list[str]) -> None:
+    first = summary[policies[0]]
+    print(f"{title}: {first['loops']} loop and {first['legit']} legit scenarios")
     header = (
-        f"{'policy':<34} {'loops stopped':>13} {'ended by cap':>12} {'not stopped':>11} "
-        f"{'wasted calls':>13} {'wasted requests':>16} {'false halts':>12}"
+        f"{'policy':<36} {'loops stopped':>13} {'ended by cap':>12} {'not stopped':>11} "
+        f"{'wasted calls':>13} {'wasted requests':>16} {'false halts':>12} {'refused':>8}"
     )
     print(header)
     print(
-        f"{'':<34} {'':>13} {'':>12} {'':>11} {'median / p90':>13} {'median / p90':>16} "
-        f"{'(legit)':>12}"
+        f"{'':<36} {'':>13} {'':>12} {'':>11} {'median / p90':>13} {'median / p90':>16} "
+        f"{'(legit)':>12} {'(legit)':>8}"
     )
     print("-" * len(header))
-    for policy in report["policies"]:
+    for policy in policies:
         s = summary[policy]
+        share = f" {100 * s['loops_stopped_share']:.0f}%"
         print(
-            f"{s['title']:<34} {str(s['loops_stopped']) + '/' + str(s['loops']):>13} "
+            f"{s['title']:<36} "
+            f"{str(s['loops_stopped']) + '/' + str(s['loops']) + share:>13} "
             f"{s['loops_ended_by_cap']:>12} {s['loops_not_stopped']:>11} "
             f"{_fmt(s['wasted_calls_median']) + ' / ' + str(s['wasted_calls_p90']):>13} "
             f"{_fmt(s['wasted_requests_median']) + ' / ' + str(s['wasted_requests_p90']):>16} "
-            f"{str(s['false_halts']) + '/' + str(s['legit']):>12}"
+            f"{str(s['false_halts']) + '/' + str(s['legit']):>12} "
+            f"{s['legit_calls_refused']:>8}"
         )
     print()
+
+
+def print_report(corpus: list[str], report: dict[str, Any]) -> None:
+    policies = report["policies"]
+    print(f"Loop corpus: {', '.join(corpus)}")
+    print()
+    _print_summary("Whole corpus", report["summary"], policies)
+    if report["summary_real"][SEAWALL]["loops"] + report["summary_real"][SEAWALL]["legit"]:
+        _print_summary(
+            "Modelled on real public incidents (labels with a url)",
+            report["summary_real"],
+            policies,
+        )
     print(
         "Wasted = tool calls run and model requests made from the batch where the loop "
-        "started until the policy stopped it (or the cap, or the script, ended it)."
-    )
-    print(
-        f"Seawall refused {first['legit_calls_refused']} unchanged repeats of failed calls "
-        "in legit scenarios (refused calls do not run; the prompt goes on)."
+        "started until the policy stopped it (or the cap, or the script, ended it). "
+        "Refused = calls of legit scenarios not run (failed-call refusals, denied "
+        "re-requests answered without asking)."
     )
 
     print()
@@ -416,11 +545,10 @@ def print_report(corpus: list[str], report: dict[str, Any]) -> None:
         "Per scenario: how each policy ended it (stop@batch by which rule, or end_turn / "
         "cancelled), and for loops the wasted calls/requests."
     )
-    names = report["policies"]
-    print(f"  {'scenario':<40} {'label':<9} " + " ".join(f"{n:<22}" for n in names))
+    print(f"  {'scenario':<42} {'label':<6} " + " ".join(f"{n:<20}" for n in policies))
     for row in report["scenarios"]:
         cells = []
-        for name in names:
+        for name in policies:
             cell = row["policies"][name]
             if cell["stop_reason"] == "loop_detected":
                 text = f"stop@{cell['last_batch']} {RULE_CODES.get(cell['rule'], 'rule')}"
@@ -428,28 +556,35 @@ def print_report(corpus: list[str], report: dict[str, Any]) -> None:
                 text = f"{cell['stop_reason']}@{cell['last_batch']}"
             if row["label"] == "loop":
                 text += f" {cell['wasted_calls']}/{cell['wasted_requests']}"
-            cells.append(f"{text:<22}")
-        print(f"  {row['scenario'].removesuffix('.yaml'):<40} {row['label']:<9} " + " ".join(cells))
+            cells.append(f"{text:<20}")
+        name = row["scenario"].removesuffix(".yaml")[:42]
+        print(f"  {name:<42} {row['label']:<6} " + " ".join(cells))
     print(
         "  (guard: repeated_tool_execution_failure, refusal: repeated_failed_call, invalid: "
-        "invalid_tool_params_stagnation, dup: global_tool_call_duplicate, cap: "
-        "turn_tool_call_cap, rule: the baseline's own rule)"
+        "invalid_tool_params_stagnation, dup: global_tool_call_duplicate, denied: "
+        "repeated_denied_call, cycle: repeated_failure_cycle, same: "
+        "repeated_identical_result, cap: turn_tool_call_cap, rule: the baseline's own rule)"
     )
 
+    for policy, misses_key, halts_key in (
+        (SEAWALL, "seawall_misses", "seawall_legit_halts"),
+        (SEAWALL_SEED, "seed_misses", "seed_legit_halts"),
+    ):
+        title = POLICY_TITLES[policy]
+        print()
+        print(f"Loops {title} does not stop ({len(report[misses_key])}), each out of scope:")
+        for miss in report[misses_key]:
+            reason = miss["out_of_scope"] or "!! NO REASON GIVEN (unexpected miss)"
+            print(f"  - {miss['scenario']}: {miss['ended']}; {miss['guard']}")
+            print(f"      why: {reason}")
+        halts = report[halts_key]
+        print(f"Legit scenarios {title} halts ({len(halts)}):")
+        for halt in halts:
+            print(f"  - {halt['scenario']}: {halt['ended']}")
+            print(f"      known gap: {halt['known_gap'] or '!! NOT LABELED (unexpected)'}")
     print()
-    print(f"Loops Seawall does not stop ({len(report['seawall_misses'])}), each out of scope:")
-    for miss in report["seawall_misses"]:
-        reason = miss["out_of_scope"] or "!! NO REASON GIVEN (unexpected miss)"
-        print(f"  - {miss['scenario']}: {miss['ended']}; guard: {miss['guard']}")
-        print(f"      why: {reason}")
-    halts = report["seawall_legit_halts"]
-    print()
-    print(f"Legit scenarios Seawall halts ({len(halts)}):")
-    for halt in halts:
-        print(f"  - {halt['scenario']}: {halt['ended']}")
-        print(f"      known gap: {halt['known_gap'] or '!! NOT LABELED (unexpected)'}")
-    for policy in names[1:]:
-        s = summary[policy]
+    for policy in policies[2:]:
+        s = report["summary"][policy]
         if s["false_halt_scenarios"]:
             print(f"  {s['title']} halts: {', '.join(s['false_halt_scenarios'])}")
     if report["unexpected"]:
@@ -464,17 +599,37 @@ def print_report(corpus: list[str], report: dict[str, Any]) -> None:
             print(f"  !! {error['scenario']}: {error['error']}")
 
 
+def print_sensitivity(rows: list[dict[str, Any]]) -> None:
+    print()
+    print(
+        "Sensitivity of the recommended profile (one rule's threshold varied at a time; "
+        "thresholds count batches before the reminder, the next offence stops):"
+    )
+    print(
+        f"  {'variant':<46} {'whole: stopped':>14} {'false':>6} {'wasted med':>10}   "
+        f"{'real: stopped':>13} {'false':>6} {'wasted med':>10}"
+    )
+    for row in rows:
+        a, r = row["all"], row["real"]
+        print(
+            f"  {row['variant']:<46} {str(a['loops_stopped']) + '/' + str(a['loops']):>14} "
+            f"{a['false_halts']:>6} {_fmt(a['wasted_calls_median']):>10}   "
+            f"{str(r['loops_stopped']) + '/' + str(r['loops']):>13} {r['false_halts']:>6} "
+            f"{_fmt(r['wasted_calls_median']):>10}"
+        )
+
+
 def print_real(checks: list[dict[str, Any]], seconds: float) -> None:
     agree = sum(1 for c in checks if c["agree"])
     print()
     print(
-        f"Real workflow check: {agree}/{len(checks)} scenarios agree with the simulator "
+        f"Real workflow check: {agree}/{len(checks)} runs agree with the simulator "
         f"({seconds:.1f} s on an embedded dev server)"
     )
     for check in checks:
         mark = "ok " if check["agree"] else "!! DISAGREES"
         print(
-            f"  {mark} {check['scenario']}"
+            f"  {mark} {check['scenario']} [{check['policy']}]"
             + (
                 f" ({check['stop_reason']}, {check['loop_type']})"
                 if check.get("stop_reason")
@@ -485,8 +640,15 @@ def print_real(checks: list[dict[str, Any]], seconds: float) -> None:
             print(f"      {difference}")
 
 
+REAL_PROFILES = {
+    "recommended": [SEAWALL],
+    "seed": [SEAWALL_SEED],
+    "both": [SEAWALL, SEAWALL_SEED],
+}
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument(
         "corpus",
         nargs="*",
@@ -504,6 +666,17 @@ def main(argv: list[str] | None = None) -> int:
         "--all-real", action="store_true", help="check every scenario against the real workflow"
     )
     parser.add_argument("--no-real", action="store_true", help="skip the real-workflow check")
+    parser.add_argument(
+        "--real-profile",
+        choices=sorted(REAL_PROFILES),
+        default="recommended",
+        help="loop profile(s) the real-workflow check runs (default: recommended)",
+    )
+    parser.add_argument(
+        "--sensitivity",
+        action="store_true",
+        help="also report the recommended profile with each rule's threshold varied",
+    )
     parser.add_argument("--json", type=Path, default=DEFAULT_JSON, help="where to write results")
     args = parser.parse_args(argv)
 
@@ -518,6 +691,9 @@ def main(argv: list[str] | None = None) -> int:
     corpus = [str(p) for p in args.corpus]
     report = evaluate(entries)
     print_report(corpus, report)
+    rows = sensitivity(entries) if args.sensitivity else []
+    if rows:
+        print_sensitivity(rows)
 
     checks: list[dict[str, Any]] = []
     simulable = {e["scenario"] for e in report["errors"]}
@@ -525,15 +701,18 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_real and candidates:
         sample = candidates if args.all_real else pick_sample(candidates, args.sample)
         started = time.monotonic()
-        checks = asyncio.run(check_real(sample))
+        checks = asyncio.run(check_real(sample, REAL_PROFILES[args.real_profile]))
         print_real(checks, time.monotonic() - started)
 
     output = {
         "corpus": corpus,
         "guard_mode": GuardMode.ENFORCE.value,
+        "profiles": {policy: PROFILE_SETTINGS[policy].profile.value for policy in PROFILE_SETTINGS},
+        "thresholds": {rule.value: value for rule, value in DEFAULT_THRESHOLDS.items()},
         **report,
+        "sensitivity": rows,
         "real_workflow_check": {
-            "checked": [c["scenario"] for c in checks],
+            "checked": [f"{c['scenario']} [{c['policy']}]" for c in checks],
             "agree": all(c["agree"] for c in checks),
             "disagreements": [c for c in checks if not c["agree"]],
         },

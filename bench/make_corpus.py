@@ -112,8 +112,12 @@ class Entry:
     events: list[Json] = field(default_factory=list)
     permissions: Json = field(default_factory=dict)
     workspace: Json | None = None
+    # Why the recommended profile does not stop a loop, or halts legit work (labels.yaml's
+    # out_of_scope and known_gap); the seed profile's own reasons beside them.
     out_of_scope: str | None = None
     known_gap: str | None = None
+    seed_out_of_scope: str | None = None
+    seed_known_gap: str | None = None
     note: str = ""
     # The public report a real-incident scenario is modelled on (bench/make_incidents.py).
     url: str | None = None
@@ -462,7 +466,7 @@ def loops() -> list[Entry]:
             },
             turns=until_cap(alt_varied, 2),
             loop_starts_at_batch=1,
-            out_of_scope="varied tools: the failing tool changes every batch, and the guard "
+            seed_out_of_scope="varied tools: the failing tool changes every batch, and the guard "
             "tracks one (tool, reason) streak at a time; no call repeats unchanged for the "
             "refusal to catch",
         )
@@ -713,7 +717,7 @@ def loops() -> list[Entry]:
             },
             turns=until_cap(interleaved, 3),
             loop_starts_at_batch=1,
-            out_of_scope="successes interleaved: read_file succeeds in every batch, and the guard "
+            seed_out_of_scope="successes interleaved: read_file succeeds in every batch, and the guard "
             "takes a success of the tracked tool as progress (the seed's rule); the guesses vary, "
             "so no call repeats unchanged",
         )
@@ -740,7 +744,7 @@ def loops() -> list[Entry]:
                 2,
             ),
             loop_starts_at_batch=1,
-            out_of_scope="the classified reason changes every batch (file_not_found, then "
+            seed_out_of_scope="the classified reason changes every batch (file_not_found, then "
             "permission_denied), so every batch starts a new streak; no call repeats unchanged",
         )
     )
@@ -765,7 +769,7 @@ def loops() -> list[Entry]:
                 2,
             ),
             loop_starts_at_batch=1,
-            out_of_scope="two different failure keys in every batch: a mixed batch resets the "
+            seed_out_of_scope="two different failure keys in every batch: a mixed batch resets the "
             "guard (the seed's rule); no call repeats unchanged",
         )
     )
@@ -787,8 +791,11 @@ def loops() -> list[Entry]:
                 answer("I could not find the configuration file; where does it live?"),
             ],
             loop_starts_at_batch=1,
-            out_of_scope="below the threshold before the scenario ends: 6 failures, and the "
+            seed_out_of_scope="below the threshold before the scenario ends: 6 failures, and the "
             "reminder needs 8; the model stopped on its own",
+            out_of_scope="below every threshold before the scenario ends: 6 failures in 3 "
+            "batches, and the guard's reminder needs 8 failures, the failure-cycle rule's 8 "
+            "batches; the model stopped on its own",
         )
     )
 
@@ -890,9 +897,12 @@ def loops() -> list[Entry]:
                 3,
             ),
             loop_starts_at_batch=1,
-            out_of_scope="the outcome contract cannot be trusted (no execution status), so the "
+            seed_out_of_scope="the outcome contract cannot be trusted (no execution status), so the "
             "guard fails open by design and enforcement is disabled; nothing is remembered for "
             "the refusal either",
+            out_of_scope="the outcome contract cannot be trusted (no execution status), so "
+            "enforcement is disabled for the prompt, the recommended rules included: the "
+            "failure-cycle rule reminds and then only records would_stop; the cap ends it",
         )
     )
 
@@ -926,7 +936,7 @@ def loops() -> list[Entry]:
                 1,
             ),
             loop_starts_at_batch=1,
-            out_of_scope="post-processing failures never count (the tool ran and succeeded; "
+            seed_out_of_scope="post-processing failures never count (the tool ran and succeeded; "
             "only saving its output failed), by the seed's design",
         )
     )
@@ -942,7 +952,7 @@ def loops() -> list[Entry]:
             tools={"job_status": tool(ok("status: running (step 3/5: waiting for rollout)"))},
             turns=until_cap(lambda i: turn(call("job_status", {"job_id": "deploy-2291"})), 1),
             loop_starts_at_batch=1,
-            out_of_scope="no failure: every call succeeds, and Seawall stops failure loops only "
+            seed_out_of_scope="no failure: every call succeeds, and Seawall stops failure loops only "
             "(the cap ends it)",
         )
     )
@@ -1722,9 +1732,10 @@ def _wrap(text: str, width: int = 88) -> list[str]:
 def labels(entries: list[Entry]) -> str:
     header = (
         "# Labels for the benchmark corpus: file name -> label (loop | legit), where a loop\n"
-        "# starts (the first batch that is part of it), the shape, and why Seawall is not\n"
-        "# expected to stop it (out_of_scope) or why it halts a legit one (known_gap), and for\n"
-        "# scenarios modelled on a real public incident, its url.\n"
+        "# starts (the first batch that is part of it), the shape, and why Seawall's\n"
+        "# recommended loop profile is not expected to stop it (out_of_scope) or why it halts a\n"
+        "# legit one (known_gap), the same for the seed profile (seed_out_of_scope,\n"
+        "# seed_known_gap), and for scenarios modelled on a real public incident, its url.\n"
         "# Written by bench/make_corpus.py.\n"
     )
     data: dict[str, Json] = {}
@@ -1737,6 +1748,10 @@ def labels(entries: list[Entry]) -> str:
             item["out_of_scope"] = entry.out_of_scope
         if entry.known_gap:
             item["known_gap"] = entry.known_gap
+        if entry.seed_out_of_scope:
+            item["seed_out_of_scope"] = entry.seed_out_of_scope
+        if entry.seed_known_gap:
+            item["seed_known_gap"] = entry.seed_known_gap
         item["note"] = entry.note or entry.description
         if entry.url:
             item["url"] = entry.url

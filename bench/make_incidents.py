@@ -12,8 +12,9 @@ scenario's note; nothing is tuned to make any policy look good.
 
 Labels follow the report, never Seawall: ``loop`` when the report (or its maintainers) calls
 the session stuck, ``legit`` when the repetition was the work. ``known_gap`` and
-``out_of_scope`` record what today's protections do with each one; every such text starts
-with "today:" so the labels can be dropped as the protections of issue 11 catch up.
+``out_of_scope`` record what the recommended loop profile misses or halts, and why;
+``seed_known_gap`` and ``seed_out_of_scope`` the same for the seed profile (the seeds' rules
+verbatim), each text starting with "seed:" (docs/architecture.md, "Loop profiles").
 
 ``bench/make_corpus.py`` calls :func:`incidents` and writes these files with the rest of the
 corpus; ``tests/bench/test_corpus.py`` checks the files equal what this module writes.
@@ -2218,24 +2219,25 @@ def real_legit() -> list[Entry]:
     ]
 
 
-# --- what today's protections do with them ------------------------------------------------
-# Filled in from the simulator's verdicts, each with the mechanism behind it. A loop today's
-# rules do not stop carries out_of_scope; a legit scenario today's rules halt, known_gap.
+# --- what the seed profile does with them -------------------------------------------------
+# Filled in from the simulator's verdicts, each with the mechanism behind it. A loop the
+# seeds' rules do not stop carries seed_out_of_scope; a legit scenario they halt,
+# seed_known_gap.
 
 SUCCESSES_ONLY = (
-    "today: no call fails (every one succeeds), and Seawall stops failure loops only; the cap "
+    "seed: no call fails (every one succeeds), and Seawall stops failure loops only; the cap "
     "ends it"
 )
 PROGRESS_COUNTED_AS_STREAK = (
-    "today: the guard keys on (tool, classified error type) only, so failures whose output "
+    "seed: the guard keys on (tool, classified error type) only, so failures whose output "
     "changes from run to run count as one run_shell_command streak; the edits between are "
     "another tool and neither reset nor advance it, and the ninth failure is a stop"
 )
 
-TODAY: dict[str, dict[str, str]] = {
-    # loops today's rules do not stop
+SEED: dict[str, dict[str, str]] = {
+    # loops the seeds' rules do not stop
     **{
-        name: {"out_of_scope": SUCCESSES_ONLY}
+        name: {"seed_out_of_scope": SUCCESSES_ONLY}
         for name in (
             "real-loop-pi-repeated-ls",
             "real-loop-prime-agent-repeated-diagnostic",
@@ -2251,51 +2253,51 @@ TODAY: dict[str, dict[str, str]] = {
         )
     },
     "real-loop-openclaw-edit-success-unchanged": {
-        "out_of_scope": "today: every call succeeds (the edit reports success and changes "
+        "seed_out_of_scope": "seed: every call succeeds (the edit reports success and changes "
         "nothing), and Seawall stops failure loops only; the cap ends it"
     },
     "real-loop-odysseus-continue-reruns-tools": {
-        "out_of_scope": "today: every call succeeds, and the user's input after each batch "
+        "seed_out_of_scope": "seed: every call succeeds, and the user's input after each batch "
         "resets the guard anyway; the cap ends it"
     },
     "real-loop-gke-generate-cleanup-cycle": {
-        "out_of_scope": "today: the identical successful `rm` between failures is a "
+        "seed_out_of_scope": "seed: the identical successful `rm` between failures is a "
         "run_shell_command success, which resets the guard's streak (same tool) and makes the "
         "failed-call log forget, so the identical generate.sh failure is never refused and "
         "never counted past one"
     },
     "real-loop-openhands-dev-server-ctrl-c": {
-        "out_of_scope": "today: the successful Ctrl-C between attempts is a run_shell_command "
+        "seed_out_of_scope": "seed: the successful Ctrl-C between attempts is a run_shell_command "
         "success, which resets the guard's streak and makes the failed-call log forget, so the "
         "identical timed-out dev server start is never refused and never counted past one"
     },
     "real-loop-aws-blocks-dev-server-restarts": {
-        "out_of_scope": "today: each successful kill between attempts is a run_shell_command "
+        "seed_out_of_scope": "seed: each successful kill between attempts is a run_shell_command "
         "success, which resets the guard's streak and makes the failed-call log forget, so "
         "the failing `npm run dev` is never refused and never counted past one"
     },
     "real-loop-gemini-replace-error-flips": {
-        "out_of_scope": "today: the classified reason alternates (edit_expected_occurrence_"
+        "seed_out_of_scope": "seed: the classified reason alternates (edit_expected_occurrence_"
         "mismatch, edit_no_occurrence_found), so every batch starts a new guard streak, and "
         "the old_string differs every time, so the refusal never sees an unchanged repeat"
     },
     "real-loop-goose-asks-again-after-no": {
-        "out_of_scope": "today: denials never count or get remembered: a cancelled call resets "
+        "seed_out_of_scope": "seed: denials never count or get remembered: a cancelled call resets "
         "the guard and the failed-call log records only calls that ran and failed, so the "
         "identical denied request runs to the cap"
     },
     "real-loop-claude-code-denied-next-command": {
-        "out_of_scope": "today: denials never count or get remembered (a cancelled call resets "
+        "seed_out_of_scope": "seed: denials never count or get remembered (a cancelled call resets "
         "the guard; the failed-call log records only calls that ran and failed), and every "
         "command differs; the cap ends it"
     },
     "real-loop-lifeos-denial-workarounds": {
-        "out_of_scope": "today: denials never count or get remembered (a cancelled call resets "
+        "seed_out_of_scope": "seed: denials never count or get remembered (a cancelled call resets "
         "the guard; the failed-call log records only calls that ran and failed); the cap ends it"
     },
-    # legitimate work today's rules halt
+    # legitimate work the seeds' rules halt
     **{
-        name: {"known_gap": PROGRESS_COUNTED_AS_STREAK}
+        name: {"seed_known_gap": PROGRESS_COUNTED_AS_STREAK}
         for name in (
             "real-legit-gemini-fix-and-rebuild",
             "real-legit-lint-one-finding-per-rerun",
@@ -2303,27 +2305,64 @@ TODAY: dict[str, dict[str, str]] = {
         )
     },
     "real-legit-gh-pr-checks-pending": {
-        "known_gap": "today: exit code 8 means pending, but every unchanged re-poll of a call "
+        "seed_known_gap": "seed: exit code 8 means pending, but every unchanged re-poll of a call "
         "that failed is refused (nothing state-changing ran between), and the fifth refusal "
         "exceeds MAX_REPEATS and halts the prompt"
     },
     "real-legit-openhands-nine-empty-commands": {
-        "known_gap": "today: the empty command that keeps waiting is identical each time and "
+        "seed_known_gap": "seed: the empty command that keeps waiting is identical each time and "
         "its timeout is remembered as a failure, so every re-send is refused and the fifth "
         "refusal exceeds MAX_REPEATS and halts the prompt"
     },
     "real-legit-qwen-long-verification-run": {
-        "known_gap": "today: the fixed per-prompt cap of 100 tool calls ends a run that needs "
+        "seed_known_gap": "seed: the fixed per-prompt cap of 100 tool calls ends a run that needs "
         "more, although every call is distinct and the work advances"
     },
 }
 
 
+# --- what the recommended profile does with them ------------------------------------------
+
+VARIED_SUCCESSES = (
+    "every call succeeds and each differs from the one before, with a different output: no "
+    "failure comes back, no call returns its last result again and nothing is denied, so "
+    "none of the rules counts it; telling useless variety from real work would take the "
+    "meaning of the calls. The cap ends it"
+)
+
+RECOMMENDED: dict[str, dict[str, str]] = {
+    # loops the recommended profile does not stop
+    **{
+        name: {"out_of_scope": VARIED_SUCCESSES}
+        for name in (
+            "real-loop-command-code-echo-markers",
+            "real-loop-goose-analyze-depth-creep",
+            "real-loop-omo-reread-sections",
+            "real-loop-seclab-search-churn",
+            "real-loop-stella-growing-command",
+        )
+    },
+    "real-loop-odysseus-continue-reruns-tools": {
+        "out_of_scope": "every call succeeds, and the user's input after every batch resets "
+        "every rule by design: the user is in the loop and can stop it. The cap ends it"
+    },
+    # legitimate work the recommended profile halts
+    "real-legit-qwen-long-verification-run": {
+        "known_gap": "the fixed per-prompt cap of 100 tool calls ends a run that needs more, in "
+        "both profiles and under every peer rule: the cap is a prompt option "
+        "(max_tool_calls_per_turn), not part of a loop profile"
+    },
+}
+
+
 def incidents() -> list[Entry]:
-    """Every real-incident scenario, with today's verdict notes applied."""
+    """Every real-incident scenario, with both profiles' verdict notes applied."""
     entries = [*real_loops(), *real_legit()]
     for entry in entries:
-        verdict = TODAY.get(entry.name, {})
-        entry.out_of_scope = verdict.get("out_of_scope")
-        entry.known_gap = verdict.get("known_gap")
+        seed = SEED.get(entry.name, {})
+        recommended = RECOMMENDED.get(entry.name, {})
+        entry.seed_out_of_scope = seed.get("seed_out_of_scope")
+        entry.seed_known_gap = seed.get("seed_known_gap")
+        entry.out_of_scope = recommended.get("out_of_scope")
+        entry.known_gap = recommended.get("known_gap")
     return entries

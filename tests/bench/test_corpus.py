@@ -1,13 +1,18 @@
 """The benchmark corpus and its simulator (``bench/``): labels, acceptance, fidelity.
 
 Fast tests need no server: every corpus file loads and is labeled, the simulator replays it,
-and Seawall's simulated verdicts meet the acceptance (no legit scenario halted, every loop
-its design covers stopped; the exceptions are named in ``labels.yaml``). One test runs three
-small scenarios through the real workflow and checks that the simulator agrees.
+and Seawall's simulated verdicts meet the acceptance in both loop profiles (no legit scenario
+halted, every loop the profile's design covers stopped; the exceptions are named in
+``labels.yaml``: ``known_gap``/``out_of_scope`` for the recommended profile,
+``seed_known_gap``/``seed_out_of_scope`` for the seed profile). The seed profile's verdicts
+equal, bit for bit, those of the simulator before loop profiles existed. A few small
+scenarios run through the real workflow, and the simulator must agree.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -22,6 +27,7 @@ from bench.simulate import result_verdict, simulate_seawall, verdict_differences
 from seawall.scenario.driver import run_scenario
 from seawall.scenario.format import Scenario, load_scenario
 from workflows.guard import GuardMode
+from workflows.loop_profile import SEED_SETTINGS, LoopSettings
 from workflows.outcome import ToolCall, ToolOutcome
 
 CORPUS = make_corpus.CORPUS
@@ -56,15 +62,15 @@ def test_half_the_corpus_is_modelled_on_real_public_incidents() -> None:
     assert len([n for n in real if LABELS[n]["label"] == "legit"]) >= 20
 
 
-def test_todays_verdict_labels_say_so() -> None:
-    """Labels that record what today's protections miss or halt on a real incident start
-    with "today:", so they are easy to find and drop as the protections catch up."""
+def test_seed_verdict_labels_say_so() -> None:
+    """Labels that record what the seed profile misses or halts on a real incident start with
+    "seed:", so they are never mistaken for the recommended profile's."""
     for name in FILES:
         if not LABELS[name].get("url"):
             continue
-        for key in ("out_of_scope", "known_gap"):
+        for key in ("seed_out_of_scope", "seed_known_gap"):
             if LABELS[name].get(key):
-                assert LABELS[name][key].startswith("today:"), (name, key)
+                assert LABELS[name][key].startswith("seed:"), (name, key)
 
 
 def test_corpus_files_are_what_the_generator_writes() -> None:
@@ -95,7 +101,9 @@ def test_every_file_loads_and_replays(name: str) -> None:
     ],
 )
 def test_seawall_halts_no_legit_scenario(name: str) -> None:
+    """The recommended profile (the operator default)."""
     result = simulate_seawall(scenario(name))
+    assert result.loop_profile == "recommended"
     assert not result.halted, f"{name}: {result.loop_type} at batch {result.last_batch}"
 
 
@@ -109,6 +117,50 @@ def test_seawall_stops_every_loop_its_design_covers(name: str) -> None:
         assert result.stopped_by_rule, f"{name}: ended {result.stop_reason} {result.loop_type}"
 
 
+@pytest.mark.parametrize("name", FILES)
+def test_the_seed_profile_meets_its_own_labels(name: str) -> None:
+    result = simulate_seawall(scenario(name), loop=SEED_SETTINGS)
+    label = LABELS[name]
+    if label["label"] == "legit":
+        assert result.halted == bool(label.get("seed_known_gap")), name
+    else:
+        assert result.stopped_by_rule != bool(label.get("seed_out_of_scope")), name
+
+
+def _seed_digest(verdict: dict[str, Any]) -> str:
+    """A verdict without what loop profiles added (the profile's name, the rules' entries,
+    the denied-repeat count), digested."""
+    verdict = dict(verdict)
+    verdict.pop("loop_profile", None)
+    verdict.pop("rules", None)
+    verdict["tool_calls"] = {
+        k: v for k, v in verdict["tool_calls"].items() if k != "denied_repeats"
+    }
+    return hashlib.sha256(json.dumps(verdict, sort_keys=True).encode()).hexdigest()[:16]
+
+
+# Digests of every verdict (stop reason, loop type, requests, call counts, guard decisions,
+# the whole conversation) of the corpus and the example scenarios in three guard modes, as
+# the simulator computed them at the commit before loop profiles (0e84073).
+SEED_VERDICTS: dict[str, str] = json.loads(
+    (Path(__file__).parent / "seed_verdicts.json").read_text(encoding="utf-8")
+)
+
+
+def test_the_seed_profile_decides_exactly_as_before_loop_profiles() -> None:
+    root = CORPUS.parent.parent
+    changed = []
+    for key, expected in SEED_VERDICTS.items():
+        path, mode = key.rsplit(":", 1)
+        spec = load_scenario(root / path)
+        verdict = simulate_seawall(spec, GuardMode(mode), loop=SEED_SETTINGS).verdict()
+        assert verdict["rules"] == [] and verdict["tool_calls"]["denied_repeats"] == 0
+        if _seed_digest(verdict) != expected:
+            changed.append(key)
+    assert len(SEED_VERDICTS) > 300
+    assert changed == []
+
+
 def test_report_is_deterministic_and_lists_every_miss() -> None:
     entries = loops.load_corpus([CORPUS])
     first, second = loops.evaluate(entries), loops.evaluate(entries)
@@ -117,6 +169,29 @@ def test_report_is_deterministic_and_lists_every_miss() -> None:
     missed = {m["scenario"] for m in first["seawall_misses"]}
     assert missed == {n for n in by_label("loop") if LABELS[n].get("out_of_scope")}
     assert all(m["out_of_scope"] for m in first["seawall_misses"])
+    seed_missed = {m["scenario"] for m in first["seed_misses"]}
+    assert seed_missed == {n for n in by_label("loop") if LABELS[n].get("seed_out_of_scope")}
+    # Both subsets, every policy, today's field names.
+    for summary in (first["summary"], first["summary_real"]):
+        assert list(summary) == first["policies"]
+        assert first["policies"][:2] == ["seawall", "seawall-seed"]
+        for figures in summary.values():
+            assert {
+                "loops",
+                "loops_stopped",
+                "loops_ended_by_cap",
+                "legit",
+                "false_halts",
+                "legit_calls_refused",
+                "wasted_calls_median",
+                "wasted_calls_p90",
+                "wasted_requests_median",
+                "wasted_requests_p90",
+            } <= set(figures)
+    real = [n for n in FILES if LABELS[n].get("url")]
+    assert first["summary_real"]["seawall"]["loops"] + first["summary_real"]["seawall"][
+        "legit"
+    ] == len(real)
 
 
 # --- baseline semantics -------------------------------------------------------------------
@@ -163,15 +238,26 @@ def test_tool_budget_allows_ten_failures_per_tool() -> None:
 # --- fidelity against the real workflow ---------------------------------------------------
 
 REAL_SAMPLE = [
-    "loop-read-missing-file-thrash.yaml",  # the guard: reminder, then stop
-    "loop-git-push-128.yaml",  # the failed-call refusal
-    "legit-permission-rejections.yaml",  # permissions answered by the driver
+    # the guard: reminder, then stop
+    ("loop-read-missing-file-thrash.yaml", SEED_SETTINGS),
+    # the failed-call refusal
+    ("loop-git-push-128.yaml", SEED_SETTINGS),
+    # permissions answered by the driver; the denied-call rule's reminder
+    ("legit-permission-rejections.yaml", LoopSettings()),
+    # the failure-cycle rule across identical successful cleanups: reminder, then stop
+    ("real-loop-gke-generate-cleanup-cycle.yaml", LoopSettings()),
+    # the identical-result rule: reminder, then stop
+    ("real-loop-pi-echo-noop.yaml", LoopSettings()),
+    # a denied call asked again is answered without asking; denial rounds stop
+    ("real-loop-goose-asks-again-after-no.yaml", LoopSettings()),
 ]
 
 
-@pytest.mark.parametrize("name", REAL_SAMPLE)
+@pytest.mark.parametrize(
+    ("name", "loop"), REAL_SAMPLE, ids=[f"{n}-{s.profile.value}" for n, s in REAL_SAMPLE]
+)
 async def test_simulator_agrees_with_the_real_workflow(
-    client: Client, task_queue: str, name: str
+    client: Client, task_queue: str, name: str, loop: LoopSettings
 ) -> None:
     spec = scenario(name)
     with tempfile.TemporaryDirectory(prefix="seawall-bench-") as tmp:
@@ -181,6 +267,7 @@ async def test_simulator_agrees_with_the_real_workflow(
             task_queue=task_queue,
             workspace=Path(tmp),
             mode_override=GuardMode.ENFORCE,
+            loop_override=loop,
         )
-    simulated = simulate_seawall(spec, GuardMode.ENFORCE).verdict()
+    simulated = simulate_seawall(spec, GuardMode.ENFORCE, loop=loop).verdict()
     assert verdict_differences(simulated, result_verdict(result)) == []
