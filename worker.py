@@ -50,6 +50,7 @@ from seawall.runtime.settings import (
     SeawallSettings,
     log_startup_diagnostics,
     resolve_guard_mode,
+    resolve_loop_settings,
     settings_or_exit,
 )
 from seawall.runtime.temporal_setup import ensure_search_attributes
@@ -79,7 +80,8 @@ def build_activities(environ: Mapping[str, str] = os.environ) -> WorkerActivitie
             BUILTIN_TOOLS, McpPool(), functools.partial(current_settings, environ)
         ),
         operator_settings=OperatorSettingsActivities(
-            functools.partial(resolve_guard_mode, environ)
+            functools.partial(resolve_guard_mode, environ),
+            functools.partial(resolve_loop_settings, environ),
         ),
     )
 

@@ -1,14 +1,17 @@
 """The activity that resolves the operator's settings once per session (docs/architecture.md,
 "The prompt loop").
 
-The guard mode is an operator decision, so it is read only from the worker's process
-environment and the operator's user config file, through :func:`seawall.runtime.settings.
-resolve_guard_mode` (the rules live there, beside every other setting). Anything inside a
+The guard mode and the loop profile (with its per-rule modes) are operator decisions, so
+they are read only from the worker's process environment and the operator's user config
+file, through :func:`seawall.runtime.settings.resolve_guard_mode` and
+:func:`seawall.runtime.settings.resolve_loop_settings` (the rules live there, beside every
+other setting). Anything inside a
 workspace (a project ``.env``, ``.seawall/``, ``.qwen/.env``, workspace settings) is under
 the control of whoever wrote the repository, who must not be able to switch the guard off or
 on; nothing here looks at the working directory. Resolving in an activity keeps the
 workflow deterministic: the result is recorded in history and replayed as is. An invalid
-value never fails the prompt: it means ``shadow`` and one operator diagnostic in the log.
+value never fails the prompt: it means the default (``shadow``; the ``recommended``
+profile) and one operator diagnostic in the log.
 """
 
 from __future__ import annotations
@@ -20,7 +23,13 @@ from typing import Any
 import structlog
 from temporalio import activity
 
-from seawall.runtime.settings import GuardModeResolution, resolve_guard_mode
+from seawall.runtime.settings import (
+    Diagnostic,
+    GuardModeResolution,
+    LoopSettingsResolution,
+    resolve_guard_mode,
+    resolve_loop_settings,
+)
 from workflows.activity_io import (
     RESOLVE_OPERATOR_SETTINGS,
     OperatorSettings,
@@ -31,14 +40,19 @@ MAX_LOGGED_VALUE_CHARS = 100
 
 
 class OperatorSettingsActivities:
-    """The operator-settings activity of one worker. ``read_guard_mode`` resolves the guard
-    mode from the worker's settings sources (by default
-    :func:`seawall.runtime.settings.resolve_guard_mode`); it runs at every session start."""
+    """The operator-settings activity of one worker. ``read_guard_mode`` and
+    ``read_loop_settings`` resolve the guard mode and the loop settings from the worker's
+    settings sources (by default :func:`seawall.runtime.settings.resolve_guard_mode` and
+    :func:`seawall.runtime.settings.resolve_loop_settings`); they run at every session
+    start."""
 
     def __init__(
-        self, read_guard_mode: Callable[[], GuardModeResolution] = resolve_guard_mode
+        self,
+        read_guard_mode: Callable[[], GuardModeResolution] = resolve_guard_mode,
+        read_loop_settings: Callable[[], LoopSettingsResolution] = resolve_loop_settings,
     ) -> None:
         self._read_guard_mode = read_guard_mode
+        self._read_loop_settings = read_loop_settings
 
     def activities(self) -> list[Callable[..., Any]]:
         return [self.resolve_operator_settings]
@@ -47,16 +61,24 @@ class OperatorSettingsActivities:
     async def resolve_operator_settings(
         self, inp: ResolveOperatorSettingsInput
     ) -> OperatorSettings:
-        """Read the operator's guard mode from this worker's environment and user config."""
+        """Read the operator's guard mode and loop settings from this worker's environment
+        and user config."""
         result = self._read_guard_mode()
-        problem = result.diagnostic
-        if problem is not None:
-            fields: dict[str, object] = {"source": problem.source, "diagnostic": problem.message}
-            if problem.value is not None:
-                # Operator configuration, not user data, so the value itself may be logged.
-                fields["value"] = problem.value[:MAX_LOGGED_VALUE_CHARS]
-                fields["value_length"] = len(problem.value)
-            # A logging failure must not fail the activity (and so the prompt).
-            with contextlib.suppress(Exception):
-                structlog.get_logger(__name__).warning(problem.event, **fields)
-        return OperatorSettings(guard_mode=result.mode, guard_mode_source=result.source)
+        loop = self._read_loop_settings()
+        for problem in (result.diagnostic, *loop.diagnostics):
+            if problem is not None:
+                _log_diagnostic(problem)
+        return OperatorSettings(
+            guard_mode=result.mode, guard_mode_source=result.source, loop_settings=loop.settings
+        )
+
+
+def _log_diagnostic(problem: Diagnostic) -> None:
+    fields: dict[str, object] = {"source": problem.source, "diagnostic": problem.message}
+    if problem.value is not None:
+        # Operator configuration, not user data, so the value itself may be logged.
+        fields["value"] = problem.value[:MAX_LOGGED_VALUE_CHARS]
+        fields["value_length"] = len(problem.value)
+    # A logging failure must not fail the activity (and so the prompt).
+    with contextlib.suppress(Exception):
+        structlog.get_logger(__name__).warning(problem.event, **fields)

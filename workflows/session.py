@@ -1,7 +1,7 @@
 """``SessionWorkflow``: a durable conversation that runs its prompts one at a time.
 
 docs/architecture.md, "Sessions and the gateway". A session resolves the operator's guard mode
-once, keeps the conversation
+(and loop profile) once, keeps the conversation
 across prompts, and runs each submitted prompt, strictly FIFO, as a child
 ``PromptWorkflow`` whose id the gateway reports. While a prompt runs, a newly submitted
 prompt waits and the running one is told ``set_queued_prompt`` (which resets its guard
@@ -25,6 +25,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows.conversation import MAX_CONVERSATION_CHARS, Message, recent_history
     from workflows.guard import GuardMode
+    from workflows.loop_profile import LoopSettings
     from workflows.prompt import PromptWorkflow
     from workflows.prompt_io import PromptInput, PromptResult, QueuedPrompt, StopReason, UserInput
     from workflows.session_io import (
@@ -49,6 +50,7 @@ class SessionWorkflow:
     def __init__(self, session: SessionInput) -> None:
         self._input = session
         self._guard_mode: GuardMode | None = session.guard_mode
+        self._loop_settings: LoopSettings | None = session.loop_settings
         self._conversation: list[Message] = list(session.conversation)
         self._queue: list[QueuedSessionPrompt] = list(session.queue)
         self._finished: list[FinishedPrompt] = list(session.finished)
@@ -126,6 +128,8 @@ class SessionWorkflow:
                 start_to_close_timeout=timedelta(seconds=30),
             )
             self._guard_mode = settings.guard_mode
+            # None when resolved by a worker before loop profiles: prompts resolve their own.
+            self._loop_settings = self._loop_settings or settings.loop_settings
         while True:
             await workflow.wait_condition(lambda: bool(self._queue) or self._closing)
             if not self._queue:
@@ -148,6 +152,7 @@ class SessionWorkflow:
             history=recent_history(self._conversation, MAX_CONVERSATION_CHARS // 2),
             client_metadata=settings.client_metadata,
             guard_mode=self._guard_mode,
+            loop_settings=self._loop_settings,
             scenario=settings.scenario,
             **settings.prompt_options(),
         )
@@ -187,6 +192,7 @@ class SessionWorkflow:
         return self._input.model_copy(
             update={
                 "guard_mode": self._guard_mode,
+                "loop_settings": self._loop_settings,
                 "conversation": self._conversation,
                 "queue": self._queue,
                 "finished": self._finished,

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from workflows.activity_io import ModelSpec
 from workflows.conversation import Message
 from workflows.guard import GuardMode
+from workflows.loop_profile import LoopSettings
 from workflows.prompt_io import LoopType, StopReason
 from workflows.prompt_options import PromptOptions
 from workflows.scenario_io import ScenarioHooks, lift_legacy_prompt_keys
@@ -60,6 +61,9 @@ class SessionInput(BaseModel):
     settings: SessionSettings
     # None: resolved once through an activity when the session starts.
     guard_mode: GuardMode | None = None
+    # The loop profile and per-rule modes, resolved with the guard mode (docs/architecture.md,
+    # "Loop profiles"); None: each prompt resolves them itself.
+    loop_settings: LoopSettings | None = None
     conversation: list[Message] = Field(default_factory=list)
     queue: list[QueuedSessionPrompt] = Field(default_factory=list)
     finished: list[FinishedPrompt] = Field(default_factory=list)

@@ -52,6 +52,12 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from workflows.activity_io import SettingSource
 from workflows.guard import GuardMode, parse_guard_mode
+from workflows.loop_profile import (
+    DEFAULT_LOOP_PROFILE,
+    LoopProfile,
+    LoopSettings,
+    parse_loop_profile,
+)
 from workflows.prompt_options import DEFAULT_PERMISSION_TIMEOUT_SECONDS, ApprovalMode
 from workflows.session_io import MAX_PROMPT_CHARS
 
@@ -64,6 +70,18 @@ GUARD_MODE_ENV = "SEAWALL_REPEATED_TOOL_FAILURE_GUARD"
 GUARD_MODE_ENV_ALIAS = "QWEN_CODE_ACP_REPEATED_TOOL_FAILURE_GUARD"
 GUARD_MODE_CONFIG_KEY = "repeated_tool_failure_guard"
 DEFAULT_GUARD_MODE = GuardMode.SHADOW
+
+# The loop profile and the recommended profile's per-rule modes (docs/architecture.md, "Loop
+# profiles"): operator policy like the guard mode, read by the operator-settings activity.
+LOOP_PROFILE_CONFIG_KEY = "loop_profile"
+LOOP_PROFILE_ENV = "SEAWALL_LOOP_PROFILE"
+# Setting (also its config key) -> (its variable, the LoopSettings field it sets). Unset:
+# the rule runs in the guard's mode.
+RULE_MODE_SETTINGS: Mapping[str, tuple[str, str]] = {
+    "failure_cycle_guard": ("SEAWALL_FAILURE_CYCLE_GUARD", "failure_cycle_mode"),
+    "identical_result_guard": ("SEAWALL_IDENTICAL_RESULT_GUARD", "identical_result_mode"),
+    "denied_call_guard": ("SEAWALL_DENIED_CALL_GUARD", "denied_call_mode"),
+}
 
 LogFormat = Literal["json", "console"]
 LOG_FORMATS: tuple[LogFormat, ...] = ("json", "console")
@@ -316,6 +334,95 @@ def resolve_guard_mode(
     return _resolve_guard_mode(env, UserConfig.read(path))
 
 
+# --- the loop profile: resolved like the guard mode, never an error --------------------------
+
+
+@dataclass(frozen=True)
+class LoopSettingsResolution:
+    settings: LoopSettings
+    diagnostics: tuple[Diagnostic, ...] = ()
+
+
+def _loop_value(
+    key: str, variable: str, environ: Mapping[str, str], config: UserConfig
+) -> tuple[str, str] | None:
+    """``(value, where)`` of one loop setting: its variable, else its user config key."""
+    value = environ.get(variable, "")
+    if value.strip():
+        return value, f"environment {variable}"
+    if config.problem is not None:
+        return None
+    configured = config.get(key)
+    if configured is None:
+        return None
+    if configured is False:
+        configured = GuardMode.OFF.value  # YAML 1.1 reads a bare ``off`` as false
+    return str(configured), f"user config {config.where(key)}"
+
+
+def _resolve_loop_settings(
+    environ: Mapping[str, str], config: UserConfig
+) -> LoopSettingsResolution:
+    diagnostics: list[Diagnostic] = []
+    profile = DEFAULT_LOOP_PROFILE
+    found = _loop_value(LOOP_PROFILE_CONFIG_KEY, LOOP_PROFILE_ENV, environ, config)
+    if found is not None:
+        value, where = found
+        parsed = parse_loop_profile(value)
+        if parsed is None:
+            allowed = ", ".join(p.value for p in LoopProfile)
+            diagnostics.append(
+                Diagnostic(
+                    event="invalid_loop_profile",
+                    source=where,
+                    value=value,
+                    message=f"{where}: invalid loop profile {value[:100]!r} (expected one "
+                    f"of: {allowed}); using {DEFAULT_LOOP_PROFILE.value}",
+                )
+            )
+        else:
+            profile = parsed
+    modes: dict[str, GuardMode] = {}
+    for key, (variable, field_name) in RULE_MODE_SETTINGS.items():
+        found = _loop_value(key, variable, environ, config)
+        if found is None:
+            continue
+        value, where = found
+        mode = parse_guard_mode(value)
+        if mode is None:
+            allowed = ", ".join(m.value for m in GuardMode)
+            diagnostics.append(
+                Diagnostic(
+                    event="invalid_rule_mode",
+                    source=where,
+                    value=value,
+                    message=f"{where}: invalid rule mode {value[:100]!r} (expected one of: "
+                    f"{allowed}); the rule runs in the guard's mode",
+                )
+            )
+            continue
+        modes[field_name] = mode
+    return LoopSettingsResolution(
+        LoopSettings.model_validate({"profile": profile, **modes}), tuple(diagnostics)
+    )
+
+
+def resolve_loop_settings(
+    environ: Mapping[str, str] | None = None, config_path: Path | None = None
+) -> LoopSettingsResolution:
+    """The loop profile and per-rule modes from ``environ`` (default: this process's
+    environment) and the user config file (default: found through ``environ``).
+
+    Each comes from its variable, else its user config key, else the default (the
+    ``recommended`` profile; every rule in the guard's mode). Like the guard mode, nothing
+    here raises: an invalid value means the default plus one diagnostic, since the worker
+    calls this once per session (a bad value at startup is the settings model's error).
+    """
+    env = os.environ if environ is None else environ
+    path = user_config_path(env) if config_path is None else config_path
+    return _resolve_loop_settings(env, UserConfig.read(path))
+
+
 # --- the typed model ----------------------------------------------------------------------
 
 
@@ -427,6 +534,33 @@ class SeawallSettings(BaseSettings):
         DEFAULT_GUARD_MODE,
         "repeated tool failure guard: off | shadow | warn | enforce (read once per session)",
         env=(GUARD_MODE_ENV, GUARD_MODE_ENV_ALIAS),
+        read_by=(WORKER,),
+    )
+    loop_profile: LoopProfile = setting(
+        DEFAULT_LOOP_PROFILE,
+        "loop profile: recommended | seed (the seeds' rules verbatim; read once per session)",
+        env=LOOP_PROFILE_ENV,
+        read_by=(WORKER,),
+    )
+    failure_cycle_guard: GuardMode | None = setting(
+        None,
+        "failure-cycle rule of the recommended profile: off | shadow | warn | enforce "
+        "(unset: the guard's mode)",
+        env=RULE_MODE_SETTINGS["failure_cycle_guard"][0],
+        read_by=(WORKER,),
+    )
+    identical_result_guard: GuardMode | None = setting(
+        None,
+        "identical-result rule of the recommended profile: off | shadow | warn | enforce "
+        "(unset: the guard's mode)",
+        env=RULE_MODE_SETTINGS["identical_result_guard"][0],
+        read_by=(WORKER,),
+    )
+    denied_call_guard: GuardMode | None = setting(
+        None,
+        "denied-call rule of the recommended profile: off | shadow | warn | enforce "
+        "(unset: the guard's mode)",
+        env=RULE_MODE_SETTINGS["denied_call_guard"][0],
         read_by=(WORKER,),
     )
     max_cached_workflows: int = setting(
@@ -653,6 +787,19 @@ class SeawallSettings(BaseSettings):
     @field_validator("log_format", "mcp_stderr", mode="before")
     @classmethod
     def _lower(cls, value: Any) -> Any:
+        return value.strip().lower() if isinstance(value, str) else value
+
+    @field_validator(
+        "loop_profile",
+        "failure_cycle_guard",
+        "identical_result_guard",
+        "denied_call_guard",
+        mode="before",
+    )
+    @classmethod
+    def _loop_policy(cls, value: Any) -> Any:
+        if value is False:
+            return GuardMode.OFF.value  # YAML 1.1 reads a bare ``off`` as false
         return value.strip().lower() if isinstance(value, str) else value
 
     @field_validator("log_level", mode="before")

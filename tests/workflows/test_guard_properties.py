@@ -536,3 +536,47 @@ def test_telemetry_metric_attributes_never_carry_private_fields(inputs: list[Gua
         for value in attributes.values():
             assert value not in TOOLS
             assert value not in ERRORS
+
+
+# --- progress evidence (the recommended loop profile) -------------------------------------
+
+
+@given(sequences(), st.data())
+def test_a_progress_observation_is_ignored_like_a_refused_repeat(
+    inputs: list[GuardInput], data: st.DataObject
+) -> None:
+    """Marking any observation as progress decides exactly as leaving it out of the batch;
+    with no observation marked, the reducer is the seed's (docs/architecture.md, "Loop
+    profiles")."""
+    marked_state = dropped_state = GuardState()
+    for guard_input in inputs:
+        observations = guard_input.batch.observations
+        flags = data.draw(
+            st.lists(st.booleans(), min_size=len(observations), max_size=len(observations))
+        )
+        marked = guard_input.model_copy(
+            update={
+                "batch": guard_input.batch.model_copy(
+                    update={
+                        "observations": [
+                            o.model_copy(update={"progress": f})
+                            for o, f in zip(observations, flags, strict=True)
+                        ]
+                    }
+                )
+            }
+        )
+        dropped = guard_input.model_copy(
+            update={
+                "batch": guard_input.batch.model_copy(
+                    update={
+                        "observations": [
+                            o for o, f in zip(observations, flags, strict=True) if not f
+                        ]
+                    }
+                )
+            }
+        )
+        a, b = reduce(marked_state, marked), reduce(dropped_state, dropped)
+        assert a == b
+        marked_state, dropped_state = a.state, b.state

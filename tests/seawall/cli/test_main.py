@@ -38,7 +38,13 @@ def test_run_json_on_the_embedded_server_prints_exactly_one_result_object() -> N
     assert result["stop_reason"] == "loop_detected"
     assert result["loop_type"] == "repeated_tool_execution_failure"
     assert result["model_requests"] == 3
-    assert result["tool_calls"] == {"executed": 9, "refused": 0, "duplicates": 0, "skipped": 0}
+    assert result["tool_calls"] == {
+        "executed": 9,
+        "refused": 0,
+        "duplicates": 0,
+        "skipped": 0,
+        "denied_repeats": 0,
+    }
     assert [g["decision"] for g in result["guard"]] == ["tracked", "warn", "stop"]
     assert result["guard"][0] == {
         "batch": 1,
