@@ -51,6 +51,11 @@ FIXTURES: dict[str, tuple[str, GuardMode | None]] = {
     "search-attributes-warn-then-stop": ("read-missing-file-loop", None),
     # Recorded after REFUSAL_FORGETS_AFTER_CHANGE_PATCH.
     "refusal-forgets-after-edit": ("fix-then-recheck", None),
+    # Recorded after LOOP_PROFILE_PATCH: the recommended profile's rules. The first carries
+    # its loop settings in the prompt input; the second resolves them through the
+    # operator-settings activity (the recording worker's default, recommended).
+    "loop-profile-failure-cycle": ("failure-cycle", None),
+    "loop-profile-denied-call": ("denied-call-repeat", None),
 }
 SESSION_FIXTURE = "session-two-prompts"
 
@@ -118,4 +123,7 @@ async def record(only: set[str]) -> None:
 
 
 if __name__ == "__main__":
+    from seawall.runtime.process_exit import exit_without_finalizing
+
     asyncio.run(record(set(sys.argv[1:])))
+    exit_without_finalizing(0)

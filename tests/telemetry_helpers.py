@@ -18,7 +18,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$")
-GUARD_EVENTS = frozenset({"guard_transition", "failed_call_repeat", "loop_detected"})
+GUARD_EVENTS = frozenset(
+    {"guard_transition", "failed_call_repeat", "loop_detected", "loop_rule_decision"}
+)
 
 
 def free_port() -> int:

@@ -104,6 +104,38 @@ def mcp_refusals(s: dict[str, str]) -> Scenario:
     )
 
 
+def recurring_failure(s: dict[str, str]) -> Scenario:
+    """The recommended profile's rules: an MCP tool fails the same way for varied sentinel
+    arguments in every batch (the failure-cycle rule reminds; the guard stops)."""
+    tool = f"mcp__srv{s['mcp']}__gen"
+    return scenario(
+        name="privacy-recurring-failure",
+        mode=GuardMode.ENFORCE,
+        profile="recommended",
+        tools={tool: {"tool_type": "mcp", "outcomes": [fail(f"{s['err']} in /srv/{s['path']}")]}},
+        model={
+            "turns": [
+                {"tool_calls": [{"name": tool, "arguments": {"q": f"{s['arg']}-{i}"}}]}
+                for i in range(10)
+            ]
+        },
+    )
+
+
+def denied_calls(s: dict[str, str]) -> Scenario:
+    """A mutating call the user rejects, requested again and again with sentinel arguments:
+    answered without asking, reminded, stopped."""
+    deploy = {"name": "deploy", "arguments": {"target": s["arg"]}}
+    return scenario(
+        name="privacy-denied-calls",
+        mode=GuardMode.ENFORCE,
+        profile="recommended",
+        permissions={"deploy": "reject"},
+        tools={"deploy": {"mutating": True, "outcomes": [ok(f"deployed {s['result']}")]}},
+        model={"turns": [{"tool_calls": [deploy]}] * 6},
+    )
+
+
 def mixed(s: dict[str, str]) -> Scenario:
     """Results, mid-turn input, raw invalid arguments, an invented tool name and a
     post-execution failure, all carrying sentinels."""
@@ -165,7 +197,14 @@ async def test_no_sentinel_reaches_guard_logs_metrics_or_search_attributes(
     port = free_port()
     results: dict[str, PromptResult] = {}
     with worker_process(address, queue, tmp_path / "worker.log", metrics_port=port) as worker:
-        for build in (mcp_loop, outside_workspace_loop, mcp_refusals, mixed):
+        for build in (
+            mcp_loop,
+            outside_workspace_loop,
+            mcp_refusals,
+            mixed,
+            recurring_failure,
+            denied_calls,
+        ):
             spec = build(sentinels)
             workspace = tmp_path / spec.name
             workspace.mkdir()
@@ -202,6 +241,10 @@ async def test_no_sentinel_reaches_guard_logs_metrics_or_search_attributes(
         "would_stop",
     ]
     assert results["privacy-mcp-refusals"].loop_type is LoopType.REPEATED_FAILED_CALL
+    assert {r.rule for r in results["privacy-recurring-failure"].rules} == {
+        "repeated_failure_cycle"
+    }
+    assert results["privacy-denied-calls"].loop_type is LoopType.REPEATED_DENIED_CALL
     assert [e.reason for e in results["privacy-mixed"].guard][1] == "external_input"
     # The sentinels really are in what the prompts saw: the test can find them.
     conversation = json.dumps([r.model_dump(mode="json") for r in results.values()])
@@ -210,7 +253,13 @@ async def test_no_sentinel_reaches_guard_logs_metrics_or_search_attributes(
     # 1. Guard log lines: present, typed as expected, and free of every sentinel.
     guard_lines = [line for line in logs if line.get("event") in GUARD_EVENTS]
     events = [line["event"] for line in guard_lines]
-    assert events.count("loop_detected") == 2
+    assert events.count("loop_detected") == 4
+    rule_lines = [line for line in guard_lines if line["event"] == "loop_rule_decision"]
+    assert {line["rule"] for line in rule_lines} == {
+        "repeated_failure_cycle",
+        "repeated_denied_call",
+    }
+    assert {line["tool_name"] for line in rule_lines} <= {"mcp", "deploy", "none"}
     assert events.count("failed_call_repeat") >= 4
     transitions = [line for line in guard_lines if line["event"] == "guard_transition"]
     assert {line["tool_type"] for line in transitions if line.get("tool_type")} == {
@@ -244,6 +293,7 @@ async def test_no_sentinel_reaches_guard_logs_metrics_or_search_attributes(
         "seawall_guard_transitions",
         "seawall_failed_call_refusals",
         "seawall_loop_stops",
+        "seawall_loop_rule_decisions",
     }
     assert any(labels.get("tool_type") == "mcp" for _, labels, _ in seawall)
     label_names = {key for _, labels, _ in seawall for key in labels}

@@ -42,6 +42,9 @@ def test_the_representative_scenarios_are_all_recorded() -> None:
         "invalid-parameter-stop",
         "cap-stop",
         "session-two-prompts",
+        # Recorded after LOOP_PROFILE_PATCH (the recommended profile's rules).
+        "loop-profile-failure-cycle",
+        "loop-profile-denied-call",
     } <= names
 
 
