@@ -1,0 +1,75 @@
+"""The loop profile and per-rule mode settings (docs/architecture.md, "Loop profiles"): read
+like the guard mode, from the environment, then the user config file, then the defaults; an
+invalid value never fails a prompt."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from seawall.runtime.settings import (
+    LOOP_PROFILE_ENV,
+    UserConfig,
+    load_settings,
+    resolve_loop_settings,
+)
+from workflows.guard import GuardMode
+from workflows.loop_profile import LoopProfile, LoopSettings
+
+
+def config(tmp_path: Path, text: str) -> UserConfig:
+    path = tmp_path / "config.yaml"
+    path.write_text(text)
+    return UserConfig.read(path)
+
+
+def test_the_default_is_the_recommended_profile_in_the_guards_mode(tmp_path: Path) -> None:
+    resolved = resolve_loop_settings({}, UserConfig.read(tmp_path / "missing.yaml"))
+    assert resolved.settings == LoopSettings()
+    assert resolved.settings.profile is LoopProfile.RECOMMENDED
+    assert resolved.diagnostics == ()
+
+
+def test_the_environment_wins_over_the_user_config(tmp_path: Path) -> None:
+    user = config(
+        tmp_path,
+        "loop_profile: seed\nfailure_cycle_guard: off\nidentical_result_guard: shadow\n",
+    )
+    assert resolve_loop_settings({}, user).settings == LoopSettings(
+        profile=LoopProfile.SEED,
+        failure_cycle_mode=GuardMode.OFF,
+        identical_result_mode=GuardMode.SHADOW,
+    )
+    environ = {LOOP_PROFILE_ENV: " Recommended ", "SEAWALL_DENIED_CALL_GUARD": "WARN"}
+    assert resolve_loop_settings(environ, user).settings == LoopSettings(
+        failure_cycle_mode=GuardMode.OFF,
+        identical_result_mode=GuardMode.SHADOW,
+        denied_call_mode=GuardMode.WARN,
+    )
+
+
+@pytest.mark.parametrize(
+    ("environ", "event"),
+    [
+        ({LOOP_PROFILE_ENV: "strictest"}, "invalid_loop_profile"),
+        ({"SEAWALL_FAILURE_CYCLE_GUARD": "sometimes"}, "invalid_rule_mode"),
+    ],
+)
+def test_an_invalid_value_means_the_default_with_one_diagnostic(
+    tmp_path: Path, environ: dict[str, str], event: str
+) -> None:
+    resolved = resolve_loop_settings(environ, UserConfig.read(None))
+    assert resolved.settings == LoopSettings()
+    assert [d.event for d in resolved.diagnostics] == [event]
+    assert next(iter(environ)) in resolved.diagnostics[0].message
+
+
+def test_the_settings_model_lists_them_with_their_sources(tmp_path: Path) -> None:
+    home = {"HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+    effective = load_settings({**home, "SEAWALL_IDENTICAL_RESULT_GUARD": "Off"})
+    settings = effective.settings
+    assert settings.loop_profile is LoopProfile.RECOMMENDED
+    assert settings.identical_result_guard is GuardMode.OFF
+    assert settings.failure_cycle_guard is None and settings.denied_call_guard is None
+    assert effective.origins["identical_result_guard"].where == "SEAWALL_IDENTICAL_RESULT_GUARD"
