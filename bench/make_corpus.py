@@ -717,8 +717,8 @@ def loops() -> list[Entry]:
             },
             turns=until_cap(interleaved, 3),
             loop_starts_at_batch=1,
-            seed_out_of_scope="successes interleaved: read_file succeeds in every batch, and the guard "
-            "takes a success of the tracked tool as progress (the seed's rule); the guesses vary, "
+            seed_out_of_scope="successes interleaved: read_file succeeds in every batch, and the "
+            "guard takes a success of the tracked tool as progress (the seed's rule); the guesses vary, "
             "so no call repeats unchanged",
         )
     )
@@ -897,8 +897,8 @@ def loops() -> list[Entry]:
                 3,
             ),
             loop_starts_at_batch=1,
-            seed_out_of_scope="the outcome contract cannot be trusted (no execution status), so the "
-            "guard fails open by design and enforcement is disabled; nothing is remembered for "
+            seed_out_of_scope="the outcome contract cannot be trusted (no execution status), so "
+            "the guard fails open by design and enforcement is disabled; nothing is remembered for "
             "the refusal either",
             out_of_scope="the outcome contract cannot be trusted (no execution status), so "
             "enforcement is disabled for the prompt, the recommended rules included: the "
@@ -952,8 +952,8 @@ def loops() -> list[Entry]:
             tools={"job_status": tool(ok("status: running (step 3/5: waiting for rollout)"))},
             turns=until_cap(lambda i: turn(call("job_status", {"job_id": "deploy-2291"})), 1),
             loop_starts_at_batch=1,
-            seed_out_of_scope="no failure: every call succeeds, and Seawall stops failure loops only "
-            "(the cap ends it)",
+            seed_out_of_scope="no failure: every call succeeds, and Seawall stops failure loops "
+            "only (the cap ends it)",
         )
     )
     return entries
