@@ -718,8 +718,8 @@ def loops() -> list[Entry]:
             turns=until_cap(interleaved, 3),
             loop_starts_at_batch=1,
             seed_out_of_scope="successes interleaved: read_file succeeds in every batch, and the "
-            "guard takes a success of the tracked tool as progress (the seed's rule); the guesses vary, "
-            "so no call repeats unchanged",
+            "guard takes a success of the tracked tool as progress (the seed's rule); the "
+            "guesses vary, so no call repeats unchanged",
         )
     )
 
