@@ -8,24 +8,19 @@ from pathlib import Path
 
 import pytest
 
-from seawall.runtime.settings import (
-    LOOP_PROFILE_ENV,
-    UserConfig,
-    load_settings,
-    resolve_loop_settings,
-)
+from seawall.runtime.settings import LOOP_PROFILE_ENV, load_settings, resolve_loop_settings
 from workflows.guard import GuardMode
 from workflows.loop_profile import LoopProfile, LoopSettings
 
 
-def config(tmp_path: Path, text: str) -> UserConfig:
+def config(tmp_path: Path, text: str) -> Path:
     path = tmp_path / "config.yaml"
     path.write_text(text)
-    return UserConfig.read(path)
+    return path
 
 
 def test_the_default_is_the_recommended_profile_in_the_guards_mode(tmp_path: Path) -> None:
-    resolved = resolve_loop_settings({}, UserConfig.read(tmp_path / "missing.yaml"))
+    resolved = resolve_loop_settings({}, tmp_path / "missing.yaml")
     assert resolved.settings == LoopSettings()
     assert resolved.settings.profile is LoopProfile.RECOMMENDED
     assert resolved.diagnostics == ()
@@ -59,7 +54,7 @@ def test_the_environment_wins_over_the_user_config(tmp_path: Path) -> None:
 def test_an_invalid_value_means_the_default_with_one_diagnostic(
     tmp_path: Path, environ: dict[str, str], event: str
 ) -> None:
-    resolved = resolve_loop_settings(environ, UserConfig.read(None))
+    resolved = resolve_loop_settings(environ, tmp_path / "missing.yaml")
     assert resolved.settings == LoopSettings()
     assert [d.event for d in resolved.diagnostics] == [event]
     assert next(iter(environ)) in resolved.diagnostics[0].message
