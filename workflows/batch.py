@@ -326,7 +326,10 @@ class BatchProtections:
             return LoopStop(LoopType.GLOBAL_TOOL_CALL_DUPLICATE, DUPLICATE_STOP_MESSAGE)
         if self._invalid_params.stop:
             return LoopStop(LoopType.INVALID_TOOL_PARAMS_STAGNATION, INVALID_PARAMS_STOP_MESSAGE)
-        if self.failed_calls.limit_exceeded:
+        if self.failed_calls.limit_exceeded or (
+            self.loop_rules is not None
+            and self.loop_rules.unchanged_failures_over(self.failed_calls.max_repeats)
+        ):
             return LoopStop(
                 LoopType.REPEATED_FAILED_CALL,
                 repeat_limit_stop_message(self.failed_calls.max_repeats),

@@ -64,12 +64,17 @@ class RelaxReason(StrEnum):
 
 
 class FailureMark(BaseModel):
-    """What R1 knows about one remembered failure (keyed by the call's digest)."""
+    """What R1 knows about one remembered failure (keyed by the call's digest): when it
+    happened, whether it said it was transient, what it named, whether a refresh followed,
+    its output (as a private fingerprint), and how many admitted repeats in a row failed
+    exactly like it."""
 
     wait_epoch: int
     transient: bool
     paths: frozenset[str]
+    fingerprint: str
     refreshed: bool = False
+    unchanged_repeats: int = 0
 
 
 @dataclass(frozen=True)
@@ -108,6 +113,8 @@ class LoopRules:
         self.changes = 0
         self.fingerprints: dict[str, dict[str, None]] = {}
         self.marks: dict[str, FailureMark] = {}
+        # Digests admitted in the current batch for a reason other than time passing.
+        self._relaxed: set[str] = set()
         custom = thresholds or {}
         self.cycles = FailureCycles(
             threshold=custom.get(LoopRule.FAILURE_CYCLE, FAILURE_CYCLE_THRESHOLD)
@@ -132,15 +139,25 @@ class LoopRules:
         if not self.active:
             return None
         mark = self.marks.get(digest)
-        if mark is not None and mark.transient:
-            return RelaxReason.TRANSIENT
         if waits_for_time(call) or (mark is not None and self.wait_epoch > mark.wait_epoch):
             return RelaxReason.TIME_PASSED
-        if mark is not None and mark.refreshed:
-            return RelaxReason.REFRESHED
-        if self.settings.shell_repeats_admitted and call.name == SHELL_TOOL:
-            return RelaxReason.SHELL
-        return None
+        reason = None
+        if mark is not None and mark.transient:
+            reason = RelaxReason.TRANSIENT
+        elif mark is not None and mark.refreshed:
+            reason = RelaxReason.REFRESHED
+        elif self.settings.shell_repeats_admitted and call.name == SHELL_TOOL:
+            reason = RelaxReason.SHELL
+        if reason is not None:
+            self._relaxed.add(digest)
+        return reason
+
+    def unchanged_failures_over(self, limit: int) -> bool:
+        """Whether an admitted repeat failed exactly like the failure before it more than
+        ``limit`` times in a row (the refusal's ``max_repeats``): nothing had changed after
+        all, so the seed's repeat limit applies as if each had been refused. Repeats admitted
+        because time passed never count: waiting is not repeating."""
+        return any(mark.unchanged_repeats > limit for mark in self.marks.values())
 
     def denial_check(self, digest: str) -> RuleDecisionKind | None:
         """``answered`` (warn, enforce) or ``would_answer`` (shadow) for an identical
@@ -166,6 +183,7 @@ class LoopRules:
         if not self.active:
             return [False] * len(outcomes)
         self._settled = []
+        relaxed, self._relaxed = self._relaxed, set()
         before = {digest: set(seen) for digest, seen in self.fingerprints.items()}
         progress: list[bool] = []
         for call, digest, outcome in zip(calls, digests, outcomes, strict=True):
@@ -188,13 +206,22 @@ class LoopRules:
             seen[evidence.fingerprint] = None
             while len(seen) > REMEMBERED_FINGERPRINTS_PER_TOOL:
                 del seen[next(iter(seen))]
-            self.marks.pop(digest, None)
+            earlier = self.marks.pop(digest, None)
+            unchanged = (
+                earlier.unchanged_repeats + 1
+                if earlier is not None
+                and digest in relaxed
+                and earlier.fingerprint == evidence.fingerprint
+                else 0
+            )
             self.marks[digest] = FailureMark(
                 wait_epoch=self.wait_epoch,
                 transient=transient_failure(
                     outcome.execution_error_type, outcome.error_message or outcome.content
                 ),
                 paths=evidence.paths,
+                fingerprint=evidence.fingerprint,
+                unchanged_repeats=unchanged,
             )
             while len(self.marks) > REMEMBERED_MARKS:
                 del self.marks[next(iter(self.marks))]

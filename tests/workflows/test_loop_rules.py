@@ -43,6 +43,7 @@ from workflows.outcome import ExecutionStatus, TerminalStatus, ToolCall, ToolErr
 from workflows.progress_rules import LoopRules, RelaxReason, RuleDecision
 from workflows.prompt_io import LoopType
 from workflows.prompt_options import PromptOptions
+from workflows.repeats import MAX_REPEATS, repeat_limit_stop_message
 from workflows.rule_ladder import RuleDecisionKind
 from workflows.synthetic_outcomes import DENIED_REPEAT_CONTENT, permission_denied_outcome
 
@@ -602,3 +603,29 @@ def test_the_messages_are_fixed_and_name_no_tool_or_argument() -> None:
     ):
         assert text.startswith("System: ")
         assert "{" not in text and "run_shell_command" not in text
+
+
+def test_admitted_repeats_that_fail_unchanged_meet_the_refusals_limit() -> None:
+    """A relaxed repeat that fails exactly as before shows nothing had changed: past
+    MAX_REPEATS of them in a row, the refusal's own stop ends the prompt."""
+    prompt = Prompt()
+    grep = sh('grep -rn "def resolve_tenant" src/')
+    rounds = prompt.repeat(MAX_REPEATS + 2, (grep, fails("Exit code: 1")))
+    assert all(r.ran == 1 for r in rounds)
+    assert [r.stop is not None for r in rounds] == [False] * (MAX_REPEATS + 1) + [True]
+    assert rounds[-1].stop == LoopStop(
+        LoopType.REPEATED_FAILED_CALL, repeat_limit_stop_message(MAX_REPEATS)
+    )
+
+
+def test_a_repeat_that_fails_differently_or_after_waiting_does_not_count() -> None:
+    prompt = Prompt()
+    build = sh("npm run build")
+    rounds = [prompt.batch((build, build_fails(n))) for n in range(12, 0, -1)]
+    assert all(r.stop is None for r in rounds)
+    waiting = Prompt()
+    poll = sh("kubectl rollout status deploy/api --timeout=20s")
+    rounds = waiting.repeat(3 * MAX_REPEATS, (poll, fails("timed out waiting")))
+    assert all(
+        r.stop is None or r.stop.loop_type is not LoopType.REPEATED_FAILED_CALL for r in rounds
+    )
