@@ -33,9 +33,10 @@ run: $(STAMP)
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
 
-# Benchmarks: loop-stopping quality against peer rules, and the cost of durability.
+# Benchmarks: loop-stopping quality of both loop profiles against peer rules (with the
+# thresholds' sensitivity), and the cost of durability.
 # Prints both tables and writes bench/results/loops.json and bench/results/overhead.json.
 .PHONY: bench
 bench: $(STAMP)
-	$(BIN)/python bench/loops.py
+	$(BIN)/python bench/loops.py --sensitivity
 	$(BIN)/python bench/overhead.py
