@@ -134,7 +134,7 @@ def waits_for_time(call: ToolCall) -> bool:
 _TRANSIENT_TEXT = re.compile(
     r"\brate[- ]?limit(?:ed|ing|s)?\b"
     r"|\btoo many requests\b"
-    r"|\b(?:http|status|code|error)\b[^\n\d]{0,12}\b(?:429|502|503|504)\b"
+    r"|\b(?:http(?:/\d(?:\.\d)?)?|status(?: code)?|code|error)\s*[:=#]?\s*(?:429|502|503|504)\b"
     r"|\b(?:429|502|503|504)\b\s*(?:too many requests|bad gateway|service unavailable|"
     r"gateway time-?out)"
     r"|\bbad gateway\b|\bservice unavailable\b|\bgateway time-?out\b"

@@ -1,11 +1,20 @@
-"""Progress evidence: output fingerprints and waiting calls (``workflows/evidence.py``)."""
+"""Progress evidence (``workflows/evidence.py``): output fingerprints, waiting calls, transient
+failures, path arguments and what a settled call says."""
 
 from __future__ import annotations
 
 import pytest
 
-from workflows.evidence import normalized_output, output_fingerprint, waits_for_time
-from workflows.outcome import ToolCall
+from workflows.evidence import (
+    ResultKind,
+    call_evidence,
+    normalized_output,
+    output_fingerprint,
+    path_values,
+    transient_failure,
+    waits_for_time,
+)
+from workflows.outcome import ToolCall, ToolOutcome
 
 
 def same(
@@ -94,3 +103,73 @@ def test_commands_that_do_not_wait(command: str) -> None:
 def test_wait_tools_by_name() -> None:
     assert waits_for_time(ToolCall(call_id="c", name="mcp__shell__sleep", arguments={"s": 5}))
     assert not waits_for_time(ToolCall(call_id="c", name="read_file", arguments={"path": "sleep"}))
+
+
+# --- transient failures, path arguments and a call's evidence ------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "HTTP 429 Too Many Requests",
+        "rate limit exceeded",
+        "Rate-limited by upstream",
+        "upstream returned status 503",
+        "502 Bad Gateway",
+        "Service Unavailable",
+        "504 Gateway Timeout",
+        "read ECONNRESET",
+        "connection reset by peer",
+        "Resource temporarily unavailable",
+    ],
+)
+def test_transient_failures_by_text(text: str) -> None:
+    assert transient_failure("mcp_tool_error", text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["500 Internal Server Error", "syntax error on line 429", "File not found", "exit 1", ""],
+)
+def test_other_failures_are_not_transient(text: str) -> None:
+    assert not transient_failure("execution_failed", text)
+
+
+def test_a_timeout_is_transient_whatever_it_says() -> None:
+    assert transient_failure("execution_timeout", "")
+
+
+def test_path_arguments_are_normalized_top_level_values() -> None:
+    call = ToolCall(
+        call_id="c",
+        name="edit_file",
+        arguments={"path": "./src/app.py", "old_string": "x", "nested": {"path": "deep"}},
+    )
+    assert path_values(call) == frozenset({"src/app.py"})
+    assert path_values(ToolCall(call_id="c", name="fetch", arguments={"URL": "https://x/"})) == (
+        frozenset({"https://x"})
+    )
+
+
+def test_a_calls_evidence_says_what_kind_of_result_it_was() -> None:
+    call = ToolCall(call_id="c", name="read_file", arguments={"path": "a.txt"})
+
+    def outcome(**fields: object) -> ToolOutcome:
+        return ToolOutcome.model_validate(
+            {"call_id": "c", "tool_name": "read_file", "policy_tool_name": "read_file", **fields}
+        )
+
+    ran = call_evidence(call, "d", outcome(status="success", execution_status="success"))
+    assert ran.kind is ResultKind.SUCCESS and ran.tool == "read_file"
+    failed = outcome(status="error", execution_status="error", error_message="no a.txt")
+    assert call_evidence(call, "d", failed).kind is ResultKind.FAILURE
+    truncated = outcome(status="error", execution_status="success", error_message="too long")
+    assert call_evidence(call, "d", truncated).kind is ResultKind.FAILURE
+    refused = outcome(status="error", execution_status="not_started", refused_repeat=True)
+    assert call_evidence(call, "d", refused).kind is ResultKind.OTHER
+    denied = outcome(status="cancelled", execution_status="not_started", denied=True)
+    assert call_evidence(call, "d", denied).kind is ResultKind.DENIED
+    # The argument value is masked: two reads of two missing files fail the same way.
+    other = ToolCall(call_id="c", name="read_file", arguments={"path": "b.txt"})
+    b = outcome(status="error", execution_status="error", error_message="no b.txt")
+    assert call_evidence(other, "e", b).fingerprint == call_evidence(call, "d", failed).fingerprint

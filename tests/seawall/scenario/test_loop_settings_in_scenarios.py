@@ -1,0 +1,43 @@
+"""A scenario file may pin the loop profile and per-rule modes (docs/architecture.md, "Scenario
+runs", "Loop profiles"); without them the operator's settings decide."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from seawall.scenario.driver import prompt_input
+from seawall.scenario.format import Scenario, ScenarioError, load_scenario, scenario_loop_settings
+from workflows.guard import GuardMode
+from workflows.loop_profile import LoopProfile, LoopSettings
+
+
+def test_a_scenario_without_them_leaves_them_to_the_operator() -> None:
+    spec = Scenario(name="x")
+    assert scenario_loop_settings(spec) is None
+    assert prompt_input(spec, Path("/ws")).loop_settings is None
+
+
+def test_profile_and_rule_modes_become_the_prompts_loop_settings() -> None:
+    spec = Scenario.model_validate(
+        {"name": "x", "profile": "seed", "rule_modes": {"failure_cycle": "shadow"}}
+    )
+    assert scenario_loop_settings(spec) == LoopSettings(
+        profile=LoopProfile.SEED, failure_cycle_mode=GuardMode.SHADOW
+    )
+    only_modes = Scenario.model_validate({"name": "x", "rule_modes": {"denied_call": "off"}})
+    assert scenario_loop_settings(only_modes) == LoopSettings(denied_call_mode=GuardMode.OFF)
+    # The benchmark's override wins over the file.
+    override = LoopSettings(profile=LoopProfile.RECOMMENDED)
+    assert prompt_input(spec, Path("/ws"), loop_override=override).loop_settings == override
+
+
+def test_an_unknown_rule_or_profile_is_a_one_line_error(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: x\nrule_modes: {failure_cycles: off}\n")
+    with pytest.raises(ScenarioError, match="rule_modes"):
+        load_scenario(bad)
+    bad.write_text("name: x\nprofile: strict\n")
+    with pytest.raises(ScenarioError, match="profile"):
+        load_scenario(bad)
