@@ -159,9 +159,8 @@ async def test_an_invalid_profile_means_the_default_and_one_diagnostic(
     with capture_logs() as logs:
         result = await run(client, task_queue, without_profile("failure-cycle"))
     assert result.loop_profile == "recommended"
-    assert [line["event"] for line in logs if line["log_level"] == "warning"] == [
-        "invalid_loop_profile"
-    ]
+    events = [line["event"] for line in logs if line["log_level"] == "warning"]
+    assert events.count("invalid_loop_profile") == 1
 
 
 async def test_a_session_resolves_the_profile_once_and_hands_it_to_every_prompt(
