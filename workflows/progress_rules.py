@@ -6,11 +6,13 @@ per prompt when the profile is ``recommended`` (never in ``seed``), at three poi
 - **Admission.** An unchanged repeat of a failed call that the seed's failed-call log would
   refuse is admitted instead when the world may have changed since it failed (R1,
   :meth:`LoopRules.relaxation`): time passed, a refresh happened, the failure was
-  transient, or the call is a shell command. An identical re-request of a call the user
-  denied is answered without asking again (R4, :meth:`LoopRules.denial_check`).
+  transient, or the call is a shell command; an admitted repeat that then fails exactly as
+  before counts toward the refusal's repeat limit (:meth:`LoopRules.unchanged_failures_over`).
+  An identical re-request of a call the user denied is answered without asking again (R4,
+  :meth:`LoopRules.denial_check`).
 - **Settlement.** Each settled call becomes :class:`~workflows.evidence.CallEvidence`; a
-  failure whose output is new for its tool (after an earlier failure of that tool) is
-  marked as progress for the guard, which then neither advances nor resets on it (R0).
+  failure of a call that failed before, now with an output it never had, is marked as
+  progress for the guard, which then neither advances nor resets on it (R0).
 - **Review**, after the input drain: failure cycles (R2), identical results (R3) and denial
   rounds (R4) each climb their reminder ladder (``workflows.rule_ladder``).
 
@@ -55,10 +57,10 @@ RULE_ORDER: tuple[LoopRule, ...] = (
 
 
 class RelaxReason(StrEnum):
-    """Why an unchanged repeat of a failed call was admitted (R1), most telling first."""
+    """Why an unchanged repeat of a failed call was admitted (R1), in the order asked."""
 
-    TRANSIENT = "transient"
     TIME_PASSED = "time_passed"
+    TRANSIENT = "transient"
     REFRESHED = "refreshed"
     SHELL = "shell"
 
