@@ -141,7 +141,7 @@ def _seed_digest(verdict: dict[str, Any]) -> str:
 
 # Digests of every verdict (stop reason, loop type, requests, call counts, guard decisions,
 # the whole conversation) of the corpus and the example scenarios in three guard modes, as
-# the simulator computed them at the commit before loop profiles (0e84073).
+# the simulator computed them before loop profiles existed (main at d755993).
 SEED_VERDICTS: dict[str, str] = json.loads(
     (Path(__file__).parent / "seed_verdicts.json").read_text(encoding="utf-8")
 )
