@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 
 from workflows.evidence import CallEvidence, ResultKind
 from workflows.guard import GuardMode
+from workflows.recency import remember_latest
 from workflows.rule_ladder import RuleDecisionKind, Rung, escalate
 
 DENIED_CALL_THRESHOLD = 3
@@ -55,10 +56,7 @@ class DeniedCalls(BaseModel):
         """Remember one settled batch's denials and climb the run of denial rounds."""
         denials = [call for call in batch if call.kind is ResultKind.DENIED]
         for call in denials:
-            self.denied.pop(call.digest, None)
-            self.denied[call.digest] = None
-            while len(self.denied) > REMEMBERED_DENIALS:
-                del self.denied[next(iter(self.denied))]
+            remember_latest(self.denied, call.digest, None, REMEMBERED_DENIALS)
         if input_arrived:
             self.denied.clear()
             self.rungs.clear()

@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field
 
 from workflows.evidence import CallEvidence, ResultKind
 from workflows.guard import GuardMode
+from workflows.recency import remember_latest
 from workflows.rule_ladder import RuleDecisionKind, Rung, escalate
 
 # Batches in which one tool's failure came back, before the reminder: with the batch that
@@ -45,13 +46,6 @@ FAILURE_CYCLE_STOP_MESSAGE = (
     "System: Automatic continuation stopped because the same tool failure kept coming back "
     "after a corrective reminder. New user input is required to continue."
 )
-
-
-def _remember(memory: dict[str, int], key: str, value: int) -> None:
-    memory.pop(key, None)
-    memory[key] = value
-    while len(memory) > REMEMBERED_PER_TOOL:
-        del memory[next(iter(memory))]
 
 
 class FailureCycles(BaseModel):
@@ -101,8 +95,13 @@ class FailureCycles(BaseModel):
                 recurrences[call.tool] = 1
             if call.fingerprint not in seen:
                 fresh.add((call.tool, call.fingerprint))
-            _remember(seen, call.fingerprint, wait_epoch)
-            _remember(self.failed_digests.setdefault(call.tool, {}), call.digest, wait_epoch)
+            remember_latest(seen, call.fingerprint, wait_epoch, REMEMBERED_PER_TOOL)
+            remember_latest(
+                self.failed_digests.setdefault(call.tool, {}),
+                call.digest,
+                wait_epoch,
+                REMEMBERED_PER_TOOL,
+            )
         if input_arrived:
             self.rungs.clear()
             return []

@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 
 from workflows.evidence import CallEvidence, ResultKind
 from workflows.guard import GuardMode
+from workflows.recency import remember_latest
 from workflows.rule_ladder import RuleDecisionKind, Rung, escalate
 
 # Batches in which one call returned its last result again, before the reminder: with the
@@ -85,14 +86,12 @@ class IdenticalResults(BaseModel):
             ):
                 # One per batch: identical siblings were one decision.
                 repeats[call.digest] = 1
-            self.last[call.digest] = LastResult(
+            latest = LastResult(
                 fingerprint=call.fingerprint,
                 wait_epoch=wait_epoch,
                 changes=call.changes_before + call.changes,
             )
-            while len(self.last) > REMEMBERED_CALLS:
-                forgotten = next(iter(self.last))
-                del self.last[forgotten]
+            for forgotten in remember_latest(self.last, call.digest, latest, REMEMBERED_CALLS):
                 self.rungs.pop(forgotten, None)
         if input_arrived:
             self.rungs.clear()

@@ -41,6 +41,7 @@ from workflows.guard import GuardMode
 from workflows.identical_results import IDENTICAL_RESULT_THRESHOLD, IdenticalResults
 from workflows.loop_profile import LoopProfile, LoopRule, LoopSettings, rule_mode
 from workflows.outcome import ToolCall, ToolOutcome
+from workflows.recency import remember_latest
 from workflows.rule_ladder import RuleDecisionKind, effective_rule_mode
 
 SHELL_TOOL = "run_shell_command"
@@ -204,10 +205,7 @@ class LoopRules:
             # Progress: the same call failed before, and now it fails differently.
             seen = self.fingerprints.setdefault(digest, {})
             progress.append(bool(before.get(digest)) and evidence.fingerprint not in seen)
-            seen.pop(evidence.fingerprint, None)
-            seen[evidence.fingerprint] = None
-            while len(seen) > REMEMBERED_FINGERPRINTS_PER_TOOL:
-                del seen[next(iter(seen))]
+            remember_latest(seen, evidence.fingerprint, None, REMEMBERED_FINGERPRINTS_PER_TOOL)
             earlier = self.marks.pop(digest, None)
             unchanged = (
                 earlier.unchanged_repeats + 1
@@ -216,7 +214,7 @@ class LoopRules:
                 and earlier.fingerprint == evidence.fingerprint
                 else 0
             )
-            self.marks[digest] = FailureMark(
+            mark = FailureMark(
                 wait_epoch=self.wait_epoch,
                 transient=transient_failure(
                     outcome.execution_error_type, outcome.error_message or outcome.content
@@ -225,8 +223,7 @@ class LoopRules:
                 fingerprint=evidence.fingerprint,
                 unchanged_repeats=unchanged,
             )
-            while len(self.marks) > REMEMBERED_MARKS:
-                del self.marks[next(iter(self.marks))]
+            remember_latest(self.marks, digest, mark, REMEMBERED_MARKS)
         return progress
 
     # --- review ---------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from workflows.outcome import ToolOutcome
+from workflows.recency import remember_latest
 
 REMEMBERED_FAILURES = 64
 # Built-in tools whose success can change what a repeated call would meet (a file edited,
@@ -149,10 +150,7 @@ class FailedCallLog(BaseModel):
         if self.mode is RefusalMode.OFF or outcome.refused_repeat or not outcome.ran_and_failed:
             return False
         reason = masked_reason(outcome.error_message or outcome.content, workspace_root)
-        self.failed.pop(digest, None)
-        self.failed[digest] = reason
-        while len(self.failed) > self.remembered_limit:
-            del self.failed[next(iter(self.failed))]
+        remember_latest(self.failed, digest, reason, self.remembered_limit)
         return True
 
     def check(self, digest: str) -> RepeatCheck:
