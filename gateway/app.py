@@ -40,7 +40,7 @@ from gateway.errors import install_error_handlers
 from gateway.middleware import BearerTokenMiddleware, BodySizeLimitMiddleware
 from gateway.settings import GatewaySettings, check_exposure
 from gateway.sse import parse_cursor, prompt_events
-from gateway.temporal_ops import (
+from seawall.client.temporal_ops import (
     RPC_TIMEOUT,
     is_closed,
     is_not_found,

@@ -49,6 +49,8 @@ def packages(modules: set[str], *roots: str) -> set[str]:
 CLIENTS = [
     "gateway.app",
     "gateway.__main__",
+    "seawall.client.events",
+    "seawall.client.temporal_ops",
     "seawall.cli.main",
     "seawall.cli.prompt",
     "seawall.cli.stack",
@@ -188,13 +190,19 @@ def test_the_runtime_imports_only_contracts() -> None:
 
 
 def test_the_gateway_and_the_scenario_driver_import_contracts_and_the_runtime_only() -> None:
-    assert violations(("gateway",), ("gateway", "workflows", "seawall.runtime"), True) == []
+    allowed = ("gateway", "seawall.client", "workflows", "seawall.runtime")
+    assert violations(("gateway",), allowed, True) == []
     assert (
         violations(
             ("seawall/scenario",), ("seawall.scenario", "workflows", "seawall.runtime"), True
         )
         == []
     )
+
+
+def test_the_shared_client_code_imports_contracts_and_the_runtime_only() -> None:
+    allowed = ("seawall.client", "workflows", "seawall.runtime")
+    assert violations(("seawall/client",), allowed, forbidden_sdks=True) == []
 
 
 def test_the_cli_imports_the_worker_only_inside_the_function_that_starts_one() -> None:

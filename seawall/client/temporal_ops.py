@@ -1,4 +1,4 @@
-"""The Temporal calls several routes share: handles, timeouts and a prompt's place.
+"""The Temporal calls every client shares: handles, timeouts and a prompt's place.
 
 A prompt's workflow starts only when its turn comes, so "no such workflow" can mean a
 prompt still waiting in its session's queue; ``is_pending`` tells that apart from an
