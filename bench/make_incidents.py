@@ -2327,7 +2327,8 @@ VARIED_SUCCESSES = (
     "every call succeeds and each differs from the one before, with a different output: no "
     "failure comes back, no call returns its last result again and nothing is denied, so "
     "none of the rules counts it; telling useless variety from real work would take the "
-    "meaning of the calls. The cap ends it"
+    "meaning of the calls. The adaptive cap lets distinct calls run on, up to its backstop "
+    "of 1,000 calls; the script ends first"
 )
 
 RECOMMENDED: dict[str, dict[str, str]] = {
@@ -2344,13 +2345,8 @@ RECOMMENDED: dict[str, dict[str, str]] = {
     },
     "real-loop-odysseus-continue-reruns-tools": {
         "out_of_scope": "every call succeeds, and the user's input after every batch resets "
-        "every rule by design: the user is in the loop and can stop it. The cap ends it"
-    },
-    # legitimate work the recommended profile halts
-    "real-legit-qwen-long-verification-run": {
-        "known_gap": "the fixed per-prompt cap of 100 tool calls ends a run that needs more, in "
-        "both profiles and under every peer rule: the cap is a prompt option "
-        "(max_tool_calls_per_turn), not part of a loop profile"
+        "every rule by design: the user is in the loop and can stop it. The adaptive cap "
+        "ends it: past 100 calls, it asks for the same calls a sixth time"
     },
 }
 

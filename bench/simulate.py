@@ -73,7 +73,7 @@ from workflows.prompt_io import (
     ToolCallCounts,
     guard_forced_off,
 )
-from workflows.protections import over_cap
+from workflows.protections import cap_limit, over_cap
 from workflows.scenario_io import ScenarioHooks
 from workflows.synthetic_outcomes import permission_denied_outcome, skipped_outcome
 
@@ -510,7 +510,7 @@ def simulate_baseline(scenario: Scenario, rule: BaselineRule) -> SimResult:
         if not calls:
             return r.result(rule.name, StopReason.END_TURN, None)
         trace = r.open_batch(calls)
-        if over_cap(inp.max_tool_calls_per_turn, calls_requested, len(calls)):
+        if over_cap(cap_limit(inp.max_tool_calls_per_turn), calls_requested, len(calls)):
             skip(calls, trace)
             return r.result(rule.name, StopReason.LOOP_DETECTED, CAP_RULE)
         calls_requested += len(calls)

@@ -49,12 +49,14 @@ from workflows.progress_rules import RULE_ORDER, LoopRules, RelaxReason, RuleDec
 from workflows.prompt_io import GuardEntry, LoopType, RuleEntry, ToolCallCounts
 from workflows.prompt_options import PromptOptions
 from workflows.protections import (
+    ADAPTIVE_CAP_REPEATS,
+    ADAPTIVE_CAP_STOP_MESSAGE,
     DUPLICATE_STOP_MESSAGE,
     INVALID_PARAMS_STOP_MESSAGE,
     TOOL_CALL_CAP_STOP_MESSAGE,
     CallIdDeduper,
     InvalidParamsGuard,
-    over_cap,
+    ToolCallCap,
 )
 from workflows.repeats import (
     STATE_CHANGING_TOOLS,
@@ -167,9 +169,9 @@ class BatchProtections:
     def __init__(
         self, options: PromptOptions, workspace_root: str, loop_rules: LoopRules | None = None
     ) -> None:
-        self._max_tool_calls = options.max_tool_calls_per_turn
+        self._configured_cap = options.max_tool_calls_per_turn
+        self._cap = ToolCallCap(self._configured_cap)
         self._workspace_root = workspace_root
-        self._calls_requested = 0
         self._runs_per_tool: dict[str, int] = {}
         self._deduper = CallIdDeduper()
         self._invalid_params = InvalidParamsGuard()
@@ -181,22 +183,24 @@ class BatchProtections:
         self.counts = ToolCallCounts()
         # The recommended profile's layer; None in the seed profile.
         self.loop_rules = loop_rules if loop_rules is not None and loop_rules.active else None
+        self._cap.make_adaptive(self.loop_rules is not None, self._configured_cap)
         # Per outcome of the last settled batch: progress evidence for the guard.
         self.progress: list[bool] = []
 
     def use_loop_rules(self, rules: LoopRules) -> None:
         """Join the recommended profile's layer in (ignored for the seed profile)."""
         self.loop_rules = rules if rules.active else None
+        # The recommended profile's default cap adapts; a configured cap stays hard.
+        self._cap.make_adaptive(self.loop_rules is not None, self._configured_cap)
 
     # --- admission ------------------------------------------------------------------------
 
     def admit(self, calls: list[ToolCall], tools: Mapping[str, ToolSpec]) -> BatchAdmission:
         """Decide every call of a batch before any runs; ``tools`` are the prompt's listed
         tools (a call of another name has no policy name)."""
-        if over_cap(self._max_tool_calls, self._calls_requested, len(calls)):
+        if self._cap.over([call_digest(call) for call in calls]):
             self.counts.skipped += len(calls)
             return BatchAdmission(calls=calls, skipped=[skipped_outcome(c) for c in calls])
-        self._calls_requested += len(calls)
         admission = BatchAdmission(
             calls=calls,
             state_changing=STATE_CHANGING_TOOLS
@@ -311,10 +315,13 @@ class BatchProtections:
     # --- stopping -------------------------------------------------------------------------
 
     def cap_stop(self) -> LoopStop:
-        return LoopStop(
-            LoopType.TURN_TOOL_CALL_CAP,
-            TOOL_CALL_CAP_STOP_MESSAGE.format(cap=self._max_tool_calls),
-        )
+        if self._cap.stopped_on_repeat:
+            message = ADAPTIVE_CAP_STOP_MESSAGE.format(
+                cap=self._cap.limit, repeats=ADAPTIVE_CAP_REPEATS - 1
+            )
+        else:
+            message = TOOL_CALL_CAP_STOP_MESSAGE.format(cap=self._cap.backstop)
+        return LoopStop(LoopType.TURN_TOOL_CALL_CAP, message)
 
     def stop_after(
         self, decision_kind: DecisionKind, rule_decisions: Sequence[RuleDecision] = ()

@@ -174,6 +174,7 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests):
             batch=self._batch,
             model_requests=self._model_requests,
             guard_mode=self._guard_mode.value if self._guard_mode else None,
+            loop_profile=self._loop_settings.profile.value if self._guard_mode else None,
             guard_phase=self._guard_state.phase.value,
             paused_batch=self._paused_batch,
             pending_permissions=list(self._pending_permissions.values()),

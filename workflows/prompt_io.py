@@ -192,6 +192,8 @@ class PromptStatus(BaseModel):
     batch: int
     model_requests: int
     guard_mode: str | None
+    # "seed" or "recommended" once the operator settings are resolved.
+    loop_profile: str | None = None
     guard_phase: str
     paused_batch: int | None
     pending_permissions: list[PermissionRequest]

@@ -50,8 +50,10 @@ class PromptOptions(BaseModel):
     refusal_mode: RefusalMode = RefusalMode.ENFORCE
     remembered_failures: int = Field(default=REMEMBERED_FAILURES, ge=1)
     max_repeats: int = Field(default=MAX_REPEATS, ge=0)
-    # 0 disables the cap.
-    max_tool_calls_per_turn: int = Field(default=DEFAULT_MAX_TOOL_CALLS_PER_TURN, ge=0)
+    # A hard cap; 0 disables it. Unset, the default cap applies (DEFAULT_MAX_TOOL_CALLS_PER_TURN),
+    # hard in the seed profile and adaptive in the recommended one (workflows.protections).
+    # Recorded inputs from before it could be unset carry 100, so they replay unchanged.
+    max_tool_calls_per_turn: int | None = Field(default=None, ge=0)
     max_model_requests: int = Field(default=DEFAULT_MAX_MODEL_REQUESTS, ge=1)
     approval_mode: ApprovalMode = ApprovalMode.DEFAULT
     permission_timeout_seconds: float = Field(default=DEFAULT_PERMISSION_TIMEOUT_SECONDS, gt=0)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from workflows.outcome import TerminalStatus, ToolErrorType, ToolOutcome
+from workflows.prompt_options import DEFAULT_MAX_TOOL_CALLS_PER_TURN
 
 INVALID_PARAMS_ERROR_TYPES = frozenset(
     {ToolErrorType.INVALID_TOOL_PARAMS, ToolErrorType.TOOL_NOT_REGISTERED}
@@ -27,6 +28,17 @@ TOOL_CALL_CAP_STOP_MESSAGE = (
     "System: Automatic continuation stopped because this prompt reached its tool-call cap "
     "({cap} calls); the last batch was not run. New user input is required to continue."
 )
+ADAPTIVE_CAP_STOP_MESSAGE = (
+    "System: Automatic continuation stopped because this prompt passed {cap} tool calls and "
+    "kept asking for a call it had already made {repeats} times; the last batch was not run. "
+    "New user input is required to continue."
+)
+
+# The adaptive default (recommended profile): past the default, a batch stops the prompt
+# only when it asks for a call the prompt already asked for this many times (counting it),
+# and every batch past ten times the default stops it whatever it asks.
+ADAPTIVE_CAP_REPEATS = 6
+ADAPTIVE_CAP_BACKSTOP_FACTOR = 10
 
 
 class CallIdDeduper(BaseModel):
@@ -71,3 +83,60 @@ class InvalidParamsGuard(BaseModel):
 def over_cap(cap: int, calls_so_far: int, batch_size: int) -> bool:
     """The cap (0 disables it) counts every call the model asked for in this prompt."""
     return cap > 0 and calls_so_far + batch_size > cap
+
+
+def cap_limit(configured: int | None) -> int:
+    """The hard cap a prompt runs with: the one it set, else the default."""
+    return DEFAULT_MAX_TOOL_CALLS_PER_TURN if configured is None else configured
+
+
+class ToolCallCap:
+    """The per-prompt tool-call cap, fixed or adaptive.
+
+    A cap the prompt (or its session) sets is a hard cap: the batch that would pass it is
+    skipped. So is the default in the seed profile. In the recommended profile the unset
+    default is *adaptive*: a fixed cap of 100 ends long runs that are making progress (a
+    render pipeline verifying every frame of six stages), which is what peers learned too
+    (docs/architecture.md, "The adaptive tool-call cap"). Past the default, a batch is
+    skipped only when it repeats a call the prompt has already asked for
+    :data:`ADAPTIVE_CAP_REPEATS` − 1 times, which is what a stuck model does; ten times the
+    default stays a hard backstop, so a runaway whose every call differs is still bounded.
+
+    Counts are keyed by the call's private argument digest and live only in workflow state.
+    """
+
+    def __init__(self, configured: int | None, *, adaptive: bool = False) -> None:
+        self.limit = cap_limit(configured)
+        self.adaptive = adaptive and configured is None
+        self.requested = 0
+        self._asked: dict[str, int] = {}
+        # Why the last over-the-cap batch was skipped: a repeated call (adaptive) or not.
+        self.stopped_on_repeat = False
+
+    def make_adaptive(self, adaptive: bool, configured: int | None) -> None:
+        self.adaptive = adaptive and configured is None
+
+    def over(self, digests: list[str]) -> bool:
+        """Whether the batch of these call digests must not run; counts it when it may."""
+        total = self.requested + len(digests)
+        if self.limit == 0 or total <= self.limit:
+            return self._count(digests)
+        if not self.adaptive or total > self.limit * ADAPTIVE_CAP_BACKSTOP_FACTOR:
+            return True
+        asked = dict(self._asked)
+        for digest in digests:
+            asked[digest] = asked.get(digest, 0) + 1
+            if asked[digest] >= ADAPTIVE_CAP_REPEATS:
+                self.stopped_on_repeat = True
+                return True
+        return self._count(digests)
+
+    def _count(self, digests: list[str]) -> bool:
+        self.requested += len(digests)
+        for digest in digests:
+            self._asked[digest] = self._asked.get(digest, 0) + 1
+        return False
+
+    @property
+    def backstop(self) -> int:
+        return self.limit * ADAPTIVE_CAP_BACKSTOP_FACTOR if self.adaptive else self.limit

@@ -109,6 +109,7 @@ class SessionWorkflow:
         return SessionStatus(
             session_id=self._input.session_id,
             guard_mode=self._guard_mode,
+            loop_profile=self._loop_settings.profile if self._loop_settings else None,
             running_prompt_id=self._running.id if self._running else self._starting,
             queued_prompt_ids=[item.prompt_id for item in self._queue],
             finished=self._finished,

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from workflows.activity_io import ModelSpec
 from workflows.conversation import Message
 from workflows.guard import GuardMode
-from workflows.loop_profile import LoopSettings
+from workflows.loop_profile import LoopProfile, LoopSettings
 from workflows.prompt_io import LoopType, StopReason
 from workflows.prompt_options import PromptOptions
 from workflows.scenario_io import ScenarioHooks, lift_legacy_prompt_keys
@@ -96,6 +96,9 @@ class SessionStatus(BaseModel):
 
     session_id: str
     guard_mode: GuardMode | None
+    # The loop profile the session's prompts run with; None until resolved (or when each
+    # prompt resolves its own).
+    loop_profile: LoopProfile | None = None
     running_prompt_id: str | None
     queued_prompt_ids: list[str]
     finished: list[FinishedPrompt]

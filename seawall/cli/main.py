@@ -147,6 +147,7 @@ def summarize(result: PromptResult) -> str:
         f"stop:       {result.stop_reason.value}"
         + (f" ({result.loop_type.value})" if result.loop_type else ""),
         f"guard mode: {result.guard_mode}",
+        f"profile:    {result.loop_profile}",
         f"requests:   {result.model_requests}",
         f"tool calls: executed {counts.executed}, refused {counts.refused}, "
         f"duplicates {counts.duplicates}, skipped {counts.skipped}",

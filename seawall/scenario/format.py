@@ -18,7 +18,6 @@ from workflows.loop_profile import LoopProfile, LoopSettings
 from workflows.prompt_io import Route
 from workflows.prompt_options import (
     DEFAULT_MAX_MODEL_REQUESTS,
-    DEFAULT_MAX_TOOL_CALLS_PER_TURN,
     ApprovalMode,
 )
 from workflows.repeats import RefusalMode
@@ -76,7 +75,8 @@ class Scenario(_Strict):
     refusal: RefusalMode = RefusalMode.ENFORCE
     route: Route = Route.INTERACTIVE
     channel: bool = False
-    max_tool_calls_per_turn: int = Field(default=DEFAULT_MAX_TOOL_CALLS_PER_TURN, ge=0)
+    # Unset: the default cap of 100, adaptive in the recommended profile; set: a hard cap.
+    max_tool_calls_per_turn: int | None = Field(default=None, ge=0)
     max_model_requests: int = Field(default=DEFAULT_MAX_MODEL_REQUESTS, ge=1)
     approval_mode: ApprovalMode = ApprovalMode.DEFAULT
     permission_timeout_seconds: float = Field(default=SCENARIO_PERMISSION_TIMEOUT_SECONDS, gt=0)

@@ -175,6 +175,10 @@ async def test_loop_is_warned_in_enforce_and_the_model_changes_approach(
     assert [e["data"]["text"] for e in reminders] == [REPEATED_TOOL_FAILURE_REMINDER]
     session = (await http.get(f"/v1/sessions/{session_id}")).json()
     assert session["guard_mode"] == "enforce"
+    # The profile the operator chose (here the default) is shown beside the mode.
+    assert session["loop_profile"] == result["loop_profile"] == "recommended"
+    view = (await http.get(f"/v1/prompts/{accepted['prompt_id']}")).json()
+    assert view["status"]["loop_profile"] == "recommended"
 
 
 async def test_queue_input_cancel_and_permission_answers(

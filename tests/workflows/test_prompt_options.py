@@ -11,7 +11,6 @@ from seawall.scenario.format import Scenario
 from workflows.prompt_io import PromptInput
 from workflows.prompt_options import (
     DEFAULT_MAX_MODEL_REQUESTS,
-    DEFAULT_MAX_TOOL_CALLS_PER_TURN,
     ApprovalMode,
     PromptOptions,
 )
@@ -51,7 +50,9 @@ def test_a_session_hands_its_prompts_every_option() -> None:
 def test_the_scenario_format_reuses_the_prompt_defaults() -> None:
     scenario = Scenario(name="defaults")
 
-    assert scenario.max_tool_calls_per_turn == DEFAULT_MAX_TOOL_CALLS_PER_TURN
+    # Unset in both: the default cap, hard or adaptive by loop profile.
+    assert scenario.max_tool_calls_per_turn is None
+    assert PromptOptions().max_tool_calls_per_turn is None
     assert scenario.max_model_requests == DEFAULT_MAX_MODEL_REQUESTS
 
 
