@@ -46,6 +46,7 @@ from seawall.client.temporal_ops import (
     is_not_found,
     is_pending,
     prompt_handle,
+    read,
     session_handle,
     update_failure,
 )
@@ -209,9 +210,8 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
     @v1.get("/sessions/{session_id}", tags=["sessions"])
     async def get_session(session_id: str, client: TemporalClient) -> SessionStatus:
         """The session's running prompt, queue, finished prompts and guard mode."""
-        return await session_handle(client, session_id).query(
-            SessionWorkflow.status, rpc_timeout=RPC_TIMEOUT
-        )
+        handle = session_handle(client, session_id)
+        return await read(lambda: handle.query(SessionWorkflow.status, rpc_timeout=RPC_TIMEOUT))
 
     async def closed_session_conflict(client: Client, session_id: str, err: RPCError) -> None:
         """Turn "already completed" into 409; an unknown session stays a 404."""
@@ -268,9 +268,8 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
     @v1.post("/sessions/{session_id}/cancel", status_code=202, tags=["sessions"])
     async def cancel_prompt(session_id: str, client: TemporalClient) -> CancelRequested:
         """Cancel the running prompt; the session and its queued prompts carry on."""
-        status = await session_handle(client, session_id).query(
-            SessionWorkflow.status, rpc_timeout=RPC_TIMEOUT
-        )
+        session = session_handle(client, session_id)
+        status = await read(lambda: session.query(SessionWorkflow.status, rpc_timeout=RPC_TIMEOUT))
         prompt_id = status.running_prompt_id
         no_prompt = HTTPException(409, f"no prompt is running in session {session_id!r}")
         if prompt_id is None:
@@ -335,15 +334,15 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
         """The prompt's live status, and its result once it has completed."""
         handle = prompt_handle(client, prompt_id)
         try:
-            description = await handle.describe(rpc_timeout=RPC_TIMEOUT)
+            description = await read(lambda: handle.describe(rpc_timeout=RPC_TIMEOUT))
         except RPCError as err:
             if is_not_found(err) and await is_pending(client, prompt_id):
                 return PromptView(prompt_id=prompt_id)
             raise
-        status = await handle.query(PromptWorkflow.status, rpc_timeout=RPC_TIMEOUT)
+        status = await read(lambda: handle.query(PromptWorkflow.status, rpc_timeout=RPC_TIMEOUT))
         result = None
         if description.status == WorkflowExecutionStatus.COMPLETED:
-            result = await handle.result(rpc_timeout=RPC_TIMEOUT)
+            result = await read(lambda: handle.result(rpc_timeout=RPC_TIMEOUT))
         return PromptView(prompt_id=prompt_id, status=status, result=result)
 
     @v1.get(
@@ -364,7 +363,8 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
         except ValueError as err:
             raise HTTPException(400, str(err)) from err
         try:
-            await prompt_handle(client, prompt_id).describe(rpc_timeout=RPC_TIMEOUT)
+            handle = prompt_handle(client, prompt_id)
+            await read(lambda: handle.describe(rpc_timeout=RPC_TIMEOUT))
         except RPCError as err:
             if not (is_not_found(err) and await is_pending(client, prompt_id)):
                 raise

@@ -2,7 +2,9 @@
 
 Routes raise ``HTTPException`` for what they know (409 for a closed session, ...); Temporal
 errors that mean the same thing on every route are mapped here, so an unknown workflow id
-is a 404 whichever route met it, and an unexpected error is a 500 that leaks nothing.
+is a 404 whichever route met it, a transient failure (the server restarting, a time-out, a
+dropped connection, load shedding) is a 503 or 504 with ``Retry-After``, and an unexpected
+error is a 500 that leaks nothing.
 """
 
 from __future__ import annotations
@@ -20,7 +22,13 @@ from temporalio.service import RPCError, RPCStatusCode
 
 log = structlog.get_logger("seawall.gateway")
 
-TIMEOUT_DETAIL = "Temporal did not answer in time (is a worker polling the task queue?)"
+TIMEOUT_DETAIL = (
+    "Temporal did not answer in time (is a worker polling the task queue?); try again shortly"
+)
+UNAVAILABLE_DETAIL = "the Temporal service is unavailable; try again shortly"
+# Both are transient: reads were already retried (seawall.client.temporal_ops.read), and a
+# client may simply repeat the request after this many seconds.
+RETRY_AFTER = {"Retry-After": "2"}
 
 
 def _error(status_code: int, detail: str, headers: Mapping[str, str] | None = None) -> JSONResponse:
@@ -66,19 +74,20 @@ def install_error_handlers(app: FastAPI) -> None:
     async def _rpc(request: Request, exc: RPCError) -> JSONResponse:
         if exc.status == RPCStatusCode.NOT_FOUND:
             return _error(404, _not_found_detail(request))
-        if exc.status == RPCStatusCode.UNAVAILABLE:
-            log.warning("temporal_unavailable", path=request.url.path)
-            return _error(503, "the Temporal service is unavailable; try again shortly")
-        if exc.status == RPCStatusCode.DEADLINE_EXCEEDED:
-            log.warning("temporal_timeout", path=request.url.path)
-            return _error(504, TIMEOUT_DETAIL)
-        log.error("temporal_rpc_error", status=exc.status.name, message=exc.message)
+        if exc.status in (RPCStatusCode.UNAVAILABLE, RPCStatusCode.RESOURCE_EXHAUSTED):
+            log.warning("temporal_unavailable", path=request.url.path, status=exc.status.name)
+            return _error(503, UNAVAILABLE_DETAIL, RETRY_AFTER)
+        if exc.status in (RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.CANCELLED):
+            # CANCELLED is what a client-side time-out or a dropped connection reports.
+            log.warning("temporal_timeout", path=request.url.path, status=exc.status.name)
+            return _error(504, TIMEOUT_DETAIL, RETRY_AFTER)
+        log.error("temporal_rpc_error", status=exc.status.name)
         return _error(502, f"the Temporal service refused the request ({exc.status.name})")
 
     @app.exception_handler(RPCTimeoutOrCancelledError)
     async def _timeout(request: Request, exc: RPCTimeoutOrCancelledError) -> JSONResponse:
         log.warning("temporal_timeout", path=request.url.path)
-        return _error(504, TIMEOUT_DETAIL)
+        return _error(504, TIMEOUT_DETAIL, RETRY_AFTER)
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:

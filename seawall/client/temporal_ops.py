@@ -7,11 +7,14 @@ unknown id. Every call carries an RPC timeout so a request cannot hang on a miss
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from temporalio.client import (
     Client,
+    RPCTimeoutOrCancelledError,
     WorkflowExecutionStatus,
     WorkflowHandle,
     WorkflowUpdateFailedError,
@@ -26,8 +29,52 @@ from workflows.session_io import SessionStatus
 
 # Queries and updates answer in milliseconds when a worker polls the task queue.
 RPC_TIMEOUT = timedelta(seconds=10)
+# Statuses that say "this attempt did not get through", not "the request is wrong": a server
+# restarting (UNAVAILABLE), a call the client timed out or whose connection dropped
+# (DEADLINE_EXCEEDED, CANCELLED), a server shedding load (RESOURCE_EXHAUSTED).
+TRANSIENT_STATUSES = frozenset(
+    {
+        RPCStatusCode.UNAVAILABLE,
+        RPCStatusCode.DEADLINE_EXCEEDED,
+        RPCStatusCode.CANCELLED,
+        RPCStatusCode.RESOURCE_EXHAUSTED,
+    }
+)
+# A read is tried this many times in all, the pauses between attempts doubling from the first.
+READ_ATTEMPTS = 3
+READ_FIRST_PAUSE_SECONDS = 0.25
 # Mirrors the prompt ids SessionWorkflow gives its child workflows: f"{session}-prompt-{n}".
 PROMPT_ID_MARKER = "-prompt-"
+
+
+T = TypeVar("T")
+
+
+def is_transient(err: BaseException) -> bool:
+    """Whether another attempt of the same call may well succeed."""
+    if isinstance(err, RPCTimeoutOrCancelledError):
+        return True
+    return isinstance(err, RPCError) and err.status in TRANSIENT_STATUSES
+
+
+async def read(call: Callable[[], Awaitable[T]]) -> T:
+    """Run a read (a query, a describe, a result) and retry it briefly on a transient failure.
+
+    Reads change nothing, so repeating one is always safe; writes (starts, signals, updates)
+    are never retried here, because a call that timed out may still have taken effect. After
+    the last attempt the error propagates, and the gateway answers 503 or 504 with
+    ``Retry-After`` (``gateway/errors.py``).
+    """
+    pause = READ_FIRST_PAUSE_SECONDS
+    for attempt in range(1, READ_ATTEMPTS + 1):
+        try:
+            return await call()
+        except (RPCError, RPCTimeoutOrCancelledError) as err:
+            if attempt == READ_ATTEMPTS or not is_transient(err):
+                raise
+        await asyncio.sleep(pause)
+        pause *= 2
+    raise AssertionError("unreachable")
 
 
 def session_handle(
@@ -47,7 +94,7 @@ def is_not_found(err: RPCError) -> bool:
 
 async def is_closed(handle: WorkflowHandle[Any, Any]) -> bool:
     """Whether the workflow has finished (an unknown id raises ``RPCError`` NOT_FOUND)."""
-    description = await handle.describe(rpc_timeout=RPC_TIMEOUT)
+    description = await read(lambda: handle.describe(rpc_timeout=RPC_TIMEOUT))
     return description.status != WorkflowExecutionStatus.RUNNING
 
 
@@ -64,9 +111,8 @@ async def is_pending(client: Client, prompt_id: str) -> bool:
     if session_id is None:
         return False
     try:
-        status = await session_handle(client, session_id).query(
-            SessionWorkflow.status, rpc_timeout=RPC_TIMEOUT
-        )
+        handle = session_handle(client, session_id)
+        status = await read(lambda: handle.query(SessionWorkflow.status, rpc_timeout=RPC_TIMEOUT))
     except RPCError as err:
         if is_not_found(err):
             return False
