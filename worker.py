@@ -44,6 +44,7 @@ from activities.tools import BUILTIN_TOOLS
 from seawall.runtime.logs import configure_logging
 from seawall.runtime.metrics import build_runtime, global_attributes
 from seawall.runtime.plugin import SeawallPlugin, client_with_plugin, connect
+from seawall.runtime.server_wait import ServerUnreachable, wait_for_server
 from seawall.runtime.settings import (
     LOG_FORMATS,
     LOG_LEVELS,
@@ -171,7 +172,19 @@ async def run_worker(args: argparse.Namespace) -> None:
     )
     # An interceptor on the client applies to the worker built from it.
     interceptors = [args.tracing.interceptor] if args.tracing is not None else []
-    client = await connect(args.address, args.namespace, runtime=runtime, interceptors=interceptors)
+    try:
+        client = await wait_for_server(
+            lambda: connect(
+                args.address, args.namespace, runtime=runtime, interceptors=interceptors
+            ),
+            address=args.address,
+            timeout_seconds=args.settings.connect_timeout_seconds,
+            process="worker",
+        )
+    except ServerUnreachable as err:
+        log.error("worker_gave_up_waiting", address=args.address)
+        print(f"worker: error: {err}", file=sys.stderr)
+        sys.exit(1)
     await ensure_search_attributes(client, args.namespace)
     worker = build_worker(client, args.task_queue, max_cached_workflows=args.max_cached_workflows)
     stop = asyncio.Event()

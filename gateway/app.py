@@ -36,7 +36,7 @@ from gateway.api_models import (
     SessionCreated,
     SubmitPromptRequest,
 )
-from gateway.errors import install_error_handlers
+from gateway.errors import RETRY_AFTER, install_error_handlers
 from gateway.middleware import BearerTokenMiddleware, BodySizeLimitMiddleware
 from gateway.settings import GatewaySettings, check_exposure
 from gateway.sse import parse_cursor, prompt_events
@@ -98,7 +98,9 @@ class TemporalConnection:
                     except Exception as err:
                         log.warning("temporal_connect_failed", error=str(err))
                         raise HTTPException(
-                            503, "cannot connect to the Temporal service; try again shortly"
+                            503,
+                            "cannot connect to the Temporal service; try again shortly",
+                            headers=RETRY_AFTER,
                         ) from err
         return self._client
 

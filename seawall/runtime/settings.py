@@ -529,6 +529,14 @@ class SeawallSettings(BaseSettings):
         read_by=(WORKER, GATEWAY, RUN, UP),
         min_length=1,
     )
+    connect_timeout_seconds: float = setting(
+        300.0,
+        "how long the worker and the gateway wait, retrying with backoff, for the Temporal "
+        "server at start-up (0: for ever)",
+        env="SEAWALL_CONNECT_TIMEOUT_SECONDS",
+        read_by=(WORKER, GATEWAY),
+        ge=0,
+    )
     # --- the guard and the worker -----------------------------------------------------------
     repeated_tool_failure_guard: GuardMode = setting(
         DEFAULT_GUARD_MODE,
