@@ -2,8 +2,10 @@
 
 The command runs in its own process group (a new session), and that group is killed with
 SIGKILL whenever the call ends — finished, timed out or cancelled — so a retried or cancelled
-prompt never leaves stray processes behind. Output is stdout and stderr merged, keeping the
-tail when it is very long, since errors usually come last.
+prompt never leaves stray processes behind. The group's leader is a small supervisor
+(``shell_supervisor.py``) that kills the group when the worker itself dies, so a SIGKILLed
+worker leaves no command running beside the call's retry. Output is stdout and stderr
+merged, keeping the tail when it is very long, since errors usually come last.
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ import contextlib
 import os
 import signal
 import subprocess
+import sys
 from collections.abc import Mapping
+from pathlib import Path
 from typing import ClassVar
 
 from pydantic import BaseModel, Field
@@ -24,6 +28,8 @@ from workflows.outcome import ToolErrorType
 from .base import BuiltinTool, ToolArgs, ToolContext, ToolFailure, expect_args
 from .workspace import display_path, resolve_in_workspace
 
+# Starts every command and kills its group if this worker dies (see its docstring).
+SUPERVISOR = str(Path(__file__).with_name("shell_supervisor.py"))
 MAX_OUTPUT_BYTES = 256 * 1024
 SETTLE_SECONDS = 2.0
 
@@ -144,8 +150,11 @@ class RunShellCommandTool(BuiltinTool):
         try:
             transport, proto = await loop.subprocess_exec(
                 lambda: _ShellProtocol(loop),
-                "/bin/bash",
-                "-c",
+                sys.executable,
+                "-S",
+                "-I",
+                SUPERVISOR,
+                str(os.getpid()),
                 a.command,
                 cwd=cwd,
                 stdin=subprocess.DEVNULL,
