@@ -45,7 +45,7 @@ from workflows.outcome import (
 )
 
 from .fixtures import check_fixture, fixture_tool_spec, run_fixture
-from .heartbeat import Heartbeat, heartbeating, no_heartbeat
+from .heartbeat import Heartbeat, activity_heartbeat, heartbeating, no_heartbeat
 from .mcp import McpSettings, current_settings, is_mcp_name
 from .mcp.pool import McpPool
 from .outcomes import cancelled_outcome, failed_outcome, not_started_outcome, succeeded_outcome
@@ -397,7 +397,9 @@ class ToolActivities:
         if mcp_settings.servers:
             from .mcp.tools import list_mcp_tools
 
-            for spec in await list_mcp_tools(self._mcp_pool, mcp_settings):
+            async with heartbeating(activity_heartbeat()):
+                listed = await list_mcp_tools(self._mcp_pool, mcp_settings)
+            for spec in listed:
                 specs.setdefault(spec.name, spec)
         for name, fixture in (inp.scenario_tools or {}).items():
             specs[name] = fixture_tool_spec(name, fixture)

@@ -207,6 +207,8 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests):
                 ListToolsInput(scenario_tools=scenario.fixture_tools if scenario else None),
                 result_type=ListToolsOutput,
                 start_to_close_timeout=QUICK_ACTIVITY,
+                # Listing may wait on MCP servers; a lost worker is noticed in seconds.
+                heartbeat_timeout=TOOL_HEARTBEAT_TIMEOUT,
             )
             self._tools = {tool.name: tool for tool in listed.tools}
             self._messages = [*prompt.history, Message(role=Role.USER, content=prompt.prompt)]
