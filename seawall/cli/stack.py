@@ -5,6 +5,11 @@ UI, persisting to a SQLite file under ``.data/`` so a restart loses nothing), a 
 the gateway. Each runs in its own session so Ctrl-C reaches only this supervisor, which
 then stops them in order: gateway, worker, server.
 
+It supervises them as a process manager would: a worker or gateway that dies is restarted
+with backoff (their work is durable in Temporal, so a new worker resumes every prompt), and
+each restart is reported. Only the Temporal server's death, or a process crash-looping
+(:class:`RestartPolicy`), stops the stack, with a message saying which and where its log is.
+
 The stack is configured by the one settings model (docs/settings.md): ``data_dir``,
 ``stack_host``, ``temporal_port``, ``ui_port`` and ``gateway_port`` place it, and the
 namespace and task queue it hands its worker and gateway are the settings' too, so they agree
@@ -121,6 +126,31 @@ class StackError(RuntimeError):
     pass
 
 
+@dataclass
+class RestartPolicy:
+    """When a crashed process is started again, and when the stack gives up on it.
+
+    The first restart waits ``first_delay`` seconds, each next one twice as long up to
+    ``max_delay``; a process that crashed ``max_crashes`` times within ``window`` seconds is
+    crash-looping (a bad setting, a port taken), and restarting it again would only hide that.
+    Pure: the caller passes the clock.
+    """
+
+    first_delay: float = 1.0
+    max_delay: float = 30.0
+    max_crashes: int = 5
+    window: float = 120.0
+    crashes: list[float] = field(default_factory=list)
+
+    def crashed(self, now: float) -> float | None:
+        """Record a crash at ``now``; the delay before the restart, or ``None`` to give up."""
+        self.crashes = [t for t in self.crashes if now - t < self.window] + [now]
+        if len(self.crashes) >= self.max_crashes:
+            return None
+        delay: float = self.first_delay * 2.0 ** (len(self.crashes) - 1)
+        return min(delay, self.max_delay)
+
+
 def _wait(
     check: Callable[[], bool], what: str, process: subprocess.Popen[bytes], timeout: float
 ) -> None:
@@ -167,11 +197,18 @@ class Stack:
         self.environ = child_environment(config, environ)
         self.processes: list[tuple[str, subprocess.Popen[bytes]]] = []
         self.logs = config.data_dir / "logs"
+        # Each process's pid, for operators and tests (``<data_dir>/run/<name>.pid``).
+        self.pids = config.data_dir / "run"
+        self._commands: dict[str, tuple[list[str], Mapping[str, str] | None]] = {}
+        self._policies: dict[str, RestartPolicy] = {}
+        # Processes waiting to be restarted: name → when.
+        self._restart_at: dict[str, float] = {}
 
     def _spawn(
         self, name: str, command: list[str], env: Mapping[str, str] | None = None
     ) -> subprocess.Popen[bytes]:
         self.logs.mkdir(parents=True, exist_ok=True)
+        self.pids.mkdir(parents=True, exist_ok=True)
         log = (self.logs / f"{name}.log").open("ab")
         process = subprocess.Popen(
             command,
@@ -183,7 +220,9 @@ class Stack:
             start_new_session=True,
         )
         log.close()
-        self.processes.append((name, process))
+        self._commands[name] = (command, env)
+        self.processes = [(n, p) for n, p in self.processes if n != name] + [(name, process)]
+        (self.pids / f"{name}.pid").write_text(f"{process.pid}\n")
         return process
 
     def start(self) -> None:
@@ -196,10 +235,25 @@ class Stack:
         )
         _wait(lambda: _gateway_ready(self.config), "the gateway", gateway, 60)
 
-    def failed(self) -> str | None:
-        for name, process in self.processes:
-            if process.poll() is not None:
-                return f"{name} exited with code {process.returncode}"
+    def supervise(self, now: float, say: Callable[[str], None]) -> str | None:
+        """Restart what died and is due; the reason to stop the stack, or ``None``."""
+        for name, process in list(self.processes):
+            if process.poll() is None or name in self._restart_at:
+                continue
+            code = process.returncode
+            if name == "temporal":
+                return f"the Temporal dev server exited with code {code}"
+            delay = self._policies.setdefault(name, RestartPolicy()).crashed(now)
+            if delay is None:
+                return f"the {name} keeps crashing (last exit code {code})"
+            say(f"seawall: the {name} exited with code {code}; restarting it in {delay:g} s")
+            self._restart_at[name] = now + delay
+        for name, when in list(self._restart_at.items()):
+            if now >= when:
+                del self._restart_at[name]
+                command, env = self._commands[name]
+                process = self._spawn(name, command, env)
+                say(f"seawall: the {name} restarted (pid {process.pid})")
         return None
 
     def stop(self) -> None:
@@ -245,7 +299,7 @@ def run_stack(settings: SeawallSettings, environ: Mapping[str, str] | None = Non
         stack.start()
         print(banner(config), flush=True)
         while not stopping:
-            problem = stack.failed()
+            problem = stack.supervise(time.monotonic(), lambda line: print(line, flush=True))
             if problem:
                 print(f"seawall: {problem}; stopping (see {stack.logs})", file=sys.stderr)
                 return 1

@@ -32,6 +32,12 @@ def free_port() -> int:
 
 @contextmanager
 def stack(data_dir: Path) -> Iterator[str]:
+    with stack_process(data_dir) as (url, _process):
+        yield url
+
+
+@contextmanager
+def stack_process(data_dir: Path) -> Iterator[tuple[str, subprocess.Popen[str]]]:
     gateway_port = free_port()
     env = {
         **os.environ,
@@ -52,7 +58,7 @@ def stack(data_dir: Path) -> Iterator[str]:
         banner = [process.stdout.readline() for _ in range(7)]
         assert banner[0].startswith("Seawall is up."), "".join(banner)
         assert f"http://127.0.0.1:{gateway_port}" in banner[1]
-        yield f"http://127.0.0.1:{gateway_port}"
+        yield f"http://127.0.0.1:{gateway_port}", process
     finally:
         process.send_signal(signal.SIGINT)
         out, _ = process.communicate(timeout=60)
@@ -279,3 +285,40 @@ async def test_bad_input_gets_its_4xx_and_loses_no_queued_prompt(
     assert (await until(lambda: result(second["prompt_id"])))["messages"][-1]["content"] == (
         "second done"
     )
+
+
+def lines_until(process: subprocess.Popen[str], marker: str) -> list[str]:
+    """The stack's output lines up to and including the first containing ``marker``."""
+    assert process.stdout is not None
+    lines = []
+    for line in process.stdout:
+        lines.append(line)
+        if marker in line:
+            return lines
+    raise AssertionError(f"the stack ended before {marker!r}: {lines}")
+
+
+async def test_a_killed_worker_is_restarted_and_the_stack_keeps_serving(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    with stack_process(data) as (url, process):
+        killed = int((data / "run" / "worker.pid").read_text())
+        os.kill(killed, signal.SIGKILL)
+        said = await asyncio.wait_for(
+            asyncio.to_thread(lines_until, process, "the worker restarted"), 120
+        )
+        assert "the worker exited with code -9; restarting it in 1 s" in "".join(said)
+        restarted = int((data / "run" / "worker.pid").read_text())
+        assert restarted != killed and process.poll() is None
+
+        async with httpx.AsyncClient(base_url=url, timeout=60) as http:
+            created = await http.post("/v1/sessions", json={})
+            session_id = created.json()["session_id"]
+            sent = await http.post(f"/v1/sessions/{session_id}/prompts", json={"text": "hello"})
+            prompt_id = sent.json()["prompt_id"]
+
+            async def result() -> dict[str, Any] | None:
+                view = (await http.get(f"/v1/prompts/{prompt_id}")).json()
+                return view.get("result")
+
+            finished = await until(result, timeout=120)
+        assert finished["stop_reason"] == "end_turn"

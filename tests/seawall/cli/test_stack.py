@@ -7,7 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from seawall.cli.stack import StackConfig, child_environment, gateway_environment
+from seawall.cli.stack import (
+    RestartPolicy,
+    StackConfig,
+    child_environment,
+    gateway_environment,
+)
 from seawall.runtime.settings import load_settings
 
 
@@ -60,3 +65,18 @@ def test_the_gateway_process_gets_no_model_endpoint_or_key() -> None:
     assert gateway["SEAWALL_GATEWAY_TOKEN"] == "t"
     assert gateway["TEMPORAL_ADDRESS"] == "127.0.0.1:7233"
     assert gateway["PATH"] == "/usr/bin"
+
+
+def test_a_crashed_process_is_restarted_with_doubling_delays() -> None:
+    policy = RestartPolicy(first_delay=1, max_delay=4, max_crashes=10, window=1000)
+    assert [policy.crashed(float(t)) for t in range(5)] == [1, 2, 4, 4, 4]
+
+
+def test_a_crash_loop_gives_up_and_old_crashes_are_forgotten() -> None:
+    policy = RestartPolicy(max_crashes=3, window=60)
+    assert policy.crashed(0) is not None
+    assert policy.crashed(10) is not None
+    assert policy.crashed(20) is None  # three crashes within a minute: crash-looping
+    fresh = RestartPolicy(max_crashes=3, window=60)
+    for t in (0, 100, 200, 300):  # one crash every 100 s is not a loop
+        assert fresh.crashed(t) == fresh.first_delay
