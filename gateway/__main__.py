@@ -9,8 +9,10 @@ console`` or the ``log_format`` setting for humans), uvicorn's own loggers inclu
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from collections.abc import Sequence
+from types import FrameType
 
 import structlog
 import uvicorn
@@ -82,10 +84,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         task_queue=settings.task_queue,
         auth=settings.token is not None,
     )
+    # uvicorn shuts down gracefully on SIGTERM/SIGINT and then re-raises the signal to the
+    # handler it found; with this one that is a no-op, so an orderly stop exits 0 (a
+    # supervisor reads -15 as a crash).
+    for stop_signal in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(stop_signal, _stopped)
     # log_config=None keeps uvicorn's loggers on the root handler configure_logging set up.
     uvicorn.run(app, host=settings.host, port=settings.port, log_config=None)
+    log.info("gateway_stopped")
     return 0
 
 
+def _stopped(signum: int, frame: FrameType | None) -> None:
+    """Stand-in for the default handler while uvicorn runs: it has already shut down."""
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    from seawall.runtime.process_exit import exit_without_finalizing
+
+    # The Temporal client's core threads outlive the event loop (see process_exit).
+    exit_without_finalizing(main())

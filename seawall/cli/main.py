@@ -23,9 +23,11 @@ import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import AsyncExitStack, contextmanager
 from pathlib import Path
+from typing import NoReturn
 
 from seawall.cli.prompt import add_prompt_arguments, main_prompt
 from seawall.runtime.logs import configure_logging
+from seawall.runtime.process_exit import exit_without_finalizing
 from seawall.runtime.settings import (
     LOG_FORMATS,
     EffectiveSettings,
@@ -253,5 +255,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     return EXIT_USAGE
 
 
+def entry() -> NoReturn:
+    """The ``seawall`` console script: :func:`main`, then an exit that skips interpreter
+    finalization, which the Temporal SDK's core threads can crash after ``seawall run`` shut
+    its embedded server down (seawall/runtime/process_exit.py). Tests call :func:`main`."""
+    exit_without_finalizing(main())
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()
