@@ -9,9 +9,11 @@ Blocking I/O runs in a worker thread so the event loop (and activity heartbeats)
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import os
 import stat
+import tempfile
 from pathlib import Path
 from typing import ClassVar
 
@@ -20,7 +22,7 @@ from pydantic import BaseModel, Field
 from workflows.outcome import ToolErrorType
 
 from .base import BuiltinTool, ToolArgs, ToolContext, ToolFailure, expect_args
-from .workspace import display_path, is_within, resolve_in_workspace
+from .workspace import display_path, has_other_links, is_within, resolve_in_workspace
 
 MAX_READ_BYTES = 10 * 1024 * 1024
 DEFAULT_READ_LINES = 2000
@@ -93,6 +95,12 @@ def _read_text(target: Path, shown: str) -> str:
     if not stat.S_ISREG(st.st_mode):
         # Reading a FIFO or device could block forever or never end.
         raise ToolFailure(ToolErrorType.READ_CONTENT_FAILURE, f"{shown!r} is not a regular file.")
+    if has_other_links(st):
+        raise ToolFailure(
+            ToolErrorType.PATH_NOT_IN_WORKSPACE,
+            f"file {shown!r} has other hard links, so its content may be a file outside the "
+            "workspace; it is not read. Copy what you need into a file of your own.",
+        )
     if st.st_size > MAX_READ_BYTES:
         raise ToolFailure(
             ToolErrorType.FILE_TOO_LARGE,
@@ -119,7 +127,11 @@ def _read_text(target: Path, shown: str) -> str:
 
 
 def _write_bytes(target: Path, shown: str, data: bytes) -> None:
-    """Write ``data`` to a regular (or new) file, creating parent directories."""
+    """Write ``data`` to a regular (or new) file, creating parent directories.
+
+    A file with other hard links is replaced, not written through: its other names (which
+    may be outside the workspace) keep their content."""
+    shared_mode: int | None = None
     try:
         st = target.stat()
     except (FileNotFoundError, NotADirectoryError):
@@ -138,6 +150,8 @@ def _write_bytes(target: Path, shown: str, data: bytes) -> None:
                 ToolErrorType.FILE_WRITE_FAILURE,
                 f"cannot write {shown!r}: it is not a regular file.",
             )
+        if has_other_links(st):
+            shared_mode = stat.S_IMODE(st.st_mode)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
@@ -148,9 +162,26 @@ def _write_bytes(target: Path, shown: str, data: bytes) -> None:
     except OSError as exc:
         raise map_write_error(exc, shown) from None
     try:
-        target.write_bytes(data)
+        if shared_mode is None:
+            target.write_bytes(data)
+        else:
+            _replace(target, data, shared_mode)
     except OSError as exc:
         raise map_write_error(exc, shown) from None
+
+
+def _replace(target: Path, data: bytes, mode: int) -> None:
+    """Give ``target`` new content under a new inode (a temporary file renamed over it)."""
+    fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.chmod(temporary, mode)
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
 
 
 class ReadFileArgs(ToolArgs):

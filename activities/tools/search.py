@@ -24,7 +24,7 @@ from workflows.outcome import ToolErrorType
 
 from .base import BuiltinTool, ToolArgs, ToolContext, ToolFailure, expect_args
 from .files import MAX_READ_BYTES
-from .workspace import display_path, is_within, resolve_in_workspace
+from .workspace import display_path, has_other_links, is_within, resolve_in_workspace
 
 MAX_GLOB_RESULTS = 1000
 MAX_GREP_MATCHES = 500
@@ -182,7 +182,7 @@ def _grep_file(root: Path, rel: str, regex: re.Pattern[str], budget: int) -> tup
         if not is_within(root, path.resolve(strict=False)):
             return [], False
         st = path.stat()
-        if not stat.S_ISREG(st.st_mode):
+        if not stat.S_ISREG(st.st_mode) or has_other_links(st):
             return [], False
         if st.st_size > MAX_READ_BYTES:
             return [], True

@@ -3,16 +3,26 @@
 All file-touching tools go through :func:`resolve_in_workspace`, so there is one place that
 decides what "inside the workspace" means: the fully resolved path (symlinks followed, ``..``
 collapsed) must be the root or below it. Tools then operate on the resolved path, so a
-symlink cannot redirect them after the check.
+symlink cannot redirect them after the check. A hard link passes every path check, so the
+file tools also ask :func:`has_other_links` before reading or writing a file's content.
 """
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 from workflows.outcome import ToolErrorType
 
 from .base import ToolFailure
+
+
+def has_other_links(st: os.stat_result) -> bool:
+    """A regular file with more than one name: a hard link whose other names may be
+    outside the workspace, which no path check can see. File tools never read it or write
+    through it (they replace it instead)."""
+    return stat.S_ISREG(st.st_mode) and st.st_nlink > 1
 
 
 def is_within(root: Path, candidate: Path) -> bool:
