@@ -173,7 +173,12 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
 
     # --- sessions -------------------------------------------------------------------------
 
-    @v1.post("/sessions", status_code=201, tags=["sessions"])
+    @v1.post(
+        "/sessions",
+        status_code=201,
+        tags=["sessions"],
+        responses={403: {"model": ErrorBody, "description": "scripted models are disabled"}},
+    )
     async def create_session(
         client: TemporalClient, body: CreateSessionRequest | None = None
     ) -> SessionCreated:
@@ -357,7 +362,15 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
         prompt_id: str,
         client: TemporalClient,
         after: Annotated[int, Query(ge=0, description="resume after this event seq")] = 0,
-        last_event_id: Annotated[str | None, Header()] = None,
+        last_event_id: Annotated[
+            str,
+            Header(
+                description="resume after this event seq (as sent in each event's id:)",
+                # Documented, not enforced here: a malformed value gets the 400 that
+                # parse_cursor explains.
+                json_schema_extra={"pattern": r"^\s*[0-9]*\s*$"},
+            ),
+        ] = "",
     ) -> StreamingResponse:
         """Server-sent events: each agent update once, in order; ends after `prompt_finished`."""
         try:
