@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: test lint typecheck install clean run
+.PHONY: test lint typecheck install clean run chaos
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -40,3 +40,8 @@ clean:
 bench: $(STAMP)
 	$(BIN)/python bench/loops.py --sensitivity
 	$(BIN)/python bench/overhead.py
+
+# Prompts through the gateway while workers are SIGKILLed and the server restarts, each
+# checked against its undisturbed run (scripts/chaos.py); prints its figures.
+chaos: $(STAMP)
+	$(BIN)/python scripts/chaos.py --prompts 100 --interactive 10 --kills 12 --restarts 2

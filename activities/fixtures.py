@@ -10,11 +10,38 @@ through the scenario channel (``RunToolInput.scenario_fixture`` and friends).
 from __future__ import annotations
 
 import asyncio
+import json
+from pathlib import Path
+
+from temporalio import activity
 
 from workflows.activity_io import ToolSpec
 from workflows.outcome import ExecutionStatus, ToolCall, ToolOutcome, is_denial
 from workflows.scenario_io import FixtureTool
 from workflows.synthetic_outcomes import cancelled_outcome
+
+
+# Every fixture execution, one JSON line each, under the prompt's workspace: the side-effect
+# ledger the chaos suite (scripts/chaos.py) reads to prove that no call the workflow already
+# had a result for ran again.
+FIXTURE_LEDGER = Path(".seawall") / "fixture-ledger.jsonl"
+
+
+def record_fixture_run(workspace_root: Path, call_id: str) -> None:
+    """Append this execution (which activity, which attempt) to the workspace's ledger."""
+    if not activity.in_activity():
+        return
+    info = activity.info()
+    entry = {
+        "workflow_id": info.workflow_id,
+        "activity_id": info.activity_id,
+        "attempt": info.attempt,
+        "call_id": call_id,
+    }
+    ledger = workspace_root / FIXTURE_LEDGER
+    ledger.parent.mkdir(parents=True, exist_ok=True)
+    with ledger.open("a", encoding="utf-8") as out:
+        out.write(json.dumps(entry) + "\n")
 
 
 def fixture_tool_spec(name: str, fixture: FixtureTool) -> ToolSpec:

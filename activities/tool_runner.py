@@ -44,7 +44,7 @@ from workflows.outcome import (
     ToolType,
 )
 
-from .fixtures import check_fixture, fixture_tool_spec, run_fixture
+from .fixtures import record_fixture_run, check_fixture, fixture_tool_spec, run_fixture
 from .heartbeat import Heartbeat, activity_heartbeat, heartbeating, no_heartbeat
 from .mcp import McpSettings, current_settings, is_mcp_name
 from .mcp.pool import McpPool
@@ -332,6 +332,7 @@ class ToolActivities:
         call = inp.call
         if inp.scenario_fixture is not None:
             # Fixtures report exactly what they script: no validation, no truncation.
+            record_fixture_run(Path(inp.workspace_root), call.call_id)
             return await run_fixture(call, inp.scenario_fixture, inp.ordinal)
         if self._is_mcp_call(call):
             return await self._execute_mcp_call(inp)

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from workflows.prompt_io import PromptResult, PromptStatus
 from workflows.prompt_options import ApprovalMode
-from workflows.scenario_io import ModelScript
+from workflows.scenario_io import FixtureTool, ModelScript
 from workflows.session_io import MAX_PROMPT_CHARS
 
 _REQUEST = ConfigDict(extra="forbid")
@@ -29,6 +29,10 @@ class CreateSessionRequest(BaseModel):
     # A scripted model for the whole session (turns across all its prompts); accepted only
     # when the gateway runs with SEAWALL_ALLOW_SCRIPTED_MODELS=1.
     model_script: ModelScript | None = None
+    # Tools whose outcomes are scripted (the scenario format's ``tools`` section), so any
+    # labeled scenario can run through the gateway; like model_script, only with
+    # SEAWALL_ALLOW_SCRIPTED_MODELS=1.
+    fixture_tools: dict[str, FixtureTool] = Field(default_factory=dict)
 
 
 class SessionCreated(BaseModel):

@@ -19,6 +19,7 @@ from fastapi import APIRouter, Depends, FastAPI, Header, HTTPException, Query, R
 from fastapi.responses import StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowUpdateFailedError
+from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.service import RPCError
 
 from gateway.api_models import (
@@ -58,6 +59,20 @@ from workflows.session import SessionWorkflow, session_workflow_id
 from workflows.session_io import PromptSubmission, SessionInput, SessionSettings, SessionStatus
 
 ClientFactory = Callable[[], Awaitable[Client]]
+
+# A client that repeats a write after a 503/504 (or a dropped connection) sends the same key,
+# and the write takes effect once: the key names the session, or becomes the Temporal update
+# id, which the server deduplicates.
+IdempotencyKey = Annotated[
+    str,
+    Header(
+        alias="Idempotency-Key",
+        description="repeat a request with the same key and it takes effect once",
+        max_length=200,
+    ),
+]
+# Sessions created with a key get an id derived from it, in their own namespace of ids.
+SESSION_KEY_NAMESPACE = uuid.UUID("5e7a3a11-0000-4000-8000-5ea3a11c0de5")
 
 log = structlog.get_logger("seawall.gateway")
 
@@ -180,17 +195,24 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
         responses={403: {"model": ErrorBody, "description": "scripted models are disabled"}},
     )
     async def create_session(
-        client: TemporalClient, body: CreateSessionRequest | None = None
+        client: TemporalClient,
+        body: CreateSessionRequest | None = None,
+        idempotency_key: IdempotencyKey = "",
     ) -> SessionCreated:
         """Start a session (a `SessionWorkflow`); its prompts run in its own workspace."""
         body = body or CreateSessionRequest()
-        if body.model_script is not None and not settings.allow_scripted_models:
+        scripted = body.model_script is not None or bool(body.fixture_tools)
+        if scripted and not settings.allow_scripted_models:
             raise HTTPException(
                 status_code=403,
                 detail="scripted models are disabled on this gateway "
                 "(SEAWALL_ALLOW_SCRIPTED_MODELS)",
             )
-        session_id = uuid.uuid4().hex
+        session_id = (
+            uuid.uuid5(SESSION_KEY_NAMESPACE, idempotency_key).hex
+            if idempotency_key
+            else uuid.uuid4().hex
+        )
         session_settings = SessionSettings(
             workspace_root=str(settings.workspaces / session_id),
             # The worker answers with the operator's model (its endpoint, else the demo model).
@@ -199,8 +221,8 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
             permission_timeout_seconds=settings.permission_timeout_seconds,
             client_metadata=body.client_metadata,
             scenario=(
-                ScenarioHooks(model_script=body.model_script)
-                if body.model_script is not None
+                ScenarioHooks(model_script=body.model_script, fixture_tools=body.fixture_tools)
+                if scripted
                 else None
             ),
         )
@@ -210,6 +232,8 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
             id=session_workflow_id(session_id),
             task_queue=settings.task_queue,
             rpc_timeout=RPC_TIMEOUT,
+            # A repeated keyed request finds the session the first one started.
+            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
         )
         log.info("session_created", session_id=session_id)
         return SessionCreated(session_id=session_id, workflow_id=handle.id)
@@ -232,7 +256,10 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
         dependencies=[Depends(check_prompt_size)],
     )
     async def submit_prompt(
-        session_id: str, body: SubmitPromptRequest, client: TemporalClient
+        session_id: str,
+        body: SubmitPromptRequest,
+        client: TemporalClient,
+        idempotency_key: IdempotencyKey = "",
     ) -> PromptAccepted:
         """Queue a prompt; it runs when the prompts ahead of it have finished."""
         handle = session_handle(client, session_id)
@@ -240,6 +267,7 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
             accepted = await handle.execute_update(
                 SessionWorkflow.submit_prompt,
                 PromptSubmission(text=body.text),
+                id=f"prompt:{idempotency_key}" if idempotency_key else None,
                 rpc_timeout=RPC_TIMEOUT,
             )
         except WorkflowUpdateFailedError as err:
@@ -257,13 +285,19 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
 
     @v1.post("/sessions/{session_id}/input", status_code=202, tags=["sessions"])
     async def send_input(
-        session_id: str, body: InputRequest, client: TemporalClient
+        session_id: str,
+        body: InputRequest,
+        client: TemporalClient,
+        idempotency_key: IdempotencyKey = "",
     ) -> InputAccepted:
         """Mid-turn input for the running prompt (it reaches the model after the batch)."""
         handle = session_handle(client, session_id)
         try:
             delivery = await handle.execute_update(
-                SessionWorkflow.send_input, UserInput(text=body.text), rpc_timeout=RPC_TIMEOUT
+                SessionWorkflow.send_input,
+                UserInput(text=body.text),
+                id=f"input:{idempotency_key}" if idempotency_key else None,
+                rpc_timeout=RPC_TIMEOUT,
             )
         except WorkflowUpdateFailedError as err:
             raise HTTPException(409, update_failure(err)) from err

@@ -472,3 +472,37 @@ async def test_docs_and_openapi_are_served(http: httpx.AsyncClient) -> None:
     } <= set(spec["paths"])
     assert "HTTPBearer" in spec["components"]["securitySchemes"]
     assert (await http.get("/healthz")).json() == {"ok": True}
+
+
+async def test_a_write_repeated_with_its_idempotency_key_takes_effect_once(
+    http: httpx.AsyncClient,
+) -> None:
+    # A client whose request met a 504 cannot know whether it took effect; with the same key,
+    # repeating it is safe.
+    key = {"Idempotency-Key": "create-1"}
+    first = await http.post("/v1/sessions", json={}, headers=key)
+    again = await http.post("/v1/sessions", json={}, headers=key)
+    assert first.status_code == again.status_code == 201
+    session_id = first.json()["session_id"]
+    assert again.json()["session_id"] == session_id
+    other = await new_session(http)
+    assert other != session_id
+
+    url = f"/v1/sessions/{session_id}/prompts"
+    sent = [
+        await http.post(url, json={"text": "hello"}, headers={"Idempotency-Key": "p-1"})
+        for _ in range(3)
+    ]
+    assert {r.status_code for r in sent} == {202}
+    assert len({r.json()["prompt_id"] for r in sent}) == 1
+    unkeyed = await submit(http, session_id, "hello again")
+    assert unkeyed["prompt_id"] != sent[0].json()["prompt_id"]
+
+    result = (await wait_for(http, unkeyed["prompt_id"], "result"))["result"]
+    assert result["stop_reason"] == "end_turn"
+    session = (await http.get(f"/v1/sessions/{session_id}")).json()
+    # Two prompts ran, not four.
+    assert [f["prompt_id"] for f in session["finished"]] == [
+        sent[0].json()["prompt_id"],
+        unkeyed["prompt_id"],
+    ]

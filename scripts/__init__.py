@@ -1,0 +1,1 @@
+"""Operator and maintainer scripts: recording replay histories, the chaos suite."""

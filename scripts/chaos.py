@@ -1,0 +1,585 @@
+"""The chaos suite (``make chaos``): prompts through the gateway while workers and the server die.
+
+A real stack on free ports — the Temporal dev server on a SQLite file, two worker processes,
+the gateway — runs scenarios from the labeled corpus (``bench/corpus``: loops and legitimate
+work, scripted model and scripted tools) twice: once undisturbed, as the reference, and once
+while a seeded fault schedule SIGKILLs workers (and starts them again) and SIGKILLs and
+restarts the server on its SQLite file. Interactive sessions add what a user does at the same
+time: a second prompt queued behind the first, mid-turn input, and a cancel.
+
+Checked per prompt, against its undisturbed run: the same stop reason, loop type, guard
+decisions, tool-call counts and conversation length; the same server-sent events, read across
+reconnects with ``Last-Event-ID`` (none lost, none twice); and, from the fixtures' ledger
+(``activities/fixtures.py``), no call executed under two activities (a call the workflow had a
+result for, run again). A call retried after its worker died mid-call (another attempt of the
+same activity) is allowed — tools are at-least-once across a crash — and counted. Interactive
+sessions must lose nothing: every prompt finishes, the cancelled one as ``cancelled``, and the
+mid-turn input reaches a prompt's conversation.
+
+Figures are printed at the end (and written with ``--json``); the exit code is 1 on any
+mismatch. ``tests/e2e/test_chaos.py`` runs a small version in ``make test``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from seawall.runtime.devserver import temporal_binary  # noqa: E402
+from seawall.scenario.format import Scenario, load_scenario  # noqa: E402
+
+CORPUS = ROOT / "bench" / "corpus"
+TASK_QUEUE = "chaos"
+# Statuses a request can meet while the server restarts: try again.
+RETRYABLE = {502, 503, 504}
+INPUT_MARKER = "chaos-note"
+MAX_TURNS = 25
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+# --- the stack -----------------------------------------------------------------------------
+
+
+class ChaosStack:
+    """The server, two workers and the gateway, each a process this suite may kill."""
+
+    def __init__(self, data: Path) -> None:
+        self.data = data
+        self.temporal_port = free_port()
+        self.gateway_port = free_port()
+        self.address = f"127.0.0.1:{self.temporal_port}"
+        self.workspaces = data / "workspaces"
+        self.logs = data / "logs"
+        self.logs.mkdir(parents=True, exist_ok=True)
+        self.server: subprocess.Popen[bytes] | None = None
+        self.workers: list[subprocess.Popen[bytes] | None] = [None, None]
+        self.gateway: subprocess.Popen[bytes] | None = None
+        self.env = {
+            **{k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "SEAWALL_"))},
+            "TEMPORAL_ADDRESS": self.address,
+            "SEAWALL_TASK_QUEUE": TASK_QUEUE,
+            "SEAWALL_REPEATED_TOOL_FAILURE_GUARD": "enforce",
+            "SEAWALL_CONNECT_TIMEOUT_SECONDS": "0",
+            "SEAWALL_GATEWAY_PORT": str(self.gateway_port),
+            "SEAWALL_WORKSPACES": str(self.workspaces),
+            "SEAWALL_ALLOW_SCRIPTED_MODELS": "1",
+            "XDG_CONFIG_HOME": str(data / "config"),
+        }
+
+    def _spawn(self, name: str, command: list[str]) -> subprocess.Popen[bytes]:
+        log = (self.logs / f"{name}.log").open("ab")
+        try:
+            return subprocess.Popen(
+                command,
+                cwd=ROOT,
+                env=self.env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        finally:
+            log.close()
+
+    def start_server(self) -> None:
+        self.server = self._spawn(
+            "temporal",
+            [
+                temporal_binary(),
+                "server",
+                "start-dev",
+                "--headless",
+                "--db-filename",
+                str(self.data / "temporal.db"),
+                "--ip",
+                "127.0.0.1",
+                "--port",
+                str(self.temporal_port),
+                "--log-level",
+                "error",
+            ],
+        )
+
+    def start_worker(self, index: int) -> None:
+        self.workers[index] = self._spawn(f"worker-{index}", [sys.executable, "worker.py"])
+
+    def start(self) -> None:
+        self.start_server()
+        for index in range(len(self.workers)):
+            self.start_worker(index)
+        self.gateway = self._spawn("gateway", [sys.executable, "-m", "gateway"])
+
+    def kill_worker(self, index: int) -> None:
+        worker = self.workers[index]
+        if worker is not None and worker.poll() is None:
+            worker.send_signal(signal.SIGKILL)
+            worker.wait()
+
+    def kill_server(self) -> None:
+        if self.server is not None and self.server.poll() is None:
+            self.server.send_signal(signal.SIGKILL)
+            self.server.wait()
+
+    def stop(self) -> None:
+        processes = [self.gateway, *self.workers, self.server]
+        for process in processes:
+            if process is not None and process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        for process in processes:
+            if process is None:
+                continue
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+# --- the prompts ---------------------------------------------------------------------------
+
+
+def eligible(scenario: Scenario) -> bool:
+    """Scenarios the gateway can run as they are: no scripted events, permission answers,
+    hanging tools, workspace files or pinned loop settings."""
+    return (
+        not scenario.events
+        and not scenario.permissions
+        and not scenario.workspace.files
+        and scenario.profile is None
+        and not scenario.rule_modes
+        and scenario.route.value == "interactive"
+        and not scenario.channel
+        and not any(o.hang for tool in scenario.tools.values() for o in tool.outcomes)
+        # Long scripts (up to the session's 50 model requests) would only make the run slower.
+        and len(scenario.model.turns) <= MAX_TURNS
+    )
+
+
+def pick_scenarios(count: int, seed: int) -> list[Scenario]:
+    """``count`` eligible corpus scenarios in a seeded order (repeating when there are fewer)."""
+    paths = sorted(p for p in CORPUS.glob("*.yaml") if p.name != "labels.yaml")
+    pool = [s for s in map(load_scenario, paths) if eligible(s)]
+    random.Random(seed).shuffle(pool)
+    return [pool[i % len(pool)] for i in range(count)]
+
+
+@dataclass
+class PromptRun:
+    """What one prompt did, as a client saw it."""
+
+    stop_reason: str | None = None
+    loop_type: str | None = None
+    guard: list[str] = field(default_factory=list)
+    tool_calls: dict[str, int] = field(default_factory=dict)
+    messages: int = 0
+    contents: list[str] = field(default_factory=list)
+    events: list[tuple[Any, ...]] = field(default_factory=list)
+    reconnects: int = 0
+
+    def verdict(self) -> dict[str, Any]:
+        return {
+            "stop_reason": self.stop_reason,
+            "loop_type": self.loop_type,
+            "guard": self.guard,
+            "tool_calls": self.tool_calls,
+            "messages": self.messages,
+        }
+
+
+class Client:
+    """The gateway, asked patiently: requests that meet an outage are repeated."""
+
+    def __init__(self, http: httpx.AsyncClient) -> None:
+        self.http = http
+
+    async def request(
+        self, method: str, url: str, *, retry: bool = True, **kwargs: Any
+    ) -> httpx.Response:
+        """The answer, repeating the request through outages (writes carry an
+        Idempotency-Key, so a repeat takes effect once)."""
+        if method == "POST":
+            kwargs.setdefault("headers", {})["Idempotency-Key"] = uuid.uuid4().hex
+        for _ in range(600 if retry else 1):
+            try:
+                response = await self.http.request(method, url, **kwargs)
+            except httpx.TransportError:
+                await asyncio.sleep(0.2)
+                continue
+            if response.status_code not in RETRYABLE or not retry:
+                return response
+            await asyncio.sleep(0.2)
+        if not retry:
+            return httpx.Response(599)
+        raise RuntimeError(f"{method} {url} kept failing")
+
+    async def new_session(self, scenario: Scenario) -> str:
+        body = {
+            "model_script": scenario.model.model_dump(mode="json"),
+            "fixture_tools": {k: v.model_dump(mode="json") for k, v in scenario.tools.items()},
+            "approval_mode": "yolo",
+        }
+        response = await self.request("POST", "/v1/sessions", json=body)
+        assert response.status_code == 201, response.text
+        return str(response.json()["session_id"])
+
+    async def submit(self, session_id: str, text: str) -> str:
+        response = await self.request(
+            "POST", f"/v1/sessions/{session_id}/prompts", json={"text": text}
+        )
+        assert response.status_code == 202, response.text
+        return str(response.json()["prompt_id"])
+
+    async def result(self, prompt_id: str) -> dict[str, Any]:
+        while True:
+            response = await self.request("GET", f"/v1/prompts/{prompt_id}")
+            if response.status_code == 200 and response.json().get("result"):
+                return dict(response.json()["result"])
+            await asyncio.sleep(0.2)
+
+    async def events(self, prompt_id: str) -> tuple[list[tuple[Any, ...]], int]:
+        """Every event of the prompt, following the stream across disconnects."""
+        seen: list[tuple[Any, ...]] = []
+        cursor = 0
+        reconnects = -1
+        finished = False
+        while not finished:
+            reconnects += 1
+            try:
+                async with self.http.stream(
+                    "GET",
+                    f"/v1/prompts/{prompt_id}/events",
+                    headers={"Last-Event-ID": str(cursor)},
+                ) as stream:
+                    if stream.status_code != 200:
+                        await asyncio.sleep(0.2)
+                        continue
+                    async for line in stream.aiter_lines():
+                        if not line.startswith("data: "):
+                            continue
+                        event = json.loads(line[len("data: ") :])
+                        seen.append(
+                            (
+                                event["seq"],
+                                event.get("batch", 0),
+                                event["kind"],
+                                event.get("call_id"),
+                                event.get("status"),
+                                event.get("text"),
+                            )
+                        )
+                        cursor = event["seq"]
+                        finished = event["kind"] == "prompt_finished"
+            except httpx.TransportError:
+                await asyncio.sleep(0.2)
+        return seen, reconnects
+
+
+def same_events(events: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """The events without their seq, in order, except that calls settling within one batch
+    may finish in any order (they run concurrently)."""
+    return sorted((e[1:] for e in events), key=lambda e: (e[0], repr(e)))
+
+
+def run_of(result: dict[str, Any], events: list[tuple[Any, ...]], reconnects: int) -> PromptRun:
+    return PromptRun(
+        stop_reason=result.get("stop_reason"),
+        loop_type=result.get("loop_type"),
+        guard=[g["decision"] for g in result.get("guard", [])],
+        tool_calls=dict(result.get("tool_calls", {})),
+        messages=len(result.get("messages", [])),
+        contents=[str(m.get("content", "")) for m in result.get("messages", [])],
+        events=events,
+        reconnects=reconnects,
+    )
+
+
+async def run_scripted(client: Client, scenario: Scenario) -> tuple[str, PromptRun]:
+    session_id = await client.new_session(scenario)
+    prompt_id = await client.submit(session_id, scenario.prompt)
+    events, reconnects = await client.events(prompt_id)
+    result = await client.result(prompt_id)
+    return session_id, run_of(result, events, reconnects)
+
+
+# A session a user works in while things break: a prompt of several slow-ish batches, a
+# second prompt queued behind it, a note sent while the first runs, and (every other time)
+# a cancel of the first.
+INTERACTIVE_SCRIPT = {
+    "turns": [
+        *[
+            {"tool_calls": [{"name": "probe", "arguments": {"n": n}} for n in range(3)]}
+            for _ in range(6)
+        ],
+        {"text": "first done"},
+        {"tool_calls": [{"name": "probe", "arguments": {"n": 9}}]},
+        {"text": "second done"},
+    ]
+}
+INTERACTIVE_TOOLS = {
+    "probe": {"outcomes": [{"status": "success", "execution_status": "success", "content": "ok"}]}
+}
+
+
+@dataclass
+class InteractiveRun:
+    finished: int = 0
+    cancelled: bool = False
+    input_delivered: bool = False
+    lost: list[str] = field(default_factory=list)
+
+
+async def run_interactive(client: Client, index: int) -> InteractiveRun:
+    body = {"model_script": INTERACTIVE_SCRIPT, "fixture_tools": INTERACTIVE_TOOLS}
+    response = await client.request("POST", "/v1/sessions", json={**body, "approval_mode": "yolo"})
+    session_id = response.json()["session_id"]
+    first = await client.submit(session_id, "first")
+    second = await client.submit(session_id, "second")
+    note = f"{INPUT_MARKER}-{index}"
+    sent = await client.request("POST", f"/v1/sessions/{session_id}/input", json={"text": note})
+    # 409: no prompt was running to take it (refused, so nothing to lose).
+    note_accepted = sent.status_code == 202
+    if index % 2 == 0:
+        # Not repeated: a second cancel could reach the queued prompt once it runs.
+        await client.request("POST", f"/v1/sessions/{session_id}/cancel", retry=False)
+    run = InteractiveRun()
+    results = [await client.result(first), await client.result(second)]
+    run.finished = len(results)
+    run.cancelled = results[0]["stop_reason"] == "cancelled"
+    contents = [str(m.get("content", "")) for r in results for m in r.get("messages", [])]
+    pending = [text for r in results for text in r.get("pending_input", [])]
+    # The note reached a conversation, or came back to be run next: never dropped.
+    run.input_delivered = any(note in c for c in contents) or note in pending
+    if note_accepted and not run.input_delivered:
+        run.lost.append(note)
+    return run
+
+
+# --- faults and the ledger -----------------------------------------------------------------
+
+
+@dataclass
+class Figures:
+    prompts: int = 0
+    interactive_sessions: int = 0
+    worker_kills: int = 0
+    server_restarts: int = 0
+    recovered: int = 0
+    mismatches: list[str] = field(default_factory=list)
+    lost: list[str] = field(default_factory=list)
+    reexecutions: int = 0
+    double_executions: list[str] = field(default_factory=list)
+    events_checked: int = 0
+    reconnects: int = 0
+    seconds: float = 0.0
+
+
+async def inject_faults(
+    stack: ChaosStack,
+    figures: Figures,
+    rng: random.Random,
+    done: asyncio.Event,
+    *,
+    kills: int,
+    restarts: int,
+    wait: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> None:
+    """Kill workers and restart the server at seeded moments until the runs are done and the
+    minimum counts are reached."""
+    schedule = ["worker"] * kills + ["server"] * restarts
+    rng.shuffle(schedule)
+    for fault in schedule:
+        await wait(rng.uniform(0.3, 1.5))
+        if fault == "worker":
+            index = rng.randrange(len(stack.workers))
+            stack.kill_worker(index)
+            figures.worker_kills += 1
+            await wait(rng.uniform(0.1, 1.0))
+            stack.start_worker(index)
+        else:
+            stack.kill_server()
+            figures.server_restarts += 1
+            await wait(rng.uniform(0.2, 1.0))
+            stack.start_server()
+    await done.wait()
+
+
+def check_ledger(workspaces: Path, figures: Figures) -> None:
+    """No call ran under two activities; retries of one activity are counted."""
+    for ledger in workspaces.glob("*/.seawall/fixture-ledger.jsonl"):
+        by_call: dict[tuple[str, str], set[str]] = {}
+        attempts: dict[tuple[str, str], int] = {}
+        for line in ledger.read_text().splitlines():
+            entry = json.loads(line)
+            key = (entry["workflow_id"], entry["call_id"])
+            by_call.setdefault(key, set()).add(entry["activity_id"])
+            attempts[key] = attempts.get(key, 0) + 1
+        for key, activities in by_call.items():
+            if len(activities) > 1:
+                figures.double_executions.append(f"{key[0]} {key[1]}")
+            figures.reexecutions += attempts[key] - 1
+
+
+# --- the run -------------------------------------------------------------------------------
+
+
+async def gather_limited(coros: list[Awaitable[Any]], limit: int) -> list[Any]:
+    gate = asyncio.Semaphore(limit)
+
+    async def one(coro: Awaitable[Any]) -> Any:
+        async with gate:
+            return await coro
+
+    return list(await asyncio.gather(*(one(c) for c in coros)))
+
+
+async def wait_ready(client: Client) -> None:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            response = await client.http.get("/healthz")
+            if response.status_code == 200:
+                probe = await client.http.post("/v1/sessions", json={})
+                if probe.status_code == 201:
+                    return
+        except httpx.TransportError:
+            pass
+        await asyncio.sleep(0.2)
+    raise RuntimeError("the chaos stack did not come up")
+
+
+async def chaos(
+    *, prompts: int, interactive: int, kills: int, restarts: int, seed: int, data: Path
+) -> Figures:
+    started = time.monotonic()
+    figures = Figures()
+    scenarios = pick_scenarios(prompts, seed)
+    stack = ChaosStack(data)
+    stack.start()
+    try:
+        async with httpx.AsyncClient(
+            base_url=f"http://127.0.0.1:{stack.gateway_port}", timeout=60
+        ) as http:
+            client = Client(http)
+            await wait_ready(client)
+            reference = await gather_limited([run_scripted(client, s) for s in scenarios], 8)
+
+            done = asyncio.Event()
+            faults = asyncio.create_task(
+                inject_faults(
+                    stack, figures, random.Random(seed), done, kills=kills, restarts=restarts
+                )
+            )
+            try:
+                disturbed = await gather_limited(
+                    [
+                        *[run_scripted(client, s) for s in scenarios],
+                        *[run_interactive(client, i) for i in range(interactive)],
+                    ],
+                    8,
+                )
+            finally:
+                done.set()
+                await faults
+    finally:
+        stack.stop()
+
+    for scenario, (_, ref), (_, run) in zip(scenarios, reference, disturbed, strict=False):
+        figures.prompts += 1
+        figures.recovered += run.stop_reason is not None
+        figures.events_checked += len(run.events)
+        figures.reconnects += run.reconnects
+        if run.verdict() != ref.verdict():
+            figures.mismatches.append(f"{scenario.name}: {run.verdict()} != {ref.verdict()}")
+        elif same_events(run.events) != same_events(ref.events):
+            figures.mismatches.append(f"{scenario.name}: its events differ")
+        elif [e[0] for e in run.events] != sorted({e[0] for e in run.events}):
+            figures.mismatches.append(f"{scenario.name}: an event repeated or out of order")
+    for run in disturbed[len(scenarios) :]:
+        figures.interactive_sessions += 1
+        figures.recovered += run.finished
+        figures.lost.extend(run.lost)
+        if run.finished != 2:
+            figures.lost.append("a prompt of an interactive session never finished")
+    check_ledger(stack.workspaces, figures)
+    figures.seconds = round(time.monotonic() - started, 1)
+    return figures
+
+
+def report(figures: Figures) -> str:
+    lines = [
+        "Chaos suite",
+        f"  prompts checked against their undisturbed run: {figures.prompts}",
+        f"  interactive sessions (queued prompt, mid-turn input, cancel): "
+        f"{figures.interactive_sessions}",
+        f"  worker SIGKILLs: {figures.worker_kills}   server restarts: {figures.server_restarts}",
+        f"  prompts recovered: {figures.recovered}",
+        f"  events checked: {figures.events_checked} (stream reconnects: {figures.reconnects})",
+        f"  tool calls re-executed after a crash (allowed): {figures.reexecutions}",
+        f"  calls executed twice: {len(figures.double_executions)}",
+        f"  mismatches: {len(figures.mismatches)}   lost input or prompts: {len(figures.lost)}",
+        f"  {figures.seconds} s",
+    ]
+    lines += [f"  MISMATCH {m}" for m in figures.mismatches]
+    lines += [f"  LOST {m}" for m in figures.lost]
+    lines += [f"  TWICE {m}" for m in figures.double_executions]
+    return "\n".join(lines)
+
+
+def failed(figures: Figures) -> bool:
+    return bool(figures.mismatches or figures.lost or figures.double_executions)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--prompts", type=int, default=100, help="corpus prompts (default 100)")
+    parser.add_argument("--interactive", type=int, default=10, help="interactive sessions")
+    parser.add_argument("--kills", type=int, default=12, help="worker SIGKILLs (default 12)")
+    parser.add_argument("--restarts", type=int, default=2, help="server restarts (default 2)")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="seawall-chaos-") as tmp:
+        figures = asyncio.run(
+            chaos(
+                prompts=args.prompts,
+                interactive=args.interactive,
+                kills=args.kills,
+                restarts=args.restarts,
+                seed=args.seed,
+                data=Path(tmp),
+            )
+        )
+    print(report(figures), flush=True)
+    if args.json:
+        args.json.write_text(json.dumps(asdict(figures), indent=2) + "\n")
+    return 1 if failed(figures) else 0
+
+
+if __name__ == "__main__":
+    from seawall.runtime.process_exit import exit_without_finalizing
+
+    exit_without_finalizing(main())
