@@ -541,6 +541,7 @@ def test_telemetry_metric_attributes_never_carry_private_fields(inputs: list[Gua
 # --- progress evidence (the recommended loop profile) -------------------------------------
 
 
+@PROPERTY_SETTINGS
 @given(sequences(), st.data())
 def test_a_progress_observation_is_ignored_like_a_refused_repeat(
     inputs: list[GuardInput], data: st.DataObject
