@@ -7,11 +7,16 @@ from collections.abc import AsyncIterator
 
 import pytest
 import pytest_asyncio
+from hypothesis import settings
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from seawall.runtime.devserver import start_dev_server
 from worker import build_worker
+
+# No property test may depend on wall-clock speed: the suite must pass on a loaded machine.
+settings.register_profile("seawall", deadline=None)
+settings.load_profile("seawall")
 
 
 @pytest_asyncio.fixture(scope="session")
