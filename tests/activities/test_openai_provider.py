@@ -146,7 +146,9 @@ async def test_tool_calls_round_trip(clean_env: pytest.MonkeyPatch) -> None:
     assert body["model"] == "qwen-test"
     assert body["temperature"] == 0.2
     assert body["max_tokens"] == 256
-    assert body.get("stream") in (None, False)
+    # Streamed, with the usage asked for in the last chunk.
+    assert body["stream"] is True
+    assert body["stream_options"] == {"include_usage": True}
     assert body["tools"] == [
         {
             "type": "function",
