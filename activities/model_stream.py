@@ -101,8 +101,10 @@ class DeltaPublisher:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
-        if exc is None:
-            # The reply is complete: the last signal carries whatever is left.
+        if exc is None or isinstance(exc, Exception):
+            # The reply is complete, or broke off (the request will be retried): the last
+            # signal carries whatever is left, so a client sees all that was said. Not after
+            # a cancellation: nobody waits for the text of a cancelled request.
             await self._flush(final=True)
 
     async def _run(self) -> None:
@@ -117,7 +119,8 @@ class DeltaPublisher:
     async def _flush(self, *, final: bool) -> None:
         if not self._buffer or (not final and self._sent >= MAX_SIGNALS - 1):
             return
-        text = "".join(self._buffer)
+        pieces = len(self._buffer)  # more may arrive while the signal is on its way
+        text = "".join(self._buffer[:pieces])
         delta = ModelDelta(
             request_number=self._request_number,
             attempt=self._attempt,
@@ -130,7 +133,7 @@ class DeltaPublisher:
             # Left in the buffer for the next batch; the reply's agent_message has it anyway.
             _log.warning("model_delta_not_delivered", error_type=type(err).__name__)
             return
-        del self._buffer[:]
+        del self._buffer[:pieces]
         self._offset += len(text)
         self._sent += 1
         self._next_at = self._clock() + signal_interval(self._sent)
