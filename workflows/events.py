@@ -31,19 +31,20 @@ class EventLog:
         status: str | None = None,
         text: str | None = None,
         request_id: str | None = None,
-    ) -> None:
-        self._events.append(
-            AgentEvent(
-                seq=len(self._events) + 1,
-                kind=kind,
-                batch=batch,
-                call_id=call_id,
-                tool_name=tool_name,
-                status=status,
-                text=text,
-                request_id=request_id,
-            )
+    ) -> AgentEvent:
+        """Append the next event (and return it)."""
+        event = AgentEvent(
+            seq=len(self._events) + 1,
+            kind=kind,
+            batch=batch,
+            call_id=call_id,
+            tool_name=tool_name,
+            status=status,
+            text=text,
+            request_id=request_id,
         )
+        self._events.append(event)
+        return event
 
     def emit_settled(self, outcome: ToolOutcome, *, batch: int) -> None:
         """A call settled (run, answered by a protection, or cancelled)."""

@@ -45,7 +45,7 @@ log = structlog.get_logger("seawall.client")
 
 # The longest one history long-poll waits for news; a quiet wait yields ``Idle`` (so a
 # caller can keep its connection alive) and polls again.
-LONG_POLL_SECONDS = 10.0
+LONG_POLL_SECONDS = 5.0
 # The fallback when the history cannot be read: the events query about five times a second.
 POLL_SECONDS = 0.2
 # A prompt still queued in its session is looked for less often.
