@@ -53,7 +53,15 @@ PENDING_POLL_SECONDS = 1.0
 # Transient Temporal outages (a server restart) are ridden out for this long; after that the
 # follower ends and its client resumes from its cursor.
 OUTAGE_SECONDS = 60.0
-_TRANSIENT = (RPCStatusCode.UNAVAILABLE, RPCStatusCode.DEADLINE_EXCEEDED)
+# A long poll cut by a server going away ends UNKNOWN or CANCELLED rather than UNAVAILABLE.
+_TRANSIENT = (
+    RPCStatusCode.UNAVAILABLE,
+    RPCStatusCode.DEADLINE_EXCEEDED,
+    RPCStatusCode.UNKNOWN,
+    RPCStatusCode.CANCELLED,
+    RPCStatusCode.ABORTED,
+    RPCStatusCode.RESOURCE_EXHAUSTED,
+)
 # History events after which the events query may answer something new.
 _CHANGED = frozenset(
     {
@@ -67,11 +75,7 @@ _CHANGED = frozenset(
     }
 )
 # A server that will not serve the history: follow by polling instead.
-_NO_HISTORY = (
-    RPCStatusCode.PERMISSION_DENIED,
-    RPCStatusCode.UNIMPLEMENTED,
-    RPCStatusCode.INVALID_ARGUMENT,
-)
+_NO_HISTORY = (RPCStatusCode.PERMISSION_DENIED, RPCStatusCode.UNIMPLEMENTED)
 
 
 class Idle:
@@ -111,6 +115,10 @@ class HistoryWatch:
         except RPCError as err:
             if err.status == RPCStatusCode.DEADLINE_EXCEEDED:
                 return False  # nothing new in a whole long poll
+            if err.status == RPCStatusCode.INVALID_ARGUMENT and self._token:
+                # A page token the server no longer takes (it restarted): read it all again.
+                self._token = b""
+                return True
             raise
         first = not self._token
         events = response.history.events
@@ -183,7 +191,10 @@ async def follow_prompt_events(
             outage_since = loop.time() if outage_since is None else outage_since
             if not transient or loop.time() - outage_since >= OUTAGE_SECONDS:
                 # The caller resumes from the last event it was given.
-                log.warning("event_follow_ended_early", prompt_id=prompt_id, cursor=cursor)
+                status = err.status.name if isinstance(err, RPCError) else "TIMEOUT"
+                log.warning(
+                    "event_follow_ended_early", prompt_id=prompt_id, cursor=cursor, status=status
+                )
                 return
             pause = quiet = POLL_SECONDS
         if pause > 0:
