@@ -12,7 +12,14 @@ such that a client never sees the same text twice (docs/architecture.md, "Stream
 from __future__ import annotations
 
 from workflows.outcome import ToolOutcome
-from workflows.prompt_io import DELTA_RETRY_STATUS, AgentEvent, EventKind, ModelDelta
+from workflows.prompt_io import (
+    DELTA_RETRY_STATUS,
+    EVENTS_PAGE_CHARS,
+    AgentEvent,
+    EventKind,
+    EventsPage,
+    ModelDelta,
+)
 
 
 class EventLog:
@@ -58,7 +65,17 @@ class EventLog:
 
     def after(self, seq: int) -> list[AgentEvent]:
         """The events a client that saw ``seq`` has not seen yet."""
-        return [event for event in self._events if event.seq > seq]
+        return self._events[max(seq, 0) :]  # event ``seq`` sits at index ``seq - 1``
+
+    def page(self, seq: int, max_chars: int = EVENTS_PAGE_CHARS) -> EventsPage:
+        """The events after ``seq`` up to ``max_chars`` of text (always at least one)."""
+        events = self.after(seq)
+        size = 0
+        for index, event in enumerate(events):
+            size += len(event.text or "")
+            if index and size > max_chars:
+                return EventsPage(events=events[:index], more=True)
+        return EventsPage(events=events)
 
 
 class StreamedText:

@@ -79,6 +79,7 @@ with workflow.unsafe.imports_passed_through():
         PUBLISH_MODEL_DELTA,
         AgentEvent,
         EventKind,
+        EventsPage,
         EventsQuery,
         GuardEntry,
         InputBoundaryReport,
@@ -203,6 +204,11 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests):
     @workflow.query
     def events(self, query: EventsQuery) -> list[AgentEvent]:
         return self._log.after(query.after)
+
+    @workflow.query
+    def events_page(self, query: EventsQuery) -> EventsPage:
+        """``events``, in pages of bounded size (what ``follow_prompt_events`` reads)."""
+        return self._log.page(query.after)
 
     # --- the loop -------------------------------------------------------------------------
 

@@ -177,6 +177,20 @@ class EventsQuery(BaseModel):
     after: int = 0
 
 
+# The most event text one ``events_page`` answer carries (a query answer must stay well under
+# the server's message size; streamed text doubles a prompt's event text).
+EVENTS_PAGE_CHARS = 500_000
+
+
+class EventsPage(BaseModel):
+    """The events after a cursor, at most :data:`EVENTS_PAGE_CHARS` of text of them (query
+    ``events_page``); ``more`` when the rest needs another read from the last ``seq``."""
+
+    model_config = ConfigDict(frozen=True)
+    events: list[AgentEvent]
+    more: bool = False
+
+
 class GuardEntry(BaseModel):
     """One settled batch's guard decision, ``none`` included (docs/architecture.md, "Scenario
     runs")."""

@@ -28,7 +28,12 @@ from datetime import timedelta
 import structlog
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.workflowservice.v1 import GetWorkflowExecutionHistoryRequest
-from temporalio.client import Client, RPCTimeoutOrCancelledError
+from temporalio.client import (
+    Client,
+    RPCTimeoutOrCancelledError,
+    WorkflowHandle,
+    WorkflowQueryFailedError,
+)
 from temporalio.service import RPCError, RPCStatusCode
 
 from seawall.client.temporal_ops import (
@@ -39,7 +44,7 @@ from seawall.client.temporal_ops import (
     prompt_handle,
 )
 from workflows.prompt import PromptWorkflow
-from workflows.prompt_io import AgentEvent, EventKind, EventsQuery
+from workflows.prompt_io import AgentEvent, EventKind, EventsQuery, PromptResult
 
 log = structlog.get_logger("seawall.client")
 
@@ -129,6 +134,30 @@ class HistoryWatch:
         return first or self.closed or any(event.event_type in _CHANGED for event in events)
 
 
+class EventReader:
+    """Reads a prompt's events after a cursor: the ``events_page`` query (bounded answers),
+    or the ``events`` query from a worker deployed before pages existed."""
+
+    def __init__(self, handle: WorkflowHandle[PromptWorkflow, PromptResult]) -> None:
+        self._handle = handle
+        self._paged = True
+
+    async def read(self, cursor: int) -> tuple[list[AgentEvent], bool]:
+        """The events after ``cursor``, and whether more wait beyond them."""
+        if self._paged:
+            try:
+                page = await self._handle.query(
+                    PromptWorkflow.events_page, EventsQuery(after=cursor), rpc_timeout=RPC_TIMEOUT
+                )
+                return page.events, page.more
+            except WorkflowQueryFailedError:
+                self._paged = False  # an older worker: no such query
+        events = await self._handle.query(
+            PromptWorkflow.events, EventsQuery(after=cursor), rpc_timeout=RPC_TIMEOUT
+        )
+        return events, False
+
+
 async def follow_prompt_events(
     client: Client, prompt_id: str, after: int
 ) -> AsyncIterator[AgentEvent | Idle]:
@@ -136,6 +165,7 @@ async def follow_prompt_events(
     loop = asyncio.get_running_loop()
     handle = prompt_handle(client, prompt_id)
     watch: HistoryWatch | None = HistoryWatch(client, prompt_id)
+    reader = EventReader(handle)
     cursor = after
     started = False
     outage_since: float | None = None
@@ -175,14 +205,14 @@ async def follow_prompt_events(
             if changed:
                 # Read after the history said so: a change after this read shows up in the
                 # next long poll, so nothing is missed.
-                events = await handle.query(
-                    PromptWorkflow.events, EventsQuery(after=cursor), rpc_timeout=RPC_TIMEOUT
-                )
-                for event in events:
-                    yield event
-                    cursor = event.seq
-                    if event.kind is EventKind.PROMPT_FINISHED:
-                        return
+                more = True
+                while more:
+                    events, more = await reader.read(cursor)
+                    for event in events:
+                        yield event
+                        cursor = event.seq
+                        if event.kind is EventKind.PROMPT_FINISHED:
+                            return
                 if closed:
                     return  # closed, and its final events were all read
             outage_since = None

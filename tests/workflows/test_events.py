@@ -12,6 +12,21 @@ from workflows.prompt import PromptWorkflow
 from workflows.prompt_io import DELTA_RETRY_STATUS, EventKind, EventsQuery, ModelDelta
 
 
+def test_a_page_of_events_is_bounded_by_its_text() -> None:
+    log = EventLog()
+    for text in ("a" * 6, "b" * 6, "c" * 6):
+        log.emit(EventKind.MESSAGE_DELTA, batch=0, text=text)
+    log.emit(EventKind.PROMPT_FINISHED, batch=0, status="end_turn")
+
+    first = log.page(0, max_chars=10)
+    assert [e.seq for e in first.events] == [1] and first.more
+    rest = log.page(1, max_chars=12)
+    assert [e.seq for e in rest.events] == [2, 3, 4] and not rest.more
+    # One event larger than a page still comes, alone.
+    assert [e.seq for e in log.page(0, max_chars=3).events] == [1]
+    assert log.page(4).events == [] and not log.page(4).more
+
+
 def test_events_are_numbered_in_order_and_read_after_a_cursor() -> None:
     log = EventLog()
     log.emit(EventKind.AGENT_MESSAGE, batch=0, text="hi")
