@@ -29,6 +29,7 @@ from types import TracebackType
 
 import structlog
 from temporalio import activity
+from temporalio.client import RPCTimeoutOrCancelledError
 from temporalio.service import RPCError
 
 from workflows.prompt_io import PUBLISH_MODEL_DELTA, ModelDelta
@@ -129,9 +130,11 @@ class DeltaPublisher:
         )
         try:
             await self._send(delta)
-        except (RPCError, RuntimeError) as err:
-            # Left in the buffer for the next batch; the reply's agent_message has it anyway.
+        except (RPCError, RPCTimeoutOrCancelledError) as err:
+            # Left in the buffer for the next batch, no sooner than a batch would have gone;
+            # the reply's agent_message has the text anyway.
             _log.warning("model_delta_not_delivered", error_type=type(err).__name__)
+            self._next_at = self._clock() + signal_interval(self._sent)
             return
         del self._buffer[:pieces]
         self._offset += len(text)
