@@ -34,12 +34,14 @@ clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
 
 # Benchmarks: loop-stopping quality of both loop profiles against peer rules (with the
-# thresholds' sensitivity), and the cost of durability.
-# Prints both tables and writes bench/results/loops.json and bench/results/overhead.json.
+# thresholds' sensitivity), the cost of durability, and live streaming (delta latency,
+# events per second, history per prompt, against polling and workflow_streams).
+# Prints the tables and writes bench/results/{loops,overhead,streaming}.json.
 .PHONY: bench
 bench: $(STAMP)
 	$(BIN)/python bench/loops.py --sensitivity
 	$(BIN)/python bench/overhead.py
+	$(BIN)/python bench/streaming.py
 
 # Prompts through the gateway while workers are SIGKILLed and the server restarts, each
 # checked against its undisturbed run (scripts/chaos.py); prints its figures.

@@ -5,16 +5,25 @@ the conversation, like the scripted provider. A prompt that mentions "loop" show
 at work: the model keeps reading files that do not exist; once reminded it changes approach,
 unless the prompt also says "stubborn", in which case it repeats the failure and (in
 ``enforce``) is stopped.
+
+Its text streams like a real model's: word by word, :data:`WORD_SECONDS` apart, so the demo
+shows live text in every client. Only the pace is timed; the words are fixed by the
+conversation, so a retried request streams the same text again.
 """
 
 from __future__ import annotations
 
+import asyncio
+import re
+
+from activities.model_stream import TextSink
 from workflows.activity_io import CallModelInput, ModelReply
 from workflows.conversation import MID_TURN_INPUT_PREFIX, Message, Role
 from workflows.guard import REPEATED_TOOL_FAILURE_REMINDER
 from workflows.outcome import ToolCall
 
 MISSING_PER_BATCH = 4
+WORD_SECONDS = 0.04
 
 
 def _current_prompt(messages: list[Message]) -> tuple[str, list[Message]]:
@@ -27,7 +36,27 @@ def _current_prompt(messages: list[Message]) -> tuple[str, list[Message]]:
 
 
 class DemoProvider:
-    async def complete(self, request: CallModelInput) -> ModelReply:
+    """The demo model; ``word_seconds`` is the pause between streamed words."""
+
+    def __init__(self, word_seconds: float = WORD_SECONDS) -> None:
+        self._word_seconds = word_seconds
+
+    async def complete(
+        self, request: CallModelInput, on_text: TextSink | None = None
+    ) -> ModelReply:
+        reply = self._reply(request)
+        if on_text is not None:
+            await self._stream(reply.text, on_text)
+        return reply
+
+    async def _stream(self, text: str, on_text: TextSink) -> None:
+        """Hand ``text`` to ``on_text`` a word (with its following space) at a time."""
+        for index, word in enumerate(re.findall(r"\S+\s*", text)):
+            if index and self._word_seconds > 0:
+                await asyncio.sleep(self._word_seconds)
+            on_text(word)
+
+    def _reply(self, request: CallModelInput) -> ModelReply:
         prompt, since = _current_prompt(request.messages)
         replies = sum(1 for m in since if m.role is Role.ASSISTANT)
         reminded = any(m.content == REPEATED_TOOL_FAILURE_REMINDER for m in since)

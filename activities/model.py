@@ -8,6 +8,13 @@ script (``CallModelInput.scenario_script``) answers instead of any provider; the
 provider that plays it is what simulations and tests run against. It is stateless (the
 reply is chosen from the conversation alone), so a retried or replayed request gets the
 same reply.
+
+Providers stream: each hands its reply's text, piece by piece, to the ``on_text`` sink the
+activity gives it, and the activity publishes the pieces to the prompt workflow while the
+reply is still coming (:mod:`activities.model_stream`; docs/architecture.md, "Streaming").
+The activity heartbeats for as long as the request runs, so the workflow's heartbeat
+timeout of seconds notices a lost worker. A scenario's script answers at once and is not
+streamed, so a scenario's history is its protections' decisions alone.
 """
 
 from __future__ import annotations
@@ -19,6 +26,8 @@ from typing import Any, Protocol
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from activities.heartbeat import activity_heartbeat, heartbeating
+from activities.model_stream import DeltaPublisher, TextSink, workflow_delta_sender
 from workflows.activity_io import CALL_MODEL, CallModelInput, ModelReply, ModelUsage
 from workflows.conversation import Message, Role
 from workflows.guard import REPEATED_TOOL_FAILURE_REMINDER
@@ -27,9 +36,12 @@ from workflows.scenario_io import ModelScript, ScriptedCall, ScriptedTurn
 
 
 class ModelProvider(Protocol):
-    """A backend that answers one model request."""
+    """A backend that answers one model request, handing the reply's text to ``on_text``
+    piece by piece as it arrives (when given) before returning the whole reply."""
 
-    async def complete(self, request: CallModelInput) -> ModelReply: ...
+    async def complete(
+        self, request: CallModelInput, on_text: TextSink | None = None
+    ) -> ModelReply: ...
 
 
 def estimate_tokens(text: str) -> int:
@@ -100,7 +112,10 @@ def scripted_turn(request: CallModelInput) -> ScriptedTurn:
 class ScriptedProvider:
     """Plays ``request.scenario_script``; the reply index is the number of earlier replies."""
 
-    async def complete(self, request: CallModelInput) -> ModelReply:
+    async def complete(
+        self, request: CallModelInput, on_text: TextSink | None = None
+    ) -> ModelReply:
+        # Not streamed: a scripted reply is there at once.
         turn = scripted_turn(request)
         calls = [to_tool_call(c, request.request_number, i) for i, c in enumerate(turn.tool_calls)]
         input_text = "".join(_message_text(m) for m in request.messages)
@@ -124,12 +139,14 @@ class LazyOpenAIProvider:
         self._environ = environ
         self._provider: ModelProvider | None = None
 
-    async def complete(self, request: CallModelInput) -> ModelReply:
+    async def complete(
+        self, request: CallModelInput, on_text: TextSink | None = None
+    ) -> ModelReply:
         if self._provider is None:
             from activities.openai_provider import OpenAIProvider
 
             self._provider = OpenAIProvider(self._environ)
-        return await self._provider.complete(request)
+        return await self._provider.complete(request, on_text)
 
 
 class OperatorProvider:
@@ -148,16 +165,22 @@ class OperatorProvider:
         self._offline = offline
         self._endpoint_configured = endpoint_configured
 
-    async def complete(self, request: CallModelInput) -> ModelReply:
+    async def complete(
+        self, request: CallModelInput, on_text: TextSink | None = None
+    ) -> ModelReply:
         provider = self._endpoint if self._endpoint_configured() else self._offline
-        return await provider.complete(request)
+        return await provider.complete(request, on_text)
 
 
 class ModelActivities:
-    """The model activity of one worker; ``providers`` are keyed by ``ModelSpec.provider``."""
+    """The model activity of one worker; ``providers`` are keyed by ``ModelSpec.provider``.
+    ``publish_text=False`` turns streaming to the workflow off (a benchmark's baseline)."""
 
-    def __init__(self, providers: Mapping[str, ModelProvider]) -> None:
+    def __init__(
+        self, providers: Mapping[str, ModelProvider], *, publish_text: bool = True
+    ) -> None:
         self._providers = dict(providers)
+        self._publish_text = publish_text
         # The scenario channel: a scripted run's turns, never an operator's provider.
         self._scripted = ScriptedProvider()
 
@@ -178,4 +201,16 @@ class ModelActivities:
                 type="UnknownModelProvider",
                 non_retryable=True,
             )
-        return await provider.complete(request)
+        heartbeat = activity_heartbeat()
+        send = workflow_delta_sender() if self._publish_text else None
+        async with heartbeating(heartbeat):
+            if send is None:
+                return await provider.complete(request)
+            publisher = DeltaPublisher(
+                send,
+                request_number=request.request_number,
+                attempt=activity.info().attempt,
+                heartbeat=heartbeat,
+            )
+            async with publisher:
+                return await provider.complete(request, publisher)

@@ -30,8 +30,8 @@ import openai
 import structlog
 from temporalio.exceptions import ApplicationError
 
-from activities.heartbeat import activity_heartbeat, heartbeating
 from activities.model_selection import OpenAISettings
+from activities.model_stream import TextSink
 from seawall.runtime.settings import SettingsError
 from workflows.activity_io import CallModelInput, ModelReply, ModelUsage, ToolSpec
 from workflows.conversation import Message, Role
@@ -139,46 +139,96 @@ def parse_arguments(raw: str | None) -> dict[str, Any] | None:
     return parsed if isinstance(parsed, dict) else None
 
 
-def _to_tool_call(raw_call: Any, request_number: int, index: int) -> ToolCall:
-    call_id = getattr(raw_call, "id", None) or f"call_{request_number}_{index}"
-    function = getattr(raw_call, "function", None)
-    if function is None:
-        # A non-function ("custom") tool call: the workflow has no such tools.
-        custom = getattr(raw_call, "custom", None)
-        name = getattr(custom, "name", None) or ""
-        text = getattr(custom, "input", None)
-        raw = text if isinstance(text, str) else None
-        return ToolCall(call_id=call_id, name=name, arguments=None, raw_arguments=raw)
-    name = getattr(function, "name", None) or ""
-    raw_arguments = getattr(function, "arguments", None)
-    if raw_arguments is not None and not isinstance(raw_arguments, str):
-        # A lenient server sent an object instead of JSON text.
-        raw_arguments = json.dumps(raw_arguments, default=str)
-    arguments = parse_arguments(raw_arguments)
-    return ToolCall(call_id=call_id, name=name, arguments=arguments, raw_arguments=raw_arguments)
+class StreamedReply:
+    """The reply a streamed completion adds up to, chunk by chunk (``ChatCompletionChunk``).
 
+    Text pieces are handed to ``on_text`` as they arrive; tool calls are put together from
+    their pieces by index (id and name usually come first, arguments in many pieces); usage
+    comes in the last chunk when the server honours ``stream_options.include_usage``. Every
+    attribute is read defensively: compatible servers differ in what they leave out.
+    """
 
-def parse_response(response: Any, request_number: int) -> ModelReply:
-    """The reply in ``response`` (a ``ChatCompletion``): text, tool calls and usage."""
-    choices = getattr(response, "choices", None) or []
-    if not choices:
-        raise ApplicationError(
-            "the model endpoint returned a response without choices",
-            type="ModelResponseInvalid",
+    def __init__(self, request_number: int, on_text: TextSink | None) -> None:
+        self._request_number = request_number
+        self._on_text = on_text
+        self._text: list[str] = []
+        self._calls: dict[int, _CallPieces] = {}
+        self._choices_seen = False
+        self._input_tokens = 0
+        self._output_tokens = 0
+
+    def add(self, chunk: Any) -> None:
+        usage = getattr(chunk, "usage", None)
+        if usage is not None:
+            self._input_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
+            self._output_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+        for choice in getattr(chunk, "choices", None) or []:
+            if (getattr(choice, "index", 0) or 0) != 0:
+                continue  # only the first choice is ever asked for
+            self._choices_seen = True
+            delta = getattr(choice, "delta", None)
+            content = getattr(delta, "content", None)
+            if content:
+                piece = content if isinstance(content, str) else str(content)
+                self._text.append(piece)
+                if self._on_text is not None:
+                    self._on_text(piece)
+            for position, raw_call in enumerate(getattr(delta, "tool_calls", None) or []):
+                index = getattr(raw_call, "index", None)
+                pieces = self._calls.setdefault(
+                    index if isinstance(index, int) else position, _CallPieces()
+                )
+                pieces.add(raw_call)
+
+    def reply(self) -> ModelReply:
+        if not self._choices_seen:
+            raise ApplicationError(
+                "the model endpoint returned a stream without choices",
+                type="ModelResponseInvalid",
+            )
+        calls = [
+            self._calls[index].tool_call(self._request_number, ordinal)
+            for ordinal, index in enumerate(sorted(self._calls))
+        ]
+        return ModelReply(
+            text="".join(self._text),
+            tool_calls=calls,
+            usage=ModelUsage(input_tokens=self._input_tokens, output_tokens=self._output_tokens),
         )
-    message = getattr(choices[0], "message", None)
-    text = getattr(message, "content", None) or ""
-    raw_calls = getattr(message, "tool_calls", None) or []
-    calls = [_to_tool_call(c, request_number, i) for i, c in enumerate(raw_calls)]
-    usage = getattr(response, "usage", None)
-    return ModelReply(
-        text=text if isinstance(text, str) else str(text),
-        tool_calls=calls,
-        usage=ModelUsage(
-            input_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-            output_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-        ),
-    )
+
+
+class _CallPieces:
+    """One streamed tool call's id, name and argument text, as pieces arrive."""
+
+    def __init__(self) -> None:
+        self.call_id: str | None = None
+        self.name: list[str] = []
+        self.arguments: list[str] = []
+
+    def add(self, raw_call: Any) -> None:
+        call_id = getattr(raw_call, "id", None)
+        if call_id:
+            self.call_id = str(call_id)
+        function = getattr(raw_call, "function", None)
+        name = getattr(function, "name", None)
+        if name:
+            self.name.append(str(name))
+        arguments = getattr(function, "arguments", None)
+        if arguments is not None:
+            # A lenient server sent an object instead of JSON text.
+            self.arguments.append(
+                arguments if isinstance(arguments, str) else json.dumps(arguments, default=str)
+            )
+
+    def tool_call(self, request_number: int, ordinal: int) -> ToolCall:
+        raw_arguments = "".join(self.arguments)
+        return ToolCall(
+            call_id=self.call_id or f"call_{request_number}_{ordinal}",
+            # A missing name stays empty: the workflow's invalid-parameter guard decides.
+            name="".join(self.name),
+            arguments=parse_arguments(raw_arguments),
+            raw_arguments=raw_arguments,
+        )
 
 
 # --- errors -------------------------------------------------------------------------------
@@ -264,6 +314,22 @@ def connection_error(exc: openai.APIConnectionError) -> ApplicationError:
     )
 
 
+def stream_error(exc: Exception, settings: OpenAISettings) -> ApplicationError:
+    """The Temporal error for a stream that broke after the response began: a chunk that is
+    not JSON, or an error the server reported mid-stream. Retryable: a proxy cutting a
+    stream or a server hiccup is usually gone on the next attempt."""
+    if isinstance(exc, openai.APIError):
+        detail = _redact(" ".join(str(exc.message).split())[:MAX_PROVIDER_MESSAGE_CHARS], settings)
+        return ApplicationError(
+            f"model endpoint reported an error while streaming (will retry): {detail}",
+            type="ModelRequestFailed",
+        )
+    return ApplicationError(
+        "model endpoint sent a malformed streaming chunk (not a JSON completion chunk; will retry)",
+        type="ModelResponseInvalid",
+    )
+
+
 # --- the provider -------------------------------------------------------------------------
 
 
@@ -303,24 +369,38 @@ class OpenAIProvider:
             self._clients[cache_key] = client
         return client
 
-    async def complete(self, request: CallModelInput) -> ModelReply:
+    async def complete(
+        self, request: CallModelInput, on_text: TextSink | None = None
+    ) -> ModelReply:
+        """Stream the completion (``stream=True``), handing text to ``on_text`` as it
+        arrives, and return the whole reply."""
         settings = self.settings()
         client = self.client(settings)
         params = build_request(request, settings)
-        async with heartbeating(activity_heartbeat()):
-            try:
-                response = await client.chat.completions.create(**params)
-            except openai.APIStatusError as exc:
-                error = status_error(exc, settings)
-                _log.warning(
-                    "model_request_failed",
-                    status=exc.status_code,
-                    retryable=not error.non_retryable,
-                    error_type=error.type,
-                )
-                raise error from None
-            except openai.APIConnectionError as exc:
-                error = connection_error(exc)
-                _log.warning("model_request_failed", retryable=True, error_type=error.type)
-                raise error from None
-        return parse_response(response, request.request_number)
+        reply = StreamedReply(request.request_number, on_text)
+        # The model activity heartbeats while this runs (activities/model.py).
+        try:
+            stream = await client.chat.completions.create(
+                **params, stream=True, stream_options={"include_usage": True}
+            )
+            async with stream:
+                async for chunk in stream:
+                    reply.add(chunk)
+        except openai.APIStatusError as exc:
+            error = status_error(exc, settings)
+            _log.warning(
+                "model_request_failed",
+                status=exc.status_code,
+                retryable=not error.non_retryable,
+                error_type=error.type,
+            )
+            raise error from None
+        except openai.APIConnectionError as exc:
+            error = connection_error(exc)
+            _log.warning("model_request_failed", retryable=True, error_type=error.type)
+            raise error from None
+        except (openai.APIError, ValueError) as exc:
+            error = stream_error(exc, settings)
+            _log.warning("model_request_failed", retryable=True, error_type=error.type)
+            raise error from None
+        return reply.reply()

@@ -2,8 +2,10 @@
 
 A prompt workflow keeps its events in order with increasing ``seq``; the stream sends each
 once, as ``id: <seq>`` / ``event: <kind>`` / ``data: <json>``, so a client that reconnects
-with ``Last-Event-ID`` (or ``?after=``) resumes exactly where it left off. The stream ends
-after ``prompt_finished``.
+with ``Last-Event-ID`` (or ``?after=``) resumes exactly where it left off. Model text arrives
+as it streams (``message_delta``), before the reply's whole ``agent_message``. Events come
+from ``follow_prompt_events`` as soon as the workflow has them (no polling interval); the
+stream ends after ``prompt_finished``.
 """
 
 from __future__ import annotations

@@ -27,7 +27,10 @@ from seawall.runtime.devserver import start_dev_server  # noqa: E402
 from seawall.scenario.driver import run_scenario  # noqa: E402
 from seawall.scenario.format import load_scenario  # noqa: E402
 from worker import build_worker  # noqa: E402
+from workflows.activity_io import ModelSpec  # noqa: E402
 from workflows.guard import GuardMode  # noqa: E402
+from workflows.prompt import PromptWorkflow  # noqa: E402
+from workflows.prompt_io import PromptInput  # noqa: E402
 from workflows.prompt_options import ApprovalMode  # noqa: E402
 from workflows.scenario_io import ModelScript, ScenarioHooks  # noqa: E402
 from workflows.session import SessionWorkflow, session_workflow_id  # noqa: E402
@@ -58,6 +61,9 @@ FIXTURES: dict[str, tuple[str, GuardMode | None]] = {
     "loop-profile-denied-call": ("denied-call-repeat", None),
 }
 SESSION_FIXTURE = "session-two-prompts"
+# Recorded after model text streamed: the demo model's publish_model_delta signals arrive
+# while its requests run (docs/architecture.md, "Streaming").
+STREAMED_FIXTURE = "streamed-demo-reply"
 
 
 def write_history(name: str, history_json: str, events: int) -> None:
@@ -98,6 +104,25 @@ async def record_session(client: Client, queue: str) -> None:
         write_history(SESSION_FIXTURE, history.to_json(), len(history.events))
 
 
+async def record_streamed(client: Client, queue: str) -> None:
+    """A prompt answered by the demo model, whose text streams as delta signals."""
+    with tempfile.TemporaryDirectory(prefix="seawall-record-") as workspace:
+        handle = await client.start_workflow(
+            PromptWorkflow.run,
+            PromptInput(
+                prompt="hello",
+                workspace_root=workspace,
+                model=ModelSpec(provider="demo"),
+                guard_mode=GuardMode.ENFORCE,
+            ),
+            id=f"replay-{STREAMED_FIXTURE}",
+            task_queue=queue,
+        )
+        await handle.result()
+        history = await handle.fetch_history()
+        write_history(STREAMED_FIXTURE, history.to_json(), len(history.events))
+
+
 async def record(only: set[str]) -> None:
     HISTORIES.mkdir(parents=True, exist_ok=True)
     async with await start_dev_server() as env:
@@ -120,6 +145,8 @@ async def record(only: set[str]) -> None:
                 write_history(fixture, history.to_json(), len(history.events))
             if not only or SESSION_FIXTURE in only:
                 await record_session(env.client, queue)
+            if not only or STREAMED_FIXTURE in only:
+                await record_streamed(env.client, queue)
 
 
 if __name__ == "__main__":

@@ -62,7 +62,7 @@ with workflow.unsafe.imports_passed_through():
         system_message,
         tool_message,
     )
-    from workflows.events import EventLog
+    from workflows.events import EventLog, StreamedText
     from workflows.guard import (
         REPEATED_TOOL_FAILURE_REMINDER,
         DecisionKind,
@@ -76,12 +76,15 @@ with workflow.unsafe.imports_passed_through():
     from workflows.permissions import PermissionRequests
     from workflows.progress_rules import LoopRules, RuleDecision
     from workflows.prompt_io import (
+        PUBLISH_MODEL_DELTA,
         AgentEvent,
         EventKind,
+        EventsPage,
         EventsQuery,
         GuardEntry,
         InputBoundaryReport,
         LoopType,
+        ModelDelta,
         PromptInput,
         PromptResult,
         PromptStatus,
@@ -114,6 +117,11 @@ TOOL_RETRY = RetryPolicy(
 )
 QUICK_ACTIVITY = timedelta(seconds=30)
 TOOL_HEARTBEAT_TIMEOUT = timedelta(seconds=10)
+# The model activity heartbeats as its reply streams (and while it waits for the first
+# chunk), so a lost worker's request is retried after seconds, not after the five-minute
+# start-to-close timeout. A command attribute only: replay compares activity ids and types,
+# so prompts started before it replay unchanged (tests/replay).
+MODEL_HEARTBEAT_TIMEOUT = timedelta(seconds=10)
 
 # Prompts started before search attributes existed replay without the upserts.
 SEARCH_ATTRIBUTES_PATCH = "seawall-search-attributes-v1"
@@ -136,6 +144,9 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests):
         self._input = prompt
         self._messages: list[Message] = []
         self._log = EventLog()
+        self._streamed = StreamedText()
+        # The number of the model request running now; 0 between requests.
+        self._model_in_flight = 0
         self._tools: dict[str, ToolSpec] = {}
         self._guard_mode: GuardMode | None = None
         self._loop_settings: LoopSettings = SEED_SETTINGS
@@ -167,6 +178,15 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests):
     def report_unreliable_input(self, report: InputBoundaryReport) -> None:
         self._input_unreliable = True
 
+    @workflow.signal(name=PUBLISH_MODEL_DELTA)
+    def publish_model_delta(self, delta: ModelDelta) -> None:
+        """Model text as it streams: shown to clients as ``message_delta`` events, never
+        added to the conversation (the complete reply is, when the request returns)."""
+        shown = self._streamed.receive(delta, in_flight=self._model_in_flight)
+        if shown is not None:
+            text, status = shown
+            self._emit(EventKind.MESSAGE_DELTA, text=text, status=status)
+
     @workflow.query
     def status(self) -> PromptStatus:
         return PromptStatus(
@@ -185,6 +205,11 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests):
     @workflow.query
     def events(self, query: EventsQuery) -> list[AgentEvent]:
         return self._log.after(query.after)
+
+    @workflow.query
+    def events_page(self, query: EventsQuery) -> EventsPage:
+        """``events``, in pages of bounded size (what ``follow_prompt_events`` reads)."""
+        return self._log.page(query.after)
 
     # --- the loop -------------------------------------------------------------------------
 
@@ -326,20 +351,25 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests):
 
     async def _call_model(self) -> ModelReply:
         scenario = self._input.scenario
-        reply: ModelReply = await workflow.execute_activity(
-            CALL_MODEL,
-            CallModelInput(
-                model=self._input.model,
-                messages=self._messages,
-                tools=list(self._tools.values()),
-                request_number=self._model_requests + 1,
-                scenario_script=scenario.model_script if scenario else None,
-            ),
-            result_type=ModelReply,
-            start_to_close_timeout=timedelta(minutes=5),
-            retry_policy=MODEL_RETRY,
-            summary=f"model request {self._model_requests + 1}",
-        )
+        self._model_in_flight = self._model_requests + 1
+        try:
+            reply: ModelReply = await workflow.execute_activity(
+                CALL_MODEL,
+                CallModelInput(
+                    model=self._input.model,
+                    messages=self._messages,
+                    tools=list(self._tools.values()),
+                    request_number=self._model_in_flight,
+                    scenario_script=scenario.model_script if scenario else None,
+                ),
+                result_type=ModelReply,
+                start_to_close_timeout=timedelta(minutes=5),
+                heartbeat_timeout=MODEL_HEARTBEAT_TIMEOUT,
+                retry_policy=MODEL_RETRY,
+                summary=f"model request {self._model_in_flight}",
+            )
+        finally:
+            self._model_in_flight = 0
         self._model_requests += 1
         self._input_tokens += reply.usage.input_tokens
         self._output_tokens += reply.usage.output_tokens

@@ -128,6 +128,18 @@ class EventKind(StrEnum):
     STOP = "stop"
     PERMISSION_REQUEST = "permission_request"
     PROMPT_FINISHED = "prompt_finished"
+    # Model text as it streams (docs/architecture.md, "Streaming"): ``text`` is the next
+    # chunk of the reply whose complete ``agent_message`` follows with the same ``batch``.
+    # ``status`` is ``retry`` when a retried model request's text diverged from what was
+    # already streamed: ``text`` then restarts the batch's text from its beginning.
+    MESSAGE_DELTA = "message_delta"
+
+
+# ``AgentEvent.status`` of a ``message_delta`` that restarts its batch's text.
+DELTA_RETRY_STATUS = "retry"
+# The prompt workflow's signal that carries a :class:`ModelDelta` (named here so the model
+# activity, which never imports workflow code, sends it by name).
+PUBLISH_MODEL_DELTA = "publish_model_delta"
 
 
 class AgentEvent(BaseModel):
@@ -144,9 +156,39 @@ class AgentEvent(BaseModel):
     request_id: str | None = None
 
 
+class ModelDelta(BaseModel):
+    """Streamed model text (signal ``publish_model_delta``, sent by the model activity).
+
+    ``text`` continues the attempt's reply at character ``offset``; the workflow turns it
+    into ``message_delta`` events, dropping what a client already saw (a repeated signal, or
+    a retried attempt re-streaming the same beginning). Never durable state of its own: the
+    reply's ``agent_message`` is the record.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    request_number: int = Field(ge=1)
+    attempt: int = Field(default=1, ge=1)
+    offset: int = Field(default=0, ge=0)
+    text: str = Field(min_length=1)
+
+
 class EventsQuery(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
     after: int = 0
+
+
+# The most event text one ``events_page`` answer carries (a query answer must stay well under
+# the server's message size; streamed text doubles a prompt's event text).
+EVENTS_PAGE_CHARS = 500_000
+
+
+class EventsPage(BaseModel):
+    """The events after a cursor, at most :data:`EVENTS_PAGE_CHARS` of text of them (query
+    ``events_page``); ``more`` when the rest needs another read from the last ``seq``."""
+
+    model_config = ConfigDict(frozen=True)
+    events: list[AgentEvent]
+    more: bool = False
 
 
 class GuardEntry(BaseModel):

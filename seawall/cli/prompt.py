@@ -2,8 +2,10 @@
 
 Creates a session unless one is given, submits the prompt, and prints one line per agent
 update from the prompt's server-sent-events stream (reconnecting from the last event id if
-the connection drops), then the stop reason. Exit code: 0, or 1 when the prompt ended with
-``error``, or 2 when the gateway could not be reached or refused the request.
+the connection drops), then the stop reason. Model text is printed as it streams
+(``message_delta``); the complete ``agent_message`` that follows is then not printed again.
+Exit code: 0, or 1 when the prompt ended with ``error``, or 2 when the gateway could not be
+reached or refused the request.
 """
 
 from __future__ import annotations
@@ -66,22 +68,45 @@ async def _sse_events(response: httpx.Response) -> AsyncIterator[tuple[str, str,
 
 
 class _Printer:
-    """One terminal line per agent update."""
+    """One terminal line per agent update; streamed model text grows its line as it comes."""
 
     def __init__(self, out: TextIO, prompt_id: str) -> None:
         self.out = out
         self.prompt_id = prompt_id
         self.last_message: str | None = None
+        # The batches whose text was printed as it streamed, and whether that line is open.
+        self.streamed: set[int] = set()
+        self.open_line = False
 
     def line(self, text: str) -> None:
+        self.end_line()
         print(text, file=self.out, flush=True)
+
+    def end_line(self) -> None:
+        if self.open_line:
+            print(file=self.out, flush=True)
+            self.open_line = False
+
+    def delta(self, event: dict[str, Any]) -> None:
+        text = event.get("text") or ""
+        if event.get("status") == "retry":
+            # A retried model request said something else: its text starts over.
+            self.line("[model request retried]")
+        self.streamed.add(int(event.get("batch") or 0))
+        print(text, end="", file=self.out, flush=True)
+        self.open_line = True
 
     def event(self, kind: str, event: dict[str, Any]) -> None:
         tool = event.get("tool_name") or "?"
         text = event.get("text") or ""
-        if kind == "agent_message":
+        if kind == "message_delta":
+            self.delta(event)
+        elif kind == "agent_message":
             self.last_message = text
-            self.line(text)
+            if int(event.get("batch") or 0) in self.streamed:
+                self.end_line()  # already printed as it streamed
+            else:
+                self.line(text)
         elif kind == "tool_call_started":
             self.line(f"→ {tool} ({event.get('call_id')})")
         elif kind == "tool_call_settled":
@@ -119,6 +144,7 @@ async def _follow(http: httpx.AsyncClient, prompt_id: str, printer: _Printer) ->
                     failures = 0
                     event = json.loads(data)
                     if kind == "prompt_finished":
+                        printer.end_line()
                         return str(event.get("status"))
                     printer.event(kind, event)
         except httpx.TransportError as err:

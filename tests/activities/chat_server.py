@@ -3,6 +3,13 @@
 It speaks just enough HTTP/1.1 (one request per connection, ``Connection: close``) for the
 official SDK: it records every request (method, path, headers, JSON body) and answers with
 scripted replies in order; once they run out it answers with a plain "done" text reply.
+
+A request with ``"stream": true`` gets a successful completion as the server-sent chunks
+OpenAI streams (``chat.completion.chunk``: the text a few characters at a time, each tool
+call's id and name and then its arguments in pieces, the finish reason, the usage when
+``stream_options.include_usage`` asks for it, then ``data: [DONE]``), exactly what the
+provider's streaming path parses. ``Reply.events`` sends raw ``data:`` lines instead (for
+malformed streams).
 """
 
 from __future__ import annotations
@@ -35,6 +42,8 @@ class Reply:
     body: Any = None
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    # Raw server-sent ``data:`` payloads to stream as they are (malformed streams).
+    events: list[str] | None = None
 
 
 @dataclass
@@ -92,6 +101,58 @@ def error(status: int, message: str, headers: dict[str, str] | None = None) -> R
         body={"error": {"message": message, "type": "invalid_request_error", "code": None}},
         headers=headers or {},
     )
+
+
+TEXT_PIECE_CHARS = 5
+ARGUMENT_PIECE_CHARS = 7
+
+
+def _chunk(choices: list[dict[str, Any]], usage: Any = None) -> str:
+    body: dict[str, Any] = {
+        "id": "chatcmpl-test",
+        "object": "chat.completion.chunk",
+        "created": 1_700_000_000,
+        "model": "test-model",
+        "choices": choices,
+    }
+    if usage is not None:
+        body["usage"] = usage
+    return json.dumps(body)
+
+
+def _pieces(text: str, size: int) -> list[str]:
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def stream_events(completion_body: dict[str, Any], include_usage: bool) -> list[str]:
+    """A completion body as the ``data:`` payloads of its OpenAI stream."""
+    events: list[str] = []
+    for choice in completion_body.get("choices", []):
+        index = choice.get("index", 0)
+        message = choice.get("message", {})
+        events.append(_chunk([{"index": index, "delta": {"role": "assistant"}}]))
+        for piece in _pieces(message.get("content") or "", TEXT_PIECE_CHARS):
+            events.append(_chunk([{"index": index, "delta": {"content": piece}}]))
+        for call_index, call in enumerate(message.get("tool_calls") or []):
+            function = call.get("function", {})
+            head: dict[str, Any] = {"index": call_index, "type": "function", "function": {}}
+            if "id" in call:
+                head["id"] = call["id"]
+            if "name" in function:
+                head["function"]["name"] = function["name"]
+            events.append(_chunk([{"index": index, "delta": {"tool_calls": [head]}}]))
+            arguments = function.get("arguments", "")
+            if not isinstance(arguments, str):
+                arguments = json.dumps(arguments)
+            for piece in _pieces(arguments, ARGUMENT_PIECE_CHARS):
+                delta = {"tool_calls": [{"index": call_index, "function": {"arguments": piece}}]}
+                events.append(_chunk([{"index": index, "delta": delta}]))
+        finish = {"index": index, "delta": {}, "finish_reason": choice.get("finish_reason")}
+        events.append(_chunk([finish]))
+    if include_usage and "usage" in completion_body:
+        events.append(_chunk([], usage=completion_body["usage"]))
+    events.append("[DONE]")
+    return events
 
 
 class ChatServer:
@@ -161,6 +222,19 @@ class ChatServer:
                     self.disconnects += 1
                     self.client_gone.set()
                     return
+            streamed = isinstance(received.body, dict) and received.body.get("stream") is True
+            if reply.events is not None or (
+                streamed and reply.status == 200 and isinstance(reply.body, dict)
+            ):
+                options = received.body.get("stream_options") if streamed else None
+                include_usage = isinstance(options, dict) and options.get("include_usage")
+                events = (
+                    reply.events
+                    if reply.events is not None
+                    else stream_events(reply.body, bool(include_usage))
+                )
+                await self._send_stream(writer, reply, events)
+                return
             payload = (
                 reply.body.encode()
                 if isinstance(reply.body, str)
@@ -183,3 +257,19 @@ class ChatServer:
             writer.close()
             with contextlib.suppress(Exception):
                 await writer.wait_closed()
+
+    async def _send_stream(
+        self, writer: asyncio.StreamWriter, reply: Reply, events: list[str]
+    ) -> None:
+        head = "".join(
+            f"{k}: {v}\r\n"
+            for k, v in {
+                "content-type": "text/event-stream",
+                "connection": "close",
+                **reply.headers,
+            }.items()
+        )
+        writer.write(f"HTTP/1.1 200 OK\r\n{head}\r\n".encode("latin-1"))
+        for event in events:
+            writer.write(f"data: {event}\n\n".encode())
+            await writer.drain()

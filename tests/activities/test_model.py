@@ -189,3 +189,15 @@ async def test_an_unknown_provider_fails_without_retrying() -> None:
         await ActivityEnvironment().run(activities.call_model, unscripted)
     assert caught.value.non_retryable
     assert caught.value.type == "UnknownModelProvider"
+
+
+async def test_the_demo_model_streams_its_reply_word_by_word() -> None:
+    hello = CallModelInput(
+        model=ModelSpec(provider="demo"), messages=[user_message("hello")], request_number=1
+    )
+    pieces: list[str] = []
+    reply = await DemoProvider(word_seconds=0).complete(hello, pieces.append)
+    assert len(pieces) == len(reply.text.split())
+    assert "".join(pieces) == reply.text
+    # Streaming changes nothing about the reply itself.
+    assert await DemoProvider(word_seconds=0).complete(hello) == reply

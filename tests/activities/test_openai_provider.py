@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import json
 import os
 import time
 from collections.abc import Iterator
@@ -146,7 +147,9 @@ async def test_tool_calls_round_trip(clean_env: pytest.MonkeyPatch) -> None:
     assert body["model"] == "qwen-test"
     assert body["temperature"] == 0.2
     assert body["max_tokens"] == 256
-    assert body.get("stream") in (None, False)
+    # Streamed, with the usage asked for in the last chunk.
+    assert body["stream"] is True
+    assert body["stream_options"] == {"include_usage": True}
     assert body["tools"] == [
         {
             "type": "function",
@@ -349,6 +352,66 @@ async def test_response_without_choices_is_retryable(clean_env: pytest.MonkeyPat
         with pytest.raises(ApplicationError) as caught:
             await run_activity(request())
     assert not caught.value.non_retryable
+
+
+# --- streaming -------------------------------------------------------------------------------
+
+
+async def test_text_reaches_the_sink_piece_by_piece(clean_env: pytest.MonkeyPatch) -> None:
+    text = "The quick brown fox jumps over the lazy dog."
+    async with ChatServer([completion(text=text)]) as server:
+        use_server(clean_env, server)
+        pieces: list[str] = []
+        reply = await PROVIDERS["openai"].complete(request(), pieces.append)
+    assert len(pieces) > 1
+    assert "".join(pieces) == reply.text == text
+    assert (reply.usage.input_tokens, reply.usage.output_tokens) == (11, 7)
+
+
+async def test_a_malformed_chunk_is_a_clear_retryable_model_error(
+    clean_env: pytest.MonkeyPatch,
+) -> None:
+    good = json.dumps(
+        {
+            "id": "c",
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": "m",
+            "choices": [{"index": 0, "delta": {"content": "Hel"}}],
+        }
+    )
+    async with ChatServer([Reply(events=[good, '{"choices": [{"delta": '])]) as server:
+        use_server(clean_env, server)
+        pieces: list[str] = []
+        with pytest.raises(ApplicationError) as caught:
+            await PROVIDERS["openai"].complete(request(), pieces.append)
+    assert pieces == ["Hel"]  # what came before the broken chunk was streamed
+    assert caught.value.type == "ModelResponseInvalid"
+    assert not caught.value.non_retryable
+    assert "malformed streaming chunk" in str(caught.value)
+
+
+async def test_an_error_reported_mid_stream_is_retryable_and_redacted(
+    clean_env: pytest.MonkeyPatch,
+) -> None:
+    failure = json.dumps({"error": {"message": f"overloaded, key {API_KEY}"}})
+    async with ChatServer([Reply(events=[failure])]) as server:
+        use_server(clean_env, server)
+        with pytest.raises(ApplicationError) as caught:
+            await PROVIDERS["openai"].complete(request())
+    assert caught.value.type == "ModelRequestFailed"
+    assert not caught.value.non_retryable
+    assert "overloaded" in str(caught.value)
+    assert API_KEY not in str(caught.value)
+
+
+async def test_a_stream_without_choices_is_a_model_error(clean_env: pytest.MonkeyPatch) -> None:
+    async with ChatServer([Reply(events=["[DONE]"])]) as server:
+        use_server(clean_env, server)
+        with pytest.raises(ApplicationError) as caught:
+            await PROVIDERS["openai"].complete(request())
+    assert caught.value.type == "ModelResponseInvalid"
+    assert "without choices" in str(caught.value)
 
 
 # --- heartbeats and cancellation ------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""Restarting the embedded dev server (SQLite persistence) mid-prompt loses nothing."""
+"""Restarting the embedded dev server (SQLite persistence) mid-prompt loses nothing: the
+prompt finishes, and a client following its events across the restart sees each once."""
 
 from __future__ import annotations
 
@@ -8,13 +9,14 @@ import uuid
 from pathlib import Path
 
 from seawall.cli.stack import StackConfig, _temporal_ready, server_command
+from seawall.client.events import Idle, follow_prompt_events
 from seawall.runtime.plugin import connect
 from seawall.runtime.temporal_setup import ensure_search_attributes
 from tests.e2e.test_stack import free_port, until
 from worker import build_worker
 from workflows.guard import GuardMode
 from workflows.prompt import PromptWorkflow
-from workflows.prompt_io import PromptInput, PromptResult, StopReason
+from workflows.prompt_io import AgentEvent, EventKind, PromptInput, PromptResult, StopReason
 from workflows.prompt_options import ApprovalMode
 from workflows.scenario_io import ModelScript, ScenarioHooks
 
@@ -73,14 +75,31 @@ async def test_a_prompt_survives_a_dev_server_restart(tmp_path: Path) -> None:
             )
             await until(tool_started)
 
+            first_event = asyncio.Event()
+
+            async def follow() -> list[AgentEvent]:
+                events = []
+                async for item in follow_prompt_events(client, handle.id, 0):
+                    if not isinstance(item, Idle):
+                        events.append(item)
+                        first_event.set()
+                return events
+
+            # Following (waiting in a history long-poll) when the server goes away.
+            following = asyncio.create_task(follow())
+            await asyncio.wait_for(first_event.wait(), 60)
             stop_server(server)  # mid-prompt: the tool is still running
             server = start_server(config)  # same port, same SQLite file
             await until(ready)
             (workspace / "go").touch()
             result = await asyncio.wait_for(handle.result(), 120)
+            followed = await asyncio.wait_for(following, 120)
     finally:
         stop_server(server)
 
     assert result.stop_reason is StopReason.END_TURN
     assert result.messages[-1].content == "done after the restart"
     assert "released" in result.messages[-2].content
+    # The follower rode out the outage: every event once, in order, to prompt_finished.
+    assert [e.seq for e in followed] == list(range(1, len(followed) + 1))
+    assert followed[-1].kind is EventKind.PROMPT_FINISHED

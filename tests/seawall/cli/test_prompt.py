@@ -18,7 +18,7 @@ from temporalio.client import Client
 
 from gateway.app import create_app
 from gateway.settings import GatewaySettings
-from seawall.cli.prompt import add_prompt_arguments, main_prompt, send_prompt
+from seawall.cli.prompt import _Printer, add_prompt_arguments, main_prompt, send_prompt
 from workflows.guard import REPEATED_TOOL_FAILURE_REMINDER, REPEATED_TOOL_FAILURE_STOP_MESSAGE
 
 TOKEN = "client-test-token"
@@ -127,3 +127,25 @@ async def test_main_prompt_takes_its_defaults_from_the_settings(
     # main_prompt runs its own event loop, as the CLI does; the gateway serves on this one.
     assert await asyncio.to_thread(main_prompt, args) == 0
     assert capsys.readouterr().out.splitlines()[-1] == "stop: end_turn"
+
+
+def test_streamed_text_is_printed_once_and_a_retry_starts_over() -> None:
+    out = io.StringIO()
+    printer = _Printer(out, "p-1")
+    printer.event("message_delta", {"batch": 0, "text": "Hel"})
+    printer.event("message_delta", {"batch": 0, "text": "lo"})
+    printer.event("agent_message", {"batch": 0, "text": "Hello"})
+    printer.event("tool_call_started", {"batch": 1, "tool_name": "glob", "call_id": "c1"})
+    printer.event("message_delta", {"batch": 1, "text": "Hi th"})
+    printer.event("message_delta", {"batch": 1, "text": "Bye.", "status": "retry"})
+    printer.event("agent_message", {"batch": 1, "text": "Bye."})
+    # A message whose deltas this client never saw (it joined late) is printed whole.
+    printer.event("agent_message", {"batch": 2, "text": "Stopped."})
+    assert out.getvalue().splitlines() == [
+        "Hello",
+        "→ glob (c1)",
+        "Hi th",
+        "[model request retried]",
+        "Bye.",
+        "Stopped.",
+    ]
