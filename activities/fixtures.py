@@ -20,7 +20,6 @@ from workflows.outcome import ExecutionStatus, ToolCall, ToolOutcome, is_denial
 from workflows.scenario_io import FixtureTool
 from workflows.synthetic_outcomes import cancelled_outcome
 
-
 # Every fixture execution, one JSON line each, under the prompt's workspace: the side-effect
 # ledger the chaos suite (scripts/chaos.py) reads to prove that no call the workflow already
 # had a result for ran again.

@@ -44,7 +44,7 @@ from workflows.outcome import (
     ToolType,
 )
 
-from .fixtures import record_fixture_run, check_fixture, fixture_tool_spec, run_fixture
+from .fixtures import check_fixture, fixture_tool_spec, record_fixture_run, run_fixture
 from .heartbeat import Heartbeat, activity_heartbeat, heartbeating, no_heartbeat
 from .mcp import McpSettings, current_settings, is_mcp_name
 from .mcp.pool import McpPool
