@@ -180,6 +180,18 @@ def user_config_dir(environ: Mapping[str, str]) -> Path:
     return base / ".config" / CONFIG_DIR_NAME
 
 
+def user_data_dir(environ: Mapping[str, str]) -> Path:
+    """``$XDG_DATA_HOME/seawall``, else ``~/.local/share/seawall``: the per-user data
+    directory (``seawall acp --embedded`` keeps its Temporal state there when ``data_dir``
+    is unset)."""
+    xdg = environ.get("XDG_DATA_HOME", "").strip()
+    if xdg and Path(xdg).is_absolute():
+        return Path(xdg) / CONFIG_DIR_NAME
+    home = environ.get("HOME", "").strip()
+    base = Path(home) if home else Path.home()
+    return base / ".local" / "share" / CONFIG_DIR_NAME
+
+
 def user_config_path(environ: Mapping[str, str]) -> Path:
     """``config.yaml`` in :func:`user_config_dir`."""
     return user_config_dir(environ) / CONFIG_FILE_NAME
