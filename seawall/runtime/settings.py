@@ -1,9 +1,9 @@
 """The one settings model of every Seawall process, and the one reader of its sources.
 
 The worker, the gateway, ``seawall run``, ``seawall up``, ``seawall prompt`` and ``seawall
-acp`` all call :func:`load_settings`; nothing else in the code base reads a ``SEAWALL_*``, ``OPENAI_*``,
-``TEMPORAL_*`` or ``OTEL_*`` variable as a setting, or the user config directory. Every value
-comes from, in order:
+acp`` all call :func:`load_settings`; nothing else in the code base reads a ``SEAWALL_*``,
+``OPENAI_*``, ``TEMPORAL_*`` or ``OTEL_*`` variable as a setting, or the user config
+directory. Every value comes from, in order:
 
 1. the process environment (the variables in :data:`SETTINGS`; a blank value counts as
    unset);
