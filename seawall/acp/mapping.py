@@ -192,7 +192,7 @@ class TurnMapper:
         self.stop_reason: StopReason | None = None
         self.loop_type: str | None = None
         self._started: set[str] = set()
-        self._streamed: dict[int, str] = {}
+        self._streamed = ""
         self._reminders: set[str] = set()
 
     def tool_call_id(self, call_id: str) -> str:
@@ -281,13 +281,15 @@ class TurnMapper:
         text = event.text or ""
         if not text:
             return []
-        self._streamed[event.batch] = self._streamed.get(event.batch, "") + text
+        self._streamed += text
         return [agent_text(text)]
 
     def _message(self, event: AgentEvent) -> list[SessionUpdate]:
-        """A whole message: only what its batch's deltas have not shown yet."""
+        """A whole message: only what the deltas streamed before it have not shown. A
+        reply's deltas always come right before its whole message, so the match is by
+        order and text, whatever numbering the events carry."""
         text = event.text or ""
-        streamed = self._streamed.pop(event.batch, "")
+        streamed, self._streamed = self._streamed, ""
         if streamed and text.startswith(streamed):
             text = text[len(streamed) :]
         if not text:
