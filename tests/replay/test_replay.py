@@ -45,6 +45,10 @@ def test_the_representative_scenarios_are_all_recorded() -> None:
         # Recorded after LOOP_PROFILE_PATCH (the recommended profile's rules).
         "loop-profile-failure-cycle",
         "loop-profile-denied-call",
+        # The handlers seawall acp added: a mode switch reaching a running prompt (its next
+        # write asks), a queued prompt withdrawn.
+        "session-editor-handlers",
+        "prompt-approval-mode-switch",
     } <= names
 
 
