@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import sys
 from contextlib import AsyncExitStack
 from pathlib import Path
 
@@ -22,6 +23,11 @@ from seawall.runtime.logs import configure_logging
 from seawall.runtime.settings import LOG_FORMATS, EffectiveSettings, user_data_dir
 
 DATABASE_FILE = "temporal.db"
+EXIT_UNREACHABLE = 1
+
+
+class TemporalUnreachable(RuntimeError):
+    """The bridge cannot serve without Temporal; the editor shows the agent's exit."""
 
 
 def add_acp_arguments(parser: argparse.ArgumentParser) -> None:
@@ -61,6 +67,9 @@ def main_acp(args: argparse.Namespace, effective: EffectiveSettings) -> int:
         asyncio.run(_serve(args, effective, protocol_fd))
     except KeyboardInterrupt:
         return 130
+    except TemporalUnreachable as err:
+        print(f"seawall: error: {err}", file=sys.stderr)
+        return EXIT_UNREACHABLE
     return 0
 
 
@@ -90,5 +99,11 @@ async def _serve(args: argparse.Namespace, effective: EffectiveSettings, protoco
 
             await stack.enter_async_context(build_worker(client, settings.task_queue))
         else:
-            client = await connect(settings.temporal_address, settings.temporal_namespace)
+            try:
+                client = await connect(settings.temporal_address, settings.temporal_namespace)
+            except Exception as err:
+                raise TemporalUnreachable(
+                    f"cannot connect to Temporal at {settings.temporal_address} "
+                    f"({type(err).__name__}); start it (make run) or use --embedded"
+                ) from None
         await serve(client, options, protocol_fd, detach_on_exit=args.detach_on_exit)

@@ -21,6 +21,7 @@ from acp.schema import (
     AllowedOutcome,
     DeniedOutcome,
     Implementation,
+    McpServerStdio,
     PermissionOption,
     RequestPermissionResponse,
     ToolCallProgress,
@@ -231,7 +232,12 @@ async def test_the_stubborn_demo_loop_is_reminded_then_stopped_in_enforce(
 ) -> None:
     monkeypatch.setenv(GUARD, "enforce")  # operator policy, read by the worker
     conn, recorder = bridge
-    session_id = await new_session(conn, workspace)  # no script: the offline demo model
+    # Nothing a client sends is policy: not a channel marker, not a mode, not an MCP server.
+    evil = McpServerStdio(name="evil", command="/bin/false", args=[], env=[])
+    session = await conn.new_session(
+        cwd=str(workspace), mcp_servers=[evil], channel=True, guard="off", seawall={}
+    )
+    session_id = session.session_id  # no script: the offline demo model
 
     answer = await say(conn, session_id, STUBBORN)
 
@@ -425,6 +431,43 @@ async def test_load_after_the_bridge_restarts_replays_the_conversation(
         with pytest.raises(RequestError) as unknown:
             await conn.load_session(cwd=str(workspace), session_id="nope", mcp_servers=[])
         assert unknown.value.code == -32602
+
+
+async def test_a_scripted_model_needs_the_operators_permission(
+    temporal_env: WorkflowEnvironment, task_queue: str, tmp_path: Path, workspace: Path
+) -> None:
+    env = {**bridge_env(temporal_env, task_queue, tmp_path), "SEAWALL_ALLOW_SCRIPTED_MODELS": ""}
+    async with spawn_bridge(env, tmp_path / "acp.stderr") as (conn, _, _):
+        with pytest.raises(RequestError) as refused:
+            await new_session(conn, workspace, [{"text": "scripted"}])
+    assert refused.value.code == -32602
+    assert "SEAWALL_ALLOW_SCRIPTED_MODELS" in str(refused.value)
+
+
+async def test_a_detached_prompt_runs_on_and_a_load_reattaches_to_it(
+    temporal_env: WorkflowEnvironment, task_queue: str, tmp_path: Path, workspace: Path
+) -> None:
+    env = {**bridge_env(temporal_env, task_queue, tmp_path), "SEAWALL_APPROVAL_MODE": "yolo"}
+    wait = "touch started; while [ ! -f go ]; do sleep 0.05; done; echo released"
+    script = [{"tool_calls": [shell(wait)]}, {"text": "finished"}]
+    log = tmp_path / "acp.stderr"
+    async with spawn_bridge(env, log, "--detach-on-exit") as (conn, _, _):
+        session_id = await new_session(conn, workspace, script)
+        turn = asyncio.create_task(say(conn, session_id, "wait for go"))
+        await until(lambda: (workspace / "started").exists())
+    turn.cancel()
+
+    async with spawn_bridge(env, log) as (conn, recorder, _):
+        await conn.load_session(cwd=str(workspace), session_id=session_id, mcp_servers=[])
+        # The running prompt is followed again: its call, then, once released, its end.
+        await until(lambda: recorder.of(ToolCallStart))
+        (workspace / "go").touch()
+        await until(lambda: "finished" in recorder.texts(AgentMessageChunk))
+    [shell_call] = [u for u in recorder.of(ToolCallStart) if u.kind == "execute"]
+    settled = [
+        u for u in recorder.of(ToolCallProgress) if u.tool_call_id == shell_call.tool_call_id
+    ]
+    assert [u.status for u in settled] == ["completed"]
 
 
 # --- the wire -------------------------------------------------------------------------------
