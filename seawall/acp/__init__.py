@@ -10,6 +10,7 @@ prompt's agent events (``seawall.client.events.follow_prompt_events``). Modules:
 - ``replay``: pure, a session's retained conversation to ACP updates (``session/load``);
 - ``prompt_text``: pure, ACP prompt content blocks to a Seawall prompt;
 - ``modes``: the ACP session modes, which are Seawall's approval modes;
+- ``errors``: the JSON-RPC errors the bridge answers, with messages that say what was wrong;
 - ``turn``: following one prompt for an editor, permission requests included;
 - ``agent``: the ACP methods;
 - ``server``: running the agent on stdio and cancelling what it followed when stdin closes.

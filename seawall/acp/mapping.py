@@ -4,9 +4,10 @@ prompt's end to the turn's answer. Pure, so every rule here is unit-tested witho
 docs/acp.md has the table. In short: a call that starts is a ``tool_call`` (its ACP kind,
 a title naming its file or command, its location, the diff of an edit); a call that settles
 is a ``tool_call_update`` ``completed`` or ``failed`` with the reason (ACP has no cancelled
-status); model text is ``agent_message_chunk`` (the streamed deltas, or the whole message
-of a batch that had none); a reminder is shown once as ``agent_thought_chunk``; a loop stop
-ends the turn ``end_turn`` with the stop message as agent text and ``_meta.seawall``.
+status); model text is ``agent_message_chunk`` (the streamed deltas, then whatever of the
+whole message they did not show, which is all of it when nothing streamed); a reminder is
+shown once as ``agent_thought_chunk``; a loop stop ends the turn ``end_turn`` with the stop
+message as agent text and ``_meta.seawall``.
 
 ACP tool call ids are the prompt's id and the call's id together: a model's call ids are
 unique within one prompt only (the demo model numbers them per prompt).
@@ -55,10 +56,19 @@ STOP_MESSAGES = frozenset(
         REPEATED_TOOL_FAILURE_STOP_MESSAGE,
         DUPLICATE_STOP_MESSAGE,
         INVALID_PARAMS_STOP_MESSAGE,
-        TOOL_CALL_CAP_STOP_MESSAGE,
+        TOOL_CALL_CAP_STOP_MESSAGE,  # a template: "{cap}" is filled in
         *RULE_STOP_MESSAGES.values(),
     }
 )
+# Every protection's stop message opens this way (tests/acp pins it against STOP_MESSAGES);
+# a reminder never does. The tool-call cap's message has its cap filled in, so a stop is
+# told by its opening rather than by an exact match.
+STOP_MESSAGE_PREFIX = "System: Automatic continuation stopped because "
+
+
+def is_stop_message(text: str) -> bool:
+    return text.startswith(STOP_MESSAGE_PREFIX)
+
 
 TOOL_KINDS: Mapping[str, ToolKind] = {
     "read_file": "read",
@@ -294,7 +304,7 @@ class TurnMapper:
             text = text[len(streamed) :]
         if not text:
             return []
-        return [agent_text(text, kind="stop" if text in STOP_MESSAGES else None)]
+        return [agent_text(text, kind="stop" if is_stop_message(text) else None)]
 
 
 def explanation(

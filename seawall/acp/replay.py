@@ -15,12 +15,12 @@ from pathlib import Path
 from acp.schema import TextContentBlock, ToolCallProgress, ToolCallStart, UserMessageChunk
 
 from seawall.acp.mapping import (
-    STOP_MESSAGES,
     SessionUpdate,
     acp_tool_call_id,
     agent_text,
     agent_thought,
     edit_diff,
+    is_stop_message,
     settled_status,
     tool_kind,
     tool_locations,
@@ -60,7 +60,7 @@ class TranscriptReplay:
             text = TextContentBlock(type="text", text=message.content)
             return [UserMessageChunk(session_update="user_message_chunk", content=text)]
         if message.role is Role.SYSTEM:
-            if message.content in STOP_MESSAGES:
+            if is_stop_message(message.content):
                 return [agent_text(message.content, kind="stop")]
             return [agent_thought(message.content, kind="reminder")]
         if message.role is Role.TOOL:

@@ -27,9 +27,12 @@ from seawall.acp.mapping import (
     FAILED_REASON,
     MESSAGE_DELTA,
     REJECTED_REASON,
+    STOP_MESSAGE_PREFIX,
+    STOP_MESSAGES,
     TurnMapper,
     edit_diff,
     explanation,
+    is_stop_message,
     tool_kind,
     tool_locations,
     tool_title,
@@ -40,11 +43,13 @@ from seawall.acp.prompt_text import prompt_text
 from seawall.acp.replay import TranscriptReplay
 from seawall.acp.stdio import check_message
 from seawall.acp.turn import approves
+from workflows.batch import RULE_REMINDERS
 from workflows.conversation import Message, Role, mid_turn_message, system_message
 from workflows.guard import REPEATED_TOOL_FAILURE_REMINDER, REPEATED_TOOL_FAILURE_STOP_MESSAGE
 from workflows.outcome import ToolCall
 from workflows.prompt_io import AgentEvent, EventKind, StopReason
 from workflows.prompt_options import ApprovalMode
+from workflows.protections import TOOL_CALL_CAP_STOP_MESSAGE
 
 WS = Path("/work/space")
 
@@ -207,6 +212,13 @@ def test_whole_messages_show_only_what_their_streamed_deltas_did_not() -> None:
         event(EventKind.AGENT_MESSAGE, batch=4, text=REPEATED_TOOL_FAILURE_STOP_MESSAGE)
     )
     assert stop.content.text == REPEATED_TOOL_FAILURE_STOP_MESSAGE
+
+
+def test_every_stop_message_is_told_from_every_reminder() -> None:
+    assert all(message.startswith(STOP_MESSAGE_PREFIX) for message in STOP_MESSAGES)
+    assert is_stop_message(TOOL_CALL_CAP_STOP_MESSAGE.format(cap=100))
+    for reminder in [REPEATED_TOOL_FAILURE_REMINDER, *RULE_REMINDERS.values()]:
+        assert not is_stop_message(reminder)
 
 
 def test_a_message_without_deltas_is_shown_whole() -> None:

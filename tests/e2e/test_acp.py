@@ -33,8 +33,10 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from seawall.client.temporal_ops import prompt_handle
+from tests.activities.chat_server import ChatServer, error
 from workflows.guard import REPEATED_TOOL_FAILURE_REMINDER, REPEATED_TOOL_FAILURE_STOP_MESSAGE
 from workflows.prompt_io import StopReason
+from workflows.protections import TOOL_CALL_CAP_STOP_MESSAGE
 
 SEAWALL = str(Path(sys.executable).parent / "seawall")
 GUARD = "SEAWALL_REPEATED_TOOL_FAILURE_GUARD"
@@ -274,7 +276,34 @@ async def test_the_stubborn_demo_loop_shows_nothing_of_the_guard_in_shadow(
     # Only the tool-call cap ends a loop the guard merely watches, and it says so.
     meta = answer.field_meta["seawall"]
     assert answer.stop_reason == "end_turn"
-    assert meta.get("loopType") != "repeated_tool_execution_failure"
+    assert (meta["stopReason"], meta["loopType"]) == ("loop_detected", "turn_tool_call_cap")
+    assert recorder.texts(AgentMessageChunk)[-1] == TOOL_CALL_CAP_STOP_MESSAGE.format(cap=100)
+    assert recorder.of(AgentMessageChunk)[-1].field_meta == {"seawall": {"kind": "stop"}}
+
+
+async def test_a_model_error_is_explained_and_the_session_stays_usable(
+    bridge: Bridge, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    conn, recorder = bridge
+    session_id = await new_session(conn, workspace)
+    async with ChatServer([error(401, "invalid api key")]) as endpoint:
+        # The operator's endpoint, read by the worker on every request.
+        monkeypatch.setenv("OPENAI_BASE_URL", endpoint.url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+        answer = await say(conn, session_id, "hello")
+
+    assert answer.stop_reason == "end_turn"
+    meta = answer.field_meta["seawall"]
+    assert meta["stopReason"] == "error" and "model request failed" in meta["error"]
+    [note] = recorder.texts(AgentMessageChunk)
+    assert note.startswith("Seawall stopped this turn: model request failed")
+    assert "still usable" in note
+
+    monkeypatch.delenv("OPENAI_BASE_URL")
+    monkeypatch.delenv("OPENAI_API_KEY")
+    again = await say(conn, session_id, "hello")
+    assert again.stop_reason == "end_turn"
+    assert again.field_meta["seawall"]["stopReason"] == "end_turn"
 
 
 # --- permissions and modes ------------------------------------------------------------------
