@@ -46,8 +46,12 @@ from workflows.protections import (
     TOOL_CALL_CAP_STOP_MESSAGE,
 )
 
-# The streamed text delta of a model reply (STREAM's event kind; absent in older code).
+# The streamed text delta of a model reply (``EventKind.MESSAGE_DELTA`` where streaming has
+# landed); with status ``retry`` its text restarts the reply (a retried model request said
+# something else).
 MESSAGE_DELTA = "message_delta"
+DELTA_RETRY_STATUS = "retry"
+RETRIED_NOTE = "\n\n[model request retried]\n\n"
 
 SessionUpdate = AgentMessageChunk | AgentThoughtChunk | ToolCallStart | ToolCallProgress
 
@@ -291,6 +295,10 @@ class TurnMapper:
         text = event.text or ""
         if not text:
             return []
+        if event.status == DELTA_RETRY_STATUS:
+            # What was shown cannot be taken back: say the reply starts over, then show it.
+            self._streamed = text
+            return [agent_text(RETRIED_NOTE + text, kind="retry")]
         self._streamed += text
         return [agent_text(text)]
 

@@ -187,10 +187,16 @@ def test_a_stop_is_agent_text_and_its_loop_type_is_kept_for_the_answer() -> None
     )
 
 
-def delta(batch: int, text: str) -> AgentEvent:
+def delta(batch: int, text: str, status: str | None = None) -> AgentEvent:
     """A streamed text delta, whether or not this build's ``EventKind`` has the kind yet."""
     return AgentEvent.model_construct(
-        seq=1, kind=MESSAGE_DELTA, batch=batch, text=text, call_id=None, tool_name=None
+        seq=1,
+        kind=MESSAGE_DELTA,
+        batch=batch,
+        text=text,
+        status=status,
+        call_id=None,
+        tool_name=None,
     )
 
 
@@ -212,6 +218,17 @@ def test_whole_messages_show_only_what_their_streamed_deltas_did_not() -> None:
         event(EventKind.AGENT_MESSAGE, batch=4, text=REPEATED_TOOL_FAILURE_STOP_MESSAGE)
     )
     assert stop.content.text == REPEATED_TOOL_FAILURE_STOP_MESSAGE
+
+
+def test_a_retried_model_request_restarts_the_streamed_text() -> None:
+    mapper = TurnMapper("p", WS)
+    mapper.on_event(delta(1, "I will del"))
+    [restart] = mapper.on_event(delta(1, "Let me", status="retry"))
+    assert restart.content.text == "\n\n[model request retried]\n\nLet me"
+    assert restart.field_meta == {"seawall": {"kind": "retry"}}
+    [more] = mapper.on_event(delta(1, " look."))
+    assert more.content.text == " look."
+    assert mapper.on_event(event(EventKind.AGENT_MESSAGE, batch=1, text="Let me look.")) == []
 
 
 def test_every_stop_message_is_told_from_every_reminder() -> None:
