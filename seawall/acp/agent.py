@@ -359,8 +359,12 @@ class SeawallAgent(Agent):
         session = self._sessions.get(session_id)
         if session is None:
             return  # a notification: nothing to answer
-        for turn in list(session.turns):
+        turns = list(session.turns)
+        for turn in turns:
             turn.cancel_requested = True
+        # Newest first: a queued prompt is withdrawn before the one ahead of it ends and
+        # lets it start.
+        for turn in reversed(turns):
             if turn.prompt_id is not None:
                 await self._stop_prompt(session_id, turn.prompt_id)
         log.info("acp_cancel", session_id=session_id, turns=len(session.turns))
@@ -402,8 +406,9 @@ class SeawallAgent(Agent):
         if detach:
             log.info("acp_detached", prompts=len(followed))
             return
-        for prompt_id, turn in followed.items():
+        for turn in followed.values():
             turn.cancel_requested = True
+        for prompt_id, turn in reversed(followed.items()):
             with contextlib.suppress(Exception):
                 await self._stop_prompt(turn.session_id, prompt_id)
         log.info("acp_prompts_cancelled_on_exit", prompts=len(followed))

@@ -30,13 +30,15 @@ from acp.schema import (
     UserMessageChunk,
 )
 from temporalio.client import Client
+from temporalio.service import RPCError, RPCStatusCode
 from temporalio.testing import WorkflowEnvironment
 
-from seawall.client.temporal_ops import prompt_handle
+from seawall.client.temporal_ops import prompt_handle, session_handle
 from tests.activities.chat_server import ChatServer, error
 from workflows.guard import REPEATED_TOOL_FAILURE_REMINDER, REPEATED_TOOL_FAILURE_STOP_MESSAGE
 from workflows.prompt_io import StopReason
 from workflows.protections import TOOL_CALL_CAP_STOP_MESSAGE
+from workflows.session import SessionWorkflow
 
 SEAWALL = str(Path(sys.executable).parent / "seawall")
 GUARD = "SEAWALL_REPEATED_TOOL_FAILURE_GUARD"
@@ -306,6 +308,21 @@ async def test_a_model_error_is_explained_and_the_session_stays_usable(
     assert again.field_meta["seawall"]["stopReason"] == "end_turn"
 
 
+async def test_the_demo_loop_is_reminded_once_and_changes_course_in_warn(
+    bridge: Bridge, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(GUARD, "warn")
+    conn, recorder = bridge
+    session_id = await new_session(conn, workspace)
+
+    answer = await say(conn, session_id, "show me a loop")
+
+    assert recorder.texts(AgentThoughtChunk) == [REPEATED_TOOL_FAILURE_REMINDER]
+    assert REPEATED_TOOL_FAILURE_STOP_MESSAGE not in recorder.texts(AgentMessageChunk)
+    assert answer.stop_reason == "end_turn"
+    assert answer.field_meta["seawall"]["stopReason"] == "end_turn"
+
+
 # --- permissions and modes ------------------------------------------------------------------
 
 
@@ -401,6 +418,48 @@ async def test_cancel_mid_batch_settles_the_call_as_failed_then_answers_cancelle
     again = await say(conn, session_id, "are you there?")
     assert again.stop_reason == "end_turn"
     assert recorder.texts(AgentMessageChunk) == ["still here"]
+
+
+async def test_cancel_while_a_permission_dialog_is_open(bridge: Bridge, workspace: Path) -> None:
+    conn, recorder = bridge
+    script = [{"tool_calls": [write("out.txt", "x")]}, {"text": "after"}]
+    session_id = await new_session(conn, workspace, script)
+    turn = asyncio.create_task(say(conn, session_id, "write it"))
+    await until(lambda: recorder.permissions)
+
+    await conn.cancel(session_id=session_id)
+    recorder.answers.put_nowait("cancelled")  # what a client does with its open dialogs
+    answer = await asyncio.wait_for(turn, 120)
+
+    assert answer.stop_reason == "cancelled"
+    assert recorder.of(ToolCallProgress)[-1].status == "failed"
+    assert not (workspace / "out.txt").exists()
+
+
+async def test_cancel_withdraws_a_queued_prompt_and_cancels_the_running_one(
+    bridge: Bridge, workspace: Path, client: Client
+) -> None:
+    conn, _ = bridge
+    script = [{"tool_calls": [shell("touch started; exec sleep 300")]}, {"text": "never"}]
+    session_id = await new_session(conn, workspace, script)
+    await conn.set_session_mode(session_id=session_id, mode_id="yolo")
+    first = asyncio.create_task(say(conn, session_id, "one"))
+    await until(lambda: (workspace / "started").exists())
+    second = asyncio.create_task(say(conn, session_id, "two"))
+    session = session_handle(client, session_id)
+
+    async def queued() -> bool:
+        return bool((await session.query(SessionWorkflow.status)).queued_prompt_ids)
+
+    await until(queued)
+
+    await conn.cancel(session_id=session_id)
+    answers = await asyncio.wait_for(asyncio.gather(first, second), 120)
+
+    assert [a.stop_reason for a in answers] == ["cancelled", "cancelled"]
+    with pytest.raises(RPCError) as never:
+        await client.get_workflow_handle(f"{session_id}-prompt-2").describe()
+    assert never.value.status is RPCStatusCode.NOT_FOUND
 
 
 async def test_stdin_closing_cancels_the_prompt_the_bridge_followed(
