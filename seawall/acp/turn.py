@@ -113,14 +113,13 @@ class PromptFollower:
         reach for too long, or the prompt was withdrawn before it started)."""
         mapper = self._mapper
         try:
+            # The follower ends by itself after ``prompt_finished``.
             async for item in follow_prompt_events(self._client, self._prompt_id, after):
-                if isinstance(item, Idle):
-                    continue
-                await self._on_event(item)
-                if item.kind is EventKind.PROMPT_FINISHED:
-                    break
+                if not isinstance(item, Idle):
+                    await self._on_event(item)
         finally:
-            for task in self._asking:
+            # A dialog still open belongs to a prompt that is over; its answer is moot.
+            for task in list(self._asking):
                 task.cancel()
         if mapper.stop_reason is None:
             return None
