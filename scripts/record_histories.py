@@ -30,11 +30,16 @@ from worker import build_worker  # noqa: E402
 from workflows.activity_io import ModelSpec  # noqa: E402
 from workflows.guard import GuardMode  # noqa: E402
 from workflows.prompt import PromptWorkflow  # noqa: E402
-from workflows.prompt_io import PromptInput  # noqa: E402
+from workflows.prompt_io import ApprovalModeChange, PermissionAnswer, PromptInput  # noqa: E402
 from workflows.prompt_options import ApprovalMode  # noqa: E402
 from workflows.scenario_io import ModelScript, ScenarioHooks  # noqa: E402
 from workflows.session import SessionWorkflow, session_workflow_id  # noqa: E402
-from workflows.session_io import PromptSubmission, SessionInput, SessionSettings  # noqa: E402
+from workflows.session_io import (  # noqa: E402
+    PromptSubmission,
+    PromptWithdrawal,
+    SessionInput,
+    SessionSettings,
+)
 
 HISTORIES = ROOT / "tests" / "replay" / "histories"
 # fixture name -> (scenario, guard mode override)
@@ -64,6 +69,10 @@ SESSION_FIXTURE = "session-two-prompts"
 # Recorded after model text streamed: the demo model's publish_model_delta signals arrive
 # while its requests run (docs/architecture.md, "Streaming").
 STREAMED_FIXTURE = "streamed-demo-reply"
+# The handlers `seawall acp` added: the session's set_approval_mode (forwarded to its running
+# prompt as a signal) and withdraw_prompt. Two fixtures: the session and that prompt.
+EDITOR_SESSION_FIXTURE = "session-editor-handlers"
+EDITOR_PROMPT_FIXTURE = "prompt-approval-mode-switch"
 
 
 def write_history(name: str, history_json: str, events: int) -> None:
@@ -123,6 +132,89 @@ async def record_streamed(client: Client, queue: str) -> None:
         write_history(STREAMED_FIXTURE, history.to_json(), len(history.events))
 
 
+async def _until(check: object, what: str) -> None:
+    for _ in range(1200):
+        if await check():  # type: ignore[operator]
+            return
+        await asyncio.sleep(0.05)
+    raise TimeoutError(what)
+
+
+async def record_editor_session(client: Client, queue: str) -> None:
+    """A session in yolo whose running prompt is switched to default mid-batch (its next
+    write asks and is approved), with a queued prompt withdrawn meanwhile."""
+    with tempfile.TemporaryDirectory(prefix="seawall-record-") as workspace:
+        blocking = "touch started; while [ ! -f go ]; do sleep 0.05; done; echo released"
+        script = ModelScript.model_validate(
+            {
+                "turns": [
+                    {
+                        "tool_calls": [
+                            {"name": "run_shell_command", "arguments": {"command": blocking}}
+                        ]
+                    },
+                    {
+                        "tool_calls": [
+                            {"name": "write_file", "arguments": {"path": "out.txt", "content": "x"}}
+                        ]
+                    },
+                    {"text": "written"},
+                ]
+            }
+        )
+        session_id = "recorded-editor"
+        handle = await client.start_workflow(
+            SessionWorkflow.run,
+            SessionInput(
+                session_id=session_id,
+                settings=SessionSettings(
+                    workspace_root=workspace,
+                    scenario=ScenarioHooks(model_script=script),
+                    approval_mode=ApprovalMode.YOLO,
+                ),
+                guard_mode=GuardMode.SHADOW,
+            ),
+            id=session_workflow_id(session_id),
+            task_queue=queue,
+        )
+        first = await handle.execute_update(
+            SessionWorkflow.submit_prompt, PromptSubmission(text="build")
+        )
+
+        async def started() -> bool:
+            return (Path(workspace) / "started").exists()
+
+        await _until(started, "the blocking call")
+        second = await handle.execute_update(
+            SessionWorkflow.submit_prompt, PromptSubmission(text="withdrawn")
+        )
+        await handle.execute_update(
+            SessionWorkflow.withdraw_prompt, PromptWithdrawal(prompt_id=second.prompt_id)
+        )
+        await handle.execute_update(
+            SessionWorkflow.set_approval_mode,
+            ApprovalModeChange(approval_mode=ApprovalMode.DEFAULT),
+        )
+        (Path(workspace) / "go").touch()
+        prompt = client.get_workflow_handle_for(PromptWorkflow.run, first.prompt_id)
+
+        async def asked() -> bool:
+            return bool((await prompt.query(PromptWorkflow.status)).pending_permissions)
+
+        await _until(asked, "the permission request")
+        [request] = (await prompt.query(PromptWorkflow.status)).pending_permissions
+        await prompt.execute_update(
+            PromptWorkflow.answer_permission,
+            PermissionAnswer(request_id=request.request_id, approve=True),
+        )
+        await prompt.result()
+        await handle.signal(SessionWorkflow.close)
+        await handle.result()
+        for name, recorded in ((EDITOR_SESSION_FIXTURE, handle), (EDITOR_PROMPT_FIXTURE, prompt)):
+            history = await recorded.fetch_history()
+            write_history(name, history.to_json(), len(history.events))
+
+
 async def record(only: set[str]) -> None:
     HISTORIES.mkdir(parents=True, exist_ok=True)
     async with await start_dev_server() as env:
@@ -147,6 +239,8 @@ async def record(only: set[str]) -> None:
                 await record_session(env.client, queue)
             if not only or STREAMED_FIXTURE in only:
                 await record_streamed(env.client, queue)
+            if not only or only & {EDITOR_SESSION_FIXTURE, EDITOR_PROMPT_FIXTURE}:
+                await record_editor_session(env.client, queue)
 
 
 if __name__ == "__main__":

@@ -54,6 +54,16 @@ CLIENTS = [
     "seawall.cli.main",
     "seawall.cli.prompt",
     "seawall.cli.stack",
+    "seawall.cli.acp",
+    "seawall.acp.agent",
+    "seawall.acp.mapping",
+    "seawall.acp.modes",
+    "seawall.acp.prompt_text",
+    "seawall.acp.replay",
+    "seawall.acp.server",
+    "seawall.acp.stdio",
+    "seawall.acp.turn",
+    "seawall.acp.errors",
     "seawall.scenario.driver",
     "seawall.scenario.format",
 ]
@@ -205,8 +215,13 @@ def test_the_shared_client_code_imports_contracts_and_the_runtime_only() -> None
     assert violations(("seawall/client",), allowed, forbidden_sdks=True) == []
 
 
+def test_the_editor_bridge_imports_the_shared_client_code_contracts_and_the_runtime_only() -> None:
+    allowed = ("seawall.acp", "seawall.client", "workflows", "seawall.runtime")
+    assert violations(("seawall/acp",), allowed, forbidden_sdks=True) == []
+
+
 def test_the_cli_imports_the_worker_only_inside_the_function_that_starts_one() -> None:
-    allowed = ("seawall.cli", "seawall.scenario", "seawall.runtime", "workflows")
+    allowed = ("seawall.cli", "seawall.acp", "seawall.scenario", "seawall.runtime", "workflows")
     found = []
     for path in sources("seawall/cli"):
         for imp in imports_in(path):

@@ -4,7 +4,8 @@ docs/architecture.md, "The prompt loop". Which calls ask is the prompt's approva
 (:meth:`~workflows.prompt_options.ApprovalMode.asks_before`); this mixin of
 ``PromptWorkflow`` keeps the open requests as workflow state and takes the user's answer
 through the ``answer_permission`` update. A rejection, or no answer within the prompt's
-permission timeout, means the call never runs.
+permission timeout, means the call never runs. The ``set_approval_mode`` signal (an editor
+switching its session mode) changes which later calls ask.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from datetime import timedelta
 from temporalio import workflow
 
 from workflows.outcome import ToolCall
-from workflows.prompt_io import PermissionAnswer, PermissionRequest
+from workflows.prompt_io import ApprovalModeChange, PermissionAnswer, PermissionRequest
+from workflows.prompt_options import ApprovalMode
 
 
 class PermissionRequests:
@@ -25,6 +27,16 @@ class PermissionRequests:
         self._pending_permissions: dict[str, PermissionRequest] = {}
         self._permission_answers: dict[str, bool] = {}
         self._permission_seq = 0
+        # None: the mode the prompt started with.
+        self._approval_mode_change: ApprovalMode | None = None
+
+    @workflow.signal
+    def set_approval_mode(self, change: ApprovalModeChange) -> None:
+        self._approval_mode_change = change.approval_mode
+
+    def _approval_mode(self, started_with: ApprovalMode) -> ApprovalMode:
+        """The approval mode for a call admitted now."""
+        return self._approval_mode_change or started_with
 
     @workflow.update
     def answer_permission(self, answer: PermissionAnswer) -> str:

@@ -72,7 +72,7 @@ with workflow.unsafe.imports_passed_through():
         telemetry_record,
     )
     from workflows.loop_profile import SEED_SETTINGS, LoopSettings
-    from workflows.outcome import ExecutionStatus, ToolOutcome
+    from workflows.outcome import ExecutionStatus, ToolCall, ToolOutcome
     from workflows.permissions import PermissionRequests
     from workflows.progress_rules import LoopRules, RuleDecision
     from workflows.prompt_io import (
@@ -91,6 +91,7 @@ with workflow.unsafe.imports_passed_through():
         QueuedPrompt,
         RuleEntry,
         StopReason,
+        ToolCallsQuery,
         UserInput,
         guard_forced_off,
         route_label,
@@ -211,6 +212,16 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests):
         """``events``, in pages of bounded size (what ``follow_prompt_events`` reads)."""
         return self._log.page(query.after)
 
+    @workflow.query
+    def tool_calls(self, query: ToolCallsQuery) -> list[ToolCall]:
+        wanted = set(query.call_ids)
+        return [
+            call
+            for message in self._messages
+            for call in message.tool_calls
+            if call.call_id in wanted
+        ]
+
     # --- the loop -------------------------------------------------------------------------
 
     @workflow.run
@@ -264,6 +275,11 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests):
             messages=self._messages,
             loop_profile=self._loop_settings.profile.value,
             rules=self._rule_entries,
+            tool_statuses={
+                event.call_id: event.status
+                for event in self._log.after(0)
+                if event.kind is EventKind.TOOL_CALL_SETTLED and event.call_id and event.status
+            },
         )
 
     async def _resolve_operator_settings(self) -> tuple[GuardMode, LoopSettings]:
@@ -465,7 +481,7 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests):
         tool_type = spec.tool_type if spec else None
         fixture = prompt.scenario.fixture_tools.get(call.name) if prompt.scenario else None
         try:
-            if spec is not None and prompt.approval_mode.asks_before(
+            if spec is not None and self._approval_mode(prompt.approval_mode).asks_before(
                 spec.name, mutating=spec.mutating
             ):
                 invalid: ToolOutcome | None = await workflow.execute_activity(

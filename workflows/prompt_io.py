@@ -15,7 +15,7 @@ from workflows.activity_io import ModelSpec
 from workflows.conversation import Message
 from workflows.guard import GuardMode
 from workflows.loop_profile import LoopSettings
-from workflows.prompt_options import PromptOptions
+from workflows.prompt_options import ApprovalMode, PromptOptions
 from workflows.scenario_io import ScenarioHooks, lift_legacy_prompt_keys
 
 
@@ -191,6 +191,22 @@ class EventsPage(BaseModel):
     more: bool = False
 
 
+class ApprovalModeChange(BaseModel):
+    """Switch the approval mode (session update and prompt signal ``set_approval_mode``):
+    it applies to the calls admitted after it; a request already open stays open."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    approval_mode: ApprovalMode
+
+
+class ToolCallsQuery(BaseModel):
+    """The calls with these ids as the model sent them (query ``tool_calls``): what an
+    editor shows of a call (its file, its diff), for the session's own client only."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    call_ids: list[str] = Field(max_length=1000)
+
+
 class GuardEntry(BaseModel):
     """One settled batch's guard decision, ``none`` included (docs/architecture.md, "Scenario
     runs")."""
@@ -262,3 +278,6 @@ class PromptResult(BaseModel):
     # Mid-turn input the prompt never handed to the model (it stopped or was cancelled
     # first); a session runs it as its next prompt so nothing the user said is lost.
     pending_input: list[str] = Field(default_factory=list)
+    # call id -> the settled status of every call of this prompt (success | error |
+    # cancelled), so a client replaying the conversation shows each call as it ended.
+    tool_statuses: dict[str, str] = Field(default_factory=dict)

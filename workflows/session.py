@@ -7,6 +7,11 @@ across prompts, and runs each submitted prompt, strictly FIFO, as a child
 prompt waits and the running one is told ``set_queued_prompt`` (which resets its guard
 streak); mid-turn input is forwarded to the running prompt. A prompt stopped by the guard
 leaves the session usable: the next prompt is a new workflow with a fresh guard.
+
+For editor clients (``seawall acp``) a session also switches its approval mode
+(``set_approval_mode``, forwarded to the running prompt), withdraws a prompt still waiting
+in its queue (``withdraw_prompt``) and pages through its retained conversation with each
+tool call's settled status (``transcript``), so an editor can show it again after a restart.
 """
 
 from __future__ import annotations
@@ -23,20 +28,36 @@ with workflow.unsafe.imports_passed_through():
         OperatorSettings,
         ResolveOperatorSettingsInput,
     )
-    from workflows.conversation import MAX_CONVERSATION_CHARS, Message, recent_history
+    from workflows.conversation import (
+        MAX_CONVERSATION_CHARS,
+        Message,
+        Role,
+        conversation_chars,
+        recent_history,
+    )
     from workflows.guard import GuardMode
     from workflows.loop_profile import LoopSettings
     from workflows.prompt import PromptWorkflow
-    from workflows.prompt_io import PromptInput, PromptResult, QueuedPrompt, StopReason, UserInput
+    from workflows.prompt_io import (
+        ApprovalModeChange,
+        PromptInput,
+        PromptResult,
+        QueuedPrompt,
+        StopReason,
+        UserInput,
+    )
     from workflows.session_io import (
         FINISHED_PROMPTS_KEPT,
         FinishedPrompt,
         InputDelivery,
         PromptSubmission,
+        PromptWithdrawal,
         QueuedSessionPrompt,
         SessionInput,
         SessionStatus,
         SubmittedPrompt,
+        TranscriptPage,
+        TranscriptQuery,
     )
 
 
@@ -52,6 +73,7 @@ class SessionWorkflow:
         self._guard_mode: GuardMode | None = session.guard_mode
         self._loop_settings: LoopSettings | None = session.loop_settings
         self._conversation: list[Message] = list(session.conversation)
+        self._tool_statuses: list[str | None] = list(session.tool_statuses)
         self._queue: list[QueuedSessionPrompt] = list(session.queue)
         self._finished: list[FinishedPrompt] = list(session.finished)
         self._submitted = session.prompts_submitted
@@ -99,6 +121,46 @@ class SessionWorkflow:
         if self._running is None and self._starting is None:
             raise ValueError("no prompt is running in this session")
 
+    @workflow.update
+    async def set_approval_mode(self, change: ApprovalModeChange) -> ApprovalModeChange:
+        """Later prompts start in this mode; the running one applies it to its next calls."""
+        settings = self._input.settings.model_copy(update={"approval_mode": change.approval_mode})
+        self._input = self._input.model_copy(update={"settings": settings})
+        running = self._running
+        if running is not None:
+            with contextlib.suppress(ApplicationError):  # it may have finished meanwhile
+                await running.signal(PromptWorkflow.set_approval_mode, change)
+        return change
+
+    @workflow.update
+    def withdraw_prompt(self, withdrawal: PromptWithdrawal) -> PromptWithdrawal:
+        """Drop a prompt that has not started; it never runs."""
+        self._queue = [item for item in self._queue if item.prompt_id != withdrawal.prompt_id]
+        return withdrawal
+
+    @withdraw_prompt.validator
+    def _validate_withdrawal(self, withdrawal: PromptWithdrawal) -> None:
+        if all(item.prompt_id != withdrawal.prompt_id for item in self._queue):
+            raise ValueError(f"prompt {withdrawal.prompt_id!r} is not waiting in the queue")
+
+    @workflow.query
+    def transcript(self, query: TranscriptQuery) -> TranscriptPage:
+        total = len(self._conversation)
+        statuses = self._tool_statuses if len(self._tool_statuses) == total else [None] * total
+        end = query.after
+        chars = 0
+        while end < total:
+            chars += conversation_chars([self._conversation[end]])
+            if chars > query.max_chars and end > query.after:
+                break
+            end += 1
+        return TranscriptPage(
+            messages=self._conversation[query.after : end],
+            tool_statuses=statuses[query.after : end],
+            next_index=max(end, query.after),
+            total=total,
+        )
+
     @workflow.signal
     def close(self) -> None:
         """Finish once the queued prompts have run."""
@@ -115,6 +177,7 @@ class SessionWorkflow:
             finished=self._finished,
             conversation_messages=len(self._conversation),
             closing=self._closing,
+            approval_mode=self._input.settings.approval_mode,
         )
 
     # --- the loop -------------------------------------------------------------------------
@@ -145,12 +208,13 @@ class SessionWorkflow:
     async def _run_prompt(self, item: QueuedSessionPrompt) -> None:
         self._starting = item.prompt_id
         settings = self._input.settings
+        # Older prompts drop out first, so a long session never outgrows a payload.
+        history = recent_history(self._conversation, MAX_CONVERSATION_CHARS // 2)
         prompt = PromptInput(
             prompt=item.text,
             workspace_root=settings.workspace_root,
             model=settings.model,
-            # Older prompts drop out first, so a long session never outgrows a payload.
-            history=recent_history(self._conversation, MAX_CONVERSATION_CHARS // 2),
+            history=history,
             client_metadata=settings.client_metadata,
             guard_mode=self._guard_mode,
             loop_settings=self._loop_settings,
@@ -169,6 +233,7 @@ class SessionWorkflow:
                 await self._running.signal(PromptWorkflow.set_queued_prompt, QueuedPrompt())
         try:
             result = await self._running
+            self._tool_statuses = self._statuses_after(history, result)
             self._conversation = result.messages
             if result.pending_input:
                 self._submitted += 1
@@ -189,12 +254,27 @@ class SessionWorkflow:
             self._starting = None
         self._finished = [*self._finished, finished][-FINISHED_PROMPTS_KEPT:]
 
+    def _statuses_after(self, history: list[Message], result: PromptResult) -> list[str | None]:
+        """The statuses aligned with ``result.messages``: the history's kept, the new
+        tool messages' from the result."""
+        kept: list[str | None] = [None] * len(history)
+        if len(self._tool_statuses) == len(self._conversation) and history:
+            kept = self._tool_statuses[len(self._conversation) - len(history) :]
+        new = result.messages[len(history) :] if len(result.messages) >= len(history) else []
+        if len(new) + len(kept) != len(result.messages):
+            return [None] * len(result.messages)
+        return kept + [
+            result.tool_statuses.get(m.tool_call_id or "") if m.role is Role.TOOL else None
+            for m in new
+        ]
+
     def _carry(self) -> SessionInput:
         return self._input.model_copy(
             update={
                 "guard_mode": self._guard_mode,
                 "loop_settings": self._loop_settings,
                 "conversation": self._conversation,
+                "tool_statuses": self._tool_statuses,
                 "queue": self._queue,
                 "finished": self._finished,
                 "prompts_submitted": self._submitted,

@@ -12,7 +12,7 @@ from workflows.conversation import Message
 from workflows.guard import GuardMode
 from workflows.loop_profile import LoopProfile, LoopSettings
 from workflows.prompt_io import LoopType, StopReason
-from workflows.prompt_options import PromptOptions
+from workflows.prompt_options import ApprovalMode, PromptOptions
 from workflows.scenario_io import ScenarioHooks, lift_legacy_prompt_keys
 
 MAX_PROMPT_CHARS = 100_000
@@ -69,6 +69,9 @@ class SessionInput(BaseModel):
     finished: list[FinishedPrompt] = Field(default_factory=list)
     prompts_submitted: int = 0
     closing: bool = False
+    # Aligned with ``conversation``: a tool message's settled status (success | error |
+    # cancelled), None for every other message or when it is not known.
+    tool_statuses: list[str | None] = Field(default_factory=list)
 
 
 class PromptSubmission(BaseModel):
@@ -104,3 +107,38 @@ class SessionStatus(BaseModel):
     finished: list[FinishedPrompt]
     conversation_messages: int
     closing: bool
+    # The mode the session's next calls are asked about in (None: reported by older code).
+    approval_mode: ApprovalMode | None = None
+
+
+class PromptWithdrawal(BaseModel):
+    """Take a prompt that has not started out of the queue (update ``withdraw_prompt``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    prompt_id: str
+
+
+# A transcript page stays far below Temporal's 2 MB payload limit.
+TRANSCRIPT_PAGE_CHARS = 200_000
+
+
+class TranscriptQuery(BaseModel):
+    """A page of the retained conversation from message ``after`` (query ``transcript``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    after: int = Field(default=0, ge=0)
+    max_chars: int = Field(default=TRANSCRIPT_PAGE_CHARS, ge=1, le=TRANSCRIPT_PAGE_CHARS)
+
+
+class TranscriptPage(BaseModel):
+    """Messages ``[after, next_index)`` of ``total``, with each tool message's settled
+    status (aligned with ``messages``); a page holds at least one message when any is left."""
+
+    model_config = ConfigDict(frozen=True)
+
+    messages: list[Message]
+    tool_statuses: list[str | None]
+    next_index: int
+    total: int

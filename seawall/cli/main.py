@@ -25,6 +25,7 @@ from contextlib import AsyncExitStack, contextmanager
 from pathlib import Path
 from typing import NoReturn
 
+from seawall.cli.acp import add_acp_arguments, main_acp
 from seawall.cli.prompt import add_prompt_arguments, main_prompt
 from seawall.runtime.logs import configure_logging
 from seawall.runtime.process_exit import exit_without_finalizing
@@ -51,6 +52,7 @@ examples:
   seawall run scenarios/read-missing-file-loop.yaml --json
                                     run a scripted scenario, print its result as JSON
   seawall config                    show every setting and where its value came from
+  seawall acp --embedded            serve an editor (Zed) over the Agent Client Protocol
 
 Run `seawall COMMAND --help` for a command's options. Documentation: README.md and
 docs/ (architecture.md, settings.md).
@@ -132,6 +134,16 @@ def build_parser() -> argparse.ArgumentParser:
     config.add_argument(
         "--json", action="store_true", help="print the settings as one JSON object on stdout"
     )
+    acp = commands.add_parser(
+        "acp",
+        help="serve an editor over the Agent Client Protocol (stdio JSON-RPC)",
+        description="Run Seawall as an Agent Client Protocol agent on stdin/stdout, for "
+        "editors such as Zed: each editor session is a Seawall session, each turn a prompt "
+        "workflow. Uses the Temporal server at TEMPORAL_ADDRESS and its running workers, or "
+        "with --embedded its own dev server (state under the data directory) and worker. "
+        "stdout carries only JSON-RPC; logs go to stderr.",
+    )
+    add_acp_arguments(acp)
     commands.add_parser(
         "up",
         help="run the whole stack locally (what `make run` does)",
@@ -234,6 +246,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_stack(settings)
     if args.command == "prompt":
         return main_prompt(args, settings)
+    if args.command == "acp":
+        return main_acp(args, effective)
     # Quiet unless asked: stdout carries the result, stderr only what went wrong.
     level = settings.log_level if effective.is_set("log_level") else "WARNING"
     configure_logging(args.log_format or settings.log_format, level=level)

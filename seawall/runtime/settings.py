@@ -1,9 +1,9 @@
 """The one settings model of every Seawall process, and the one reader of its sources.
 
-The worker, the gateway, ``seawall run``, ``seawall up`` and ``seawall prompt`` all call
-:func:`load_settings`; nothing else in the code base reads a ``SEAWALL_*``, ``OPENAI_*``,
-``TEMPORAL_*`` or ``OTEL_*`` variable as a setting, or the user config directory. Every value
-comes from, in order:
+The worker, the gateway, ``seawall run``, ``seawall up``, ``seawall prompt`` and ``seawall
+acp`` all call :func:`load_settings`; nothing else in the code base reads a ``SEAWALL_*``,
+``OPENAI_*``, ``TEMPORAL_*`` or ``OTEL_*`` variable as a setting, or the user config
+directory. Every value comes from, in order:
 
 1. the process environment (the variables in :data:`SETTINGS`; a blank value counts as
    unset);
@@ -96,6 +96,7 @@ GATEWAY = "gateway"
 RUN = "seawall run"
 UP = "seawall up"
 PROMPT = "seawall prompt"
+ACP = "seawall acp"
 
 
 @dataclass(frozen=True)
@@ -178,6 +179,18 @@ def user_config_dir(environ: Mapping[str, str]) -> Path:
     home = environ.get("HOME", "").strip()
     base = Path(home) if home else Path.home()
     return base / ".config" / CONFIG_DIR_NAME
+
+
+def user_data_dir(environ: Mapping[str, str]) -> Path:
+    """``$XDG_DATA_HOME/seawall``, else ``~/.local/share/seawall``: the per-user data
+    directory (``seawall acp --embedded`` keeps its Temporal state there when ``data_dir``
+    is unset)."""
+    xdg = environ.get("XDG_DATA_HOME", "").strip()
+    if xdg and Path(xdg).is_absolute():
+        return Path(xdg) / CONFIG_DIR_NAME
+    home = environ.get("HOME", "").strip()
+    base = Path(home) if home else Path.home()
+    return base / ".local" / "share" / CONFIG_DIR_NAME
 
 
 def user_config_path(environ: Mapping[str, str]) -> Path:
@@ -512,21 +525,21 @@ class SeawallSettings(BaseSettings):
         "localhost:7233",
         "Temporal frontend host:port (seawall run: when unset, an embedded dev server)",
         env="TEMPORAL_ADDRESS",
-        read_by=(WORKER, GATEWAY, RUN),
+        read_by=(WORKER, GATEWAY, RUN, ACP),
         min_length=1,
     )
     temporal_namespace: str = setting(
         "default",
         "Temporal namespace",
         env="TEMPORAL_NAMESPACE",
-        read_by=(WORKER, GATEWAY, RUN, UP),
+        read_by=(WORKER, GATEWAY, RUN, UP, ACP),
         min_length=1,
     )
     task_queue: str = setting(
         "seawall",
         "task queue of the prompt and session workflows",
         env="SEAWALL_TASK_QUEUE",
-        read_by=(WORKER, GATEWAY, RUN, UP),
+        read_by=(WORKER, GATEWAY, RUN, UP, ACP),
         min_length=1,
     )
     connect_timeout_seconds: float = setting(
@@ -691,7 +704,7 @@ class SeawallSettings(BaseSettings):
         MAX_PROMPT_CHARS,
         "longest prompt the gateway accepts",
         env="SEAWALL_MAX_PROMPT_CHARS",
-        read_by=(GATEWAY,),
+        read_by=(GATEWAY, ACP),
         ge=1,
         le=MAX_PROMPT_CHARS,
     )
@@ -699,13 +712,13 @@ class SeawallSettings(BaseSettings):
         ApprovalMode.DEFAULT,
         "default approval mode of a session: default | auto_edit | yolo",
         env="SEAWALL_APPROVAL_MODE",
-        read_by=(GATEWAY,),
+        read_by=(GATEWAY, ACP),
     )
     permission_timeout_seconds: float = setting(
         DEFAULT_PERMISSION_TIMEOUT_SECONDS,
         "how long a permission request waits for an answer",
         env="SEAWALL_PERMISSION_TIMEOUT_SECONDS",
-        read_by=(GATEWAY,),
+        read_by=(GATEWAY, ACP),
         gt=0,
     )
     # Off by default: a scripted session runs tools the client chose.
@@ -713,14 +726,15 @@ class SeawallSettings(BaseSettings):
         False,
         "let a client script its session's model (simulations, end-to-end tests)",
         env="SEAWALL_ALLOW_SCRIPTED_MODELS",
-        read_by=(GATEWAY,),
+        read_by=(GATEWAY, ACP),
     )
     # --- seawall up -------------------------------------------------------------------------
     data_dir: Path = setting(
         Path(".data"),
-        "the dev server's database, logs and workspaces",
+        "the dev server's database, logs and workspaces (seawall acp --embedded, when unset: "
+        "$XDG_DATA_HOME/seawall)",
         env="SEAWALL_DATA_DIR",
-        read_by=(UP, GATEWAY),
+        read_by=(UP, GATEWAY, ACP),
     )
     stack_host: str = setting(
         "127.0.0.1",
@@ -742,13 +756,13 @@ class SeawallSettings(BaseSettings):
     )
     # --- logs, metrics, tracing -------------------------------------------------------------
     log_format: LogFormat = setting(
-        "json", "json | console", env="SEAWALL_LOG_FORMAT", read_by=(WORKER, GATEWAY, RUN)
+        "json", "json | console", env="SEAWALL_LOG_FORMAT", read_by=(WORKER, GATEWAY, RUN, ACP)
     )
     log_level: str = setting(
         "INFO",
         "DEBUG | INFO | WARNING | ERROR | CRITICAL (seawall run: WARNING when unset)",
         env="SEAWALL_LOG_LEVEL",
-        read_by=(WORKER, GATEWAY, RUN),
+        read_by=(WORKER, GATEWAY, RUN, ACP),
     )
     metrics_host: str = setting(
         "127.0.0.1", "Prometheus endpoint address", env="SEAWALL_METRICS_HOST", read_by=(WORKER,)

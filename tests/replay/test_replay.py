@@ -47,6 +47,10 @@ def test_the_representative_scenarios_are_all_recorded() -> None:
         "loop-profile-denied-call",
         # Recorded after model text streamed: publish_model_delta signals mid-request.
         "streamed-demo-reply",
+        # The handlers seawall acp added: a mode switch reaching a running prompt (its next
+        # write asks), a queued prompt withdrawn.
+        "session-editor-handlers",
+        "prompt-approval-mode-switch",
     } <= names
 
 

@@ -1,0 +1,455 @@
+"""``SeawallAgent``: the ACP methods, each one or two Temporal calls on the session and
+prompt workflows the gateway uses too (docs/acp.md, "Methods").
+
+The ACP session id is the Seawall session id (workflow ``session-{id}``), so a session is
+found again after the bridge or the editor restarts; everything else lives in the workflows.
+The agent keeps only what a connection needs: which sessions it opened or loaded (their
+workspace) and which prompts it follows (to cancel them).
+
+Operator policy is never taken from the client: the guard mode and the model endpoint are
+the worker's settings, a client's MCP servers are ignored, and of a client's ``_meta`` only
+``seawall.modelScript`` is read, and only when ``SEAWALL_ALLOW_SCRIPTED_MODELS`` allows it.
+The SDK's ``Agent`` is a ``Protocol`` whose methods answer ``null`` when not overridden, so
+every method is overridden and the unsupported ones answer "method not found".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+import structlog
+from acp import PROTOCOL_VERSION, Agent, Client
+from acp.schema import (
+    AgentCapabilities,
+    AuthenticateResponse,
+    CloseSessionResponse,
+    ForkSessionResponse,
+    Implementation,
+    InitializeResponse,
+    ListSessionsResponse,
+    LoadSessionResponse,
+    NewSessionResponse,
+    PromptCapabilities,
+    PromptResponse,
+    ResumeSessionResponse,
+    SetSessionConfigOptionResponse,
+    SetSessionModeResponse,
+)
+from pydantic import ValidationError
+from temporalio.client import Client as TemporalClient
+from temporalio.client import WorkflowExecutionStatus, WorkflowUpdateFailedError
+from temporalio.service import RPCError
+
+from seawall.acp.errors import internal_error, invalid_params, invalid_request, unsupported
+from seawall.acp.mapping import turn_response
+from seawall.acp.modes import approval_mode, mode_state
+from seawall.acp.prompt_text import prompt_text
+from seawall.acp.replay import TranscriptReplay
+from seawall.acp.turn import EditorConnection, PromptFollower, TurnState
+from seawall.client.temporal_ops import (
+    RPC_TIMEOUT,
+    is_not_found,
+    is_pending,
+    prompt_handle,
+    session_handle,
+    update_failure,
+)
+from workflows.activity_io import ModelSpec
+from workflows.prompt_io import ApprovalModeChange
+from workflows.prompt_options import ApprovalMode
+from workflows.scenario_io import ModelScript, ScenarioHooks
+from workflows.session import SessionWorkflow, session_workflow_id
+from workflows.session_io import (
+    PromptSubmission,
+    PromptWithdrawal,
+    SessionInput,
+    SessionSettings,
+    TranscriptQuery,
+)
+
+log = structlog.get_logger("seawall.acp")
+
+# How long a cancel waits for a prompt its session is still starting.
+CANCEL_START_WAIT_SECONDS = 10.0
+
+
+@dataclass(frozen=True)
+class BridgeOptions:
+    """What the operator's settings say about sessions this bridge starts."""
+
+    task_queue: str
+    approval_mode: ApprovalMode
+    permission_timeout_seconds: float
+    allow_scripted_models: bool
+    max_prompt_chars: int
+
+
+@dataclass
+class OpenSession:
+    session_id: str
+    workspace: Path
+    turns: list[TurnState] = field(default_factory=list)
+
+
+def checked_workspace(cwd: str) -> Path:
+    """The session's workspace: ``cwd`` must be an absolute path to a directory."""
+    path = Path(cwd)
+    if not path.is_absolute():
+        raise invalid_params(f"cwd must be an absolute path, not {cwd!r}", cwd=cwd)
+    if not path.is_dir():
+        raise invalid_params(f"cwd {cwd!r} is not an existing directory", cwd=cwd)
+    return path
+
+
+def _agent_version() -> str:
+    try:
+        return version("seawall")
+    except PackageNotFoundError:
+        return "0"
+
+
+class SeawallAgent(Agent):
+    def __init__(self, client: TemporalClient, options: BridgeOptions) -> None:
+        self._client = client
+        self._options = options
+        self._conn: EditorConnection | None = None
+        self._sessions: dict[str, OpenSession] = {}
+        # prompt id -> the turn following it; what stdin closing cancels.
+        self._followed: dict[str, TurnState] = {}
+        self._background: set[asyncio.Task[None]] = set()
+
+    def on_connect(self, conn: Client) -> None:
+        self._conn = conn
+
+    @property
+    def conn(self) -> EditorConnection:
+        assert self._conn is not None, "the SDK connects the agent before any request"
+        return self._conn
+
+    # --- the handshake ----------------------------------------------------------------------
+
+    async def initialize(
+        self,
+        protocol_version: int,
+        client_capabilities: Any = None,
+        client_info: Any = None,
+        **kwargs: Any,
+    ) -> InitializeResponse:
+        # Always the version this agent speaks: a client that cannot use it disconnects.
+        return InitializeResponse(
+            protocol_version=PROTOCOL_VERSION,
+            agent_capabilities=AgentCapabilities(
+                load_session=True,
+                prompt_capabilities=PromptCapabilities(
+                    image=False, audio=False, embedded_context=True
+                ),
+            ),
+            auth_methods=[],
+            agent_info=Implementation(name="seawall", title="Seawall", version=_agent_version()),
+        )
+
+    async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse | None:
+        raise unsupported("authenticate")
+
+    # --- sessions ---------------------------------------------------------------------------
+
+    async def new_session(
+        self,
+        cwd: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: list[Any] | None = None,
+        **kwargs: Any,
+    ) -> NewSessionResponse:
+        workspace = checked_workspace(cwd)
+        if additional_directories:
+            raise invalid_params("additional directories are not supported")
+        if mcp_servers:
+            # Operator policy: only the operator configures MCP servers (a count, no names).
+            log.info("acp_mcp_servers_ignored", count=len(mcp_servers))
+        options = self._options
+        session_id = uuid.uuid4().hex
+        settings = SessionSettings(
+            workspace_root=str(workspace),
+            # The worker answers with the operator's model (its endpoint, else the demo model).
+            model=ModelSpec(provider="operator"),
+            approval_mode=options.approval_mode,
+            permission_timeout_seconds=options.permission_timeout_seconds,
+            client_metadata={"client": "acp"},
+            scenario=self._scripted_model(kwargs.get("seawall")),
+        )
+        try:
+            await self._client.start_workflow(
+                SessionWorkflow.run,
+                SessionInput(session_id=session_id, settings=settings),
+                id=session_workflow_id(session_id),
+                task_queue=options.task_queue,
+                rpc_timeout=RPC_TIMEOUT,
+            )
+        except RPCError as err:
+            raise internal_error(f"cannot start the session on Temporal: {err.message}") from err
+        self._sessions[session_id] = OpenSession(session_id, workspace)
+        log.info("acp_session_created", session_id=session_id)
+        return NewSessionResponse(session_id=session_id, modes=mode_state(options.approval_mode))
+
+    def _scripted_model(self, meta: Any) -> ScenarioHooks | None:
+        """A scripted model from ``_meta.seawall.modelScript`` (tests, simulations), only
+        when the operator allows it."""
+        script = meta.get("modelScript") if isinstance(meta, dict) else None
+        if script is None:
+            return None
+        if not self._options.allow_scripted_models:
+            raise invalid_params(
+                "scripted models are disabled on this agent (SEAWALL_ALLOW_SCRIPTED_MODELS)"
+            )
+        try:
+            return ScenarioHooks(model_script=ModelScript.model_validate(script))
+        except ValidationError as err:
+            raise invalid_params(f"invalid modelScript: {err.error_count()} errors") from None
+
+    async def load_session(
+        self,
+        cwd: str,
+        session_id: str,
+        mcp_servers: list[Any] | None = None,
+        additional_directories: list[str] | None = None,
+        **kwargs: Any,
+    ) -> LoadSessionResponse | None:
+        workspace = checked_workspace(cwd)
+        handle = session_handle(self._client, session_id)
+        try:
+            description = await handle.describe(rpc_timeout=RPC_TIMEOUT)
+        except RPCError as err:
+            if is_not_found(err):
+                raise invalid_params(f"no session {session_id!r}", sessionId=session_id) from None
+            raise
+        if description.status != WorkflowExecutionStatus.RUNNING:
+            raise invalid_params(f"session {session_id!r} is closed", sessionId=session_id)
+        session = self._sessions.setdefault(session_id, OpenSession(session_id, workspace))
+        replay = TranscriptReplay(session_id, workspace)
+        after = 0
+        while True:
+            page = await handle.query(
+                SessionWorkflow.transcript, TranscriptQuery(after=after), rpc_timeout=RPC_TIMEOUT
+            )
+            for update in replay.updates(page.messages, page.tool_statuses):
+                await self.conn.session_update(session_id, update)
+            if page.next_index >= page.total or page.next_index == after:
+                break
+            after = page.next_index
+        status = await handle.query(SessionWorkflow.status, rpc_timeout=RPC_TIMEOUT)
+        waiting = [
+            prompt_id
+            for prompt_id in [status.running_prompt_id, *status.queued_prompt_ids]
+            if prompt_id is not None and prompt_id not in self._followed
+        ]
+        if waiting:
+            self._start_background(self._follow_unowned(session, waiting))
+        log.info("acp_session_loaded", session_id=session_id, reattached=len(waiting))
+        return LoadSessionResponse(modes=mode_state(status.approval_mode or ApprovalMode.DEFAULT))
+
+    def _start_background(self, work: Any) -> None:
+        task: asyncio.Task[None] = asyncio.create_task(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _follow_unowned(self, session: OpenSession, prompt_ids: list[str]) -> None:
+        """Stream prompts no ``session/prompt`` of this connection owns (still running when
+        the session was loaded), outside any turn."""
+        for prompt_id in prompt_ids:
+            turn = TurnState(session.session_id, prompt_id)
+            session.turns.append(turn)
+            self._followed[prompt_id] = turn
+            try:
+                follower = PromptFollower(
+                    self._client, self.conn, turn, prompt_id, session.workspace
+                )
+                await follower.follow()
+            except Exception:
+                log.warning("acp_follow_failed", prompt_id=prompt_id)
+            finally:
+                session.turns.remove(turn)
+            self._followed.pop(prompt_id, None)
+
+    def _open(self, session_id: str) -> OpenSession:
+        session = self._sessions.get(session_id)
+        if session is None:
+            raise invalid_params(
+                f"session {session_id!r} is not open on this connection; "
+                "use session/new or session/load",
+                sessionId=session_id,
+            )
+        return session
+
+    async def set_session_mode(
+        self, session_id: str, mode_id: str, **kwargs: Any
+    ) -> SetSessionModeResponse | None:
+        self._open(session_id)
+        mode = approval_mode(mode_id)
+        try:
+            await session_handle(self._client, session_id).execute_update(
+                SessionWorkflow.set_approval_mode,
+                ApprovalModeChange(approval_mode=mode),
+                rpc_timeout=RPC_TIMEOUT,
+            )
+        except RPCError as err:
+            if is_not_found(err):
+                raise invalid_request(f"session {session_id!r} is closed") from None
+            raise
+        log.info("acp_mode_set", session_id=session_id, mode=mode.value)
+        return SetSessionModeResponse()
+
+    # --- turns ------------------------------------------------------------------------------
+
+    async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
+        session = self._open(session_id)
+        text = prompt_text(prompt, self._options.max_prompt_chars)
+        turn = TurnState(session_id)
+        session.turns.append(turn)
+        finished = False
+        try:
+            try:
+                accepted = await session_handle(self._client, session_id).execute_update(
+                    SessionWorkflow.submit_prompt,
+                    PromptSubmission(text=text),
+                    rpc_timeout=RPC_TIMEOUT,
+                )
+            except WorkflowUpdateFailedError as err:
+                raise invalid_request(update_failure(err)) from None
+            except RPCError as err:
+                if is_not_found(err):
+                    raise invalid_request(f"session {session_id!r} is closed") from None
+                raise
+            prompt_id = turn.prompt_id = accepted.prompt_id
+            self._followed[prompt_id] = turn
+            log.info("acp_prompt_submitted", session_id=session_id, prompt_id=prompt_id)
+            if turn.cancel_requested:
+                await self._stop_prompt(session_id, prompt_id)
+            follower = PromptFollower(self._client, self.conn, turn, prompt_id, session.workspace)
+            end = await follower.follow()
+            finished = True
+        finally:
+            session.turns.remove(turn)
+            if finished and turn.prompt_id is not None:
+                self._followed.pop(turn.prompt_id, None)
+        if end is None:
+            if turn.cancel_requested:
+                return turn_response(
+                    None, prompt_id=prompt_id, loop_type=None, cancel_requested=True
+                )
+            raise internal_error(
+                "lost contact with Temporal; the prompt keeps running; "
+                "load the session again to follow it",
+                promptId=prompt_id,
+            )
+        return turn_response(
+            end.stop_reason,
+            prompt_id=prompt_id,
+            loop_type=end.loop_type,
+            cancel_requested=turn.cancel_requested,
+            error=end.error,
+        )
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        session = self._sessions.get(session_id)
+        if session is None:
+            return  # a notification: nothing to answer
+        turns = list(session.turns)
+        for turn in turns:
+            turn.cancel_requested = True
+        # Newest first: a queued prompt is withdrawn before the one ahead of it ends and
+        # lets it start.
+        for turn in reversed(turns):
+            if turn.prompt_id is not None:
+                await self._stop_prompt(session_id, turn.prompt_id)
+        log.info("acp_cancel", session_id=session_id, turns=len(session.turns))
+
+    async def _stop_prompt(self, session_id: str, prompt_id: str) -> None:
+        """Withdraw the prompt if it still waits in the queue, else cancel its workflow
+        (waiting for a prompt its session is starting); a finished one is left alone."""
+        try:
+            await session_handle(self._client, session_id).execute_update(
+                SessionWorkflow.withdraw_prompt,
+                PromptWithdrawal(prompt_id=prompt_id),
+                rpc_timeout=RPC_TIMEOUT,
+            )
+            return
+        except WorkflowUpdateFailedError:
+            pass  # not queued: running, starting or finished
+        except RPCError:
+            return  # the session is gone, and its prompts with it
+        handle = prompt_handle(self._client, prompt_id)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + CANCEL_START_WAIT_SECONDS
+        while True:
+            try:
+                await handle.cancel(rpc_timeout=RPC_TIMEOUT)
+                return
+            except RPCError as err:
+                if not is_not_found(err) or loop.time() > deadline:
+                    return
+                if not await is_pending(self._client, prompt_id):
+                    return
+            await asyncio.sleep(0.1)
+
+    async def shutdown(self, *, detach: bool) -> None:
+        """stdin closed: cancel every prompt this connection followed, unless detaching
+        (then they run on, and a later ``session/load`` re-attaches to them)."""
+        for task in self._background:
+            task.cancel()
+        followed = dict(self._followed)
+        if detach:
+            log.info("acp_detached", prompts=len(followed))
+            return
+        for turn in followed.values():
+            turn.cancel_requested = True
+        for prompt_id, turn in reversed(followed.items()):
+            with contextlib.suppress(Exception):
+                await self._stop_prompt(turn.session_id, prompt_id)
+        log.info("acp_prompts_cancelled_on_exit", prompts=len(followed))
+
+    # --- not supported ----------------------------------------------------------------------
+
+    async def list_sessions(
+        self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
+    ) -> ListSessionsResponse:
+        raise unsupported("session/list")
+
+    async def set_config_option(
+        self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
+    ) -> SetSessionConfigOptionResponse | None:
+        raise unsupported("session/set_config_option")
+
+    async def fork_session(
+        self,
+        session_id: str,
+        cwd: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: list[Any] | None = None,
+        **kwargs: Any,
+    ) -> ForkSessionResponse:
+        raise unsupported("session/fork")
+
+    async def resume_session(
+        self,
+        session_id: str,
+        cwd: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: list[Any] | None = None,
+        **kwargs: Any,
+    ) -> ResumeSessionResponse:
+        raise unsupported("session/resume")
+
+    async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse | None:
+        raise unsupported("session/close")
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        raise unsupported(f"_{method}")
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        log.info("acp_extension_notification_ignored")

@@ -1,0 +1,358 @@
+"""What an editor is shown of a prompt: agent events to ACP session updates, and the
+prompt's end to the turn's answer. Pure, so every rule here is unit-tested without Temporal.
+
+docs/acp.md has the table. In short: a call that starts is a ``tool_call`` (its ACP kind,
+a title naming its file or command, its location, the diff of an edit); a call that settles
+is a ``tool_call_update`` ``completed`` or ``failed`` with the reason (ACP has no cancelled
+status); model text is ``agent_message_chunk`` (the streamed deltas, then whatever of the
+whole message they did not show, which is all of it when nothing streamed); a reminder is
+shown once as ``agent_thought_chunk``; a loop stop ends the turn ``end_turn`` with the stop
+message as agent text and ``_meta.seawall``.
+
+ACP tool call ids are the prompt's id and the call's id together: a model's call ids are
+unique within one prompt only (the demo model numbers them per prompt).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from acp.schema import (
+    AgentMessageChunk,
+    AgentThoughtChunk,
+    ContentToolCallContent,
+    FileEditToolCallContent,
+    PromptResponse,
+    TextContentBlock,
+    ToolCallLocation,
+    ToolCallProgress,
+    ToolCallStart,
+    ToolCallStatus,
+    ToolKind,
+)
+from acp.schema import (
+    StopReason as AcpStopReason,
+)
+
+from workflows.batch import RULE_STOP_MESSAGES
+from workflows.guard import REPEATED_TOOL_FAILURE_STOP_MESSAGE
+from workflows.outcome import TerminalStatus, ToolCall
+from workflows.prompt_io import AgentEvent, EventKind, StopReason
+from workflows.protections import (
+    DUPLICATE_STOP_MESSAGE,
+    INVALID_PARAMS_STOP_MESSAGE,
+    TOOL_CALL_CAP_STOP_MESSAGE,
+)
+
+# The streamed text delta of a model reply (``EventKind.MESSAGE_DELTA`` where streaming has
+# landed); with status ``retry`` its text restarts the reply (a retried model request said
+# something else).
+MESSAGE_DELTA = "message_delta"
+DELTA_RETRY_STATUS = "retry"
+RETRIED_NOTE = "\n\n[model request retried]\n\n"
+
+SessionUpdate = AgentMessageChunk | AgentThoughtChunk | ToolCallStart | ToolCallProgress
+
+STOP_MESSAGES = frozenset(
+    {
+        REPEATED_TOOL_FAILURE_STOP_MESSAGE,
+        DUPLICATE_STOP_MESSAGE,
+        INVALID_PARAMS_STOP_MESSAGE,
+        TOOL_CALL_CAP_STOP_MESSAGE,  # a template: "{cap}" is filled in
+        *RULE_STOP_MESSAGES.values(),
+    }
+)
+# Every protection's stop message opens this way (tests/acp pins it against STOP_MESSAGES);
+# a reminder never does. The tool-call cap's message has its cap filled in, so a stop is
+# told by its opening rather than by an exact match.
+STOP_MESSAGE_PREFIX = "System: Automatic continuation stopped because "
+
+
+def is_stop_message(text: str) -> bool:
+    return text.startswith(STOP_MESSAGE_PREFIX)
+
+
+TOOL_KINDS: Mapping[str, ToolKind] = {
+    "read_file": "read",
+    "list_directory": "search",
+    "glob": "search",
+    "grep_search": "search",
+    "write_file": "edit",
+    "edit_file": "edit",
+    "run_shell_command": "execute",
+}
+
+# Why a call that settled as failed ended so, by its settled status.
+FAILED_REASON = "Failed: the tool reported an error (the model sees the details)"
+CANCELLED_REASON = "Cancelled"
+REJECTED_REASON = "Rejected: you declined this call"
+TITLE_CHARS = 120
+
+
+def tool_kind(tool_name: str) -> ToolKind:
+    return TOOL_KINDS.get(tool_name, "other")
+
+
+def acp_tool_call_id(prompt_id: str, call_id: str) -> str:
+    return f"{prompt_id}/{call_id}"
+
+
+def _short(text: str) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1] + "…"
+
+
+def _argument(call: ToolCall | None, name: str) -> str | None:
+    value = (call.arguments or {}).get(name) if call is not None else None
+    return value if isinstance(value, str) else None
+
+
+def tool_title(tool_name: str, call: ToolCall | None) -> str:
+    """What the editor names the call: the tool and its file, pattern or command."""
+    path = _argument(call, "path")
+    titles = {
+        "read_file": ("Read", path),
+        "write_file": ("Write", path),
+        "edit_file": ("Edit", path),
+        "list_directory": ("List", path or "."),
+        "glob": ("Find", _argument(call, "pattern")),
+        "grep_search": ("Search for", _argument(call, "pattern")),
+        "run_shell_command": ("Run", _argument(call, "command")),
+    }
+    if tool_name in titles:
+        verb, subject = titles[tool_name]
+        return f"{verb} {_short(subject)}" if subject else tool_name
+    if tool_name.startswith("mcp__"):
+        server, _, tool = tool_name[len("mcp__") :].partition("__")
+        return f"{tool or server} (MCP: {server})"
+    return tool_name
+
+
+def _absolute(workspace: Path, relative: str) -> str:
+    return str((workspace / relative).absolute())
+
+
+def tool_locations(call: ToolCall | None, workspace: Path) -> list[ToolCallLocation] | None:
+    """The file or directory the call works on, absolute (ACP paths must be)."""
+    path = _argument(call, "path")
+    if call is None or (path is None and call.name not in ("list_directory", "glob")):
+        return None
+    return [ToolCallLocation(path=_absolute(workspace, path or "."))]
+
+
+def edit_diff(call: ToolCall | None, workspace: Path) -> list[FileEditToolCallContent] | None:
+    """The diff of a file edit, from the call's own arguments: ``edit_file``'s replaced and
+    replacing text, ``write_file``'s new content (its old content is not known)."""
+    path = _argument(call, "path")
+    if call is None or path is None:
+        return None
+    target = _absolute(workspace, path)
+    if call.name == "edit_file":
+        new = _argument(call, "new_string")
+        if new is None:
+            return None
+        old = _argument(call, "old_string")
+        return [
+            FileEditToolCallContent(type="diff", path=target, old_text=old or None, new_text=new)
+        ]
+    if call.name == "write_file":
+        content = _argument(call, "content")
+        if content is None:
+            return None
+        return [FileEditToolCallContent(type="diff", path=target, old_text=None, new_text=content)]
+    return None
+
+
+def _text(text: str) -> TextContentBlock:
+    return TextContentBlock(type="text", text=text)
+
+
+def _note(text: str) -> list[ContentToolCallContent]:
+    return [ContentToolCallContent(type="content", content=_text(text))]
+
+
+def agent_text(text: str, *, kind: str | None = None) -> AgentMessageChunk:
+    meta = {"seawall": {"kind": kind}} if kind else None
+    return AgentMessageChunk(
+        session_update="agent_message_chunk", content=_text(text), field_meta=meta
+    )
+
+
+def agent_thought(text: str, *, kind: str | None = None) -> AgentThoughtChunk:
+    meta = {"seawall": {"kind": kind}} if kind else None
+    return AgentThoughtChunk(
+        session_update="agent_thought_chunk", content=_text(text), field_meta=meta
+    )
+
+
+def settled_status(status: str | None) -> ToolCallStatus:
+    return "completed" if status == TerminalStatus.SUCCESS.value else "failed"
+
+
+class TurnMapper:
+    """Maps one prompt's events, in ``seq`` order, to the updates an editor is sent.
+
+    ``details`` holds the calls (their arguments) the bridge looked up for started calls;
+    ``rejected`` the call ids whose permission request the editor's user declined.
+    """
+
+    def __init__(self, prompt_id: str, workspace: Path) -> None:
+        self.prompt_id = prompt_id
+        self.workspace = workspace
+        self.details: dict[str, ToolCall] = {}
+        self.rejected: set[str] = set()
+        self.stop_reason: StopReason | None = None
+        self.loop_type: str | None = None
+        self._started: set[str] = set()
+        self._streamed = ""
+        self._reminders: set[str] = set()
+
+    def tool_call_id(self, call_id: str) -> str:
+        return acp_tool_call_id(self.prompt_id, call_id)
+
+    def start(self, event: AgentEvent, status: ToolCallStatus = "in_progress") -> ToolCallStart:
+        call_id = event.call_id or ""
+        tool_name = event.tool_name or ""
+        call = self.details.get(call_id)
+        self._started.add(call_id)
+        return ToolCallStart(
+            session_update="tool_call",
+            tool_call_id=self.tool_call_id(call_id),
+            title=tool_title(tool_name, call),
+            kind=tool_kind(tool_name),
+            status=status,
+            locations=tool_locations(call, self.workspace),
+            content=edit_diff(call, self.workspace),
+            raw_input=call.arguments if call is not None else None,
+        )
+
+    def pending(self, event: AgentEvent) -> ToolCallProgress:
+        """A call now waiting for the user's approval."""
+        return ToolCallProgress(
+            session_update="tool_call_update",
+            tool_call_id=self.tool_call_id(event.call_id or ""),
+            status="pending",
+        )
+
+    def approved(self, call_id: str) -> ToolCallProgress:
+        return ToolCallProgress(
+            session_update="tool_call_update",
+            tool_call_id=self.tool_call_id(call_id),
+            status="in_progress",
+        )
+
+    def settle_reason(self, event: AgentEvent) -> str | None:
+        status = event.status
+        if status == TerminalStatus.SUCCESS.value:
+            return None
+        if status == TerminalStatus.CANCELLED.value:
+            return REJECTED_REASON if event.call_id in self.rejected else CANCELLED_REASON
+        return FAILED_REASON
+
+    def on_event(self, event: AgentEvent) -> list[SessionUpdate]:
+        """The updates for one event (none for the events that only end the turn)."""
+        kind = event.kind
+        if kind is EventKind.TOOL_CALL_STARTED:
+            return [self.start(event)]
+        if kind is EventKind.PERMISSION_REQUEST:
+            return [self.pending(event)]
+        if kind is EventKind.TOOL_CALL_SETTLED:
+            return [self._settled(event)]
+        if kind == MESSAGE_DELTA:
+            return self._delta(event)
+        if kind is EventKind.AGENT_MESSAGE:
+            return self._message(event)
+        if kind is EventKind.REMINDER:
+            text = event.text or ""
+            if not text or text in self._reminders:
+                return []
+            self._reminders.add(text)
+            return [agent_thought(text, kind="reminder")]
+        if kind is EventKind.STOP:
+            self.loop_type = event.status
+        elif kind is EventKind.PROMPT_FINISHED and event.status is not None:
+            self.stop_reason = StopReason(event.status)
+        return []
+
+    def _settled(self, event: AgentEvent) -> ToolCallStart | ToolCallProgress:
+        status = settled_status(event.status)
+        reason = self.settle_reason(event)
+        content = _note(reason) if reason else None
+        if (event.call_id or "") not in self._started:
+            # Answered by a protection without running (a refused repeat, a duplicate id).
+            start = self.start(event, status)
+            return start.model_copy(update={"content": content})
+        return ToolCallProgress(
+            session_update="tool_call_update",
+            tool_call_id=self.tool_call_id(event.call_id or ""),
+            status=status,
+            content=content,
+        )
+
+    def _delta(self, event: AgentEvent) -> list[SessionUpdate]:
+        text = event.text or ""
+        if not text:
+            return []
+        if event.status == DELTA_RETRY_STATUS:
+            # What was shown cannot be taken back: say the reply starts over, then show it.
+            self._streamed = text
+            return [agent_text(RETRIED_NOTE + text, kind="retry")]
+        self._streamed += text
+        return [agent_text(text)]
+
+    def _message(self, event: AgentEvent) -> list[SessionUpdate]:
+        """A whole message: only what the deltas streamed before it have not shown. A
+        reply's deltas always come right before its whole message, so the match is by
+        order and text, whatever numbering the events carry."""
+        text = event.text or ""
+        streamed, self._streamed = self._streamed, ""
+        if streamed and text.startswith(streamed):
+            text = text[len(streamed) :]
+        if not text:
+            return []
+        return [agent_text(text, kind="stop" if is_stop_message(text) else None)]
+
+
+def explanation(
+    stop_reason: StopReason, *, error: str | None, max_model_requests: int
+) -> str | None:
+    """Agent text for an ending that brings no message of its own."""
+    if stop_reason is StopReason.ERROR:
+        reason = error or "the prompt failed"
+        return f"Seawall stopped this turn: {reason}. The session is still usable."
+    if stop_reason is StopReason.MAX_TURN_REQUESTS:
+        return (
+            f"Seawall stopped this turn after {max_model_requests} model requests, the most one "
+            "turn may make. The session is still usable; send a message to continue."
+        )
+    return None
+
+
+def turn_response(
+    stop_reason: StopReason | None,
+    *,
+    prompt_id: str,
+    loop_type: str | None,
+    cancel_requested: bool,
+    error: str | None = None,
+) -> PromptResponse:
+    """The answer to ``session/prompt``: a cancel the editor asked for wins any race; a loop
+    stop or an error ends the turn ``end_turn`` with the reason in ``_meta.seawall`` (the
+    session stays usable, and ACP v1 has no stop reason for either)."""
+    seawall: dict[str, Any] = {"promptId": prompt_id}
+    if stop_reason is not None:
+        seawall["stopReason"] = stop_reason.value
+    if loop_type:
+        seawall["loopType"] = loop_type
+    if error:
+        seawall["error"] = error
+    answer: AcpStopReason
+    if cancel_requested or stop_reason is StopReason.CANCELLED:
+        answer = "cancelled"
+    elif stop_reason is StopReason.MAX_TURN_REQUESTS:
+        answer = "max_turn_requests"
+    else:
+        answer = "end_turn"
+    return PromptResponse(stop_reason=answer, field_meta={"seawall": seawall})

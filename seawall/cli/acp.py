@@ -1,0 +1,109 @@
+"""``seawall acp``: the Agent Client Protocol agent an editor launches (README, "Editors
+(ACP)"; docs/acp.md).
+
+Without ``--embedded`` it is a client of the Temporal server at ``temporal_address`` and of
+the workers already polling ``task_queue`` (the ``make run`` stack, say). With
+``--embedded`` it also starts the Temporal dev server, with its SQLite state in the data
+directory (``data_dir`` when set, else a per-user directory, so sessions survive an editor
+restart), and a worker in this process, as ``seawall run`` does. Either way the operator's
+settings (environment and user config file) are the only policy: the embedded worker reads
+them exactly as ``python worker.py`` would.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from contextlib import AsyncExitStack
+from pathlib import Path
+
+from seawall.runtime.logs import configure_logging
+from seawall.runtime.settings import LOG_FORMATS, EffectiveSettings, user_data_dir
+
+DATABASE_FILE = "temporal.db"
+EXIT_UNREACHABLE = 1
+
+
+class TemporalUnreachable(RuntimeError):
+    """The bridge cannot serve without Temporal; the editor shows the agent's exit."""
+
+
+def add_acp_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--embedded",
+        action="store_true",
+        help="also start the Temporal dev server (state under the data directory) and a "
+        "worker in this process",
+    )
+    parser.add_argument(
+        "--detach-on-exit",
+        action="store_true",
+        help="when stdin closes, leave running prompts running instead of cancelling them",
+    )
+    parser.add_argument(
+        "--log-format",
+        choices=list(LOG_FORMATS),
+        help="how logs on stderr look (default: the log_format setting)",
+    )
+
+
+def embedded_data_dir(effective: EffectiveSettings) -> Path:
+    """``data_dir`` when the operator set it, else the per-user data directory."""
+    if effective.is_set("data_dir"):
+        return effective.settings.data_dir.absolute()
+    return user_data_dir(os.environ)
+
+
+def main_acp(args: argparse.Namespace, effective: EffectiveSettings) -> int:
+    # First of all: from here on only protocol frames reach the real stdout.
+    from seawall.acp.stdio import protect_stdout
+
+    protocol_fd = protect_stdout()
+    settings = effective.settings
+    configure_logging(args.log_format or settings.log_format, level=settings.log_level)
+    try:
+        asyncio.run(_serve(args, effective, protocol_fd))
+    except KeyboardInterrupt:
+        return 130
+    except TemporalUnreachable as err:
+        print(f"seawall: error: {err}", file=sys.stderr)
+        return EXIT_UNREACHABLE
+    return 0
+
+
+async def _serve(args: argparse.Namespace, effective: EffectiveSettings, protocol_fd: int) -> None:
+    from seawall.acp.agent import BridgeOptions
+    from seawall.acp.server import serve
+    from seawall.runtime.devserver import start_dev_server
+    from seawall.runtime.plugin import connect
+
+    settings = effective.settings
+    options = BridgeOptions(
+        task_queue=settings.task_queue,
+        approval_mode=settings.approval_mode,
+        permission_timeout_seconds=settings.permission_timeout_seconds,
+        allow_scripted_models=settings.allow_scripted_models,
+        max_prompt_chars=settings.max_prompt_chars,
+    )
+    async with AsyncExitStack() as stack:
+        if args.embedded:
+            data_dir = embedded_data_dir(effective)
+            data_dir.mkdir(parents=True, exist_ok=True)
+            env = await start_dev_server(database_file=str(data_dir / DATABASE_FILE))
+            await stack.enter_async_context(env)
+            client = env.client
+            # The in-process worker (and so the activity code) loads only for --embedded.
+            from worker import build_worker
+
+            await stack.enter_async_context(build_worker(client, settings.task_queue))
+        else:
+            try:
+                client = await connect(settings.temporal_address, settings.temporal_namespace)
+            except Exception as err:
+                raise TemporalUnreachable(
+                    f"cannot connect to Temporal at {settings.temporal_address} "
+                    f"({type(err).__name__}); start it (make run) or use --embedded"
+                ) from None
+        await serve(client, options, protocol_fd, detach_on_exit=args.detach_on_exit)
