@@ -261,7 +261,7 @@ async def test_the_stubborn_demo_loop_is_reminded_then_stopped_in_enforce(
     again = await say(conn, session_id, "hello")
     assert again.stop_reason == "end_turn"
     assert again.field_meta["seawall"]["stopReason"] == "end_turn"
-    assert any("Demo model" in text for text in recorder.texts(AgentMessageChunk))
+    assert "Demo model" in "".join(recorder.texts(AgentMessageChunk))  # streamed in pieces
 
 
 async def test_the_stubborn_demo_loop_shows_nothing_of_the_guard_in_shadow(
@@ -275,12 +275,13 @@ async def test_the_stubborn_demo_loop_shows_nothing_of_the_guard_in_shadow(
 
     assert recorder.texts(AgentThoughtChunk) == []
     assert REPEATED_TOOL_FAILURE_STOP_MESSAGE not in recorder.texts(AgentMessageChunk)
-    # Only the tool-call cap ends a loop the guard merely watches, and it says so.
+    # A loop the guard merely watches runs on: its calls differ, so the adaptive tool-call
+    # cap lets it pass 100 calls, and the model-request bound ends the turn, as ACP's own
+    # max_turn_requests.
     meta = answer.field_meta["seawall"]
-    assert answer.stop_reason == "end_turn"
-    assert (meta["stopReason"], meta["loopType"]) == ("loop_detected", "turn_tool_call_cap")
-    assert recorder.texts(AgentMessageChunk)[-1] == TOOL_CALL_CAP_STOP_MESSAGE.format(cap=100)
-    assert recorder.of(AgentMessageChunk)[-1].field_meta == {"seawall": {"kind": "stop"}}
+    assert answer.stop_reason == "max_turn_requests"
+    assert meta["stopReason"] == "max_turn_requests"
+    assert TOOL_CALL_CAP_STOP_MESSAGE.format(cap=100) not in recorder.texts(AgentMessageChunk)
 
 
 async def test_a_model_error_is_explained_and_the_session_stays_usable(
@@ -624,11 +625,11 @@ async def test_embedded_runs_its_own_server_and_worker_and_keeps_sessions(
         session_id = await new_session(conn, workspace)  # the offline demo model
         answer = await say(conn, session_id, "hello")
         assert answer.stop_reason == "end_turn"
-        assert any("Demo model" in text for text in recorder.texts(AgentMessageChunk))
+        assert "Demo model" in "".join(recorder.texts(AgentMessageChunk))  # streamed in pieces
     assert (tmp_path / "data" / "temporal.db").is_file()
 
     # The editor restarts: the session is still there.
     async with spawn_bridge(env, tmp_path / "acp.stderr", "--embedded") as (conn, recorder, _):
         await conn.load_session(cwd=str(workspace), session_id=session_id, mcp_servers=[])
         assert recorder.texts(UserMessageChunk) == ["hello"]
-        assert any("Demo model" in text for text in recorder.texts(AgentMessageChunk))
+        assert "Demo model" in "".join(recorder.texts(AgentMessageChunk))  # streamed in pieces
