@@ -71,3 +71,36 @@ def test_only_the_worker_is_handed_model_keys() -> None:
     for name, service in services.items():
         if name != "worker":
             assert not any(key.startswith("OPENAI_") for key in service.get("environment", {}))
+
+
+def test_the_server_is_set_up_the_way_temporal_recommends_with_pinned_images() -> None:
+    services = yaml.safe_load(COMPOSE.read_text())["services"]
+    images = {name: service.get("image", "") for name, service in services.items()}
+    # No deprecated auto-setup image: an admin-tools job sets the schema up first.
+    assert not any("auto-setup" in image for image in images.values())
+    assert images["temporal"].startswith("temporalio/server:")
+    assert images["temporal-schema"].startswith("temporalio/admin-tools:")
+    assert services["temporal"]["depends_on"]["temporal-schema"] == {
+        "condition": "service_completed_successfully"
+    }
+    assert services["worker"]["depends_on"]["temporal-namespace"] == {
+        "condition": "service_completed_successfully"
+    }
+    for script in ("setup-schema.sh", "create-namespace.sh"):
+        assert (ROOT / "deploy" / "temporal" / script).is_file()
+    # Every image is pinned to a version, never "latest" or a bare name.
+    for name, image in images.items():
+        if image:
+            tag = image.rsplit(":", 1)[-1]
+            assert ":" in image and tag != "latest" and re.search(r"\d", tag), name
+
+
+def test_long_running_services_restart_and_report_health_and_jobs_retry() -> None:
+    services = yaml.safe_load(COMPOSE.read_text())["services"]
+    jobs = {"temporal-schema", "temporal-namespace"}
+    for name, service in services.items():
+        if name in jobs:
+            assert service["restart"].startswith("on-failure"), name
+        else:
+            assert service.get("restart") == "unless-stopped", name
+            assert "healthcheck" in service, name
