@@ -31,6 +31,10 @@ from seawall.runtime.settings import (
     settings_or_exit,
 )
 
+# The most bytes of an incomplete request head uvicorn buffers (a slow or endless head);
+# complete heads are checked against MAX_HEADER_BYTES by the app.
+MAX_REQUEST_HEAD_BYTES = 16 * 1024
+
 
 def build(settings: GatewaySettings) -> FastAPI:
     async def client_factory() -> Client:
@@ -90,7 +94,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     for stop_signal in (signal.SIGTERM, signal.SIGINT):
         signal.signal(stop_signal, _stopped)
     # log_config=None keeps uvicorn's loggers on the root handler configure_logging set up.
-    uvicorn.run(app, host=settings.host, port=settings.port, log_config=None)
+    uvicorn.run(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_config=None,
+        # Request line and headers together; a longer head is refused before any route runs.
+        h11_max_incomplete_event_size=MAX_REQUEST_HEAD_BYTES,
+    )
     log.info("gateway_stopped")
     return 0
 

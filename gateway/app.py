@@ -38,7 +38,11 @@ from gateway.api_models import (
     SubmitPromptRequest,
 )
 from gateway.errors import RETRY_AFTER, install_error_handlers
-from gateway.middleware import BearerTokenMiddleware, BodySizeLimitMiddleware
+from gateway.middleware import (
+    BearerTokenMiddleware,
+    BodySizeLimitMiddleware,
+    HeaderSizeLimitMiddleware,
+)
 from gateway.settings import GatewaySettings, check_exposure
 from gateway.sse import parse_cursor, prompt_events
 from seawall.client.temporal_ops import (
@@ -59,6 +63,8 @@ from workflows.session import SessionWorkflow, session_workflow_id
 from workflows.session_io import PromptSubmission, SessionInput, SessionSettings, SessionStatus
 
 ClientFactory = Callable[[], Awaitable[Client]]
+# The most bytes of headers a request may carry (431 beyond).
+MAX_HEADER_BYTES = 16 * 1024
 
 # A client that repeats a write after a 503/504 (or a dropped connection) sends the same key,
 # and the write takes effect once: the key names the session, or becomes the Temporal update
@@ -92,7 +98,7 @@ BODY_OVERHEAD_BYTES = 64 * 1024
 CANCEL_START_WAIT_SECONDS = 2.0
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorBody} for code in (400, 401, 404, 409, 413, 422, 503, 504)
+    code: {"model": ErrorBody} for code in (400, 401, 404, 409, 413, 422, 431, 503, 504)
 }
 
 
@@ -183,6 +189,8 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
     )
     # Added last, so it runs first: nothing is read for an unauthenticated request.
     app.add_middleware(BearerTokenMiddleware, token=settings.token)
+    # Added last, so it runs first: an oversized head is refused before anything reads it.
+    app.add_middleware(HeaderSizeLimitMiddleware, max_bytes=MAX_HEADER_BYTES)
 
     v1 = APIRouter(prefix="/v1", dependencies=[Depends(documented_auth)], responses=_ERRORS)
 

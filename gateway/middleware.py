@@ -86,3 +86,23 @@ class BodySizeLimitMiddleware:
             return message
 
         await self.app(scope, counting_receive, send)
+
+
+class HeaderSizeLimitMiddleware:
+    """Refuse requests whose headers together pass ``max_bytes`` with 431, before any route
+    (or the token check) reads them: a client cannot make the gateway hold or parse
+    arbitrarily large heads."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            size = sum(len(name) + len(value) for name, value in scope.get("headers", ()))
+            if size > self.max_bytes:
+                detail = f"request headers are larger than {self.max_bytes} bytes"
+                response = JSONResponse({"detail": detail}, status_code=431)
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)

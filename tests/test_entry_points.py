@@ -18,9 +18,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 import yaml
 
+from gateway.app import MAX_HEADER_BYTES
 from tests.scenario_helpers import SCENARIOS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -109,3 +111,29 @@ def test_the_gateway_exits_zero_when_stopped(tmp_path: Path, how: str) -> None:
     _, rest = process.communicate(timeout=60)
     assert "Fatal Python error" not in rest
     assert process.returncode == 0, rest[-2000:]
+
+
+def test_the_gateway_refuses_an_oversized_request_head(tmp_path: Path) -> None:
+    port = free_port()
+    env = {**clean_env(tmp_path), "SEAWALL_GATEWAY_PORT": str(port)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gateway"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stderr is not None
+        assert next((x for x in process.stderr if "Uvicorn running" in x), None) is not None
+        huge = {"X-Padding": "a" * (MAX_HEADER_BYTES + 1024)}
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as http:
+            assert http.get("/healthz").status_code == 200
+            refused = http.get("/healthz", headers=huge)
+            assert refused.status_code == 431
+            assert "request headers are larger" in refused.json()["detail"]
+            assert http.get("/healthz").status_code == 200  # and it still serves
+    finally:
+        process.terminate()
+        process.communicate(timeout=60)
