@@ -36,8 +36,9 @@ from gateway.api_models import (
     SessionCreated,
     SubmitPromptRequest,
 )
+from gateway.disconnects import tracking_disconnects
 from gateway.errors import install_error_handlers
-from gateway.middleware import BearerTokenMiddleware, BodySizeLimitMiddleware
+from gateway.middleware import OWNER_STATE_KEY, BearerTokenMiddleware, BodySizeLimitMiddleware
 from gateway.settings import GatewaySettings, check_exposure
 from gateway.sse import parse_cursor, prompt_events
 from seawall.client.temporal_ops import (
@@ -164,7 +165,7 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
         max_bytes=settings.max_prompt_chars * BODY_BYTES_PER_CHAR + BODY_OVERHEAD_BYTES,
     )
     # Added last, so it runs first: nothing is read for an unauthenticated request.
-    app.add_middleware(BearerTokenMiddleware, token=settings.token)
+    app.add_middleware(BearerTokenMiddleware, token=settings.token, owners=settings.owner_tokens)
 
     v1 = APIRouter(prefix="/v1", dependencies=[Depends(documented_auth)], responses=_ERRORS)
 
@@ -172,7 +173,7 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
 
     @v1.post("/sessions", status_code=201, tags=["sessions"])
     async def create_session(
-        client: TemporalClient, body: CreateSessionRequest | None = None
+        request: Request, client: TemporalClient, body: CreateSessionRequest | None = None
     ) -> SessionCreated:
         """Start a session (a `SessionWorkflow`); its prompts run in its own workspace."""
         body = body or CreateSessionRequest()
@@ -198,7 +199,13 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
         )
         handle = await client.start_workflow(
             SessionWorkflow.run,
-            SessionInput(session_id=session_id, settings=session_settings),
+            SessionInput(
+                session_id=session_id,
+                settings=session_settings,
+                # The authenticated owner (BearerTokenMiddleware); its rollout cohort is
+                # resolved by the worker when the session starts.
+                owner_id=getattr(request.state, OWNER_STATE_KEY, None),
+            ),
             id=session_workflow_id(session_id),
             task_queue=settings.task_queue,
             rpc_timeout=RPC_TIMEOUT,
@@ -369,7 +376,7 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
             if not (is_not_found(err) and await is_pending(client, prompt_id)):
                 raise
         return StreamingResponse(
-            prompt_events(client, prompt_id, cursor),
+            tracking_disconnects(prompt_events(client, prompt_id, cursor), client, prompt_id),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )

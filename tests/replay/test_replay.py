@@ -45,6 +45,8 @@ def test_the_representative_scenarios_are_all_recorded() -> None:
         # Recorded after LOOP_PROFILE_PATCH (the recommended profile's rules).
         "loop-profile-failure-cycle",
         "loop-profile-denied-call",
+        # Recorded after rollout cohorts: the session's cohort resolved for its owner.
+        "session-rollout-cohort",
     } <= names
 
 

@@ -14,6 +14,7 @@ import structlog
 from structlog.testing import capture_logs
 
 from seawall.runtime.settings import (
+    ACP,
     GATEWAY,
     GUARD_MODE_ENV,
     GUARD_MODE_ENV_ALIAS,
@@ -303,7 +304,7 @@ def test_every_setting_has_its_own_variable_and_known_readers() -> None:
     assert len(variables) == len(set(variables))
     for setting in SETTINGS:
         assert setting.env and setting.help and setting.read_by, setting.name
-        assert set(setting.read_by) <= {WORKER, GATEWAY, RUN, UP, PROMPT}, setting.name
+        assert set(setting.read_by) <= {WORKER, GATEWAY, RUN, UP, PROMPT, ACP}, setting.name
 
 
 def test_docs_settings_md_documents_every_setting_and_variable() -> None:
