@@ -54,6 +54,7 @@ CLIENTS = [
     "seawall.cli.main",
     "seawall.cli.prompt",
     "seawall.cli.stack",
+    "seawall.rollout.cli",
     "seawall.scenario.driver",
     "seawall.scenario.format",
 ]
@@ -205,8 +206,13 @@ def test_the_shared_client_code_imports_contracts_and_the_runtime_only() -> None
     assert violations(("seawall/client",), allowed, forbidden_sdks=True) == []
 
 
+def test_the_rollout_report_imports_contracts_and_the_runtime_only() -> None:
+    allowed = ("seawall.rollout", "workflows", "seawall.runtime")
+    assert violations(("seawall/rollout",), allowed, forbidden_sdks=True) == []
+
+
 def test_the_cli_imports_the_worker_only_inside_the_function_that_starts_one() -> None:
-    allowed = ("seawall.cli", "seawall.scenario", "seawall.runtime", "workflows")
+    allowed = ("seawall.cli", "seawall.scenario", "seawall.rollout", "seawall.runtime", "workflows")
     found = []
     for path in sources("seawall/cli"):
         for imp in imports_in(path):

@@ -25,6 +25,7 @@ from contextlib import AsyncExitStack, contextmanager
 from pathlib import Path
 
 from seawall.cli.prompt import add_prompt_arguments, main_prompt
+from seawall.rollout.cli import add_rollout_command, main_rollout
 from seawall.runtime.logs import configure_logging
 from seawall.runtime.settings import (
     LOG_FORMATS,
@@ -130,6 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
     config.add_argument(
         "--json", action="store_true", help="print the settings as one JSON object on stdout"
     )
+    add_rollout_command(commands)
     commands.add_parser(
         "up",
         help="run the whole stack locally (what `make run` does)",
@@ -232,6 +234,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_stack(settings)
     if args.command == "prompt":
         return main_prompt(args, settings)
+    if args.command == "rollout":
+        return main_rollout(args, settings)
     # Quiet unless asked: stdout carries the result, stderr only what went wrong.
     level = settings.log_level if effective.is_set("log_level") else "WARNING"
     configure_logging(args.log_format or settings.log_format, level=level)
