@@ -134,3 +134,28 @@ def test_no_policy_means_every_session_runs_the_guard_mode(home: dict[str, str])
     resolved = resolve_rollout_settings({**home, "SEAWALL_DEPLOYMENT_ENVIRONMENT": "internal"})
     assert resolved.policies is None and resolved.diagnostic is None
     assert resolved.environment == "internal"
+
+
+def test_the_worker_refuses_to_start_with_an_invalid_policy(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[3]
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("SEAWALL_", "OTEL_"))}
+    done = subprocess.run(
+        [sys.executable, str(root / "worker.py")],
+        env={
+            **base,
+            "XDG_CONFIG_HOME": str(tmp_path),
+            "SEAWALL_GUARD_ROLLOUT": "enforce:5%,warn:rest,shadow:rest",
+        },
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        "worker: error: SEAWALL_GUARD_ROLLOUT=enforce:5%,warn:rest,shadow:rest (environment): "
+        "invalid rollout policy: only one arm may be rest"
+    )
