@@ -26,7 +26,9 @@ entry point turns it into one line on stderr and exit code 2 (:func:`settings_or
 before it connects or listens. The guard mode is the one exception, with its operator
 semantics kept: missing means ``shadow``, and an invalid value means ``shadow`` plus one
 diagnostic (it does not fall through to the user config); the worker resolves it once per
-session (:func:`resolve_guard_mode`) and never fails a prompt over it.
+session (:func:`resolve_guard_mode`) and never fails a prompt over it. The rollout policy
+(``guard_rollout``) is a startup error like any bad value, but the worker too re-reads it per
+session without ever failing one (:func:`resolve_rollout_settings`).
 
 docs/settings.md lists every setting; ``seawall config`` prints their effective values.
 """
@@ -474,26 +476,24 @@ def read_owner_tokens(path: Path) -> dict[str, str]:
     return tokens
 
 
-def _environment_of(explicit: Any, resource_attributes: Any) -> str | None:
-    """The deployment environment: ``deployment_environment``, else ``deployment.environment``
-    in ``otel_resource_attributes``; only a short token (it becomes a search attribute)."""
+def _resource_value(explicit: Any, resource_attributes: Any, key: str) -> str | None:
+    """An OpenTelemetry resource value: the explicit setting, else ``key`` in
+    ``otel_resource_attributes``; only a short token (it becomes a search attribute)."""
     if isinstance(explicit, str) and explicit.strip():
         return label_value(explicit.strip())
     for pair in str(resource_attributes or "").split(","):
-        key, _, value = pair.partition("=")
-        if key.strip() == "deployment.environment" and value.strip():
+        name, _, value = pair.partition("=")
+        if name.strip() == key and value.strip():
             return label_value(value.strip())
     return None
+
+
+def _environment_of(explicit: Any, resource_attributes: Any) -> str | None:
+    return _resource_value(explicit, resource_attributes, "deployment.environment")
 
 
 def _version_of(explicit: Any, resource_attributes: Any) -> str | None:
-    if isinstance(explicit, str) and explicit.strip():
-        return label_value(explicit.strip())
-    for pair in str(resource_attributes or "").split(","):
-        key, _, value = pair.partition("=")
-        if key.strip() == "service.version" and value.strip():
-            return label_value(value.strip())
-    return None
+    return _resource_value(explicit, resource_attributes, "service.version")
 
 
 @dataclass(frozen=True)
@@ -506,21 +506,6 @@ class RolloutSettings:
     environment: str | None = None
     service_version: str | None = None
     diagnostic: Diagnostic | None = None
-
-    @classmethod
-    def of(cls, settings: SeawallSettings) -> RolloutSettings:
-        environment = _environment_of(
-            settings.deployment_environment, settings.otel_resource_attributes
-        )
-        version = _version_of(settings.service_version, settings.otel_resource_attributes)
-        policies = parse_rollout_policy(settings.guard_rollout) if settings.guard_rollout else None
-        return cls(
-            policies=policies,
-            salt=settings.guard_rollout_salt or "",
-            pinned_version=settings.guard_rollout_version,
-            environment=environment,
-            service_version=version,
-        )
 
 
 def check_rollout(
