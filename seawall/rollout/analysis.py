@@ -37,6 +37,9 @@ from workflows.rollout import Cohort, label_value
 COUNTING = frozenset({"tracked", "would_warn", "warn", "would_stop", "stop"})
 VOLUME_DECISIONS = ("would_warn", "would_stop", "warn", "stop")
 RETRY_WINDOW = timedelta(minutes=10)
+# Fewer owners than this in either arm: every gate is inconclusive, whatever its interval
+# (a bootstrap over a handful of owners says little).
+MIN_OWNERS_PER_ARM = 10
 UNRELIABLE = "unreliable_input"
 
 Verdict = Literal["promote", "hold", "return to shadow"]
@@ -181,10 +184,10 @@ def _check_ordering(record: PromptRecord, invariant: Invariant) -> None:
 
 
 def unreliable_input(record: PromptRecord) -> bool:
-    """The prompt's host could not prove its input drain: segmented out of the baseline."""
-    return bool(record.result and record.result.enforcement_disabled) or any(
-        entry.reason == UNRELIABLE for entry in record.guard
-    )
+    """The prompt's host could not prove its input drain (an ``unreliable_input`` reset):
+    segmented out of the supported-host baseline. (Enforcement disabled by an outcome
+    contract violation is not a host property and stays in.)"""
+    return any(entry.reason == UNRELIABLE for entry in record.guard)
 
 
 def _tool_type(tools: Iterable[ToolActivity]) -> str:
@@ -350,14 +353,20 @@ class GateSpec:
     # The estimate from treatment and control statistics.
     estimate: Callable[[CohortStats, CohortStats], float]
     # "max": pass when the upper bound is at most ``threshold``; "min": the lower bound at
-    # least; "contains": pass when the interval contains ``threshold``.
-    rule: Literal["max", "min", "contains"]
+    # least; "match": pass when the whole interval lies within ``threshold`` +- ``tolerance``
+    # (an equivalence test), fail when it excludes ``threshold``.
+    rule: Literal["max", "min", "match"]
     threshold: float
+    tolerance: float = 0.0
 
 
 def _ratio(a: float, b: float) -> float:
     return a / b if b > 0 else (1.0 if a == 0 else math.inf)
 
+
+# "Match warn-mode observations": the equivalence margins of the two Phase 3 matching gates.
+STOP_RATE_TOLERANCE_PP = 2.0
+SAVED_CALLS_TOLERANCE = 1.0
 
 PHASE2_GATES: tuple[GateSpec, ...] = (
     GateSpec(
@@ -408,16 +417,18 @@ PHASE3_GATES: tuple[GateSpec, ...] = (
         "stopped-loop rate vs warn-mode would-stop rate (difference)",
         "pp",
         lambda t, c: 100 * (t.loop_rate - c.loop_rate),
-        "contains",
+        "match",
         0.0,
+        STOP_RATE_TOLERANCE_PP,
     ),
     GateSpec(
         "saved_calls",
         "tool calls saved per prompt: observed minus warn-mode estimate",
         "calls",
         lambda t, c: (c.executed - t.executed) - c.calls_after_stop,
-        "contains",
+        "match",
         0.0,
+        SAVED_CALLS_TOLERANCE,
     ),
 )
 
@@ -429,6 +440,7 @@ class Gate:
     unit: str
     rule: str
     threshold: float
+    tolerance: float
     estimate: float
     low: float
     high: float
@@ -446,7 +458,10 @@ def _judge(spec: GateSpec, low: float, high: float) -> GateStatus:
         return (
             "pass" if low >= spec.threshold else "fail" if high < spec.threshold else "inconclusive"
         )
-    return "pass" if low <= spec.threshold <= high else "fail"
+    if not low <= spec.threshold <= high:
+        return "fail"
+    within = spec.threshold - spec.tolerance <= low and high <= spec.threshold + spec.tolerance
+    return "pass" if within else "inconclusive"
 
 
 def _blocks(records: Sequence[tuple[PromptRecord, PromptMetrics]]) -> list[list[PromptMetrics]]:
@@ -478,7 +493,18 @@ def compare(
             t_stats,
             c_stats,
             [
-                Gate(g.key, g.title, g.unit, g.rule, g.threshold, nan, nan, nan, "no data")
+                Gate(
+                    g.key,
+                    g.title,
+                    g.unit,
+                    g.rule,
+                    g.threshold,
+                    g.tolerance,
+                    nan,
+                    nan,
+                    nan,
+                    "no data",
+                )
                 for g in gates
             ],
         )
@@ -502,6 +528,7 @@ def compare(
                 spec.unit,
                 spec.rule,
                 spec.threshold,
+                spec.tolerance,
                 estimate,
                 low,
                 high,
@@ -610,13 +637,19 @@ class Report:
                         "unit": g.unit,
                         "rule": g.rule,
                         "threshold": g.threshold,
+                        "tolerance": g.tolerance,
                         "estimate": number(g.estimate),
                         "ci95": [number(g.low), number(g.high)],
                         "status": g.status,
                     }
                     for g in comparison.gates
                 ],
-                "bootstrap": {"resamples": self.resamples, "seed": self.seed, "unit": "owner"},
+                "bootstrap": {
+                    "resamples": self.resamples,
+                    "seed": self.seed,
+                    "unit": "owner",
+                    "min_owners_per_arm": MIN_OWNERS_PER_ARM,
+                },
             },
         }
 
@@ -652,12 +685,16 @@ def _comparison(records: Sequence[PromptRecord], *, resamples: int, seed: int) -
         phase, treatment, control, gates = 2, warn, shadow, PHASE2_GATES
         names = ("warn", "shadow")
     t_stats, c_stats, results = compare(treatment, control, gates, resamples=resamples, seed=seed)
+    owners = (len({r.block for r, _ in treatment}), len({r.block for r, _ in control}))
+    if min(owners) < MIN_OWNERS_PER_ARM:
+        for gate in results:
+            gate.status = "inconclusive" if gate.status != "no data" else gate.status
     return Comparison(
         phase=phase,
         treatment=names[0],
         control=names[1],
-        treatment_owners=len({r.block for r, _ in treatment}),
-        control_owners=len({r.block for r, _ in control}),
+        treatment_owners=owners[0],
+        control_owners=owners[1],
         treatment_stats=t_stats,
         control_stats=c_stats,
         gates=results,
@@ -691,6 +728,11 @@ def build_report(
         reasons.extend(f"invariant violated: {i.title} ({i.violations})" for i in violated)
     elif comparison is not None:
         failing = [g for g in comparison.gates if g.status != "pass"]
+        few = min(comparison.treatment_owners, comparison.control_owners)
+        if few < MIN_OWNERS_PER_ARM:
+            reasons.append(
+                f"{few} owners in the smaller arm; the gates need {MIN_OWNERS_PER_ARM} per arm"
+            )
         if failing:
             verdict = "hold"
             reasons.extend(f"gate {g.key}: {g.status}" for g in failing)

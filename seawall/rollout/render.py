@@ -42,8 +42,10 @@ def _fmt(value: float, unit: str = "") -> str:
 
 
 def _gate_line(gate: Gate) -> str:
-    bound = {"max": "<=", "min": ">=", "contains": "contains"}[gate.rule]
+    bound = {"max": "<=", "min": ">=", "match": "within"}[gate.rule]
     threshold = _fmt(gate.threshold, gate.unit)
+    if gate.rule == "match":
+        threshold = f"{threshold} +- {_fmt(gate.tolerance, gate.unit).lstrip('+')}"
     return (
         f"  {gate.status.upper():<12} {gate.title}: {_fmt(gate.estimate, gate.unit)} "
         f"[{_fmt(gate.low, gate.unit)}, {_fmt(gate.high, gate.unit)}]  (needs {bound} {threshold})"
@@ -187,9 +189,8 @@ def gates_svg(gates: list[Gate], width: int = 720) -> str:
     ]
     for i, gate in enumerate(gates):
         y = 20 + i * row
-        values = [
-            v for v in (gate.low, gate.high, gate.estimate, gate.threshold) if math.isfinite(v)
-        ]
+        band = (gate.threshold - gate.tolerance, gate.threshold + gate.tolerance)
+        values = [v for v in (gate.low, gate.high, gate.estimate, *band) if math.isfinite(v)]
         lo, hi = (min(values), max(values)) if values else (0.0, 1.0)
         pad = (hi - lo) * 0.15 or 1.0
         lo, hi = lo - pad, hi + pad
@@ -208,6 +209,12 @@ def gates_svg(gates: list[Gate], width: int = 720) -> str:
             f'<line class="threshold" x1="{x(gate.threshold):.1f}" y1="{y - 6}" '
             f'x2="{x(gate.threshold):.1f}" y2="{y + 22}" stroke="#222" stroke-dasharray="3,2"/>'
         )
+        if gate.rule == "match":
+            parts.extend(
+                f'<line class="tolerance" x1="{x(edge):.1f}" y1="{y}" x2="{x(edge):.1f}" '
+                f'y2="{y + 16}" stroke="#888" stroke-dasharray="1,2"/>'
+                for edge in band
+            )
         if math.isfinite(gate.low) and math.isfinite(gate.high):
             parts.append(
                 f'<line class="interval" x1="{x(gate.low):.1f}" y1="{y + 8}" '

@@ -308,3 +308,21 @@ def test_the_html_page_is_self_contained_with_both_plots() -> None:
     # Nothing of the owners reaches any output.
     for output in (render_html(report), text, render_json(report)):
         assert "ownr" not in output
+
+
+def test_with_few_owners_in_an_arm_every_gate_is_inconclusive() -> None:
+    few = {f"owner:ownr{n}x" for n in range(5)}
+    records = [r for r in cohort_split(100, 0.8) if r.cohort == "warn" or r.block in few]
+    report = build_report(records, environment="internal", since=T0, until=T1, resamples=100)
+    assert report.comparison is not None
+    assert report.comparison.treatment_owners < 10
+    assert {g.status for g in report.comparison.gates} == {"inconclusive"}
+    assert report.verdict == "hold"
+    assert any("the gates need 10 per arm" in reason for reason in report.reasons)
+
+
+def test_enforcement_disabled_by_a_contract_violation_is_not_an_unreliable_host() -> None:
+    violated = record("contract", guard=[entry(1, "reset", reason="contract_violation")])
+    violated.result = violated.result.model_copy(update={"enforcement_disabled": True})  # type: ignore[union-attr]
+    report = build_report([violated], environment="internal", since=T0, until=T1)
+    assert report.volumes.unreliable_prompts == 0
