@@ -67,7 +67,8 @@ conversation and runs its prompts one at a time, in order; each prompt's id is i
 workflow id. Stream a prompt's agent updates from `/v1/prompts/{prompt_id}/events`
 (server-sent events, resumable with `Last-Event-ID`).
 
-Every `/v1` route needs `Authorization: Bearer <token>` when the gateway has a token.
+Every `/v1` route needs `Authorization: Bearer <token>` when the gateway has a token (or
+an owners' tokens file: the session records the token's owner).
 Errors are JSON `{"detail": "..."}`.
 """
 # A prompt's text may be JSON-escaped up to 12 bytes a character ("\\ud83d\\ude00").

@@ -26,8 +26,8 @@ from workflows import search_attributes
 from workflows.prompt import PromptWorkflow
 from workflows.prompt_io import PromptResult
 from workflows.rollout import owner_bucket
-from workflows.session import SessionWorkflow, session_workflow_id
-from workflows.session_io import SessionInput
+from workflows.session import session_workflow_id
+from workflows.session_io import SessionInput, SessionStatus
 
 SALT = "pepper"
 TOKENS = {"alice": "alice-token-0123456789", "bob": "bob-token-0123456789ab"}
@@ -178,5 +178,7 @@ async def test_a_stream_dropped_before_the_prompt_ends_is_counted_by_the_prompt(
     assert not disconnects._IN_FLIGHT
     assert (await handle.result()).client_disconnects == 1
     await http.post(f"/v1/sessions/{session_id}/close", headers=auth("bob"))
-    await client.get_workflow_handle(session_workflow_id(session_id)).result()
-    assert SessionWorkflow  # the session finished cleanly
+    closed = await client.get_workflow_handle(
+        session_workflow_id(session_id), result_type=SessionStatus
+    ).result()
+    assert [p.prompt_id for p in closed.finished] == [prompt_id]
