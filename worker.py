@@ -53,6 +53,7 @@ from seawall.runtime.settings import (
     log_startup_diagnostics,
     resolve_guard_mode,
     resolve_loop_settings,
+    resolve_rollout_settings,
     settings_or_exit,
 )
 from seawall.runtime.temporal_setup import ensure_search_attributes
@@ -84,6 +85,7 @@ def build_activities(environ: Mapping[str, str] = os.environ) -> WorkerActivitie
         operator_settings=OperatorSettingsActivities(
             functools.partial(resolve_guard_mode, environ),
             functools.partial(resolve_loop_settings, environ),
+            functools.partial(resolve_rollout_settings, environ),
         ),
     )
 

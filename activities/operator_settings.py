@@ -1,7 +1,8 @@
 """The activity that resolves the operator's settings once per session (docs/architecture.md,
 "The prompt loop").
 
-The guard mode and the loop profile (with its per-rule modes) are operator decisions, so
+The guard mode, the loop profile (with its per-rule modes) and the session's rollout
+cohort (the owner's arm of the rollout policy) are operator decisions, so
 they are read only from the worker's process environment and the operator's user config
 file, through :func:`seawall.runtime.settings.resolve_guard_mode` and
 :func:`seawall.runtime.settings.resolve_loop_settings` (the rules live there, beside every
@@ -27,14 +28,17 @@ from seawall.runtime.settings import (
     Diagnostic,
     GuardModeResolution,
     LoopSettingsResolution,
+    RolloutSettings,
     resolve_guard_mode,
     resolve_loop_settings,
+    resolve_rollout_settings,
 )
 from workflows.activity_io import (
     RESOLVE_OPERATOR_SETTINGS,
     OperatorSettings,
     ResolveOperatorSettingsInput,
 )
+from workflows.rollout import assign
 
 MAX_LOGGED_VALUE_CHARS = 100
 
@@ -50,9 +54,11 @@ class OperatorSettingsActivities:
         self,
         read_guard_mode: Callable[[], GuardModeResolution] = resolve_guard_mode,
         read_loop_settings: Callable[[], LoopSettingsResolution] = resolve_loop_settings,
+        read_rollout: Callable[[], RolloutSettings] = resolve_rollout_settings,
     ) -> None:
         self._read_guard_mode = read_guard_mode
         self._read_loop_settings = read_loop_settings
+        self._read_rollout = read_rollout
 
     def activities(self) -> list[Callable[..., Any]]:
         return [self.resolve_operator_settings]
@@ -65,11 +71,26 @@ class OperatorSettingsActivities:
         and user config."""
         result = self._read_guard_mode()
         loop = self._read_loop_settings()
-        for problem in (result.diagnostic, *loop.diagnostics):
+        rollout = self._read_rollout()
+        for problem in (result.diagnostic, *loop.diagnostics, rollout.diagnostic):
             if problem is not None:
                 _log_diagnostic(problem)
+        # The owner's cohort (docs/architecture.md, "Rollout cohorts"): the owner id is
+        # hashed here and goes nowhere else; only the cohort is returned and logged.
+        assignment = assign(
+            rollout.policies,
+            owner_id=inp.owner_id,
+            salt=rollout.salt,
+            environment=rollout.environment,
+            service_version=rollout.service_version,
+            pinned_version=rollout.pinned_version,
+            base_mode=result.mode,
+        )
         return OperatorSettings(
-            guard_mode=result.mode, guard_mode_source=result.source, loop_settings=loop.settings
+            guard_mode=assignment.mode or result.mode,
+            guard_mode_source=result.source,
+            loop_settings=loop.settings,
+            rollout=assignment,
         )
 
 

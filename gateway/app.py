@@ -37,8 +37,10 @@ from gateway.api_models import (
     SessionCreated,
     SubmitPromptRequest,
 )
+from gateway.disconnects import tracking_disconnects
 from gateway.errors import RETRY_AFTER, install_error_handlers
 from gateway.middleware import (
+    OWNER_STATE_KEY,
     BearerTokenMiddleware,
     BodySizeLimitMiddleware,
     HeaderSizeLimitMiddleware,
@@ -88,7 +90,8 @@ conversation and runs its prompts one at a time, in order; each prompt's id is i
 workflow id. Stream a prompt's agent updates from `/v1/prompts/{prompt_id}/events`
 (server-sent events, resumable with `Last-Event-ID`).
 
-Every `/v1` route needs `Authorization: Bearer <token>` when the gateway has a token.
+Every `/v1` route needs `Authorization: Bearer <token>` when the gateway has a token (or
+an owners' tokens file: the session records the token's owner).
 Errors are JSON `{"detail": "..."}`.
 """
 # A prompt's text may be JSON-escaped up to 12 bytes a character ("\\ud83d\\ude00").
@@ -188,7 +191,7 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
         max_bytes=settings.max_prompt_chars * BODY_BYTES_PER_CHAR + BODY_OVERHEAD_BYTES,
     )
     # Added last, so it runs first: nothing is read for an unauthenticated request.
-    app.add_middleware(BearerTokenMiddleware, token=settings.token)
+    app.add_middleware(BearerTokenMiddleware, token=settings.token, owners=settings.owner_tokens)
     # Added last, so it runs first: an oversized head is refused before anything reads it.
     app.add_middleware(HeaderSizeLimitMiddleware, max_bytes=MAX_HEADER_BYTES)
 
@@ -203,6 +206,7 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
         responses={403: {"model": ErrorBody, "description": "scripted models are disabled"}},
     )
     async def create_session(
+        request: Request,
         client: TemporalClient,
         body: CreateSessionRequest | None = None,
         idempotency_key: IdempotencyKey = "",
@@ -216,8 +220,10 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
                 detail="scripted models are disabled on this gateway "
                 "(SEAWALL_ALLOW_SCRIPTED_MODELS)",
             )
+        owner_id = getattr(request.state, OWNER_STATE_KEY, None)
+        # A key is the client's: two owners' equal keys name two sessions.
         session_id = (
-            uuid.uuid5(SESSION_KEY_NAMESPACE, idempotency_key).hex
+            uuid.uuid5(SESSION_KEY_NAMESPACE, f"{owner_id or ''}\n{idempotency_key}").hex
             if idempotency_key
             else uuid.uuid4().hex
         )
@@ -236,7 +242,13 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
         )
         handle = await client.start_workflow(
             SessionWorkflow.run,
-            SessionInput(session_id=session_id, settings=session_settings),
+            SessionInput(
+                session_id=session_id,
+                settings=session_settings,
+                # The authenticated owner (BearerTokenMiddleware); its rollout cohort is
+                # resolved by the worker when the session starts.
+                owner_id=owner_id,
+            ),
             id=session_workflow_id(session_id),
             task_queue=settings.task_queue,
             rpc_timeout=RPC_TIMEOUT,
@@ -426,7 +438,7 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
             if not (is_not_found(err) and await is_pending(client, prompt_id)):
                 raise
         return StreamingResponse(
-            prompt_events(client, prompt_id, cursor),
+            tracking_disconnects(prompt_events(client, prompt_id, cursor), client, prompt_id),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )

@@ -9,6 +9,7 @@ buffered whole before anyone looked at its size.
 from __future__ import annotations
 
 import hmac
+from collections.abc import Mapping
 
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
@@ -19,6 +20,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 PUBLIC_PATHS = frozenset({"/healthz", "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json"})
 
 
+# Where the middleware leaves the authenticated owner for the routes: ``request.state``.
+OWNER_STATE_KEY = "owner_id"
+
+
 def token_matches(authorization: str | None, token: str) -> bool:
     """``Authorization: Bearer <token>``, compared in constant time."""
     scheme, _, presented = (authorization or "").partition(" ")
@@ -27,20 +32,59 @@ def token_matches(authorization: str | None, token: str) -> bool:
     return hmac.compare_digest(presented.strip().encode(), token.encode())
 
 
-class BearerTokenMiddleware:
-    """Every path but ``PUBLIC_PATHS`` needs the bearer token (when one is configured)."""
+class Authenticated:
+    """A presented token matched: the owner it belongs to (None for the single
+    ``SEAWALL_GATEWAY_TOKEN``, which names no owner)."""
 
-    def __init__(self, app: ASGIApp, token: str | None) -> None:
+    def __init__(self, owner_id: str | None) -> None:
+        self.owner_id = owner_id
+
+
+def authenticate(
+    authorization: str | None, token: str | None, owners: Mapping[str, str]
+) -> Authenticated | None:
+    """Who presented ``authorization``: the single token, or one of the owners' tokens
+    (token -> owner id). Every configured token is compared, in constant time each and with
+    no early exit, so the timing says nothing about which one (or how much of one) matched."""
+    scheme, _, presented = (authorization or "").partition(" ")
+    if scheme.lower() != "bearer":
+        return None
+    given = presented.strip().encode()
+    found: Authenticated | None = None
+    for candidate, owner_id in owners.items():
+        if hmac.compare_digest(given, candidate.encode()):
+            found = Authenticated(owner_id)
+    if token is not None and hmac.compare_digest(given, token.encode()) and found is None:
+        found = Authenticated(None)
+    return found
+
+
+class BearerTokenMiddleware:
+    """Every path but ``PUBLIC_PATHS`` needs a bearer token when any is configured: the
+    single ``token`` or one of the owners' tokens (``owners``: token -> owner id, from the
+    operator's tokens file). The owner lands in ``request.state.owner_id``; no token or
+    owner is ever logged."""
+
+    def __init__(
+        self, app: ASGIApp, token: str | None, owners: Mapping[str, str] | None = None
+    ) -> None:
         self.app = app
         self.token = token
+        self.owners = dict(owners or {})
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or self.token is None or scope["path"] in PUBLIC_PATHS:
+        if scope["type"] != "http" or scope["path"] in PUBLIC_PATHS:
+            await self.app(scope, receive, send)
+            return
+        if self.token is None and not self.owners:
+            scope.setdefault("state", {})[OWNER_STATE_KEY] = None
             await self.app(scope, receive, send)
             return
         headers = Headers(scope=scope)
         authorization = headers.get("authorization")
-        if token_matches(authorization, self.token):
+        who = authenticate(authorization, self.token, self.owners)
+        if who is not None:
+            scope.setdefault("state", {})[OWNER_STATE_KEY] = who.owner_id
             await self.app(scope, receive, send)
             return
         detail = (

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from seawall.runtime.settings import SeawallSettings, default_of
+from seawall.runtime.settings import SeawallSettings, default_of, read_owner_tokens
 from workflows.prompt_options import ApprovalMode
 
 
@@ -36,8 +36,12 @@ class GatewaySettings(BaseModel):
     task_queue: str = default_of("task_queue")
     host: str = default_of("gateway_host")
     port: int = default_of("gateway_port")
-    # None: no authentication, which is allowed on a loopback address only.
+    # None (and no owners): no authentication, which is allowed on a loopback address only.
     token: str | None = None
+    # Token -> owner id, from the operator's tokens file (``gateway_tokens_file``): several
+    # principals, each session recorded with its owner (docs/architecture.md, "Rollout
+    # cohorts"). Kept out of repr so a token never reaches a log line.
+    owner_tokens: dict[str, str] = Field(default_factory=dict, repr=False)
     # Absolute: workers resolve workspace roots themselves, possibly from another directory.
     workspaces: Path = Field(default_factory=_default_workspaces)
     max_prompt_chars: int = default_of("max_prompt_chars")
@@ -56,6 +60,11 @@ class GatewaySettings(BaseModel):
             host=settings.gateway_host,
             port=settings.gateway_port,
             token=token.get_secret_value() if token is not None else None,
+            owner_tokens=(
+                read_owner_tokens(settings.gateway_tokens_file)
+                if settings.gateway_tokens_file is not None
+                else {}
+            ),
             workspaces=settings.workspaces_dir,
             max_prompt_chars=settings.max_prompt_chars,
             approval_mode=settings.approval_mode,
@@ -77,8 +86,9 @@ def is_loopback(host: str) -> bool:
 
 def check_exposure(settings: GatewaySettings) -> None:
     """Refuse to serve without a token anywhere but on a loopback address."""
-    if settings.token is None and not is_loopback(settings.host):
+    if settings.token is None and not settings.owner_tokens and not is_loopback(settings.host):
         raise ConfigurationError(
             f"refusing to listen on {settings.host!r} without a token: set "
-            "SEAWALL_GATEWAY_TOKEN, or bind to a loopback address (127.0.0.1, ::1, localhost)"
+            "SEAWALL_GATEWAY_TOKEN or SEAWALL_GATEWAY_TOKENS_FILE, or bind to a loopback "
+            "address (127.0.0.1, ::1, localhost)"
         )

@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 from seawall.runtime.devserver import start_dev_server  # noqa: E402
 from seawall.scenario.driver import run_scenario  # noqa: E402
 from seawall.scenario.format import load_scenario  # noqa: E402
-from worker import build_worker  # noqa: E402
+from worker import build_activities, build_worker  # noqa: E402
 from workflows.activity_io import ModelSpec  # noqa: E402
 from workflows.guard import GuardMode  # noqa: E402
 from workflows.prompt import PromptWorkflow  # noqa: E402
@@ -73,6 +73,16 @@ STREAMED_FIXTURE = "streamed-demo-reply"
 # prompt as a signal) and withdraw_prompt. Two fixtures: the session and that prompt.
 EDITOR_SESSION_FIXTURE = "session-editor-handlers"
 EDITOR_PROMPT_FIXTURE = "prompt-approval-mode-switch"
+# Recorded after rollout cohorts (docs/architecture.md, "Rollout cohorts"): a session with an
+# owner resolves its cohort through the operator-settings activity and starts its prompt
+# with the cohort's search attributes.
+ROLLOUT_FIXTURE = "session-rollout-cohort"
+ROLLOUT_ENVIRON = {
+    "SEAWALL_GUARD_ROLLOUT": "enforce:5%,warn:rest",
+    "SEAWALL_GUARD_ROLLOUT_SALT": "recorded",
+    "SEAWALL_DEPLOYMENT_ENVIRONMENT": "internal",
+    "SEAWALL_SERVICE_VERSION": "1.0.0",
+}
 
 
 def write_history(name: str, history_json: str, events: int) -> None:
@@ -215,6 +225,35 @@ async def record_editor_session(client: Client, queue: str) -> None:
             write_history(name, history.to_json(), len(history.events))
 
 
+async def record_rollout_session(client: Client) -> None:
+    """A session of owner ``recorded-owner`` under a rollout policy: one prompt."""
+    queue = f"record-rollout-{uuid.uuid4().hex[:8]}"
+    with tempfile.TemporaryDirectory(prefix="seawall-record-") as home:
+        environ = {"HOME": home, "XDG_CONFIG_HOME": f"{home}/xdg", **ROLLOUT_ENVIRON}
+        async with build_worker(client, queue, build_activities(environ)):
+            script = ModelScript.model_validate({"turns": [{"text": "done"}]})
+            session_id = "recorded-rollout"
+            handle = await client.start_workflow(
+                SessionWorkflow.run,
+                SessionInput(
+                    session_id=session_id,
+                    settings=SessionSettings(
+                        workspace_root=home,
+                        scenario=ScenarioHooks(model_script=script),
+                        approval_mode=ApprovalMode.YOLO,
+                    ),
+                    owner_id="recorded-owner",
+                ),
+                id=session_workflow_id(session_id),
+                task_queue=queue,
+            )
+            await handle.execute_update(SessionWorkflow.submit_prompt, PromptSubmission(text="hi"))
+            await handle.signal(SessionWorkflow.close)
+            await handle.result()
+            history = await handle.fetch_history()
+            write_history(ROLLOUT_FIXTURE, history.to_json(), len(history.events))
+
+
 async def record(only: set[str]) -> None:
     HISTORIES.mkdir(parents=True, exist_ok=True)
     async with await start_dev_server() as env:
@@ -241,6 +280,8 @@ async def record(only: set[str]) -> None:
                 await record_streamed(env.client, queue)
             if not only or only & {EDITOR_SESSION_FIXTURE, EDITOR_PROMPT_FIXTURE}:
                 await record_editor_session(env.client, queue)
+        if not only or ROLLOUT_FIXTURE in only:
+            await record_rollout_session(env.client)
 
 
 if __name__ == "__main__":

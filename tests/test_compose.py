@@ -4,14 +4,18 @@ names exists."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
+
+from workflows import telemetry
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPOSE = ROOT / "docker-compose.yml"
@@ -31,7 +35,13 @@ def config(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 
 
 def test_compose_file_parses_with_a_real_parser() -> None:
-    done = config({"SEAWALL_GATEWAY_TOKEN": "t0ken", "SEAWALL_REPEATED_TOOL_FAILURE_GUARD": "warn"})
+    done = config(
+        {
+            "SEAWALL_GATEWAY_TOKEN": "t0ken",
+            "SEAWALL_REPEATED_TOOL_FAILURE_GUARD": "warn",
+            "GRAFANA_ADMIN_PASSWORD": "pw",
+        }
+    )
 
     assert done.returncode == 0, done.stderr
     resolved = yaml.safe_load(done.stdout)
@@ -44,7 +54,7 @@ def test_compose_file_parses_with_a_real_parser() -> None:
 
 def test_compose_refuses_to_start_the_gateway_without_a_token() -> None:
     env = {k: v for k, v in os.environ.items() if k != "SEAWALL_GATEWAY_TOKEN"}
-    done = config({**env, "SEAWALL_GATEWAY_TOKEN": ""})
+    done = config({**env, "SEAWALL_GATEWAY_TOKEN": "", "GRAFANA_ADMIN_PASSWORD": "pw"})
 
     assert done.returncode != 0
     assert "SEAWALL_GATEWAY_TOKEN" in done.stderr
@@ -57,8 +67,16 @@ def test_every_service_the_readme_names_exists_with_health_checks() -> None:
 
     assert named, "the README names the compose services as `compose:<name>`"
     assert named <= set(services)
-    assert {"postgresql", "temporal", "temporal-ui", "worker", "gateway"} <= set(services)
-    for name in ("postgresql", "temporal", "worker", "gateway"):
+    assert {
+        "postgresql",
+        "temporal",
+        "temporal-ui",
+        "worker",
+        "gateway",
+        "prometheus",
+        "grafana",
+    } <= set(services)
+    for name in ("postgresql", "temporal", "worker", "gateway", "prometheus", "grafana"):
         assert "healthcheck" in services[name], name
     assert services["worker"]["build"] == services["gateway"]["build"] == "."
     assert (ROOT / "Dockerfile").is_file()
@@ -104,3 +122,88 @@ def test_long_running_services_restart_and_report_health_and_jobs_retry() -> Non
         else:
             assert service.get("restart") == "unless-stopped", name
             assert "healthcheck" in service, name
+
+
+# --- Prometheus and Grafana (docs/architecture.md, "Rollout cohorts") --------------------
+
+DEPLOY = ROOT / "deploy"
+
+
+def mounted(service: dict[str, Any], target: str) -> Path:
+    """The repository path a service mounts at ``target``."""
+    for volume in service["volumes"]:
+        source, _, rest = volume.partition(":")
+        if rest.split(":")[0] == target:
+            assert source.startswith("./"), volume
+            return ROOT / source
+    raise AssertionError(f"nothing mounted at {target}")
+
+
+def test_grafana_needs_an_admin_password() -> None:
+    done = config({"SEAWALL_GATEWAY_TOKEN": "t0ken", "GRAFANA_ADMIN_PASSWORD": ""})
+    assert done.returncode != 0
+    assert "GRAFANA_ADMIN_PASSWORD" in done.stderr
+
+
+def test_prometheus_scrapes_the_workers_metrics_port() -> None:
+    services = yaml.safe_load(COMPOSE.read_text())["services"]
+    prometheus = services["prometheus"]
+    config_file = mounted(prometheus, "/etc/prometheus/prometheus.yml")
+    scrape = yaml.safe_load(config_file.read_text())["scrape_configs"]
+    targets = [t for job in scrape for c in job["static_configs"] for t in c["targets"]]
+    port = services["worker"]["environment"]["SEAWALL_METRICS_PORT"]
+    assert targets == [f"worker:{port}"]
+    assert services["worker"]["environment"]["SEAWALL_METRICS_HOST"] == "0.0.0.0"
+    assert "--config.file=/etc/prometheus/prometheus.yml" in prometheus["command"]
+
+
+def test_grafana_is_provisioned_with_prometheus_and_the_seawall_dashboard() -> None:
+    services = yaml.safe_load(COMPOSE.read_text())["services"]
+    grafana = services["grafana"]
+    provisioning = mounted(grafana, "/etc/grafana/provisioning")
+    dashboards = mounted(grafana, "/var/lib/grafana/dashboards")
+    sources = yaml.safe_load((provisioning / "datasources" / "prometheus.yml").read_text())
+    (source,) = sources["datasources"]
+    assert source["type"] == "prometheus" and source["url"] == "http://prometheus:9090"
+    providers = yaml.safe_load((provisioning / "dashboards" / "seawall.yml").read_text())
+    assert providers["providers"][0]["options"]["path"] == "/var/lib/grafana/dashboards"
+
+    dashboard = json.loads((dashboards / "seawall.json").read_text())
+    exprs = [t["expr"] for p in dashboard["panels"] for t in p["targets"]]
+    uids = {p["datasource"]["uid"] for p in dashboard["panels"]}
+    assert uids == {source["uid"]}
+    # Every counter the dashboard reads is one the worker emits, with labels it emits.
+    emitted = {
+        telemetry.GUARD_TRANSITIONS,
+        telemetry.LOOP_STOPS,
+        telemetry.FAILED_CALL_REFUSALS,
+        telemetry.LOOP_RULE_DECISIONS,
+    }
+    used = {m for e in exprs for m in re.findall(r"\b(seawall_[a-z_]+)\{", e)}
+    assert used == emitted
+    grouped = {
+        label.strip()
+        for e in exprs
+        for by in re.findall(r"by \(([^)]*)\)", e)
+        for label in by.split(",")
+    }
+    assert grouped <= {
+        "decision",
+        "reset_reason",
+        "loop_type",
+        "outcome",
+        "cohort",
+        "mode",
+        "deployment_environment",
+        "rule",
+    }
+    # The issue's panels: transitions by decision and reset reason, loop stops by type,
+    # refusals, per environment and cohort.
+    assert {"decision", "reset_reason", "loop_type", "outcome", "cohort"} <= grouped
+    variables = {v["name"] for v in dashboard["templating"]["list"]}
+    assert variables == {"environment", "cohort"}
+    assert all(
+        'deployment_environment=~"$environment"' in e and 'cohort=~"$cohort"' in e for e in exprs
+    )
+    # Privacy: nothing groups by an identifier.
+    assert not any(word in " ".join(exprs) for word in ("owner", "prompt_id", "tool_name"))

@@ -64,6 +64,7 @@ CLIENTS = [
     "seawall.acp.stdio",
     "seawall.acp.turn",
     "seawall.acp.errors",
+    "seawall.rollout.cli",
     "seawall.scenario.driver",
     "seawall.scenario.format",
 ]
@@ -220,8 +221,20 @@ def test_the_editor_bridge_imports_the_shared_client_code_contracts_and_the_runt
     assert violations(("seawall/acp",), allowed, forbidden_sdks=True) == []
 
 
+def test_the_rollout_report_imports_contracts_and_the_runtime_only() -> None:
+    allowed = ("seawall.rollout", "workflows", "seawall.runtime")
+    assert violations(("seawall/rollout",), allowed, forbidden_sdks=True) == []
+
+
 def test_the_cli_imports_the_worker_only_inside_the_function_that_starts_one() -> None:
-    allowed = ("seawall.cli", "seawall.acp", "seawall.scenario", "seawall.runtime", "workflows")
+    allowed = (
+        "seawall.cli",
+        "seawall.acp",
+        "seawall.scenario",
+        "seawall.rollout",
+        "seawall.runtime",
+        "workflows",
+    )
     found = []
     for path in sources("seawall/cli"):
         for imp in imports_in(path):

@@ -29,6 +29,10 @@ from tests.scenario_helpers import fail, ok, scenario
 from tests.telemetry_helpers import GUARD_EVENTS, free_port, worker_process
 from workflows.guard import GuardMode
 from workflows.prompt_io import LoopType, PromptResult, StopReason
+from workflows.prompt_options import ApprovalMode
+from workflows.scenario_io import ModelScript, ScenarioHooks
+from workflows.session import SessionWorkflow, session_workflow_id
+from workflows.session_io import PromptSubmission, SessionInput, SessionSettings
 
 KINDS = ("arg", "raw", "result", "path", "err", "mcp", "prompt", "input", "file", "tool")
 
@@ -310,3 +314,71 @@ async def test_no_sentinel_reaches_guard_logs_metrics_or_search_attributes(
     assert "latched" in details["privacy-mcp-loop"]
     for name, text in details.items():
         assert found_in(text, sentinels) == [], (name, text)
+
+
+async def test_an_owner_id_reaches_no_log_metric_or_search_attribute(
+    temporal_env: WorkflowEnvironment, tmp_path: Path, sentinels: dict[str, str]
+) -> None:
+    """docs/architecture.md, "Rollout cohorts": the owner id is hashed into a cohort by the
+    operator-settings activity and kept in history; logs, metric labels and search
+    attributes carry only the cohort, the environment and the version."""
+    client: Client = temporal_env.client
+    address = client.service_client.config.target_host
+    queue = f"privacy-owner-{uuid.uuid4().hex[:8]}"
+    port = free_port()
+    owner = f"owner-{sentinels['arg']}"
+    rollout = {
+        "SEAWALL_GUARD_ROLLOUT": "enforce:5%,warn:rest",
+        "SEAWALL_GUARD_ROLLOUT_SALT": "privacy",
+        "SEAWALL_DEPLOYMENT_ENVIRONMENT": "internal",
+        "SEAWALL_SERVICE_VERSION": "3.1.4",
+    }
+    failing = {
+        "tool_calls": [
+            {"name": "read_file", "arguments": {"path": f"{sentinels['path']}-{n}"}}
+            for n in range(4)
+        ]
+    }
+    script = ModelScript.model_validate({"turns": [failing, failing, failing, {"text": "ok"}]})
+    log_path = tmp_path / "worker.log"
+    with worker_process(address, queue, log_path, metrics_port=port, env=rollout) as worker:
+        session_id = f"privacy-{uuid.uuid4().hex[:8]}"
+        handle = await client.start_workflow(
+            SessionWorkflow.run,
+            SessionInput(
+                session_id=session_id,
+                settings=SessionSettings(
+                    workspace_root=str(tmp_path),
+                    scenario=ScenarioHooks(model_script=script),
+                    approval_mode=ApprovalMode.YOLO,
+                ),
+                owner_id=owner,
+            ),
+            id=session_workflow_id(session_id),
+            task_queue=queue,
+        )
+        submitted = await handle.execute_update(
+            SessionWorkflow.submit_prompt, PromptSubmission(text=f"read {sentinels['prompt']}")
+        )
+        await handle.signal(SessionWorkflow.close)
+        status = await handle.result()
+        worker.assert_running()
+        scrape = worker.scrape_text()
+        samples = worker.samples()
+        logs = worker.log_lines()
+        prompt = await client.get_workflow_handle(submitted.prompt_id).describe()
+        session = await handle.describe()
+
+    assert status.rollout_cohort in ("enforce", "warn")
+    guard = [s for s in samples if s[0] == "seawall_guard_transitions"]
+    assert guard and {labels["cohort"] for _, labels, _ in guard} == {status.rollout_cohort}
+    assert all("owner" not in key for _, labels, _ in samples for key in labels)
+    assert owner not in scrape
+    assert not [line for line in logs if owner in json.dumps(line)]
+    values = {pair.key.name: pair.value for pair in prompt.typed_search_attributes}
+    assert values["SeawallRolloutCohort"] == status.rollout_cohort
+    assert values["SeawallEnvironment"] == "internal"
+    for described in (prompt, session):
+        assert owner not in json.dumps(
+            {p.key.name: p.value for p in described.typed_search_attributes}, default=str
+        )

@@ -17,6 +17,7 @@ from workflows.guard import GuardMode
 from workflows.loop_profile import LoopSettings
 from workflows.outcome import ToolCall
 from workflows.prompt_options import DEFAULT_MAX_OUTPUT_CHARS, DEFAULT_TOOL_TIMEOUT_SECONDS
+from workflows.rollout import RolloutAssignment
 from workflows.scenario_io import (
     FixtureTool,
     ModelScript,
@@ -147,7 +148,8 @@ class SettingSource(StrEnum):
 
 
 class ResolveOperatorSettingsInput(_Strict):
-    pass
+    # The session's owner, for its rollout cohort (workflows/rollout.py); None: no owner.
+    owner_id: str | None = None
 
 
 class OperatorSettings(_Strict):
@@ -156,3 +158,6 @@ class OperatorSettings(_Strict):
     # None in results recorded before loop profiles existed (docs/architecture.md, "Loop
     # profiles").
     loop_settings: LoopSettings | None = None
+    # The session's rollout cohort (docs/architecture.md, "Rollout cohorts"); None in results
+    # recorded before rollout cohorts existed.
+    rollout: RolloutAssignment | None = None

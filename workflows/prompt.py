@@ -53,6 +53,7 @@ with workflow.unsafe.imports_passed_through():
         rule_entry,
         rule_reminders,
     )
+    from workflows.client_connection import ClientConnection
     from workflows.conversation import (
         MAX_CONVERSATION_CHARS,
         Message,
@@ -135,7 +136,7 @@ LOOP_PROFILE_PATCH = "seawall-loop-profile-v1"
 
 
 @workflow.defn(name="PromptWorkflow")
-class PromptWorkflow(ScenarioDriverHooks, PermissionRequests):
+class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
     """One prompt's agent loop. The mixins add the ``answer_permission`` update and the
     scenario driver's ``wait_for_driver`` update and ``release_batch`` signal."""
 
@@ -280,6 +281,7 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests):
                 for event in self._log.after(0)
                 if event.kind is EventKind.TOOL_CALL_SETTLED and event.call_id and event.status
             },
+            client_disconnects=self._client_disconnects,
         )
 
     async def _resolve_operator_settings(self) -> tuple[GuardMode, LoopSettings]:

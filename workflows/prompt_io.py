@@ -16,6 +16,7 @@ from workflows.conversation import Message
 from workflows.guard import GuardMode
 from workflows.loop_profile import LoopSettings
 from workflows.prompt_options import ApprovalMode, PromptOptions
+from workflows.rollout import RolloutAssignment
 from workflows.scenario_io import ScenarioHooks, lift_legacy_prompt_keys
 
 
@@ -65,6 +66,11 @@ class PromptInput(PromptOptions):
     loop_settings: LoopSettings | None = None
     # Scenario runs only (scripted model, fixture tools, batch pauses); None otherwise.
     scenario: ScenarioHooks | None = None
+    # The session's owner and rollout cohort (docs/architecture.md, "Rollout cohorts"), for
+    # `seawall rollout report`; in history only, the owner never in a log, label or search
+    # attribute.
+    owner_id: str | None = None
+    rollout: RolloutAssignment | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -281,3 +287,6 @@ class PromptResult(BaseModel):
     # call id -> the settled status of every call of this prompt (success | error |
     # cancelled), so a client replaying the conversation shows each call as it ended.
     tool_statuses: dict[str, str] = Field(default_factory=dict)
+    # How often a client's event stream ended before the prompt finished
+    # (workflows/client_connection.py); 0 in results recorded before it was counted.
+    client_disconnects: int = 0

@@ -15,4 +15,23 @@ LAST_DECISION = SearchAttributeKey.for_keyword("SeawallLastDecision")
 STOP_REASON = SearchAttributeKey.for_keyword("SeawallStopReason")
 LOOP_TYPE = SearchAttributeKey.for_keyword("SeawallLoopType")
 
-ALL = (GUARD_PHASE, LAST_DECISION, STOP_REASON, LOOP_TYPE)
+# Set when a session starts its prompt (docs/architecture.md, "Rollout cohorts"): the guard
+# mode the prompt runs in, its owner's rollout cohort (a Cohort value, never the owner), and
+# the deployment environment and service version of the worker that assigned it (short
+# operator-set tokens; absent when the operator set none). `seawall rollout report` selects
+# prompts by them.
+GUARD_MODE = SearchAttributeKey.for_keyword("SeawallGuardMode")
+ROLLOUT_COHORT = SearchAttributeKey.for_keyword("SeawallRolloutCohort")
+ENVIRONMENT = SearchAttributeKey.for_keyword("SeawallEnvironment")
+SERVICE_VERSION = SearchAttributeKey.for_keyword("SeawallServiceVersion")
+
+ALL = (
+    GUARD_PHASE,
+    LAST_DECISION,
+    STOP_REASON,
+    LOOP_TYPE,
+    GUARD_MODE,
+    ROLLOUT_COHORT,
+    ENVIRONMENT,
+    SERVICE_VERSION,
+)

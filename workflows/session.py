@@ -1,7 +1,7 @@
 """``SessionWorkflow``: a durable conversation that runs its prompts one at a time.
 
 docs/architecture.md, "Sessions and the gateway". A session resolves the operator's guard mode
-(and loop profile) once, keeps the conversation
+(and loop profile, and its owner's rollout cohort: "Rollout cohorts") once, keeps the conversation
 across prompts, and runs each submitted prompt, strictly FIFO, as a child
 ``PromptWorkflow`` whose id the gateway reports. While a prompt runs, a newly submitted
 prompt waits and the running one is told ``set_queued_prompt`` (which resets its guard
@@ -20,9 +20,11 @@ import contextlib
 from datetime import timedelta
 
 from temporalio import workflow
+from temporalio.common import SearchAttributePair, TypedSearchAttributes
 from temporalio.exceptions import ApplicationError, ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
+    from workflows import search_attributes
     from workflows.activity_io import (
         RESOLVE_OPERATOR_SETTINGS,
         OperatorSettings,
@@ -46,6 +48,7 @@ with workflow.unsafe.imports_passed_through():
         StopReason,
         UserInput,
     )
+    from workflows.rollout import RolloutAssignment
     from workflows.session_io import (
         FINISHED_PROMPTS_KEPT,
         FinishedPrompt,
@@ -72,6 +75,7 @@ class SessionWorkflow:
         self._input = session
         self._guard_mode: GuardMode | None = session.guard_mode
         self._loop_settings: LoopSettings | None = session.loop_settings
+        self._rollout: RolloutAssignment | None = session.rollout
         self._conversation: list[Message] = list(session.conversation)
         self._tool_statuses: list[str | None] = list(session.tool_statuses)
         self._queue: list[QueuedSessionPrompt] = list(session.queue)
@@ -172,6 +176,7 @@ class SessionWorkflow:
             session_id=self._input.session_id,
             guard_mode=self._guard_mode,
             loop_profile=self._loop_settings.profile if self._loop_settings else None,
+            rollout_cohort=self._rollout.cohort.value if self._rollout else None,
             running_prompt_id=self._running.id if self._running else self._starting,
             queued_prompt_ids=[item.prompt_id for item in self._queue],
             finished=self._finished,
@@ -187,11 +192,13 @@ class SessionWorkflow:
         if self._guard_mode is None:
             settings: OperatorSettings = await workflow.execute_activity(
                 RESOLVE_OPERATOR_SETTINGS,
-                ResolveOperatorSettingsInput(),
+                ResolveOperatorSettingsInput(owner_id=session.owner_id),
                 result_type=OperatorSettings,
                 start_to_close_timeout=timedelta(seconds=30),
             )
             self._guard_mode = settings.guard_mode
+            # The owner's cohort, fixed for the session (None from workers before cohorts).
+            self._rollout = settings.rollout
             # None when resolved by a worker before loop profiles: prompts resolve their own.
             self._loop_settings = self._loop_settings or settings.loop_settings
         while True:
@@ -219,6 +226,8 @@ class SessionWorkflow:
             guard_mode=self._guard_mode,
             loop_settings=self._loop_settings,
             scenario=settings.scenario,
+            owner_id=self._input.owner_id,
+            rollout=self._rollout,
             **settings.prompt_options(),
         )
         self._running = await workflow.start_child_workflow(
@@ -226,6 +235,7 @@ class SessionWorkflow:
             prompt,
             id=item.prompt_id,
             parent_close_policy=workflow.ParentClosePolicy.REQUEST_CANCEL,
+            search_attributes=self._prompt_search_attributes(),
         )
         # Prompts submitted while this one was starting found nothing running to tell.
         if self._queue:
@@ -268,10 +278,31 @@ class SessionWorkflow:
             for m in new
         ]
 
+    def _prompt_search_attributes(self) -> TypedSearchAttributes | None:
+        """The cohort, guard mode, environment and version a prompt starts with, so that
+        visibility can select a rollout's prompts (docs/architecture.md, "Rollout cohorts").
+        Only when the cohort was resolved; never the owner."""
+        rollout = self._rollout
+        if rollout is None:
+            return None
+        pairs: list[SearchAttributePair[str]] = [
+            SearchAttributePair(search_attributes.ROLLOUT_COHORT, rollout.cohort.value)
+        ]
+        if self._guard_mode is not None:
+            pairs.append(SearchAttributePair(search_attributes.GUARD_MODE, self._guard_mode.value))
+        if rollout.environment:
+            pairs.append(SearchAttributePair(search_attributes.ENVIRONMENT, rollout.environment))
+        if rollout.service_version:
+            pairs.append(
+                SearchAttributePair(search_attributes.SERVICE_VERSION, rollout.service_version)
+            )
+        return TypedSearchAttributes(pairs)
+
     def _carry(self) -> SessionInput:
         return self._input.model_copy(
             update={
                 "guard_mode": self._guard_mode,
+                "rollout": self._rollout,
                 "loop_settings": self._loop_settings,
                 "conversation": self._conversation,
                 "tool_statuses": self._tool_statuses,

@@ -13,6 +13,7 @@ from workflows.guard import GuardMode
 from workflows.loop_profile import LoopProfile, LoopSettings
 from workflows.prompt_io import LoopType, StopReason
 from workflows.prompt_options import ApprovalMode, PromptOptions
+from workflows.rollout import RolloutAssignment
 from workflows.scenario_io import ScenarioHooks, lift_legacy_prompt_keys
 
 MAX_PROMPT_CHARS = 100_000
@@ -59,8 +60,15 @@ class SessionInput(BaseModel):
 
     session_id: str
     settings: SessionSettings
+    # The authenticated principal that started the session (the gateway's token owner, or a
+    # local client's owner id); None: unknown ownership, which is never enforced. In history
+    # only: never logged, never a label or search attribute.
+    owner_id: str | None = None
     # None: resolved once through an activity when the session starts.
     guard_mode: GuardMode | None = None
+    # The owner's rollout cohort, resolved with the guard mode (docs/architecture.md,
+    # "Rollout cohorts"); None before it is resolved, or for a session started with a mode.
+    rollout: RolloutAssignment | None = None
     # The loop profile and per-rule modes, resolved with the guard mode (docs/architecture.md,
     # "Loop profiles"); None: each prompt resolves them itself.
     loop_settings: LoopSettings | None = None
@@ -102,6 +110,8 @@ class SessionStatus(BaseModel):
     # The loop profile the session's prompts run with; None until resolved (or when each
     # prompt resolves its own).
     loop_profile: LoopProfile | None = None
+    # The owner's rollout cohort (a workflows.rollout.Cohort value); None until resolved.
+    rollout_cohort: str | None = None
     running_prompt_id: str | None
     queued_prompt_ids: list[str]
     finished: list[FinishedPrompt]

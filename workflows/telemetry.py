@@ -16,7 +16,9 @@ from collections.abc import Iterator
 
 from temporalio import workflow
 
+from workflows import search_attributes
 from workflows.guard import GuardMode, TelemetryRecord
+from workflows.rollout import Cohort
 
 GUARD_TRANSITIONS = "seawall_guard_transitions"
 FAILED_CALL_REFUSALS = "seawall_failed_call_refusals"
@@ -33,6 +35,16 @@ def _never_fails() -> Iterator[None]:
             workflow.logger.debug("telemetry emission failed")
 
 
+def cohort_label() -> str:
+    """The prompt's rollout cohort as a metric label (a bounded ``Cohort`` value, set when
+    its session started it; docs/architecture.md, "Rollout cohorts"). Never the owner."""
+    value = workflow.info().typed_search_attributes.get(search_attributes.ROLLOUT_COHORT)
+    return value if value in COHORTS else Cohort.UNASSIGNED.value
+
+
+COHORTS = frozenset(c.value for c in Cohort)
+
+
 def tool_label(tool_name: str | None, tool_type: str | None) -> str:
     """A tool as logs may name it: native tools by name, MCP tools only as ``mcp`` (their
     registered names contain the server's name)."""
@@ -45,7 +57,7 @@ def guard_transition(record: TelemetryRecord, *, route: str, batch: int) -> None
     with _never_fails():
         workflow.metric_meter().create_counter(
             GUARD_TRANSITIONS, "Repeated-failure guard transitions, one per settled batch."
-        ).add(1, {"route": route, **record.metric_attributes()})
+        ).add(1, {"route": route, "cohort": cohort_label(), **record.metric_attributes()})
     with _never_fails():
         workflow.logger.info(
             "guard_transition",
@@ -62,7 +74,15 @@ def refusal(*, outcome: str, tool_name: str | None, tool_type: str | None, route
     with _never_fails():
         workflow.metric_meter().create_counter(
             FAILED_CALL_REFUSALS, "Failed-call repeats refused (or, in shadow, would be)."
-        ).add(1, {"route": route, "outcome": outcome, "tool_type": tool_type or "none"})
+        ).add(
+            1,
+            {
+                "route": route,
+                "cohort": cohort_label(),
+                "outcome": outcome,
+                "tool_type": tool_type or "none",
+            },
+        )
     with _never_fails():
         workflow.logger.info(
             "failed_call_repeat",
@@ -96,6 +116,7 @@ def rule_decision(
             1,
             {
                 "route": route,
+                "cohort": cohort_label(),
                 "rule": rule,
                 "decision": decision,
                 "mode": mode.value,
@@ -123,7 +144,10 @@ def loop_stop(*, loop_type: str, mode: GuardMode, route: str, batch: int) -> Non
     with _never_fails():
         workflow.metric_meter().create_counter(
             LOOP_STOPS, "Prompts stopped by a loop protection, by loop type."
-        ).add(1, {"route": route, "loop_type": loop_type, "mode": mode.value})
+        ).add(
+            1,
+            {"route": route, "cohort": cohort_label(), "loop_type": loop_type, "mode": mode.value},
+        )
     with _never_fails():
         workflow.logger.warning(
             "loop_detected",

@@ -27,6 +27,7 @@ from typing import NoReturn
 
 from seawall.cli.acp import add_acp_arguments, main_acp
 from seawall.cli.prompt import add_prompt_arguments, main_prompt
+from seawall.rollout.cli import add_rollout_command, main_rollout
 from seawall.runtime.logs import configure_logging
 from seawall.runtime.process_exit import exit_without_finalizing
 from seawall.runtime.settings import (
@@ -144,6 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
         "stdout carries only JSON-RPC; logs go to stderr.",
     )
     add_acp_arguments(acp)
+    add_rollout_command(commands)
     commands.add_parser(
         "up",
         help="run the whole stack locally (what `make run` does)",
@@ -248,6 +250,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return main_prompt(args, settings)
     if args.command == "acp":
         return main_acp(args, effective)
+    if args.command == "rollout":
+        return main_rollout(args, settings)
     # Quiet unless asked: stdout carries the result, stderr only what went wrong.
     level = settings.log_level if effective.is_set("log_level") else "WARNING"
     configure_logging(args.log_format or settings.log_format, level=level)

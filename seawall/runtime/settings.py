@@ -26,7 +26,9 @@ entry point turns it into one line on stderr and exit code 2 (:func:`settings_or
 before it connects or listens. The guard mode is the one exception, with its operator
 semantics kept: missing means ``shadow``, and an invalid value means ``shadow`` plus one
 diagnostic (it does not fall through to the user config); the worker resolves it once per
-session (:func:`resolve_guard_mode`) and never fails a prompt over it.
+session (:func:`resolve_guard_mode`) and never fails a prompt over it. The rollout policy
+(``guard_rollout``) is a startup error like any bad value, but the worker too re-reads it per
+session without ever failing one (:func:`resolve_rollout_settings`).
 
 docs/settings.md lists every setting; ``seawall config`` prints their effective values.
 """
@@ -36,6 +38,7 @@ from __future__ import annotations
 import contextvars
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -45,7 +48,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 import yaml
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
 from pydantic.config import JsonDict
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
@@ -59,6 +62,13 @@ from workflows.loop_profile import (
     parse_loop_profile,
 )
 from workflows.prompt_options import DEFAULT_PERMISSION_TIMEOUT_SECONDS, ApprovalMode
+from workflows.rollout import (
+    MAX_ENFORCE_PERCENT,
+    RolloutPolicies,
+    RolloutPolicyError,
+    label_value,
+    parse_rollout_policy,
+)
 from workflows.session_io import MAX_PROMPT_CHARS
 
 CONFIG_DIR_NAME = "seawall"
@@ -436,6 +446,177 @@ def resolve_loop_settings(
     return _resolve_loop_settings(env, UserConfig.read(path))
 
 
+# --- owners and the rollout policy (docs/architecture.md, "Rollout cohorts") ----------------
+
+# An owner id: an operator-given name, never a secret, kept out of logs, labels and search
+# attributes all the same.
+OWNER_ID = re.compile(r"^[A-Za-z0-9._@:-]{1,128}$")
+MIN_TOKEN_CHARS = 16
+
+
+def read_owner_tokens(path: Path) -> dict[str, str]:
+    """The gateway's tokens file: a YAML mapping of owner id to a token or a list of tokens.
+    Returns token -> owner id. Raises ValueError naming the problem (never a token)."""
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValueError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path}: cannot be read ({type(exc).__name__})") from None
+    except yaml.YAMLError:
+        raise ValueError(f"{path}: is not valid YAML") from None
+    if not isinstance(data, dict) or not data:
+        raise ValueError(f"{path}: must be a non-empty mapping of owner id to token(s)")
+    tokens: dict[str, str] = {}
+    for owner, given in data.items():
+        owner = str(owner)
+        if not OWNER_ID.match(owner):
+            raise ValueError(
+                f"{path}: owner id {owner[:40]!r} is not 1-128 of A-Z a-z 0-9 . _ @ : -"
+            )
+        listed = given if isinstance(given, list) else [given]
+        if not listed:
+            raise ValueError(f"{path}: owner {owner} has no token")
+        for token in listed:
+            if not isinstance(token, str) or len(token.strip()) < MIN_TOKEN_CHARS:
+                raise ValueError(
+                    f"{path}: a token of owner {owner} is shorter than {MIN_TOKEN_CHARS} characters"
+                )
+            if token.strip() in tokens:
+                raise ValueError(f"{path}: a token of owner {owner} is also another owner's")
+            tokens[token.strip()] = owner
+    return tokens
+
+
+def _resource_value(explicit: Any, resource_attributes: Any, key: str) -> str | None:
+    """An OpenTelemetry resource value: the explicit setting, else ``key`` in
+    ``otel_resource_attributes``; only a short token (it becomes a search attribute)."""
+    if isinstance(explicit, str) and explicit.strip():
+        return label_value(explicit.strip())
+    for pair in str(resource_attributes or "").split(","):
+        name, _, value = pair.partition("=")
+        if name.strip() == key and value.strip():
+            return label_value(value.strip())
+    return None
+
+
+def _environment_of(explicit: Any, resource_attributes: Any) -> str | None:
+    return _resource_value(explicit, resource_attributes, "deployment.environment")
+
+
+def _version_of(explicit: Any, resource_attributes: Any) -> str | None:
+    return _resource_value(explicit, resource_attributes, "service.version")
+
+
+@dataclass(frozen=True)
+class RolloutSettings:
+    """What the operator-settings activity needs to assign a session's cohort."""
+
+    policies: RolloutPolicies | None = None
+    salt: str = ""
+    pinned_version: str | None = None
+    environment: str | None = None
+    service_version: str | None = None
+    diagnostic: Diagnostic | None = None
+
+
+def check_rollout(
+    text: str, *, salt: str | None, environment: str | None, allow_wide_enforce: bool
+) -> RolloutPolicies:
+    """The parsed ``guard_rollout`` policy, or ValueError saying what is wrong with it or
+    with what it needs (a salt, a deployment environment, the override above 5 %)."""
+    try:
+        policies = parse_rollout_policy(text)
+    except RolloutPolicyError as err:
+        raise ValueError(f"invalid rollout policy: {err}") from None
+    if not salt:
+        raise ValueError("needs SEAWALL_GUARD_ROLLOUT_SALT (the owner hash's salt)")
+    if environment is None:
+        raise ValueError(
+            "needs a deployment environment (SEAWALL_DEPLOYMENT_ENVIRONMENT, a short name): "
+            "the seed's rollout advances per environment"
+        )
+    widest = policies.max_enforce_percent()
+    if widest > MAX_ENFORCE_PERCENT and not allow_wide_enforce:
+        raise ValueError(
+            f"enforces for {widest}% of owners; more than {MAX_ENFORCE_PERCENT}% needs "
+            "SEAWALL_GUARD_ROLLOUT_ALLOW_WIDE_ENFORCE=true"
+        )
+    return policies
+
+
+def resolve_rollout_settings(
+    environ: Mapping[str, str] | None = None, config_path: Path | None = None
+) -> RolloutSettings:
+    """The rollout policy, salt, pinned version, environment and version, read at each
+    session start from their own sources only (like the guard mode, so an unrelated bad
+    setting cannot change a cohort). Never raises: a policy that stopped validating since
+    the worker started means no policy (the guard-mode setting applies) plus one diagnostic.
+    """
+    env = os.environ if environ is None else environ
+    path = user_config_path(env) if config_path is None else config_path
+    config = UserConfig.read(path)
+
+    def value(name: str) -> str | None:
+        found = _from_environment(SETTINGS_BY_NAME[name], env)
+        if found is not None:
+            return found[1].strip()
+        configured = config.get(name) if config.problem is None else None
+        return None if configured is None else str(configured).strip()
+
+    attributes = value("otel_resource_attributes")
+    environment = _environment_of(value("deployment_environment"), attributes)
+    version = _version_of(value("service_version"), attributes)
+    plain = RolloutSettings(environment=environment, service_version=version)
+    text = value("guard_rollout")
+    if text is None:
+        return plain
+    salt = value("guard_rollout_salt")
+    wide = (value("guard_rollout_allow_wide_enforce") or "").lower() in TRUE_WORDS
+    try:
+        policies = check_rollout(text, salt=salt, environment=environment, allow_wide_enforce=wide)
+    except ValueError as err:
+        where = "guard_rollout"
+        return RolloutSettings(
+            environment=environment,
+            service_version=version,
+            diagnostic=Diagnostic(
+                event="invalid_guard_rollout",
+                source=where,
+                value=text,
+                message=f"{where}: {err}; no rollout policy applies",
+            ),
+        )
+    return RolloutSettings(
+        policies=policies,
+        salt=salt or "",
+        pinned_version=value("guard_rollout_version"),
+        environment=environment,
+        service_version=version,
+    )
+
+
+TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
+
+
+def local_owner_id(settings: SeawallSettings, environ: Mapping[str, str] | None = None) -> str:
+    """The owner of a local client's sessions (``seawall acp``): the ``owner_id`` setting,
+    else ``local:<user name>`` of this process."""
+    if settings.owner_id:
+        return settings.owner_id
+    env = os.environ if environ is None else environ
+    user = env.get("USER") or env.get("LOGNAME") or ""
+    if not user:
+        import getpass
+
+        try:
+            user = getpass.getuser()
+        except (KeyError, OSError):
+            user = "unknown"
+    name = re.sub(r"[^A-Za-z0-9._@-]", "_", user)[:120] or "unknown"
+    return f"local:{name}"
+
+
 # --- the typed model ----------------------------------------------------------------------
 
 
@@ -806,6 +987,45 @@ class SeawallSettings(BaseSettings):
         read_by=(WORKER,),
     )
 
+    # --- rollout: owners and cohorts (docs/architecture.md, "Rollout cohorts") -------------
+    gateway_tokens_file: Path | None = setting(
+        None,
+        "YAML file of owner ids and their gateway bearer tokens (several owners)",
+        env="SEAWALL_GATEWAY_TOKENS_FILE",
+        read_by=(GATEWAY,),
+    )
+    owner_id: str | None = setting(
+        None,
+        "owner id of a local client's sessions (unset: local:<user name>)",
+        env="SEAWALL_OWNER_ID",
+        read_by=(ACP,),
+    )
+    guard_rollout_salt: str | None = setting(
+        None,
+        "salt of the owner hash that assigns rollout cohorts (required with guard_rollout)",
+        env="SEAWALL_GUARD_ROLLOUT_SALT",
+        read_by=(WORKER,),
+    )
+    guard_rollout_version: str | None = setting(
+        None,
+        "service version the rollout policy is pinned to (other versions: the guard mode)",
+        env="SEAWALL_GUARD_ROLLOUT_VERSION",
+        read_by=(WORKER,),
+    )
+    guard_rollout_allow_wide_enforce: bool = setting(
+        False,
+        "allow a rollout policy to enforce for more than 5% of owners",
+        env="SEAWALL_GUARD_ROLLOUT_ALLOW_WIDE_ENFORCE",
+        read_by=(WORKER,),
+    )
+    # Last: its validator checks the fields above (and the deployment environment).
+    guard_rollout: str | None = setting(
+        None,
+        "rollout policy, e.g. enforce:5%,warn:rest or internal=enforce:5%,warn:rest;public=…",
+        env="SEAWALL_GUARD_ROLLOUT",
+        read_by=(WORKER,),
+    )
+
     @field_validator("log_format", "mcp_stderr", mode="before")
     @classmethod
     def _lower(cls, value: Any) -> Any:
@@ -856,6 +1076,35 @@ class SeawallSettings(BaseSettings):
         if not value.startswith(("http://", "https://")):
             raise ValueError("must be an http:// or https:// URL")
         return value.rstrip("/")
+
+    @field_validator("owner_id")
+    @classmethod
+    def _owner(cls, value: str | None) -> str | None:
+        if value is not None and not OWNER_ID.match(value):
+            raise ValueError("must be 1-128 letters, digits or . _ @ : -")
+        return value
+
+    @field_validator("gateway_tokens_file", mode="after")
+    @classmethod
+    def _tokens_file(cls, value: Path | None) -> Path | None:
+        if value is not None:
+            read_owner_tokens(value)  # raises ValueError naming the problem, never a token
+        return value
+
+    @field_validator("guard_rollout", mode="after")
+    @classmethod
+    def _rollout(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is not None:
+            data = info.data
+            check_rollout(
+                value,
+                salt=data.get("guard_rollout_salt"),
+                environment=_environment_of(
+                    data.get("deployment_environment"), data.get("otel_resource_attributes")
+                ),
+                allow_wide_enforce=bool(data.get("guard_rollout_allow_wide_enforce")),
+            )
+        return value
 
     @property
     def workspaces_dir(self) -> Path:

@@ -105,3 +105,44 @@ async def test_activity_logs_nothing_for_a_valid_setting(
     with capture_logs() as logs:
         await ActivityEnvironment().run(resolve_operator_settings, ResolveOperatorSettingsInput())
     assert logs == []
+
+
+async def test_the_owners_cohort_is_assigned_and_only_the_cohort_returned(
+    tmp_path: Path,
+) -> None:
+    """docs/architecture.md, "Rollout cohorts": the activity hashes the owner into a cohort
+    whose mode replaces the guard mode; an invalid policy means no policy, one diagnostic."""
+    from functools import partial
+
+    from seawall.runtime.settings import resolve_rollout_settings
+
+    environ = {
+        "HOME": str(tmp_path),
+        "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
+        "SEAWALL_GUARD_ROLLOUT": "warn:100%",
+        "SEAWALL_GUARD_ROLLOUT_SALT": "s",
+        "SEAWALL_DEPLOYMENT_ENVIRONMENT": "internal",
+    }
+    activity = OperatorSettingsActivities(
+        read_rollout=partial(resolve_rollout_settings, environ)
+    ).resolve_operator_settings
+    owned = await ActivityEnvironment().run(
+        activity, ResolveOperatorSettingsInput(owner_id="alice")
+    )
+    assert owned.guard_mode == GuardMode.WARN
+    assert owned.rollout is not None and owned.rollout.cohort == "warn"
+    assert owned.rollout.environment == "internal"
+    assert "alice" not in owned.model_dump_json()
+
+    broken = OperatorSettingsActivities(
+        read_rollout=partial(
+            resolve_rollout_settings, {**environ, "SEAWALL_GUARD_ROLLOUT": "warn:50%"}
+        )
+    ).resolve_operator_settings
+    with capture_logs() as logs:
+        fallback = await ActivityEnvironment().run(
+            broken, ResolveOperatorSettingsInput(owner_id="alice")
+        )
+    assert fallback.rollout is not None and fallback.rollout.cohort == "unassigned"
+    assert [line["event"] for line in logs] == ["invalid_guard_rollout"]
+    assert all("alice" not in json.dumps(line) for line in logs)

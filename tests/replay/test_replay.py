@@ -51,6 +51,8 @@ def test_the_representative_scenarios_are_all_recorded() -> None:
         # write asks), a queued prompt withdrawn.
         "session-editor-handlers",
         "prompt-approval-mode-switch",
+        # Recorded after rollout cohorts: the session's cohort resolved for its owner.
+        "session-rollout-cohort",
     } <= names
 
 

@@ -1,0 +1,340 @@
+"""A simulated rollout of the repeated tool failure guard, end to end (issue 14).
+
+Many owners submit prompts drawn from the scenario corpus (``bench/corpus``: scripted models
+and fixture tools, loops and legitimate work alike) in two deployment environments, each
+served by its own worker, through the real ``SessionWorkflow`` and ``PromptWorkflow`` on an
+embedded Temporal dev server (nothing is simulated below the model and the tools: every
+prompt is a real workflow whose cohort its session resolves through the operator-settings
+activity). The operator's settings change between three phases exactly as the seed's
+rollout prescribes:
+
+1. **shadow** in both environments;
+2. **warn** in ``internal``, ``public`` still in shadow;
+3. **cohort split** in ``internal``: ``SEAWALL_GUARD_ROLLOUT=enforce:5%,warn:rest`` (the
+   percentage is ``--enforce-percent``), ``public`` in shadow.
+
+After each phase, ``seawall rollout report``'s own code (:mod:`seawall.rollout`) reads the
+phase's window back from Temporal and reports it. The behaviour of users is a model, stated
+here so nobody mistakes it for evidence: an owner whose prompt was stopped (or ended in an
+error) submits the same text again, in the same session, with probability ``--retry``; a
+prompt's client drops its event stream with probability ``--disconnect``.
+
+    .venv/bin/python scripts/simulate_rollout.py --owners 200 --prompts 400 --html report.html
+
+Scenarios that need a driver (scripted mid-turn events or permission answers) are left out:
+a session runs its prompts unattended.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import random
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from temporalio.client import Client, WorkflowHandle
+from temporalio.service import RPCError
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from seawall.rollout.analysis import Report, build_report  # noqa: E402
+from seawall.rollout.records import read_records, visibility_query  # noqa: E402
+from seawall.rollout.render import render_html, render_text  # noqa: E402
+from seawall.runtime.devserver import start_dev_server  # noqa: E402
+from seawall.runtime.logs import configure_logging  # noqa: E402
+from seawall.scenario.driver import prepare_workspace  # noqa: E402
+from seawall.scenario.format import Scenario, load_scenario  # noqa: E402
+from worker import build_activities, build_worker  # noqa: E402
+from workflows.client_connection import ClientDisconnect  # noqa: E402
+from workflows.prompt import PromptWorkflow  # noqa: E402
+from workflows.prompt_io import PromptResult, StopReason  # noqa: E402
+from workflows.prompt_options import ApprovalMode  # noqa: E402
+from workflows.scenario_io import ScenarioHooks  # noqa: E402
+from workflows.session import SessionWorkflow, session_workflow_id  # noqa: E402
+from workflows.session_io import PromptSubmission, SessionInput, SessionSettings  # noqa: E402
+
+CORPUS = ROOT / "bench" / "corpus"
+ENVIRONMENTS = ("internal", "public")
+VERSION = "1.0.0"
+SALT = "simulated-rollout"
+VISIBILITY_WAIT_SECONDS = 60.0
+
+
+def corpus(only: Sequence[str] = ()) -> list[Scenario]:
+    """The corpus scenarios a session can run unattended (``only``: these names)."""
+    found = []
+    for path in sorted(CORPUS.glob("*.yaml")):
+        if path.name == "labels.yaml" or (only and path.stem not in only):
+            continue
+        scenario = load_scenario(path)
+        if scenario.events or scenario.permissions:
+            continue
+        found.append(scenario)
+    if not found:
+        raise SystemExit(f"no runnable corpus scenario among {list(only)}")
+    return found
+
+
+@dataclass(frozen=True)
+class Phase:
+    name: str
+    # environment -> the worker's operator settings in this phase
+    settings: dict[str, dict[str, str]]
+
+
+def phases(enforce_percent: float) -> list[Phase]:
+    shadow = {"SEAWALL_REPEATED_TOOL_FAILURE_GUARD": "shadow"}
+    warn = {"SEAWALL_REPEATED_TOOL_FAILURE_GUARD": "warn"}
+    split = {
+        "SEAWALL_REPEATED_TOOL_FAILURE_GUARD": "warn",
+        "SEAWALL_GUARD_ROLLOUT": f"enforce:{enforce_percent:g}%,warn:rest",
+        "SEAWALL_GUARD_ROLLOUT_SALT": SALT,
+        "SEAWALL_GUARD_ROLLOUT_VERSION": VERSION,
+        **({"SEAWALL_GUARD_ROLLOUT_ALLOW_WIDE_ENFORCE": "true"} if enforce_percent > 5 else {}),
+    }
+    return [
+        Phase("shadow", {"internal": shadow, "public": shadow}),
+        Phase("warn", {"internal": warn, "public": shadow}),
+        Phase("cohort split", {"internal": split, "public": shadow}),
+    ]
+
+
+def worker_environ(environment: str, home: str) -> dict[str, str]:
+    """A worker's settings sources: a private config home, its environment and version."""
+    return {
+        "HOME": home,
+        "XDG_CONFIG_HOME": f"{home}/xdg",
+        "SEAWALL_DEPLOYMENT_ENVIRONMENT": environment,
+        "SEAWALL_SERVICE_VERSION": VERSION,
+    }
+
+
+@dataclass
+class Counts:
+    prompts: int = 0
+    retries: int = 0
+    disconnects: int = 0
+    by_environment: dict[str, int] = field(default_factory=dict)
+
+
+async def visit(
+    client: Client,
+    environment: str,
+    queue: str,
+    owner: str,
+    scenario: Scenario,
+    workspace_root: Path,
+    rng: random.Random,
+    args: argparse.Namespace,
+    counts: Counts,
+) -> None:
+    """One owner's session running one corpus prompt (and the owner's retry, if any)."""
+    session_id = uuid.uuid4().hex
+    workspace = prepare_workspace(scenario, workspace_root / session_id)
+    handle = await client.start_workflow(
+        SessionWorkflow.run,
+        SessionInput(
+            session_id=session_id,
+            settings=SessionSettings(
+                workspace_root=str(workspace),
+                approval_mode=ApprovalMode.YOLO,
+                max_model_requests=scenario.max_model_requests,
+                max_tool_calls_per_turn=scenario.max_tool_calls_per_turn,
+                scenario=ScenarioHooks(model_script=scenario.model, fixture_tools=scenario.tools),
+            ),
+            owner_id=owner,
+        ),
+        id=session_workflow_id(session_id),
+        task_queue=queue,
+    )
+    text = f"{scenario.prompt} ({scenario.name}, visit {session_id[:8]})"
+    retry = rng.random() < args.retry
+    disconnect = rng.random() < args.disconnect
+    for attempt in range(2):
+        submitted = await handle.execute_update(
+            SessionWorkflow.submit_prompt, PromptSubmission(text=text)
+        )
+        counts.prompts += 1
+        counts.by_environment[environment] = counts.by_environment.get(environment, 0) + 1
+        prompt = client.get_workflow_handle(submitted.prompt_id, result_type=PromptResult)
+        result = await _result(prompt, disconnect and attempt == 0, counts)
+        stopped = result.stop_reason in (StopReason.LOOP_DETECTED, StopReason.ERROR)
+        if attempt or not (stopped and retry):
+            break
+        counts.retries += 1
+    await handle.signal(SessionWorkflow.close)
+    await handle.result()
+
+
+async def _result(
+    prompt: WorkflowHandle[PromptWorkflow, PromptResult], disconnect: bool, counts: Counts
+) -> PromptResult:
+    while True:  # until the session has started the prompt
+        try:
+            await prompt.describe()
+            break
+        except RPCError:
+            await asyncio.sleep(0.05)
+    if disconnect:
+        # What the gateway sends when a client's event stream ends before the prompt.
+        with contextlib.suppress(RPCError):  # it may have finished already
+            await prompt.signal(PromptWorkflow.client_disconnected, ClientDisconnect())
+            counts.disconnects += 1
+    return await prompt.result()
+
+
+async def run_phase(
+    client: Client,
+    queues: dict[str, str],
+    scenarios: Sequence[Scenario],
+    owners: Sequence[str],
+    args: argparse.Namespace,
+    rng: random.Random,
+    workspace_root: Path,
+) -> Counts:
+    counts = Counts()
+    gate = asyncio.Semaphore(args.concurrency)
+    plan = [
+        (rng.choice(ENVIRONMENTS), rng.choice(owners), rng.choice(scenarios))
+        for _ in range(args.prompts)
+    ]
+    seeds = [rng.random() for _ in plan]
+
+    async def one(n: int) -> None:
+        environment, owner, scenario = plan[n]
+        async with gate:
+            await visit(
+                client,
+                environment,
+                queues[environment],
+                owner,
+                scenario,
+                workspace_root,
+                random.Random(seeds[n]),
+                args,
+                counts,
+            )
+
+    await asyncio.gather(*(one(n) for n in range(len(plan))))
+    return counts
+
+
+async def simulate(args: argparse.Namespace, client: Client) -> list[tuple[str, str, Report]]:
+    rng = random.Random(args.seed)
+    scenarios = corpus([n for n in (args.only or "").split(",") if n])
+    owners = [f"owner-{n:04d}" for n in range(args.owners)]
+    reports: list[tuple[str, str, Report]] = []
+    with tempfile.TemporaryDirectory(prefix="seawall-rollout-") as tmp:
+        environs = {env: worker_environ(env, f"{tmp}/{env}") for env in ENVIRONMENTS}
+        queues = {env: f"rollout-{env}-{uuid.uuid4().hex[:6]}" for env in ENVIRONMENTS}
+        workers = [
+            build_worker(client, queues[env], build_activities(environs[env]))
+            for env in ENVIRONMENTS
+        ]
+        for worker in workers:
+            await worker.__aenter__()
+        try:
+            starts: list[datetime] = []
+            for phase in phases(args.enforce_percent):
+                for env in ENVIRONMENTS:
+                    # The operator changes the workers' settings; sessions read them at start.
+                    base = worker_environ(env, f"{tmp}/{env}")
+                    environs[env].clear()
+                    environs[env].update({**base, **phase.settings[env]})
+                starts.append(datetime.now(UTC))
+                # Phase 2 is judged against the shadow baseline: its window covers both.
+                since = starts[0] if phase.name == "warn" else starts[-1]
+                started = time.monotonic()
+                counts = await run_phase(
+                    client, queues, scenarios, owners, args, rng, Path(tmp) / "workspaces"
+                )
+                until = datetime.now(UTC)
+                print(
+                    f"phase {phase.name}: {counts.prompts} prompts ({counts.retries} retries, "
+                    f"{counts.disconnects} dropped streams) in {time.monotonic() - started:.0f} s",
+                    file=sys.stderr,
+                )
+                for env in ENVIRONMENTS:
+                    expected = counts.by_environment.get(env, 0)
+                    await visible(client, env, starts[-1], until, expected)
+                    records = await read_records(client, env, since, until)
+                    reports.append(
+                        (
+                            phase.name,
+                            env,
+                            build_report(
+                                records,
+                                environment=env,
+                                since=since,
+                                until=until,
+                                resamples=args.resamples,
+                                seed=args.seed,
+                                min_days=args.min_days,
+                            ),
+                        )
+                    )
+        finally:
+            for worker in reversed(workers):
+                await worker.__aexit__(None, None, None)
+    return reports
+
+
+async def visible(
+    client: Client, environment: str, since: datetime, until: datetime, expected: int
+) -> None:
+    """Until visibility (eventually consistent) lists every closed prompt of the phase."""
+    query = visibility_query(environment, since, until) + " AND ExecutionStatus != 'Running'"
+    deadline = time.monotonic() + VISIBILITY_WAIT_SECONDS
+    while (await client.count_workflows(query)).count < expected:
+        if time.monotonic() > deadline:
+            raise SystemExit(f"visibility lists fewer than {expected} prompts of {environment}")
+        await asyncio.sleep(0.2)
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--owners", type=int, default=200)
+    parser.add_argument("--prompts", type=int, default=400, help="sessions per phase")
+    parser.add_argument("--only", help="comma-separated corpus scenario names (default: all)")
+    parser.add_argument("--enforce-percent", type=float, default=5.0)
+    parser.add_argument("--retry", type=float, default=0.3, help="P(resubmit a stopped prompt)")
+    parser.add_argument("--disconnect", type=float, default=0.02, help="P(drop the stream)")
+    parser.add_argument("--concurrency", type=int, default=24)
+    parser.add_argument("--resamples", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--min-days", type=float, default=0.0, help="phase length the verdict needs (0: any)"
+    )
+    parser.add_argument("--html", type=Path, help="write the final internal report's page here")
+    return parser.parse_args(argv)
+
+
+async def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    configure_logging("console", "ERROR")  # the workers' loop_detected lines would drown it
+    async with await start_dev_server() as env:
+        reports = await simulate(args, env.client)
+    for phase, environment, report in reports:
+        print(f"\n===== phase: {phase} / environment: {environment} =====")
+        print(render_text(report))
+    if args.html is not None:
+        final = next(r for p, e, r in reversed(reports) if e == "internal")
+        args.html.write_text(render_html(final), encoding="utf-8")
+        print(f"\nwrote {args.html}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    from seawall.runtime.process_exit import exit_without_finalizing
+
+    code = asyncio.run(main())
+    exit_without_finalizing(code)

@@ -1,0 +1,772 @@
+"""The rollout evidence: the seed's Phase 1 invariants, decision volumes, and the Phase 2/3
+promotion gates with owner-level blocked bootstrap intervals (seed 000, "Rollout").
+
+Everything here is a pure function of the :class:`~seawall.rollout.records.PromptRecord`
+list, so the same records give the same report, byte for byte: the bootstrap draws from a
+``random.Random`` seeded by the caller, over owners sorted by key.
+
+**Invariants** are checked against what the history recorded, not against the guard's own
+opinion of itself: a batch's tool activities and their outcomes are compared with the guard
+decision the prompt's result reports for that batch.
+
+**Gates** compare a treatment with its control. Phase 3: the ``enforce`` cohort against the
+``warn`` cohort (same reminder, differing only in the stop). Phase 2: ``warn`` prompts against
+``shadow`` prompts (does the reminder itself regress anything). Owners, not prompts, are the
+resampled unit ("calls from one owner are not independent samples"); a prompt without an
+owner is its own session's block.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import math
+import random
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+from seawall.rollout.records import PromptRecord, ToolActivity
+from workflows import search_attributes
+from workflows.guard import DecisionKind, GuardMode, GuardPhase
+from workflows.prompt_io import GuardEntry, LoopType, StopReason
+from workflows.rollout import Cohort, label_value
+
+COUNTING = frozenset({"tracked", "would_warn", "warn", "would_stop", "stop"})
+VOLUME_DECISIONS = ("would_warn", "would_stop", "warn", "stop")
+RETRY_WINDOW = timedelta(minutes=10)
+# Fewer owners than this in either arm: every gate is inconclusive, whatever its interval
+# (a bootstrap over a handful of owners says little).
+MIN_OWNERS_PER_ARM = 10
+UNRELIABLE = "unreliable_input"
+
+Verdict = Literal["promote", "hold", "return to shadow"]
+GateStatus = Literal["pass", "fail", "inconclusive", "no data"]
+
+
+# --- invariants -------------------------------------------------------------------------
+
+
+@dataclass
+class Invariant:
+    key: str
+    title: str
+    violations: int = 0
+    checked: int = 0
+    # Workflow ids of the first violating prompts (ids only: no content).
+    examples: list[str] = field(default_factory=list)
+
+    def violate(self, workflow_id: str) -> None:
+        self.violations += 1
+        if len(self.examples) < 10 and workflow_id not in self.examples:
+            self.examples.append(workflow_id)
+
+
+def _batches(record: PromptRecord) -> dict[int, list[ToolActivity]]:
+    found: dict[int, list[ToolActivity]] = defaultdict(list)
+    for tool in record.tools:
+        found[tool.batch].append(tool)
+    return found
+
+
+def _entries(record: PromptRecord) -> dict[int, GuardEntry]:
+    return {entry.batch: entry for entry in record.guard}
+
+
+def _cancelled(tool: ToolActivity) -> bool:
+    return tool.ended == "canceled" or (
+        tool.outcome is not None and tool.outcome.status == "cancelled"
+    )
+
+
+def _ineligible(tool: ToolActivity) -> bool:
+    """not_started, unknown or missing execution status, or a failure after a successful
+    execution: outcomes the seed says the guard must never count."""
+    outcome = tool.outcome
+    if outcome is None or outcome.status != "error":
+        return False
+    return outcome.execution_status != "error"
+
+
+ALLOWED_VALUES: dict[str, frozenset[str]] = {
+    search_attributes.GUARD_PHASE.name: frozenset(p.value for p in GuardPhase),
+    search_attributes.LAST_DECISION.name: frozenset(d.value for d in DecisionKind),
+    search_attributes.STOP_REASON.name: frozenset(s.value for s in StopReason),
+    search_attributes.LOOP_TYPE.name: frozenset(t.value for t in LoopType),
+    search_attributes.GUARD_MODE.name: frozenset(m.value for m in GuardMode),
+    search_attributes.ROLLOUT_COHORT.name: frozenset(c.value for c in Cohort),
+}
+FREE_TOKENS = frozenset(
+    {search_attributes.ENVIRONMENT.name, search_attributes.SERVICE_VERSION.name}
+)
+
+
+def _raw_attribute(name: str, value: str) -> bool:
+    """A Seawall search attribute holding anything but its bounded vocabulary."""
+    if name in ALLOWED_VALUES:
+        return value not in ALLOWED_VALUES[name]
+    if name in FREE_TOKENS:
+        return label_value(value) is None
+    return name.startswith("Seawall")  # an attribute this report does not know
+
+
+def check_invariants(records: Sequence[PromptRecord]) -> list[Invariant]:
+    """The seed's required invariants, each with its count of violations."""
+    cancelled = Invariant("cancelled_counted", "cancelled calls counted as eligible failures")
+    ineligible = Invariant(
+        "ineligible_counted",
+        "not_started, unknown or post-execution failures counted",
+    )
+    incomplete = Invariant("incomplete_batch_decision", "decisions based on incomplete batches")
+    unreliable = Invariant(
+        "enforced_after_unreliable_input", "enforcement after an unreliable input drain"
+    )
+    raw = Invariant("raw_fields_in_telemetry", "raw fields in search attributes (telemetry)")
+    ordering = Invariant(
+        "stop_without_prior_warning",
+        "would_stop/stop not preceded by would_warn/warn of the same candidate and prompt",
+    )
+    protections = Invariant(
+        "protections_changed", "tool-call cap or duplicate call-id protection not kept"
+    )
+    for record in records:
+        entries = _entries(record)
+        for batch, tools in _batches(record).items():
+            entry = entries.get(batch)
+            counted = entry is not None and entry.decision in COUNTING
+            for invariant, broken in (
+                (cancelled, any(_cancelled(t) for t in tools)),
+                (ineligible, any(_ineligible(t) for t in tools)),
+                (incomplete, any(t.outcome is None for t in tools)),
+            ):
+                invariant.checked += 1
+                if broken and counted:
+                    invariant.violate(record.workflow_id)
+        _check_unreliable(record, unreliable)
+        _check_ordering(record, ordering)
+        raw.checked += 1
+        if any(_raw_attribute(k, v) for k, v in record.attributes.items()):
+            raw.violate(record.workflow_id)
+        protections.checked += 1
+        call_ids = Counter(t.call_id for t in record.tools)
+        executed = record.result.tool_calls.executed if record.result else 0
+        capped = record.max_tool_calls is not None and executed > record.max_tool_calls
+        if capped or any(n > 1 for n in call_ids.values()):
+            protections.violate(record.workflow_id)
+    return [cancelled, ineligible, incomplete, unreliable, raw, ordering, protections]
+
+
+def _check_unreliable(record: PromptRecord, invariant: Invariant) -> None:
+    invariant.checked += 1
+    seen_unreliable = False
+    for entry in sorted(record.guard, key=lambda e: e.batch):
+        if entry.reason == UNRELIABLE:
+            seen_unreliable = True
+        elif seen_unreliable and entry.decision == DecisionKind.STOP.value:
+            invariant.violate(record.workflow_id)
+            return
+
+
+def _check_ordering(record: PromptRecord, invariant: Invariant) -> None:
+    warned: set[int] = set()
+    for entry in sorted(record.guard, key=lambda e: e.batch):
+        if entry.decision in ("would_warn", "warn"):
+            warned.add(entry.candidate_ordinal)
+        elif entry.decision in ("would_stop", "stop"):
+            invariant.checked += 1
+            if entry.candidate_ordinal not in warned:
+                invariant.violate(record.workflow_id)
+
+
+# --- volumes and the review list ----------------------------------------------------------
+
+
+def unreliable_input(record: PromptRecord) -> bool:
+    """The prompt's host could not prove its input drain (an ``unreliable_input`` reset):
+    segmented out of the supported-host baseline. (Enforcement disabled by an outcome
+    contract violation is not a host property and stays in.)"""
+    return any(entry.reason == UNRELIABLE for entry in record.guard)
+
+
+def _tool_type(tools: Iterable[ToolActivity]) -> str:
+    for tool in tools:
+        if tool.outcome is not None and tool.outcome.status == "error":
+            return tool.outcome.tool_type or "unknown"
+    return "unknown"
+
+
+@dataclass
+class Volumes:
+    # (decision, tool type, route) -> decisions
+    by_kind: dict[tuple[str, str, str], int] = field(default_factory=dict)
+    # time bucket start (ISO) -> decision -> decisions
+    over_time: dict[str, dict[str, int]] = field(default_factory=dict)
+    prompts: int = 0
+    unreliable_prompts: int = 0
+    unreliable_decisions: dict[str, int] = field(default_factory=dict)
+
+
+def decision_volumes(
+    records: Sequence[PromptRecord], since: datetime, until: datetime, buckets: int = 24
+) -> Volumes:
+    """would_warn / would_stop (and warn / stop) per tool type and route, over time; prompts
+    from unreliable-input hosts counted apart."""
+    volumes = Volumes()
+    span = max((until - since).total_seconds(), 1.0)
+    width = timedelta(seconds=span / buckets)
+    for n in range(buckets):
+        volumes.over_time[(since + width * n).isoformat()] = dict.fromkeys(VOLUME_DECISIONS, 0)
+    keys = list(volumes.over_time)
+    by_kind: Counter[tuple[str, str, str]] = Counter()
+    apart: Counter[str] = Counter()
+    for record in records:
+        if unreliable_input(record):
+            volumes.unreliable_prompts += 1
+            apart.update(e.decision for e in record.guard if e.decision in VOLUME_DECISIONS)
+            continue
+        volumes.prompts += 1
+        batches = _batches(record)
+        slot = min(int((record.start - since).total_seconds() / width.total_seconds()), buckets - 1)
+        for entry in record.guard:
+            if entry.decision not in VOLUME_DECISIONS:
+                continue
+            tool_type = _tool_type(batches.get(entry.batch, []))
+            by_kind[(entry.decision, tool_type, record.route)] += 1
+            volumes.over_time[keys[max(slot, 0)]][entry.decision] += 1
+    volumes.by_kind = dict(sorted(by_kind.items()))
+    volumes.unreliable_decisions = dict(sorted(apart.items()))
+    return volumes
+
+
+def review_sample(records: Sequence[PromptRecord], size: int) -> tuple[int, list[str]]:
+    """Prompts with a would_stop (supported hosts only) and a deterministic sample of their
+    workflow ids for the manual review; ids only, never content."""
+    candidates = sorted(
+        r.workflow_id
+        for r in records
+        if not unreliable_input(r) and any(e.decision == "would_stop" for e in r.guard)
+    )
+    ordered = sorted(candidates, key=lambda wid: hashlib.sha256(wid.encode()).hexdigest())
+    return len(candidates), sorted(ordered[:size])
+
+
+# --- gates --------------------------------------------------------------------------------
+
+
+def retried_prompts(records: Sequence[PromptRecord]) -> set[str]:
+    """Prompts whose owner (or session) submitted the same text again within ten minutes of
+    their start: the "retry" of the seed's disconnect-or-retry gate."""
+    retried: set[str] = set()
+    by_text: dict[tuple[str, str], list[PromptRecord]] = defaultdict(list)
+    for record in records:
+        by_text[(record.block, record.text_digest)].append(record)
+    for group in by_text.values():
+        group.sort(key=lambda r: r.start)
+        for earlier, later in itertools.pairwise(group):
+            if later.start - earlier.start <= RETRY_WINDOW:
+                retried.add(earlier.workflow_id)
+    return retried
+
+
+@dataclass(frozen=True)
+class PromptMetrics:
+    completed: bool
+    disconnect_or_retry: bool
+    latency: float
+    tokens: int
+    rounds: int
+    loop_event: bool
+    calls_after_stop: int
+    executed: int
+
+
+def prompt_metrics(record: PromptRecord, retried: set[str]) -> PromptMetrics | None:
+    result = record.result
+    if result is None:
+        return None
+    stop_batches = [e.batch for e in result.guard if e.decision in ("stop", "would_stop")]
+    first_stop = min(stop_batches) if stop_batches else None
+    return PromptMetrics(
+        completed=result.stop_reason is StopReason.END_TURN,
+        disconnect_or_retry=result.client_disconnects > 0 or record.workflow_id in retried,
+        latency=record.latency_seconds or 0.0,
+        tokens=result.input_tokens + result.output_tokens,
+        rounds=result.model_requests,
+        loop_event=first_stop is not None,
+        calls_after_stop=(
+            sum(1 for t in record.tools if t.batch > first_stop) if first_stop is not None else 0
+        ),
+        executed=result.tool_calls.executed,
+    )
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The ``q``-th percentile, linear between closest ranks (numpy's default)."""
+    ordered = sorted(values)
+    if not ordered:
+        return math.nan
+    position = (len(ordered) - 1) * q / 100
+    low = math.floor(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def _mean(values: Iterable[float]) -> float:
+    items = list(values)
+    return sum(items) / len(items) if items else math.nan
+
+
+@dataclass(frozen=True)
+class CohortStats:
+    prompts: int
+    completion_rate: float
+    disconnect_or_retry_rate: float
+    p95_latency: float
+    mean_tokens: float
+    mean_rounds: float
+    loop_rate: float
+    calls_after_stop: float
+    executed: float
+
+
+def cohort_stats(metrics: Sequence[PromptMetrics]) -> CohortStats:
+    return CohortStats(
+        prompts=len(metrics),
+        completion_rate=_mean(float(m.completed) for m in metrics),
+        disconnect_or_retry_rate=_mean(float(m.disconnect_or_retry) for m in metrics),
+        p95_latency=percentile([m.latency for m in metrics], 95),
+        mean_tokens=_mean(m.tokens for m in metrics),
+        mean_rounds=_mean(m.rounds for m in metrics),
+        loop_rate=_mean(float(m.loop_event) for m in metrics),
+        calls_after_stop=_mean(m.calls_after_stop for m in metrics),
+        executed=_mean(m.executed for m in metrics),
+    )
+
+
+@dataclass(frozen=True)
+class GateSpec:
+    key: str
+    title: str
+    unit: str
+    # The estimate from treatment and control statistics.
+    estimate: Callable[[CohortStats, CohortStats], float]
+    # "max": pass when the upper bound is at most ``threshold``; "min": the lower bound at
+    # least; "match": pass when the whole interval lies within ``threshold`` +- ``tolerance``
+    # (an equivalence test), fail when it excludes ``threshold``.
+    rule: Literal["max", "min", "match"]
+    threshold: float
+    tolerance: float = 0.0
+
+
+def _ratio(a: float, b: float) -> float:
+    return a / b if b > 0 else (1.0 if a == 0 else math.inf)
+
+
+# "Match warn-mode observations": the equivalence margins of the two Phase 3 matching gates.
+STOP_RATE_TOLERANCE_PP = 2.0
+SAVED_CALLS_TOLERANCE = 1.0
+
+PHASE2_GATES: tuple[GateSpec, ...] = (
+    GateSpec(
+        "completion_rate",
+        "completion rate (treatment - control)",
+        "pp",
+        lambda t, c: 100 * (t.completion_rate - c.completion_rate),
+        "min",
+        -1.0,
+    ),
+    GateSpec(
+        "disconnect_or_retry",
+        "disconnect-or-retry within 10 min (treatment - control)",
+        "pp",
+        lambda t, c: 100 * (t.disconnect_or_retry_rate - c.disconnect_or_retry_rate),
+        "max",
+        0.5,
+    ),
+    GateSpec(
+        "p95_latency",
+        "p95 latency (treatment / control)",
+        "x",
+        lambda t, c: _ratio(t.p95_latency, c.p95_latency),
+        "max",
+        1.10,
+    ),
+    GateSpec(
+        "mean_tokens",
+        "mean tokens (treatment / control)",
+        "x",
+        lambda t, c: _ratio(t.mean_tokens, c.mean_tokens),
+        "max",
+        1.10,
+    ),
+    GateSpec(
+        "mean_rounds",
+        "mean rounds (treatment / control)",
+        "x",
+        lambda t, c: _ratio(t.mean_rounds, c.mean_rounds),
+        "max",
+        1.10,
+    ),
+)
+PHASE3_GATES: tuple[GateSpec, ...] = (
+    *PHASE2_GATES,
+    GateSpec(
+        "stopped_loop_rate",
+        "stopped-loop rate vs warn-mode would-stop rate (difference)",
+        "pp",
+        lambda t, c: 100 * (t.loop_rate - c.loop_rate),
+        "match",
+        0.0,
+        STOP_RATE_TOLERANCE_PP,
+    ),
+    GateSpec(
+        "saved_calls",
+        "tool calls saved per prompt: observed minus warn-mode estimate",
+        "calls",
+        lambda t, c: (c.executed - t.executed) - c.calls_after_stop,
+        "match",
+        0.0,
+        SAVED_CALLS_TOLERANCE,
+    ),
+)
+
+
+@dataclass
+class Gate:
+    key: str
+    title: str
+    unit: str
+    rule: str
+    threshold: float
+    tolerance: float
+    estimate: float
+    low: float
+    high: float
+    status: GateStatus
+
+
+def _judge(spec: GateSpec, low: float, high: float) -> GateStatus:
+    if math.isnan(low) or math.isnan(high):
+        return "no data"
+    if spec.rule == "max":
+        return (
+            "pass" if high <= spec.threshold else "fail" if low > spec.threshold else "inconclusive"
+        )
+    if spec.rule == "min":
+        return (
+            "pass" if low >= spec.threshold else "fail" if high < spec.threshold else "inconclusive"
+        )
+    if not low <= spec.threshold <= high:
+        return "fail"
+    within = spec.threshold - spec.tolerance <= low and high <= spec.threshold + spec.tolerance
+    return "pass" if within else "inconclusive"
+
+
+def _blocks(records: Sequence[tuple[PromptRecord, PromptMetrics]]) -> list[list[PromptMetrics]]:
+    grouped: dict[str, list[PromptMetrics]] = defaultdict(list)
+    for record, metrics in records:
+        grouped[record.block].append(metrics)
+    return [grouped[key] for key in sorted(grouped)]
+
+
+def _finite(value: float) -> float:
+    return value if math.isfinite(value) else math.nan
+
+
+def compare(
+    treatment: Sequence[tuple[PromptRecord, PromptMetrics]],
+    control: Sequence[tuple[PromptRecord, PromptMetrics]],
+    gates: Sequence[GateSpec],
+    *,
+    resamples: int,
+    seed: int,
+) -> tuple[CohortStats, CohortStats, list[Gate]]:
+    """Each gate's estimate and its 95 % owner-level blocked bootstrap interval."""
+    t_blocks, c_blocks = _blocks(treatment), _blocks(control)
+    t_stats = cohort_stats([m for _, m in treatment])
+    c_stats = cohort_stats([m for _, m in control])
+    if not t_blocks or not c_blocks:
+        nan = math.nan
+        return (
+            t_stats,
+            c_stats,
+            [
+                Gate(
+                    g.key,
+                    g.title,
+                    g.unit,
+                    g.rule,
+                    g.threshold,
+                    g.tolerance,
+                    nan,
+                    nan,
+                    nan,
+                    "no data",
+                )
+                for g in gates
+            ],
+        )
+    rng = random.Random(seed)
+    draws: list[list[float]] = [[] for _ in gates]
+    for _ in range(resamples):
+        t = cohort_stats([m for b in rng.choices(t_blocks, k=len(t_blocks)) for m in b])
+        c = cohort_stats([m for b in rng.choices(c_blocks, k=len(c_blocks)) for m in b])
+        for i, spec in enumerate(gates):
+            draws[i].append(spec.estimate(t, c))
+    results = []
+    for spec, values in zip(gates, draws, strict=True):
+        finite = [v for v in values if math.isfinite(v)]
+        low = percentile(finite, 2.5) if finite else math.nan
+        high = percentile(finite, 97.5) if finite else math.nan
+        estimate = _finite(spec.estimate(t_stats, c_stats))
+        results.append(
+            Gate(
+                spec.key,
+                spec.title,
+                spec.unit,
+                spec.rule,
+                spec.threshold,
+                spec.tolerance,
+                estimate,
+                low,
+                high,
+                _judge(spec, low, high),
+            )
+        )
+    return t_stats, c_stats, results
+
+
+# --- the report ---------------------------------------------------------------------------
+
+
+@dataclass
+class Comparison:
+    phase: int
+    treatment: str
+    control: str
+    treatment_owners: int
+    control_owners: int
+    treatment_stats: CohortStats
+    control_stats: CohortStats
+    gates: list[Gate]
+
+
+@dataclass
+class Report:
+    environment: str
+    since: datetime
+    until: datetime
+    prompts: int
+    owners: int
+    modes: dict[str, int]
+    cohorts: dict[str, int]
+    versions: dict[str, int]
+    invariants: list[Invariant]
+    volumes: Volumes
+    review_total: int
+    review_sample: list[str]
+    comparison: Comparison | None
+    verdict: Verdict
+    reasons: list[str]
+    resamples: int
+    seed: int
+
+    @property
+    def empty(self) -> bool:
+        return self.prompts == 0
+
+    def as_json(self) -> dict[str, Any]:
+        def number(value: float) -> float | None:
+            return round(value, 6) if math.isfinite(value) else None
+
+        def stats(s: CohortStats) -> dict[str, Any]:
+            return {k: (number(v) if isinstance(v, float) else v) for k, v in s.__dict__.items()}
+
+        comparison = self.comparison
+        return {
+            "environment": self.environment,
+            "since": self.since.isoformat(),
+            "until": self.until.isoformat(),
+            "empty": self.empty,
+            "prompts": self.prompts,
+            "owners": self.owners,
+            "modes": self.modes,
+            "cohorts": self.cohorts,
+            "service_versions": self.versions,
+            "verdict": self.verdict,
+            "reasons": self.reasons,
+            "invariants": [
+                {
+                    "key": i.key,
+                    "title": i.title,
+                    "violations": i.violations,
+                    "checked": i.checked,
+                    "examples": i.examples,
+                }
+                for i in self.invariants
+            ],
+            "volumes": {
+                "supported_host_prompts": self.volumes.prompts,
+                "by_decision_tool_type_route": [
+                    {"decision": d, "tool_type": t, "route": r, "count": n}
+                    for (d, t, r), n in self.volumes.by_kind.items()
+                ],
+                "over_time": self.volumes.over_time,
+                "unreliable_input": {
+                    "prompts": self.volumes.unreliable_prompts,
+                    "decisions": self.volumes.unreliable_decisions,
+                },
+            },
+            "review": {"would_stop_prompts": self.review_total, "sample": self.review_sample},
+            "comparison": None
+            if comparison is None
+            else {
+                "phase": comparison.phase,
+                "treatment": comparison.treatment,
+                "control": comparison.control,
+                "treatment_owners": comparison.treatment_owners,
+                "control_owners": comparison.control_owners,
+                "treatment_stats": stats(comparison.treatment_stats),
+                "control_stats": stats(comparison.control_stats),
+                "gates": [
+                    {
+                        "key": g.key,
+                        "title": g.title,
+                        "unit": g.unit,
+                        "rule": g.rule,
+                        "threshold": g.threshold,
+                        "tolerance": g.tolerance,
+                        "estimate": number(g.estimate),
+                        "ci95": [number(g.low), number(g.high)],
+                        "status": g.status,
+                    }
+                    for g in comparison.gates
+                ],
+                "bootstrap": {
+                    "resamples": self.resamples,
+                    "seed": self.seed,
+                    "unit": "owner",
+                    "min_owners_per_arm": MIN_OWNERS_PER_ARM,
+                },
+            },
+        }
+
+
+def _pairs(
+    records: Iterable[PromptRecord], retried: set[str], keep: Callable[[PromptRecord], bool]
+) -> list[tuple[PromptRecord, PromptMetrics]]:
+    pairs = []
+    for record in records:
+        if not keep(record):
+            continue
+        metrics = prompt_metrics(record, retried)
+        if metrics is not None:
+            pairs.append((record, metrics))
+    return pairs
+
+
+def _comparison(records: Sequence[PromptRecord], *, resamples: int, seed: int) -> Comparison | None:
+    """Phase 3 when both the enforce and the warn cohort have owned prompts; else Phase 2
+    when warn and shadow prompts both ran; else none."""
+    retried = retried_prompts(records)
+    supported = [r for r in records if not unreliable_input(r)]
+    enforce = _pairs(supported, retried, lambda r: r.owned and r.cohort == Cohort.ENFORCE.value)
+    warn_cohort = _pairs(supported, retried, lambda r: r.owned and r.cohort == Cohort.WARN.value)
+    if enforce and warn_cohort:
+        phase, treatment, control, gates = 3, enforce, warn_cohort, PHASE3_GATES
+        names = ("enforce cohort", "warn cohort")
+    else:
+        warn = _pairs(supported, retried, lambda r: r.guard_mode == GuardMode.WARN.value)
+        shadow = _pairs(supported, retried, lambda r: r.guard_mode == GuardMode.SHADOW.value)
+        if not (warn and shadow):
+            return None
+        phase, treatment, control, gates = 2, warn, shadow, PHASE2_GATES
+        names = ("warn", "shadow")
+    t_stats, c_stats, results = compare(treatment, control, gates, resamples=resamples, seed=seed)
+    owners = (len({r.block for r, _ in treatment}), len({r.block for r, _ in control}))
+    if min(owners) < MIN_OWNERS_PER_ARM:
+        for gate in results:
+            gate.status = "inconclusive" if gate.status != "no data" else gate.status
+    return Comparison(
+        phase=phase,
+        treatment=names[0],
+        control=names[1],
+        treatment_owners=owners[0],
+        control_owners=owners[1],
+        treatment_stats=t_stats,
+        control_stats=c_stats,
+        gates=results,
+    )
+
+
+def build_report(
+    records: Sequence[PromptRecord],
+    *,
+    environment: str,
+    since: datetime,
+    until: datetime,
+    resamples: int = 1000,
+    seed: int = 0,
+    review_size: int = 20,
+    min_days: float = 7.0,
+) -> Report:
+    invariants = check_invariants(records)
+    volumes = decision_volumes(records, since, until)
+    review_total, sample = review_sample(records, review_size)
+    comparison = _comparison(records, resamples=resamples, seed=seed) if records else None
+    reasons: list[str] = []
+    verdict: Verdict
+    violated = [i for i in invariants if i.violations]
+    days = (until - since).total_seconds() / 86400
+    if not records:
+        verdict = "hold"
+        reasons.append(f"no prompts in environment {environment!r} in this window")
+    elif violated:
+        verdict = "return to shadow"
+        reasons.extend(f"invariant violated: {i.title} ({i.violations})" for i in violated)
+    elif comparison is not None:
+        failing = [g for g in comparison.gates if g.status != "pass"]
+        few = min(comparison.treatment_owners, comparison.control_owners)
+        if few < MIN_OWNERS_PER_ARM:
+            reasons.append(
+                f"{few} owners in the smaller arm; the gates need {MIN_OWNERS_PER_ARM} per arm"
+            )
+        if failing:
+            verdict = "hold"
+            reasons.extend(f"gate {g.key}: {g.status}" for g in failing)
+        elif days < min_days:
+            verdict = "hold"
+            reasons.append(f"the window is {days:.1f} days; the seed holds each phase {min_days:g}")
+        else:
+            verdict = "promote"
+            reasons.append(f"Phase {comparison.phase}: every gate passes, every invariant is zero")
+    elif days < min_days:
+        verdict = "hold"
+        reasons.append(f"the window is {days:.1f} days; the seed runs shadow {min_days:g}")
+    else:
+        verdict = "promote"
+        reasons.append(
+            "Phase 1: every invariant is zero; advance to warn after the manual review of "
+            f"the {review_total} would-stop prompts (sample listed)"
+        )
+    return Report(
+        environment=environment,
+        since=since,
+        until=until,
+        prompts=len(records),
+        owners=len({r.block for r in records if r.owned}),
+        modes=dict(sorted(Counter(r.guard_mode or "unknown" for r in records).items())),
+        cohorts=dict(sorted(Counter(r.cohort or "unknown" for r in records).items())),
+        versions=dict(sorted(Counter(r.service_version or "unset" for r in records).items())),
+        invariants=invariants,
+        volumes=volumes,
+        review_total=review_total,
+        review_sample=sample,
+        comparison=comparison,
+        verdict=verdict,
+        reasons=reasons,
+        resamples=resamples,
+        seed=seed,
+    )

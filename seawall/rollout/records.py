@@ -1,0 +1,207 @@
+"""One prompt as the rollout report sees it, read from Temporal's own records.
+
+No new database (issue 14): the prompts of a window and an environment are listed from
+visibility by their search attributes (``SeawallEnvironment``, set when a session starts the
+prompt; docs/architecture.md, "Rollout cohorts"), and each prompt's history supplies the
+rest: its input (owner, route, text digest, tool-call cap), every tool activity with its
+batch and outcome, and its result (stop, guard decisions, tokens, rounds, disconnects).
+
+The owner id and the prompt text are read only to block the bootstrap by owner and to
+recognise a resubmission; a record keeps the owner id in memory and a digest of the text,
+and nothing of either ever reaches the report's output.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TypeVar
+
+from temporalio.api.common.v1 import Payload
+from temporalio.api.enums.v1 import EventType
+from temporalio.api.history.v1 import HistoryEvent
+from temporalio.client import Client, WorkflowExecution, WorkflowExecutionStatus
+
+from workflows import search_attributes
+from workflows.activity_io import RUN_TOOL, RunToolInput
+from workflows.outcome import ToolOutcome
+from workflows.prompt_io import GuardEntry, PromptInput, PromptResult, route_label
+
+T = TypeVar("T")
+
+# Histories fetched at once: enough to keep a remote frontend busy, few enough for a laptop.
+FETCH_CONCURRENCY = 16
+
+
+@dataclass
+class ToolActivity:
+    """One scheduled ``seawall.run_tool``: its batch, and its outcome once it completed."""
+
+    batch: int
+    call_id: str
+    outcome: ToolOutcome | None = None
+    # Ended without an outcome: "failed", "timed_out" or "canceled"; None otherwise.
+    ended: str | None = None
+
+
+@dataclass
+class PromptRecord:
+    workflow_id: str
+    # Who the prompt belongs to, for blocking: the owner id, else the session (in memory only).
+    block: str
+    owned: bool
+    session_id: str | None
+    environment: str | None
+    service_version: str | None
+    cohort: str | None
+    guard_mode: str | None
+    route: str
+    start: datetime
+    close: datetime | None
+    status: str
+    text_digest: str
+    max_tool_calls: int | None
+    result: PromptResult | None
+    tools: list[ToolActivity] = field(default_factory=list)
+    # Every Seawall search attribute as Temporal holds it (the privacy invariant checks them).
+    attributes: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def guard(self) -> list[GuardEntry]:
+        return self.result.guard if self.result else []
+
+    @property
+    def latency_seconds(self) -> float | None:
+        if self.close is None:
+            return None
+        return max(0.0, (self.close - self.start).total_seconds())
+
+
+def visibility_query(environment: str, since: datetime, until: datetime) -> str:
+    """Prompts started in ``[since, until)`` in ``environment``."""
+    return (
+        "WorkflowType = 'PromptWorkflow' "
+        f"AND {search_attributes.ENVIRONMENT.name} = '{_quoted(environment)}' "
+        f"AND StartTime >= '{_iso(since)}' AND StartTime < '{_iso(until)}'"
+    )
+
+
+def _quoted(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("'", "\\'")
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+async def list_prompts(
+    client: Client, environment: str, since: datetime, until: datetime
+) -> list[WorkflowExecution]:
+    return [
+        execution
+        async for execution in client.list_workflows(visibility_query(environment, since, until))
+    ]
+
+
+async def _decode(client: Client, payloads: Sequence[Payload], kind: type[T]) -> T | None:
+    if not payloads:
+        return None
+    decoded = await client.data_converter.decode(list(payloads), [kind])
+    value = decoded[0]
+    return value if isinstance(value, kind) else None
+
+
+async def _read(client: Client, execution: WorkflowExecution) -> PromptRecord:
+    history = await client.get_workflow_handle(
+        execution.id, run_id=execution.run_id
+    ).fetch_history()
+    prompt: PromptInput | None = None
+    result: PromptResult | None = None
+    tools: dict[int, ToolActivity] = {}
+    for event in history.events:
+        prompt = await _on_event(client, event, tools, prompt) or prompt
+        if event.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED:
+            attrs = event.workflow_execution_completed_event_attributes
+            result = await _decode(client, attrs.result.payloads, PromptResult)
+    attributes = {pair.key.name: str(pair.value) for pair in execution.typed_search_attributes}
+    owner = prompt.owner_id if prompt is not None else None
+    session = execution.parent_id
+    return PromptRecord(
+        workflow_id=execution.id,
+        block=f"owner:{owner}" if owner else f"session:{session or execution.id}",
+        owned=bool(owner),
+        session_id=session,
+        environment=attributes.get(search_attributes.ENVIRONMENT.name),
+        service_version=attributes.get(search_attributes.SERVICE_VERSION.name),
+        cohort=attributes.get(search_attributes.ROLLOUT_COHORT.name),
+        guard_mode=attributes.get(search_attributes.GUARD_MODE.name),
+        route=route_label(prompt) if prompt is not None else "unknown",
+        start=execution.start_time,
+        close=execution.close_time,
+        status=_status_name(execution.status),
+        text_digest=hashlib.sha256((prompt.prompt if prompt else "").encode()).hexdigest(),
+        max_tool_calls=prompt.max_tool_calls_per_turn if prompt else None,
+        result=result,
+        tools=list(tools.values()),
+        attributes=attributes,
+    )
+
+
+async def _on_event(
+    client: Client,
+    event: HistoryEvent,
+    tools: dict[int, ToolActivity],
+    prompt: PromptInput | None,
+) -> PromptInput | None:
+    kind = event.event_type
+    if kind == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED and prompt is None:
+        attrs = event.workflow_execution_started_event_attributes
+        return await _decode(client, attrs.input.payloads, PromptInput)
+    if kind == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+        scheduled = event.activity_task_scheduled_event_attributes
+        if scheduled.activity_type.name == RUN_TOOL:
+            run = await _decode(client, scheduled.input.payloads, RunToolInput)
+            if run is not None:
+                tools[event.event_id] = ToolActivity(batch=run.batch, call_id=run.call.call_id)
+    elif kind == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+        completed = event.activity_task_completed_event_attributes
+        tool = tools.get(completed.scheduled_event_id)
+        if tool is not None:
+            tool.outcome = await _decode(client, completed.result.payloads, ToolOutcome)
+    elif kind == EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED:
+        _ended(tools, event.activity_task_failed_event_attributes.scheduled_event_id, "failed")
+    elif kind == EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT:
+        _ended(
+            tools, event.activity_task_timed_out_event_attributes.scheduled_event_id, "timed_out"
+        )
+    elif kind == EventType.EVENT_TYPE_ACTIVITY_TASK_CANCELED:
+        _ended(tools, event.activity_task_canceled_event_attributes.scheduled_event_id, "canceled")
+    return None
+
+
+def _ended(tools: dict[int, ToolActivity], scheduled: int, how: str) -> None:
+    tool = tools.get(scheduled)
+    if tool is not None:
+        tool.ended = how
+
+
+def _status_name(status: WorkflowExecutionStatus | None) -> str:
+    return status.name.lower() if status is not None else "unknown"
+
+
+async def read_records(
+    client: Client, environment: str, since: datetime, until: datetime
+) -> list[PromptRecord]:
+    """Every prompt of ``environment`` started in ``[since, until)``, oldest first."""
+    executions = await list_prompts(client, environment, since, until)
+    gate = asyncio.Semaphore(FETCH_CONCURRENCY)
+
+    async def one(execution: WorkflowExecution) -> PromptRecord:
+        async with gate:
+            return await _read(client, execution)
+
+    records = await asyncio.gather(*(one(e) for e in executions))
+    return sorted(records, key=lambda r: (r.start, r.workflow_id))
