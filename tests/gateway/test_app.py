@@ -354,7 +354,11 @@ async def test_bearer_token_is_required_on_v1(connect_http: Any) -> None:
     good = await http.post("/v1/sessions", json={}, headers={"Authorization": f"Bearer {TOKEN}"})
     assert good.status_code == 201, good.text
     assert (await http.get("/healthz")).json() == {"ok": True}
-    assert (await http.get("/openapi.json")).status_code == 200
+    # Everything but the health check needs the token, the docs and schema included.
+    for path in ("/openapi.json", "/docs", "/redoc", "/v1/prompts/p/events"):
+        assert (await http.get(path)).status_code == 401, path
+    authorized = {"Authorization": f"Bearer {TOKEN}"}
+    assert (await http.get("/openapi.json", headers=authorized)).status_code == 200
 
 
 def test_refuses_to_build_on_a_public_address_without_a_token(tmp_path: Path) -> None:

@@ -94,7 +94,9 @@ APP = create_app(
     GatewaySettings(task_queue="fuzz", token=TOKEN, workspaces=Path(tempfile.mkdtemp())),
     _client,
 )
-schema = schemathesis.openapi.from_asgi("/openapi.json", APP)
+schema = schemathesis.openapi.from_asgi(
+    "/openapi.json", APP, headers={"Authorization": f"Bearer {TOKEN}"}
+)
 # A prompt longer than SEAWALL_MAX_PROMPT_CHARS is refused with 413 Content Too Large (as
 # documented) rather than 422: a rejection all the same.
 schema.config.checks.negative_data_rejection = NegativeDataRejectionConfig(
