@@ -53,6 +53,8 @@ from seawall.runtime.settings import (
     resolve_loop_settings,
     settings_or_exit,
 )
+from seawall.runtime.storage import describe as describe_storage
+from seawall.runtime.storage import payload_storage
 from seawall.runtime.temporal_setup import ensure_search_attributes
 
 
@@ -171,7 +173,14 @@ async def run_worker(args: argparse.Namespace) -> None:
     )
     # An interceptor on the client applies to the worker built from it.
     interceptors = [args.tracing.interceptor] if args.tracing is not None else []
-    client = await connect(args.address, args.namespace, runtime=runtime, interceptors=interceptors)
+    storage = payload_storage(args.settings)
+    client = await connect(
+        args.address,
+        args.namespace,
+        runtime=runtime,
+        interceptors=interceptors,
+        storage=storage,
+    )
     await ensure_search_attributes(client, args.namespace)
     worker = build_worker(client, args.task_queue, max_cached_workflows=args.max_cached_workflows)
     stop = asyncio.Event()
@@ -184,6 +193,7 @@ async def run_worker(args: argparse.Namespace) -> None:
         namespace=args.namespace,
         task_queue=args.task_queue,
         metrics=metrics_bind or ("otlp" if args.otlp_endpoint else None),
+        **describe_storage(storage),
     )
     async with worker:
         await stop.wait()

@@ -16,6 +16,7 @@ import structlog
 import uvicorn
 from fastapi import FastAPI
 from temporalio.client import Client
+from temporalio.converter import ExternalStorage
 
 from gateway.app import create_app
 from gateway.settings import ConfigurationError, GatewaySettings
@@ -28,11 +29,14 @@ from seawall.runtime.settings import (
     log_startup_diagnostics,
     settings_or_exit,
 )
+from seawall.runtime.storage import payload_storage
 
 
-def build(settings: GatewaySettings) -> FastAPI:
+def build(settings: GatewaySettings, storage: ExternalStorage | None = None) -> FastAPI:
     async def client_factory() -> Client:
-        return await connect(settings.temporal_address, settings.temporal_namespace)
+        return await connect(
+            settings.temporal_address, settings.temporal_namespace, storage=storage
+        )
 
     return create_app(settings, client_factory)
 
@@ -69,7 +73,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     log_startup_diagnostics(effective, log)
     settings = GatewaySettings.from_settings(effective.settings)
     try:
-        app = build(settings)
+        app = build(settings, payload_storage(effective.settings))
     except ConfigurationError as err:
         print(f"gateway: error: {err}", file=sys.stderr)
         return EXIT_BAD_SETTINGS

@@ -19,11 +19,13 @@ import uuid
 from pathlib import Path
 
 from temporalio.client import Client
+from temporalio.converter import ExternalStorage
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from seawall.runtime.devserver import start_dev_server  # noqa: E402
+from seawall.runtime.storage import FilesystemStorageDriver  # noqa: E402
 from seawall.scenario.driver import run_scenario  # noqa: E402
 from seawall.scenario.format import load_scenario  # noqa: E402
 from worker import build_worker  # noqa: E402
@@ -34,6 +36,11 @@ from workflows.session import SessionWorkflow, session_workflow_id  # noqa: E402
 from workflows.session_io import PromptSubmission, SessionInput, SessionSettings  # noqa: E402
 
 HISTORIES = ROOT / "tests" / "replay" / "histories"
+# Payloads the recordings stored outside history (content-addressed, so re-recording only
+# adds files); the replay tests read them through the same filesystem driver.
+PAYLOADS = ROOT / "tests" / "replay" / "payloads"
+# Small, so the long-prompt fixture's tool results, model requests and result are stored.
+RECORDING_THRESHOLD_BYTES = 4096
 # fixture name -> (scenario, guard mode override)
 FIXTURES: dict[str, tuple[str, GuardMode | None]] = {
     "warn-then-stop": ("read-missing-file-loop", None),
@@ -56,8 +63,12 @@ FIXTURES: dict[str, tuple[str, GuardMode | None]] = {
     # operator-settings activity (the recording worker's default, recommended).
     "loop-profile-failure-cycle": ("failure-cycle", None),
     "loop-profile-denied-call": ("denied-call-repeat", None),
+    # Recorded after CONTEXT_POLICY_PATCH with payloads in External Storage: the oldest
+    # pages elided from later model requests; references in history, payloads in PAYLOADS.
+    "context-policy-long-prompt": ("long-prompt", None),
 }
-SESSION_FIXTURE = "session-two-prompts"
+# Session fixtures: the first recorded before CONTEXT_POLICY_PATCH, the second after it.
+SESSION_FIXTURES = ("session-two-prompts", "session-context-policy")
 
 
 def write_history(name: str, history_json: str, events: int) -> None:
@@ -66,7 +77,7 @@ def write_history(name: str, history_json: str, events: int) -> None:
     print(f"{target.relative_to(ROOT)}: {events} events")
 
 
-async def record_session(client: Client, queue: str) -> None:
+async def record_session(client: Client, queue: str, fixture: str) -> None:
     """A session with two prompts: the second queued while the first runs."""
     with tempfile.TemporaryDirectory(prefix="seawall-record-") as workspace:
         failing = {
@@ -75,7 +86,7 @@ async def record_session(client: Client, queue: str) -> None:
         script = ModelScript.model_validate(
             {"turns": [failing, {"text": "first"}, {"text": "second"}]}
         )
-        session_id = "recorded"
+        session_id = "recorded" if fixture == SESSION_FIXTURES[0] else fixture
         handle = await client.start_workflow(
             SessionWorkflow.run,
             SessionInput(
@@ -95,12 +106,16 @@ async def record_session(client: Client, queue: str) -> None:
         await handle.signal(SessionWorkflow.close)
         await handle.result()
         history = await handle.fetch_history()
-        write_history(SESSION_FIXTURE, history.to_json(), len(history.events))
+        write_history(fixture, history.to_json(), len(history.events))
 
 
 async def record(only: set[str]) -> None:
     HISTORIES.mkdir(parents=True, exist_ok=True)
-    async with await start_dev_server() as env:
+    storage = ExternalStorage(
+        drivers=[FilesystemStorageDriver(PAYLOADS)],
+        payload_size_threshold=RECORDING_THRESHOLD_BYTES,
+    )
+    async with await start_dev_server(storage=storage) as env:
         queue = f"record-{uuid.uuid4().hex[:8]}"
         async with build_worker(env.client, queue):
             for fixture, (scenario_name, mode) in FIXTURES.items():
@@ -118,8 +133,9 @@ async def record(only: set[str]) -> None:
                     )
                 history = await env.client.get_workflow_handle(result.workflow_id).fetch_history()
                 write_history(fixture, history.to_json(), len(history.events))
-            if not only or SESSION_FIXTURE in only:
-                await record_session(env.client, queue)
+            for session_fixture in SESSION_FIXTURES:
+                if not only or session_fixture in only:
+                    await record_session(env.client, queue, session_fixture)
 
 
 if __name__ == "__main__":

@@ -23,10 +23,15 @@ with workflow.unsafe.imports_passed_through():
         OperatorSettings,
         ResolveOperatorSettingsInput,
     )
-    from workflows.conversation import MAX_CONVERSATION_CHARS, Message, recent_history
+    from workflows.conversation import (
+        MAX_CONVERSATION_CHARS,
+        Message,
+        fit_context,
+        recent_history,
+    )
     from workflows.guard import GuardMode
     from workflows.loop_profile import LoopSettings
-    from workflows.prompt import PromptWorkflow
+    from workflows.prompt import CONTEXT_POLICY_PATCH, PromptWorkflow
     from workflows.prompt_io import PromptInput, PromptResult, QueuedPrompt, StopReason, UserInput
     from workflows.session_io import (
         FINISHED_PROMPTS_KEPT,
@@ -149,8 +154,7 @@ class SessionWorkflow:
             prompt=item.text,
             workspace_root=settings.workspace_root,
             model=settings.model,
-            # Older prompts drop out first, so a long session never outgrows a payload.
-            history=recent_history(self._conversation, MAX_CONVERSATION_CHARS // 2),
+            history=self._history(),
             client_metadata=settings.client_metadata,
             guard_mode=self._guard_mode,
             loop_settings=self._loop_settings,
@@ -188,6 +192,15 @@ class SessionWorkflow:
             self._running = None
             self._starting = None
         self._finished = [*self._finished, finished][-FINISHED_PROMPTS_KEPT:]
+
+    def _history(self) -> list[Message]:
+        """The conversation a new prompt starts from: under the context policy, the view
+        ``fit_context`` makes within the session's context budget (oldest tool outputs
+        elided first, then the oldest prompts); for sessions started before it, the newest
+        whole prompts within half the old size bound."""
+        if workflow.patched(CONTEXT_POLICY_PATCH):
+            return fit_context(self._conversation, self._input.settings.context_budget_chars)
+        return recent_history(self._conversation, MAX_CONVERSATION_CHARS // 2)
 
     def _carry(self) -> SessionInput:
         return self._input.model_copy(

@@ -178,6 +178,7 @@ async def _run(args: argparse.Namespace, effective: EffectiveSettings) -> Prompt
     # Imported here so `seawall --help` and usage errors stay instant.
     from seawall.runtime.devserver import start_dev_server
     from seawall.runtime.plugin import connect
+    from seawall.runtime.storage import payload_storage
     from seawall.runtime.temporal_setup import ensure_search_attributes
     from seawall.scenario.driver import run_scenario
 
@@ -186,10 +187,17 @@ async def _run(args: argparse.Namespace, effective: EffectiveSettings) -> Prompt
     namespace = settings.temporal_namespace
     async with AsyncExitStack() as stack:
         if effective.is_set("temporal_address"):
-            client = await connect(settings.temporal_address, namespace)
+            storage = payload_storage(settings)
+            client = await connect(settings.temporal_address, namespace, storage=storage)
             await ensure_search_attributes(client, namespace)
         else:
-            env = await start_dev_server()
+            # An embedded server lives for this run only; so do its stored payloads, unless
+            # the operator chose where they go.
+            root = None
+            if not effective.is_set("payload_storage_dir"):
+                payloads = tempfile.TemporaryDirectory(prefix="seawall-payloads-")
+                root = Path(stack.enter_context(payloads))
+            env = await start_dev_server(storage=payload_storage(settings, root=root))
             await stack.enter_async_context(env)
             client = env.client
         task_queue = run_task_queue(args, effective)
