@@ -25,6 +25,7 @@ from contextlib import AsyncExitStack, contextmanager
 from pathlib import Path
 
 from seawall.cli.prompt import add_prompt_arguments, main_prompt
+from seawall.cli.storage import add_storage_parser, main_storage
 from seawall.runtime.logs import configure_logging
 from seawall.runtime.settings import (
     LOG_FORMATS,
@@ -137,6 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
         "under .data/), a worker and the gateway; print their addresses; stop them all, "
         "gateway first, on Ctrl-C.",
     )
+    add_storage_parser(commands)
     return parser
 
 
@@ -240,6 +242,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_stack(settings)
     if args.command == "prompt":
         return main_prompt(args, settings)
+    if args.command == "storage":
+        return main_storage(args, settings)
     # Quiet unless asked: stdout carries the result, stderr only what went wrong.
     level = settings.log_level if effective.is_set("log_level") else "WARNING"
     configure_logging(args.log_format or settings.log_format, level=level)

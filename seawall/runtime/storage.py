@@ -228,15 +228,17 @@ class FilesystemStorageDriver(StorageDriver):
             found.append(WorkflowRefs(namespace, id_file.read_text(encoding="utf-8"), entry))
         return found
 
-    def referenced_digests(self) -> set[str]:
-        """Every digest any index entry (of any namespace) holds."""
+    def referenced_digests(self, excluding: set[Path] | None = None) -> set[str]:
+        """Every digest any index entry (of any namespace) holds, but those of the workflow
+        entries ``excluding`` names."""
         refs = self.root / REFS
         if not refs.is_dir():
             return set()
+        skipped = excluding or set()
         return {
             p.name
             for p in refs.glob("*/*/*")
-            if p.name != WORKFLOW_ID_FILE and not p.name.startswith(".")
+            if p.name != WORKFLOW_ID_FILE and p.parent not in skipped
         }
 
     def blobs(self) -> list[Path]:
