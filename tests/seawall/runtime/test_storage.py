@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from temporalio.api.common.v1 import Payload
 from temporalio.client import Client, WorkflowHandle
+from temporalio.contrib.aws.s3driver import S3StorageDriver
 from temporalio.converter import (
     StorageDriverRetrieveContext,
     StorageDriverStoreContext,
@@ -21,10 +22,13 @@ from temporalio.converter import (
 )
 from temporalio.exceptions import ApplicationError
 
+from seawall.runtime.settings import SeawallSettings, SettingsError, load_settings
 from seawall.runtime.storage import (
     STORED_PAYLOAD_CORRUPT,
     STORED_PAYLOAD_MISSING,
     FilesystemStorageDriver,
+    describe,
+    payload_storage,
 )
 from seawall.scenario.driver import prompt_input, run_scenario, workflow_id_for
 from tests.long_prompt_helpers import filesystem_storage, long_prompt, with_storage
@@ -210,3 +214,52 @@ async def test_a_worker_that_replays_every_task_reads_the_stored_payloads_back(
 
     assert result.stop_reason is StopReason.END_TURN
     assert [len(m.content) for m in result.messages if m.role is Role.TOOL] == [100_000] * 3
+
+
+# --- the s3 store (no network here: its configuration, and a bucket that cannot be reached)
+
+
+def s3_settings(**extra: str) -> SeawallSettings:
+    environ = {
+        "HOME": "/nonexistent",
+        "SEAWALL_PAYLOAD_STORAGE": "s3",
+        "SEAWALL_PAYLOAD_STORAGE_BUCKET": "seawall-payloads",
+        "SEAWALL_PAYLOAD_STORAGE_S3_ENDPOINT": "http://127.0.0.1:9",
+        "SEAWALL_PAYLOAD_STORAGE_S3_REGION": "us-east-1",
+        **extra,
+    }
+    return load_settings(environ=environ).settings
+
+
+def test_the_s3_setting_builds_the_sdks_s3_driver_with_the_threshold() -> None:
+    storage = payload_storage(s3_settings(SEAWALL_PAYLOAD_STORAGE_THRESHOLD_BYTES="1000"))
+
+    assert storage is not None
+    [driver] = storage.drivers
+    assert isinstance(driver, S3StorageDriver)
+    assert storage.payload_size_threshold == 1000
+    assert describe(storage) == {
+        "payload_storage": "s3",
+        "payload_storage_threshold_bytes": 1000,
+    }
+
+
+def test_s3_without_a_bucket_is_a_settings_error() -> None:
+    with pytest.raises(SettingsError, match="payload_storage_bucket"):
+        load_settings(environ={"HOME": "/nonexistent", "SEAWALL_PAYLOAD_STORAGE": "s3"})
+
+
+async def test_an_unreachable_bucket_fails_the_start_with_the_bucket_named(
+    client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "test")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "test")
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "1")
+    stored = with_storage(client, payload_storage(s3_settings()))  # type: ignore[arg-type]
+    spec = long_prompt(1, 100)
+    big = prompt_input(spec, Path("/tmp")).model_copy(update={"prompt": "x" * 100_000})
+
+    with pytest.raises(RuntimeError, match=r"S3StorageDriver store failed \[bucket=seawall"):
+        await stored.start_workflow(
+            PromptWorkflow.run, big, id=f"unreachable-{uuid.uuid4().hex[:8]}", task_queue="none"
+        )
