@@ -36,6 +36,7 @@ from gateway.api_models import (
     SessionCreated,
     SubmitPromptRequest,
 )
+from gateway.codec import install_codec
 from gateway.errors import install_error_handlers
 from gateway.middleware import BearerTokenMiddleware, BodySizeLimitMiddleware
 from gateway.settings import GatewaySettings, check_exposure
@@ -381,4 +382,5 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
         """Liveness: the process answers (no Temporal call, no token)."""
         return Health(ok=True)
 
+    install_codec(app)  # the Temporal UI's codec endpoint (gateway/codec.py)
     return app

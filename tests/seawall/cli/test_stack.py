@@ -7,7 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from seawall.cli.stack import StackConfig, child_environment, gateway_environment
+from seawall.cli.stack import (
+    StackConfig,
+    child_environment,
+    gateway_environment,
+    server_command,
+)
 from seawall.runtime.settings import load_settings
 
 
@@ -60,3 +65,17 @@ def test_the_gateway_process_gets_no_model_endpoint_or_key() -> None:
     assert gateway["SEAWALL_GATEWAY_TOKEN"] == "t"
     assert gateway["TEMPORAL_ADDRESS"] == "127.0.0.1:7233"
     assert gateway["PATH"] == "/usr/bin"
+
+
+def test_the_stack_shares_its_stored_payloads_and_shows_them_in_the_ui(tmp_path: Path) -> None:
+    # docs/settings.md, "Payload storage": the worker and the gateway must use one store.
+    stack = StackConfig.from_settings(
+        load_settings({"HOME": str(tmp_path), "SEAWALL_DATA_DIR": str(tmp_path / "d")}).settings
+    )
+    children = child_environment(stack, {"HOME": str(tmp_path)})
+    command = server_command(stack)
+
+    assert children["SEAWALL_DATA_DIR"] == str(tmp_path / "d")
+    assert "SEAWALL_DATA_DIR" in gateway_environment(children)
+    codec = command[command.index("--ui-codec-endpoint") + 1]
+    assert codec == f"{stack.gateway_url}/codec"
