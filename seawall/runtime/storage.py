@@ -15,15 +15,13 @@ replayer uses:
 - ``off``: every payload stays inline (and a prompt past 2 MB fails its workflow task).
 
 Every storage fault is an ``ApplicationError`` whose type says what happened
-(``StoredPayloadMissing``, ``StoredPayloadCorrupt``, ``PayloadStoreFailed``) and whose message
-says which payload and what to do, plus one ``payload_storage_failed`` line in the process's
-log (digest and kind only, never payload content). Where it surfaces
-(docs/architecture.md, "Storage faults"): an activity whose input cannot be read fails, and
-its retry policy bounds the attempts before the prompt ends with ``error`` and the message;
-a workflow task that cannot read its history's payloads (or store its commands') fails with
-the message, which the Temporal UI shows on the workflow and the worker logs, and the prompt
-waits where it is until the payload is back (or the disk has room), never failing a prompt
-that a restore would save; a client reading a result gets the error itself.
+(``StoredPayloadMissing``, ``StoredPayloadCorrupt``, ``PayloadStoreFailed``) and whose
+message says which payload and what to do, plus one ``payload_storage_failed`` line in the
+process's log (the kind only: neither payload content nor its digest, a fingerprint of
+it). Where each surfaces is docs/architecture.md, "Storage faults": an activity that cannot
+read its input fails within its retry policy and the prompt ends with ``error``; a workflow
+task that cannot read or store fails with the message (the Temporal UI shows it) and the
+prompt waits until the payload is back; a client reading a result gets the error itself.
 """
 
 from __future__ import annotations
@@ -76,11 +74,11 @@ PAYLOAD_STORE_FAILED = "PayloadStoreFailed"
 log = structlog.get_logger("seawall.storage")
 
 
-def _failure(kind: str, message: str, *, digest: str) -> ApplicationError:
+def _failure(kind: str, message: str) -> ApplicationError:
     """A storage fault. Never non-retryable: while a workflow replays, a non-retryable error
     would fail the workflow with a command its history contradicts (a nondeterminism error
     hiding this message), and a restored payload must let the prompt go on."""
-    log.error("payload_storage_failed", kind=kind, digest=digest)
+    log.error("payload_storage_failed", kind=kind, driver=FILESYSTEM_DRIVER)
     return ApplicationError(message, type=kind)
 
 
@@ -158,7 +156,6 @@ class FilesystemStorageDriver(StorageDriver):
                     PAYLOAD_STORE_FAILED,
                     f"could not store a payload of {len(data)} bytes in the payload store "
                     f"(seawall config: payload_storage_dir): {reason}",
-                    digest=digest,
                 ) from None
             claims.append(StorageDriverClaim(claim_data={"digest": digest, "size": str(len(data))}))
         return claims
@@ -195,20 +192,17 @@ class FilesystemStorageDriver(StorageDriver):
                     f"stored payload {digest} is missing from the payload store (removed "
                     "by hand, or this process uses another payload_storage_dir than the one "
                     "that stored it)",
-                    digest=digest,
                 ) from None
             except OSError as err:
                 raise _failure(
                     PAYLOAD_STORE_FAILED,
                     f"could not read stored payload {digest}: {err.strerror}",
-                    digest=digest,
                 ) from None
             if hashlib.sha256(data).hexdigest() != digest:
                 raise _failure(
                     STORED_PAYLOAD_CORRUPT,
                     f"stored payload {digest} is corrupt (its content no longer matches its "
                     "digest)",
-                    digest=digest,
                 )
             payload = Payload()
             payload.ParseFromString(data)
