@@ -6,7 +6,7 @@ a schedule (README, "Long prompts and stored payloads"). It works on the filesys
 (``payload_storage=filesystem``) of the Temporal namespace the settings name, asks that
 server which workflows still exist, and never removes a payload of one that does
 (``seawall.runtime.storage_gc``). Exit code 0; 2 for a bad setting or a store it cannot
-clean; 1 when Temporal could not be asked (nothing was removed then).
+clean; 1 when Temporal could not be asked (nothing was removed then) or the store failed.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import sys
 from datetime import timedelta
 from typing import Any
 
+from seawall.runtime.process_exit import exit_without_finalizing
 from seawall.runtime.settings import SeawallSettings
 from seawall.runtime.storage import FilesystemStorageDriver, storage_dir
 from seawall.runtime.storage_gc import DEFAULT_GRACE, GcReport, collect
@@ -86,8 +87,13 @@ def main_storage(args: argparse.Namespace, settings: SeawallSettings) -> int:
         return EXIT_USAGE
     try:
         report = asyncio.run(_gc(args, settings))
+    except OSError as err:  # the store itself (collect only touches it after Temporal answered)
+        print(f"seawall: error: storage gc stopped: {err}", file=sys.stderr)
+        exit_without_finalizing(EXIT_TEMPORAL)
     except Exception as err:  # the server could not be asked: nothing was removed
         print(f"seawall: error: storage gc stopped, nothing removed: {err}", file=sys.stderr)
-        return EXIT_TEMPORAL
+        exit_without_finalizing(EXIT_TEMPORAL)
     print(json.dumps(report.as_json()) if args.json else render(report))
-    return EXIT_OK
+    # The program's last act, after talking to Temporal: leave without finalizing the
+    # interpreter, which races the SDK's threads (seawall.runtime.process_exit).
+    exit_without_finalizing(EXIT_OK)
