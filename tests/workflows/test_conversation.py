@@ -3,6 +3,8 @@ the whole-prompt cut sessions made before it (kept for replay)."""
 
 from __future__ import annotations
 
+from temporalio.exceptions import ActivityError, ApplicationError
+
 from workflows.conversation import (
     ELIDED_TOOL_OUTPUT,
     MID_TURN_INPUT_PREFIX,
@@ -14,6 +16,7 @@ from workflows.conversation import (
     recent_history,
 )
 from workflows.outcome import ToolCall
+from workflows.prompt import failure_text
 
 
 def prompt(n: int, size: int) -> list[Message]:
@@ -99,3 +102,25 @@ def test_a_mid_turn_input_is_never_where_the_policy_cuts() -> None:
     ]
 
     assert fit_context(messages, 4000) == messages[2:]
+
+
+def test_a_failed_model_request_names_every_cause_outermost_first() -> None:
+    # What a prompt's result says when a model request could not read its stored input
+    # (docs/architecture.md, "Storage faults").
+    missing = ApplicationError("stored payload d is missing from the payload store")
+    decoding = ApplicationError("Failed decoding arguments")
+    decoding.__cause__ = missing
+    err = ActivityError(
+        "Activity task failed",
+        scheduled_event_id=5,
+        started_event_id=6,
+        identity="w",
+        activity_type="seawall.call_model",
+        activity_id="1",
+        retry_state=None,
+    )
+    err.__cause__ = decoding
+
+    assert failure_text(err) == (
+        "Failed decoding arguments: stored payload d is missing from the payload store"
+    )
