@@ -6,7 +6,7 @@ COPY workflows ./workflows
 COPY activities ./activities
 COPY gateway ./gateway
 COPY seawall ./seawall
-RUN pip install --no-cache-dir ".[otel]" \
+RUN pip install --no-cache-dir ".[otel,s3]" \
     && useradd --create-home seawall \
     && mkdir /workspaces && chown seawall /workspaces
 USER seawall

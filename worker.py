@@ -56,6 +56,8 @@ from seawall.runtime.settings import (
     resolve_rollout_settings,
     settings_or_exit,
 )
+from seawall.runtime.storage import describe as describe_storage
+from seawall.runtime.storage import payload_storage
 from seawall.runtime.temporal_setup import ensure_search_attributes
 
 
@@ -175,10 +177,15 @@ async def run_worker(args: argparse.Namespace) -> None:
     )
     # An interceptor on the client applies to the worker built from it.
     interceptors = [args.tracing.interceptor] if args.tracing is not None else []
+    storage = payload_storage(args.settings)
     try:
         client = await wait_for_server(
             lambda: connect(
-                args.address, args.namespace, runtime=runtime, interceptors=interceptors
+                args.address,
+                args.namespace,
+                runtime=runtime,
+                interceptors=interceptors,
+                storage=storage,
             ),
             address=args.address,
             timeout_seconds=args.settings.connect_timeout_seconds,
@@ -200,6 +207,7 @@ async def run_worker(args: argparse.Namespace) -> None:
         namespace=args.namespace,
         task_queue=args.task_queue,
         metrics=metrics_bind or ("otlp" if args.otlp_endpoint else None),
+        **describe_storage(storage),
     )
     async with worker:
         await stop.wait()

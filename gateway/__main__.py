@@ -18,6 +18,7 @@ import structlog
 import uvicorn
 from fastapi import FastAPI
 from temporalio.client import Client
+from temporalio.converter import ExternalStorage
 
 from gateway.app import create_app
 from gateway.settings import ConfigurationError, GatewaySettings
@@ -30,15 +31,18 @@ from seawall.runtime.settings import (
     log_startup_diagnostics,
     settings_or_exit,
 )
+from seawall.runtime.storage import payload_storage
 
 # The most bytes of an incomplete request head uvicorn buffers (a slow or endless head);
 # complete heads are checked against MAX_HEADER_BYTES by the app.
 MAX_REQUEST_HEAD_BYTES = 16 * 1024
 
 
-def build(settings: GatewaySettings) -> FastAPI:
+def build(settings: GatewaySettings, storage: ExternalStorage | None = None) -> FastAPI:
     async def client_factory() -> Client:
-        return await connect(settings.temporal_address, settings.temporal_namespace)
+        return await connect(
+            settings.temporal_address, settings.temporal_namespace, storage=storage
+        )
 
     return create_app(settings, client_factory)
 
@@ -75,7 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     log_startup_diagnostics(effective, log)
     settings = GatewaySettings.from_settings(effective.settings)
     try:
-        app = build(settings)
+        app = build(settings, payload_storage(effective.settings))
     except ConfigurationError as err:
         print(f"gateway: error: {err}", file=sys.stderr)
         return EXIT_BAD_SETTINGS

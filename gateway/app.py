@@ -37,6 +37,7 @@ from gateway.api_models import (
     SessionCreated,
     SubmitPromptRequest,
 )
+from gateway.codec import install_codec
 from gateway.disconnects import tracking_disconnects
 from gateway.errors import RETRY_AFTER, install_error_handlers
 from gateway.middleware import (
@@ -450,4 +451,5 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
         """Liveness: the process answers (no Temporal call, no token)."""
         return Health(ok=True)
 
+    install_codec(app)  # the Temporal UI's codec endpoint (gateway/codec.py)
     return app

@@ -19,11 +19,13 @@ import uuid
 from pathlib import Path
 
 from temporalio.client import Client
+from temporalio.converter import ExternalStorage
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from seawall.runtime.devserver import start_dev_server  # noqa: E402
+from seawall.runtime.storage import FilesystemStorageDriver  # noqa: E402
 from seawall.scenario.driver import run_scenario  # noqa: E402
 from seawall.scenario.format import load_scenario  # noqa: E402
 from worker import build_activities, build_worker  # noqa: E402
@@ -42,6 +44,11 @@ from workflows.session_io import (  # noqa: E402
 )
 
 HISTORIES = ROOT / "tests" / "replay" / "histories"
+# Payloads the recordings stored outside history (content-addressed, so re-recording only
+# adds files); the replay tests read them through the same filesystem driver.
+PAYLOADS = ROOT / "tests" / "replay" / "payloads"
+# Small, so the long-prompt fixture's tool results, model requests and result are stored.
+RECORDING_THRESHOLD_BYTES = 4096
 # fixture name -> (scenario, guard mode override)
 FIXTURES: dict[str, tuple[str, GuardMode | None]] = {
     "warn-then-stop": ("read-missing-file-loop", None),
@@ -64,8 +71,12 @@ FIXTURES: dict[str, tuple[str, GuardMode | None]] = {
     # operator-settings activity (the recording worker's default, recommended).
     "loop-profile-failure-cycle": ("failure-cycle", None),
     "loop-profile-denied-call": ("denied-call-repeat", None),
+    # Recorded after CONTEXT_POLICY_PATCH with payloads in External Storage: the oldest
+    # pages elided from later model requests; references in history, payloads in PAYLOADS.
+    "context-policy-long-prompt": ("long-prompt", None),
 }
-SESSION_FIXTURE = "session-two-prompts"
+# Session fixtures: the first recorded before CONTEXT_POLICY_PATCH, the second after it.
+SESSION_FIXTURES = ("session-two-prompts", "session-context-policy")
 # Recorded after model text streamed: the demo model's publish_model_delta signals arrive
 # while its requests run (docs/architecture.md, "Streaming").
 STREAMED_FIXTURE = "streamed-demo-reply"
@@ -91,7 +102,7 @@ def write_history(name: str, history_json: str, events: int) -> None:
     print(f"{target.relative_to(ROOT)}: {events} events")
 
 
-async def record_session(client: Client, queue: str) -> None:
+async def record_session(client: Client, queue: str, fixture: str) -> None:
     """A session with two prompts: the second queued while the first runs."""
     with tempfile.TemporaryDirectory(prefix="seawall-record-") as workspace:
         failing = {
@@ -100,7 +111,7 @@ async def record_session(client: Client, queue: str) -> None:
         script = ModelScript.model_validate(
             {"turns": [failing, {"text": "first"}, {"text": "second"}]}
         )
-        session_id = "recorded"
+        session_id = "recorded" if fixture == SESSION_FIXTURES[0] else fixture
         handle = await client.start_workflow(
             SessionWorkflow.run,
             SessionInput(
@@ -120,7 +131,7 @@ async def record_session(client: Client, queue: str) -> None:
         await handle.signal(SessionWorkflow.close)
         await handle.result()
         history = await handle.fetch_history()
-        write_history(SESSION_FIXTURE, history.to_json(), len(history.events))
+        write_history(fixture, history.to_json(), len(history.events))
 
 
 async def record_streamed(client: Client, queue: str) -> None:
@@ -256,7 +267,11 @@ async def record_rollout_session(client: Client) -> None:
 
 async def record(only: set[str]) -> None:
     HISTORIES.mkdir(parents=True, exist_ok=True)
-    async with await start_dev_server() as env:
+    storage = ExternalStorage(
+        drivers=[FilesystemStorageDriver(PAYLOADS)],
+        payload_size_threshold=RECORDING_THRESHOLD_BYTES,
+    )
+    async with await start_dev_server(storage=storage) as env:
         queue = f"record-{uuid.uuid4().hex[:8]}"
         async with build_worker(env.client, queue):
             for fixture, (scenario_name, mode) in FIXTURES.items():
@@ -274,8 +289,9 @@ async def record(only: set[str]) -> None:
                     )
                 history = await env.client.get_workflow_handle(result.workflow_id).fetch_history()
                 write_history(fixture, history.to_json(), len(history.events))
-            if not only or SESSION_FIXTURE in only:
-                await record_session(env.client, queue)
+            for session_fixture in SESSION_FIXTURES:
+                if not only or session_fixture in only:
+                    await record_session(env.client, queue, session_fixture)
             if not only or STREAMED_FIXTURE in only:
                 await record_streamed(env.client, queue)
             if not only or only & {EDITOR_SESSION_FIXTURE, EDITOR_PROMPT_FIXTURE}:

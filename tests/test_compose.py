@@ -115,13 +115,59 @@ def test_the_server_is_set_up_the_way_temporal_recommends_with_pinned_images() -
 
 def test_long_running_services_restart_and_report_health_and_jobs_retry() -> None:
     services = yaml.safe_load(COMPOSE.read_text())["services"]
-    jobs = {"temporal-schema", "temporal-namespace"}
+    jobs = {"temporal-schema", "temporal-namespace", "minio-setup"}
     for name, service in services.items():
         if name in jobs:
             assert service["restart"].startswith("on-failure"), name
         else:
             assert service.get("restart") == "unless-stopped", name
             assert "healthcheck" in service, name
+
+
+def test_payloads_live_in_minio_with_its_bucket_created_before_worker_and_gateway_start() -> None:
+    # docs/settings.md, "Payload storage": every process that talks to Temporal must use the
+    # same store, so the worker and the gateway get the same settings.
+    done = config({"SEAWALL_GATEWAY_TOKEN": "t0ken", "GRAFANA_ADMIN_PASSWORD": "pw"})
+    assert done.returncode == 0, done.stderr
+    services = yaml.safe_load(done.stdout)["services"]
+
+    assert "healthcheck" in services["minio"]
+    setup = services["minio-setup"]
+    assert setup["depends_on"]["minio"]["condition"] == "service_healthy"
+    assert "mc mb --ignore-existing local/seawall-payloads" in " ".join(setup["entrypoint"])
+    storage_keys = (
+        "SEAWALL_PAYLOAD_STORAGE",
+        "SEAWALL_PAYLOAD_STORAGE_BUCKET",
+        "SEAWALL_PAYLOAD_STORAGE_S3_ENDPOINT",
+        "SEAWALL_PAYLOAD_STORAGE_THRESHOLD_BYTES",
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+    )
+    worker, gateway = services["worker"], services["gateway"]
+    for service in (worker, gateway):
+        assert service["depends_on"]["minio-setup"]["condition"] == (
+            "service_completed_successfully"
+        )
+        assert service["environment"]["SEAWALL_PAYLOAD_STORAGE"] == "s3"
+        assert service["environment"]["SEAWALL_PAYLOAD_STORAGE_BUCKET"] == "seawall-payloads"
+    assert {k: worker["environment"][k] for k in storage_keys} == {
+        k: gateway["environment"][k] for k in storage_keys
+    }
+    codec = services["temporal-ui"]["environment"]["TEMPORAL_CODEC_ENDPOINT"]
+    assert codec.endswith("/codec")
+
+
+def test_the_compose_storage_settings_are_valid_settings() -> None:
+    from seawall.runtime.settings import load_settings
+
+    services = yaml.safe_load(
+        config({"SEAWALL_GATEWAY_TOKEN": "t0ken", "GRAFANA_ADMIN_PASSWORD": "pw"}).stdout
+    )["services"]
+    environment = {k: str(v) for k, v in services["worker"]["environment"].items()}
+    settings = load_settings(environ={**environment, "HOME": "/nonexistent"}).settings
+
+    assert settings.payload_storage == "s3"
+    assert settings.payload_storage_s3_endpoint == "http://minio:9000"
 
 
 # --- Prometheus and Grafana (docs/architecture.md, "Rollout cohorts") --------------------

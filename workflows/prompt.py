@@ -59,6 +59,8 @@ with workflow.unsafe.imports_passed_through():
         Message,
         Role,
         conversation_chars,
+        elided_outputs,
+        fit_context,
         mid_turn_message,
         system_message,
         tool_message,
@@ -133,6 +135,22 @@ REFUSAL_FORGETS_AFTER_CHANGE_PATCH = "seawall-refusal-forgets-after-change-v1"
 # Prompts started before loop profiles existed replay with the seed profile (the seeds'
 # rules verbatim) and resolve the operator's settings exactly as they did.
 LOOP_PROFILE_PATCH = "seawall-loop-profile-v1"
+# Prompts started before the context policy replay with the 1,000,000-character stop and send
+# the model the whole conversation; newer ones never stop on size and send the view
+# ``fit_context`` makes within the prompt's context budget (docs/architecture.md, "The
+# context policy"). Sessions hand their prompts history under the same patch.
+CONTEXT_POLICY_PATCH = "seawall-context-policy-v1"
+
+
+def failure_text(err: ActivityError) -> str:
+    """An activity's failure and the failures that caused it, outermost first: "Failed
+    decoding arguments: stored payload … is missing …" says what happened and why."""
+    texts: list[str] = []
+    cause = err.cause
+    while cause is not None and len(texts) < 5:
+        texts.append(str(cause))
+        cause = cause.__cause__ if isinstance(cause.__cause__, BaseException) else None
+    return ": ".join(texts) if texts else str(err)
 
 
 @workflow.defn(name="PromptWorkflow")
@@ -165,6 +183,8 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
         self._queued_prompt = False
         self._input_unreliable = False
         self._stop_reason: StopReason | None = None
+        # Decided once, when the loop starts (CONTEXT_POLICY_PATCH).
+        self._context_policy = False
 
     # --- messages -------------------------------------------------------------------------
 
@@ -307,10 +327,14 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
 
     async def _loop(self) -> tuple[StopReason, LoopType | None, str | None]:
         prompt = self._input
+        self._context_policy = workflow.patched(CONTEXT_POLICY_PATCH)
         while True:
             if self._model_requests >= prompt.max_model_requests:
                 return StopReason.MAX_TURN_REQUESTS, None, None
-            if conversation_chars(self._messages) > MAX_CONVERSATION_CHARS:
+            if (
+                not self._context_policy
+                and conversation_chars(self._messages) > MAX_CONVERSATION_CHARS
+            ):
                 return (
                     StopReason.ERROR,
                     None,
@@ -322,8 +346,7 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
             except ActivityError as err:
                 if isinstance(err.cause, CancelledError):
                     raise asyncio.CancelledError() from err
-                cause = err.cause if err.cause is not None else err
-                return StopReason.ERROR, None, f"model request failed: {cause}"
+                return StopReason.ERROR, None, f"model request failed: {failure_text(err)}"
             self._messages.append(
                 Message(role=Role.ASSISTANT, content=reply.text, tool_calls=reply.tool_calls)
             )
@@ -375,7 +398,7 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
                 CALL_MODEL,
                 CallModelInput(
                     model=self._input.model,
-                    messages=self._messages,
+                    messages=self._model_context(),
                     tools=list(self._tools.values()),
                     request_number=self._model_in_flight,
                     scenario_script=scenario.model_script if scenario else None,
@@ -392,6 +415,22 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
         self._input_tokens += reply.usage.input_tokens
         self._output_tokens += reply.usage.output_tokens
         return reply
+
+    def _model_context(self) -> list[Message]:
+        """What the next model request carries: the whole conversation, or (context policy)
+        its view within the prompt's context budget. The durable conversation stays whole."""
+        if not self._context_policy:
+            return self._messages
+        view = fit_context(self._messages, self._input.context_budget_chars)
+        if view is not self._messages:
+            telemetry.context_fitted(
+                request=self._model_requests + 1,
+                messages=len(self._messages),
+                sent_messages=len(view),
+                elided_outputs=elided_outputs(view) - elided_outputs(self._messages),
+                sent_chars=conversation_chars(view),
+            )
+        return view
 
     def _stop_loop(self, stop: LoopStop) -> None:
         """Keep the stop message in the conversation and stream it exactly once; the

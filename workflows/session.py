@@ -35,11 +35,12 @@ with workflow.unsafe.imports_passed_through():
         Message,
         Role,
         conversation_chars,
+        fit_context,
         recent_history,
     )
     from workflows.guard import GuardMode
     from workflows.loop_profile import LoopSettings
-    from workflows.prompt import PromptWorkflow
+    from workflows.prompt import CONTEXT_POLICY_PATCH, PromptWorkflow
     from workflows.prompt_io import (
         ApprovalModeChange,
         PromptInput,
@@ -215,8 +216,8 @@ class SessionWorkflow:
     async def _run_prompt(self, item: QueuedSessionPrompt) -> None:
         self._starting = item.prompt_id
         settings = self._input.settings
-        # Older prompts drop out first, so a long session never outgrows a payload.
-        history = recent_history(self._conversation, MAX_CONVERSATION_CHARS // 2)
+        # The session's conversation as the new prompt starts from it (the context policy).
+        history = self._history()
         prompt = PromptInput(
             prompt=item.text,
             workspace_root=settings.workspace_root,
@@ -297,6 +298,15 @@ class SessionWorkflow:
                 SearchAttributePair(search_attributes.SERVICE_VERSION, rollout.service_version)
             )
         return TypedSearchAttributes(pairs)
+
+    def _history(self) -> list[Message]:
+        """The conversation a new prompt starts from: under the context policy, the view
+        ``fit_context`` makes within the session's context budget (oldest tool outputs
+        elided first, then the oldest prompts); for sessions started before it, the newest
+        whole prompts within half the old size bound."""
+        if workflow.patched(CONTEXT_POLICY_PATCH):
+            return fit_context(self._conversation, self._input.settings.context_budget_chars)
+        return recent_history(self._conversation, MAX_CONVERSATION_CHARS // 2)
 
     def _carry(self) -> SessionInput:
         return self._input.model_copy(

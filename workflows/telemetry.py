@@ -159,3 +159,21 @@ def loop_stop(*, loop_type: str, mode: GuardMode, route: str, batch: int) -> Non
                 "batch": batch,
             },
         )
+
+
+def context_fitted(
+    *, request: int, messages: int, sent_messages: int, elided_outputs: int, sent_chars: int
+) -> None:
+    """The context policy cut what a model request carries (sizes only, never content)."""
+    with _never_fails():
+        workflow.logger.info(
+            "context_fitted",
+            extra={
+                "prompt_id": workflow.info().workflow_id,
+                "request": request,
+                "messages": messages,
+                "sent_messages": sent_messages,
+                "elided_outputs": elided_outputs,
+                "sent_chars": sent_chars,
+            },
+        )

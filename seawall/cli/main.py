@@ -27,6 +27,7 @@ from typing import NoReturn
 
 from seawall.cli.acp import add_acp_arguments, main_acp
 from seawall.cli.prompt import add_prompt_arguments, main_prompt
+from seawall.cli.storage import add_storage_parser, main_storage
 from seawall.rollout.cli import add_rollout_command, main_rollout
 from seawall.runtime.logs import configure_logging
 from seawall.runtime.process_exit import exit_without_finalizing
@@ -153,6 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
         "under .data/), a worker and the gateway; print their addresses; stop them all, "
         "gateway first, on Ctrl-C.",
     )
+    add_storage_parser(commands)
     return parser
 
 
@@ -194,6 +196,7 @@ async def _run(args: argparse.Namespace, effective: EffectiveSettings) -> Prompt
     # Imported here so `seawall --help` and usage errors stay instant.
     from seawall.runtime.devserver import start_dev_server
     from seawall.runtime.plugin import connect
+    from seawall.runtime.storage import payload_storage
     from seawall.runtime.temporal_setup import ensure_search_attributes
     from seawall.scenario.driver import run_scenario
 
@@ -202,10 +205,17 @@ async def _run(args: argparse.Namespace, effective: EffectiveSettings) -> Prompt
     namespace = settings.temporal_namespace
     async with AsyncExitStack() as stack:
         if effective.is_set("temporal_address"):
-            client = await connect(settings.temporal_address, namespace)
+            storage = payload_storage(settings)
+            client = await connect(settings.temporal_address, namespace, storage=storage)
             await ensure_search_attributes(client, namespace)
         else:
-            env = await start_dev_server()
+            # An embedded server lives for this run only; so do its stored payloads, unless
+            # the operator chose where they go.
+            root = None
+            if not effective.is_set("payload_storage_dir"):
+                payloads = tempfile.TemporaryDirectory(prefix="seawall-payloads-")
+                root = Path(stack.enter_context(payloads))
+            env = await start_dev_server(storage=payload_storage(settings, root=root))
             await stack.enter_async_context(env)
             client = env.client
         task_queue = run_task_queue(args, effective)
@@ -252,6 +262,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return main_acp(args, effective)
     if args.command == "rollout":
         return main_rollout(args, settings)
+    if args.command == "storage":
+        return main_storage(args, settings)
     # Quiet unless asked: stdout carries the result, stderr only what went wrong.
     level = settings.log_level if effective.is_set("log_level") else "WARNING"
     configure_logging(args.log_format or settings.log_format, level=level)

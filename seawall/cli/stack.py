@@ -92,6 +92,9 @@ def server_command(config: StackConfig) -> list[str]:
         str(config.temporal_port),
         "--ui-port",
         str(config.ui_port),
+        # The UI shows stored payloads through the gateway's codec endpoint (gateway/codec.py).
+        "--ui-codec-endpoint",
+        f"{config.gateway_url}/codec",
         "--namespace",
         config.namespace,
         "--log-level",
@@ -111,6 +114,8 @@ def child_environment(config: StackConfig, environ: Mapping[str, str]) -> dict[s
         "SEAWALL_GATEWAY_HOST": config.host,
         "SEAWALL_GATEWAY_PORT": str(config.gateway_port),
         "SEAWALL_WORKSPACES": str(config.workspaces or config.data_dir / "workspaces"),
+        # One data directory, so the worker and the gateway share the stored payloads.
+        "SEAWALL_DATA_DIR": str(config.data_dir),
     }
 
 

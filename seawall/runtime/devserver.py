@@ -12,6 +12,7 @@ import sysconfig
 from collections.abc import Sequence
 from pathlib import Path
 
+from temporalio.converter import ExternalStorage
 from temporalio.testing import WorkflowEnvironment
 
 from seawall.runtime.plugin import SeawallPlugin
@@ -45,13 +46,14 @@ async def start_dev_server(
     ui: bool = False,
     port: int | None = None,
     extra_args: Sequence[str] = (),
+    storage: ExternalStorage | None = None,
 ) -> WorkflowEnvironment:
     """Start a local dev server with Seawall's search attributes registered; the caller
     shuts it down (``async with`` works). Its client carries the Seawall plugin's client
     side. ``extra_args`` go to ``temporal server start-dev`` (e.g.
-    ``--dynamic-config-value``)."""
+    ``--dynamic-config-value``); ``storage`` is its client's payload storage."""
     return await WorkflowEnvironment.start_local(
-        plugins=[SeawallPlugin()],
+        plugins=[SeawallPlugin(storage=storage)],
         dev_server_existing_path=temporal_binary(),
         dev_server_database_filename=database_file,
         ui=ui,

@@ -2,7 +2,8 @@
 
 :class:`SeawallPlugin` is one ``temporalio.plugin.SimplePlugin`` that carries
 
-- the data converter: every payload is a pydantic model, encoded as JSON;
+- the data converter: every payload is a pydantic model, encoded as JSON, and payloads past
+  the operator's threshold live in External Storage (``seawall.runtime.storage``);
 - the workflows (:data:`WORKFLOWS`) and the sandbox they run in, with the passthrough
   modules of :data:`SANDBOX_PASSTHROUGH` (each with its reason);
 - the workflow failure exception types (:data:`WORKFLOW_FAILURE_EXCEPTION_TYPES`);
@@ -24,6 +25,7 @@ from typing import Any
 
 from temporalio.client import Client, Interceptor
 from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.converter import DataConverter, ExternalStorage
 from temporalio.plugin import SimplePlugin
 from temporalio.runtime import Runtime
 from temporalio.worker import WorkflowRunner
@@ -76,6 +78,9 @@ class SeawallPlugin(SimplePlugin):
     (MCP servers, say) it closes after the worker shut down. ``workflows`` replaces
     Seawall's own only where something else must run on the same converter and sandbox:
     a deliberately changed workflow in the replay tests, a benchmark's baseline.
+    ``storage`` is the External Storage of the converter (``seawall.runtime.storage.
+    payload_storage``); ``None`` keeps whatever the client already carries, so a worker
+    built from a client (:func:`client_with_plugin`) stores and reads where it does.
     """
 
     def __init__(
@@ -84,10 +89,20 @@ class SeawallPlugin(SimplePlugin):
         *,
         run_context: RunContext | None = None,
         workflows: Sequence[type] = WORKFLOWS,
+        storage: ExternalStorage | None = None,
     ) -> None:
+        self.storage = storage
+
+        def converter(existing: DataConverter | None) -> DataConverter:
+            kept = existing.external_storage if existing is not None else None
+            storage = self.storage or kept
+            if storage is None:
+                return pydantic_data_converter
+            return dataclasses.replace(pydantic_data_converter, external_storage=storage)
+
         super().__init__(
             PLUGIN_NAME,
-            data_converter=pydantic_data_converter,
+            data_converter=converter,
             workflows=list(workflows),
             activities=list(activities),
             workflow_runner=with_sandbox_passthrough,
@@ -101,6 +116,9 @@ def client_with_plugin(client: Client, plugin: SeawallPlugin) -> Client:
     carries; a worker built from the result uses ``plugin`` (and its activities) once."""
     config = client.config()
     others = [p for p in config["plugins"] if not isinstance(p, SeawallPlugin)]
+    if plugin.storage is None:
+        # The client's payload storage stays: a worker reads and stores where it does.
+        plugin.storage = client.data_converter.external_storage
     config["plugins"] = [*others, plugin]
     return Client(**config)
 
@@ -112,13 +130,15 @@ async def connect(
     plugin: SeawallPlugin | None = None,
     runtime: Runtime | None = None,
     interceptors: Sequence[Interceptor] = (),
+    storage: ExternalStorage | None = None,
 ) -> Client:
     """A client of ``address``/``namespace`` with the Seawall plugin (``plugin``, or one
-    without activities: the client side the gateway and the CLI use)."""
+    without activities: the client side the gateway and the CLI use) and ``storage``, the
+    process's payload storage (``seawall.runtime.storage.payload_storage``)."""
     return await Client.connect(
         address,
         namespace=namespace,
-        plugins=[plugin or SeawallPlugin()],
+        plugins=[plugin or SeawallPlugin(storage=storage)],
         runtime=runtime,
         interceptors=interceptors,
     )

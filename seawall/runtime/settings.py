@@ -53,6 +53,7 @@ from pydantic.config import JsonDict
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from seawall.runtime.storage import DEFAULT_THRESHOLD_BYTES, PayloadStorageKind, storage_dir
 from workflows.activity_io import SettingSource
 from workflows.guard import GuardMode, parse_guard_mode
 from workflows.loop_profile import (
@@ -912,10 +913,10 @@ class SeawallSettings(BaseSettings):
     # --- seawall up -------------------------------------------------------------------------
     data_dir: Path = setting(
         Path(".data"),
-        "the dev server's database, logs and workspaces (seawall acp --embedded, when unset: "
-        "$XDG_DATA_HOME/seawall)",
+        "the dev server's database, logs, workspaces and stored payloads (seawall acp "
+        "--embedded, when unset: $XDG_DATA_HOME/seawall)",
         env="SEAWALL_DATA_DIR",
-        read_by=(UP, GATEWAY, ACP),
+        read_by=(UP, GATEWAY, WORKER, RUN, ACP),
     )
     stack_host: str = setting(
         "127.0.0.1",
@@ -1026,6 +1027,61 @@ class SeawallSettings(BaseSettings):
         read_by=(WORKER,),
     )
 
+    # --- payload storage (docs/architecture.md, "Long prompts") --------------------------
+    payload_storage: PayloadStorageKind = setting(
+        "filesystem",
+        "filesystem | s3 | off: where payloads past the threshold live",
+        env="SEAWALL_PAYLOAD_STORAGE",
+        read_by=(WORKER, GATEWAY, RUN),
+    )
+    payload_storage_threshold_bytes: int = setting(
+        DEFAULT_THRESHOLD_BYTES,
+        "payloads of at least this many bytes are stored outside Temporal's history",
+        env="SEAWALL_PAYLOAD_STORAGE_THRESHOLD_BYTES",
+        read_by=(WORKER, GATEWAY, RUN),
+        ge=0,
+        le=2_000_000,
+    )
+    payload_storage_dir: Path | None = setting(
+        None,
+        "the filesystem store's directory (unset: <data_dir>/payloads)",
+        env="SEAWALL_PAYLOAD_STORAGE_DIR",
+        read_by=(WORKER, GATEWAY, RUN),
+    )
+    payload_storage_bucket: str | None = setting(
+        None,
+        "the s3 store's bucket (required with payload_storage=s3)",
+        env="SEAWALL_PAYLOAD_STORAGE_BUCKET",
+        read_by=(WORKER, GATEWAY, RUN),
+        validate_default=True,
+    )
+    payload_storage_s3_endpoint: str | None = setting(
+        None,
+        "S3-compatible endpoint URL, e.g. MinIO's (unset: AWS)",
+        env="SEAWALL_PAYLOAD_STORAGE_S3_ENDPOINT",
+        read_by=(WORKER, GATEWAY, RUN),
+    )
+    payload_storage_s3_region: str | None = setting(
+        None,
+        "the bucket's region (unset: the AWS SDK's default chain)",
+        env="SEAWALL_PAYLOAD_STORAGE_S3_REGION",
+        read_by=(WORKER, GATEWAY, RUN),
+    )
+
+    @field_validator("payload_storage", mode="before")
+    @classmethod
+    def _storage_kind(cls, value: Any) -> Any:
+        if value is False:
+            return "off"  # YAML 1.1 reads a bare ``off`` as false
+        return value.strip().lower() if isinstance(value, str) else value
+
+    @field_validator("payload_storage_bucket")
+    @classmethod
+    def _bucket_with_s3(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is None and info.data.get("payload_storage") == "s3":
+            raise ValueError("required when payload_storage is s3")
+        return value
+
     @field_validator("log_format", "mcp_stderr", mode="before")
     @classmethod
     def _lower(cls, value: Any) -> Any:
@@ -1063,7 +1119,7 @@ class SeawallSettings(BaseSettings):
             raise ValueError("must be a JSON object of servers")
         return value
 
-    @field_validator("data_dir", "workspaces", mode="before")
+    @field_validator("data_dir", "workspaces", "payload_storage_dir", mode="before")
     @classmethod
     def _expand_user(cls, value: Any) -> Any:
         return Path(value).expanduser() if isinstance(value, str) else value
@@ -1207,6 +1263,8 @@ class EffectiveSettings:
             return settings.gateway_client_url
         if name == "workspaces":
             return str(settings.workspaces_dir)
+        if name == "payload_storage_dir":
+            return str(storage_dir(settings))
         if value is None:
             return "unset"
         if isinstance(value, bool):

@@ -64,6 +64,8 @@ def prompt_input(
         max_model_requests=scenario.max_model_requests,
         approval_mode=scenario.approval_mode,
         permission_timeout_seconds=scenario.permission_timeout_seconds,
+        max_output_chars=scenario.max_output_chars,
+        context_budget_chars=scenario.context_budget_chars,
         scenario=ScenarioHooks(
             model_script=scenario.model,
             fixture_tools=scenario.tools,

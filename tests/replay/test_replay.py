@@ -1,7 +1,9 @@
 """Replay every recorded history against today's PromptWorkflow.
 
 A failure here means a change to workflow code would break prompts already running: put
-the change behind ``workflow.patched`` instead of regenerating the fixtures.
+the change behind ``workflow.patched`` instead of regenerating the fixtures. Histories
+recorded with payloads in External Storage replay through the filesystem driver over
+``payloads/`` (what ``scripts/record_histories.py`` stored).
 """
 
 from __future__ import annotations
@@ -11,21 +13,26 @@ from pathlib import Path
 import pytest
 from temporalio import workflow
 from temporalio.client import WorkflowHistory
+from temporalio.converter import ExternalStorage
 from temporalio.worker import Replayer
 
 from seawall.runtime.plugin import WORKFLOWS, SeawallPlugin
+from seawall.runtime.storage import FilesystemStorageDriver
 from tests.replay.incompatible import ReorderedPromptWorkflow
 
 HISTORIES = sorted((Path(__file__).parent / "histories").glob("*.json"))
+PAYLOADS = Path(__file__).parent / "payloads"
+STORAGE = ExternalStorage(drivers=[FilesystemStorageDriver(PAYLOADS)])
 
 
 def load(path: Path) -> WorkflowHistory:
     return WorkflowHistory.from_json(path.stem, path.read_text(encoding="utf-8"))
 
 
-def replayer(*workflows: type) -> Replayer:
-    """A replayer with the worker's plugin: its converter and sandbox, and ``workflows``."""
-    return Replayer(workflows=[], plugins=[SeawallPlugin(workflows=workflows)])
+def replayer(*workflows: type, storage: ExternalStorage | None = STORAGE) -> Replayer:
+    """A replayer with the worker's plugin: its converter (reading the recorded stored
+    payloads) and sandbox, and ``workflows``."""
+    return Replayer(workflows=[], plugins=[SeawallPlugin(workflows=workflows, storage=storage)])
 
 
 def test_the_representative_scenarios_are_all_recorded() -> None:
@@ -53,6 +60,9 @@ def test_the_representative_scenarios_are_all_recorded() -> None:
         "prompt-approval-mode-switch",
         # Recorded after rollout cohorts: the session's cohort resolved for its owner.
         "session-rollout-cohort",
+        # Recorded after CONTEXT_POLICY_PATCH; the first with its payloads stored.
+        "context-policy-long-prompt",
+        "session-context-policy",
     } <= names
 
 
@@ -66,3 +76,12 @@ async def test_an_incompatible_change_is_caught_as_nondeterminism() -> None:
     history = load(next(p for p in HISTORIES if p.stem == "warn-then-stop"))
     with pytest.raises(workflow.NondeterminismError):
         await replayer(ReorderedPromptWorkflow).replay_workflow(history)
+
+
+async def test_a_history_with_stored_payloads_needs_the_store_to_replay() -> None:
+    history = load(next(p for p in HISTORIES if p.stem == "context-policy-long-prompt"))
+    assert "externalPayloads" in history.to_json()
+
+    assert (await replayer(*WORKFLOWS).replay_workflow(history)).replay_failure is None
+    with pytest.raises(RuntimeError, match="external storage is not configured"):
+        await replayer(*WORKFLOWS, storage=None).replay_workflow(history)

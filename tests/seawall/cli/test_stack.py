@@ -12,6 +12,7 @@ from seawall.cli.stack import (
     StackConfig,
     child_environment,
     gateway_environment,
+    server_command,
 )
 from seawall.runtime.settings import load_settings
 
@@ -80,3 +81,17 @@ def test_a_crash_loop_gives_up_and_old_crashes_are_forgotten() -> None:
     fresh = RestartPolicy(max_crashes=3, window=60)
     for t in (0, 100, 200, 300):  # one crash every 100 s is not a loop
         assert fresh.crashed(t) == fresh.first_delay
+
+
+def test_the_stack_shares_its_stored_payloads_and_shows_them_in_the_ui(tmp_path: Path) -> None:
+    # docs/settings.md, "Payload storage": the worker and the gateway must use one store.
+    stack = StackConfig.from_settings(
+        load_settings({"HOME": str(tmp_path), "SEAWALL_DATA_DIR": str(tmp_path / "d")}).settings
+    )
+    children = child_environment(stack, {"HOME": str(tmp_path)})
+    command = server_command(stack)
+
+    assert children["SEAWALL_DATA_DIR"] == str(tmp_path / "d")
+    assert "SEAWALL_DATA_DIR" in gateway_environment(children)
+    codec = command[command.index("--ui-codec-endpoint") + 1]
+    assert codec == f"{stack.gateway_url}/codec"

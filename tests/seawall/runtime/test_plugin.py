@@ -3,8 +3,11 @@ client, worker and replayer (docs/architecture.md, "Layers")."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.converter import ExternalStorage
 from temporalio.worker import UnsandboxedWorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
@@ -15,6 +18,7 @@ from seawall.runtime.plugin import (
     client_with_plugin,
     with_sandbox_passthrough,
 )
+from seawall.runtime.storage import FilesystemStorageDriver
 from workflows.prompt import PromptWorkflow
 from workflows.session import SessionWorkflow
 
@@ -50,3 +54,17 @@ def test_a_worker_client_carries_one_seawall_plugin_the_one_with_activities(
     assert worker_client.config()["plugins"] == [plugin]
     assert worker_client.service_client is client.service_client
     assert worker_client.data_converter is pydantic_data_converter
+
+
+def test_a_worker_client_keeps_the_payload_storage_of_the_client_it_is_built_from(
+    client: Client, tmp_path: Path
+) -> None:
+    storage = ExternalStorage(drivers=[FilesystemStorageDriver(tmp_path)])
+    stored = client_with_plugin(client, SeawallPlugin(storage=storage))
+    worker_client = client_with_plugin(stored, SeawallPlugin())
+
+    for each in (stored, worker_client):
+        assert each.data_converter.external_storage is storage
+        assert each.data_converter.payload_converter_class is (
+            pydantic_data_converter.payload_converter_class
+        )

@@ -1,0 +1,99 @@
+"""``seawall storage gc``: remove the stored payloads of workflows Temporal has deleted.
+
+The payloads External Storage keeps outside Temporal's history (docs/architecture.md, "Long
+prompts") outlive their workflows unless someone removes them; this is that someone, run on
+a schedule (README, "Long prompts and stored payloads"). It works on the filesystem store
+(``payload_storage=filesystem``) of the Temporal namespace the settings name, asks that
+server which workflows still exist, and never removes a payload of one that does
+(``seawall.runtime.storage_gc``). Exit code 0; 2 for a bad setting or a store it cannot
+clean; 1 when Temporal could not be asked (nothing was removed then) or the store failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from datetime import timedelta
+from typing import Any
+
+from seawall.runtime.process_exit import exit_without_finalizing
+from seawall.runtime.settings import SeawallSettings
+from seawall.runtime.storage import FilesystemStorageDriver, storage_dir
+from seawall.runtime.storage_gc import DEFAULT_GRACE, GcReport, collect
+
+EXIT_OK = 0
+EXIT_TEMPORAL = 1
+EXIT_USAGE = 2
+
+
+def add_storage_parser(commands: argparse._SubParsersAction[Any]) -> None:
+    """The ``storage`` command and its ``gc`` subcommand."""
+    storage = commands.add_parser(
+        "storage",
+        help="manage the payloads stored outside Temporal's history",
+        description="Stored payloads (docs/settings.md, 'Payload storage').",
+    )
+    actions = storage.add_subparsers(dest="storage_command", required=True, metavar="ACTION")
+    gc = actions.add_parser(
+        "gc",
+        help="remove the stored payloads of workflows Temporal has deleted",
+        description="Remove the stored payloads of the workflows of the configured namespace "
+        "that Temporal no longer has (deleted after their retention period). Payloads of "
+        "live workflows, of closed ones still retained, and any stored or reused within the "
+        "grace period are kept. Run it on a schedule, e.g. daily.",
+    )
+    gc.add_argument(
+        "--grace-hours",
+        type=float,
+        default=DEFAULT_GRACE.total_seconds() / 3600,
+        help="keep payloads stored or reused within this many hours (default: 1)",
+    )
+    gc.add_argument("--dry-run", action="store_true", help="report what would go; remove nothing")
+    gc.add_argument("--json", action="store_true", help="print the report as one JSON object")
+
+
+def render(report: GcReport) -> str:
+    verb = "would remove" if report.dry_run else "removed"
+    return (
+        f"namespace {report.namespace}: {report.workflows_kept} workflows kept, "
+        f"{len(report.workflows_deleted)} deleted by Temporal; {verb} "
+        f"{report.blobs_removed} payloads ({report.bytes_removed} bytes), "
+        f"kept {report.blobs_kept}"
+    )
+
+
+async def _gc(args: argparse.Namespace, settings: SeawallSettings) -> GcReport:
+    from seawall.runtime.plugin import connect
+
+    client = await connect(settings.temporal_address, settings.temporal_namespace)
+    driver = FilesystemStorageDriver(storage_dir(settings))
+    return await collect(
+        client, driver, grace=timedelta(hours=args.grace_hours), dry_run=args.dry_run
+    )
+
+
+def main_storage(args: argparse.Namespace, settings: SeawallSettings) -> int:
+    if settings.payload_storage != "filesystem":
+        print(
+            f"seawall: error: storage gc cleans the filesystem store; payload_storage is "
+            f"{settings.payload_storage} (for s3, see the README on bucket lifecycle rules)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    if args.grace_hours < 0:
+        print("seawall: error: --grace-hours must not be negative", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        report = asyncio.run(_gc(args, settings))
+    except OSError as err:  # the store itself (collect only touches it after Temporal answered)
+        print(f"seawall: error: storage gc stopped: {err}", file=sys.stderr)
+        exit_without_finalizing(EXIT_TEMPORAL)
+    except Exception as err:  # the server could not be asked: nothing was removed
+        print(f"seawall: error: storage gc stopped, nothing removed: {err}", file=sys.stderr)
+        exit_without_finalizing(EXIT_TEMPORAL)
+    print(json.dumps(report.as_json()) if args.json else render(report))
+    # The program's last act, after talking to Temporal: leave without finalizing the
+    # interpreter, which races the SDK's threads (seawall.runtime.process_exit).
+    exit_without_finalizing(EXIT_OK)

@@ -1,0 +1,340 @@
+"""Where large payloads live: Temporal External Storage for the one data converter.
+
+docs/architecture.md, "Long prompts". A long prompt's conversation, its model requests and
+its big tool results are far past Temporal's 2 MB payload limit; the SDK's External Storage
+(``temporalio.converter.ExternalStorage``) replaces every payload at or above the operator's
+threshold by a small reference and keeps the bytes elsewhere. :func:`payload_storage` builds
+it from the settings, for the plugin (``seawall.runtime.plugin``) every client, worker and
+replayer uses:
+
+- ``filesystem`` (the embedded default): :class:`FilesystemStorageDriver`, ours, under
+  ``<data_dir>/payloads`` (or ``payload_storage_dir``): content-addressed, so identical
+  payloads are stored once, with a per-workflow index that ``seawall storage gc`` reads;
+- ``s3`` (production): the SDK's ``temporalio.contrib.aws.s3driver`` on a bucket (MinIO in
+  docker-compose.yml), through an aioboto3 client opened on first use;
+- ``off``: every payload stays inline (and a prompt past 2 MB fails its workflow task).
+
+Every storage fault is an ``ApplicationError`` whose type says what happened
+(``StoredPayloadMissing``, ``StoredPayloadCorrupt``, ``PayloadStoreFailed``) and whose
+message says which payload and what to do, plus one ``payload_storage_failed`` line in the
+process's log (the kind only: neither payload content nor its digest, a fingerprint of
+it). Where each surfaces is docs/architecture.md, "Storage faults": an activity that cannot
+read its input fails within its retry policy and the prompt ends with ``error``; a workflow
+task that cannot read or store fails with the message (the Temporal UI shows it) and the
+prompt waits until the payload is back; a client reading a result gets the error itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import hashlib
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import structlog
+from temporalio.api.common.v1 import Payload
+from temporalio.contrib.aws.s3driver import S3StorageDriver, S3StorageDriverClient
+from temporalio.converter import (
+    ExternalStorage,
+    StorageDriver,
+    StorageDriverClaim,
+    StorageDriverRetrieveContext,
+    StorageDriverStoreContext,
+    StorageDriverWorkflowInfo,
+)
+from temporalio.exceptions import ApplicationError
+
+if TYPE_CHECKING:
+    from seawall.runtime.settings import SeawallSettings
+
+PayloadStorageKind = Literal["filesystem", "s3", "off"]
+PAYLOAD_STORAGE_KINDS: tuple[PayloadStorageKind, ...] = ("filesystem", "s3", "off")
+# Payloads of at least this many bytes go to storage by default: every ordinary prompt's
+# payloads stay inline (no storage round trip), a 200 KB tool result does not.
+DEFAULT_THRESHOLD_BYTES = 64 * 1024
+
+FILESYSTEM_DRIVER = "seawall.fs"
+S3_DRIVER = "aws.s3driver"
+BLOBS = "blobs"
+REFS = "refs"
+WORKFLOW_ID_FILE = "workflow-id"
+# Index entries of payloads stored with no workflow in their context (a client starting a
+# standalone activity, say): never collected by ``seawall storage gc``.
+UNATTRIBUTED = "_unattributed"
+
+STORED_PAYLOAD_MISSING = "StoredPayloadMissing"
+STORED_PAYLOAD_CORRUPT = "StoredPayloadCorrupt"
+PAYLOAD_STORE_FAILED = "PayloadStoreFailed"
+
+log = structlog.get_logger("seawall.storage")
+
+
+def _failure(kind: str, message: str) -> ApplicationError:
+    """A storage fault. Never non-retryable: while a workflow replays, a non-retryable error
+    would fail the workflow with a command its history contradicts (a nondeterminism error
+    hiding this message), and a restored payload must let the prompt go on."""
+    log.error("payload_storage_failed", kind=kind, driver=FILESYSTEM_DRIVER)
+    return ApplicationError(message, type=kind)
+
+
+def _quoted(text: str) -> str:
+    """A file-name-safe, collision-free name for ``text`` (a namespace)."""
+    return "".join(c if c.isalnum() or c in "-_." else f"%{ord(c):02X}" for c in text) or "%"
+
+
+@dataclass(frozen=True)
+class WorkflowRefs:
+    """One workflow's entry in the index: the payloads stored for it."""
+
+    namespace: str
+    workflow_id: str
+    path: Path
+
+    def digests(self) -> set[str]:
+        return {p.name for p in self.path.iterdir() if p.name != WORKFLOW_ID_FILE}
+
+
+class FilesystemStorageDriver(StorageDriver):
+    """Payloads as files under ``root``, content-addressed by SHA-256.
+
+    ``blobs/<d[:2]>/<digest>`` holds the serialized payload (written to a temporary file and
+    renamed into place, so a reader never sees half a payload); ``refs/<namespace>/<sha256 of
+    the workflow id>/<digest>`` (an empty file) records that the workflow the SDK's store
+    context names holds that payload, and ``workflow-id`` beside them the workflow id itself.
+    The index entry is written before the blob, and an existing blob is touched, so ``seawall
+    storage gc`` (which keeps recently touched blobs) never removes a payload being stored.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def name(self) -> str:
+        return FILESYSTEM_DRIVER
+
+    def type(self) -> str:
+        return FILESYSTEM_DRIVER
+
+    def blob_path(self, digest: str) -> Path:
+        return self.root / BLOBS / digest[:2] / digest
+
+    def refs_dir(self, namespace: str, workflow_id: str | None) -> Path:
+        if workflow_id is None:
+            return self.root / REFS / _quoted(namespace) / UNATTRIBUTED
+        key = hashlib.sha256(workflow_id.encode("utf-8")).hexdigest()
+        return self.root / REFS / _quoted(namespace) / key
+
+    async def store(
+        self, context: StorageDriverStoreContext, payloads: Sequence[Payload]
+    ) -> list[StorageDriverClaim]:
+        target = context.target
+        namespace = target.namespace if target is not None else ""
+        workflow_id = target.id if isinstance(target, StorageDriverWorkflowInfo) else None
+        blobs = [p.SerializeToString() for p in payloads]
+        return await asyncio.to_thread(self._store, namespace, workflow_id, blobs)
+
+    def _store(
+        self, namespace: str, workflow_id: str | None, blobs: list[bytes]
+    ) -> list[StorageDriverClaim]:
+        claims = []
+        refs = self.refs_dir(namespace, workflow_id)
+        for data in blobs:
+            digest = hashlib.sha256(data).hexdigest()
+            try:
+                refs.mkdir(parents=True, exist_ok=True)
+                if workflow_id is not None and not (refs / WORKFLOW_ID_FILE).exists():
+                    (refs / WORKFLOW_ID_FILE).write_text(workflow_id, encoding="utf-8")
+                (refs / digest).touch()
+                self._write_blob(digest, data)
+            except OSError as err:
+                reason = "the disk is full" if err.errno == errno.ENOSPC else err.strerror
+                raise _failure(
+                    PAYLOAD_STORE_FAILED,
+                    f"could not store a payload of {len(data)} bytes in the payload store "
+                    f"(seawall config: payload_storage_dir): {reason}",
+                ) from None
+            claims.append(StorageDriverClaim(claim_data={"digest": digest, "size": str(len(data))}))
+        return claims
+
+    def _write_blob(self, digest: str, data: bytes) -> None:
+        path = self.blob_path(digest)
+        if path.exists():
+            os.utime(path)  # recently used: gc's grace period starts again
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(data)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    async def retrieve(
+        self, context: StorageDriverRetrieveContext, claims: Sequence[StorageDriverClaim]
+    ) -> list[Payload]:
+        return await asyncio.to_thread(self._retrieve, [dict(c.claim_data) for c in claims])
+
+    def _retrieve(self, claims: list[dict[str, str]]) -> list[Payload]:
+        payloads = []
+        for claim in claims:
+            digest = claim.get("digest", "")
+            try:
+                data = self.blob_path(digest).read_bytes()
+            except FileNotFoundError:
+                raise _failure(
+                    STORED_PAYLOAD_MISSING,
+                    f"stored payload {digest} is missing from the payload store (removed "
+                    "by hand, or this process uses another payload_storage_dir than the one "
+                    "that stored it)",
+                ) from None
+            except OSError as err:
+                raise _failure(
+                    PAYLOAD_STORE_FAILED,
+                    f"could not read stored payload {digest}: {err.strerror}",
+                ) from None
+            if hashlib.sha256(data).hexdigest() != digest:
+                raise _failure(
+                    STORED_PAYLOAD_CORRUPT,
+                    f"stored payload {digest} is corrupt (its content no longer matches its "
+                    "digest)",
+                )
+            payload = Payload()
+            payload.ParseFromString(data)
+            payloads.append(payload)
+        return payloads
+
+    def workflow_refs(self, namespace: str) -> list[WorkflowRefs]:
+        """Every workflow of ``namespace`` the index holds payloads for."""
+        base = self.root / REFS / _quoted(namespace)
+        if not base.is_dir():
+            return []
+        found = []
+        for entry in sorted(base.iterdir()):
+            id_file = entry / WORKFLOW_ID_FILE
+            if entry.name == UNATTRIBUTED or not id_file.is_file():
+                continue
+            found.append(WorkflowRefs(namespace, id_file.read_text(encoding="utf-8"), entry))
+        return found
+
+    def referenced_digests(self, excluding: set[Path] | None = None) -> set[str]:
+        """Every digest any index entry (of any namespace) holds, but those of the workflow
+        entries ``excluding`` names."""
+        refs = self.root / REFS
+        if not refs.is_dir():
+            return set()
+        skipped = excluding or set()
+        return {
+            p.name
+            for p in refs.glob("*/*/*")
+            if p.name != WORKFLOW_ID_FILE and p.parent not in skipped
+        }
+
+    def blobs(self) -> list[Path]:
+        base = self.root / BLOBS
+        if not base.is_dir():
+            return []
+        return [p for p in base.glob("*/*") if not p.name.startswith(".")]
+
+
+class LazyS3Client(S3StorageDriverClient):
+    """An ``S3StorageDriverClient`` over an aioboto3 client opened on first use (the driver
+    is built synchronously with the plugin; the aioboto3 client needs a running loop)."""
+
+    def __init__(self, endpoint_url: str | None, region: str | None) -> None:
+        self._endpoint_url = endpoint_url
+        self._region = region
+        self._inner: Any = None
+        self._opening = asyncio.Lock()
+
+    async def _client(self) -> Any:
+        async with self._opening:
+            if self._inner is None:
+                import aioboto3
+                from temporalio.contrib.aws.s3driver.aioboto3 import new_aioboto3_client
+
+                context = aioboto3.Session().client(
+                    "s3", endpoint_url=self._endpoint_url, region_name=self._region
+                )
+                # Kept open for the life of the process, like the Temporal connection.
+                self._inner = new_aioboto3_client(await context.__aenter__())
+            return self._inner
+
+    async def put_object(self, *, bucket: str, key: str, data: bytes) -> None:
+        await (await self._client()).put_object(bucket=bucket, key=key, data=data)
+
+    async def object_exists(self, *, bucket: str, key: str) -> bool:
+        return bool(await (await self._client()).object_exists(bucket=bucket, key=key))
+
+    async def get_object(self, *, bucket: str, key: str) -> bytes:
+        data: bytes = await (await self._client()).get_object(bucket=bucket, key=key)
+        return data
+
+    def describe(self) -> Mapping[str, str]:
+        return {"endpoint": self._endpoint_url or "aws"}
+
+
+def s3_driver(bucket: str, endpoint_url: str | None, region: str | None) -> StorageDriver:
+    """The SDK's S3 driver on ``bucket`` (credentials from the standard AWS chain)."""
+    try:
+        import aioboto3  # noqa: F401
+    except ImportError as err:
+        raise RuntimeError(
+            "payload_storage=s3 needs aioboto3: install Seawall with its s3 extra "
+            "(pip install -e '.[s3]')"
+        ) from err
+    return S3StorageDriver(client=LazyS3Client(endpoint_url, region), bucket=bucket)
+
+
+def storage_dir(settings: SeawallSettings) -> Path:
+    """The filesystem driver's root: ``payload_storage_dir``, else ``<data_dir>/payloads``."""
+    return (settings.payload_storage_dir or settings.data_dir / "payloads").absolute()
+
+
+def payload_storage(
+    settings: SeawallSettings, *, root: Path | None = None
+) -> ExternalStorage | None:
+    """The External Storage the settings choose (``None``: ``payload_storage=off``).
+    ``root`` overrides the filesystem driver's directory (``seawall run``'s embedded server
+    keeps its payloads beside it, in a directory that goes with it)."""
+    kind = settings.payload_storage
+    if kind == "off":
+        return None
+    driver: StorageDriver
+    if kind == "s3":
+        assert settings.payload_storage_bucket is not None  # the settings model checks it
+        driver = s3_driver(
+            settings.payload_storage_bucket,
+            settings.payload_storage_s3_endpoint,
+            settings.payload_storage_s3_region,
+        )
+    else:
+        driver = FilesystemStorageDriver(root or storage_dir(settings))
+    return ExternalStorage(
+        drivers=[driver], payload_size_threshold=settings.payload_storage_threshold_bytes
+    )
+
+
+def filesystem_driver(storage: ExternalStorage | None) -> FilesystemStorageDriver | None:
+    """The filesystem driver of ``storage``, if that is what it uses."""
+    if storage is None:
+        return None
+    found = [d for d in storage.drivers if isinstance(d, FilesystemStorageDriver)]
+    return found[0] if found else None
+
+
+def describe(storage: ExternalStorage | None) -> dict[str, Any]:
+    """What a process's log says about its payload storage at startup (no credentials)."""
+    if storage is None:
+        return {"payload_storage": "off"}
+    fs = filesystem_driver(storage)
+    return {
+        "payload_storage": "filesystem" if fs else "s3",
+        "payload_storage_threshold_bytes": storage.payload_size_threshold,
+        **({"payload_storage_dir": str(fs.root)} if fs else {}),
+    }
