@@ -78,6 +78,7 @@ async def _serve(args: argparse.Namespace, effective: EffectiveSettings, protoco
     from seawall.acp.server import serve
     from seawall.runtime.devserver import start_dev_server
     from seawall.runtime.plugin import connect
+    from seawall.runtime.storage import payload_storage
 
     settings = effective.settings
     options = BridgeOptions(
@@ -91,7 +92,11 @@ async def _serve(args: argparse.Namespace, effective: EffectiveSettings, protoco
         if args.embedded:
             data_dir = embedded_data_dir(effective)
             data_dir.mkdir(parents=True, exist_ok=True)
-            env = await start_dev_server(database_file=str(data_dir / DATABASE_FILE))
+            # Payloads past the threshold live beside the dev server's database.
+            storage = payload_storage(settings, root=data_dir / "payloads")
+            env = await start_dev_server(
+                database_file=str(data_dir / DATABASE_FILE), storage=storage
+            )
             await stack.enter_async_context(env)
             client = env.client
             # The in-process worker (and so the activity code) loads only for --embedded.
@@ -100,7 +105,12 @@ async def _serve(args: argparse.Namespace, effective: EffectiveSettings, protoco
             await stack.enter_async_context(build_worker(client, settings.task_queue))
         else:
             try:
-                client = await connect(settings.temporal_address, settings.temporal_namespace)
+                # The workers' payload store, as the operator configured it for them.
+                client = await connect(
+                    settings.temporal_address,
+                    settings.temporal_namespace,
+                    storage=payload_storage(settings),
+                )
             except Exception as err:
                 raise TemporalUnreachable(
                     f"cannot connect to Temporal at {settings.temporal_address} "

@@ -1032,13 +1032,13 @@ class SeawallSettings(BaseSettings):
         "filesystem",
         "filesystem | s3 | off: where payloads past the threshold live",
         env="SEAWALL_PAYLOAD_STORAGE",
-        read_by=(WORKER, GATEWAY, RUN),
+        read_by=(WORKER, GATEWAY, RUN, ACP),
     )
     payload_storage_threshold_bytes: int = setting(
         DEFAULT_THRESHOLD_BYTES,
         "payloads of at least this many bytes are stored outside Temporal's history",
         env="SEAWALL_PAYLOAD_STORAGE_THRESHOLD_BYTES",
-        read_by=(WORKER, GATEWAY, RUN),
+        read_by=(WORKER, GATEWAY, RUN, ACP),
         ge=0,
         le=2_000_000,
     )
@@ -1046,26 +1046,26 @@ class SeawallSettings(BaseSettings):
         None,
         "the filesystem store's directory (unset: <data_dir>/payloads)",
         env="SEAWALL_PAYLOAD_STORAGE_DIR",
-        read_by=(WORKER, GATEWAY, RUN),
+        read_by=(WORKER, GATEWAY, RUN, ACP),
     )
     payload_storage_bucket: str | None = setting(
         None,
         "the s3 store's bucket (required with payload_storage=s3)",
         env="SEAWALL_PAYLOAD_STORAGE_BUCKET",
-        read_by=(WORKER, GATEWAY, RUN),
+        read_by=(WORKER, GATEWAY, RUN, ACP),
         validate_default=True,
     )
     payload_storage_s3_endpoint: str | None = setting(
         None,
         "S3-compatible endpoint URL, e.g. MinIO's (unset: AWS)",
         env="SEAWALL_PAYLOAD_STORAGE_S3_ENDPOINT",
-        read_by=(WORKER, GATEWAY, RUN),
+        read_by=(WORKER, GATEWAY, RUN, ACP),
     )
     payload_storage_s3_region: str | None = setting(
         None,
         "the bucket's region (unset: the AWS SDK's default chain)",
         env="SEAWALL_PAYLOAD_STORAGE_S3_REGION",
-        read_by=(WORKER, GATEWAY, RUN),
+        read_by=(WORKER, GATEWAY, RUN, ACP),
     )
 
     @field_validator("payload_storage", mode="before")
