@@ -88,6 +88,9 @@ class BridgeOptions:
     permission_timeout_seconds: float
     allow_scripted_models: bool
     max_prompt_chars: int
+    # Who this bridge's sessions belong to (rollout cohorts): the owner_id setting, else the
+    # local user (seawall.runtime.settings.local_owner_id).
+    owner_id: str | None = None
 
 
 @dataclass
@@ -186,7 +189,7 @@ class SeawallAgent(Agent):
         try:
             await self._client.start_workflow(
                 SessionWorkflow.run,
-                SessionInput(session_id=session_id, settings=settings),
+                SessionInput(session_id=session_id, settings=settings, owner_id=options.owner_id),
                 id=session_workflow_id(session_id),
                 task_queue=options.task_queue,
                 rpc_timeout=RPC_TIMEOUT,

@@ -78,6 +78,7 @@ async def _serve(args: argparse.Namespace, effective: EffectiveSettings, protoco
     from seawall.acp.server import serve
     from seawall.runtime.devserver import start_dev_server
     from seawall.runtime.plugin import connect
+    from seawall.runtime.settings import local_owner_id
     from seawall.runtime.storage import payload_storage
 
     settings = effective.settings
@@ -87,6 +88,7 @@ async def _serve(args: argparse.Namespace, effective: EffectiveSettings, protoco
         permission_timeout_seconds=settings.permission_timeout_seconds,
         allow_scripted_models=settings.allow_scripted_models,
         max_prompt_chars=settings.max_prompt_chars,
+        owner_id=local_owner_id(settings),
     )
     async with AsyncExitStack() as stack:
         if args.embedded:

@@ -633,3 +633,17 @@ async def test_embedded_runs_its_own_server_and_worker_and_keeps_sessions(
         await conn.load_session(cwd=str(workspace), session_id=session_id, mcp_servers=[])
         assert recorder.texts(UserMessageChunk) == ["hello"]
         assert "Demo model" in "".join(recorder.texts(AgentMessageChunk))  # streamed in pieces
+
+
+async def test_the_bridges_sessions_belong_to_the_configured_owner(
+    temporal_env: WorkflowEnvironment, task_queue: str, tmp_path: Path, workspace: Path
+) -> None:
+    # Rollout cohorts are assigned per owner: an editor's sessions belong to the operator's
+    # SEAWALL_OWNER_ID (else the local user), recorded in the session's start input.
+    env = {**bridge_env(temporal_env, task_queue, tmp_path), "SEAWALL_OWNER_ID": "dev-alice"}
+    async with spawn_bridge(env, tmp_path / "acp.stderr") as (conn, _, _):
+        session_id = await new_session(conn, workspace)
+    history = await session_handle(temporal_env.client, session_id).fetch_history()
+    started = history.events[0].workflow_execution_started_event_attributes
+    (payload,) = started.input.payloads
+    assert json.loads(payload.data)["owner_id"] == "dev-alice"
