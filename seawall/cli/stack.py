@@ -123,8 +123,26 @@ def gateway_environment(environ: Mapping[str, str]) -> dict[str, str]:
     """``environ`` without the variables of settings the gateway never reads (the model
     endpoint and its key, MCP servers, ...): the gateway is a client and gets no secret it
     does not use."""
-    withheld = {name for s in SETTINGS if GATEWAY not in s.read_by for name in s.env}
+    withheld = {
+        name
+        for s in SETTINGS
+        if GATEWAY not in s.read_by and s.name not in VALIDATED_WITH_ROLLOUT
+        for name in s.env
+    }
     return {key: value for key, value in environ.items() if key not in withheld}
+
+
+# The settings model checks a rollout policy against these wherever the policy is set (a
+# config file every process reads), so a gateway that sees the policy must see them too.
+VALIDATED_WITH_ROLLOUT = frozenset(
+    {
+        "guard_rollout",
+        "guard_rollout_salt",
+        "guard_rollout_allow_wide_enforce",
+        "deployment_environment",
+        "otel_resource_attributes",
+    }
+)
 
 
 class StackError(RuntimeError):

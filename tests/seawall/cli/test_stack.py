@@ -95,3 +95,22 @@ def test_the_stack_shares_its_stored_payloads_and_shows_them_in_the_ui(tmp_path:
     assert "SEAWALL_DATA_DIR" in gateway_environment(children)
     codec = command[command.index("--ui-codec-endpoint") + 1]
     assert codec == f"{stack.gateway_url}/codec"
+
+
+def test_the_gateway_sees_what_a_rollout_policy_in_the_config_file_is_checked_against(
+    tmp_path: Path,
+) -> None:
+    # A policy in config.yaml reaches every process; its salt and environment in the
+    # environment must reach the gateway too, or its settings fail to load under seawall up.
+    config = tmp_path / "home" / ".config" / "seawall" / "config.yaml"
+    config.parent.mkdir(parents=True)
+    config.write_text("guard_rollout: enforce:5%,warn:rest\n")
+    environ = {
+        "HOME": str(tmp_path / "home"),
+        "SEAWALL_GUARD_ROLLOUT_SALT": "s",
+        "SEAWALL_DEPLOYMENT_ENVIRONMENT": "internal",
+        "OPENAI_API_KEY": "sk-secret",
+    }
+    gateway = gateway_environment(environ)
+    assert "OPENAI_API_KEY" not in gateway
+    assert load_settings(gateway).settings.guard_rollout == "enforce:5%,warn:rest"
