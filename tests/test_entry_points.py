@@ -87,13 +87,12 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.mark.parametrize("how", ["SIGTERM", "SIGINT"])
-def test_the_gateway_exits_zero_when_stopped(tmp_path: Path, how: str) -> None:
-    port = free_port()
+def start_gateway(tmp_path: Path, port: int) -> subprocess.Popen[str]:
+    """``python -m gateway`` on ``port``, returned once it listens. No Temporal server is
+    there: the gateway starts anyway and answers 503 until one appears."""
     env = {
         **clean_env(tmp_path),
         "SEAWALL_GATEWAY_PORT": str(port),
-        # No server there: the gateway starts anyway and answers 503 until one appears.
         "TEMPORAL_ADDRESS": f"127.0.0.1:{free_port()}",
     }
     process = subprocess.Popen(
@@ -107,6 +106,12 @@ def test_the_gateway_exits_zero_when_stopped(tmp_path: Path, how: str) -> None:
     assert process.stderr is not None
     started = next((line for line in process.stderr if "Uvicorn running" in line), None)
     assert started is not None, "the gateway never started"
+    return process
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGINT"])
+def test_the_gateway_exits_zero_when_stopped(tmp_path: Path, how: str) -> None:
+    process = start_gateway(tmp_path, free_port())
     process.send_signal(getattr(signal, how))
     _, rest = process.communicate(timeout=60)
     assert "Fatal Python error" not in rest
@@ -115,18 +120,8 @@ def test_the_gateway_exits_zero_when_stopped(tmp_path: Path, how: str) -> None:
 
 def test_the_gateway_refuses_an_oversized_request_head(tmp_path: Path) -> None:
     port = free_port()
-    env = {**clean_env(tmp_path), "SEAWALL_GATEWAY_PORT": str(port)}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "gateway"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = start_gateway(tmp_path, port)
     try:
-        assert process.stderr is not None
-        assert next((x for x in process.stderr if "Uvicorn running" in x), None) is not None
         huge = {"X-Padding": "a" * (MAX_HEADER_BYTES + 1024)}
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as http:
             assert http.get("/healthz").status_code == 200
