@@ -321,8 +321,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 async def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     configure_logging("console", "ERROR")  # the workers' loop_detected lines would drown it
-    async with await start_dev_server() as env:
-        reports = await simulate(args, env.client)
+    # On a database file, not in memory: an in-memory dev server ran out of memory after
+    # about 1,500 prompts' histories.
+    with tempfile.TemporaryDirectory(prefix="seawall-rollout-server-") as server_dir:
+        database = str(Path(server_dir) / "temporal.db")
+        async with await start_dev_server(database_file=database) as env:
+            reports = await simulate(args, env.client)
     for phase, environment, report in reports:
         print(f"\n===== phase: {phase} / environment: {environment} =====")
         print(render_text(report))
