@@ -20,7 +20,7 @@ from fastapi import FastAPI
 from temporalio.client import Client
 from temporalio.converter import ExternalStorage
 
-from gateway.app import create_app
+from gateway.app import MAX_HEADER_BYTES, create_app
 from gateway.settings import ConfigurationError, GatewaySettings
 from seawall.runtime.logs import configure_logging
 from seawall.runtime.plugin import connect
@@ -32,10 +32,6 @@ from seawall.runtime.settings import (
     settings_or_exit,
 )
 from seawall.runtime.storage import payload_storage
-
-# The most bytes of an incomplete request head uvicorn buffers (a slow or endless head);
-# complete heads are checked against MAX_HEADER_BYTES by the app.
-MAX_REQUEST_HEAD_BYTES = 16 * 1024
 
 
 def build(settings: GatewaySettings, storage: ExternalStorage | None = None) -> FastAPI:
@@ -103,8 +99,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         host=settings.host,
         port=settings.port,
         log_config=None,
-        # Request line and headers together; a longer head is refused before any route runs.
-        h11_max_incomplete_event_size=MAX_REQUEST_HEAD_BYTES,
+        # An incomplete head (slow or endless) is not buffered past the app's header limit.
+        h11_max_incomplete_event_size=MAX_HEADER_BYTES,
     )
     log.info("gateway_stopped")
     return 0

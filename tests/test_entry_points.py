@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +23,7 @@ import yaml
 
 from gateway.app import MAX_HEADER_BYTES
 from tests.scenario_helpers import SCENARIOS
+from tests.telemetry_helpers import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -79,12 +79,6 @@ def test_the_loop_benchmark_exits_zero_after_its_real_workflow_check(tmp_path: P
     )
     check_clean_exit(done)
     assert out.exists()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def start_gateway(tmp_path: Path, port: int) -> subprocess.Popen[str]:

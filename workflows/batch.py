@@ -169,8 +169,7 @@ class BatchProtections:
     def __init__(
         self, options: PromptOptions, workspace_root: str, loop_rules: LoopRules | None = None
     ) -> None:
-        self._configured_cap = options.max_tool_calls_per_turn
-        self._cap = ToolCallCap(self._configured_cap)
+        self._cap = ToolCallCap(options.max_tool_calls_per_turn)
         self._workspace_root = workspace_root
         self._runs_per_tool: dict[str, int] = {}
         self._deduper = CallIdDeduper()
@@ -183,7 +182,7 @@ class BatchProtections:
         self.counts = ToolCallCounts()
         # The recommended profile's layer; None in the seed profile.
         self.loop_rules = loop_rules if loop_rules is not None and loop_rules.active else None
-        self._cap.make_adaptive(self.loop_rules is not None, self._configured_cap)
+        self._cap.make_adaptive(self.loop_rules is not None)
         # Per outcome of the last settled batch: progress evidence for the guard.
         self.progress: list[bool] = []
 
@@ -191,7 +190,7 @@ class BatchProtections:
         """Join the recommended profile's layer in (ignored for the seed profile)."""
         self.loop_rules = rules if rules.active else None
         # The recommended profile's default cap adapts; a configured cap stays hard.
-        self._cap.make_adaptive(self.loop_rules is not None, self._configured_cap)
+        self._cap.make_adaptive(self.loop_rules is not None)
 
     # --- admission ------------------------------------------------------------------------
 

@@ -107,14 +107,16 @@ class ToolCallCap:
 
     def __init__(self, configured: int | None, *, adaptive: bool = False) -> None:
         self.limit = cap_limit(configured)
-        self.adaptive = adaptive and configured is None
+        self._configured = configured is not None
+        self.adaptive = adaptive and not self._configured
         self.requested = 0
         self._asked: dict[str, int] = {}
         # Why the last over-the-cap batch was skipped: a repeated call (adaptive) or not.
         self.stopped_on_repeat = False
 
-    def make_adaptive(self, adaptive: bool, configured: int | None) -> None:
-        self.adaptive = adaptive and configured is None
+    def make_adaptive(self, adaptive: bool) -> None:
+        """Adapt the default cap (the recommended profile); a configured cap stays hard."""
+        self.adaptive = adaptive and not self._configured
 
     def over(self, digests: list[str]) -> bool:
         """Whether the batch of these call digests must not run; counts it when it may."""

@@ -10,7 +10,6 @@ real workflows; the number of examples is bounded so the test stays a few minute
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -27,15 +26,10 @@ from gateway.app import create_app
 from gateway.settings import GatewaySettings
 from seawall.runtime.devserver import temporal_binary
 from seawall.runtime.plugin import connect
+from tests.telemetry_helpers import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "fuzz-token-0123456789"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +21,7 @@ from seawall.runtime.server_wait import (
     ServerUnreachable,
     wait_for_server,
 )
+from tests.telemetry_helpers import free_port
 
 ROOT = Path(__file__).resolve().parents[3]
 REFUSED = RuntimeError("Failed client connect: Server connection error: tcp connect error")
@@ -88,12 +88,6 @@ async def test_an_error_that_is_not_about_reaching_the_server_is_not_waited_out(
             connect, address="a", timeout_seconds=0, process="worker", sleep=time.sleep
         )
     assert calls["n"] == 1 and time.pauses == []
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def next_line_with(stream: object, marker: str) -> str:
