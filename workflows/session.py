@@ -58,6 +58,7 @@ with workflow.unsafe.imports_passed_through():
         PromptWithdrawal,
         QueuedSessionPrompt,
         SessionInput,
+        SessionOwner,
         SessionStatus,
         SubmittedPrompt,
         TranscriptPage,
@@ -185,6 +186,11 @@ class SessionWorkflow:
             closing=self._closing,
             approval_mode=self._input.settings.approval_mode,
         )
+
+    @workflow.query
+    def owner(self) -> SessionOwner:
+        """Who started the session: the gateway shows a session to its owner only."""
+        return SessionOwner(owner_id=self._input.owner_id)
 
     # --- the loop -------------------------------------------------------------------------
 

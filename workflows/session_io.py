@@ -121,6 +121,14 @@ class SessionStatus(BaseModel):
     approval_mode: ApprovalMode | None = None
 
 
+class SessionOwner(BaseModel):
+    """The session's owner (query ``owner``): for the gateway, never shown or logged."""
+
+    model_config = ConfigDict(frozen=True)
+
+    owner_id: str | None
+
+
 class PromptWithdrawal(BaseModel):
     """Take a prompt that has not started out of the queue (update ``withdraw_prompt``)."""
 

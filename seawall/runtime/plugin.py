@@ -31,12 +31,13 @@ from temporalio.runtime import Runtime
 from temporalio.worker import WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
+from workflows.owner_admission import OwnerAdmissionWorkflow
 from workflows.prompt import PromptWorkflow
 from workflows.session import SessionWorkflow
 
 PLUGIN_NAME = "seawall"
 
-WORKFLOWS: tuple[type, ...] = (PromptWorkflow, SessionWorkflow)
+WORKFLOWS: tuple[type, ...] = (PromptWorkflow, SessionWorkflow, OwnerAdmissionWorkflow)
 
 # Modules the workflow sandbox shares with the worker instead of re-importing them for every
 # workflow run. Only deterministic, side-effect-free code belongs here.

@@ -19,6 +19,7 @@ from seawall.runtime.plugin import (
     with_sandbox_passthrough,
 )
 from seawall.runtime.storage import FilesystemStorageDriver
+from workflows.owner_admission import OwnerAdmissionWorkflow
 from workflows.prompt import PromptWorkflow
 from workflows.session import SessionWorkflow
 
@@ -40,7 +41,7 @@ def test_the_sandbox_gains_the_passthrough_modules_and_keeps_its_own() -> None:
 
 
 def test_the_dev_server_client_carries_the_client_side(client: Client) -> None:
-    assert set(WORKFLOWS) == {PromptWorkflow, SessionWorkflow}
+    assert set(WORKFLOWS) == {PromptWorkflow, SessionWorkflow, OwnerAdmissionWorkflow}
     assert [type(p) for p in client.config()["plugins"]] == [SeawallPlugin]
     assert client.data_converter is pydantic_data_converter
 
