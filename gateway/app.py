@@ -18,10 +18,16 @@ import structlog
 from fastapi import APIRouter, Depends, FastAPI, Header, HTTPException, Query, Request, Security
 from fastapi.responses import StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from temporalio.client import Client, WorkflowExecutionStatus, WorkflowUpdateFailedError
+from temporalio.client import (
+    Client,
+    RPCTimeoutOrCancelledError,
+    WorkflowExecutionStatus,
+    WorkflowUpdateFailedError,
+)
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.service import RPCError
 
+from gateway.admission import RETRY_AFTER_SECONDS, OwnerAdmission, submit_update_id
 from gateway.api_models import (
     CancelRequested,
     CloseRequested,
@@ -46,6 +52,7 @@ from gateway.middleware import (
     BodySizeLimitMiddleware,
     HeaderSizeLimitMiddleware,
 )
+from gateway.ownership import SessionOwners
 from gateway.settings import GatewaySettings, check_exposure
 from gateway.sse import parse_cursor, prompt_events
 from seawall.client.temporal_ops import (
@@ -138,6 +145,24 @@ async def temporal(request: Request) -> Client:
 TemporalClient = Annotated[Client, Depends(temporal)]
 
 
+async def owned_session(request: Request, session_id: str, client: TemporalClient) -> None:
+    """404 unless the caller owns the session (with an owners' tokens file)."""
+    owners: SessionOwners | None = request.app.state.session_owners
+    if owners is not None:
+        await owners.check(request, client, session_id)
+
+
+async def owned_prompt(request: Request, prompt_id: str, client: TemporalClient) -> None:
+    """404 unless the caller owns the prompt's session (with an owners' tokens file)."""
+    owners: SessionOwners | None = request.app.state.session_owners
+    if owners is not None:
+        await owners.check_prompt(request, client, prompt_id)
+
+
+OwnedSession = [Depends(owned_session)]
+OwnedPrompt = [Depends(owned_prompt)]
+
+
 async def check_prompt_size(request: Request) -> None:
     """413 (not 422) for an oversized prompt: checked before the body is validated."""
     limit: int = request.app.state.settings.max_prompt_chars
@@ -186,6 +211,12 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
     )
     app.state.settings = settings
     app.state.temporal = connection
+    # Several owners share this gateway only with a tokens file; otherwise every caller is
+    # the one principal, and neither ownership nor the per-owner limit applies.
+    owned = bool(settings.owner_tokens)
+    app.state.session_owners = SessionOwners() if owned else None
+    limit = settings.max_concurrent_prompts_per_owner
+    admission = OwnerAdmission(settings.task_queue, limit) if owned and limit > 0 else None
     install_error_handlers(app)
     app.add_middleware(
         BodySizeLimitMiddleware,
@@ -259,7 +290,7 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
         log.info("session_created", session_id=session_id)
         return SessionCreated(session_id=session_id, workflow_id=handle.id)
 
-    @v1.get("/sessions/{session_id}", tags=["sessions"])
+    @v1.get("/sessions/{session_id}", tags=["sessions"], dependencies=OwnedSession)
     async def get_session(session_id: str, client: TemporalClient) -> SessionStatus:
         """The session's running prompt, queue, finished prompts and guard mode."""
         handle = session_handle(client, session_id)
@@ -274,26 +305,50 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
         "/sessions/{session_id}/prompts",
         status_code=202,
         tags=["sessions"],
-        dependencies=[Depends(check_prompt_size)],
+        dependencies=[*OwnedSession, Depends(check_prompt_size)],
+        responses={
+            429: {
+                "model": ErrorBody,
+                "description": "the owner has as many prompts running or queued as "
+                "SEAWALL_MAX_CONCURRENT_PROMPTS_PER_OWNER allows",
+                "headers": {
+                    "Retry-After": {
+                        "description": "seconds to wait before submitting again",
+                        "schema": {"type": "integer", "example": RETRY_AFTER_SECONDS},
+                    }
+                },
+            }
+        },
     )
     async def submit_prompt(
+        request: Request,
         session_id: str,
         body: SubmitPromptRequest,
         client: TemporalClient,
         idempotency_key: IdempotencyKey = "",
     ) -> PromptAccepted:
-        """Queue a prompt; it runs when the prompts ahead of it have finished."""
+        """Queue a prompt; it runs when the prompts ahead of it have finished. With an
+        owners' tokens file, 429 when the owner already has the most prompts running or
+        queued that `SEAWALL_MAX_CONCURRENT_PROMPTS_PER_OWNER` allows."""
         handle = session_handle(client, session_id)
+        update_id = submit_update_id(idempotency_key)
+        owner_id = getattr(request.state, OWNER_STATE_KEY, None)
+        held = False
+        if admission is not None and owner_id is not None:
+            held = await admission.admit(client, owner_id, session_id, update_id)
         try:
             accepted = await handle.execute_update(
                 SessionWorkflow.submit_prompt,
                 PromptSubmission(text=body.text),
-                id=f"prompt:{idempotency_key}" if idempotency_key else None,
+                id=update_id,
                 rpc_timeout=RPC_TIMEOUT,
             )
         except WorkflowUpdateFailedError as err:
+            await release_refused(owner_id, session_id, update_id, held, client)
             raise HTTPException(409, update_failure(err)) from err
         except RPCError as err:
+            if is_not_found(err):
+                await release_refused(owner_id, session_id, update_id, held, client)
             await closed_session_conflict(client, session_id, err)
             raise
         log.info(
@@ -304,7 +359,24 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
         )
         return PromptAccepted(prompt_id=accepted.prompt_id, position=accepted.position)
 
-    @v1.post("/sessions/{session_id}/input", status_code=202, tags=["sessions"])
+    async def release_refused(
+        owner_id: str | None, session_id: str, update_id: str, held: bool, client: Client
+    ) -> None:
+        """Free the slot of a submit the session refused; if this fails too, the slot
+        frees at the owner's next refusal anyway (docs/architecture.md)."""
+        if admission is None or owner_id is None or not held:
+            return
+        try:
+            await admission.release(client, owner_id, session_id, update_id)
+        except (RPCError, RPCTimeoutOrCancelledError):
+            log.warning("admission_release_failed", session_id=session_id)
+
+    @v1.post(
+        "/sessions/{session_id}/input",
+        status_code=202,
+        tags=["sessions"],
+        dependencies=OwnedSession,
+    )
     async def send_input(
         session_id: str,
         body: InputRequest,
@@ -327,7 +399,12 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
             raise
         return InputAccepted(prompt_id=delivery.prompt_id)
 
-    @v1.post("/sessions/{session_id}/cancel", status_code=202, tags=["sessions"])
+    @v1.post(
+        "/sessions/{session_id}/cancel",
+        status_code=202,
+        tags=["sessions"],
+        dependencies=OwnedSession,
+    )
     async def cancel_prompt(session_id: str, client: TemporalClient) -> CancelRequested:
         """Cancel the running prompt; the session and its queued prompts carry on."""
         session = session_handle(client, session_id)
@@ -355,7 +432,12 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
         log.info("prompt_cancel_requested", session_id=session_id, prompt_id=prompt_id)
         return CancelRequested(prompt_id=prompt_id)
 
-    @v1.post("/sessions/{session_id}/close", status_code=202, tags=["sessions"])
+    @v1.post(
+        "/sessions/{session_id}/close",
+        status_code=202,
+        tags=["sessions"],
+        dependencies=OwnedSession,
+    )
     async def close_session(session_id: str, client: TemporalClient) -> CloseRequested:
         """Close the session once its queued prompts have run; it takes no new prompts."""
         try:
@@ -369,7 +451,9 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
 
     # --- prompts --------------------------------------------------------------------------
 
-    @v1.post("/prompts/{prompt_id}/permissions/{request_id}", tags=["prompts"])
+    @v1.post(
+        "/prompts/{prompt_id}/permissions/{request_id}", tags=["prompts"], dependencies=OwnedPrompt
+    )
     async def answer_permission(
         prompt_id: str, request_id: str, body: PermissionAnswerRequest, client: TemporalClient
     ) -> PermissionAnswered:
@@ -391,7 +475,7 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
             raise
         return PermissionAnswered(prompt_id=prompt_id, request_id=request_id, outcome=outcome)
 
-    @v1.get("/prompts/{prompt_id}", tags=["prompts"])
+    @v1.get("/prompts/{prompt_id}", tags=["prompts"], dependencies=OwnedPrompt)
     async def get_prompt(prompt_id: str, client: TemporalClient) -> PromptView:
         """The prompt's live status, and its result once it has completed."""
         handle = prompt_handle(client, prompt_id)
@@ -410,6 +494,7 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
     @v1.get(
         "/prompts/{prompt_id}/events",
         tags=["prompts"],
+        dependencies=OwnedPrompt,
         response_class=StreamingResponse,
         responses={200: {"content": {"text/event-stream": {}}}},
     )

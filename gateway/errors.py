@@ -51,7 +51,7 @@ def validation_detail(exc: RequestValidationError) -> tuple[int, str]:
     return 422, "; ".join(parts) or "invalid request"
 
 
-def _not_found_detail(request: Request) -> str:
+def not_found_detail(request: Request) -> str:
     params = request.path_params
     if "prompt_id" in params:
         return f"unknown prompt {params['prompt_id']!r}"
@@ -73,7 +73,7 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(RPCError)
     async def _rpc(request: Request, exc: RPCError) -> JSONResponse:
         if exc.status == RPCStatusCode.NOT_FOUND:
-            return _error(404, _not_found_detail(request))
+            return _error(404, not_found_detail(request))
         if exc.status in (RPCStatusCode.UNAVAILABLE, RPCStatusCode.RESOURCE_EXHAUSTED):
             log.warning("temporal_unavailable", path=request.url.path, status=exc.status.name)
             return _error(503, UNAVAILABLE_DETAIL, RETRY_AFTER)

@@ -49,6 +49,8 @@ class GatewaySettings(BaseModel):
     permission_timeout_seconds: float = default_of("permission_timeout_seconds")
     # Lets a client script the model of its session (simulations, end-to-end tests).
     allow_scripted_models: bool = default_of("allow_scripted_models")
+    # Per owner of ``owner_tokens``, over all its sessions and every replica (0: no limit).
+    max_concurrent_prompts_per_owner: int = default_of("max_concurrent_prompts_per_owner")
 
     @classmethod
     def from_settings(cls, settings: SeawallSettings) -> GatewaySettings:
@@ -70,6 +72,7 @@ class GatewaySettings(BaseModel):
             approval_mode=settings.approval_mode,
             permission_timeout_seconds=settings.permission_timeout_seconds,
             allow_scripted_models=settings.allow_scripted_models,
+            max_concurrent_prompts_per_owner=settings.max_concurrent_prompts_per_owner,
         )
 
 

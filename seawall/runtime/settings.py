@@ -910,6 +910,16 @@ class SeawallSettings(BaseSettings):
         env="SEAWALL_ALLOW_SCRIPTED_MODELS",
         read_by=(GATEWAY, ACP),
     )
+    # docs/architecture.md, "Per-owner prompt limit": counted across every replica.
+    max_concurrent_prompts_per_owner: int = setting(
+        16,
+        "prompts one owner of the tokens file may have running or queued at once, over all "
+        "its sessions (0: no limit)",
+        env="SEAWALL_MAX_CONCURRENT_PROMPTS_PER_OWNER",
+        read_by=(GATEWAY,),
+        ge=0,
+        le=1000,
+    )
     # --- seawall up -------------------------------------------------------------------------
     data_dir: Path = setting(
         Path(".data"),

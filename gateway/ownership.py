@@ -1,0 +1,67 @@
+"""A session, and its prompts, are visible only to the owner that started it.
+
+docs/architecture.md, "Sessions and the gateway". With an owners' tokens file, several
+owners share one gateway, and a session id or prompt id is not a secret (ids show in logs,
+URLs, the Temporal UI). So every route that names a session or a prompt first checks that
+the caller owns its session, and answers a stranger exactly as it answers an unknown id
+(404, not 403: a stranger learns nothing about which ids exist).
+
+The owner is asked once per session with the session's ``owner`` query and remembered: it
+never changes. Without a tokens file there is one principal and nothing to check.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from fastapi import HTTPException, Request
+from temporalio.client import Client, WorkflowQueryFailedError
+
+from gateway.errors import RETRY_AFTER, not_found_detail
+from gateway.middleware import OWNER_STATE_KEY
+from seawall.client.temporal_ops import RPC_TIMEOUT, read, session_handle, session_of_prompt
+from workflows.session import SessionWorkflow
+
+# Sessions whose owner the gateway remembers (about 100 bytes each).
+OWNERS_REMEMBERED = 100_000
+
+
+class SessionOwners:
+    """Each session's owner, asked once and remembered (least recently used go first)."""
+
+    def __init__(self, capacity: int = OWNERS_REMEMBERED) -> None:
+        self._owners: OrderedDict[str, str | None] = OrderedDict()
+        self._capacity = capacity
+
+    async def owner_of(self, client: Client, session_id: str) -> str | None:
+        """The session's owner; an unknown session raises ``RPCError`` NOT_FOUND (a 404)."""
+        if session_id in self._owners:
+            self._owners.move_to_end(session_id)
+            return self._owners[session_id]
+        handle = session_handle(client, session_id)
+        try:
+            answer = await read(
+                lambda: handle.query(SessionWorkflow.owner, rpc_timeout=RPC_TIMEOUT)
+            )
+        except WorkflowQueryFailedError as err:
+            # A worker still running code from before the query: a rollout in progress.
+            raise HTTPException(
+                503,
+                "the worker cannot tell this session's owner yet; try again shortly",
+                headers=RETRY_AFTER,
+            ) from err
+        self._owners[session_id] = answer.owner_id
+        if len(self._owners) > self._capacity:
+            self._owners.popitem(last=False)
+        return answer.owner_id
+
+    async def check(self, request: Request, client: Client, session_id: str | None) -> None:
+        """Raise the route's 404 unless the caller owns ``session_id`` (None: a prompt
+        outside any session, which only an unowned caller may see)."""
+        caller = getattr(request.state, OWNER_STATE_KEY, None)
+        owner = None if session_id is None else await self.owner_of(client, session_id)
+        if owner != caller:
+            raise HTTPException(404, not_found_detail(request))
+
+    async def check_prompt(self, request: Request, client: Client, prompt_id: str) -> None:
+        await self.check(request, client, session_of_prompt(prompt_id))
