@@ -17,8 +17,9 @@ import sys
 import tempfile
 import uuid
 from pathlib import Path
+from typing import Any
 
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.converter import ExternalStorage
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,6 +32,13 @@ from seawall.scenario.format import load_scenario  # noqa: E402
 from worker import build_activities, build_worker  # noqa: E402
 from workflows.activity_io import ModelSpec  # noqa: E402
 from workflows.guard import GuardMode  # noqa: E402
+from workflows.owner_admission import OwnerAdmissionWorkflow  # noqa: E402
+from workflows.owner_admission_io import (  # noqa: E402
+    AdmissionState,
+    AdmitRequest,
+    SessionObservation,
+    SlotRelease,
+)
 from workflows.prompt import PromptWorkflow  # noqa: E402
 from workflows.prompt_io import ApprovalModeChange, PermissionAnswer, PromptInput  # noqa: E402
 from workflows.prompt_options import ApprovalMode  # noqa: E402
@@ -94,6 +102,10 @@ ROLLOUT_ENVIRON = {
     "SEAWALL_DEPLOYMENT_ENVIRONMENT": "internal",
     "SEAWALL_SERVICE_VERSION": "1.0.0",
 }
+
+# An owner's admission workflow (docs/architecture.md, "Per-owner prompt limit"): slots
+# admitted, a refusal, slots freed by an observation, a release, and continue-as-new.
+ADMISSION_FIXTURE = "owner-admission"
 
 
 def write_history(name: str, history_json: str, events: int) -> None:
@@ -265,6 +277,46 @@ async def record_rollout_session(client: Client) -> None:
             write_history(ROLLOUT_FIXTURE, history.to_json(), len(history.events))
 
 
+async def record_owner_admission(client: Client, queue: str) -> None:
+    """One run of an admission workflow, ended by continue-as-new after five messages."""
+    handle = await client.start_workflow(
+        OwnerAdmissionWorkflow.run,
+        AdmissionState(messages_per_run=5),
+        id=f"recorded-admission-{uuid.uuid4().hex[:8]}",
+        task_queue=queue,
+    )
+    for session in ("s1", "s2", "s3"):
+        await handle.execute_update(
+            OwnerAdmissionWorkflow.admit,
+            AdmitRequest(session_id=session, update_id=f"prompt:{session}", limit=2),
+        )  # the third is refused
+    refused = await handle.query(OwnerAdmissionWorkflow.state)
+    seen = SessionObservation(
+        session_id="s1", live_prompt_ids=[], submits={"prompt:s1": "s1-prompt-1"}
+    )
+    await handle.execute_update(
+        OwnerAdmissionWorkflow.admit,
+        AdmitRequest(
+            session_id="s3",
+            update_id="prompt:s3",
+            limit=2,
+            observations=[seen],
+            as_of=max(slot.admitted_at for slot in refused.slots),
+        ),
+    )
+    await handle.signal(
+        OwnerAdmissionWorkflow.release, SlotRelease(session_id="s3", update_id="prompt:s3")
+    )
+    first_run = client.get_workflow_handle(handle.id, run_id=handle.result_run_id)
+    await _until(lambda: _has_continued(first_run), "the admission workflow to continue as new")
+    history = await first_run.fetch_history()
+    write_history(ADMISSION_FIXTURE, history.to_json(), len(history.events))
+
+
+async def _has_continued(handle: WorkflowHandle[Any, Any]) -> bool:
+    return (await handle.describe()).status == WorkflowExecutionStatus.CONTINUED_AS_NEW
+
+
 async def record(only: set[str]) -> None:
     HISTORIES.mkdir(parents=True, exist_ok=True)
     storage = ExternalStorage(
@@ -296,6 +348,8 @@ async def record(only: set[str]) -> None:
                 await record_streamed(env.client, queue)
             if not only or only & {EDITOR_SESSION_FIXTURE, EDITOR_PROMPT_FIXTURE}:
                 await record_editor_session(env.client, queue)
+            if not only or ADMISSION_FIXTURE in only:
+                await record_owner_admission(env.client, queue)
         if not only or ROLLOUT_FIXTURE in only:
             await record_rollout_session(env.client)
 

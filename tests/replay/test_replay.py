@@ -63,6 +63,8 @@ def test_the_representative_scenarios_are_all_recorded() -> None:
         # Recorded after CONTEXT_POLICY_PATCH; the first with its payloads stored.
         "context-policy-long-prompt",
         "session-context-policy",
+        # The per-owner prompt limit's admission workflow, through continue-as-new.
+        "owner-admission",
     } <= names
 
 
