@@ -150,7 +150,7 @@ async def test_a_slot_whose_submit_never_happened_is_freed_after_the_grace(
     assert_refused(await submit(http, "bob", bob_session), held=1, limit=1)
 
 
-async def test_the_count_survives_continue_as_new(
+async def test_the_count_survives_continue_as_new_and_never_names_the_owner(
     gateway: Gateway, client: Client, task_queue: str, owners: dict[str, str]
 ) -> None:
     owner = owners["alice"]
@@ -168,7 +168,13 @@ async def test_the_count_survives_continue_as_new(
     handle = client.get_workflow_handle_for(OwnerAdmissionWorkflow.run, first.id)
     state = await handle.query(OwnerAdmissionWorkflow.state)
     assert sorted(slot.session_id for slot in state.slots) == sorted(sessions[:3])
-    assert (await handle.describe()).run_id != first.result_run_id
+    latest = (await handle.describe()).run_id
+    assert latest != first.result_run_id
+    # Neither the id nor any run's history carries the owner id.
+    assert owner not in handle.id
+    for run_id in (first.result_run_id, latest):
+        history = await client.get_workflow_handle(handle.id, run_id=run_id).fetch_history()
+        assert owner not in history.to_json()
 
 
 async def test_no_limit_at_zero_nor_for_the_operator_token(gateway: Gateway) -> None:
