@@ -132,23 +132,28 @@ async def observe_session(client: Client, session_id: str, slots: list[Slot]) ->
     the prompts running or queued (in that order, so a prompt found is judged by a later
     look at the session)."""
     handle = session_handle(client, session_id)
-    submits: dict[str, str | None] = {}
-    for slot in slots:
-        if slot.prompt_id is None and slot.update_id is not None:
-            try:
-                made = await handle.get_update_handle_for(
-                    SessionWorkflow.submit_prompt, slot.update_id
-                ).result(rpc_timeout=SUBMIT_OUTCOME_TIMEOUT)
-                submits[slot.update_id] = made.prompt_id
-            except WorkflowUpdateFailedError:
-                submits[slot.update_id] = None  # refused: it made no prompt
-            except RPCError as err:
-                if is_not_found(err):
-                    submits[slot.update_id] = None
-                elif not is_transient(err):
-                    raise
-            except RPCTimeoutOrCancelledError:
-                pass  # still in flight: looked at again next time
+
+    async def made_by(update_id: str) -> tuple[str, str | None] | None:
+        """The prompt the submit made (None: no such submit; None overall: not known yet)."""
+        try:
+            made = await handle.get_update_handle_for(
+                SessionWorkflow.submit_prompt, update_id
+            ).result(rpc_timeout=SUBMIT_OUTCOME_TIMEOUT)
+            return update_id, made.prompt_id
+        except WorkflowUpdateFailedError:
+            return update_id, None  # refused: it made no prompt
+        except RPCError as err:
+            if is_not_found(err):
+                return update_id, None
+            if is_transient(err):
+                return None
+            raise
+        except RPCTimeoutOrCancelledError:
+            return None  # still in flight: looked at again next time
+
+    unresolved = [s.update_id for s in slots if s.prompt_id is None and s.update_id is not None]
+    outcomes = await asyncio.gather(*(made_by(update_id) for update_id in unresolved))
+    submits = dict(outcome for outcome in outcomes if outcome is not None)
     try:
         status = await read(lambda: handle.query(SessionWorkflow.status, rpc_timeout=RPC_TIMEOUT))
         live = [*([status.running_prompt_id] if status.running_prompt_id else [])]

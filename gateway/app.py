@@ -287,6 +287,8 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
             # A repeated keyed request finds the session the first one started.
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
         )
+        if app.state.session_owners is not None:
+            app.state.session_owners.remember(session_id, owner_id)
         log.info("session_created", session_id=session_id)
         return SessionCreated(session_id=session_id, workflow_id=handle.id)
 

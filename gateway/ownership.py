@@ -50,10 +50,15 @@ class SessionOwners:
                 "the worker cannot tell this session's owner yet; try again shortly",
                 headers=RETRY_AFTER,
             ) from err
-        self._owners[session_id] = answer.owner_id
+        self.remember(session_id, answer.owner_id)
+        return answer.owner_id
+
+    def remember(self, session_id: str, owner_id: str | None) -> None:
+        """A session this gateway started: its owner is known without asking."""
+        self._owners[session_id] = owner_id
+        self._owners.move_to_end(session_id)
         if len(self._owners) > self._capacity:
             self._owners.popitem(last=False)
-        return answer.owner_id
 
     async def check(self, request: Request, client: Client, session_id: str | None) -> None:
         """Raise the route's 404 unless the caller owns ``session_id`` (None: a prompt
