@@ -1,9 +1,10 @@
 """The FastAPI app: a thin edge over the Temporal client (docs/architecture.md, "Sessions and the
 gateway").
 
-Each route is one Temporal call (or two: a describe to tell "closed" from "unknown"); all
-state lives in the session and prompt workflows, so the gateway can restart, or run as
-several replicas, without losing anything.
+Each route is one Temporal call (or two: a describe to tell "closed" from "unknown"); with
+an owners' tokens file, a session's owner is asked once (gateway/ownership.py) and a prompt
+is admitted against its owner's limit first (gateway/admission.py). All state lives in
+workflows, so the gateway can restart, or run as several replicas, without losing anything.
 """
 
 from __future__ import annotations
