@@ -186,3 +186,13 @@ async def test_no_limit_at_zero_nor_for_the_operator_token(gateway: Gateway) -> 
     limited = await gateway(max_concurrent_prompts_per_owner=1)
     for session_id in [await waiting_session(limited, "operator") for _ in range(2)]:
         await accepted(limited, "operator", session_id)
+
+
+async def test_the_schema_declares_the_429_and_its_retry_after(gateway: Gateway) -> None:
+    http = await gateway()
+    schema = (await http.get("/openapi.json", headers=auth("alice"))).json()
+    refused = schema["paths"]["/v1/sessions/{session_id}/prompts"]["post"]["responses"]["429"]
+    assert refused["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/ErrorBody"
+    }
+    assert refused["headers"]["Retry-After"]["schema"]["type"] == "integer"
