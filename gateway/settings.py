@@ -49,6 +49,10 @@ class GatewaySettings(BaseModel):
     permission_timeout_seconds: float = default_of("permission_timeout_seconds")
     # Lets a client script the model of its session (simulations, end-to-end tests).
     allow_scripted_models: bool = default_of("allow_scripted_models")
+    # The Temporal UI's codec endpoint (gateway/codec.py): its credential, kept out of repr,
+    # and the UI origins a browser may call it from.
+    codec_token: str | None = Field(default=None, repr=False)
+    codec_ui_origins: tuple[str, ...] = tuple(default_of("codec_ui_origins").split(","))
 
     @classmethod
     def from_settings(cls, settings: SeawallSettings) -> GatewaySettings:
@@ -70,6 +74,8 @@ class GatewaySettings(BaseModel):
             approval_mode=settings.approval_mode,
             permission_timeout_seconds=settings.permission_timeout_seconds,
             allow_scripted_models=settings.allow_scripted_models,
+            codec_token=(settings.codec_token.get_secret_value() if settings.codec_token else None),
+            codec_ui_origins=tuple(o for o in settings.codec_ui_origins.split(",") if o),
         )
 
 
