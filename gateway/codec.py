@@ -4,23 +4,34 @@ docs/architecture.md, "Long prompts". Payloads past the storage threshold sit in
 history as small External Storage references; the Temporal UI shows what a prompt saw only
 if something turns a reference back into the payload. The UI's *codec server* protocol is
 that something: it POSTs ``{"payloads": [...]}`` (the proto3 JSON of ``Payloads``) to
-``<endpoint>/decode`` and shows what comes back. This module serves ``/codec/decode`` (each
+``<endpoint>/decode`` and shows what comes back. This module serves ``decode`` (each
 reference replaced by the stored payload, read through the same drivers as the gateway's
-client, every other payload unchanged) and ``/codec/encode`` (unchanged: Seawall encodes
-nothing, and a payload the UI sends stays inline).
+client, every other payload unchanged) and ``encode`` (unchanged: Seawall encodes nothing,
+and a payload the UI sends stays inline), at two endpoints, both authenticated:
 
-The routes are the gateway's: the bearer token guards them like every other route (the
-gateway's middleware). A browser asks first with a CORS preflight, which carries no
-credentials; :class:`CodecCors` answers it, for these paths and loopback origins only (the
-UI of ``make run`` and of the compose stack, as the browser sees them).
+- ``/codec``: behind the gateway's bearer token like every other route (the gateway's
+  middleware), for API clients and scripts;
+- ``/codec/ui/<codec token>``: the endpoint the Temporal UI is configured with. The UI calls
+  its codec endpoint from the browser, which can add no header of ours (the UI forwards only
+  its own OIDC token, and only to an https endpoint), so the credential is part of the URL:
+  the operator's ``codec_token``, a narrower one than the gateway's (it decodes references
+  read from Temporal's history; it starts nothing and reads no session). Anyone who can open
+  the UI sees it, as they see the histories it decodes; it is kept out of the access log.
+
+A browser asks first with a CORS preflight, which carries no credentials; :class:`CodecAccess`
+answers it for the configured UI origins only (``codec_ui_origins``) and puts the allowed
+origin on the answers.
 """
 
 from __future__ import annotations
 
+import hmac
+import logging
 from collections.abc import Sequence
-from urllib.parse import urlsplit
+from typing import Any
 
 from fastapi import APIRouter, FastAPI, HTTPException, Request, Response
+from fastapi.responses import JSONResponse
 from google.protobuf import json_format
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -35,9 +46,22 @@ from temporalio.converter import (
 )
 
 CODEC_PREFIX = "/codec"
+UI_PREFIX = "/codec/ui/"
+ACTIONS = frozenset({"decode", "encode"})
+# The UI sends the payloads of one history event at a time; each is under Temporal's 2 MB
+# payload limit.
+MAX_CODEC_BODY_BYTES = 8 * 1024 * 1024
 REFERENCE_MESSAGE_TYPE = ExternalStorageReference.DESCRIPTOR.full_name.encode()
-LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 _REFERENCES = JSONProtoPayloadConverter()
+
+
+class CodecError(Exception):
+    """A codec request that fails with ``status`` and ``detail``."""
+
+    def __init__(self, status: int, detail: str) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail
 
 
 def stored_reference(payload: Payload) -> ExternalStorageReference | None:
@@ -62,7 +86,7 @@ async def resolve(storage: ExternalStorage | None, payloads: Sequence[Payload]) 
             continue
         driver = drivers.get(reference.driver_name)
         if driver is None:
-            raise HTTPException(
+            raise CodecError(
                 422,
                 f"a payload is stored by driver {reference.driver_name!r}, which this "
                 "gateway is not configured with (payload_storage)",
@@ -77,87 +101,151 @@ def _payloads(body: bytes) -> Payloads:
     try:
         return json_format.Parse(body or b"{}", Payloads())
     except json_format.ParseError:
-        raise HTTPException(400, 'the body must be {"payloads": [...]}') from None
+        raise CodecError(400, 'the body must be {"payloads": [...]}') from None
 
 
-def _answer(payloads: Sequence[Payload]) -> Response:
-    body = json_format.MessageToJson(Payloads(payloads=payloads), indent=None)
-    return Response(body, media_type="application/json")
+async def answer(app: Any, action: str, body: bytes) -> Response:
+    """The answer to ``action`` (``decode`` or ``encode``) on ``body``, read through the
+    storage of the gateway's own Temporal client (``app.state.temporal``), so the codec
+    resolves exactly what the gateway itself can. Raises :class:`CodecError`."""
+    payloads: Sequence[Payload] = _payloads(body).payloads
+    if action == "decode":
+        connected: Client = await app.state.temporal.get()
+        try:
+            payloads = await resolve(connected.data_converter.external_storage, payloads)
+        except CodecError:
+            raise
+        except Exception as err:  # a missing or corrupt payload, an unreachable bucket
+            raise CodecError(502, f"a stored payload could not be read: {err}") from None
+    body_out = json_format.MessageToJson(Payloads(payloads=payloads), indent=None)
+    return Response(body_out, media_type="application/json")
 
 
 def codec_router() -> APIRouter:
-    """The codec routes. They read through the storage of the gateway's own Temporal client
-    (``app.state.temporal``), so they resolve exactly what the gateway itself can."""
+    """The bearer-token codec routes (``/codec/decode``, ``/codec/encode``)."""
     router = APIRouter(prefix=CODEC_PREFIX, tags=["codec"])
+
+    async def handle(request: Request, action: str) -> Response:
+        try:
+            return await answer(request.app, action, await request.body())
+        except CodecError as err:
+            raise HTTPException(err.status, err.detail) from None
 
     @router.post("/decode", summary="Resolve stored payloads (Temporal UI codec server)")
     async def decode(request: Request) -> Response:
-        connected: Client = await request.app.state.temporal.get()
-        payloads = _payloads(await request.body())
-        storage = connected.data_converter.external_storage
-        try:
-            return _answer(await resolve(storage, payloads.payloads))
-        except HTTPException:
-            raise
-        except Exception as err:  # a missing or corrupt payload, an unreachable bucket
-            raise HTTPException(502, f"a stored payload could not be read: {err}") from None
+        return await handle(request, "decode")
 
     @router.post("/encode", summary="Payloads as sent (Temporal UI codec server)")
     async def encode(request: Request) -> Response:
-        return _answer(_payloads(await request.body()).payloads)
+        return await handle(request, "encode")
 
     return router
 
 
-def _loopback(origin: str) -> bool:
-    try:
-        host = urlsplit(origin).hostname
-    except ValueError:
-        return False
-    return host in LOOPBACK_HOSTS
+async def _read_body(receive: Receive, limit: int) -> bytes | None:
+    """The request body, or None past ``limit`` bytes."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return b"".join(chunks)
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
 
 
-class CodecCors:
-    """CORS for the codec paths: preflights answered before the token check (a browser
-    sends none with them), and the allowed origin on the answers, for loopback origins."""
+class CodecAccess:
+    """The codec paths' gate, ahead of the gateway's other middleware: CORS for the
+    configured UI origins (preflights answered before any token check: a browser sends none
+    with them), and the UI's endpoint, ``/codec/ui/<codec token>/{decode,encode}``, served
+    here against the codec token (module docstring)."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, token: str | None, origins: Sequence[str]) -> None:
         self.app = app
+        self.token = token
+        self.origins = frozenset(origins)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or not scope["path"].startswith(CODEC_PREFIX + "/"):
             await self.app(scope, receive, send)
             return
         origin = Headers(scope=scope).get("origin")
-        allowed = origin is not None and _loopback(origin)
+        allowed = origin if origin in self.origins else None
         if scope["method"] == "OPTIONS":
-            headers = {"Vary": "Origin"}
-            if allowed and origin is not None:
-                headers |= {
-                    "Access-Control-Allow-Origin": origin,
-                    "Access-Control-Allow-Methods": "POST",
-                    "Access-Control-Allow-Headers": "authorization, content-type, x-namespace",
-                    "Access-Control-Max-Age": "600",
-                }
-            await Response(status_code=204 if allowed else 403, headers=headers)(
-                scope, receive, send
-            )
+            await self._preflight(allowed)(scope, receive, send)
             return
 
         async def with_origin(message: Message) -> None:
-            if message["type"] == "http.response.start" and allowed and origin is not None:
+            if message["type"] == "http.response.start" and allowed is not None:
                 message["headers"] = [
                     *message.get("headers", []),
-                    (b"access-control-allow-origin", origin.encode("latin-1")),
+                    (b"access-control-allow-origin", allowed.encode("latin-1")),
                     (b"vary", b"Origin"),
                 ]
             await send(message)
 
+        if scope["path"].startswith(UI_PREFIX):
+            response = await self._ui_endpoint(scope, receive)
+            await response(scope, receive, with_origin)
+            return
         await self.app(scope, receive, with_origin)
+
+    def _preflight(self, allowed: str | None) -> Response:
+        headers = {"Vary": "Origin"}
+        if allowed is not None:
+            headers |= {
+                "Access-Control-Allow-Origin": allowed,
+                "Access-Control-Allow-Methods": "POST",
+                "Access-Control-Allow-Headers": "authorization, content-type, x-namespace",
+                "Access-Control-Max-Age": "600",
+            }
+        return Response(status_code=204 if allowed else 403, headers=headers)
+
+    async def _ui_endpoint(self, scope: Scope, receive: Receive) -> Response:
+        credential, _, action = scope["path"][len(UI_PREFIX) :].rpartition("/")
+        if self.token is None or not hmac.compare_digest(
+            credential.encode("utf-8"), self.token.encode("utf-8")
+        ):
+            return JSONResponse({"detail": "invalid codec credential"}, status_code=401)
+        if action not in ACTIONS or scope["method"] != "POST":
+            return JSONResponse({"detail": "Not Found"}, status_code=404)
+        body = await _read_body(receive, MAX_CODEC_BODY_BYTES)
+        if body is None:
+            return JSONResponse(
+                {"detail": f"the body is over {MAX_CODEC_BODY_BYTES} bytes"}, status_code=413
+            )
+        try:
+            return await answer(scope["app"], action, body)
+        except CodecError as err:
+            return JSONResponse({"detail": err.detail}, status_code=err.status)
+
+
+class HideCodecCredential(logging.Filter):
+    """Keeps the codec token out of the access log: uvicorn logs each request's path."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple) and len(record.args) >= 3:
+            path = record.args[2]
+            if isinstance(path, str) and path.startswith(UI_PREFIX):
+                action = path.rpartition("/")[2]
+                args = list(record.args)
+                args[2] = f"{UI_PREFIX}***/{action}"
+                record.args = tuple(args)
+        return True
 
 
 def install_codec(app: FastAPI) -> None:
-    """Serve the codec routes on ``app`` (after its other middleware, so the CORS preflight
-    is answered first)."""
+    """Serve the codec on ``app``, configured by its settings (``app.state.settings``:
+    ``codec_token``, ``codec_ui_origins``); added after its other middleware, so the gate
+    runs first."""
+    settings = app.state.settings
     app.include_router(codec_router())
-    app.add_middleware(CodecCors)
+    app.add_middleware(CodecAccess, token=settings.codec_token, origins=settings.codec_ui_origins)
+    access_log = logging.getLogger("uvicorn.access")
+    if not any(isinstance(f, HideCodecCredential) for f in access_log.filters):
+        access_log.addFilter(HideCodecCredential())

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
 import pytest_asyncio
@@ -39,3 +39,13 @@ async def task_queue(client: Client) -> AsyncIterator[str]:
     queue = f"test-{uuid.uuid4().hex[:10]}"
     async with build_worker(client, queue):
         yield queue
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint() -> Iterator[str]:
+    """A real S3-compatible server on this machine (moto's, a dev dependency) for the s3
+    payload store's tests: its endpoint URL."""
+    from tests.s3_helpers import moto_server
+
+    with moto_server() as endpoint:
+        yield endpoint

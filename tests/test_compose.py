@@ -29,7 +29,8 @@ def config(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
         [binary, "-f", str(COMPOSE), "config"],
         capture_output=True,
         text=True,
-        env={**os.environ, **env},
+        # The codec token is required like the gateway's (test_the_ui_decodes_...).
+        env={**os.environ, "SEAWALL_CODEC_TOKEN": "c0dec", **env},
         timeout=60,
     )
 
@@ -153,8 +154,25 @@ def test_payloads_live_in_minio_with_its_bucket_created_before_worker_and_gatewa
     assert {k: worker["environment"][k] for k in storage_keys} == {
         k: gateway["environment"][k] for k in storage_keys
     }
+
+
+def test_the_ui_decodes_through_the_codec_token_in_its_endpoint() -> None:
+    # The browser sends no bearer token: the codec credential is in the endpoint's URL.
+    done = config({"SEAWALL_GATEWAY_TOKEN": "t0ken", "GRAFANA_ADMIN_PASSWORD": "pw"})
+    assert done.returncode == 0, done.stderr
+    services = yaml.safe_load(done.stdout)["services"]
     codec = services["temporal-ui"]["environment"]["TEMPORAL_CODEC_ENDPOINT"]
-    assert codec.endswith("/codec")
+    gateway = services["gateway"]["environment"]
+
+    assert codec == "http://localhost:8000/codec/ui/c0dec"
+    assert gateway["SEAWALL_CODEC_TOKEN"] == "c0dec"
+    assert gateway["SEAWALL_CODEC_UI_ORIGINS"].split(",")[0] == "http://localhost:8080"
+    assert "SEAWALL_CODEC_TOKEN" not in services["worker"]["environment"]
+    refused = config(
+        {"SEAWALL_GATEWAY_TOKEN": "t", "GRAFANA_ADMIN_PASSWORD": "pw", "SEAWALL_CODEC_TOKEN": ""}
+    )
+    assert refused.returncode != 0
+    assert "SEAWALL_CODEC_TOKEN" in refused.stderr
 
 
 def test_the_compose_storage_settings_are_valid_settings() -> None:

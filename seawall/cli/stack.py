@@ -21,6 +21,7 @@ The worker and the gateway are pointed at this stack's own server, whatever
 from __future__ import annotations
 
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -38,6 +39,10 @@ from seawall.runtime.settings import GATEWAY, SETTINGS, SeawallSettings, default
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def new_codec_token() -> str:
+    return secrets.token_urlsafe(24)
+
+
 @dataclass(frozen=True)
 class StackConfig:
     """Where the stack's processes listen and keep their data (defaults: the settings')."""
@@ -52,10 +57,15 @@ class StackConfig:
     # None: <data_dir>/workspaces.
     workspaces: Path | None = None
     extra_server_args: tuple[str, ...] = field(default_factory=tuple)
+    # The credential in the UI's codec endpoint (gateway/codec.py): the operator's
+    # codec_token, else one made for this run (the UI and the gateway are both ours here).
+    codec_token: str = field(default_factory=new_codec_token, repr=False, compare=False)
 
     @classmethod
     def from_settings(cls, settings: SeawallSettings) -> StackConfig:
+        codec = settings.codec_token
         return cls(
+            codec_token=codec.get_secret_value() if codec is not None else new_codec_token(),
             data_dir=settings.data_dir.resolve(),
             host=settings.stack_host,
             temporal_port=settings.temporal_port,
@@ -78,6 +88,13 @@ class StackConfig:
     def ui_url(self) -> str:
         return f"http://{self.host}:{self.ui_port}"
 
+    @property
+    def ui_origins(self) -> list[str]:
+        """The UI's origin as a browser may spell it (on loopback, either name)."""
+        if self.host in {"127.0.0.1", "localhost"}:
+            return [f"http://{name}:{self.ui_port}" for name in ("localhost", "127.0.0.1")]
+        return [self.ui_url]
+
 
 def server_command(config: StackConfig) -> list[str]:
     return [
@@ -92,9 +109,10 @@ def server_command(config: StackConfig) -> list[str]:
         str(config.temporal_port),
         "--ui-port",
         str(config.ui_port),
-        # The UI shows stored payloads through the gateway's codec endpoint (gateway/codec.py).
+        # The UI shows stored payloads through the gateway's codec endpoint (gateway/codec.py),
+        # the one whose credential is in its URL: the browser sends no token of ours.
         "--ui-codec-endpoint",
-        f"{config.gateway_url}/codec",
+        f"{config.gateway_url}/codec/ui/{config.codec_token}",
         "--namespace",
         config.namespace,
         "--log-level",
@@ -116,6 +134,9 @@ def child_environment(config: StackConfig, environ: Mapping[str, str]) -> dict[s
         "SEAWALL_WORKSPACES": str(config.workspaces or config.data_dir / "workspaces"),
         # One data directory, so the worker and the gateway share the stored payloads.
         "SEAWALL_DATA_DIR": str(config.data_dir),
+        # The UI's codec endpoint: the credential the server was started with, its origin.
+        "SEAWALL_CODEC_TOKEN": config.codec_token,
+        "SEAWALL_CODEC_UI_ORIGINS": ",".join(config.ui_origins),
     }
 
 

@@ -2,11 +2,12 @@
 
 The payloads External Storage keeps outside Temporal's history (docs/architecture.md, "Long
 prompts") outlive their workflows unless someone removes them; this is that someone, run on
-a schedule (README, "Long prompts and stored payloads"). It works on the filesystem store
-(``payload_storage=filesystem``) of the Temporal namespace the settings name, asks that
-server which workflows still exist, and never removes a payload of one that does
-(``seawall.runtime.storage_gc``). Exit code 0; 2 for a bad setting or a store it cannot
-clean; 1 when Temporal could not be asked (nothing was removed then) or the store failed.
+a schedule (README, "Long prompts and stored payloads"). It works on the store the settings
+choose (``payload_storage``: the filesystem store, ``seawall.runtime.storage_gc``, or the
+s3 bucket, ``seawall.runtime.storage_gc_s3``) for the Temporal namespace they name, asks
+that server which workflows still exist, and never removes a payload of one that does.
+Exit code 0; 2 for a bad setting or a store it cannot clean; 1 when Temporal or the bucket
+could not be asked (nothing was removed then) or the store failed part-way.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from seawall.runtime.process_exit import exit_without_finalizing
 from seawall.runtime.settings import SeawallSettings
 from seawall.runtime.storage import FilesystemStorageDriver, storage_dir
 from seawall.runtime.storage_gc import DEFAULT_GRACE, GcReport, collect
+from seawall.runtime.storage_s3 import MIN_GC_GRACE
 
 EXIT_OK = 0
 EXIT_TEMPORAL = 1
@@ -48,7 +50,8 @@ def add_storage_parser(commands: argparse._SubParsersAction[Any]) -> None:
         "--grace-hours",
         type=float,
         default=DEFAULT_GRACE.total_seconds() / 3600,
-        help="keep payloads stored or reused within this many hours (default: 1)",
+        help="keep payloads stored or reused within this many hours (default: 1; "
+        f"with s3 at least {MIN_GC_GRACE.total_seconds() / 3600:g})",
     )
     gc.add_argument("--dry-run", action="store_true", help="report what would go; remove nothing")
     gc.add_argument("--json", action="store_true", help="print the report as one JSON object")
@@ -68,29 +71,46 @@ async def _gc(args: argparse.Namespace, settings: SeawallSettings) -> GcReport:
     from seawall.runtime.plugin import connect
 
     client = await connect(settings.temporal_address, settings.temporal_namespace)
+    grace = timedelta(hours=args.grace_hours)
+    if settings.payload_storage == "s3":
+        from seawall.runtime.storage_gc_s3 import collect_s3
+        from seawall.runtime.storage_s3 import s3_client
+
+        assert settings.payload_storage_bucket is not None  # the settings model checks it
+        async with s3_client(
+            settings.payload_storage_s3_endpoint, settings.payload_storage_s3_region
+        ) as s3:
+            return await collect_s3(
+                client, s3, settings.payload_storage_bucket, grace=grace, dry_run=args.dry_run
+            )
     driver = FilesystemStorageDriver(storage_dir(settings))
-    return await collect(
-        client, driver, grace=timedelta(hours=args.grace_hours), dry_run=args.dry_run
-    )
+    return await collect(client, driver, grace=grace, dry_run=args.dry_run)
 
 
 def main_storage(args: argparse.Namespace, settings: SeawallSettings) -> int:
-    if settings.payload_storage != "filesystem":
+    if settings.payload_storage == "off":
         print(
-            f"seawall: error: storage gc cleans the filesystem store; payload_storage is "
-            f"{settings.payload_storage} (for s3, see the README on bucket lifecycle rules)",
+            "seawall: error: payload_storage is off: there is no payload store to clean",
             file=sys.stderr,
         )
         return EXIT_USAGE
     if args.grace_hours < 0:
         print("seawall: error: --grace-hours must not be negative", file=sys.stderr)
         return EXIT_USAGE
+    if settings.payload_storage == "s3" and timedelta(hours=args.grace_hours) < MIN_GC_GRACE:
+        # The driver rewrites a reused object only once it is this old (storage_s3).
+        print(
+            f"seawall: error: --grace-hours must be at least "
+            f"{MIN_GC_GRACE.total_seconds() / 3600:g} with payload_storage=s3",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     try:
         report = asyncio.run(_gc(args, settings))
-    except OSError as err:  # the store itself (collect only touches it after Temporal answered)
+    except OSError as err:  # the store, part-way (collect touches it after Temporal answered)
         print(f"seawall: error: storage gc stopped: {err}", file=sys.stderr)
         exit_without_finalizing(EXIT_TEMPORAL)
-    except Exception as err:  # the server could not be asked: nothing was removed
+    except Exception as err:  # Temporal or the bucket could not be asked: nothing was removed
         print(f"seawall: error: storage gc stopped, nothing removed: {err}", file=sys.stderr)
         exit_without_finalizing(EXIT_TEMPORAL)
     print(json.dumps(report.as_json()) if args.json else render(report))

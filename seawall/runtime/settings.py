@@ -449,6 +449,8 @@ def resolve_loop_settings(
 
 # --- owners and the rollout policy (docs/architecture.md, "Rollout cohorts") ----------------
 
+# The dev server's UI as a browser opens it (seawall up's default ui_port).
+DEFAULT_CODEC_UI_ORIGINS = "http://localhost:8233,http://127.0.0.1:8233"
 # An owner id: an operator-given name, never a secret, kept out of logs, labels and search
 # attributes all the same.
 OWNER_ID = re.compile(r"^[A-Za-z0-9._@:-]{1,128}$")
@@ -1077,6 +1079,34 @@ class SeawallSettings(BaseSettings):
         env="SEAWALL_PAYLOAD_STORAGE_S3_REGION",
         read_by=(WORKER, GATEWAY, RUN, ACP),
     )
+
+    # The Temporal UI's codec endpoint (gateway/codec.py; README, "Long prompts and stored
+    # payloads"): the credential in its URL and the origins its browser calls come from.
+    codec_token: SecretStr | None = setting(
+        None,
+        "credential of the Temporal UI's codec endpoint, <gateway>/codec/ui/<token> (decode "
+        "only; environment only; seawall up makes one when unset)",
+        env="SEAWALL_CODEC_TOKEN",
+        read_by=(GATEWAY, UP),
+        secret=True,
+        config_file=None,
+    )
+    codec_ui_origins: str = setting(
+        DEFAULT_CODEC_UI_ORIGINS,
+        "origins of the Temporal UI allowed to call the codec endpoint, comma-separated",
+        env="SEAWALL_CODEC_UI_ORIGINS",
+        read_by=(GATEWAY,),
+    )
+
+    @field_validator("codec_ui_origins")
+    @classmethod
+    def _origins(cls, value: str) -> str:
+        origins = [o.strip().rstrip("/") for o in value.split(",") if o.strip()]
+        for origin in origins:
+            parts = urlsplit(origin)
+            if parts.scheme not in {"http", "https"} or not parts.hostname or parts.path:
+                raise ValueError(f"{origin!r} is not an origin like http://localhost:8080")
+        return ",".join(origins)
 
     @field_validator("payload_storage", mode="before")
     @classmethod

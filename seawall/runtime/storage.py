@@ -11,7 +11,7 @@ replayer uses:
   ``<data_dir>/payloads`` (or ``payload_storage_dir``): content-addressed, so identical
   payloads are stored once, with a per-workflow index that ``seawall storage gc`` reads;
 - ``s3`` (production): the SDK's ``temporalio.contrib.aws.s3driver`` on a bucket (MinIO in
-  docker-compose.yml), through an aioboto3 client opened on first use;
+  docker-compose.yml), through our client (``seawall.runtime.storage_s3``);
 - ``off``: every payload stays inline (and a prompt past 2 MB fails its workflow task).
 
 Every storage fault is an ``ApplicationError`` whose type says what happened
@@ -30,15 +30,15 @@ import asyncio
 import errno
 import hashlib
 import os
+import re
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import structlog
 from temporalio.api.common.v1 import Payload
-from temporalio.contrib.aws.s3driver import S3StorageDriver, S3StorageDriverClient
 from temporalio.converter import (
     ExternalStorage,
     StorageDriver,
@@ -48,6 +48,8 @@ from temporalio.converter import (
     StorageDriverWorkflowInfo,
 )
 from temporalio.exceptions import ApplicationError
+
+from seawall.runtime.storage_s3 import s3_driver
 
 if TYPE_CHECKING:
     from seawall.runtime.settings import SeawallSettings
@@ -59,7 +61,6 @@ PAYLOAD_STORAGE_KINDS: tuple[PayloadStorageKind, ...] = ("filesystem", "s3", "of
 DEFAULT_THRESHOLD_BYTES = 64 * 1024
 
 FILESYSTEM_DRIVER = "seawall.fs"
-S3_DRIVER = "aws.s3driver"
 BLOBS = "blobs"
 REFS = "refs"
 WORKFLOW_ID_FILE = "workflow-id"
@@ -67,6 +68,7 @@ WORKFLOW_ID_FILE = "workflow-id"
 # standalone activity, say): never collected by ``seawall storage gc``.
 UNATTRIBUTED = "_unattributed"
 
+_DIGEST = re.compile("[0-9a-f]{64}")
 STORED_PAYLOAD_MISSING = "StoredPayloadMissing"
 STORED_PAYLOAD_CORRUPT = "StoredPayloadCorrupt"
 PAYLOAD_STORE_FAILED = "PayloadStoreFailed"
@@ -184,6 +186,13 @@ class FilesystemStorageDriver(StorageDriver):
         payloads = []
         for claim in claims:
             digest = claim.get("digest", "")
+            if not _DIGEST.fullmatch(digest):
+                # A reference made up by hand (the codec endpoint takes them from browsers)
+                # names no file of the store, and never one outside it.
+                raise _failure(
+                    STORED_PAYLOAD_CORRUPT,
+                    "a stored payload reference is malformed (its digest is not a SHA-256)",
+                )
             try:
                 data = self.blob_path(digest).read_bytes()
             except FileNotFoundError:
@@ -240,55 +249,6 @@ class FilesystemStorageDriver(StorageDriver):
         if not base.is_dir():
             return []
         return [p for p in base.glob("*/*") if not p.name.startswith(".")]
-
-
-class LazyS3Client(S3StorageDriverClient):
-    """An ``S3StorageDriverClient`` over an aioboto3 client opened on first use (the driver
-    is built synchronously with the plugin; the aioboto3 client needs a running loop)."""
-
-    def __init__(self, endpoint_url: str | None, region: str | None) -> None:
-        self._endpoint_url = endpoint_url
-        self._region = region
-        self._inner: Any = None
-        self._opening = asyncio.Lock()
-
-    async def _client(self) -> Any:
-        async with self._opening:
-            if self._inner is None:
-                import aioboto3
-                from temporalio.contrib.aws.s3driver.aioboto3 import new_aioboto3_client
-
-                context = aioboto3.Session().client(
-                    "s3", endpoint_url=self._endpoint_url, region_name=self._region
-                )
-                # Kept open for the life of the process, like the Temporal connection.
-                self._inner = new_aioboto3_client(await context.__aenter__())
-            return self._inner
-
-    async def put_object(self, *, bucket: str, key: str, data: bytes) -> None:
-        await (await self._client()).put_object(bucket=bucket, key=key, data=data)
-
-    async def object_exists(self, *, bucket: str, key: str) -> bool:
-        return bool(await (await self._client()).object_exists(bucket=bucket, key=key))
-
-    async def get_object(self, *, bucket: str, key: str) -> bytes:
-        data: bytes = await (await self._client()).get_object(bucket=bucket, key=key)
-        return data
-
-    def describe(self) -> Mapping[str, str]:
-        return {"endpoint": self._endpoint_url or "aws"}
-
-
-def s3_driver(bucket: str, endpoint_url: str | None, region: str | None) -> StorageDriver:
-    """The SDK's S3 driver on ``bucket`` (credentials from the standard AWS chain)."""
-    try:
-        import aioboto3  # noqa: F401
-    except ImportError as err:
-        raise RuntimeError(
-            "payload_storage=s3 needs aioboto3: install Seawall with its s3 extra "
-            "(pip install -e '.[s3]')"
-        ) from err
-    return S3StorageDriver(client=LazyS3Client(endpoint_url, region), bucket=bucket)
 
 
 def storage_dir(settings: SeawallSettings) -> Path:

@@ -7,9 +7,9 @@ under the workflow the SDK's store context names, so :func:`collect`:
 
 1. lists the stored blobs (a snapshot, with their times);
 2. for each workflow of the namespace in the index, asks Temporal whether it still exists
-   (any run, open or closed and retained); one Temporal no longer knows (``NOT_FOUND``) loses
-   its index entry. Any other answer (an unreachable server, a permission error) stops the
-   collection before anything is removed: it never guesses;
+   (any run, open or closed and retained); one Temporal no longer knows (``NOT_FOUND``, in a
+   namespace it knows) loses its index entry. Any other answer (an unreachable server, a
+   permission error) stops the collection before anything is removed: it never guesses;
 3. removes each blob of the snapshot that no remaining index entry (of any namespace) holds
    and that nobody stored or reused within ``grace`` (a store writes its index entry before
    its blob and touches a blob it reuses, so a payload being stored right now is kept).
@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
@@ -56,6 +57,14 @@ class GcReport:
         }
 
 
+async def ensure_namespace(client: Client) -> None:
+    """Raise unless Temporal knows ``client``'s namespace: a workflow of a namespace it does
+    not know is ``NOT_FOUND`` too, which must never read as "deleted"."""
+    await client.workflow_service.describe_namespace(
+        DescribeNamespaceRequest(namespace=client.namespace)
+    )
+
+
 async def workflow_exists(client: Client, workflow_id: str) -> bool:
     """Whether Temporal still has any run of ``workflow_id`` (raises on any other error)."""
     try:
@@ -76,6 +85,7 @@ async def collect(
 ) -> GcReport:
     """Remove the stored payloads of the workflows of ``client``'s namespace that Temporal
     has deleted (module docstring); ``dry_run`` only reports what would go."""
+    await ensure_namespace(client)
     started = time.time()
     report = GcReport(namespace=client.namespace, dry_run=dry_run)
     snapshot = driver.blobs()

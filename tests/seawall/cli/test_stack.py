@@ -93,8 +93,17 @@ def test_the_stack_shares_its_stored_payloads_and_shows_them_in_the_ui(tmp_path:
 
     assert children["SEAWALL_DATA_DIR"] == str(tmp_path / "d")
     assert "SEAWALL_DATA_DIR" in gateway_environment(children)
+    # The UI's codec endpoint carries the stack's codec token, which the gateway gets too.
     codec = command[command.index("--ui-codec-endpoint") + 1]
-    assert codec == f"{stack.gateway_url}/codec"
+    assert codec == f"{stack.gateway_url}/codec/ui/{stack.codec_token}"
+    gateway = gateway_environment(children)
+    assert gateway["SEAWALL_CODEC_TOKEN"] == stack.codec_token
+    assert gateway["SEAWALL_CODEC_UI_ORIGINS"] == "http://localhost:8233,http://127.0.0.1:8233"
+    configured = StackConfig.from_settings(
+        load_settings({"HOME": str(tmp_path), "SEAWALL_CODEC_TOKEN": "mine"}).settings
+    )
+    assert configured.codec_token == "mine"
+    assert len(stack.codec_token) >= 32  # made for this run when none is configured
 
 
 def test_the_gateway_sees_what_a_rollout_policy_in_the_config_file_is_checked_against(
