@@ -1,20 +1,29 @@
-"""The chaos suite (``make chaos``): prompts through the gateway while workers and the server die.
+"""The chaos suite (``make chaos``): prompts through the gateway while workers, the server, MCP
+servers and the model endpoint fail.
 
 A real stack on free ports — the Temporal dev server on a SQLite file, two worker processes,
 the gateway — runs scenarios from the labeled corpus (``bench/corpus``: loops and legitimate
-work, scripted model and scripted tools) twice: once undisturbed, as the reference, and once
-while a seeded fault schedule SIGKILLs workers (and starts them again) and SIGKILLs and
-restarts the server on its SQLite file. Interactive sessions add what a user does at the same
-time: a second prompt queued behind the first, mid-turn input, and a cancel.
+work, scripted tools) and MCP prompts twice: once undisturbed, as the reference, and once
+while a seeded fault schedule SIGKILLs workers (and starts them again), SIGKILLs and restarts
+the server on its SQLite file, SIGKILLs the workers' MCP server in the middle of a call
+(``scripts/chaos_mcp.py``) and has the model endpoint answer 429, 500, hang, send a
+malformed chunk or cut a stream (``scripts/chaos_model.py``). The model is that local
+OpenAI-compatible endpoint serving each prompt's script, so every model request goes through
+the real provider, its error mapping and Temporal's retries. Interactive sessions (scripted
+in-process) add what a user does at the same time: a second prompt queued behind the first,
+mid-turn input, and a cancel.
 
 Checked per prompt, against its undisturbed run: the same stop reason, loop type, guard
 decisions, tool-call counts and conversation length; the same server-sent events, read across
-reconnects with ``Last-Event-ID`` (none lost, none twice); and, from the fixtures' ledger
-(``activities/fixtures.py``), no call executed under two activities (a call the workflow had a
-result for, run again). A call retried after its worker died mid-call (another attempt of the
-same activity) is allowed — tools are at-least-once across a crash — and counted. Interactive
-sessions must lose nothing: every prompt finishes, the cancelled one as ``cancelled``, and the
-mid-turn input reaches a prompt's conversation.
+reconnects with ``Last-Event-ID`` (none lost, none twice), and streamed text that only ever
+begins its reply; and, from the fixtures' ledger (``activities/fixtures.py``) and the MCP
+server's, no call executed twice (a call the workflow had a result for, run again). A call
+retried after its worker died mid-call (another attempt of the same activity) is allowed —
+tools are at-least-once across a crash — and counted. An MCP call whose server a kill cut off
+settles as a classified error and is the one allowed difference (``scripts/chaos_mcp.py``
+says exactly what is allowed). Interactive sessions must lose nothing: every prompt
+finishes, the cancelled one as ``cancelled``, and the mid-turn input reaches a prompt's
+conversation.
 
 Figures are printed at the end (and written with ``--json``); the exit code is 1 on any
 mismatch. ``tests/e2e/test_chaos.py`` runs a small version in ``make test``.

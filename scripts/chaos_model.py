@@ -51,7 +51,7 @@ def marked(prompt: str, key: str) -> str:
     return f"{prompt} [chaos-script {key}]"
 
 
-def _turn_for(script: ModelScript, messages: list[dict[str, Any]]) -> ScriptedTurn:
+def turn_for(script: ModelScript, messages: list[dict[str, Any]]) -> ScriptedTurn:
     """The scripted turn answering ``messages`` (as ``activities.model.scripted_turn``)."""
     reminder_at = next(
         (
@@ -91,7 +91,7 @@ class ChaosModel:
         self.unknown = 0
         self._plan: dict[int, str] = {}
         self._faulted: set[tuple[str, int]] = set()
-        self.server = ChatServer(self._answer)
+        self.server = ChatServer(self.answer)
 
     @property
     def url(self) -> str:
@@ -120,7 +120,7 @@ class ChaosModel:
         """Planned faults not served yet."""
         return len(self._plan)
 
-    def _answer(self, received: Received) -> Reply:
+    def answer(self, received: Received) -> Reply:
         number = self.requests
         self.requests += 1
         # The server records every request for tests; the suite has no use for them.
@@ -140,7 +140,7 @@ class ChaosModel:
         if script is None:
             self.unknown += 1
             return completion(text=None)
-        reply = _wire_reply(_turn_for(script, messages))
+        reply = _wire_reply(turn_for(script, messages))
         fault = self._plan.pop(number, None)
         state = (key or "", len(messages))
         if fault is not None and state in self._faulted:
