@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: test lint typecheck install clean run chaos
+.PHONY: test lint typecheck install clean run chaos test-under-load
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -43,7 +43,15 @@ bench: $(STAMP)
 	$(BIN)/python bench/overhead.py
 	$(BIN)/python bench/streaming.py
 
-# Prompts through the gateway while workers are SIGKILLed and the server restarts, each
-# checked against its undisturbed run (scripts/chaos.py); prints its figures.
+# Prompts through the gateway while workers are SIGKILLed, the server restarts, MCP servers
+# are SIGKILLed mid-call and the model endpoint fails (429, 500, hangs, malformed chunks,
+# cut streams), each checked against its undisturbed run (scripts/chaos.py); prints its
+# figures.
 chaos: $(STAMP)
-	$(BIN)/python scripts/chaos.py --prompts 100 --interactive 10 --kills 12 --restarts 2
+	$(BIN)/python scripts/chaos.py --prompts 100 --interactive 10 --kills 12 --restarts 2 \
+		--mcp-prompts 10 --mcp-kills 4 --model-faults 3
+
+# The flaky-proof check: pytest three times in a row beside one busy loop per core
+# (scripts/under_load.py); PYTEST_ARGS narrows it, e.g. PYTEST_ARGS="-k test_help -q".
+test-under-load: $(STAMP)
+	$(BIN)/python scripts/under_load.py -- $(or $(PYTEST_ARGS),-q)

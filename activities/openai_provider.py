@@ -145,7 +145,11 @@ class StreamedReply:
     Text pieces are handed to ``on_text`` as they arrive; tool calls are put together from
     their pieces by index (id and name usually come first, arguments in many pieces); usage
     comes in the last chunk when the server honours ``stream_options.include_usage``. Every
-    attribute is read defensively: compatible servers differ in what they leave out.
+    attribute is read defensively: compatible servers differ in what they leave out, but
+    every one ends a reply with a ``finish_reason``: a stream that stops before it (a
+    connection cut by a proxy or a crashing server looks like a normal end to the SDK) is
+    an incomplete reply, and taking it would silently drop the rest of the text and the
+    tool calls, so it is a retryable error instead.
     """
 
     def __init__(self, request_number: int, on_text: TextSink | None) -> None:
@@ -154,6 +158,7 @@ class StreamedReply:
         self._text: list[str] = []
         self._calls: dict[int, _CallPieces] = {}
         self._choices_seen = False
+        self._finished = False
         self._input_tokens = 0
         self._output_tokens = 0
 
@@ -166,6 +171,8 @@ class StreamedReply:
             if (getattr(choice, "index", 0) or 0) != 0:
                 continue  # only the first choice is ever asked for
             self._choices_seen = True
+            if getattr(choice, "finish_reason", None):
+                self._finished = True
             delta = getattr(choice, "delta", None)
             content = getattr(delta, "content", None)
             if content:
@@ -184,6 +191,12 @@ class StreamedReply:
         if not self._choices_seen:
             raise ApplicationError(
                 "the model endpoint returned a stream without choices",
+                type="ModelResponseInvalid",
+            )
+        if not self._finished:
+            raise ApplicationError(
+                "the model endpoint's stream ended before the reply was complete "
+                "(no finish_reason; will retry)",
                 type="ModelResponseInvalid",
             )
         calls = [

@@ -1,20 +1,29 @@
-"""The chaos suite (``make chaos``): prompts through the gateway while workers and the server die.
+"""The chaos suite (``make chaos``): prompts through the gateway while workers, the server, MCP
+servers and the model endpoint fail.
 
 A real stack on free ports — the Temporal dev server on a SQLite file, two worker processes,
 the gateway — runs scenarios from the labeled corpus (``bench/corpus``: loops and legitimate
-work, scripted model and scripted tools) twice: once undisturbed, as the reference, and once
-while a seeded fault schedule SIGKILLs workers (and starts them again) and SIGKILLs and
-restarts the server on its SQLite file. Interactive sessions add what a user does at the same
-time: a second prompt queued behind the first, mid-turn input, and a cancel.
+work, scripted tools) and MCP prompts twice: once undisturbed, as the reference, and once
+while a seeded fault schedule SIGKILLs workers (and starts them again), SIGKILLs and restarts
+the server on its SQLite file, SIGKILLs the workers' MCP server in the middle of a call
+(``scripts/chaos_mcp.py``) and has the model endpoint answer 429, 500, hang, send a
+malformed chunk or cut a stream (``scripts/chaos_model.py``). The model is that local
+OpenAI-compatible endpoint serving each prompt's script, so every model request goes through
+the real provider, its error mapping and Temporal's retries. Interactive sessions (scripted
+in-process) add what a user does at the same time: a second prompt queued behind the first,
+mid-turn input, and a cancel.
 
 Checked per prompt, against its undisturbed run: the same stop reason, loop type, guard
 decisions, tool-call counts and conversation length; the same server-sent events, read across
-reconnects with ``Last-Event-ID`` (none lost, none twice); and, from the fixtures' ledger
-(``activities/fixtures.py``), no call executed under two activities (a call the workflow had a
-result for, run again). A call retried after its worker died mid-call (another attempt of the
-same activity) is allowed — tools are at-least-once across a crash — and counted. Interactive
-sessions must lose nothing: every prompt finishes, the cancelled one as ``cancelled``, and the
-mid-turn input reaches a prompt's conversation.
+reconnects with ``Last-Event-ID`` (none lost, none twice), and streamed text that only ever
+begins its reply; and, from the fixtures' ledger (``activities/fixtures.py``) and the MCP
+server's, no call executed twice (a call the workflow had a result for, run again). A call
+retried after its worker died mid-call (another attempt of the same activity) is allowed —
+tools are at-least-once across a crash — and counted. An MCP call whose server a kill cut off
+settles as a classified error and is the one allowed difference (``scripts/chaos_mcp.py``
+says exactly what is allowed). Interactive sessions must lose nothing: every prompt
+finishes, the cancelled one as ``cancelled``, and the mid-turn input reaches a prompt's
+conversation.
 
 Figures are printed at the end (and written with ``--json``); the exit code is 1 on any
 mismatch. ``tests/e2e/test_chaos.py`` runs a small version in ``make test``.
@@ -24,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -44,6 +54,21 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from scripts.chaos_mcp import (  # noqa: E402
+    MCP_CALLS_PER_PROMPT,
+    MCP_SERVER_DOWN,
+    MCP_SERVER_SCRIPT,
+    MCP_TOOL,
+    Ledger,
+    check_mcp_ledger,
+    cut_off_by_a_kill,
+    kill_mcp_mid_call,
+    kill_points,
+    mcp_script,
+    mcp_servers,
+    step_of,
+)
+from scripts.chaos_model import FAULT_KINDS, ChaosModel, marked  # noqa: E402
 from seawall.runtime.devserver import temporal_binary  # noqa: E402
 from seawall.scenario.format import Scenario, load_scenario  # noqa: E402
 
@@ -53,6 +78,9 @@ TASK_QUEUE = "chaos"
 RETRYABLE = {502, 503, 504}
 INPUT_MARKER = "chaos-note"
 MAX_TURNS = 25
+# Long enough for a loaded machine's streams, short enough that a hung endpoint costs
+# seconds: the client timeout of one model request.
+MODEL_TIMEOUT_SECONDS = 5
 
 
 def free_port() -> int:
@@ -67,8 +95,9 @@ def free_port() -> int:
 class ChaosStack:
     """The server, two workers and the gateway, each a process this suite may kill."""
 
-    def __init__(self, data: Path) -> None:
+    def __init__(self, data: Path, model_url: str) -> None:
         self.data = data
+        self.mcp_ledger = data / "mcp-ledger.jsonl"
         self.temporal_port = free_port()
         self.gateway_port = free_port()
         self.address = f"127.0.0.1:{self.temporal_port}"
@@ -78,8 +107,16 @@ class ChaosStack:
         self.server: subprocess.Popen[bytes] | None = None
         self.workers: list[subprocess.Popen[bytes] | None] = [None, None]
         self.gateway: subprocess.Popen[bytes] | None = None
+        # Every worker process ever started (and when each was SIGKILLed): its MCP server
+        # is its child, and the ledgers are read against these.
+        self.worker_pids: set[int] = set()
+        self.worker_kills: dict[int, float] = {}
         self.env = {
-            **{k: v for k, v in os.environ.items() if not k.startswith(("TEMPORAL_", "SEAWALL_"))},
+            **{
+                k: v
+                for k, v in os.environ.items()
+                if not k.startswith(("TEMPORAL_", "SEAWALL_", "OPENAI_"))
+            },
             "TEMPORAL_ADDRESS": self.address,
             "SEAWALL_TASK_QUEUE": TASK_QUEUE,
             "SEAWALL_REPEATED_TOOL_FAILURE_GUARD": "enforce",
@@ -88,6 +125,11 @@ class ChaosStack:
             "SEAWALL_WORKSPACES": str(self.workspaces),
             "SEAWALL_ALLOW_SCRIPTED_MODELS": "1",
             "XDG_CONFIG_HOME": str(data / "config"),
+            # The model is this suite's endpoint (scripts/chaos_model.py), through the real
+            # OpenAI provider; the tools include a real MCP server.
+            "OPENAI_BASE_URL": model_url,
+            "SEAWALL_MODEL_TIMEOUT_SECONDS": str(MODEL_TIMEOUT_SECONDS),
+            "SEAWALL_MCP_SERVERS": json.dumps(mcp_servers(self.mcp_ledger)),
         }
 
     def _spawn(self, name: str, command: list[str]) -> subprocess.Popen[bytes]:
@@ -125,7 +167,9 @@ class ChaosStack:
         )
 
     def start_worker(self, index: int) -> None:
-        self.workers[index] = self._spawn(f"worker-{index}", [sys.executable, "worker.py"])
+        worker = self._spawn(f"worker-{index}", [sys.executable, "worker.py"])
+        self.workers[index] = worker
+        self.worker_pids.add(worker.pid)
 
     def start(self) -> None:
         self.start_server()
@@ -137,7 +181,22 @@ class ChaosStack:
         worker = self.workers[index]
         if worker is not None and worker.poll() is None:
             worker.send_signal(signal.SIGKILL)
+            self.worker_kills[worker.pid] = time.time()
             worker.wait()
+
+    def kill_mcp_server(self, pid: int) -> bool:
+        """SIGKILL the MCP server ``pid`` if it is a live child of one of this suite's
+        workers (the ledger names it; never any other process)."""
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            command = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            return False
+        parent = int(stat.rsplit(")", 1)[1].split()[1])
+        if parent not in self.worker_pids or MCP_SERVER_SCRIPT.name.encode() not in command:
+            return False
+        os.kill(pid, signal.SIGKILL)
+        return True
 
     def kill_server(self) -> None:
         if self.server is not None and self.server.poll() is None:
@@ -157,6 +216,11 @@ class ChaosStack:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+        # MCP servers of killed workers that have not noticed yet: each is in the process
+        # group of the worker that spawned it (its session leader, started here).
+        for pid in self.worker_pids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
 
 
 # --- the prompts ---------------------------------------------------------------------------
@@ -194,11 +258,15 @@ class PromptRun:
     stop_reason: str | None = None
     loop_type: str | None = None
     guard: list[str] = field(default_factory=list)
+    guard_batches: list[int] = field(default_factory=list)
     tool_calls: dict[str, int] = field(default_factory=dict)
     messages: int = 0
     contents: list[str] = field(default_factory=list)
     events: list[tuple[Any, ...]] = field(default_factory=list)
     reconnects: int = 0
+    # MCP calls (call id -> token) and the ones whose server died under them.
+    mcp_tokens: dict[str, str] = field(default_factory=dict)
+    server_down: list[str] = field(default_factory=list)
 
     def verdict(self) -> dict[str, Any]:
         return {
@@ -236,12 +304,14 @@ class Client:
             return httpx.Response(599)
         raise RuntimeError(f"{method} {url} kept failing")
 
-    async def new_session(self, scenario: Scenario) -> str:
-        body = {
-            "model_script": scenario.model.model_dump(mode="json"),
-            "fixture_tools": {k: v.model_dump(mode="json") for k, v in scenario.tools.items()},
-            "approval_mode": "yolo",
-        }
+    async def new_session(self, scenario: Scenario | None) -> str:
+        """A session whose model is the suite's endpoint, with the scenario's fixture tools
+        (none for an MCP prompt: its tools are the workers' MCP server's)."""
+        body: dict[str, Any] = {"approval_mode": "yolo"}
+        if scenario is not None and scenario.tools:
+            body["fixture_tools"] = {
+                k: v.model_dump(mode="json") for k, v in scenario.tools.items()
+            }
         response = await self.request("POST", "/v1/sessions", json=body)
         assert response.status_code == 201, response.text
         return str(response.json()["session_id"])
@@ -298,17 +368,68 @@ class Client:
         return seen, reconnects
 
 
-def same_events(events: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+MESSAGE_DELTA = "message_delta"
+TOOL_CALL_SETTLED = "tool_call_settled"
+AGENT_MESSAGE = "agent_message"
+
+
+def same_events(
+    events: list[tuple[Any, ...]], lenient_calls: frozenset[str] = frozenset()
+) -> list[tuple[Any, ...]]:
     """The events without their seq, in order, except that calls settling within one batch
-    may finish in any order (they run concurrently)."""
-    return sorted((e[1:] for e in events), key=lambda e: (e[0], repr(e)))
+    may finish in any order (they run concurrently). Streamed text (``message_delta``) is
+    left out: how a reply's text is cut into deltas depends on timing, and
+    :func:`delta_problem` checks it instead. ``lenient_calls`` settle with any status (an
+    MCP call whose server was killed under it)."""
+    kept = []
+    for _seq, batch, kind, call_id, status, text in events:
+        if kind == MESSAGE_DELTA:
+            continue
+        if kind == TOOL_CALL_SETTLED and call_id in lenient_calls:
+            status = "*"
+        kept.append((batch, kind, call_id, status, text))
+    return sorted(kept, key=lambda e: (e[0], repr(e)))
+
+
+def delta_problem(events: list[tuple[Any, ...]]) -> str | None:
+    """What is wrong with the streamed text: each batch's deltas (a ``retry`` delta
+    restarting it) must add up to a beginning of that batch's complete ``agent_message``
+    — nothing shown twice, nothing that was not said."""
+    shown: dict[int, str] = {}
+    said: dict[int, list[str]] = {}
+    for _seq, batch, kind, _call_id, status, text in events:
+        if kind == MESSAGE_DELTA:
+            before = "" if status == "retry" else shown.get(batch, "")
+            shown[batch] = before + (text or "")
+        elif kind == AGENT_MESSAGE:
+            said.setdefault(batch, []).append(text or "")
+    for batch, text in shown.items():
+        if not any(message.startswith(text) for message in said.get(batch, [])):
+            return f"batch {batch} streamed text its reply does not begin with"
+    return None
 
 
 def run_of(result: dict[str, Any], events: list[tuple[Any, ...]], reconnects: int) -> PromptRun:
+    messages = result.get("messages", [])
+    tokens = {
+        str(call.get("call_id")): str((call.get("arguments") or {}).get("token"))
+        for m in messages
+        for call in m.get("tool_calls") or []
+        if call.get("name") == MCP_TOOL
+    }
     return PromptRun(
+        mcp_tokens=tokens,
+        server_down=[
+            str(m.get("tool_call_id"))
+            for m in messages
+            if m.get("role") == "tool"
+            and m.get("tool_call_id") in tokens
+            and MCP_SERVER_DOWN in str(m.get("content", ""))
+        ],
         stop_reason=result.get("stop_reason"),
         loop_type=result.get("loop_type"),
         guard=[g["decision"] for g in result.get("guard", [])],
+        guard_batches=[int(g["batch"]) for g in result.get("guard", [])],
         tool_calls=dict(result.get("tool_calls", {})),
         messages=len(result.get("messages", [])),
         contents=[str(m.get("content", "")) for m in result.get("messages", [])],
@@ -317,9 +438,12 @@ def run_of(result: dict[str, Any], events: list[tuple[Any, ...]], reconnects: in
     )
 
 
-async def run_scripted(client: Client, scenario: Scenario) -> tuple[str, PromptRun]:
+async def run_scripted(
+    client: Client, scenario: Scenario | None, prompt: str
+) -> tuple[str, PromptRun]:
+    """One prompt (its text marked with its script's key) in a new session."""
     session_id = await client.new_session(scenario)
-    prompt_id = await client.submit(session_id, scenario.prompt)
+    prompt_id = await client.submit(session_id, prompt)
     events, reconnects = await client.events(prompt_id)
     result = await client.result(prompt_id)
     return session_id, run_of(result, events, reconnects)
@@ -384,16 +508,26 @@ async def run_interactive(client: Client, index: int) -> InteractiveRun:
 @dataclass
 class Figures:
     prompts: int = 0
+    mcp_prompts: int = 0
     interactive_sessions: int = 0
     worker_kills: int = 0
     server_restarts: int = 0
+    mcp_kills: int = 0
+    # MCP calls that settled as "server stopped" because a kill cut them off (the allowed
+    # difference from the undisturbed run), and later calls of those prompts that succeeded.
+    mcp_calls_cut_off: int = 0
+    mcp_calls_after_a_kill_succeeded: int = 0
+    model_requests: int = 0
+    model_faults: dict[str, int] = field(default_factory=dict)
     recovered: int = 0
     mismatches: list[str] = field(default_factory=list)
     lost: list[str] = field(default_factory=list)
     reexecutions: int = 0
     double_executions: list[str] = field(default_factory=list)
     events_checked: int = 0
+    deltas_checked: int = 0
     reconnects: int = 0
+    undisturbed_seconds: float = 0.0
     seconds: float = 0.0
 
 
@@ -425,6 +559,15 @@ async def inject_faults(
             await wait(rng.uniform(0.2, 1.0))
             stack.start_server()
     await done.wait()
+
+
+def model_fault_plan(requests: int, per_kind: int, rng: random.Random) -> dict[int, str]:
+    """``per_kind`` faults of each kind at seeded request numbers in the first half of
+    ``requests`` (the undisturbed run's count: the disturbed run makes at least as many, so
+    a fault passed on from a retry to the next request still finds one)."""
+    kinds = [kind for kind in FAULT_KINDS for _ in range(per_kind)]
+    at = rng.sample(range(max(requests // 2, len(kinds))), len(kinds))
+    return dict(zip(at, kinds, strict=True))
 
 
 def check_ledger(workspaces: Path, figures: Figures) -> None:
@@ -471,77 +614,198 @@ async def wait_ready(client: Client) -> None:
     raise RuntimeError("the chaos stack did not come up")
 
 
+MCP_PROMPT = "Do the work, one step per turn."
+
+
+def corpus_key(index: int) -> str:
+    return f"c{index}"
+
+
+def mcp_key(phase: str, index: int) -> str:
+    return f"{phase}-mcp{index}"
+
+
+def interleaved(corpus: int, mcp: int) -> list[tuple[str, int]]:
+    """The order prompts are started in: MCP prompts spread evenly among the corpus ones."""
+    order = [("corpus", i) for i in range(corpus)]
+    for j in reversed(range(mcp)):
+        order.insert(round((j + 1) * corpus / (mcp + 1)), ("mcp", j))
+    return order
+
+
 async def chaos(
-    *, prompts: int, interactive: int, kills: int, restarts: int, seed: int, data: Path
+    *,
+    prompts: int,
+    interactive: int,
+    kills: int,
+    restarts: int,
+    seed: int,
+    data: Path,
+    mcp_prompts: int = 0,
+    mcp_kills: int = 0,
+    model_faults: int = 0,
 ) -> Figures:
+    """Run the suite; ``model_faults`` is the number of each kind of model-endpoint fault."""
     started = time.monotonic()
     figures = Figures()
     scenarios = pick_scenarios(prompts, seed)
-    stack = ChaosStack(data)
-    stack.start()
-    try:
-        async with httpx.AsyncClient(
-            base_url=f"http://127.0.0.1:{stack.gateway_port}", timeout=60
-        ) as http:
-            client = Client(http)
-            await wait_ready(client)
-            reference = await gather_limited([run_scripted(client, s) for s in scenarios], 8)
+    order = interleaved(len(scenarios), mcp_prompts)
+    async with ChaosModel() as model:
+        for index, scenario in enumerate(scenarios):
+            model.add(corpus_key(index), scenario.model)
+        for phase in ("ref", "run"):
+            for index in range(mcp_prompts):
+                model.add(mcp_key(phase, index), mcp_script(mcp_key(phase, index)))
+        stack = ChaosStack(data, model.url)
 
-            done = asyncio.Event()
-            faults = asyncio.create_task(
-                inject_faults(
-                    stack, figures, random.Random(seed), done, kills=kills, restarts=restarts
-                )
-            )
-            try:
-                disturbed = await gather_limited(
-                    [
-                        *[run_scripted(client, s) for s in scenarios],
-                        *[run_interactive(client, i) for i in range(interactive)],
-                    ],
-                    8,
-                )
-            finally:
-                done.set()
-                await faults
-    finally:
-        stack.stop()
+        def prompt_runs(phase: str, client: Client) -> list[Awaitable[Any]]:
+            return [
+                run_scripted(client, scenarios[i], marked(scenarios[i].prompt, corpus_key(i)))
+                if kind == "corpus"
+                else run_scripted(client, None, marked(MCP_PROMPT, mcp_key(phase, i)))
+                for kind, i in order
+            ]
 
-    for scenario, (_, ref), (_, run) in zip(scenarios, reference, disturbed, strict=False):
-        figures.prompts += 1
+        stack.start()
+        try:
+            async with httpx.AsyncClient(
+                base_url=f"http://127.0.0.1:{stack.gateway_port}", timeout=60
+            ) as http:
+                client = Client(http)
+                await wait_ready(client)
+                phase_started = time.monotonic()
+                reference = await gather_limited(prompt_runs("ref", client), 8)
+                figures.undisturbed_seconds = round(time.monotonic() - phase_started, 1)
+
+                model.plan(model_fault_plan(model.requests, model_faults, random.Random(seed + 1)))
+                done = asyncio.Event()
+                faults = asyncio.create_task(
+                    inject_faults(
+                        stack, figures, random.Random(seed), done, kills=kills, restarts=restarts
+                    )
+                )
+                mcp_faults = asyncio.create_task(
+                    kill_mcp_mid_call(
+                        stack.mcp_ledger,
+                        stack.kill_mcp_server,
+                        prefix="run-",
+                        at_calls=kill_points(
+                            mcp_prompts * MCP_CALLS_PER_PROMPT, mcp_kills, random.Random(seed + 2)
+                        ),
+                        done=done.is_set,
+                        wait=asyncio.sleep,
+                    )
+                )
+                try:
+                    disturbed = await gather_limited(
+                        [
+                            *prompt_runs("run", client),
+                            *[run_interactive(client, i) for i in range(interactive)],
+                        ],
+                        8,
+                    )
+                finally:
+                    done.set()
+                    await faults
+                    killed = await mcp_faults
+        finally:
+            stack.stop()
+        figures.model_requests = model.requests
+        figures.model_faults = {kind: model.faults[kind] for kind in FAULT_KINDS}
+        if model.unknown:
+            figures.mismatches.append(f"{model.unknown} model requests had no script")
+
+    figures.mcp_kills = len(killed)
+    mcp_ledger = Ledger.read(stack.mcp_ledger)
+    for (kind, index), (_, ref), (_, run) in zip(order, reference, disturbed, strict=False):
+        name = scenarios[index].name if kind == "corpus" else mcp_key("run", index)
+        if kind == "corpus":
+            figures.prompts += 1
+        else:
+            figures.mcp_prompts += 1
         figures.recovered += run.stop_reason is not None
-        figures.events_checked += len(run.events)
+        figures.events_checked += sum(e[2] != MESSAGE_DELTA for e in run.events)
+        figures.deltas_checked += sum(e[2] == MESSAGE_DELTA for e in run.events)
         figures.reconnects += run.reconnects
-        if run.verdict() != ref.verdict():
-            figures.mismatches.append(f"{scenario.name}: {run.verdict()} != {ref.verdict()}")
-        elif same_events(run.events) != same_events(ref.events):
-            figures.mismatches.append(f"{scenario.name}: its events differ")
-        elif [e[0] for e in run.events] != sorted({e[0] for e in run.events}):
-            figures.mismatches.append(f"{scenario.name}: an event repeated or out of order")
-    for run in disturbed[len(scenarios) :]:
+        problem = compare(run, ref, mcp_ledger, set(killed), figures)
+        if problem is not None:
+            figures.mismatches.append(f"{name}: {problem}")
+    for run in disturbed[len(order) :]:
         figures.interactive_sessions += 1
         figures.recovered += run.finished
         figures.lost.extend(run.lost)
         if run.finished != 2:
             figures.lost.append("a prompt of an interactive session never finished")
     check_ledger(stack.workspaces, figures)
+    mcp_check = check_mcp_ledger(mcp_ledger, stack.worker_kills)
+    figures.reexecutions += mcp_check.reexecutions
+    figures.double_executions.extend(mcp_check.double_executions)
     figures.seconds = round(time.monotonic() - started, 1)
     return figures
 
 
+def compare(
+    run: PromptRun, ref: PromptRun, mcp_ledger: Ledger, killed: set[int], figures: Figures
+) -> str | None:
+    """How a disturbed prompt differs from its undisturbed run beyond what is allowed
+    (``None``: it does not). Allowed: MCP calls that a kill cut off settle as errors."""
+    if ref.server_down:
+        return "an MCP call failed in the undisturbed run"
+    for call_id in run.server_down:
+        if not cut_off_by_a_kill(mcp_ledger, run.mcp_tokens[call_id], killed):
+            return f"MCP call {run.mcp_tokens[call_id]} failed though no kill cut it off"
+    if run.server_down:
+        figures.mcp_calls_cut_off += len(run.server_down)
+        first = min(step_of(run.mcp_tokens[c]) for c in run.server_down)
+        figures.mcp_calls_after_a_kill_succeeded += sum(
+            1
+            for call_id, token in run.mcp_tokens.items()
+            if step_of(token) > first and call_id not in run.server_down
+        )
+    lenient = frozenset(run.server_down)
+    verdict = run.verdict()
+    # The repeated-failure guard sees the cut-off calls fail: their batches may say
+    # "tracked", and the next batch (whose call succeeds) "reset", where the undisturbed
+    # run said "none".
+    cut_batches = {e[1] for e in run.events if e[2] == TOOL_CALL_SETTLED and e[3] in lenient}
+    allowed = {b: "tracked" for b in cut_batches}
+    for batch in sorted(cut_batches):
+        allowed.setdefault(batch + 1, "reset")
+    verdict["guard"] = [
+        expected if allowed.get(batch) == decision and expected == "none" else decision
+        for decision, expected, batch in zip(
+            run.guard, ref.guard + [""] * len(run.guard), run.guard_batches, strict=False
+        )
+    ]
+    if verdict != ref.verdict():
+        return f"{run.verdict()} != {ref.verdict()}"
+    if same_events(run.events, lenient) != same_events(ref.events, lenient):
+        return "its events differ"
+    if [e[0] for e in run.events] != sorted({e[0] for e in run.events}):
+        return "an event repeated or out of order"
+    return delta_problem(run.events)
+
+
 def report(figures: Figures) -> str:
+    faults = "  ".join(f"{kind} {count}" for kind, count in figures.model_faults.items())
     lines = [
         "Chaos suite",
-        f"  prompts checked against their undisturbed run: {figures.prompts}",
+        f"  prompts checked against their undisturbed run: {figures.prompts} corpus"
+        f" + {figures.mcp_prompts} MCP",
         f"  interactive sessions (queued prompt, mid-turn input, cancel): "
         f"{figures.interactive_sessions}",
         f"  worker SIGKILLs: {figures.worker_kills}   server restarts: {figures.server_restarts}",
+        f"  MCP servers SIGKILLed mid-call: {figures.mcp_kills}   calls cut off (settled as "
+        f"'server stopped', allowed): {figures.mcp_calls_cut_off}   later calls that "
+        f"succeeded on a restarted server: {figures.mcp_calls_after_a_kill_succeeded}",
+        f"  model requests: {figures.model_requests}   endpoint faults: {faults or 'none'}",
         f"  prompts recovered: {figures.recovered}",
-        f"  events checked: {figures.events_checked} (stream reconnects: {figures.reconnects})",
+        f"  events checked: {figures.events_checked} + {figures.deltas_checked} text deltas"
+        f" (stream reconnects: {figures.reconnects})",
         f"  tool calls re-executed after a crash (allowed): {figures.reexecutions}",
         f"  calls executed twice: {len(figures.double_executions)}",
         f"  mismatches: {len(figures.mismatches)}   lost input or prompts: {len(figures.lost)}",
-        f"  {figures.seconds} s",
+        f"  {figures.seconds} s in all ({figures.undisturbed_seconds} s the undisturbed run)",
     ]
     lines += [f"  MISMATCH {m}" for m in figures.mismatches]
     lines += [f"  LOST {m}" for m in figures.lost]
@@ -559,6 +823,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--interactive", type=int, default=10, help="interactive sessions")
     parser.add_argument("--kills", type=int, default=12, help="worker SIGKILLs (default 12)")
     parser.add_argument("--restarts", type=int, default=2, help="server restarts (default 2)")
+    parser.add_argument("--mcp-prompts", type=int, default=10, help="MCP prompts (default 10)")
+    parser.add_argument(
+        "--mcp-kills", type=int, default=4, help="MCP server SIGKILLs mid-call (default 4)"
+    )
+    parser.add_argument(
+        "--model-faults",
+        type=int,
+        default=3,
+        help="model endpoint faults of each kind: 429, 500, hang, malformed chunk (default 3)",
+    )
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
@@ -571,6 +845,9 @@ def main(argv: list[str] | None = None) -> int:
                 restarts=args.restarts,
                 seed=args.seed,
                 data=Path(tmp),
+                mcp_prompts=args.mcp_prompts,
+                mcp_kills=args.mcp_kills,
+                model_faults=args.model_faults,
             )
         )
     print(report(figures), flush=True)

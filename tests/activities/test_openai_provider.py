@@ -36,7 +36,7 @@ from workflows.activity_io import CallModelInput, ModelSpec, ToolSpec
 from workflows.conversation import Message, Role, system_message, user_message
 from workflows.outcome import ToolCall
 
-from .chat_server import ChatServer, Reply, completion, error, tool_call
+from .chat_server import ChatServer, Reply, completion, error, stream_events, tool_call
 
 API_KEY = "sk-test-SECRET-0123456789"
 PROVIDER_ENV = (
@@ -412,6 +412,37 @@ async def test_a_stream_without_choices_is_a_model_error(clean_env: pytest.Monke
             await PROVIDERS["openai"].complete(request())
     assert caught.value.type == "ModelResponseInvalid"
     assert "without choices" in str(caught.value)
+
+
+async def test_a_stream_cut_before_its_finish_reason_is_a_retryable_model_error(
+    clean_env: pytest.MonkeyPatch,
+) -> None:
+    # A connection closed mid-reply ends the SDK's stream as if the reply were complete;
+    # taken as it is, the reply would lose the rest of its text and its tool call.
+    whole = completion(text="Reading the file now.", tool_calls=[tool_call("read_file", "{}")])
+    events = stream_events(whole.body, include_usage=True)
+    cut = events[:3]  # the role and two pieces of text: no tool call, no finish_reason
+    async with ChatServer([Reply(events=cut)]) as server:
+        use_server(clean_env, server)
+        pieces: list[str] = []
+        with pytest.raises(ApplicationError) as caught:
+            await PROVIDERS["openai"].complete(request(), pieces.append)
+    assert pieces  # the text that did arrive was streamed
+    assert caught.value.type == "ModelResponseInvalid"
+    assert not caught.value.non_retryable
+    assert "before the reply was complete" in str(caught.value)
+
+
+async def test_the_whole_stream_of_the_same_reply_is_accepted(
+    clean_env: pytest.MonkeyPatch,
+) -> None:
+    whole = completion(text="Reading the file now.", tool_calls=[tool_call("read_file", "{}")])
+    events = stream_events(whole.body, include_usage=True)
+    async with ChatServer([Reply(events=events)]) as server:
+        use_server(clean_env, server)
+        reply = await PROVIDERS["openai"].complete(request())
+    assert reply.text == "Reading the file now."
+    assert [call.name for call in reply.tool_calls] == ["read_file"]
 
 
 # --- heartbeats and cancellation ------------------------------------------------------------

@@ -1,21 +1,50 @@
 """A small chaos run in ``make test`` (``make chaos`` runs the full one, scripts/chaos.py):
-prompts through the gateway on two workers while workers are SIGKILLed and the server is
-restarted, each checked against its undisturbed run."""
+prompts through the gateway on two workers while workers are SIGKILLed, the server is
+restarted, an MCP server is SIGKILLed mid-call and the model endpoint answers 429, 500,
+hangs, sends a malformed chunk and cuts a stream, each prompt checked against its
+undisturbed run."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
-from scripts.chaos import Figures, chaos, check_ledger, failed, report
+import pytest
+
+from activities.model import scripted_turn
+from scripts.chaos import Figures, chaos, check_ledger, delta_problem, failed, report
+from scripts.chaos_mcp import Ledger, check_mcp_ledger, cut_off_by_a_kill
+from scripts.chaos_model import FAULT_KINDS, ChaosModel, marked, turn_for
+from tests.activities.chat_server import Received
+from workflows.activity_io import CallModelInput, ModelSpec
+from workflows.conversation import Message, Role
+from workflows.guard import REPEATED_TOOL_FAILURE_REMINDER
+from workflows.scenario_io import ModelScript, ScriptedCall, ScriptedTurn
 
 
-async def test_prompts_survive_killed_workers_and_a_server_restart(tmp_path: Path) -> None:
-    figures = await chaos(prompts=8, interactive=2, kills=3, restarts=1, seed=3, data=tmp_path)
+async def test_prompts_survive_killed_workers_servers_and_a_faulty_model(tmp_path: Path) -> None:
+    figures = await chaos(
+        prompts=8,
+        interactive=2,
+        kills=3,
+        restarts=1,
+        seed=3,
+        data=tmp_path,
+        mcp_prompts=2,
+        mcp_kills=1,
+        model_faults=1,
+    )
     print(report(figures))
     assert (figures.worker_kills, figures.server_restarts) == (3, 1)
-    assert figures.prompts == 8 and figures.interactive_sessions == 2
-    assert figures.recovered == 8 + 2 * 2
+    assert figures.mcp_kills == 1
+    # Each kind of endpoint fault was served (and recovered from: no mismatch below).
+    assert figures.model_faults == {kind: 1 for kind in FAULT_KINDS}
+    assert figures.prompts == 8 and figures.mcp_prompts == 2
+    assert figures.interactive_sessions == 2
+    assert figures.recovered == 8 + 2 + 2 * 2
+    # The kill cut a call off, which settled as a classified error, not a hang.
+    assert figures.mcp_calls_cut_off >= 1
     assert figures.events_checked > 0
     assert not failed(figures), report(figures)
 
@@ -37,3 +66,150 @@ def test_the_ledger_tells_a_retry_from_a_second_execution(tmp_path: Path) -> Non
     assert figures.reexecutions == 2
     assert figures.double_executions == ["p1 b"]
     assert failed(figures)
+
+
+# --- the suite's parts, without a stack ------------------------------------------------------
+
+
+def _conversation(*roles: str, reminder_after: int | None = None) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = [{"role": "user", "content": marked("go", "k")}]
+    for index, role in enumerate(roles):
+        messages.append({"role": role, "content": f"m{index}"})
+        if reminder_after == index:
+            messages.append({"role": "system", "content": REPEATED_TOOL_FAILURE_REMINDER})
+    return messages
+
+
+SCRIPT = ModelScript(
+    turns=[
+        ScriptedTurn(tool_calls=[ScriptedCall(name="probe", arguments={"n": 1})]),
+        ScriptedTurn(tool_calls=[ScriptedCall(name="probe", arguments="{broken")]),
+        ScriptedTurn(text="done"),
+    ],
+    after_reminder=[ScriptedTurn(text="giving up")],
+)
+
+
+@pytest.mark.parametrize(
+    "messages",
+    [
+        _conversation(),
+        _conversation("assistant", "tool"),
+        _conversation("assistant", "tool", "assistant", "tool"),
+        _conversation("assistant", "tool", "assistant", "tool", reminder_after=3),
+        _conversation(*["assistant", "tool"] * 4),
+    ],
+)
+def test_the_endpoint_answers_as_the_scripted_provider_would(
+    messages: list[dict[str, Any]],
+) -> None:
+    # The same turn the in-process scripted provider picks for the same conversation.
+    conversation = [
+        Message(
+            role=Role(m["role"]), content=m["content"], tool_call_id="c" * (m["role"] == "tool")
+        )
+        for m in messages
+    ]
+    expected = scripted_turn(
+        CallModelInput(
+            model=ModelSpec(provider="operator"),
+            messages=conversation,
+            request_number=1,
+            scenario_script=SCRIPT,
+        )
+    )
+    assert turn_for(SCRIPT, messages) == expected
+
+
+def _request(messages: list[dict[str, Any]]) -> Received:
+    body = {"model": "m", "messages": messages, "stream": True}
+    return Received(method="POST", path="/v1/chat/completions", headers={}, body=body)
+
+
+def test_a_model_fault_never_fails_the_same_request_twice() -> None:
+    model = ChaosModel()
+    model.add("k", SCRIPT)
+    model.plan({0: "server_error", 1: "rate_limit"})
+    first, second = _conversation(), _conversation("assistant", "tool")
+    statuses = [
+        model.answer(_request(first)).status,  # the planned 500
+        model.answer(_request(first)).status,  # its retry: the 429 waits for the next request
+        model.answer(_request(second)).status,  # the next request: the 429
+        model.answer(_request(second)).status,  # its retry
+    ]
+    assert statuses == [500, 200, 429, 200]
+    assert model.faults == {"server_error": 1, "rate_limit": 1}
+    assert model.pending == 0
+
+
+def test_a_request_without_a_script_is_counted() -> None:
+    model = ChaosModel()
+    model.answer(_request([{"role": "user", "content": "no marker"}]))
+    assert model.unknown == 1
+
+
+def _mcp_ledger(path: Path, *entries: tuple[str, str, int, int, float]) -> Ledger:
+    path.write_text(
+        "".join(
+            json.dumps({"event": e, "token": t, "pid": p, "worker_pid": w, "at": at}) + "\n"
+            for e, t, p, w, at in entries
+        )
+        + '{"event": "sta'  # a line still being written
+    )
+    return Ledger.read(path)
+
+
+def test_an_mcp_call_may_run_again_only_after_its_worker_was_killed(tmp_path: Path) -> None:
+    ledger = _mcp_ledger(
+        tmp_path / "ledger.jsonl",
+        # a: started on worker 100, which was killed; run again on worker 200 (allowed)
+        ("start", "a", 11, 100, 1.0),
+        ("start", "a", 21, 200, 5.0),
+        ("end", "a", 21, 200, 6.0),
+        # b: completed on worker 200, which was never killed, then run again (twice)
+        ("start", "b", 21, 200, 2.0),
+        ("end", "b", 21, 200, 3.0),
+        ("start", "b", 21, 200, 4.0),
+    )
+    check = check_mcp_ledger(ledger, worker_kills={100: 2.5})
+    assert check.reexecutions == 2
+    assert check.double_executions == ["MCP call b"]
+
+
+def test_only_a_call_a_kill_cut_off_may_settle_as_server_stopped(tmp_path: Path) -> None:
+    ledger = _mcp_ledger(
+        tmp_path / "ledger.jsonl",
+        ("start", "cut", 31, 100, 1.0),
+        ("start", "ended", 31, 100, 1.0),
+        ("end", "ended", 31, 100, 2.0),
+        ("start", "unkilled", 32, 100, 1.0),
+    )
+    assert cut_off_by_a_kill(ledger, "cut", killed_pids={31})
+    assert not cut_off_by_a_kill(ledger, "ended", killed_pids={31})
+    assert not cut_off_by_a_kill(ledger, "unkilled", killed_pids={31})
+    # Never sent: the server was found dead before the call reached it.
+    assert cut_off_by_a_kill(ledger, "never-started", killed_pids={31})
+
+
+def test_streamed_text_must_begin_its_reply() -> None:
+    def event(seq: int, kind: str, text: str, status: str | None = None) -> tuple[Any, ...]:
+        return (seq, 1, kind, None, status, text)
+
+    good = [
+        event(1, "message_delta", "Hel"),
+        event(2, "message_delta", "lo"),
+        event(3, "agent_message", "Hello there"),
+    ]
+    restarted = [
+        event(1, "message_delta", "Hex"),
+        event(2, "message_delta", "Hel", "retry"),
+        event(3, "agent_message", "Hello"),
+    ]
+    shown_twice = [
+        event(1, "message_delta", "Hel"),
+        event(2, "message_delta", "Hel"),
+        event(3, "agent_message", "Hello"),
+    ]
+    assert delta_problem(good) is None
+    assert delta_problem(restarted) is None
+    assert delta_problem(shown_twice) is not None
