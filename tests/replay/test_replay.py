@@ -63,6 +63,12 @@ def test_the_representative_scenarios_are_all_recorded() -> None:
         # Recorded after CONTEXT_POLICY_PATCH; the first with its payloads stored.
         "context-policy-long-prompt",
         "session-context-policy",
+        # Recorded after DURABLE_STEPS_PATCH: one patch marker, settings from a local
+        # activity or the session, search attributes upserted on change only.
+        "durable-steps-warn-then-stop",
+        "durable-steps-denied-call",
+        "durable-steps-session",
+        "durable-steps-session-prompt",
     } <= names
 
 
