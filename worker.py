@@ -51,6 +51,7 @@ from seawall.runtime.settings import (
     LOG_LEVELS,
     SeawallSettings,
     log_startup_diagnostics,
+    resolve_context_budget,
     resolve_guard_mode,
     resolve_loop_settings,
     resolve_rollout_settings,
@@ -88,6 +89,7 @@ def build_activities(environ: Mapping[str, str] = os.environ) -> WorkerActivitie
             functools.partial(resolve_guard_mode, environ),
             functools.partial(resolve_loop_settings, environ),
             functools.partial(resolve_rollout_settings, environ),
+            functools.partial(resolve_context_budget, environ),
         ),
     )
 

@@ -1,8 +1,8 @@
 """The activity that resolves the operator's settings once per session (docs/architecture.md,
 "The prompt loop").
 
-The guard mode, the loop profile (with its per-rule modes) and the session's rollout
-cohort (the owner's arm of the rollout policy) are operator decisions, so
+The guard mode, the loop profile (with its per-rule modes), the context budget and the
+session's rollout cohort (the owner's arm of the rollout policy) are operator decisions, so
 they are read only from the worker's process environment and the operator's user config
 file, through :func:`seawall.runtime.settings.resolve_guard_mode` and
 :func:`seawall.runtime.settings.resolve_loop_settings` (the rules live there, beside every
@@ -25,10 +25,12 @@ import structlog
 from temporalio import activity
 
 from seawall.runtime.settings import (
+    ContextBudgetResolution,
     Diagnostic,
     GuardModeResolution,
     LoopSettingsResolution,
     RolloutSettings,
+    resolve_context_budget,
     resolve_guard_mode,
     resolve_loop_settings,
     resolve_rollout_settings,
@@ -55,10 +57,12 @@ class OperatorSettingsActivities:
         read_guard_mode: Callable[[], GuardModeResolution] = resolve_guard_mode,
         read_loop_settings: Callable[[], LoopSettingsResolution] = resolve_loop_settings,
         read_rollout: Callable[[], RolloutSettings] = resolve_rollout_settings,
+        read_context_budget: Callable[[], ContextBudgetResolution] = resolve_context_budget,
     ) -> None:
         self._read_guard_mode = read_guard_mode
         self._read_loop_settings = read_loop_settings
         self._read_rollout = read_rollout
+        self._read_context_budget = read_context_budget
 
     def activities(self) -> list[Callable[..., Any]]:
         return [self.resolve_operator_settings]
@@ -72,7 +76,13 @@ class OperatorSettingsActivities:
         result = self._read_guard_mode()
         loop = self._read_loop_settings()
         rollout = self._read_rollout()
-        for problem in (result.diagnostic, *loop.diagnostics, rollout.diagnostic):
+        budget = self._read_context_budget()
+        for problem in (
+            result.diagnostic,
+            *loop.diagnostics,
+            rollout.diagnostic,
+            budget.diagnostic,
+        ):
             if problem is not None:
                 _log_diagnostic(problem)
         # The owner's cohort (docs/architecture.md, "Rollout cohorts"): the owner id is
@@ -91,6 +101,7 @@ class OperatorSettingsActivities:
             guard_mode_source=result.source,
             loop_settings=loop.settings,
             rollout=assignment,
+            context_budget_chars=budget.chars,
         )
 
 

@@ -82,6 +82,11 @@ FIXTURES: dict[str, tuple[str, GuardMode | None]] = {
     # Recorded after CONTEXT_POLICY_PATCH with payloads in External Storage: the oldest
     # pages elided from later model requests; references in history, payloads in PAYLOADS.
     "context-policy-long-prompt": ("long-prompt", None),
+    # Recorded after DURABLE_STEPS_PATCH (docs/architecture.md, "Durable steps per prompt"):
+    # one patch marker, operator settings from a local activity, guard search attributes
+    # upserted only when they change.
+    "durable-steps-warn-then-stop": ("read-missing-file-loop", None),
+    "durable-steps-denied-call": ("denied-call-repeat", None),
 }
 # Session fixtures: the first recorded before CONTEXT_POLICY_PATCH, the second after it.
 SESSION_FIXTURES = ("session-two-prompts", "session-context-policy")
@@ -96,6 +101,12 @@ EDITOR_PROMPT_FIXTURE = "prompt-approval-mode-switch"
 # owner resolves its cohort through the operator-settings activity and starts its prompt
 # with the cohort's search attributes.
 ROLLOUT_FIXTURE = "session-rollout-cohort"
+# Recorded after DURABLE_STEPS_PATCH: a session that resolves the operator's settings (its
+# context budget among them) once and hands them to its two prompts, which resolve nothing;
+# the session and its second prompt.
+BUDGET_SESSION_FIXTURE = "durable-steps-session"
+BUDGET_PROMPT_FIXTURE = "durable-steps-session-prompt"
+BUDGET_ENVIRON = {"SEAWALL_CONTEXT_BUDGET_CHARS": "10000"}
 ROLLOUT_ENVIRON = {
     "SEAWALL_GUARD_ROLLOUT": "enforce:5%,warn:rest",
     "SEAWALL_GUARD_ROLLOUT_SALT": "recorded",
@@ -317,6 +328,47 @@ async def _has_continued(handle: WorkflowHandle[Any, Any]) -> bool:
     return (await handle.describe()).status == WorkflowExecutionStatus.CONTINUED_AS_NEW
 
 
+async def record_budget_session(client: Client) -> None:
+    """A session under the operator's 10,000-character budget: a long first prompt, then a
+    second one whose history the budget fits."""
+    queue = f"record-budget-{uuid.uuid4().hex[:8]}"
+    with tempfile.TemporaryDirectory(prefix="seawall-record-") as home:
+        environ = {"HOME": home, "XDG_CONFIG_HOME": f"{home}/xdg", **BUDGET_ENVIRON}
+        async with build_worker(client, queue, build_activities(environ)):
+            script = ModelScript.model_validate(
+                {"turns": [{"text": "first " + "x" * 12_000}, {"text": "second"}]}
+            )
+            session_id = "recorded-budget"
+            handle = await client.start_workflow(
+                SessionWorkflow.run,
+                SessionInput(
+                    session_id=session_id,
+                    settings=SessionSettings(
+                        workspace_root=home,
+                        scenario=ScenarioHooks(model_script=script),
+                        approval_mode=ApprovalMode.YOLO,
+                    ),
+                ),
+                id=session_workflow_id(session_id),
+                task_queue=queue,
+            )
+            submitted = [
+                await handle.execute_update(
+                    SessionWorkflow.submit_prompt, PromptSubmission(text=text)
+                )
+                for text in ("first prompt", "second prompt")
+            ]
+            await handle.signal(SessionWorkflow.close)
+            await handle.result()
+            prompt = client.get_workflow_handle(submitted[-1].prompt_id)
+            for name, recorded in (
+                (BUDGET_SESSION_FIXTURE, handle),
+                (BUDGET_PROMPT_FIXTURE, prompt),
+            ):
+                history = await recorded.fetch_history()
+                write_history(name, history.to_json(), len(history.events))
+
+
 async def record(only: set[str]) -> None:
     HISTORIES.mkdir(parents=True, exist_ok=True)
     storage = ExternalStorage(
@@ -352,6 +404,8 @@ async def record(only: set[str]) -> None:
                 await record_owner_admission(env.client, queue)
         if not only or ROLLOUT_FIXTURE in only:
             await record_rollout_session(env.client)
+        if not only or only & {BUDGET_SESSION_FIXTURE, BUDGET_PROMPT_FIXTURE}:
+            await record_budget_session(env.client)
 
 
 if __name__ == "__main__":

@@ -161,3 +161,6 @@ class OperatorSettings(_Strict):
     # The session's rollout cohort (docs/architecture.md, "Rollout cohorts"); None in results
     # recorded before rollout cohorts existed.
     rollout: RolloutAssignment | None = None
+    # The operator's context budget (docs/settings.md, ``context_budget_chars``) for prompts
+    # that set none; None in results recorded before it was an operator setting.
+    context_budget_chars: int | None = None

@@ -55,6 +55,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows.client_connection import ClientConnection
     from workflows.conversation import (
+        DEFAULT_CONTEXT_BUDGET_CHARS,
         MAX_CONVERSATION_CHARS,
         Message,
         Role,
@@ -120,6 +121,10 @@ TOOL_RETRY = RetryPolicy(
     maximum_attempts=3,
 )
 QUICK_ACTIVITY = timedelta(seconds=30)
+# The operator-settings local activity reads the worker's environment and config file: it
+# answers in milliseconds and never raises, so a short timeout and a few retries suffice.
+SETTINGS_LOCAL_ACTIVITY = timedelta(seconds=10)
+SETTINGS_RETRY = RetryPolicy(maximum_interval=timedelta(seconds=5), maximum_attempts=5)
 TOOL_HEARTBEAT_TIMEOUT = timedelta(seconds=10)
 # The model activity heartbeats as its reply streams (and while it waits for the first
 # chunk), so a lost worker's request is retried after seconds, not after the five-minute
@@ -140,6 +145,13 @@ LOOP_PROFILE_PATCH = "seawall-loop-profile-v1"
 # ``fit_context`` makes within the prompt's context budget (docs/architecture.md, "The
 # context policy"). Sessions hand their prompts history under the same patch.
 CONTEXT_POLICY_PATCH = "seawall-context-policy-v1"
+# The leaner command sequence (docs/architecture.md, "Durable steps per prompt"), one patch
+# for all of it because each patch costs its own marker and search-attribute upsert: a
+# prompt started after it takes the four changes above as given without recording their
+# markers, resolves operator settings its input lacks (the context budget among them) in a
+# local activity instead of an activity hop, and upserts a search attribute only when its
+# value changes. Prompts started before it replay through the patches above as they ran.
+DURABLE_STEPS_PATCH = "seawall-durable-steps-v1"
 
 
 def failure_text(err: ActivityError) -> str:
@@ -185,6 +197,11 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
         self._stop_reason: StopReason | None = None
         # Decided once, when the loop starts (CONTEXT_POLICY_PATCH).
         self._context_policy = False
+        self._context_budget = prompt.context_budget_chars or DEFAULT_CONTEXT_BUDGET_CHARS
+        # Decided first of all (DURABLE_STEPS_PATCH), and the search attributes this prompt
+        # set, so that an unchanged value is not upserted again.
+        self._durable_steps = False
+        self._search_attribute_values: dict[str, object] = {}
 
     # --- messages -------------------------------------------------------------------------
 
@@ -249,8 +266,14 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
     async def run(self, prompt: PromptInput) -> PromptResult:
         error: str | None = None
         loop_type: LoopType | None = None
+        # Before any other command: histories recorded before the patch have none for it.
+        self._durable_steps = workflow.patched(DURABLE_STEPS_PATCH)
         try:
-            self._guard_mode, self._loop_settings = await self._resolve_operator_settings()
+            (
+                self._guard_mode,
+                self._loop_settings,
+                self._context_budget,
+            ) = await self._resolve_operator_settings()
             self._protections.use_loop_rules(
                 LoopRules(
                     self._loop_settings,
@@ -304,30 +327,51 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
             client_disconnects=self._client_disconnects,
         )
 
-    async def _resolve_operator_settings(self) -> tuple[GuardMode, LoopSettings]:
-        """The guard mode and the loop settings: from the prompt input when it carries
-        them (a session resolved them once), else from the operator-settings activity."""
+    def _patched(self, patch_id: str) -> bool:
+        """Whether a change made before DURABLE_STEPS_PATCH applies: always after it, else
+        as the history recorded it."""
+        return self._durable_steps or workflow.patched(patch_id)
+
+    async def _resolve_operator_settings(self) -> tuple[GuardMode, LoopSettings, int]:
+        """The guard mode, the loop settings and the context budget: from the prompt input
+        when it carries them (a session resolved them once), else from the operator-settings
+        activity — a local activity since DURABLE_STEPS_PATCH: it only reads the worker's
+        settings, is idempotent and needs no heartbeat or cancellation, and its result is
+        recorded in history all the same."""
         prompt = self._input
         guard_mode = GuardMode.OFF if guard_forced_off(prompt) else prompt.guard_mode
-        loop_settings = (
-            prompt.loop_settings if workflow.patched(LOOP_PROFILE_PATCH) else SEED_SETTINGS
-        )
-        if guard_mode is None or loop_settings is None:
-            settings: OperatorSettings = await workflow.execute_activity(
-                RESOLVE_OPERATOR_SETTINGS,
-                ResolveOperatorSettingsInput(),
-                result_type=OperatorSettings,
-                start_to_close_timeout=QUICK_ACTIVITY,
-            )
+        loop_settings = prompt.loop_settings if self._patched(LOOP_PROFILE_PATCH) else SEED_SETTINGS
+        budget = prompt.context_budget_chars
+        if not self._durable_steps:
+            budget = budget or DEFAULT_CONTEXT_BUDGET_CHARS
+        if guard_mode is None or loop_settings is None or budget is None:
+            settings: OperatorSettings
+            if self._durable_steps:
+                settings = await workflow.execute_local_activity(
+                    RESOLVE_OPERATOR_SETTINGS,
+                    ResolveOperatorSettingsInput(),
+                    result_type=OperatorSettings,
+                    start_to_close_timeout=SETTINGS_LOCAL_ACTIVITY,
+                    retry_policy=SETTINGS_RETRY,
+                )
+            else:
+                settings = await workflow.execute_activity(
+                    RESOLVE_OPERATOR_SETTINGS,
+                    ResolveOperatorSettingsInput(),
+                    result_type=OperatorSettings,
+                    start_to_close_timeout=QUICK_ACTIVITY,
+                )
             if guard_mode is None:
                 guard_mode = settings.guard_mode
             if loop_settings is None:
                 loop_settings = settings.loop_settings or LoopSettings()
-        return guard_mode, loop_settings
+            if budget is None:
+                budget = settings.context_budget_chars or DEFAULT_CONTEXT_BUDGET_CHARS
+        return guard_mode, loop_settings, budget
 
     async def _loop(self) -> tuple[StopReason, LoopType | None, str | None]:
         prompt = self._input
-        self._context_policy = workflow.patched(CONTEXT_POLICY_PATCH)
+        self._context_policy = self._patched(CONTEXT_POLICY_PATCH)
         while True:
             if self._model_requests >= prompt.max_model_requests:
                 return StopReason.MAX_TURN_REQUESTS, None, None
@@ -421,7 +465,7 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
         its view within the prompt's context budget. The durable conversation stays whole."""
         if not self._context_policy:
             return self._messages
-        view = fit_context(self._messages, self._input.context_budget_chars)
+        view = fit_context(self._messages, self._context_budget)
         if view is not self._messages:
             telemetry.context_fitted(
                 request=self._model_requests + 1,
@@ -502,7 +546,7 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
         outcomes = self._protections.settle(
             admission,
             ran,
-            may_forget=lambda: workflow.patched(REFUSAL_FORGETS_AFTER_CHANGE_PATCH),
+            may_forget=lambda: self._patched(REFUSAL_FORGETS_AFTER_CHANGE_PATCH),
         )
         for index, result in ran.items():
             if result is None:
@@ -637,7 +681,18 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
             )
 
     def _upsert_search_attributes(self, *updates: SearchAttributeUpdate[str]) -> None:
-        if updates and workflow.patched(SEARCH_ATTRIBUTES_PATCH):
+        """Upsert ``updates``; since DURABLE_STEPS_PATCH only those whose value changed
+        (each upsert is a history event and a visibility write)."""
+        if self._durable_steps:
+            updates = tuple(
+                update
+                for update in updates
+                if self._search_attribute_values.get(update.key.name) != update.value
+            )
+            self._search_attribute_values.update({u.key.name: u.value for u in updates})
+            if updates:
+                workflow.upsert_search_attributes(list(updates))
+        elif updates and workflow.patched(SEARCH_ATTRIBUTES_PATCH):
             workflow.upsert_search_attributes(list(updates))
 
     def _details(self) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from workflows.conversation import DEFAULT_CONTEXT_BUDGET_CHARS, MIN_CONTEXT_BUDGET_CHARS
+from workflows.conversation import MIN_CONTEXT_BUDGET_CHARS
 from workflows.repeats import MAX_REPEATS, REMEMBERED_FAILURES, RefusalMode
 
 DEFAULT_MAX_TOOL_CALLS_PER_TURN = 100
@@ -61,10 +61,10 @@ class PromptOptions(BaseModel):
     tool_timeout_seconds: float = Field(default=DEFAULT_TOOL_TIMEOUT_SECONDS, gt=0)
     max_output_chars: int = Field(default=DEFAULT_MAX_OUTPUT_CHARS, ge=100)
     # What one model request may carry of the conversation (docs/architecture.md, "The
-    # context policy"); the durable conversation is never cut.
-    context_budget_chars: int = Field(
-        default=DEFAULT_CONTEXT_BUDGET_CHARS, ge=MIN_CONTEXT_BUDGET_CHARS
-    )
+    # context policy"); the durable conversation is never cut. Unset: the operator's
+    # ``context_budget_chars`` setting (DEFAULT_CONTEXT_BUDGET_CHARS unless set), resolved
+    # with the guard mode. Inputs recorded before it could be unset carry 400,000.
+    context_budget_chars: int | None = Field(default=None, ge=MIN_CONTEXT_BUDGET_CHARS)
 
     def prompt_options(self) -> dict[str, Any]:
         """Just the options, as keyword arguments for another model that has them."""

@@ -1,7 +1,9 @@
 """``SessionWorkflow``: a durable conversation that runs its prompts one at a time.
 
 docs/architecture.md, "Sessions and the gateway". A session resolves the operator's guard mode
-(and loop profile, and its owner's rollout cohort: "Rollout cohorts") once, keeps the conversation
+(and loop profile, context budget, and its owner's rollout cohort: "Rollout cohorts") once and
+hands them to each prompt, so that a prompt resolves nothing itself ("Durable steps per
+prompt"), keeps the conversation
 across prompts, and runs each submitted prompt, strictly FIFO, as a child
 ``PromptWorkflow`` whose id the gateway reports. While a prompt runs, a newly submitted
 prompt waits and the running one is told ``set_queued_prompt`` (which resets its guard
@@ -31,6 +33,7 @@ with workflow.unsafe.imports_passed_through():
         ResolveOperatorSettingsInput,
     )
     from workflows.conversation import (
+        DEFAULT_CONTEXT_BUDGET_CHARS,
         MAX_CONVERSATION_CHARS,
         Message,
         Role,
@@ -196,6 +199,7 @@ class SessionWorkflow:
 
     @workflow.run
     async def run(self, session: SessionInput) -> SessionStatus:
+        operator_budget: int | None = None
         if self._guard_mode is None:
             settings: OperatorSettings = await workflow.execute_activity(
                 RESOLVE_OPERATOR_SETTINGS,
@@ -208,6 +212,8 @@ class SessionWorkflow:
             self._rollout = settings.rollout
             # None when resolved by a worker before loop profiles: prompts resolve their own.
             self._loop_settings = self._loop_settings or settings.loop_settings
+            operator_budget = settings.context_budget_chars
+        self._use_context_budget(operator_budget)
         while True:
             await workflow.wait_condition(lambda: bool(self._queue) or self._closing)
             if not self._queue:
@@ -218,6 +224,16 @@ class SessionWorkflow:
                 workflow.continue_as_new(self._carry())
         await workflow.wait_condition(workflow.all_handlers_finished)
         return self.status()
+
+    def _use_context_budget(self, operator_budget: int | None) -> None:
+        """Unless the session's settings set a budget, the operator's (the default when the
+        starter gave the session its guard mode, or a worker from before the setting resolved
+        it), kept in the settings every prompt inherits and continue-as-new carries."""
+        if self._input.settings.context_budget_chars is not None:
+            return
+        budget = operator_budget or DEFAULT_CONTEXT_BUDGET_CHARS
+        settings = self._input.settings.model_copy(update={"context_budget_chars": budget})
+        self._input = self._input.model_copy(update={"settings": settings})
 
     async def _run_prompt(self, item: QueuedSessionPrompt) -> None:
         self._starting = item.prompt_id
@@ -311,7 +327,8 @@ class SessionWorkflow:
         elided first, then the oldest prompts); for sessions started before it, the newest
         whole prompts within half the old size bound."""
         if workflow.patched(CONTEXT_POLICY_PATCH):
-            return fit_context(self._conversation, self._input.settings.context_budget_chars)
+            budget = self._input.settings.context_budget_chars or DEFAULT_CONTEXT_BUDGET_CHARS
+            return fit_context(self._conversation, budget)
         return recent_history(self._conversation, MAX_CONVERSATION_CHARS // 2)
 
     def _carry(self) -> SessionInput:

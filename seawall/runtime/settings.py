@@ -55,6 +55,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from seawall.runtime.storage import DEFAULT_THRESHOLD_BYTES, PayloadStorageKind, storage_dir
 from workflows.activity_io import SettingSource
+from workflows.conversation import DEFAULT_CONTEXT_BUDGET_CHARS, MIN_CONTEXT_BUDGET_CHARS
 from workflows.guard import GuardMode, parse_guard_mode
 from workflows.loop_profile import (
     DEFAULT_LOOP_PROFILE,
@@ -447,6 +448,54 @@ def resolve_loop_settings(
     return _resolve_loop_settings(env, UserConfig.read(path))
 
 
+# --- the context budget: resolved with the guard mode, never an error ---------------------
+
+
+@dataclass(frozen=True)
+class ContextBudgetResolution:
+    chars: int
+    diagnostic: Diagnostic | None = None
+
+
+def resolve_context_budget(
+    environ: Mapping[str, str] | None = None, config_path: Path | None = None
+) -> ContextBudgetResolution:
+    """The operator's context budget (docs/architecture.md, "The context policy") from
+    ``SEAWALL_CONTEXT_BUDGET_CHARS``, else the user config key ``context_budget_chars``, else
+    the default. Read with the guard mode, once per session; like it, nothing here raises: a
+    value that stopped validating since the worker started means the default plus one
+    diagnostic (a bad value at startup is the settings model's error)."""
+    env = os.environ if environ is None else environ
+    path = user_config_path(env) if config_path is None else config_path
+    config = UserConfig.read(path)
+    setting = SETTINGS_BY_NAME["context_budget_chars"]
+    found = _from_environment(setting, env)
+    if found is not None:
+        value, where = found[1], f"environment {found[0]}"
+    else:
+        configured = config.get(setting.name) if config.problem is None else None
+        if configured is None:
+            return ContextBudgetResolution(DEFAULT_CONTEXT_BUDGET_CHARS)
+        value, where = str(configured), f"user config {config.where(setting.name)}"
+    try:
+        chars = int(value.strip())
+    except ValueError:
+        chars = 0
+    if chars < MIN_CONTEXT_BUDGET_CHARS:
+        return ContextBudgetResolution(
+            DEFAULT_CONTEXT_BUDGET_CHARS,
+            Diagnostic(
+                event="invalid_context_budget",
+                source=where,
+                value=value,
+                message=f"{where}: invalid context budget {value[:100]!r} (expected a whole "
+                f"number of characters, at least {MIN_CONTEXT_BUDGET_CHARS}); using "
+                f"{DEFAULT_CONTEXT_BUDGET_CHARS}",
+            ),
+        )
+    return ContextBudgetResolution(chars)
+
+
 # --- owners and the rollout policy (docs/architecture.md, "Rollout cohorts") ----------------
 
 # The dev server's UI as a browser opens it (seawall up's default ui_port).
@@ -767,6 +816,14 @@ class SeawallSettings(BaseSettings):
         "(unset: the guard's mode)",
         env=RULE_MODE_SETTINGS["denied_call_guard"][0],
         read_by=(WORKER,),
+    )
+    context_budget_chars: int = setting(
+        DEFAULT_CONTEXT_BUDGET_CHARS,
+        "characters of the conversation one model request may carry, for prompts that set "
+        "no budget of their own (read once per session)",
+        env="SEAWALL_CONTEXT_BUDGET_CHARS",
+        read_by=(WORKER,),
+        ge=MIN_CONTEXT_BUDGET_CHARS,
     )
     max_cached_workflows: int = setting(
         1000,

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from structlog.testing import capture_logs
@@ -146,3 +147,43 @@ async def test_the_owners_cohort_is_assigned_and_only_the_cohort_returned(
     assert fallback.rollout is not None and fallback.rollout.cohort == "unassigned"
     assert [line["event"] for line in logs] == ["invalid_guard_rollout"]
     assert all("alice" not in json.dumps(line) for line in logs)
+
+
+async def test_the_context_budget_comes_from_the_operator_and_a_broken_one_means_the_default(
+    tmp_path: Path,
+) -> None:
+    """docs/settings.md, ``context_budget_chars``: resolved with the guard mode for prompts
+    that set no budget; a value that stopped validating since startup never fails a session."""
+    from functools import partial
+
+    from seawall.runtime.settings import resolve_context_budget
+    from workflows.conversation import DEFAULT_CONTEXT_BUDGET_CHARS
+
+    def activity(environ: dict[str, str]) -> Any:
+        return OperatorSettingsActivities(
+            read_context_budget=partial(resolve_context_budget, environ)
+        ).resolve_operator_settings
+
+    home = {"HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+    env = ActivityEnvironment()
+    unset = await env.run(activity(home), ResolveOperatorSettingsInput())
+    assert unset.context_budget_chars == DEFAULT_CONTEXT_BUDGET_CHARS
+
+    write_config(tmp_path / "xdg" / "seawall" / "config.yaml", "context_budget_chars: 60000\n")
+    configured = await env.run(activity(home), ResolveOperatorSettingsInput())
+    assert configured.context_budget_chars == 60_000
+
+    environ = {**home, "SEAWALL_CONTEXT_BUDGET_CHARS": "25000"}
+    assert (
+        await env.run(activity(environ), ResolveOperatorSettingsInput())
+    ).context_budget_chars == 25_000
+
+    with capture_logs() as logs:
+        broken = await env.run(
+            activity({**home, "SEAWALL_CONTEXT_BUDGET_CHARS": "lots"}),
+            ResolveOperatorSettingsInput(),
+        )
+    assert broken.context_budget_chars == DEFAULT_CONTEXT_BUDGET_CHARS
+    [entry] = logs
+    assert entry["event"] == "invalid_context_budget"
+    assert "SEAWALL_CONTEXT_BUDGET_CHARS" in entry["source"]

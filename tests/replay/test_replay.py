@@ -65,6 +65,12 @@ def test_the_representative_scenarios_are_all_recorded() -> None:
         "session-context-policy",
         # The per-owner prompt limit's admission workflow, through continue-as-new.
         "owner-admission",
+        # Recorded after DURABLE_STEPS_PATCH: one patch marker, settings from a local
+        # activity or the session, search attributes upserted on change only.
+        "durable-steps-warn-then-stop",
+        "durable-steps-denied-call",
+        "durable-steps-session",
+        "durable-steps-session-prompt",
     } <= names
 
 

@@ -141,14 +141,21 @@ async def test_the_profile_and_rule_modes_come_from_the_operator_settings(
     assert {r for _, r, _ in rule_decisions(overridden)} == {"repeated_identical_result"}
     assert overridden.stop_reason is StopReason.END_TURN
 
+    # Resolved once, by a local activity (docs/architecture.md, "Durable steps per prompt").
     history = await client.get_workflow_handle(overridden.workflow_id).fetch_history()
     scheduled = [
         e.activity_task_scheduled_event_attributes.activity_type.name
         for e in history.events
         if e.HasField("activity_task_scheduled_event_attributes")
     ]
-    assert scheduled[0] == "seawall.resolve_operator_settings"
-    assert scheduled.count("seawall.resolve_operator_settings") == 1
+    local = [
+        e
+        for e in history.events
+        if e.HasField("marker_recorded_event_attributes")
+        and e.marker_recorded_event_attributes.marker_name == "core_local_activity"
+    ]
+    assert "seawall.resolve_operator_settings" not in scheduled
+    assert len(local) == 1
 
 
 async def test_an_invalid_profile_means_the_default_and_one_diagnostic(

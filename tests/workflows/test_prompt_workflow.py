@@ -403,7 +403,7 @@ async def test_a_batch_of_eight_runs_concurrently_and_is_reduced_once_settled(
 # --- the operator mode ------------------------------------------------------------------
 
 
-async def test_operator_mode_is_resolved_through_an_activity_from_the_worker_environment(
+async def test_operator_mode_is_resolved_in_a_local_activity_from_the_worker_environment(
     client: Client, task_queue: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv("SEAWALL_REPEATED_TOOL_FAILURE_GUARD", " WARN ")
@@ -420,7 +420,19 @@ async def test_operator_mode_is_resolved_through_an_activity_from_the_worker_env
         for e in history.events
         if e.HasField("activity_task_scheduled_event_attributes")
     ]
-    assert activity_types[0] == "seawall.resolve_operator_settings"
+    # docs/architecture.md, "Durable steps per prompt": recorded as a local activity's
+    # marker before the first activity, not as an activity hop.
+    assert "seawall.resolve_operator_settings" not in activity_types
+    first_command = next(
+        e
+        for e in history.events
+        if e.HasField("activity_task_scheduled_event_attributes")
+        or (
+            e.HasField("marker_recorded_event_attributes")
+            and e.marker_recorded_event_attributes.marker_name == "core_local_activity"
+        )
+    )
+    assert first_command.HasField("marker_recorded_event_attributes")
 
 
 async def test_invalid_operator_mode_falls_back_to_shadow_and_a_project_env_is_ignored(

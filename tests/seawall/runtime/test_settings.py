@@ -196,6 +196,8 @@ def test_an_invalid_value_is_one_error_naming_the_setting_its_value_and_source(
     ("variable", "value", "message"),
     [
         ("SEAWALL_MAX_CACHED_WORKFLOWS", "-1", "must be greater than or equal to 0"),
+        ("SEAWALL_CONTEXT_BUDGET_CHARS", "0", "must be greater than or equal to 10000"),
+        ("SEAWALL_CONTEXT_BUDGET_CHARS", "lots", "not an integer"),
         ("SEAWALL_MODEL_MAX_TOKENS", "0", "must be greater than 0"),
         ("SEAWALL_MCP_TOOL_TIMEOUT_SECONDS", "inf", "not a finite number"),
         ("SEAWALL_MCP_STDERR", "tty", "must be 'discard' or 'inherit'"),
