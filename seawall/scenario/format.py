@@ -13,7 +13,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from workflows.conversation import DEFAULT_CONTEXT_BUDGET_CHARS, MIN_CONTEXT_BUDGET_CHARS
+from workflows.conversation import MIN_CONTEXT_BUDGET_CHARS
 from workflows.guard import GuardMode
 from workflows.loop_profile import LoopProfile, LoopSettings
 from workflows.prompt_io import Route
@@ -83,11 +83,10 @@ class Scenario(_Strict):
     approval_mode: ApprovalMode = ApprovalMode.DEFAULT
     permission_timeout_seconds: float = Field(default=SCENARIO_PERMISSION_TIMEOUT_SECONDS, gt=0)
     # Tool output a model request may see whole, and the context budget (docs/architecture.md,
-    # "The context policy"): long-prompt scenarios raise or lower them.
+    # "The context policy"): long-prompt scenarios raise or lower them. An unset budget is
+    # the operator's (the ``context_budget_chars`` setting), as for any other prompt.
     max_output_chars: int = Field(default=DEFAULT_MAX_OUTPUT_CHARS, ge=100)
-    context_budget_chars: int = Field(
-        default=DEFAULT_CONTEXT_BUDGET_CHARS, ge=MIN_CONTEXT_BUDGET_CHARS
-    )
+    context_budget_chars: int | None = Field(default=None, ge=MIN_CONTEXT_BUDGET_CHARS)
     workspace: WorkspaceSpec = Field(default_factory=WorkspaceSpec)
     tools: dict[str, FixtureTool] = Field(default_factory=dict)
     model: ModelScript = Field(default_factory=ModelScript)
