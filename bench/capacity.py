@@ -36,7 +36,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 VARIANT = "b"  # Seawall with the guard enforce: what ships
-LEVEL = 100  # the concurrency whose per-prompt figures are used (closest to production)
+# The concurrency whose per-prompt figures are used: many prompts in flight, as in
+# production, without the 100-prompt level's overload of a 2-core machine (timeouts and
+# retries there add writes no sized cluster would make). ``--level`` changes it.
+LEVEL = 10
 
 
 @dataclass(frozen=True)
@@ -140,14 +143,15 @@ def load(name: str, results: Path) -> dict[str, Any]:
     return data
 
 
-def measured_costs(results: Path) -> Costs:
+def measured_costs(results: Path, level_wanted: int = LEVEL) -> Costs:
     overhead = load("overhead.json", results)
     scaling = load("scaling.json", results)
     long_prompts = load("long_prompts.json", results)
     if not overhead.get("levels"):
         raise SystemExit(f"{results / 'overhead.json'} has no levels: run bench/overhead.py")
     level = next(
-        (lv for lv in overhead["levels"] if lv["concurrency"] == LEVEL), overhead["levels"][-1]
+        (lv for lv in overhead["levels"] if lv["concurrency"] == level_wanted),
+        overhead["levels"][-1],
     )
     row = next(v for v in level["variants"] if v["variant"] == VARIANT)
     replay = overhead.get("replay", {}).get(VARIANT, {})
@@ -187,6 +191,105 @@ def measured_costs(results: Path) -> Costs:
             "long": f"{longest.get('pages', 0)}-page gateway prompt" if longest else "not run",
         },
     )
+
+
+def figures_from(results: Path) -> str:
+    """Which commit, machine and load the figures came from."""
+    overhead = load("overhead.json", results)
+    scaling = load("scaling.json", results)
+    m = overhead.get("machine", {})
+    parts = [
+        f"bench/results/overhead.json: commit {overhead.get('commit', 'unknown')}, "
+        f"{m.get('cpus')} vCPUs ({m.get('cpu_model')}), Python {m.get('python')}, temporalio "
+        f"{m.get('temporalio')}, load average {overhead.get('load_average_before')} before, "
+        f"{overhead.get('load_average_after')} after, {overhead.get('seconds')} s"
+    ]
+    if scaling:
+        parts.append(
+            f"bench/results/scaling.json: commit {scaling.get('commit', 'unknown')}, load "
+            f"average {scaling.get('load_average_before')} before, "
+            f"{scaling.get('load_average_after')} after"
+        )
+    return "; ".join(parts)
+
+
+def cost_rows(results: Path, level_wanted: int = LEVEL) -> list[tuple[str, str, str, str]]:
+    """Per-prompt costs, Seawall (guard enforce) beside the bare workflow, and the ratio."""
+    overhead = load("overhead.json", results)
+    rows: list[tuple[str, str, str, str]] = []
+
+    def add(what: str, seawall: float | None, bare: float | None, fmt: str = "{:,.1f}") -> None:
+        if seawall is None or bare is None:
+            return
+        ratio = f"{seawall / bare:.2f}" if bare else "-"
+        rows.append((what, fmt.format(seawall), fmt.format(bare), ratio))
+
+    for level in overhead.get("levels", []):
+        by = {v["variant"]: v for v in level["variants"]}
+        c = level["concurrency"]
+        add(
+            f"per-batch latency, median ms (concurrency {c})",
+            by["b"]["batch_latency_ms_median"],
+            by["d"]["batch_latency_ms_median"],
+        )
+    level = next(
+        (lv for lv in overhead.get("levels", []) if lv["concurrency"] == level_wanted), None
+    )
+    if level:
+        by = {v["variant"]: v for v in level["variants"]}
+        for key, what in (
+            ("cpu_ms_per_prompt_server", "server CPU ms"),
+            ("cpu_ms_per_prompt_worker", "worker + driver CPU ms"),
+            ("workflow_writes_per_prompt", "workflow writes"),
+            ("persistence_requests_per_prompt", "persistence requests"),
+        ):
+            add(f"{what} (concurrency {level_wanted})", by["b"].get(key), by["d"].get(key))
+    replay = overhead.get("replay", {})
+    if "b" in replay and "d" in replay:
+        for key, what, fmt in (
+            ("state_transitions_per_prompt", "state transitions", "{:,.1f}"),
+            ("events_per_history", "history events", "{:,.1f}"),
+            ("history_bytes_per_history", "history bytes", "{:,.0f}"),
+            ("ms_per_1000_events", "replay ms per 1,000 events", "{:,.0f}"),
+        ):
+            add(what, replay["b"].get(key), replay["d"].get(key), fmt)
+    memory = overhead.get("memory", {})
+    if memory:
+        add(
+            "worker memory per cached prompt, KiB",
+            memory.get("seawall", {}).get("kib_per_prompt"),
+            memory.get("bare", {}).get("kib_per_prompt"),
+            "{:,.0f}",
+        )
+    long = overhead.get("long")
+    if long:
+        batches = long["workload"]["batches_per_prompt"]
+        by = {v["variant"]: v for v in long["variants"]}
+        add(
+            f"{batches}-batch prompt: per-batch latency, median ms",
+            by["b"]["batch_latency_ms_median"],
+            by["d"]["batch_latency_ms_median"],
+        )
+        h = long["history"]
+        for key, what, fmt in (
+            ("events_per_prompt", "history events", "{:,.0f}"),
+            ("state_transitions_per_prompt", "state transitions", "{:,.0f}"),
+            ("history_bytes_per_prompt", "history bytes", "{:,.0f}"),
+            ("stored_bytes_per_prompt", "stored bytes", "{:,.0f}"),
+        ):
+            add(f"{batches}-batch prompt: {what}", h["b"].get(key), h["d"].get(key), fmt)
+    replay_long = overhead.get("long_replay", {}).get("variants", {})
+    if "b" in replay_long and "d" in replay_long:
+        b, d = replay_long["b"], replay_long["d"]
+        rows.append(
+            (
+                "replay of one long history, s (target < 2 s at 10,000 events)",
+                f"{b['replay_seconds_median']:.2f} ({b['events']:,} events)",
+                f"{d['replay_seconds_median']:.2f} ({d['events']:,} events)",
+                f"{b['replay_seconds_median'] / d['replay_seconds_median']:.2f}",
+            )
+        )
+    return rows
 
 
 def power_of_two(n: float) -> int:
@@ -355,12 +458,35 @@ def size(concurrent: int, c: Costs, a: dict[str, float]) -> tuple[list[Line], st
     return lines, verdict
 
 
-def render(concurrencies: list[int], c: Costs, a: dict[str, float], markdown: bool) -> str:
+def render(
+    concurrencies: list[int],
+    c: Costs,
+    a: dict[str, float],
+    markdown: bool,
+    rows: list[tuple[str, str, str, str]] | None = None,
+    source: str = "",
+    level: int = LEVEL,
+) -> str:
     out: list[str] = []
     put = out.append
+    if source:
+        put(f"Figures from {source}.")
+        put("")
+    if rows:
+        if markdown:
+            put("| per prompt | Seawall (guard enforce) | bare workflow | ratio |")
+            put("|---|---|---|---|")
+            for row in rows:
+                put("| " + " | ".join(row) + " |")
+        else:
+            width = max(len(r[0]) for r in rows)
+            put(f"  {'per prompt':<{width}}  {'Seawall (enforce)':>22} {'bare workflow':>22} ratio")
+            for what, seawall, bare, ratio in rows:
+                put(f"  {what:<{width}}  {seawall:>22} {bare:>22} {ratio:>5}")
+        put("")
     put(
         "Measured per prompt (guard enforce, concurrency "
-        f"{LEVEL}; {c.batches} batches): server CPU {c.server_cpu_ms:g} ms, worker CPU "
+        f"{level}; {c.batches} batches): server CPU {c.server_cpu_ms:g} ms, worker CPU "
         f"{c.worker_cpu_ms:g} ms, {c.state_transitions:g} state transitions, "
         f"{c.workflow_writes:g} workflow writes, {c.history_events:g} history events "
         f"({c.history_bytes / 1e3:,.1f} kB), {c.kib_per_cached_prompt:g} KiB per cached "
@@ -409,6 +535,9 @@ def main(argv: list[str] | None = None) -> int:
         help="concurrent prompts to size for, comma-separated",
     )
     parser.add_argument("--results", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--level", type=int, default=LEVEL, help="the concurrency whose per-prompt costs to use"
+    )
     parser.add_argument("--markdown", action="store_true", help="tables for docs/capacity.md")
     for name, assumption in ASSUMPTIONS.items():
         parser.add_argument(
@@ -419,7 +548,17 @@ def main(argv: list[str] | None = None) -> int:
         )
     args = parser.parse_args(argv)
     assumed = {name: getattr(args, name) for name in ASSUMPTIONS}
-    print(render(args.prompts, measured_costs(args.results), assumed, args.markdown))
+    print(
+        render(
+            args.prompts,
+            measured_costs(args.results, args.level),
+            assumed,
+            args.markdown,
+            cost_rows(args.results, args.level),
+            figures_from(args.results),
+            args.level,
+        )
+    )
     return 0
 
 
