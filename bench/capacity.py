@@ -204,6 +204,12 @@ def figures_from(results: Path) -> str:
         f"{m.get('temporalio')}, load average {overhead.get('load_average_before')} before, "
         f"{overhead.get('load_average_after')} after, {overhead.get('seconds')} s"
     ]
+    for run in overhead.get("runs", []):  # figures merged from several partial runs
+        parts.append(
+            f"`{run['command']}` (commit {run['commit']}, load average "
+            f"{run['load_average_before']} before, {run['load_average_after']} after, "
+            f"{run['seconds']} s)"
+        )
     if scaling:
         parts.append(
             f"bench/results/scaling.json: commit {scaling.get('commit', 'unknown')}, load "

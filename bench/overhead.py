@@ -1072,7 +1072,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 
     log = print
     parts = set(args.parts)
-    levels = {c: max(c, round(PROMPTS_PER_LEVEL[c] * args.scale)) for c in LEVELS}
+    levels = {c: max(c, round(PROMPTS_PER_LEVEL.get(c, c) * args.scale)) for c in args.levels}
     workload = Workload(batches=args.batches, calls=args.calls)
     report: dict[str, Any] = {
         "machine": machine(),
@@ -1101,9 +1101,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     )
     log(
         f"Workload: {workload.batches} batches x {workload.calls} calls per prompt; prompts per "
-        f"variant at concurrency 1/10/100: {levels[1]}/{levels[10]}/{levels[100]} in "
-        f"{ROUNDS[1]}/{ROUNDS[10]}/{ROUNDS[100]} interleaved rounds, after {WARMUP_PROMPTS} "
-        "warm-up prompts each"
+        "variant at each concurrency: "
+        + ", ".join(f"{c}: {n} in {ROUNDS.get(c, 2)} rounds" for c, n in levels.items())
+        + f", interleaved, after {WARMUP_PROMPTS} warm-up prompts each"
     )
     started = time.perf_counter()
     # The embedded default: payloads past 64 KiB in the filesystem store (a long prompt's
@@ -1140,7 +1140,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 ]
                 log("Replay:")
                 report["replay"] = await measure_replay(
-                    bench, {v: results[10][v].ids for v in ("a", "b", "d")}, storage
+                    bench,
+                    {v: results[10 if 10 in results else max(results)][v].ids for v in "abd"},
+                    storage,
                 )
                 worst = max(
                     max(level["ratios"]["b/a"]["latency"], level["ratios"]["a/d"]["latency"])
@@ -1226,6 +1228,12 @@ def main(argv: list[str] | None = None) -> int:
             "(the 100-batch prompt), replay (a 10,000-event history), memory (per cached "
             "prompt)"
         ),
+    )
+    parser.add_argument(
+        "--levels",
+        type=lambda text: [int(x) for x in text.split(",")],
+        default=list(LEVELS),
+        help="concurrency levels of the levels part, comma-separated",
     )
     parser.add_argument("--scale", type=float, default=1.0, help="multiply the prompt counts")
     parser.add_argument("--batches", type=int, default=5)
