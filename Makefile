@@ -35,13 +35,16 @@ clean:
 
 # Benchmarks: loop-stopping quality of both loop profiles against peer rules (with the
 # thresholds' sensitivity), the cost of durability, and live streaming (delta latency,
-# events per second, history per prompt, against polling and workflow_streams).
-# Prints the tables and writes bench/results/{loops,overhead,streaming}.json.
+# events per second, history per prompt, against polling and workflow_streams), throughput
+# against worker count, and the capacity plan computed from those figures (docs/capacity.md).
+# Prints the tables and writes bench/results/{loops,overhead,streaming,scaling}.json.
 .PHONY: bench
 bench: $(STAMP)
 	$(BIN)/python bench/loops.py --sensitivity
 	$(BIN)/python bench/overhead.py
 	$(BIN)/python bench/streaming.py
+	$(BIN)/python bench/scaling.py
+	$(BIN)/python bench/capacity.py
 
 # Prompts through the gateway while workers are SIGKILLed, the server restarts, MCP servers
 # are SIGKILLed mid-call and the model endpoint fails (429, 500, hangs, malformed chunks,

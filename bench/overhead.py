@@ -1,27 +1,42 @@
 """The cost of durability: Seawall against a bare workflow and a plain asyncio loop.
 
-    python bench/overhead.py [--scale S] [--no-profile] [--no-memory] [--json PATH]
+    python bench/overhead.py [--parts levels,long,replay,memory] [--scale S]
+                             [--long-batches N] [--replay-batches N --replay-calls N]
+                             [--profile auto|always|never] [--memory-prompts N] [--json PATH]
 
 One scripted workload (``--batches`` batches of ``--calls`` fixture calls each, one of them
 failing with varied arguments so the guard tracks a streak that never reaches the
-reminder, then the model's answer) runs four ways on one embedded Temporal dev server:
+reminder, then the model's answer) runs four ways on one embedded Temporal dev server
+(payloads past 64 KiB in the filesystem store, the embedded default):
 
   (a) Seawall's ``PromptWorkflow`` with the guard ``off``,
   (b) the same with the guard ``enforce``,
   (c) a plain in-process asyncio loop of the same shape, no Temporal (``bench/bare.py``),
-  (d) a bare Temporal workflow of the same shape with no Seawall logic (``bench/bare.py``),
+  (d) a bare Temporal workflow of the same shape with no Seawall logic (``bench/bare.py``).
 
-at concurrency 1, 10 and 100 prompts in flight. The variants of a level run in interleaved
-rounds so a change in the machine's load hits them alike. Reported: median (and p90)
-per-batch latency — the time from one model step starting to the next, i.e. model step,
-the batch's tool steps, and all the orchestration in between — and prompts per second;
-the ratios b/a, a/d and a/c; replay time per 1,000 history events (``Replayer`` over
-histories of the concurrency-10 runs); and worker memory per cached prompt (the RSS growth
-of a worker subprocess holding N prompts paused mid-prompt, divided by N).
+Parts (``--parts``, all by default; each prints its figures beside its baseline):
 
-When b/a or a/d is worse than 1.10, a profiling pass (cProfile on the worker's event-loop
-thread and its workflow-task thread) says where the time goes. Every count the script
-uses is printed; results go to ``bench/results/overhead.json``.
+- ``levels``: at concurrency 1, 10 and 100 prompts in flight, the variants of a level in
+  interleaved rounds so a change in the machine's load hits them alike: median (and p90)
+  per-batch latency — the time from one model step starting to the next, i.e. model step,
+  the batch's tool steps, and all the orchestration in between — prompts per second, CPU
+  per prompt of the worker (with the driver) and of the dev server, and the server's state
+  transitions and workflow writes per prompt (``bench/server_metrics.py``); the ratios
+  b/a, a/d and a/c, and the concurrency-1 latency against the bare workflow's floor
+  (target ≤ 1.5×); replay time per 1,000 history events (``Replayer`` over histories of
+  the concurrency-10 runs) and history bytes per prompt. When b/a or a/d is worse than
+  1.10, a profiling pass (cProfile on the worker's event-loop thread and its
+  workflow-task thread) says where the time goes.
+- ``long``: a 100-batch prompt (``--long-batches``) through the same harness at
+  concurrency 1, beside the bare workflow's 100-batch shape, with its history and stored
+  bytes per prompt.
+- ``replay``: the replay of one ≥10,000-event prompt history (``bench/replay_long.py``),
+  against the 2 s target, beside the bare workflow's.
+- ``memory``: worker memory per cached prompt (the RSS growth of a worker subprocess
+  holding N prompts paused mid-prompt, divided by N), beside the bare workflow's.
+
+Every count the script uses is printed; results go to ``bench/results/overhead.json``
+(with the commit they came from), which ``bench/capacity.py`` sizes a deployment from.
 """
 
 from __future__ import annotations
@@ -38,6 +53,7 @@ import platform
 import pstats
 import signal
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -57,6 +73,9 @@ from temporalio import activity  # noqa: E402
 from temporalio.api.enums.v1 import EventType  # noqa: E402
 from temporalio.client import Client, WorkflowHistory  # noqa: E402
 from temporalio.client import Interceptor as ClientInterceptor  # noqa: E402
+from temporalio.converter import ExternalStorage  # noqa: E402
+from temporalio.service import RPCError, RPCStatusCode  # noqa: E402
+from temporalio.testing import WorkflowEnvironment  # noqa: E402
 from temporalio.worker import (  # noqa: E402
     ActivityInboundInterceptor,
     ExecuteActivityInput,
@@ -72,6 +91,7 @@ from temporalio.worker.workflow_sandbox import (  # noqa: E402
 from activities.fixtures import fixture_tool_spec  # noqa: E402
 from activities.tool_runner import builtin_tool_specs  # noqa: E402
 from activities.tools import BUILTIN_TOOLS  # noqa: E402
+from bench import replay_long  # noqa: E402
 from bench.bare import (  # noqa: E402
     BARE_ACTIVITIES,
     BARE_MODEL,
@@ -80,11 +100,24 @@ from bench.bare import (  # noqa: E402
     BareResult,
     run_inprocess,
 )
+from bench.replay_long import measure_long_replay  # noqa: E402
+from bench.server_metrics import (  # noqa: E402
+    ServerCounters,
+    free_port,
+    read_counters,
+    server_cpu_seconds,
+    state_transitions,
+)
 from seawall.runtime.plugin import SeawallPlugin, client_with_plugin, connect  # noqa: E402
+from seawall.runtime.storage import DEFAULT_THRESHOLD_BYTES, FilesystemStorageDriver  # noqa: E402
 from workflows.activity_io import CALL_MODEL, ToolSpec  # noqa: E402
 from workflows.guard import GuardMode  # noqa: E402
 from workflows.prompt import PromptWorkflow  # noqa: E402
 from workflows.prompt_io import PromptInput, PromptResult, StopReason  # noqa: E402
+from workflows.prompt_options import (  # noqa: E402
+    DEFAULT_MAX_MODEL_REQUESTS,
+    DEFAULT_MAX_TOOL_CALLS_PER_TURN,
+)
 from workflows.scenario_io import FixtureTool, ModelScript, ScenarioHooks  # noqa: E402
 
 DEFAULT_JSON = ROOT / "bench" / "results" / "overhead.json"
@@ -99,6 +132,10 @@ REPLAY_REPEATS = 3
 MEMORY_PROMPTS = 100  # per step; two steps
 PROFILE_PROMPTS = 40
 RATIO_LIMIT = 1.10
+FAILING_BATCHES = 5  # batches whose flaky_api call fails
+LONG_BATCHES = 100
+FLOOR_RATIO_TARGET = 1.5  # per-batch latency at concurrency 1 vs the bare workflow's
+LONG_PROMPTS = 3  # per variant, one per interleaved round
 
 VARIANTS = {
     "a": "(a) Seawall, guard off",
@@ -140,8 +177,22 @@ class Workload:
             "message": "HTTP 500 Internal Server Error",
         }
         tools = {f"fetch_{k}": {"outcomes": [ok]} for k in range(self.calls - 1)}
-        tools["flaky_api"] = {"outcomes": [fail]}
+        # Past the default's five batches the endpoint recovers: a tool failing in every
+        # one of 100 batches is a loop, which the guard rightly stops.
+        flaky = [fail] if self.batches <= FAILING_BATCHES else [fail] * FAILING_BATCHES + [ok]
+        tools["flaky_api"] = {"outcomes": flaky}
         return {name: FixtureTool.model_validate(spec) for name, spec in tools.items()}
+
+    def limits(self) -> dict[str, int]:
+        """A long workload runs to its answer: room for every model step, and the tool-call
+        cap (100 per prompt by default) off, as an operator running such prompts would set
+        it. The default workload stays under both and keeps the defaults."""
+        options: dict[str, int] = {}
+        if self.batches + 1 > DEFAULT_MAX_MODEL_REQUESTS:
+            options["max_model_requests"] = self.batches + 1
+        if self.batches * self.calls > DEFAULT_MAX_TOOL_CALLS_PER_TURN:
+            options["max_tool_calls_per_turn"] = 0
+        return options
 
     def tool_specs(self) -> list[ToolSpec]:
         """What the model is offered: Seawall lists the built-ins plus the fixtures."""
@@ -157,6 +208,7 @@ class Workload:
             prompt="Fetch the data files.",
             workspace_root=workspace,
             guard_mode=mode,
+            **self.limits(),
             scenario=ScenarioHooks(
                 model_script=self.script(),
                 fixture_tools=self.fixtures(),
@@ -249,6 +301,8 @@ class Bench:
     workload: Workload
     workspace: str
     queues: dict[str, str] = field(default_factory=dict)
+    # The dev server's Prometheus port: state transitions and writes per prompt.
+    metrics_port: int | None = None
 
     def prompt_id(self, variant: str) -> str:
         return f"bench-{variant}-{uuid.uuid4().hex[:12]}"
@@ -295,28 +349,15 @@ class Bench:
                 run.batch_seconds.extend(batch_times)
 
         cpu_before, server_before = time.process_time(), server_cpu_seconds()
+        counters_before = read_counters(self.metrics_port if variant != "c" else None)
         started = time.perf_counter()
         await asyncio.gather(*(guarded() for _ in range(prompts)))
         run.wall_seconds = time.perf_counter() - started
         run.cpu_seconds = time.process_time() - cpu_before
         run.server_cpu_seconds = server_cpu_seconds() - server_before
+        run.server = read_counters(self.metrics_port if variant != "c" else None) - counters_before
         run.prompts = prompts
         return run
-
-
-def server_cpu_seconds() -> float:
-    """CPU time (user + system) of this process's children: the embedded dev server."""
-    me = str(os.getpid())
-    ticks = os.sysconf("SC_CLK_TCK")
-    total = 0.0
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if fields[1] == me:  # ppid
-            total += (int(fields[11]) + int(fields[12])) / ticks
-    return total
 
 
 @dataclass
@@ -327,6 +368,7 @@ class Run:
     wall_seconds: float = 0.0
     cpu_seconds: float = 0.0  # this process: the worker(s) and the driver
     server_cpu_seconds: float = 0.0
+    server: ServerCounters = field(default_factory=ServerCounters)
     batch_seconds: list[float] = field(default_factory=list)
     ids: list[str] = field(default_factory=list)
 
@@ -335,6 +377,7 @@ class Run:
         self.wall_seconds += other.wall_seconds
         self.cpu_seconds += other.cpu_seconds
         self.server_cpu_seconds += other.server_cpu_seconds
+        self.server = self.server + other.server
         self.batch_seconds.extend(other.batch_seconds)
         self.ids.extend(other.ids)
 
@@ -347,7 +390,8 @@ class Run:
             "concurrency": self.concurrency,
             "prompts": self.prompts,
             "wall_seconds": round(self.wall_seconds, 3),
-            "prompts_per_second": round(self.prompts / self.wall_seconds, 2),
+            # Four places: a 100-batch prompt on a loaded machine can take minutes.
+            "prompts_per_second": round(self.prompts / self.wall_seconds, 4),
             "batch_latency_ms_median": round(statistics.median(ordered) * 1000, 3),
             "batch_latency_ms_p90": round(p90 * 1000, 3),
             "batches_measured": len(ordered),
@@ -356,6 +400,12 @@ class Run:
             "cpu_ms_per_prompt": round(
                 (self.cpu_seconds + self.server_cpu_seconds) / self.prompts * 1000, 2
             ),
+            # From the dev server's metrics (0 for the in-process loop, or without them):
+            # its writes of workflow state (each a store transaction) and every request.
+            "workflow_writes_per_prompt": round(self.server.workflow_writes / self.prompts, 1),
+            "persistence_requests_per_prompt": round(
+                self.server.persistence_requests / self.prompts, 1
+            ),
         }
 
 
@@ -363,14 +413,19 @@ class Run:
 
 
 async def measure_levels(
-    bench: Bench, levels: dict[int, int], log: Callable[[str], None]
+    bench: Bench,
+    levels: dict[int, int],
+    log: Callable[[str], None],
+    warmup: int = WARMUP_PROMPTS,
+    rounds_per_level: dict[int, int] = ROUNDS,
 ) -> dict[int, dict[str, Run]]:
     order = ["a", "b", "d", "c"]
     for variant in order:  # warm the sandbox, the caches and the server's task queues
-        await bench.many(variant, WARMUP_PROMPTS, 5)
+        if warmup:
+            await bench.many(variant, warmup, min(5, warmup))
     results: dict[int, dict[str, Run]] = {}
     for concurrency, prompts in levels.items():
-        rounds = ROUNDS.get(concurrency, 2)
+        rounds = rounds_per_level.get(concurrency, 2)
         per_round = max(1, prompts // rounds)
         merged = {v: Run(variant=v, concurrency=concurrency) for v in order}
         for r in range(rounds):
@@ -392,19 +447,22 @@ def ratios(level: dict[str, Run]) -> dict[str, dict[str, float]]:
         return round(float(s[x]["batch_latency_ms_median"] / s[y]["batch_latency_ms_median"]), 3)
 
     def thr(x: str, y: str) -> float:  # > 1 when x is slower (fewer prompts per second)
-        return round(float(s[y]["prompts_per_second"] / s[x]["prompts_per_second"]), 3)
+        return round(float(s[y]["prompts_per_second"] / max(s[x]["prompts_per_second"], 1e-9)), 3)
 
-    def cpu(x: str, y: str) -> float:
-        return round(float(s[x]["cpu_ms_per_prompt"] / max(s[y]["cpu_ms_per_prompt"], 1e-9)), 3)
+    def per_prompt(key: str, x: str, y: str) -> float:
+        return round(float(s[x][key] / max(s[y][key], 1e-9)), 3)
 
-    return {
+    out = {
         pair: {
             "latency": lat(*pair.split("/")),
             "throughput": thr(*pair.split("/")),
-            "cpu": cpu(*pair.split("/")),
+            "cpu": per_prompt("cpu_ms_per_prompt", *pair.split("/")),
         }
         for pair in ("b/a", "a/d", "a/c")
     }
+    for pair in ("b/a", "a/d"):  # the server's share; the in-process loop has none
+        out[pair]["server_cpu"] = per_prompt("cpu_ms_per_prompt_server", *pair.split("/"))
+    return out
 
 
 # --- replay -------------------------------------------------------------------------------
@@ -415,23 +473,32 @@ async def _iterate(histories: list[WorkflowHistory]) -> AsyncIterator[WorkflowHi
         yield history
 
 
-async def measure_replay(bench: Bench, ids: dict[str, list[str]]) -> dict[str, Any]:
+def replayer_for(variant: str, storage: ExternalStorage | None = None) -> Replayer:
+    """A replayer as the variant's worker runs it: the one converter (with the payload
+    storage the prompts were stored with), Seawall's workflows or the bare one."""
+    if variant == "d":
+        return Replayer(
+            workflows=[],
+            workflow_runner=bare_runner(),
+            plugins=[SeawallPlugin(workflows=[BareLoopWorkflow], storage=storage)],
+        )
+    return Replayer(workflows=[], plugins=[SeawallPlugin(storage=storage)])
+
+
+async def measure_replay(
+    bench: Bench, ids: dict[str, list[str]], storage: ExternalStorage | None = None
+) -> dict[str, Any]:
     """Replay time per 1,000 events for histories of (a), (b) and (d), and their sizes."""
     out: dict[str, Any] = {}
     for variant in ("a", "b", "d"):
-        if variant == "d":
-            replayer = Replayer(
-                workflows=[],
-                workflow_runner=bare_runner(),
-                plugins=[SeawallPlugin(workflows=[BareLoopWorkflow])],
-            )
-        else:
-            replayer = Replayer(workflows=[], plugins=[SeawallPlugin()])
+        replayer = replayer_for(variant, storage)
         histories: list[WorkflowHistory] = [
             await bench.client.get_workflow_handle(wid).fetch_history()
             for wid in ids[variant][:REPLAY_HISTORIES]
         ]
         events = sum(len(h.events) for h in histories)
+        transitions = await state_transitions(bench.client, ids[variant][:REPLAY_HISTORIES])
+        history_bytes = sum(e.ByteSize() for h in histories for e in h.events)
         kinds: dict[str, int] = {}
         for history in histories:
             for event in history.events:
@@ -451,6 +518,8 @@ async def measure_replay(bench: Bench, ids: dict[str, list[str]]) -> dict[str, A
             "histories": len(histories),
             "events": events,
             "events_per_history": round(events / max(1, len(histories)), 1),
+            "history_bytes_per_history": round(history_bytes / max(1, len(histories))),
+            "state_transitions_per_prompt": round(transitions, 1),
             "seconds_median": round(seconds, 4),
             "ms_per_1000_events": round(seconds / events * 1_000_000, 2),
             "event_types_per_history": {
@@ -570,18 +639,23 @@ async def start_paused(bench: Bench, kind: str, queue: str, prompts: int) -> lis
     return list(await asyncio.gather(*(start(i) for i in range(prompts))))
 
 
-async def wait_paused(handles: list[Any], kind: str, timeout: float = 300.0) -> None:
+async def wait_paused(handles: list[Any], kind: str, timeout: float = 600.0) -> None:
     limit = asyncio.Semaphore(20)
+
+    async def paused(handle: Any) -> bool:
+        try:
+            if kind == "seawall":
+                status = await handle.query(PromptWorkflow.status)
+                return bool(status.paused_batch == 1)
+            return bool(await handle.query(BareLoopWorkflow.paused))
+        except RPCError as err:  # a starved worker answers late: ask again
+            if "Timeout" not in str(err) and err.status is not RPCStatusCode.DEADLINE_EXCEEDED:
+                raise
+            return False
 
     async def one(handle: Any) -> None:
         async with limit:
-            while True:
-                if kind == "seawall":
-                    status = await handle.query(PromptWorkflow.status)
-                    if status.paused_batch == 1:
-                        return
-                elif await handle.query(BareLoopWorkflow.paused):
-                    return
+            while not await paused(handle):
                 await asyncio.sleep(0.2)
 
     await asyncio.wait_for(asyncio.gather(*(one(h) for h in handles)), timeout)
@@ -734,16 +808,18 @@ def machine() -> dict[str, Any]:
     }
 
 
-def print_tables(report: dict[str, Any]) -> None:
+def print_levels(levels: list[dict[str, Any]], label: str = "concurrency") -> None:
+    """The per-variant rows and the ratio table of ``levels`` (each with its ``concurrency``,
+    ``variants`` and ``ratios``)."""
     print()
     header = (
-        f"{'concurrency':>11}  {'variant':<30} {'prompts':>7} {'wall s':>7} "
+        f"{label:>11}  {'variant':<30} {'prompts':>7} {'wall s':>7} "
         f"{'prompts/s':>9} {'batch ms median':>15} {'p90':>7} {'CPU ms/prompt':>14}"
         f" {'(worker+driver | server)':>24}"
     )
     print(header)
     print("-" * len(header))
-    for level in report["levels"]:
+    for level in levels:
         for row in level["variants"]:
             print(
                 f"{level['concurrency']:>11}  {row['title']:<30} {row['prompts']:>7} "
@@ -754,18 +830,95 @@ def print_tables(report: dict[str, Any]) -> None:
                 f"{row['cpu_ms_per_prompt_server']:<9.1f}"
             )
     print()
-    print("Ratios: per-batch latency / inverse throughput / CPU per prompt; > 1 means costlier")
     print(
-        f"{'concurrency':>11}  {'b/a guard cost':>22} {'a/d vs bare workflow':>22} "
+        "Ratios: per-batch latency / inverse throughput / CPU per prompt [/ server CPU per "
+        "prompt]; > 1 means costlier"
+    )
+    print(
+        f"{label:>11}  {'b/a guard cost':>29} {'a/d vs bare workflow':>29} "
         f"{'a/c vs in-process':>24}"
     )
-    for level in report["levels"]:
+    for level in levels:
         r = level["ratios"]
         cells = [
             f"{r[k]['latency']:.2f} / {r[k]['throughput']:.2f} / {r[k]['cpu']:.2f}"
+            + (f" / {r[k]['server_cpu']:.2f}" if "server_cpu" in r[k] else "")
             for k in ("b/a", "a/d", "a/c")
         ]
-        print(f"{level['concurrency']:>11}  {cells[0]:>22} {cells[1]:>22} {cells[2]:>24}")
+        print(f"{level['concurrency']:>11}  {cells[0]:>29} {cells[1]:>29} {cells[2]:>24}")
+
+
+def print_server_costs(levels: list[dict[str, Any]]) -> None:
+    """What each prompt costs the server, per variant and level: the capacity inputs."""
+    print()
+    print(
+        "Server cost per prompt (dev server: CPU; its metrics: workflow writes = "
+        "Create/UpdateWorkflowExecution, all persistence requests)"
+    )
+    print(
+        f"{'concurrency':>11}  {'variant':<30} {'server CPU ms':>13} "
+        f"{'writes':>7} {'persistence req':>15}"
+    )
+    for level in levels:
+        for row in level["variants"]:
+            if row["variant"] == "c":
+                continue
+            print(
+                f"{level['concurrency']:>11}  {row['title']:<30} "
+                f"{row['cpu_ms_per_prompt_server']:>13.1f} "
+                f"{row['workflow_writes_per_prompt']:>7.1f} "
+                f"{row['persistence_requests_per_prompt']:>15.1f}"
+            )
+    first = next((level for level in levels if level["concurrency"] == 1), None)
+    if first:
+        rows = {row["variant"]: row for row in first["variants"]}
+        floor = rows["d"]["batch_latency_ms_median"]
+        seawall = rows["a"]["batch_latency_ms_median"]
+        print(
+            f"Per-batch latency at concurrency 1: Seawall {seawall:.1f} ms, the bare "
+            f"workflow's floor {floor:.1f} ms: {seawall / floor:.2f}x (target <= "
+            f"{FLOOR_RATIO_TARGET}x)"
+        )
+
+
+def print_long(long: dict[str, Any]) -> None:
+    w = long["workload"]
+    print()
+    print(
+        f"Long prompt: {w['batches_per_prompt']} batches x {w['calls_per_batch']} calls, "
+        "concurrency 1, beside the bare workflow of the same shape"
+    )
+    print_levels([{"concurrency": 1, **long}], label="long")
+    for variant, h in long["history"].items():
+        print(
+            f"  {VARIANTS[variant]}: {h['events_per_prompt']:.0f} history events, "
+            f"{h['state_transitions_per_prompt']:.0f} state transitions, "
+            f"{h['history_bytes_per_prompt'] / 1e3:.0f} kB history, "
+            f"{h['stored_bytes_per_prompt'] / 1e3:.0f} kB stored in "
+            f"{h['stored_payloads_per_prompt']:.0f} payloads per prompt"
+        )
+
+
+def print_long_replay(replay: dict[str, Any]) -> None:
+    print()
+    print(
+        f"Replay of one long history ({replay['batches']} batches x "
+        f"{replay['calls_per_batch']} calls; median of {replay['repeats']}; target < "
+        f"{replay['target_seconds']:.0f} s for {replay['target_events']:,} events):"
+    )
+    for variant, r in replay["variants"].items():
+        print(
+            f"  {VARIANTS[variant]:<30} {r['events']:>6,} events "
+            f"({r['history_bytes'] / 1e6:.1f} MB): {r['replay_seconds_median']:.2f} s "
+            f"({r['ms_per_1000_events']:.0f} ms per 1,000 events)"
+            + ("" if r["reached_target_events"] else "  [fewer events than the target]")
+        )
+
+
+def print_tables(report: dict[str, Any]) -> None:
+    if report.get("levels"):
+        print_levels(report["levels"])
+        print_server_costs(report["levels"])
     replay = report.get("replay")
     if replay:
         print()
@@ -773,7 +926,9 @@ def print_tables(report: dict[str, Any]) -> None:
             print(
                 f"Replay, {r['title']}: {r['ms_per_1000_events']:.1f} ms per 1,000 history "
                 f"events ({r['histories']} histories of {r['events_per_history']:.0f} events, "
-                f"median of {REPLAY_REPEATS} replays)"
+                f"{r['history_bytes_per_history'] / 1e3:.1f} kB and "
+                f"{r['state_transitions_per_prompt']:.0f} state transitions each, median of "
+                f"{REPLAY_REPEATS} replays)"
             )
     if replay:
         print(f"History events per prompt, b - a: {event_differences(replay, 'b', 'a')}")
@@ -786,6 +941,10 @@ def print_tables(report: dict[str, Any]) -> None:
                 f"({m['paused_prompts']} prompts paused mid-prompt; RSS {m['rss_kib'][0]} → "
                 f"{m['rss_kib'][-1]} KiB; second half {m['kib_per_prompt_second_half']:.0f} KiB)"
             )
+    if report.get("long"):
+        print_long(report["long"])
+    if report.get("long_replay"):
+        print_long_replay(report["long_replay"])
     profile = report.get("profile")
     if profile:
         print()
@@ -852,20 +1011,86 @@ def profile_notes(profile: dict[str, Any]) -> dict[str, str]:
     return notes
 
 
+PARTS = ("levels", "long", "replay", "memory")
+
+
+def stored_payloads(
+    driver: FilesystemStorageDriver, namespace: str, ids: list[str]
+) -> dict[str, Any]:
+    """Bytes and payloads the store holds for these prompts, per prompt (content-addressed:
+    a payload two prompts share counts for each)."""
+    wanted = set(ids)
+    total_bytes = total_payloads = 0
+    for refs in driver.workflow_refs(namespace):
+        if refs.workflow_id in wanted:
+            digests = refs.digests()
+            total_payloads += len(digests)
+            total_bytes += sum(
+                path.stat().st_size
+                for path in (driver.blob_path(d) for d in digests)
+                if path.exists()
+            )
+    prompts = max(1, len(ids))
+    return {
+        "stored_bytes_per_prompt": round(total_bytes / prompts),
+        "stored_payloads_per_prompt": round(total_payloads / prompts, 1),
+    }
+
+
+async def measure_long(
+    bench: Bench,
+    driver: FilesystemStorageDriver,
+    prompts: int,
+    log: Callable[[str], None],
+) -> dict[str, Any]:
+    """The long prompt (``--long-batches``, 100 by default) through the same harness at
+    concurrency 1, each variant beside the bare workflow of the same shape."""
+    results = (
+        await measure_levels(bench, {1: prompts}, log, warmup=0, rounds_per_level={1: prompts})
+    )[1]
+    histories = {
+        v: [await bench.client.get_workflow_handle(wid).fetch_history() for wid in results[v].ids]
+        for v in ("a", "b", "d")
+    }
+    return {
+        "workload": {
+            "batches_per_prompt": bench.workload.batches,
+            "calls_per_batch": bench.workload.calls,
+        },
+        "variants": [results[v].summary() for v in ("a", "b", "c", "d")],
+        "ratios": ratios(results),
+        "history": {
+            v: {
+                "events_per_prompt": round(statistics.mean(len(h.events) for h in hs), 1),
+                "state_transitions_per_prompt": round(
+                    await state_transitions(bench.client, results[v].ids), 1
+                ),
+                "history_bytes_per_prompt": round(
+                    statistics.mean(sum(e.ByteSize() for e in h.events) for h in hs)
+                ),
+                **stored_payloads(driver, bench.client.namespace, results[v].ids),
+            }
+            for v, hs in histories.items()
+        },
+    }
+
+
 async def run(args: argparse.Namespace) -> dict[str, Any]:
-    from seawall.runtime.devserver import start_dev_server
 
     log = print
-    levels = {c: max(c, round(PROMPTS_PER_LEVEL[c] * args.scale)) for c in LEVELS}
+    parts = set(args.parts)
+    levels = {c: max(c, round(PROMPTS_PER_LEVEL.get(c, c) * args.scale)) for c in args.levels}
     workload = Workload(batches=args.batches, calls=args.calls)
     report: dict[str, Any] = {
         "machine": machine(),
+        "commit": git_commit(),
+        "parts": [p for p in PARTS if p in parts],
         "load_average_before": [round(x, 2) for x in os.getloadavg()],
         "workload": {
             "batches_per_prompt": workload.batches,
             "calls_per_batch": workload.calls,
             "model_steps_per_prompt": workload.batches + 1,
-            "failing_calls_per_prompt": workload.batches,
+            "failing_calls_per_prompt": min(workload.batches, FAILING_BATCHES),
         },
         "iterations": {
             "prompts_per_level_per_variant": {str(c): n for c, n in levels.items()},
@@ -874,26 +1099,35 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             "replay_histories": REPLAY_HISTORIES,
             "memory_paused_prompts": 2 * args.memory_prompts,
             "profile_prompts_per_variant": args.profile_prompts,
+            "long_prompts_per_variant": args.long_prompts,
         },
     }
     log(
         f"Machine: {report['machine']['cpus']} CPUs ({report['machine']['cpu_model']}), "
-        f"load average {report['load_average_before']}"
+        f"load average {report['load_average_before']}; parts: {', '.join(report['parts'])}"
     )
     log(
         f"Workload: {workload.batches} batches x {workload.calls} calls per prompt; prompts per "
-        f"variant at concurrency 1/10/100: {levels[1]}/{levels[10]}/{levels[100]} in "
-        f"{ROUNDS[1]}/{ROUNDS[10]}/{ROUNDS[100]} interleaved rounds, after {WARMUP_PROMPTS} "
-        "warm-up prompts each"
+        "variant at each concurrency: "
+        + ", ".join(f"{c}: {n} in {ROUNDS.get(c, 2)} rounds" for c, n in levels.items())
+        + f", interleaved, after {WARMUP_PROMPTS} warm-up prompts each"
     )
     started = time.perf_counter()
-    env = await start_dev_server()
+    # The embedded default: payloads past 64 KiB in the filesystem store (a long prompt's
+    # conversation would otherwise pass Temporal's payload limits), for every variant.
+    store = Path(tempfile.mkdtemp(prefix="seawall-bench-payloads-"))
+    driver = FilesystemStorageDriver(store)
+    storage = ExternalStorage(drivers=[driver], payload_size_threshold=DEFAULT_THRESHOLD_BYTES)
+    metrics_port = free_port()
+    env = await start_server_with_retries(
+        storage=storage, extra_args=["--metrics-port", str(metrics_port)]
+    )
     workspace = tempfile.mkdtemp(prefix="seawall-bench-overhead-")
     try:
         timing_client = Client(
             **{**env.client.config(), "interceptors": [TimingInterceptor()]}  # type: ignore[arg-type]
         )
-        bench = Bench(timing_client, workload, workspace)
+        bench = Bench(timing_client, workload, workspace, metrics_port=metrics_port)
         bench.queues = {
             "seawall": f"bench-seawall-{uuid.uuid4().hex[:8]}",
             "d": f"bench-bare-{uuid.uuid4().hex[:8]}",
@@ -902,32 +1136,60 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             seawall_worker(timing_client, bench.queues["seawall"]),
             bare_worker(timing_client, bench.queues["d"]),
         ):
-            log("Latency and throughput:")
-            results = await measure_levels(bench, levels, log)
-            report["levels"] = [
-                {
-                    "concurrency": c,
-                    "variants": [results[c][v].summary() for v in ("a", "b", "c", "d")],
-                    "ratios": ratios(results[c]),
-                }
-                for c in levels
-            ]
-            log("Replay:")
-            report["replay"] = await measure_replay(
-                bench, {v: results[10][v].ids for v in ("a", "b", "d")}
-            )
-            worst = max(
-                max(level["ratios"]["b/a"]["latency"], level["ratios"]["a/d"]["latency"])
-                for level in report["levels"]
-            )
-            if args.profile == "always" or (args.profile == "auto" and worst > RATIO_LIMIT):
-                log(f"Profiling (a worst b/a or a/d ratio of {worst:.2f} > {RATIO_LIMIT}):")
-                report["profile"] = {
-                    v: await profile_variant(bench, v, args.profile_prompts)
-                    for v in ("a", "b", "d")
-                }
-                report["profile_notes"] = profile_notes(report["profile"])
-        if args.memory_prompts > 0:
+            if "levels" in parts:
+                log("Latency and throughput:")
+                results = await measure_levels(bench, levels, log)
+                report["levels"] = [
+                    {
+                        "concurrency": c,
+                        "variants": [results[c][v].summary() for v in ("a", "b", "c", "d")],
+                        "ratios": ratios(results[c]),
+                    }
+                    for c in levels
+                ]
+                log("Replay:")
+                report["replay"] = await measure_replay(
+                    bench,
+                    {v: results[10 if 10 in results else max(results)][v].ids for v in "abd"},
+                    storage,
+                )
+                worst = max(
+                    max(level["ratios"]["b/a"]["latency"], level["ratios"]["a/d"]["latency"])
+                    for level in report["levels"]
+                )
+                if args.profile == "always" or (args.profile == "auto" and worst > RATIO_LIMIT):
+                    log(f"Profiling (a worst b/a or a/d ratio of {worst:.2f} > {RATIO_LIMIT}):")
+                    report["profile"] = {
+                        v: await profile_variant(bench, v, args.profile_prompts)
+                        for v in ("a", "b", "d")
+                    }
+                    report["profile_notes"] = profile_notes(report["profile"])
+            if "long" in parts and args.long_prompts > 0:
+                log(f"Long prompt ({args.long_batches} batches x {args.calls} calls):")
+                long_bench = Bench(
+                    timing_client,
+                    Workload(batches=args.long_batches, calls=args.calls),
+                    workspace,
+                    bench.queues,
+                    metrics_port,
+                )
+                report["long"] = await measure_long(long_bench, driver, args.long_prompts, log)
+            if "replay" in parts:
+                log(
+                    f"Replay of a long history ({args.replay_batches} batches x "
+                    f"{args.replay_calls} calls):"
+                )
+                replay_bench = Bench(
+                    timing_client,
+                    Workload(batches=args.replay_batches, calls=args.replay_calls),
+                    workspace,
+                    bench.queues,
+                    metrics_port,
+                )
+                report["long_replay"] = await measure_long_replay(
+                    replay_bench, lambda v: replayer_for(v, storage), repeats=REPLAY_REPEATS
+                )
+        if "memory" in parts and args.memory_prompts > 0:
             log("Worker memory:")
             target = env.client.service_client.config.target_host
             report["memory"] = await measure_memory(
@@ -940,8 +1202,63 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     return report
 
 
+async def start_server_with_retries(attempts: int = 3, **kwargs: Any) -> WorkflowEnvironment:
+    """The embedded dev server; on a loaded machine it can miss the SDK's 5 s start
+    deadline, so a failed start is tried again."""
+    from seawall.runtime.devserver import start_dev_server
+
+    for attempt in range(1, attempts + 1):
+        try:
+            return await start_dev_server(**kwargs)
+        except RuntimeError as err:
+            if attempt == attempts or "did not start" not in str(err):
+                raise
+            print(f"the dev server did not start in time (attempt {attempt}); trying again")
+    raise AssertionError("unreachable")
+
+
+def git_commit() -> str:
+    """The commit the figures came from (``+dirty`` with uncommitted changes)."""
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("+dirty" if dirty else "")
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    parser.add_argument(
+        "--parts",
+        type=lambda text: [p.strip() for p in text.split(",") if p.strip()],
+        default=list(PARTS),
+        help=(
+            "comma-separated parts to run: levels (latency, throughput, CPU, state "
+            "transitions at concurrency 1/10/100, replay per 1,000 events, profile), long "
+            "(the 100-batch prompt), replay (a 10,000-event history), memory (per cached "
+            "prompt)"
+        ),
+    )
+    parser.add_argument(
+        "--levels",
+        type=lambda text: [int(x) for x in text.split(",")],
+        default=list(LEVELS),
+        help="concurrency levels of the levels part, comma-separated",
+    )
     parser.add_argument("--scale", type=float, default=1.0, help="multiply the prompt counts")
     parser.add_argument("--batches", type=int, default=5)
     parser.add_argument("--calls", type=int, default=4)
@@ -958,6 +1275,12 @@ def main(argv: list[str] | None = None) -> int:
         default=MEMORY_PROMPTS,
         help="paused prompts per step of the memory measurement (0: skip)",
     )
+    parser.add_argument("--long-batches", type=int, default=LONG_BATCHES)
+    parser.add_argument(
+        "--long-prompts", type=int, default=LONG_PROMPTS, help="long prompts per variant"
+    )
+    parser.add_argument("--replay-batches", type=int, default=replay_long.DEFAULT_BATCHES)
+    parser.add_argument("--replay-calls", type=int, default=replay_long.DEFAULT_CALLS)
     parser.add_argument("--json", type=Path, default=DEFAULT_JSON)
     parser.add_argument("--serve-worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--address", help=argparse.SUPPRESS)
@@ -968,6 +1291,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.serve_worker:
         asyncio.run(serve_worker(args.address, args.namespace, args.task_queue, args.kind))
         return 0
+    unknown = set(args.parts) - set(PARTS)
+    if unknown:
+        parser.error(f"--parts: unknown {', '.join(sorted(unknown))}; choose from {PARTS}")
 
     from seawall.runtime.logs import configure_logging
 

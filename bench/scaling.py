@@ -1,0 +1,314 @@
+"""Throughput against worker count: where adding workers stops helping.
+
+    python bench/scaling.py [--workers 1,2,3,4] [--prompts N] [--concurrency C]
+                            [--rounds R] [--json PATH]
+
+docs/capacity.md sizes a production deployment from per-prompt costs; this shows the shape
+the sizing assumes, on this machine. One embedded dev server; for each worker count K, K
+worker processes (``bench/overhead.py --serve-worker``, Seawall's worker with the guard's
+default workload) share one task queue, and a fixed offered load — ``--prompts`` prompts of
+the overhead workload, ``--concurrency`` in flight — runs through them. Worker counts
+alternate over ``--rounds`` rounds (1,2,3,4 then 4,3,2,1) so a change in the machine's
+load hits them alike.
+
+Reported per worker count: prompts per second, and the CPU each party used (the dev
+server, the workers together, the driver) as cores busy during the run, beside the
+machine's idle share (``/proc/stat``: other jobs on a shared machine show up there). On a
+2-core machine the dev server and the workers compete for the same cores, so throughput
+plateaus once the cores are busy; the report says which party holds them. Results go to
+``bench/results/scaling.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench.overhead import Bench, Workload, git_commit, machine  # noqa: E402
+from bench.server_metrics import (  # noqa: E402
+    free_port,
+    process_cpu_seconds,
+    read_counters,
+    server_cpu_seconds,
+)
+
+DEFAULT_JSON = ROOT / "bench" / "results" / "scaling.json"
+PLATEAU = 1.10  # a worker more that adds less than 10 % throughput: the plateau
+
+
+def machine_idle_jiffies() -> tuple[int, int]:
+    """(idle, total) jiffies of the whole machine so far, from ``/proc/stat``."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    return idle, sum(fields)
+
+
+@dataclass
+class WorkerPool:
+    """K worker subprocesses on one task queue."""
+
+    processes: list[asyncio.subprocess.Process]
+    queue: str
+
+    @classmethod
+    async def start(cls, count: int, address: str, namespace: str) -> WorkerPool:
+        queue = f"bench-scale-{count}-{uuid.uuid4().hex[:8]}"
+        processes = []
+        for _ in range(count):
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable,
+                str(ROOT / "bench" / "overhead.py"),
+                "--serve-worker",
+                "--address",
+                address,
+                "--namespace",
+                namespace,
+                "--task-queue",
+                queue,
+                "--kind",
+                "seawall",
+                stdout=asyncio.subprocess.PIPE,
+            )
+            processes.append(proc)
+        pool = cls(processes, queue)
+        for proc in processes:
+            assert proc.stdout is not None
+            line = await asyncio.wait_for(proc.stdout.readline(), 180)
+            if line.strip() != b"ready":
+                await pool.stop()
+                raise RuntimeError(f"a worker did not start: {line!r}")
+        return pool
+
+    def cpu_seconds(self) -> float:
+        return sum(process_cpu_seconds(p.pid) for p in self.processes)
+
+    async def stop(self) -> None:
+        for proc in self.processes:
+            if proc.returncode is None:
+                proc.send_signal(signal.SIGTERM)
+        for proc in self.processes:
+            try:
+                await asyncio.wait_for(proc.wait(), 30)
+            except TimeoutError:
+                proc.kill()
+                await proc.wait()
+
+
+async def measure(
+    bench: Bench, address: str, namespace: str, workers: int, prompts: int, concurrency: int
+) -> dict[str, Any]:
+    """One worker count under the fixed offered load."""
+    pool = await WorkerPool.start(workers, address, namespace)
+    try:
+        bench.queues = {"seawall": pool.queue, "d": pool.queue}
+        await bench.many("b", 4 * workers, 2 * workers)  # every worker loads and warms
+        server0, workers0, driver0 = server_cpu_seconds(), pool.cpu_seconds(), time.process_time()
+        idle0, total0 = machine_idle_jiffies()
+        counters0 = read_counters(bench.metrics_port)
+        started = time.perf_counter()
+        run = await bench.many("b", prompts, concurrency)
+        wall = time.perf_counter() - started
+        counters = read_counters(bench.metrics_port) - counters0
+        idle1, total1 = machine_idle_jiffies()
+        server = server_cpu_seconds() - server0
+        worker_cpu = pool.cpu_seconds() - workers0
+        driver = time.process_time() - driver0
+    finally:
+        await pool.stop()
+    cpus = os.cpu_count() or 1
+    return {
+        "workers": workers,
+        "prompts": run.prompts,
+        "wall_seconds": round(wall, 2),
+        "prompts_per_second": round(run.prompts / wall, 2),
+        "cores_busy": {
+            "server": round(server / wall, 2),
+            "workers": round(worker_cpu / wall, 2),
+            "driver": round(driver / wall, 2),
+        },
+        "machine_idle_share": round((idle1 - idle0) / max(1, total1 - total0), 3),
+        "cores": cpus,
+        "server_cpu_ms_per_prompt": round(server / run.prompts * 1000, 1),
+        "worker_cpu_ms_per_prompt": round(worker_cpu / run.prompts * 1000, 1),
+        "workflow_writes_per_prompt": round(counters.workflow_writes / run.prompts, 1),
+    }
+
+
+def summarise(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Median figures per worker count over the rounds, with the gain over one worker less."""
+    by_count: dict[int, list[dict[str, Any]]] = {}
+    for row in rows:
+        by_count.setdefault(row["workers"], []).append(row)
+    out = []
+    previous = None
+    for count in sorted(by_count):
+        runs = by_count[count]
+
+        def median(key: str, sub: str | None = None, runs: list[dict[str, Any]] = runs) -> float:
+            return round(float(statistics.median(r[key][sub] if sub else r[key] for r in runs)), 2)
+
+        throughput = median("prompts_per_second")
+        out.append(
+            {
+                "workers": count,
+                "rounds": len(runs),
+                "prompts_per_second": throughput,
+                "gain_over_one_fewer": round(throughput / previous, 2) if previous else None,
+                "cores_busy_server": median("cores_busy", "server"),
+                "cores_busy_workers": median("cores_busy", "workers"),
+                "cores_busy_driver": median("cores_busy", "driver"),
+                "machine_idle_share": median("machine_idle_share"),
+                "server_cpu_ms_per_prompt": median("server_cpu_ms_per_prompt"),
+                "worker_cpu_ms_per_prompt": median("worker_cpu_ms_per_prompt"),
+            }
+        )
+        previous = throughput
+    return out
+
+
+def verdict(summary: list[dict[str, Any]], cores: int) -> str:
+    """Where throughput stopped growing, and which party held the cores then."""
+    plateau = next(
+        (row for row in summary[1:] if (row["gain_over_one_fewer"] or 0) < PLATEAU), None
+    )
+    if plateau is None:
+        last = summary[-1]
+        return (
+            f"throughput still grew at {last['workers']} workers "
+            f"({last['gain_over_one_fewer']}x over one fewer)"
+        )
+    busy = (
+        plateau["cores_busy_server"] + plateau["cores_busy_workers"] + plateau["cores_busy_driver"]
+    )
+    holder = (
+        "the dev server"
+        if plateau["cores_busy_server"] >= plateau["cores_busy_workers"]
+        else "the workers"
+    )
+    return (
+        f"plateau from {plateau['workers'] - 1} to {plateau['workers']} workers "
+        f"({plateau['gain_over_one_fewer']}x): this run used {busy:.2f} of {cores} cores "
+        f"(machine idle {plateau['machine_idle_share']:.0%}, the rest other jobs), the largest "
+        f"share {holder} ({plateau['cores_busy_server']:.2f} cores server, "
+        f"{plateau['cores_busy_workers']:.2f} workers)"
+    )
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    from seawall.runtime.devserver import start_dev_server
+
+    counts = args.workers
+    order: list[int] = []
+    for r in range(args.rounds):
+        order.extend(counts if r % 2 == 0 else list(reversed(counts)))
+    report: dict[str, Any] = {
+        "machine": machine(),
+        "commit": git_commit(),
+        "load_average_before": [round(x, 2) for x in os.getloadavg()],
+        "offered_load": {
+            "prompts": args.prompts,
+            "concurrency": args.concurrency,
+            "batches_per_prompt": Workload().batches,
+            "calls_per_batch": Workload().calls,
+            "guard": "enforce",
+        },
+        "order": order,
+    }
+    print(
+        f"Offered load: {args.prompts} prompts, {args.concurrency} in flight; worker counts in "
+        f"order {order}; load average {report['load_average_before']}",
+        flush=True,
+    )
+    started = time.perf_counter()
+    port = free_port()
+    rows = []
+    async with await start_dev_server(extra_args=["--metrics-port", str(port)]) as env:
+        address = env.client.service_client.config.target_host
+        workspace = tempfile.mkdtemp(prefix="seawall-bench-scaling-")
+        bench = Bench(env.client, Workload(), workspace, metrics_port=port)
+        for count in order:
+            row = await measure(
+                bench, address, env.client.namespace, count, args.prompts, args.concurrency
+            )
+            rows.append(row)
+            busy = row["cores_busy"]
+            print(
+                f"  {count} worker(s): {row['prompts_per_second']:.2f} prompts/s; cores busy: "
+                f"server {busy['server']:.2f}, workers {busy['workers']:.2f}, driver "
+                f"{busy['driver']:.2f}; machine idle {row['machine_idle_share']:.0%}",
+                flush=True,
+            )
+    report["runs"] = rows
+    report["summary"] = summarise(rows)
+    report["verdict"] = verdict(report["summary"], os.cpu_count() or 1)
+    report["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
+    report["seconds"] = round(time.perf_counter() - started, 1)
+    return report
+
+
+def print_summary(report: dict[str, Any]) -> None:
+    print()
+    print(
+        f"{'workers':>7} {'prompts/s':>9} {'gain':>5}  {'cores busy: server':>18} "
+        f"{'workers':>7} {'driver':>6}  {'machine idle':>12}  {'server ms/prompt':>16} "
+        f"{'worker ms/prompt':>16}"
+    )
+    for row in report["summary"]:
+        gain = f"{row['gain_over_one_fewer']:.2f}" if row["gain_over_one_fewer"] else "-"
+        print(
+            f"{row['workers']:>7} {row['prompts_per_second']:>9.2f} {gain:>5}  "
+            f"{row['cores_busy_server']:>18.2f} {row['cores_busy_workers']:>7.2f} "
+            f"{row['cores_busy_driver']:>6.2f}  {row['machine_idle_share']:>12.0%}  "
+            f"{row['server_cpu_ms_per_prompt']:>16.1f} {row['worker_cpu_ms_per_prompt']:>16.1f}"
+        )
+    print(f"\n{report['verdict']}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    parser.add_argument(
+        "--workers",
+        type=lambda text: [int(x) for x in text.split(",")],
+        default=[1, 2, 3, 4],
+        help="worker counts, comma-separated",
+    )
+    parser.add_argument("--prompts", type=int, default=120, help="prompts per worker count")
+    parser.add_argument("--concurrency", type=int, default=60, help="prompts in flight")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--json", type=Path, default=DEFAULT_JSON)
+    args = parser.parse_args(argv)
+
+    from seawall.runtime.logs import configure_logging
+
+    configure_logging("json", "ERROR")
+    report = asyncio.run(run(args))
+    print_summary(report)
+    print(f"{report['seconds']} s in all")
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(f"Wrote {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    from seawall.runtime.process_exit import exit_without_finalizing
+
+    exit_without_finalizing(main())

@@ -1,0 +1,140 @@
+"""What a prompt costs the Temporal server: its CPU and its persistence writes.
+
+The benchmarks run on the embedded dev server (``temporal server start-dev``), one process
+holding every Temporal service and its SQLite store. Two windows onto it:
+
+- its CPU time (user + system, from ``/proc/<pid>/stat``) across a run, divided by the
+  prompts the run completed;
+- its Prometheus endpoint (``--metrics-port``), read before and after a run:
+  ``persistence_requests`` by operation (``UpdateWorkflowExecution`` is the write every
+  workflow update makes to the store; in production each is a PostgreSQL/Cassandra
+  transaction). Its ``state_transition_count`` histogram records each execution's running
+  total at every update, so its sum is not a count of transitions; a prompt's own count
+  is ``state_transition_count`` in its description (:func:`state_transitions`).
+
+These are the per-prompt figures ``bench/capacity.py`` sizes a production cluster from
+(docs/capacity.md). Counters are for the ``default`` namespace only, so the server's own
+system workflows stay out.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from temporalio.client import Client
+
+NAMESPACE = "default"
+# Persistence operations that write a workflow's state or history: each is one store
+# transaction on PostgreSQL/Cassandra.
+WRITE_OPERATIONS = frozenset(
+    {"CreateWorkflowExecution", "UpdateWorkflowExecution", "ConflictResolveWorkflowExecution"}
+)
+_SAMPLE = re.compile(
+    r"^(?P<name>[a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(?P<labels>[^}]*)\})?\s+(?P<value>\S+)"
+)
+_LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+
+
+def free_port() -> int:
+    """A port for the dev server's metrics endpoint."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass(frozen=True)
+class ServerCounters:
+    """Cumulative counters of the dev server at one moment; subtract two for a run."""
+
+    workflow_writes: float = 0.0  # WRITE_OPERATIONS on the history service
+    persistence_requests: float = 0.0  # every operation, every service, this namespace
+    history_reads: float = 0.0  # ReadHistoryBranch: replays after cache eviction, fetches
+
+    def __sub__(self, other: ServerCounters) -> ServerCounters:
+        return ServerCounters(
+            self.workflow_writes - other.workflow_writes,
+            self.persistence_requests - other.persistence_requests,
+            self.history_reads - other.history_reads,
+        )
+
+    def __add__(self, other: ServerCounters) -> ServerCounters:
+        return ServerCounters(
+            self.workflow_writes + other.workflow_writes,
+            self.persistence_requests + other.persistence_requests,
+            self.history_reads + other.history_reads,
+        )
+
+
+def parse_counters(text: str) -> ServerCounters:
+    """The counters of one Prometheus text exposition."""
+    writes = requests = reads = 0.0
+    for line in text.splitlines():
+        match = _SAMPLE.match(line)
+        if match is None:
+            continue
+        labels = dict(_LABEL.findall(match["labels"] or ""))
+        if labels.get("namespace") != NAMESPACE:
+            continue
+        name, value = match["name"], float(match["value"])
+        if name == "persistence_requests":
+            requests += value
+            operation = labels.get("operation", "")
+            if operation in WRITE_OPERATIONS and labels.get("service_name") == "history":
+                writes += value
+            elif operation == "ReadHistoryBranch":
+                reads += value
+    return ServerCounters(writes, requests, reads)
+
+
+def read_counters(port: int | None) -> ServerCounters:
+    """The dev server's counters now (all zero without a metrics port)."""
+    if port is None:
+        return ServerCounters()
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+        return parse_counters(response.read().decode("utf-8"))
+
+
+def process_cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) of one process so far; 0 once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def dev_server_pids() -> list[int]:
+    """This process's children that are the ``temporal`` dev server (not worker
+    subprocesses)."""
+    me = str(os.getpid())
+    pids = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            head, tail = stat.read_text().rsplit(")", 1)
+        except (OSError, ValueError):
+            continue
+        fields = tail.split()
+        if fields and fields[1] == me and head.split("(", 1)[-1] == "temporal":
+            pids.append(int(stat.parent.name))
+    return pids
+
+
+def server_cpu_seconds() -> float:
+    """CPU time so far of the embedded dev server this process started."""
+    return sum(process_cpu_seconds(pid) for pid in dev_server_pids())
+
+
+async def state_transitions(client: Client, workflow_ids: list[str]) -> float:
+    """Mean state transitions per workflow: the server's own count for each execution
+    (``DescribeWorkflowExecution``), what Temporal Cloud's and a cluster's capacity are
+    quoted in."""
+    counts = []
+    for workflow_id in workflow_ids:
+        described = await client.get_workflow_handle(workflow_id).describe()
+        counts.append(described.raw_description.workflow_execution_info.state_transition_count)
+    return sum(counts) / len(counts) if counts else 0.0

@@ -1,0 +1,129 @@
+"""The capacity plan's arithmetic and the results it reads (``bench/capacity.py``,
+docs/capacity.md): structure and proportion, never a timing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bench.capacity import ASSUMPTIONS, Costs, measured_costs, render, size
+from bench.scaling import summarise, verdict
+from bench.server_metrics import parse_counters
+
+RESULTS = Path(__file__).resolve().parents[2] / "bench" / "results"
+DEFAULTS = {name: a.value for name, a in ASSUMPTIONS.items()}
+
+
+def costs(**changes: float) -> Costs:
+    base = {
+        "batches": 5,
+        "server_cpu_ms": 150.0,
+        "worker_cpu_ms": 100.0,
+        "state_transitions": 40.0,
+        "workflow_writes": 40.0,
+        "persistence_requests": 120.0,
+        "history_events": 140.0,
+        "history_bytes": 60_000.0,
+        "workflow_tasks": 16.0,
+        "activity_tasks": 27.0,
+        "visibility_updates": 9.0,
+        "kib_per_cached_prompt": 240.0,
+        "worker_base_mib": 120.0,
+        "long_stored_bytes": 13e6,
+        "long_stored_payloads": 34.0,
+        "replay_10k_seconds": 1.5,
+    }
+    base.update(changes)
+    return Costs(**base)  # type: ignore[arg-type]
+
+
+def values(concurrent: int, c: Costs) -> dict[str, str]:
+    lines, _ = size(concurrent, c, DEFAULTS)
+    return {line.what: line.value for line in lines}
+
+
+def test_ten_times_the_prompts_is_ten_times_the_load() -> None:
+    small, large = values(1000, costs()), values(10000, costs())
+    rate = float(small["prompts completed per second"].rstrip("/s"))
+    assert rate == 1000 / (5 * DEFAULTS["batch_seconds"])
+    assert float(large["persistence writes (workflow updates)"].rstrip("/s").replace(",", "")) == (
+        10 * float(small["persistence writes (workflow updates)"].rstrip("/s").replace(",", ""))
+    )
+    assert int(large["worker processes"]) > int(small["worker processes"]) >= 2
+
+
+def test_shards_are_a_power_of_two_and_at_least_512() -> None:
+    for concurrent in (10, 1000, 100_000):
+        shards = int(values(concurrent, costs())["history shards"].replace(",", ""))
+        assert shards >= 512 and shards & (shards - 1) == 0
+
+
+def test_the_first_bottleneck_is_named_and_moves_with_the_costs() -> None:
+    _, verdict_partitions = size(10000, costs(), DEFAULTS)
+    _, verdict_database = size(10000, costs(workflow_writes=4000.0, activity_tasks=1.0), DEFAULTS)
+    assert "task-queue partition" in verdict_partitions.split(",")[0]
+    assert "PostgreSQL" in verdict_database.split(",")[0]
+
+
+def test_render_shows_the_arithmetic_and_every_assumption() -> None:
+    text = render([1000, 10000], costs(), DEFAULTS, markdown=True)
+    assert "#### 1,000 concurrent prompts" in text and "#### 10,000 concurrent prompts" in text
+    assert text.count("| history shards |") == 2
+    for name in ASSUMPTIONS:
+        assert f"`{name}`" in text
+
+
+def test_the_committed_results_carry_what_the_plan_reads() -> None:
+    """``make bench`` writes these; the plan must find a non-zero figure for each cost."""
+    if not (RESULTS / "overhead.json").exists():
+        pytest.skip("no benchmark results committed")
+    c = measured_costs(RESULTS)
+    assert c.server_cpu_ms > 0 and c.worker_cpu_ms > 0
+    assert c.state_transitions > 0 and c.workflow_writes > 0
+    assert c.history_events > 0 and c.history_bytes > 0 and c.kib_per_cached_prompt > 0
+    overhead = json.loads((RESULTS / "overhead.json").read_text())
+    assert overhead["commit"] and {"levels", "replay", "long", "memory"} <= set(overhead)
+    for figures in overhead.get("long_replay", {}).get("variants", {}).values():
+        assert figures["events"] > 0 and figures["replay_seconds_median"] > 0
+
+
+def test_scaling_summary_finds_the_plateau() -> None:
+    def row(workers: int, throughput: float) -> dict[str, object]:
+        return {
+            "workers": workers,
+            "prompts_per_second": throughput,
+            "cores_busy": {"server": 1.2, "workers": 0.6, "driver": 0.1},
+            "machine_idle_share": 0.02,
+            "server_cpu_ms_per_prompt": 150.0,
+            "worker_cpu_ms_per_prompt": 90.0,
+        }
+
+    rows = [row(1, 5.0), row(2, 8.0), row(3, 8.2), row(4, 8.1)]
+    summary = summarise(rows)
+    assert [r["gain_over_one_fewer"] for r in summary] == [None, 1.6, 1.02, 0.99]
+    assert verdict(summary, 2).startswith("plateau from 2 to 3 workers")
+    assert "the dev server" in verdict(summary, 2)
+
+
+def test_server_counters_read_the_default_namespace_only() -> None:
+    text = "\n".join(
+        [
+            "# TYPE persistence_requests counter",
+            'persistence_requests{namespace="default",operation="UpdateWorkflowExecution",'
+            'service_name="history"} 30',
+            'persistence_requests{namespace="default",operation="CreateWorkflowExecution",'
+            'service_name="history"} 3',
+            'persistence_requests{namespace="default",operation="ReadHistoryBranch",'
+            'service_name="history"} 5',
+            'persistence_requests{namespace="system",operation="UpdateWorkflowExecution",'
+            'service_name="history"} 1000',
+            'state_transition_count_sum{namespace="default",namespace_state="active",'
+            'operation="WorkflowContext",service_name="history"} 42',
+        ]
+    )
+    counters = parse_counters(text)
+    assert counters.workflow_writes == 33
+    assert counters.history_reads == 5
+    assert counters.persistence_requests == 38
