@@ -51,6 +51,7 @@ from seawall.runtime.settings import (
     LOG_LEVELS,
     SeawallSettings,
     log_startup_diagnostics,
+    resolve_activity_summaries,
     resolve_context_budget,
     resolve_guard_mode,
     resolve_loop_settings,
@@ -90,6 +91,7 @@ def build_activities(environ: Mapping[str, str] = os.environ) -> WorkerActivitie
             functools.partial(resolve_loop_settings, environ),
             functools.partial(resolve_rollout_settings, environ),
             functools.partial(resolve_context_budget, environ),
+            functools.partial(resolve_activity_summaries, environ),
         ),
     )
 

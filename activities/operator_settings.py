@@ -25,11 +25,13 @@ import structlog
 from temporalio import activity
 
 from seawall.runtime.settings import (
+    ActivitySummariesResolution,
     ContextBudgetResolution,
     Diagnostic,
     GuardModeResolution,
     LoopSettingsResolution,
     RolloutSettings,
+    resolve_activity_summaries,
     resolve_context_budget,
     resolve_guard_mode,
     resolve_loop_settings,
@@ -58,11 +60,15 @@ class OperatorSettingsActivities:
         read_loop_settings: Callable[[], LoopSettingsResolution] = resolve_loop_settings,
         read_rollout: Callable[[], RolloutSettings] = resolve_rollout_settings,
         read_context_budget: Callable[[], ContextBudgetResolution] = resolve_context_budget,
+        read_activity_summaries: Callable[
+            [], ActivitySummariesResolution
+        ] = resolve_activity_summaries,
     ) -> None:
         self._read_guard_mode = read_guard_mode
         self._read_loop_settings = read_loop_settings
         self._read_rollout = read_rollout
         self._read_context_budget = read_context_budget
+        self._read_activity_summaries = read_activity_summaries
 
     def activities(self) -> list[Callable[..., Any]]:
         return [self.resolve_operator_settings]
@@ -77,11 +83,13 @@ class OperatorSettingsActivities:
         loop = self._read_loop_settings()
         rollout = self._read_rollout()
         budget = self._read_context_budget()
+        summaries = self._read_activity_summaries()
         for problem in (
             result.diagnostic,
             *loop.diagnostics,
             rollout.diagnostic,
             budget.diagnostic,
+            summaries.diagnostic,
         ):
             if problem is not None:
                 _log_diagnostic(problem)
@@ -102,6 +110,7 @@ class OperatorSettingsActivities:
             loop_settings=loop.settings,
             rollout=assignment,
             context_budget_chars=budget.chars,
+            activity_summaries=summaries.enabled,
         )
 
 

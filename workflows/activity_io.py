@@ -164,3 +164,6 @@ class OperatorSettings(_Strict):
     # The operator's context budget (docs/settings.md, ``context_budget_chars``) for prompts
     # that set none; None in results recorded before it was an operator setting.
     context_budget_chars: int | None = None
+    # Whether prompts name their activities in the UI (docs/settings.md,
+    # ``activity_summaries``); None in results recorded before it was a setting.
+    activity_summaries: bool | None = None

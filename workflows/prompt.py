@@ -202,6 +202,9 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
         # set, so that an unchanged value is not upserted again.
         self._durable_steps = False
         self._search_attribute_values: dict[str, object] = {}
+        # Whether activities carry a summary for the UI: each is one more payload through
+        # the converter and the sandbox, so only when the operator asks (docs/settings.md).
+        self._activity_summaries = False
 
     # --- messages -------------------------------------------------------------------------
 
@@ -273,6 +276,7 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
                 self._guard_mode,
                 self._loop_settings,
                 self._context_budget,
+                self._activity_summaries,
             ) = await self._resolve_operator_settings()
             self._protections.use_loop_rules(
                 LoopRules(
@@ -332,16 +336,20 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
         as the history recorded it."""
         return self._durable_steps or workflow.patched(patch_id)
 
-    async def _resolve_operator_settings(self) -> tuple[GuardMode, LoopSettings, int]:
-        """The guard mode, the loop settings and the context budget: from the prompt input
-        when it carries them (a session resolved them once), else from the operator-settings
-        activity — a local activity since DURABLE_STEPS_PATCH: it only reads the worker's
-        settings, is idempotent and needs no heartbeat or cancellation, and its result is
-        recorded in history all the same."""
+    async def _resolve_operator_settings(self) -> tuple[GuardMode, LoopSettings, int, bool]:
+        """The guard mode, the loop settings, the context budget and whether activities
+        carry summaries: from the prompt input when it carries them (a session resolved them
+        once), else from the operator-settings activity — a local activity since
+        DURABLE_STEPS_PATCH: it only reads the worker's settings, is idempotent and needs no
+        heartbeat or cancellation, and its result is recorded in history all the same.
+
+        Summaries alone never start the activity (that would change the commands of
+        prompts recorded before the setting): unset and not resolved, they are off."""
         prompt = self._input
         guard_mode = GuardMode.OFF if guard_forced_off(prompt) else prompt.guard_mode
         loop_settings = prompt.loop_settings if self._patched(LOOP_PROFILE_PATCH) else SEED_SETTINGS
         budget = prompt.context_budget_chars
+        summaries = prompt.activity_summaries
         if not self._durable_steps:
             budget = budget or DEFAULT_CONTEXT_BUDGET_CHARS
         if guard_mode is None or loop_settings is None or budget is None:
@@ -367,7 +375,13 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
                 loop_settings = settings.loop_settings or LoopSettings()
             if budget is None:
                 budget = settings.context_budget_chars or DEFAULT_CONTEXT_BUDGET_CHARS
-        return guard_mode, loop_settings, budget
+            if summaries is None:
+                summaries = settings.activity_summaries
+        return guard_mode, loop_settings, budget, bool(summaries)
+
+    def _summary(self, text: str) -> str | None:
+        """``text`` as an activity's summary in the UI, when the operator turned them on."""
+        return text if self._activity_summaries else None
 
     async def _loop(self) -> tuple[StopReason, LoopType | None, str | None]:
         prompt = self._input
@@ -451,7 +465,7 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
                 start_to_close_timeout=timedelta(minutes=5),
                 heartbeat_timeout=MODEL_HEARTBEAT_TIMEOUT,
                 retry_policy=MODEL_RETRY,
-                summary=f"model request {self._model_in_flight}",
+                summary=self._summary(f"model request {self._model_in_flight}"),
             )
         finally:
             self._model_in_flight = 0
@@ -574,7 +588,9 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
                     CheckToolCallInput(call=call, scenario_fixture=fixture),
                     result_type=ToolOutcome | None,  # type: ignore[arg-type]
                     start_to_close_timeout=QUICK_ACTIVITY,
-                    summary=f"{telemetry.tool_label(policy, tool_type)}: validate (batch {batch})",
+                    summary=self._summary(
+                        f"{telemetry.tool_label(policy, tool_type)}: validate (batch {batch})"
+                    ),
                 )
                 if invalid is not None:
                     return invalid
@@ -606,7 +622,7 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
                 retry_policy=TOOL_RETRY,
                 cancellation_type=workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
                 # Names MCP tools only as "mcp": their names carry the server's name.
-                summary=f"{telemetry.tool_label(policy, tool_type)} (batch {batch})",
+                summary=self._summary(f"{telemetry.tool_label(policy, tool_type)} (batch {batch})"),
             )
             return outcome
         except ActivityError as err:

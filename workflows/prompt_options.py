@@ -65,6 +65,10 @@ class PromptOptions(BaseModel):
     # ``context_budget_chars`` setting (DEFAULT_CONTEXT_BUDGET_CHARS unless set), resolved
     # with the guard mode. Inputs recorded before it could be unset carry 400,000.
     context_budget_chars: int | None = Field(default=None, ge=MIN_CONTEXT_BUDGET_CHARS)
+    # Whether the prompt names its model and tool activities in the Temporal UI (docs/
+    # settings.md, ``activity_summaries``). Unset: the operator's setting where the prompt
+    # resolves operator settings, else off; inputs recorded before it existed run without.
+    activity_summaries: bool | None = None
 
     def prompt_options(self) -> dict[str, Any]:
         """Just the options, as keyword arguments for another model that has them."""

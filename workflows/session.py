@@ -200,6 +200,7 @@ class SessionWorkflow:
     @workflow.run
     async def run(self, session: SessionInput) -> SessionStatus:
         operator_budget: int | None = None
+        operator_summaries: bool | None = None
         if self._guard_mode is None:
             settings: OperatorSettings = await workflow.execute_activity(
                 RESOLVE_OPERATOR_SETTINGS,
@@ -213,7 +214,8 @@ class SessionWorkflow:
             # None when resolved by a worker before loop profiles: prompts resolve their own.
             self._loop_settings = self._loop_settings or settings.loop_settings
             operator_budget = settings.context_budget_chars
-        self._use_context_budget(operator_budget)
+            operator_summaries = settings.activity_summaries
+        self._use_operator_defaults(operator_budget, operator_summaries)
         while True:
             await workflow.wait_condition(lambda: bool(self._queue) or self._closing)
             if not self._queue:
@@ -225,15 +227,22 @@ class SessionWorkflow:
         await workflow.wait_condition(workflow.all_handlers_finished)
         return self.status()
 
-    def _use_context_budget(self, operator_budget: int | None) -> None:
-        """Unless the session's settings set a budget, the operator's (the default when the
-        starter gave the session its guard mode, or a worker from before the setting resolved
-        it), kept in the settings every prompt inherits and continue-as-new carries."""
-        if self._input.settings.context_budget_chars is not None:
-            return
-        budget = operator_budget or DEFAULT_CONTEXT_BUDGET_CHARS
-        settings = self._input.settings.model_copy(update={"context_budget_chars": budget})
-        self._input = self._input.model_copy(update={"settings": settings})
+    def _use_operator_defaults(
+        self, operator_budget: int | None, operator_summaries: bool | None
+    ) -> None:
+        """Unless the session's settings set them, the operator's context budget and activity
+        summaries (the defaults when the starter gave the session its guard mode, or a worker
+        from before the setting resolved them), kept in the settings every prompt inherits
+        and continue-as-new carries."""
+        current = self._input.settings
+        update: dict[str, object] = {}
+        if current.context_budget_chars is None:
+            update["context_budget_chars"] = operator_budget or DEFAULT_CONTEXT_BUDGET_CHARS
+        if current.activity_summaries is None:
+            update["activity_summaries"] = bool(operator_summaries)
+        if update:
+            settings = current.model_copy(update=update)
+            self._input = self._input.model_copy(update={"settings": settings})
 
     async def _run_prompt(self, item: QueuedSessionPrompt) -> None:
         self._starting = item.prompt_id

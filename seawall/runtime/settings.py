@@ -496,6 +496,54 @@ def resolve_context_budget(
     return ContextBudgetResolution(chars)
 
 
+# --- activity summaries: resolved with the guard mode, never an error -----------------------
+
+TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
+FALSE_WORDS = frozenset({"0", "false", "no", "off", ""})
+
+
+@dataclass(frozen=True)
+class ActivitySummariesResolution:
+    enabled: bool
+    diagnostic: Diagnostic | None = None
+
+
+def resolve_activity_summaries(
+    environ: Mapping[str, str] | None = None, config_path: Path | None = None
+) -> ActivitySummariesResolution:
+    """Whether prompts name their activities in the Temporal UI (docs/settings.md,
+    ``activity_summaries``), from ``SEAWALL_ACTIVITY_SUMMARIES``, else the user config key,
+    else off. Read with the guard mode, once per session; a value that stopped validating
+    since the worker started means off plus one diagnostic."""
+    env = os.environ if environ is None else environ
+    path = user_config_path(env) if config_path is None else config_path
+    config = UserConfig.read(path)
+    setting = SETTINGS_BY_NAME["activity_summaries"]
+    found = _from_environment(setting, env)
+    if found is not None:
+        value, where = found[1], f"environment {found[0]}"
+    else:
+        configured = config.get(setting.name) if config.problem is None else None
+        if configured is None:
+            return ActivitySummariesResolution(False)
+        value, where = str(configured), f"user config {config.where(setting.name)}"
+    word = value.strip().lower()
+    if word in TRUE_WORDS:
+        return ActivitySummariesResolution(True)
+    if word in FALSE_WORDS:
+        return ActivitySummariesResolution(False)
+    return ActivitySummariesResolution(
+        False,
+        Diagnostic(
+            event="invalid_activity_summaries",
+            source=where,
+            value=value,
+            message=f"{where}: invalid activity_summaries {value[:100]!r} (expected true or "
+            "false); summaries stay off",
+        ),
+    )
+
+
 # --- owners and the rollout policy (docs/architecture.md, "Rollout cohorts") ----------------
 
 # The dev server's UI as a browser opens it (seawall up's default ui_port).
@@ -824,6 +872,13 @@ class SeawallSettings(BaseSettings):
         env="SEAWALL_CONTEXT_BUDGET_CHARS",
         read_by=(WORKER,),
         ge=MIN_CONTEXT_BUDGET_CHARS,
+    )
+    activity_summaries: bool = setting(
+        False,
+        "name each model and tool activity in the Temporal UI (`read_file (batch 3)`); "
+        "costs a payload per activity (read once per session)",
+        env="SEAWALL_ACTIVITY_SUMMARIES",
+        read_by=(WORKER,),
     )
     max_cached_workflows: int = setting(
         1000,

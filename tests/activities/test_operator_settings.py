@@ -187,3 +187,44 @@ async def test_the_context_budget_comes_from_the_operator_and_a_broken_one_means
     [entry] = logs
     assert entry["event"] == "invalid_context_budget"
     assert "SEAWALL_CONTEXT_BUDGET_CHARS" in entry["source"]
+
+
+async def test_activity_summaries_come_from_the_operator_and_a_broken_value_means_off(
+    tmp_path: Path,
+) -> None:
+    """docs/settings.md, ``activity_summaries``: off unless the environment or the user
+    config turns them on; a value that stopped validating since startup means off and one
+    diagnostic, never a failed session."""
+    from functools import partial
+
+    from seawall.runtime.settings import resolve_activity_summaries
+
+    def activity(environ: dict[str, str]) -> Any:
+        return OperatorSettingsActivities(
+            read_activity_summaries=partial(resolve_activity_summaries, environ)
+        ).resolve_operator_settings
+
+    home = {"HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+    env = ActivityEnvironment()
+    assert (
+        await env.run(activity(home), ResolveOperatorSettingsInput())
+    ).activity_summaries is False
+
+    write_config(tmp_path / "xdg" / "seawall" / "config.yaml", "activity_summaries: true\n")
+    configured = await env.run(activity(home), ResolveOperatorSettingsInput())
+    assert configured.activity_summaries is True
+
+    environ = {**home, "SEAWALL_ACTIVITY_SUMMARIES": "false"}
+    assert (
+        await env.run(activity(environ), ResolveOperatorSettingsInput())
+    ).activity_summaries is False
+
+    with capture_logs() as logs:
+        broken = await env.run(
+            activity({**home, "SEAWALL_ACTIVITY_SUMMARIES": "sometimes"}),
+            ResolveOperatorSettingsInput(),
+        )
+    assert broken.activity_summaries is False
+    [entry] = logs
+    assert entry["event"] == "invalid_activity_summaries"
+    assert "SEAWALL_ACTIVITY_SUMMARIES" in entry["source"]

@@ -263,3 +263,55 @@ async def test_a_session_hands_its_prompts_the_operators_budget_and_theirs_wins(
             assert RESOLVE_OPERATOR_SETTINGS not in scheduled_activities(prompt_history)
 
     assert budgets == [SMALL_BUDGET, 50_000]
+
+
+def activity_summaries(history: WorkflowHistory) -> list[str]:
+    """The summary each scheduled activity carries in the UI ("" for none)."""
+    summaries = []
+    for event in history.events:
+        if event.event_type != EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+            continue
+        payload = event.user_metadata.summary
+        summaries.append(json.loads(payload.data) if event.HasField("user_metadata") else "")
+    return summaries
+
+
+@pytest.mark.parametrize("setting", [None, "true", "false"])
+async def test_activity_summaries_are_the_operators_choice_and_off_by_default(
+    client: Client, tmp_path: Path, setting: str | None
+) -> None:
+    """docs/settings.md, ``activity_summaries``: each summary is one more payload per
+    activity, so a prompt names its activities in the UI only when the operator asks —
+    standalone (resolved in its local activity) and in a session (resolved by the session)."""
+    queue = f"durable-{uuid.uuid4().hex[:8]}"
+    extra = {} if setting is None else {"SEAWALL_ACTIVITY_SUMMARIES": setting}
+    environ = operator_environ(tmp_path, **extra)
+    scenario = hooks({"probe": {"outcomes": [ok()]}}, [calls("probe", 2), {"text": "done"}])
+    async with build_worker(client, queue, build_activities(environ)):
+        standalone = await run_prompt(
+            client, queue, PromptInput(prompt="go", workspace_root=str(tmp_path), scenario=scenario)
+        )
+        session_id = f"durable-{uuid.uuid4().hex[:8]}"
+        handle = await client.start_workflow(
+            SessionWorkflow.run,
+            SessionInput(
+                session_id=session_id,
+                settings=SessionSettings(workspace_root=str(tmp_path), scenario=scenario),
+            ),
+            id=session_workflow_id(session_id),
+            task_queue=queue,
+        )
+        submitted = await handle.execute_update(
+            SessionWorkflow.submit_prompt, PromptSubmission(text="go")
+        )
+        await handle.signal(SessionWorkflow.close)
+        await handle.result()
+
+    named = ["", "model request 1", "probe (batch 1)", "probe (batch 1)", "model request 2"]
+    for prompt_id in (standalone.workflow_id, submitted.prompt_id):
+        summaries = activity_summaries(await history_of(client, prompt_id))
+        if setting == "true":
+            # Tool listing stays unnamed; every model request and tool call is named.
+            assert summaries == named
+        else:
+            assert summaries == [""] * len(named)
