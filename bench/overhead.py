@@ -47,7 +47,6 @@ import concurrent.futures
 import cProfile
 import functools
 import itertools
-import json
 import os
 import platform
 import pstats
@@ -101,6 +100,7 @@ from bench.bare import (  # noqa: E402
     run_inprocess,
 )
 from bench.replay_long import measure_long_replay  # noqa: E402
+from bench.report_runner import run_and_report  # noqa: E402
 from bench.server_metrics import (  # noqa: E402
     ServerCounters,
     free_port,
@@ -1295,20 +1295,15 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"--parts: unknown {', '.join(sorted(unknown))}; choose from {PARTS}")
 
-    from seawall.runtime.logs import configure_logging
+    def render(report: dict[str, Any]) -> None:
+        print_tables(report)
+        print()
+        print(
+            f"Load average before {report['load_average_before']}, after "
+            f"{report['load_average_after']}; {report['seconds']} s in all"
+        )
 
-    configure_logging("json", "ERROR")
-    report = asyncio.run(run(args))
-    print_tables(report)
-    print()
-    print(
-        f"Load average before {report['load_average_before']}, after "
-        f"{report['load_average_after']}; {report['seconds']} s in all"
-    )
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    print(f"Wrote {args.json}")
-    return 0
+    return run_and_report(run(args), render, args.json)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import signal
 import statistics
@@ -40,6 +39,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.overhead import Bench, Workload, git_commit, machine  # noqa: E402
+from bench.report_runner import run_and_report  # noqa: E402
 from bench.server_metrics import (  # noqa: E402
     free_port,
     process_cpu_seconds,
@@ -296,16 +296,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=DEFAULT_JSON)
     args = parser.parse_args(argv)
 
-    from seawall.runtime.logs import configure_logging
+    def render(report: dict[str, Any]) -> None:
+        print_summary(report)
+        print(f"{report['seconds']} s in all")
 
-    configure_logging("json", "ERROR")
-    report = asyncio.run(run(args))
-    print_summary(report)
-    print(f"{report['seconds']} s in all")
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    print(f"Wrote {args.json}")
-    return 0
+    return run_and_report(run(args), render, args.json)
 
 
 if __name__ == "__main__":

@@ -33,7 +33,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
-import json
 import re
 import statistics
 import sys
@@ -59,6 +58,7 @@ from temporalio.worker import Worker  # noqa: E402
 from activities.model import ModelActivities  # noqa: E402
 from activities.model_stream import MAX_SIGNALS, TextSink  # noqa: E402
 from bench.overhead import machine  # noqa: E402
+from bench.report_runner import run_and_report  # noqa: E402
 from bench.stream_baseline import EVENTS_TOPIC, StreamedPromptWorkflow  # noqa: E402
 from seawall.client.events import Idle, follow_prompt_events  # noqa: E402
 from seawall.runtime.devserver import start_dev_server  # noqa: E402
@@ -396,16 +396,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=DEFAULT_JSON)
     args = parser.parse_args(argv)
 
-    from seawall.runtime.logs import configure_logging
+    def render(report: dict[str, Any]) -> None:
+        print_tables(report)
+        print(f"\n{report['seconds']} s in all")
 
-    configure_logging("json", "ERROR")
-    report = asyncio.run(run(args))
-    print_tables(report)
-    print(f"\n{report['seconds']} s in all")
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    print(f"Wrote {args.json}")
-    return 0
+    return run_and_report(run(args), render, args.json)
 
 
 if __name__ == "__main__":

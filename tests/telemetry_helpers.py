@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import urllib.request
@@ -16,17 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.net_helpers import free_port
+
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$")
 GUARD_EVENTS = frozenset(
     {"guard_transition", "failed_call_repeat", "loop_detected", "loop_rule_decision"}
 )
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def closed_port() -> int:

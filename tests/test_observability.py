@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-import socket
 import subprocess
 import sys
 import tempfile
@@ -20,6 +19,7 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from seawall.scenario.driver import run_scenario
+from tests.net_helpers import free_port
 from tests.scenario_helpers import scenario_file
 from workflows.guard import GuardMode
 from workflows.prompt import PromptWorkflow
@@ -27,12 +27,6 @@ from workflows.prompt_io import EventsQuery, PromptResult
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = re.compile(r"^(seawall_[a-z_]+)\{(.*)\} ([0-9.e+]+)$")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @contextmanager

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -22,6 +21,7 @@ from activities.mcp import load_mcp_settings, qualified_name, server_of
 from activities.mcp.pool import McpPool
 from activities.tool_runner import ToolActivities
 from activities.tools import BUILTIN_TOOLS
+from tests.net_helpers import free_port
 from workflows.activity_io import (
     CheckToolCallInput,
     ListToolsInput,
@@ -356,15 +356,9 @@ async def test_heartbeats_while_waiting(
 # --- streamable HTTP ------------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest_asyncio.fixture
 async def http_server() -> AsyncIterator[str]:
-    port = _free_port()
+    port = free_port()
     process = subprocess.Popen(
         [sys.executable, str(FIXTURE_SERVER), "--http", str(port)],
         stdout=subprocess.DEVNULL,

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -28,16 +27,11 @@ from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 
 from seawall.runtime.settings import SETTINGS
+from tests.net_helpers import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 SEAWALL = str(Path(sys.executable).parent / "seawall")
 STARTUP_SECONDS = 60.0
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def operator_environment(home: Path) -> dict[str, str]:

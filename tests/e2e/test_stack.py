@@ -7,7 +7,6 @@ import asyncio
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -18,16 +17,11 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.net_helpers import free_port
 from workflows.guard import REPEATED_TOOL_FAILURE_STOP_MESSAGE
 
 SEAWALL = str(Path(sys.executable).parent / "seawall")
 JSON = {"content-type": "application/json"}
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @contextmanager
