@@ -29,6 +29,7 @@ from temporalio import activity
 from workflows.activity_io import (
     CHECK_TOOL_CALL,
     LIST_TOOLS,
+    LIST_TOOLS_WITHOUT_MCP,
     RUN_TOOL,
     CheckToolCallInput,
     ListToolsInput,
@@ -313,7 +314,7 @@ class ToolActivities:
         self._specs = builtin_tool_specs(self._tools)
 
     def activities(self) -> list[Callable[..., Any]]:
-        return [self.run_tool, self.check_tool_call, self.list_tools]
+        return [self.run_tool, self.check_tool_call, self.list_tools, self.list_tools_without_mcp]
 
     async def close(self) -> None:
         """Stop the MCP servers this worker started."""
@@ -402,6 +403,23 @@ class ToolActivities:
                 listed = await list_mcp_tools(self._mcp_pool, mcp_settings)
             for spec in listed:
                 specs.setdefault(spec.name, spec)
+        return self._with_fixtures(specs, inp)
+
+    @activity.defn(name=LIST_TOOLS_WITHOUT_MCP)
+    async def list_tools_without_mcp(self, inp: ListToolsInput) -> ListToolsOutput | None:
+        """What :meth:`list_tools` returns when no MCP server is configured, else ``None``.
+
+        Run as a local activity (docs/architecture.md, "Durable steps per prompt"): without
+        MCP servers the list is the worker's own (built-ins and fixtures), cheap and
+        idempotent, so a prompt need not take an activity hop for it. With MCP servers the
+        answer is ``None`` and the prompt asks :meth:`list_tools`, which may wait on them
+        and heartbeats while it does."""
+        if self._mcp_settings().servers:
+            return None
+        return self._with_fixtures(dict(self._specs), inp)
+
+    @staticmethod
+    def _with_fixtures(specs: dict[str, ToolSpec], inp: ListToolsInput) -> ListToolsOutput:
         for name, fixture in (inp.scenario_tools or {}).items():
             specs[name] = fixture_tool_spec(name, fixture)
         return ListToolsOutput(tools=sorted(specs.values(), key=lambda s: s.name))

@@ -30,6 +30,8 @@ CALL_MODEL = "seawall.call_model"
 RUN_TOOL = "seawall.run_tool"
 CHECK_TOOL_CALL = "seawall.check_tool_call"
 LIST_TOOLS = "seawall.list_tools"
+# A local activity (TOOLS_WITHOUT_HOP_PATCH): the tools when no MCP server must be asked.
+LIST_TOOLS_WITHOUT_MCP = "seawall.list_tools_without_mcp"
 RESOLVE_OPERATOR_SETTINGS = "seawall.resolve_operator_settings"
 
 

@@ -31,6 +31,7 @@ with workflow.unsafe.imports_passed_through():
         CALL_MODEL,
         CHECK_TOOL_CALL,
         LIST_TOOLS,
+        LIST_TOOLS_WITHOUT_MCP,
         RESOLVE_OPERATOR_SETTINGS,
         RUN_TOOL,
         CallModelInput,
@@ -121,8 +122,9 @@ TOOL_RETRY = RetryPolicy(
     maximum_attempts=3,
 )
 QUICK_ACTIVITY = timedelta(seconds=30)
-# The operator-settings local activity reads the worker's environment and config file: it
-# answers in milliseconds and never raises, so a short timeout and a few retries suffice.
+# The operator-settings and tool-listing local activities read the worker's environment and
+# config files: they answer in milliseconds and never raise, so a short timeout and a few
+# retries suffice.
 SETTINGS_LOCAL_ACTIVITY = timedelta(seconds=10)
 SETTINGS_RETRY = RetryPolicy(maximum_interval=timedelta(seconds=5), maximum_attempts=5)
 TOOL_HEARTBEAT_TIMEOUT = timedelta(seconds=10)
@@ -152,6 +154,10 @@ CONTEXT_POLICY_PATCH = "seawall-context-policy-v1"
 # local activity instead of an activity hop, and upserts a search attribute only when its
 # value changes. Prompts started before it replay through the patches above as they ran.
 DURABLE_STEPS_PATCH = "seawall-durable-steps-v1"
+# A prompt started after it asks for its tools in a local activity and takes the
+# ``seawall.list_tools`` activity hop only when MCP servers must be asked (docs/
+# architecture.md, "Durable steps per prompt"); prompts started before it replay with the hop.
+TOOLS_WITHOUT_HOP_PATCH = "seawall-tools-without-hop-v1"
 
 
 def failure_text(err: ActivityError) -> str:
@@ -285,15 +291,7 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
                     route_forced_off=guard_forced_off(prompt),
                 )
             )
-            scenario = prompt.scenario
-            listed = await workflow.execute_activity(
-                LIST_TOOLS,
-                ListToolsInput(scenario_tools=scenario.fixture_tools if scenario else None),
-                result_type=ListToolsOutput,
-                start_to_close_timeout=QUICK_ACTIVITY,
-                # Listing may wait on MCP servers; a lost worker is noticed in seconds.
-                heartbeat_timeout=TOOL_HEARTBEAT_TIMEOUT,
-            )
+            listed = await self._list_tools()
             self._tools = {tool.name: tool for tool in listed.tools}
             self._messages = [*prompt.history, Message(role=Role.USER, content=prompt.prompt)]
             stop_reason, loop_type, error = await self._loop()
@@ -378,6 +376,34 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
             if summaries is None:
                 summaries = settings.activity_summaries
         return guard_mode, loop_settings, budget, bool(summaries)
+
+    async def _list_tools(self) -> ListToolsOutput:
+        """The tools the model may call. Since TOOLS_WITHOUT_HOP_PATCH a local activity
+        answers when no MCP server is configured (the worker's built-ins and the scenario's
+        fixtures: cheap, idempotent, no heartbeat or cancellation needed); otherwise, and in
+        prompts started before the patch, the ``seawall.list_tools`` activity, which may wait
+        on MCP servers and heartbeats while it does."""
+        scenario = self._input.scenario
+        request = ListToolsInput(scenario_tools=scenario.fixture_tools if scenario else None)
+        if workflow.patched(TOOLS_WITHOUT_HOP_PATCH):
+            local: ListToolsOutput | None = await workflow.execute_local_activity(
+                LIST_TOOLS_WITHOUT_MCP,
+                request,
+                result_type=ListToolsOutput | None,  # type: ignore[arg-type]
+                start_to_close_timeout=SETTINGS_LOCAL_ACTIVITY,
+                retry_policy=SETTINGS_RETRY,
+            )
+            if local is not None:
+                return local
+        listed: ListToolsOutput = await workflow.execute_activity(
+            LIST_TOOLS,
+            request,
+            result_type=ListToolsOutput,
+            start_to_close_timeout=QUICK_ACTIVITY,
+            # Listing may wait on MCP servers; a lost worker is noticed in seconds.
+            heartbeat_timeout=TOOL_HEARTBEAT_TIMEOUT,
+        )
+        return listed
 
     def _summary(self, text: str) -> str | None:
         """``text`` as an activity's summary in the UI, when the operator turned them on."""

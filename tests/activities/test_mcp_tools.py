@@ -98,6 +98,16 @@ async def listed(
 # --- listing --------------------------------------------------------------------------------
 
 
+async def test_with_mcp_servers_the_local_listing_leaves_it_to_the_activity(
+    tools: ToolActivities, mcp_env: pytest.MonkeyPatch
+) -> None:
+    """A configured MCP server must be asked, which may take seconds: the prompt's local
+    activity answers ``None`` so the heartbeating ``seawall.list_tools`` activity lists."""
+    local = await ActivityEnvironment().run(tools.list_tools_without_mcp, ListToolsInput())
+    assert local is None
+    assert any(name.startswith("mcp__") for name in await listed(tools))
+
+
 async def test_tools_are_listed_with_qualified_names(
     tools: ToolActivities, mcp_env: pytest.MonkeyPatch
 ) -> None:

@@ -417,6 +417,16 @@ async def test_list_tools_without_fixtures_lists_the_builtins() -> None:
     assert [t.name for t in out.tools] == sorted(BUILTIN_TOOLS)
 
 
+async def test_without_mcp_servers_the_local_listing_answers_as_the_activity_does() -> None:
+    """docs/architecture.md, "Durable steps per prompt": with no MCP server configured the
+    prompt's local activity lists exactly what the ``seawall.list_tools`` activity would."""
+    fixtures = {"read_file": fixture(FixtureOutcome(status="error", execution_status="error"))}
+    env = ActivityEnvironment()
+    for request in (ListToolsInput(), ListToolsInput(scenario_tools=fixtures)):
+        local = await env.run(tool_activities().list_tools_without_mcp, request)
+        assert local == await env.run(tool_activities().list_tools, request)
+
+
 async def test_check_tool_call_matches_what_a_run_would_refuse(ws: Path) -> None:
     env = ActivityEnvironment()
     for call in (

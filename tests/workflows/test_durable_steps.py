@@ -21,7 +21,7 @@ from workflows.activity_io import RESOLVE_OPERATOR_SETTINGS, CallModelInput
 from workflows.conversation import Message, Role, conversation_chars
 from workflows.guard import GuardMode
 from workflows.loop_profile import LoopSettings
-from workflows.prompt import DURABLE_STEPS_PATCH, PromptWorkflow
+from workflows.prompt import DURABLE_STEPS_PATCH, TOOLS_WITHOUT_HOP_PATCH, PromptWorkflow
 from workflows.prompt_io import PromptInput, PromptResult, StopReason
 from workflows.scenario_io import FixtureTool, ModelScript, ScenarioHooks
 from workflows.session import SessionWorkflow, session_workflow_id
@@ -126,11 +126,17 @@ async def test_a_standalone_prompt_resolves_its_settings_in_one_local_activity(
     assert result.guard_mode == "warn"
     assert result.stop_reason is StopReason.END_TURN
     history = await history_of(client, result.workflow_id)
-    # One patch marker for the whole leaner sequence, not one per earlier patch.
-    assert patch_ids(history) == [DURABLE_STEPS_PATCH]
-    # The settings came from a local activity: a marker, no activity hop.
-    assert markers(history, "core_local_activity") == 1
-    assert RESOLVE_OPERATOR_SETTINGS not in scheduled_activities(history)
+    # One patch marker for the leaner sequence, not one per earlier patch, and one for the
+    # tool listing without a hop.
+    assert patch_ids(history) == [DURABLE_STEPS_PATCH, TOOLS_WITHOUT_HOP_PATCH]
+    # The settings and the tools came from local activities: markers, no activity hop.
+    assert markers(history, "core_local_activity") == 2
+    assert scheduled_activities(history) == [
+        "seawall.call_model",
+        "seawall.run_tool",
+        "seawall.run_tool",
+        "seawall.call_model",
+    ]
 
 
 async def test_a_prompt_given_its_settings_resolves_nothing(
@@ -147,8 +153,9 @@ async def test_a_prompt_given_its_settings_resolves_nothing(
     result = await run_prompt(client, task_queue, prompt)
 
     history = await history_of(client, result.workflow_id)
-    assert markers(history, "core_local_activity") == 0
-    assert scheduled_activities(history) == ["seawall.list_tools", "seawall.call_model"]
+    # No settings to resolve; the tools (no MCP server configured) in one local activity.
+    assert markers(history, "core_local_activity") == 1
+    assert scheduled_activities(history) == ["seawall.call_model"]
 
 
 async def test_guard_search_attributes_are_upserted_only_when_they_change(
@@ -258,8 +265,9 @@ async def test_a_session_hands_its_prompts_the_operators_budget_and_theirs_wins(
                 started.input.payloads, type_hints=[PromptInput]
             )
             budgets.append(prompt.context_budget_chars)
-            # The session resolved the settings; its prompt resolves none.
-            assert markers(prompt_history, "core_local_activity") == 0
+            # The session resolved the settings; its prompt resolves none (its one local
+            # activity lists the tools).
+            assert markers(prompt_history, "core_local_activity") == 1
             assert RESOLVE_OPERATOR_SETTINGS not in scheduled_activities(prompt_history)
 
     assert budgets == [SMALL_BUDGET, 50_000]
@@ -307,11 +315,10 @@ async def test_activity_summaries_are_the_operators_choice_and_off_by_default(
         await handle.signal(SessionWorkflow.close)
         await handle.result()
 
-    named = ["", "model request 1", "probe (batch 1)", "probe (batch 1)", "model request 2"]
+    named = ["model request 1", "probe (batch 1)", "probe (batch 1)", "model request 2"]
     for prompt_id in (standalone.workflow_id, submitted.prompt_id):
         summaries = activity_summaries(await history_of(client, prompt_id))
         if setting == "true":
-            # Tool listing stays unnamed; every model request and tool call is named.
             assert summaries == named
         else:
             assert summaries == [""] * len(named)
