@@ -451,6 +451,24 @@ def resolve_loop_settings(
 # --- the context budget: resolved with the guard mode, never an error ---------------------
 
 
+def _session_setting(
+    name: str, environ: Mapping[str, str] | None, config_path: Path | None
+) -> tuple[str, str] | None:
+    """The raw value of the setting ``name`` as the worker reads it at a session's start
+    (its variable, else the user config key, a config file that stopped parsing counting as
+    unset) and where it came from; ``None`` when neither sets it."""
+    env = os.environ if environ is None else environ
+    setting = SETTINGS_BY_NAME[name]
+    found = _from_environment(setting, env)
+    if found is not None:
+        return found[1], f"environment {found[0]}"
+    config = UserConfig.read(user_config_path(env) if config_path is None else config_path)
+    configured = config.get(setting.name) if config.problem is None else None
+    if configured is None:
+        return None
+    return str(configured), f"user config {config.where(setting.name)}"
+
+
 @dataclass(frozen=True)
 class ContextBudgetResolution:
     chars: int
@@ -465,18 +483,10 @@ def resolve_context_budget(
     the default. Read with the guard mode, once per session; like it, nothing here raises: a
     value that stopped validating since the worker started means the default plus one
     diagnostic (a bad value at startup is the settings model's error)."""
-    env = os.environ if environ is None else environ
-    path = user_config_path(env) if config_path is None else config_path
-    config = UserConfig.read(path)
-    setting = SETTINGS_BY_NAME["context_budget_chars"]
-    found = _from_environment(setting, env)
-    if found is not None:
-        value, where = found[1], f"environment {found[0]}"
-    else:
-        configured = config.get(setting.name) if config.problem is None else None
-        if configured is None:
-            return ContextBudgetResolution(DEFAULT_CONTEXT_BUDGET_CHARS)
-        value, where = str(configured), f"user config {config.where(setting.name)}"
+    found = _session_setting("context_budget_chars", environ, config_path)
+    if found is None:
+        return ContextBudgetResolution(DEFAULT_CONTEXT_BUDGET_CHARS)
+    value, where = found
     try:
         chars = int(value.strip())
     except ValueError:
@@ -515,18 +525,10 @@ def resolve_activity_summaries(
     ``activity_summaries``), from ``SEAWALL_ACTIVITY_SUMMARIES``, else the user config key,
     else off. Read with the guard mode, once per session; a value that stopped validating
     since the worker started means off plus one diagnostic."""
-    env = os.environ if environ is None else environ
-    path = user_config_path(env) if config_path is None else config_path
-    config = UserConfig.read(path)
-    setting = SETTINGS_BY_NAME["activity_summaries"]
-    found = _from_environment(setting, env)
-    if found is not None:
-        value, where = found[1], f"environment {found[0]}"
-    else:
-        configured = config.get(setting.name) if config.problem is None else None
-        if configured is None:
-            return ActivitySummariesResolution(False)
-        value, where = str(configured), f"user config {config.where(setting.name)}"
+    found = _session_setting("activity_summaries", environ, config_path)
+    if found is None:
+        return ActivitySummariesResolution(False)
+    value, where = found
     word = value.strip().lower()
     if word in TRUE_WORDS:
         return ActivitySummariesResolution(True)
