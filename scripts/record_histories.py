@@ -122,10 +122,38 @@ ROLLOUT_ENVIRON = {
 ADMISSION_FIXTURE = "owner-admission"
 
 
-def write_history(name: str, history_json: str, events: int) -> None:
+async def save(handle: WorkflowHandle[Any, Any], name: str) -> None:
+    """Write the history of ``handle``'s workflow as the fixture ``name``."""
+    history = await handle.fetch_history()
     target = HISTORIES / f"{name}.json"
-    target.write_text(json.dumps(json.loads(history_json), indent=1) + "\n", encoding="utf-8")
-    print(f"{target.relative_to(ROOT)}: {events} events")
+    target.write_text(json.dumps(json.loads(history.to_json()), indent=1) + "\n", encoding="utf-8")
+    print(f"{target.relative_to(ROOT)}: {len(history.events)} events")
+
+
+async def start_session(
+    client: Client,
+    queue: str,
+    session_id: str,
+    workspace: str,
+    turns: list[Any],
+    **session: Any,
+) -> WorkflowHandle[Any, Any]:
+    """Start a scripted session in yolo (its model answers ``turns``); ``session`` adds
+    fields of ``SessionInput`` (guard mode, owner)."""
+    return await client.start_workflow(
+        SessionWorkflow.run,
+        SessionInput(
+            session_id=session_id,
+            settings=SessionSettings(
+                workspace_root=workspace,
+                scenario=ScenarioHooks(model_script=ModelScript.model_validate({"turns": turns})),
+                approval_mode=ApprovalMode.YOLO,
+            ),
+            **session,
+        ),
+        id=session_workflow_id(session_id),
+        task_queue=queue,
+    )
 
 
 async def record_session(client: Client, queue: str, fixture: str) -> None:
@@ -134,30 +162,20 @@ async def record_session(client: Client, queue: str, fixture: str) -> None:
         failing = {
             "tool_calls": [{"name": "read_file", "arguments": {"path": f"m{n}"}} for n in range(4)]
         }
-        script = ModelScript.model_validate(
-            {"turns": [failing, {"text": "first"}, {"text": "second"}]}
-        )
         session_id = "recorded" if fixture == SESSION_FIXTURES[0] else fixture
-        handle = await client.start_workflow(
-            SessionWorkflow.run,
-            SessionInput(
-                session_id=session_id,
-                settings=SessionSettings(
-                    workspace_root=workspace,
-                    scenario=ScenarioHooks(model_script=script),
-                    approval_mode=ApprovalMode.YOLO,
-                ),
-                guard_mode=GuardMode.ENFORCE,
-            ),
-            id=session_workflow_id(session_id),
-            task_queue=queue,
+        handle = await start_session(
+            client,
+            queue,
+            session_id,
+            workspace,
+            [failing, {"text": "first"}, {"text": "second"}],
+            guard_mode=GuardMode.ENFORCE,
         )
         for text in ("first prompt", "second prompt"):
             await handle.execute_update(SessionWorkflow.submit_prompt, PromptSubmission(text=text))
         await handle.signal(SessionWorkflow.close)
         await handle.result()
-        history = await handle.fetch_history()
-        write_history(fixture, history.to_json(), len(history.events))
+        await save(handle, fixture)
 
 
 async def record_streamed(client: Client, queue: str) -> None:
@@ -175,8 +193,7 @@ async def record_streamed(client: Client, queue: str) -> None:
             task_queue=queue,
         )
         await handle.result()
-        history = await handle.fetch_history()
-        write_history(STREAMED_FIXTURE, history.to_json(), len(history.events))
+        await save(handle, STREAMED_FIXTURE)
 
 
 async def _until(check: object, what: str) -> None:
@@ -192,37 +209,17 @@ async def record_editor_session(client: Client, queue: str) -> None:
     write asks and is approved), with a queued prompt withdrawn meanwhile."""
     with tempfile.TemporaryDirectory(prefix="seawall-record-") as workspace:
         blocking = "touch started; while [ ! -f go ]; do sleep 0.05; done; echo released"
-        script = ModelScript.model_validate(
+        turns = [
+            {"tool_calls": [{"name": "run_shell_command", "arguments": {"command": blocking}}]},
             {
-                "turns": [
-                    {
-                        "tool_calls": [
-                            {"name": "run_shell_command", "arguments": {"command": blocking}}
-                        ]
-                    },
-                    {
-                        "tool_calls": [
-                            {"name": "write_file", "arguments": {"path": "out.txt", "content": "x"}}
-                        ]
-                    },
-                    {"text": "written"},
+                "tool_calls": [
+                    {"name": "write_file", "arguments": {"path": "out.txt", "content": "x"}}
                 ]
-            }
-        )
-        session_id = "recorded-editor"
-        handle = await client.start_workflow(
-            SessionWorkflow.run,
-            SessionInput(
-                session_id=session_id,
-                settings=SessionSettings(
-                    workspace_root=workspace,
-                    scenario=ScenarioHooks(model_script=script),
-                    approval_mode=ApprovalMode.YOLO,
-                ),
-                guard_mode=GuardMode.SHADOW,
-            ),
-            id=session_workflow_id(session_id),
-            task_queue=queue,
+            },
+            {"text": "written"},
+        ]
+        handle = await start_session(
+            client, queue, "recorded-editor", workspace, turns, guard_mode=GuardMode.SHADOW
         )
         first = await handle.execute_update(
             SessionWorkflow.submit_prompt, PromptSubmission(text="build")
@@ -258,8 +255,7 @@ async def record_editor_session(client: Client, queue: str) -> None:
         await handle.signal(SessionWorkflow.close)
         await handle.result()
         for name, recorded in ((EDITOR_SESSION_FIXTURE, handle), (EDITOR_PROMPT_FIXTURE, prompt)):
-            history = await recorded.fetch_history()
-            write_history(name, history.to_json(), len(history.events))
+            await save(recorded, name)
 
 
 async def record_rollout_session(client: Client) -> None:
@@ -268,27 +264,18 @@ async def record_rollout_session(client: Client) -> None:
     with tempfile.TemporaryDirectory(prefix="seawall-record-") as home:
         environ = {"HOME": home, "XDG_CONFIG_HOME": f"{home}/xdg", **ROLLOUT_ENVIRON}
         async with build_worker(client, queue, build_activities(environ)):
-            script = ModelScript.model_validate({"turns": [{"text": "done"}]})
-            session_id = "recorded-rollout"
-            handle = await client.start_workflow(
-                SessionWorkflow.run,
-                SessionInput(
-                    session_id=session_id,
-                    settings=SessionSettings(
-                        workspace_root=home,
-                        scenario=ScenarioHooks(model_script=script),
-                        approval_mode=ApprovalMode.YOLO,
-                    ),
-                    owner_id="recorded-owner",
-                ),
-                id=session_workflow_id(session_id),
-                task_queue=queue,
+            handle = await start_session(
+                client,
+                queue,
+                "recorded-rollout",
+                home,
+                [{"text": "done"}],
+                owner_id="recorded-owner",
             )
             await handle.execute_update(SessionWorkflow.submit_prompt, PromptSubmission(text="hi"))
             await handle.signal(SessionWorkflow.close)
             await handle.result()
-            history = await handle.fetch_history()
-            write_history(ROLLOUT_FIXTURE, history.to_json(), len(history.events))
+            await save(handle, ROLLOUT_FIXTURE)
 
 
 async def record_owner_admission(client: Client, queue: str) -> None:
@@ -323,8 +310,7 @@ async def record_owner_admission(client: Client, queue: str) -> None:
     )
     first_run = client.get_workflow_handle(handle.id, run_id=handle.result_run_id)
     await _until(lambda: _has_continued(first_run), "the admission workflow to continue as new")
-    history = await first_run.fetch_history()
-    write_history(ADMISSION_FIXTURE, history.to_json(), len(history.events))
+    await save(first_run, ADMISSION_FIXTURE)
 
 
 async def _has_continued(handle: WorkflowHandle[Any, Any]) -> bool:
@@ -338,23 +324,8 @@ async def record_budget_session(client: Client) -> None:
     with tempfile.TemporaryDirectory(prefix="seawall-record-") as home:
         environ = {"HOME": home, "XDG_CONFIG_HOME": f"{home}/xdg", **BUDGET_ENVIRON}
         async with build_worker(client, queue, build_activities(environ)):
-            script = ModelScript.model_validate(
-                {"turns": [{"text": "first " + "x" * 12_000}, {"text": "second"}]}
-            )
-            session_id = "recorded-budget"
-            handle = await client.start_workflow(
-                SessionWorkflow.run,
-                SessionInput(
-                    session_id=session_id,
-                    settings=SessionSettings(
-                        workspace_root=home,
-                        scenario=ScenarioHooks(model_script=script),
-                        approval_mode=ApprovalMode.YOLO,
-                    ),
-                ),
-                id=session_workflow_id(session_id),
-                task_queue=queue,
-            )
+            turns = [{"text": "first " + "x" * 12_000}, {"text": "second"}]
+            handle = await start_session(client, queue, "recorded-budget", home, turns)
             submitted = [
                 await handle.execute_update(
                     SessionWorkflow.submit_prompt, PromptSubmission(text=text)
@@ -368,8 +339,7 @@ async def record_budget_session(client: Client) -> None:
                 (BUDGET_SESSION_FIXTURE, handle),
                 (BUDGET_PROMPT_FIXTURE, prompt),
             ):
-                history = await recorded.fetch_history()
-                write_history(name, history.to_json(), len(history.events))
+                await save(recorded, name)
 
 
 async def record(only: set[str]) -> None:
@@ -394,8 +364,7 @@ async def record(only: set[str]) -> None:
                         mode_override=mode,
                         workflow_id=f"replay-{fixture}",
                     )
-                history = await env.client.get_workflow_handle(result.workflow_id).fetch_history()
-                write_history(fixture, history.to_json(), len(history.events))
+                await save(env.client.get_workflow_handle(result.workflow_id), fixture)
             for session_fixture in SESSION_FIXTURES:
                 if not only or session_fixture in only:
                     await record_session(env.client, queue, session_fixture)
