@@ -371,8 +371,12 @@ class Run:
     server: ServerCounters = field(default_factory=ServerCounters)
     batch_seconds: list[float] = field(default_factory=list)
     ids: list[str] = field(default_factory=list)
+    # The interleaved rounds merged into this run, each a Run of its own: how much a ratio
+    # moves between rounds of one run is the noise it must beat.
+    rounds: list[Run] = field(default_factory=list)
 
     def merge(self, other: Run) -> None:
+        self.rounds.append(other)
         self.prompts += other.prompts
         self.wall_seconds += other.wall_seconds
         self.cpu_seconds += other.cpu_seconds
@@ -380,6 +384,9 @@ class Run:
         self.server = self.server + other.server
         self.batch_seconds.extend(other.batch_seconds)
         self.ids.extend(other.ids)
+
+    def prompts_per_second(self) -> float:
+        return self.prompts / self.wall_seconds if self.wall_seconds else 0.0
 
     def summary(self) -> dict[str, Any]:
         ordered = sorted(self.batch_seconds)
@@ -440,7 +447,7 @@ async def measure_levels(
     return results
 
 
-def ratios(level: dict[str, Run]) -> dict[str, dict[str, float]]:
+def ratios(level: dict[str, Run]) -> dict[str, dict[str, Any]]:
     s = {v: run.summary() for v, run in level.items()}
 
     def lat(x: str, y: str) -> float:
@@ -452,7 +459,7 @@ def ratios(level: dict[str, Run]) -> dict[str, dict[str, float]]:
     def per_prompt(key: str, x: str, y: str) -> float:
         return round(float(s[x][key] / max(s[y][key], 1e-9)), 3)
 
-    out = {
+    out: dict[str, dict[str, Any]] = {
         pair: {
             "latency": lat(*pair.split("/")),
             "throughput": thr(*pair.split("/")),
@@ -462,6 +469,13 @@ def ratios(level: dict[str, Run]) -> dict[str, dict[str, float]]:
     }
     for pair in ("b/a", "a/d"):  # the server's share; the in-process loop has none
         out[pair]["server_cpu"] = per_prompt("cpu_ms_per_prompt_server", *pair.split("/"))
+        x, y = (level[v] for v in pair.split("/"))
+        if len(x.rounds) > 1 and len(x.rounds) == len(y.rounds):
+            # The inverse-throughput ratio of each round: its range is the run's own noise.
+            out[pair]["throughput_by_round"] = [
+                round(b.prompts_per_second() / max(a.prompts_per_second(), 1e-9), 3)
+                for a, b in zip(x.rounds, y.rounds, strict=True)
+            ]
     return out
 
 
@@ -846,6 +860,21 @@ def print_levels(levels: list[dict[str, Any]], label: str = "concurrency") -> No
             for k in ("b/a", "a/d", "a/c")
         ]
         print(f"{level['concurrency']:>11}  {cells[0]:>29} {cells[1]:>29} {cells[2]:>24}")
+    spreads = [
+        f"{level['concurrency']}: "
+        + ", ".join(
+            f"{pair} {min(by_round):.2f}-{max(by_round):.2f}"
+            for pair in ("b/a", "a/d")
+            if (by_round := level["ratios"][pair].get("throughput_by_round"))
+        )
+        for level in levels
+        if any("throughput_by_round" in level["ratios"][pair] for pair in ("b/a", "a/d"))
+    ]
+    if spreads:
+        print(
+            "Inverse throughput by round (the range across one run's interleaved rounds, "
+            "its noise): " + "; ".join(spreads)
+        )
 
 
 def print_server_costs(levels: list[dict[str, Any]]) -> None:

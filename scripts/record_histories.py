@@ -87,9 +87,9 @@ FIXTURES: dict[str, tuple[str, GuardMode | None]] = {
     # upserted only when they change.
     "durable-steps-warn-then-stop": ("read-missing-file-loop", None),
     "durable-steps-denied-call": ("denied-call-repeat", None),
-    # Recorded after TOOLS_WITHOUT_HOP_PATCH: the tools from a local activity (no MCP server
-    # configured), beside the settings' local activity; no seawall.list_tools hop.
-    "tools-without-hop-warn-then-stop": ("read-missing-file-loop", None),
+    # Recorded after TOOLS_WITHOUT_HOP_PATCH (-v2): the tools from a local activity (no MCP
+    # server configured), beside the settings' local activity; no seawall.list_tools hop.
+    "tools-without-hop-v2-warn-then-stop": ("read-missing-file-loop", None),
 }
 # Session fixtures: the first recorded before CONTEXT_POLICY_PATCH, the second after it.
 SESSION_FIXTURES = ("session-two-prompts", "session-context-policy")

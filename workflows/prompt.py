@@ -157,7 +157,10 @@ DURABLE_STEPS_PATCH = "seawall-durable-steps-v1"
 # A prompt started after it asks for its tools in a local activity and takes the
 # ``seawall.list_tools`` activity hop only when MCP servers must be asked (docs/
 # architecture.md, "Durable steps per prompt"); prompts started before it replay with the hop.
-TOOLS_WITHOUT_HOP_PATCH = "seawall-tools-without-hop-v1"
+# Asked at the start, beside DURABLE_STEPS_PATCH: a patch first asked after a local activity
+# of the same workflow task fails when a worker replays the prompt mid-way (the marker of
+# ``-v1``, asked there, was met before the local activity resolved; that id is retired).
+TOOLS_WITHOUT_HOP_PATCH = "seawall-tools-without-hop-v2"
 
 
 def failure_text(err: ActivityError) -> str:
@@ -208,6 +211,7 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
         # set, so that an unchanged value is not upserted again.
         self._durable_steps = False
         self._search_attribute_values: dict[str, object] = {}
+        self._tools_without_hop = False
         # Whether activities carry a summary for the UI: each is one more payload through
         # the converter and the sandbox, so only when the operator asks (docs/settings.md).
         self._activity_summaries = False
@@ -277,6 +281,7 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
         loop_type: LoopType | None = None
         # Before any other command: histories recorded before the patch have none for it.
         self._durable_steps = workflow.patched(DURABLE_STEPS_PATCH)
+        self._tools_without_hop = workflow.patched(TOOLS_WITHOUT_HOP_PATCH)
         try:
             (
                 self._guard_mode,
@@ -385,7 +390,7 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
         on MCP servers and heartbeats while it does."""
         scenario = self._input.scenario
         request = ListToolsInput(scenario_tools=scenario.fixture_tools if scenario else None)
-        if workflow.patched(TOOLS_WITHOUT_HOP_PATCH):
+        if self._tools_without_hop:
             local: ListToolsOutput | None = await workflow.execute_local_activity(
                 LIST_TOOLS_WITHOUT_MCP,
                 request,

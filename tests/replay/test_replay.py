@@ -71,8 +71,8 @@ def test_the_representative_scenarios_are_all_recorded() -> None:
         "durable-steps-denied-call",
         "durable-steps-session",
         "durable-steps-session-prompt",
-        # Recorded after TOOLS_WITHOUT_HOP_PATCH: the tools from a local activity.
-        "tools-without-hop-warn-then-stop",
+        # Recorded after TOOLS_WITHOUT_HOP_PATCH (-v2): the tools from a local activity.
+        "tools-without-hop-v2-warn-then-stop",
     } <= names
 
 

@@ -322,3 +322,34 @@ async def test_activity_summaries_are_the_operators_choice_and_off_by_default(
             assert summaries == named
         else:
             assert summaries == [""] * len(named)
+
+
+async def test_a_prompt_replayed_at_every_step_takes_the_same_steps(
+    client: Client, tmp_path: Path
+) -> None:
+    """A worker without a cache replays the prompt's history before every workflow task, as
+    any worker does after a restart or an eviction: the patches, the two local activities
+    and the batches must replay exactly as they were recorded (a patch first asked after a
+    local activity of the same task did not: ``-v1`` of the tool listing's patch)."""
+    queue = f"durable-{uuid.uuid4().hex[:8]}"
+    environ = operator_environ(tmp_path, SEAWALL_REPEATED_TOOL_FAILURE_GUARD="enforce")
+    prompt = PromptInput(
+        prompt="go",
+        workspace_root=str(tmp_path),
+        scenario=hooks(
+            {"probe": {"outcomes": [ok()]}},
+            [calls("probe", 2), calls("probe", 2, start=2), {"text": "done"}],
+        ),
+    )
+    async with build_worker(client, queue, build_activities(environ), max_cached_workflows=0):
+        result = await run_prompt(client, queue, prompt)
+
+    assert result.stop_reason is StopReason.END_TURN
+    assert result.guard_mode == "enforce"
+    history = await history_of(client, result.workflow_id)
+    assert patch_ids(history) == [DURABLE_STEPS_PATCH, TOOLS_WITHOUT_HOP_PATCH]
+    assert markers(history, "core_local_activity") == 2
+    failed = [
+        e for e in history.events if e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED
+    ]
+    assert failed == []
