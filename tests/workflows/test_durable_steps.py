@@ -50,6 +50,26 @@ async def run_prompt(client: Client, queue: str, prompt: PromptInput) -> PromptR
     )
 
 
+async def run_session_prompt(
+    client: Client, queue: str, settings: SessionSettings, text: str = "hello"
+) -> str:
+    """Start a session with ``settings``, run one prompt to its end, close the session;
+    the prompt's workflow id."""
+    session_id = f"durable-{uuid.uuid4().hex[:8]}"
+    handle = await client.start_workflow(
+        SessionWorkflow.run,
+        SessionInput(session_id=session_id, settings=settings),
+        id=session_workflow_id(session_id),
+        task_queue=queue,
+    )
+    submitted = await handle.execute_update(
+        SessionWorkflow.submit_prompt, PromptSubmission(text=text)
+    )
+    await handle.signal(SessionWorkflow.close)
+    await handle.result()
+    return submitted.prompt_id
+
+
 async def history_of(client: Client, workflow_id: str) -> WorkflowHistory:
     return await client.get_workflow_handle(workflow_id).fetch_history()
 
@@ -240,26 +260,16 @@ async def test_a_session_hands_its_prompts_the_operators_budget_and_theirs_wins(
     budgets = []
     async with build_worker(client, queue, build_activities(environ)):
         for own_budget in (None, 50_000):
-            session_id = f"durable-{uuid.uuid4().hex[:8]}"
-            handle = await client.start_workflow(
-                SessionWorkflow.run,
-                SessionInput(
-                    session_id=session_id,
-                    settings=SessionSettings(
-                        workspace_root=str(tmp_path),
-                        scenario=hooks({}, [{"text": "one"}]),
-                        context_budget_chars=own_budget,
-                    ),
+            prompt_id = await run_session_prompt(
+                client,
+                queue,
+                SessionSettings(
+                    workspace_root=str(tmp_path),
+                    scenario=hooks({}, [{"text": "one"}]),
+                    context_budget_chars=own_budget,
                 ),
-                id=session_workflow_id(session_id),
-                task_queue=queue,
             )
-            submitted = await handle.execute_update(
-                SessionWorkflow.submit_prompt, PromptSubmission(text="hello")
-            )
-            await handle.signal(SessionWorkflow.close)
-            await handle.result()
-            prompt_history = await history_of(client, submitted.prompt_id)
+            prompt_history = await history_of(client, prompt_id)
             started = prompt_history.events[0].workflow_execution_started_event_attributes
             [prompt] = await client.data_converter.decode(
                 started.input.payloads, type_hints=[PromptInput]
@@ -299,24 +309,12 @@ async def test_activity_summaries_are_the_operators_choice_and_off_by_default(
         standalone = await run_prompt(
             client, queue, PromptInput(prompt="go", workspace_root=str(tmp_path), scenario=scenario)
         )
-        session_id = f"durable-{uuid.uuid4().hex[:8]}"
-        handle = await client.start_workflow(
-            SessionWorkflow.run,
-            SessionInput(
-                session_id=session_id,
-                settings=SessionSettings(workspace_root=str(tmp_path), scenario=scenario),
-            ),
-            id=session_workflow_id(session_id),
-            task_queue=queue,
+        session_prompt = await run_session_prompt(
+            client, queue, SessionSettings(workspace_root=str(tmp_path), scenario=scenario), "go"
         )
-        submitted = await handle.execute_update(
-            SessionWorkflow.submit_prompt, PromptSubmission(text="go")
-        )
-        await handle.signal(SessionWorkflow.close)
-        await handle.result()
 
     named = ["model request 1", "probe (batch 1)", "probe (batch 1)", "model request 2"]
-    for prompt_id in (standalone.workflow_id, submitted.prompt_id):
+    for prompt_id in (standalone.workflow_id, session_prompt):
         summaries = activity_summaries(await history_of(client, prompt_id))
         if setting == "true":
             assert summaries == named
