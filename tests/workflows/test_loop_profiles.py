@@ -7,6 +7,7 @@ worker's operator settings, and recorded in history; a session hands them to its
 
 from __future__ import annotations
 
+import json
 import uuid
 from pathlib import Path
 from typing import Any
@@ -149,13 +150,16 @@ async def test_the_profile_and_rule_modes_come_from_the_operator_settings(
         if e.HasField("activity_task_scheduled_event_attributes")
     ]
     local = [
-        e
+        json.loads(e.marker_recorded_event_attributes.details["data"].payloads[0].data)[
+            "activity_type"
+        ]
         for e in history.events
         if e.HasField("marker_recorded_event_attributes")
         and e.marker_recorded_event_attributes.marker_name == "core_local_activity"
     ]
     assert "seawall.resolve_operator_settings" not in scheduled
-    assert len(local) == 1
+    # The settings once; the tool list (no MCP server configured) in the other.
+    assert local == ["seawall.resolve_operator_settings", "seawall.list_tools_without_mcp"]
 
 
 async def test_an_invalid_profile_means_the_default_and_one_diagnostic(
