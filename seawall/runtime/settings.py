@@ -508,6 +508,7 @@ def resolve_context_budget(
 
 # --- activity summaries: resolved with the guard mode, never an error -----------------------
 
+# The words a session-time read takes for a yes or a no (here and guard_rollout_allow_wide_enforce).
 TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
 FALSE_WORDS = frozenset({"0", "false", "no", "off", ""})
 
@@ -696,9 +697,6 @@ def resolve_rollout_settings(
         environment=environment,
         service_version=version,
     )
-
-
-TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
 
 
 def local_owner_id(settings: SeawallSettings, environ: Mapping[str, str] | None = None) -> str:
