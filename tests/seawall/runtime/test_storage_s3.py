@@ -65,6 +65,12 @@ def s3_storage(bucket: str, endpoint: str, threshold: int = 1024) -> ExternalSto
     )
 
 
+@pytest.fixture
+def stored(client: Client, s3_endpoint: str, bucket: str) -> Client:
+    """``client`` storing payloads past 1 KiB in ``bucket``, as a worker configured for s3."""
+    return with_storage(client, s3_storage(bucket, s3_endpoint))
+
+
 async def run_prompts(stored: Client, *specs: Any) -> list[PromptResult]:
     queue = f"test-{uuid.uuid4().hex[:10]}"
     results = []
@@ -86,10 +92,8 @@ async def keys_by_workflow(s3: Any, bucket: str) -> dict[str, set[str]]:
 
 
 async def test_a_long_prompt_round_trips_its_payloads_through_the_s3_driver(
-    client: Client, s3_endpoint: str, bucket: str, s3: Any
+    stored: Client, bucket: str, s3: Any
 ) -> None:
-    stored = with_storage(client, s3_storage(bucket, s3_endpoint))
-
     [result] = await run_prompts(stored, long_prompt(3, 100_000))
 
     assert result.stop_reason is StopReason.END_TURN
@@ -105,9 +109,8 @@ async def test_a_long_prompt_round_trips_its_payloads_through_the_s3_driver(
 
 
 async def test_gc_removes_only_the_objects_of_deleted_workflows(
-    client: Client, s3_endpoint: str, bucket: str, s3: Any
+    client: Client, stored: Client, bucket: str, s3: Any
 ) -> None:
-    stored = with_storage(client, s3_storage(bucket, s3_endpoint))
     gone, kept = await run_prompts(stored, long_prompt(2, 5_000), long_prompt(3, 6_000))
     # An object the driver stored with no workflow in its context is never attributed.
     loose = f"v0/ns/default/d/sha256/{'0' * 64}"
@@ -136,9 +139,8 @@ async def test_gc_removes_only_the_objects_of_deleted_workflows(
 
 
 async def test_gc_keeps_objects_written_within_the_grace_period(
-    client: Client, s3_endpoint: str, bucket: str, s3: Any
+    client: Client, stored: Client, bucket: str, s3: Any
 ) -> None:
-    stored = with_storage(client, s3_storage(bucket, s3_endpoint))
     [result] = await run_prompts(stored, long_prompt(1, 5_000))
     held = await keys_by_workflow(s3, bucket)
     await delete(client, result.workflow_id)
@@ -152,9 +154,8 @@ async def test_gc_keeps_objects_written_within_the_grace_period(
 
 
 async def test_gc_that_cannot_ask_temporal_removes_nothing(
-    client: Client, s3_endpoint: str, bucket: str, s3: Any
+    client: Client, stored: Client, bucket: str, s3: Any
 ) -> None:
-    stored = with_storage(client, s3_storage(bucket, s3_endpoint))
     [result] = await run_prompts(stored, long_prompt(1, 5_000))
     held = await keys_by_workflow(s3, bucket)
     await delete(client, result.workflow_id)
