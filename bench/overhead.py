@@ -254,13 +254,17 @@ def intervals(starts: list[float]) -> list[float]:
     return [b - a for a, b in itertools.pairwise(starts)]
 
 
+class SdkSandbox(SandboxedWorkflowRunner):
+    """The SDK's workflow sandbox as it ships. A subclass only so that the plugin keeps it:
+    the plugin gives the SDK's own sandbox Seawall's runner (``seawall.runtime.
+    sandbox_runner``), and a bare Temporal workflow, the baseline, runs without it."""
+
+
 def bare_runner() -> SandboxedWorkflowRunner:
-    """Seawall's sandbox (the plugin adds its passthrough modules) with ``bench`` passed
+    """The SDK's sandbox (the plugin adds its passthrough modules) with ``bench`` passed
     through as Seawall passes ``workflows`` through, so neither re-imports its workflow
     module per run."""
-    return SandboxedWorkflowRunner(
-        restrictions=SandboxRestrictions.default.with_passthrough_modules("bench")
-    )
+    return SdkSandbox(restrictions=SandboxRestrictions.default.with_passthrough_modules("bench"))
 
 
 def bare_plugin() -> SeawallPlugin:

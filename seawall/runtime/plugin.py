@@ -31,6 +31,7 @@ from temporalio.runtime import Runtime
 from temporalio.worker import WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
+from seawall.runtime.sandbox_runner import seawall_sandbox
 from workflows.owner_admission import OwnerAdmissionWorkflow
 from workflows.prompt import PromptWorkflow
 from workflows.session import SessionWorkflow
@@ -49,6 +50,9 @@ SANDBOX_PASSTHROUGH: Mapping[str, str] = {
     "annotated_types": "the constraint types pydantic fields use (Field(ge=...))",
     "workflows": "Seawall's own deterministic workflow code and contracts: imported once, "
     'shared by every run (docs/architecture.md, "Layers")',
+    "seawall.runtime.sandbox_runner": "the sandbox builds each workflow instance with its "
+    "runner class, which hands the instance to the worker side; a re-import per run would "
+    "cost time and make it a different class",
 }
 
 # Exceptions that fail the workflow instead of its workflow task. Deliberately none beyond
@@ -67,7 +71,7 @@ def with_sandbox_passthrough(runner: WorkflowRunner | None) -> WorkflowRunner:
     if not isinstance(runner, SandboxedWorkflowRunner):
         return runner
     restrictions = runner.restrictions.with_passthrough_modules(*SANDBOX_PASSTHROUGH)
-    return dataclasses.replace(runner, restrictions=restrictions)
+    return seawall_sandbox(dataclasses.replace(runner, restrictions=restrictions))
 
 
 class SeawallPlugin(SimplePlugin):
