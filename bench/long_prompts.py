@@ -36,6 +36,7 @@ import itertools
 import json
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -379,6 +380,13 @@ async def short_prompt_figures(client: Client, ids: list[str]) -> tuple[list[flo
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="seawall-long-"))
+    try:
+        return await _run(args, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)  # the stored payloads: tens of MB
+
+
+async def _run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     store = work / "payloads"
     driver = FilesystemStorageDriver(store)
     storage = ExternalStorage(drivers=[driver], payload_size_threshold=DEFAULT_THRESHOLD_BYTES)

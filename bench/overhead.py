@@ -50,6 +50,7 @@ import itertools
 import os
 import platform
 import pstats
+import shutil
 import signal
 import statistics
 import subprocess
@@ -1230,6 +1231,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             )
     finally:
         await env.shutdown()
+        # The stored payloads of a long replay are tens of MB: nothing outlives the run.
+        shutil.rmtree(store, ignore_errors=True)
+        shutil.rmtree(workspace, ignore_errors=True)
     report["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
     report["seconds"] = round(time.perf_counter() - started, 1)
     return report

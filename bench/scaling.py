@@ -237,22 +237,22 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     started = time.perf_counter()
     port = free_port()
     rows = []
-    async with await start_dev_server(extra_args=["--metrics-port", str(port)]) as env:
-        address = env.client.service_client.config.target_host
-        workspace = tempfile.mkdtemp(prefix="seawall-bench-scaling-")
-        bench = Bench(env.client, Workload(), workspace, metrics_port=port)
-        for count in order:
-            row = await measure(
-                bench, address, env.client.namespace, count, args.prompts, args.concurrency
-            )
-            rows.append(row)
-            busy = row["cores_busy"]
-            print(
-                f"  {count} worker(s): {row['prompts_per_second']:.2f} prompts/s; cores busy: "
-                f"server {busy['server']:.2f}, workers {busy['workers']:.2f}, driver "
-                f"{busy['driver']:.2f}; machine idle {row['machine_idle_share']:.0%}",
-                flush=True,
-            )
+    with tempfile.TemporaryDirectory(prefix="seawall-bench-scaling-") as workspace:
+        async with await start_dev_server(extra_args=["--metrics-port", str(port)]) as env:
+            address = env.client.service_client.config.target_host
+            bench = Bench(env.client, Workload(), workspace, metrics_port=port)
+            for count in order:
+                row = await measure(
+                    bench, address, env.client.namespace, count, args.prompts, args.concurrency
+                )
+                rows.append(row)
+                busy = row["cores_busy"]
+                print(
+                    f"  {count} worker(s): {row['prompts_per_second']:.2f} prompts/s; cores busy: "
+                    f"server {busy['server']:.2f}, workers {busy['workers']:.2f}, driver "
+                    f"{busy['driver']:.2f}; machine idle {row['machine_idle_share']:.0%}",
+                    flush=True,
+                )
     report["runs"] = rows
     report["summary"] = summarise(rows)
     report["verdict"] = verdict(report["summary"], os.cpu_count() or 1)
