@@ -48,7 +48,14 @@ from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 import yaml
-from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
+from pydantic import (
+    Field,
+    SecretStr,
+    TypeAdapter,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 from pydantic.config import JsonDict
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
@@ -508,9 +515,22 @@ def resolve_context_budget(
 
 # --- activity summaries: resolved with the guard mode, never an error -----------------------
 
-# The words a session-time read takes for a yes or a no (here and guard_rollout_allow_wide_enforce).
-TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
-FALSE_WORDS = frozenset({"0", "false", "no", "off", ""})
+_YES_OR_NO = TypeAdapter(bool)
+
+
+def session_bool(text: str) -> bool | None:
+    """``text`` read as a yes or a no at a session's start, exactly as the settings model
+    read it at startup (pydantic's words, any case: 1/0, true/false, t/f, yes/no, y/n,
+    on/off), so a value that passed startup means the same thing later; an empty value is
+    no. ``None`` for anything else. (``activity_summaries`` and
+    ``guard_rollout_allow_wide_enforce``.)"""
+    word = text.strip()
+    if not word:
+        return False
+    try:
+        return _YES_OR_NO.validate_python(word)
+    except ValidationError:
+        return None
 
 
 @dataclass(frozen=True)
@@ -530,11 +550,9 @@ def resolve_activity_summaries(
     if found is None:
         return ActivitySummariesResolution(False)
     value, where = found
-    word = value.strip().lower()
-    if word in TRUE_WORDS:
-        return ActivitySummariesResolution(True)
-    if word in FALSE_WORDS:
-        return ActivitySummariesResolution(False)
+    enabled = session_bool(value)
+    if enabled is not None:
+        return ActivitySummariesResolution(enabled)
     return ActivitySummariesResolution(
         False,
         Diagnostic(
@@ -675,7 +693,7 @@ def resolve_rollout_settings(
     if text is None:
         return plain
     salt = value("guard_rollout_salt")
-    wide = (value("guard_rollout_allow_wide_enforce") or "").lower() in TRUE_WORDS
+    wide = session_bool(value("guard_rollout_allow_wide_enforce") or "") is True
     try:
         policies = check_rollout(text, salt=salt, environment=environment, allow_wide_enforce=wide)
     except ValueError as err:
