@@ -81,7 +81,9 @@ from temporalio.worker import (  # noqa: E402
     ExecuteActivityInput,
     Interceptor,
     Replayer,
+    UnsandboxedWorkflowRunner,
     Worker,
+    WorkflowRunner,
 )
 from temporalio.worker.workflow_sandbox import (  # noqa: E402
     SandboxedWorkflowRunner,
@@ -492,16 +494,37 @@ async def _iterate(histories: list[WorkflowHistory]) -> AsyncIterator[WorkflowHi
         yield history
 
 
-def replayer_for(variant: str, storage: ExternalStorage | None = None) -> Replayer:
+# The long replay once more on each other workflow runner: what the sandbox costs.
+OTHER_RUNNERS: dict[str, str] = {
+    "sdk-sandbox": "the SDK's sandbox",
+    "seawall-sandbox": "Seawall's sandbox runner",
+    "no-sandbox": "no sandbox (UnsandboxedWorkflowRunner)",
+}
+
+
+def replayer_for(
+    variant: str, storage: ExternalStorage | None = None, runner: str | None = None
+) -> Replayer:
     """A replayer as the variant's worker runs it: the one converter (with the payload
-    storage the prompts were stored with), Seawall's workflows or the bare one."""
+    storage the prompts were stored with), Seawall's workflows or the bare one, on the
+    variant's own workflow runner or on ``runner`` (a key of :data:`OTHER_RUNNERS`)."""
+    restrictions = bare_runner().restrictions
+    runners: dict[str, WorkflowRunner] = {
+        "sdk-sandbox": SdkSandbox(restrictions=restrictions),
+        "seawall-sandbox": SandboxedWorkflowRunner(restrictions=restrictions),
+        "no-sandbox": UnsandboxedWorkflowRunner(),
+    }
     if variant == "d":
         return Replayer(
             workflows=[],
-            workflow_runner=bare_runner(),
+            workflow_runner=runners[runner or "sdk-sandbox"],
             plugins=[SeawallPlugin(workflows=[BareLoopWorkflow], storage=storage)],
         )
-    return Replayer(workflows=[], plugins=[SeawallPlugin(storage=storage)])
+    return Replayer(
+        workflows=[],
+        workflow_runner=runners[runner or "seawall-sandbox"],
+        plugins=[SeawallPlugin(storage=storage)],
+    )
 
 
 async def measure_replay(
@@ -947,6 +970,8 @@ def print_long_replay(replay: dict[str, Any]) -> None:
             f"({r['ms_per_1000_events']:.0f} ms per 1,000 events)"
             + ("" if r["reached_target_events"] else "  [fewer events than the target]")
         )
+        for runner, seconds in r.get("runners", {}).items():
+            print(f"      the same history on {OTHER_RUNNERS[runner]}: {seconds:.2f} s")
 
 
 def print_tables(report: dict[str, Any]) -> None:
@@ -1221,7 +1246,13 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     metrics_port,
                 )
                 report["long_replay"] = await measure_long_replay(
-                    replay_bench, lambda v: replayer_for(v, storage), repeats=REPLAY_REPEATS
+                    replay_bench,
+                    lambda v: replayer_for(v, storage),
+                    repeats=REPLAY_REPEATS,
+                    other_runners={
+                        runner: functools.partial(replayer_for, storage=storage, runner=runner)
+                        for runner in OTHER_RUNNERS
+                    },
                 )
         if "memory" in parts and args.memory_prompts > 0:
             log("Worker memory:")

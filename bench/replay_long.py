@@ -54,10 +54,14 @@ async def measure_long_replay(
     replayer_for: Callable[[str], Replayer],
     variants: tuple[str, ...] = ("b", "d"),
     repeats: int = 3,
+    other_runners: dict[str, Callable[[str], Replayer]] | None = None,
 ) -> dict[str, Any]:
     """Run one prompt of each variant with ``bench``'s (long) workload, then time the
     replay of its history. Per variant: events, history bytes, replay seconds (median of
-    ``repeats``) against the 2 s target, and whether the history reached 10,000 events."""
+    ``repeats``) against the 2 s target, and whether the history reached 10,000 events.
+    ``other_runners`` (name -> replayer for a variant) replay the same history once more
+    each, under ``"runners"``: how much of the time is the workflow runner's, not the
+    workflow's."""
     out: dict[str, Any] = {
         "batches": bench.workload.batches,
         "calls_per_batch": bench.workload.calls,
@@ -84,5 +88,11 @@ async def measure_long_replay(
             "ms_per_1000_events": round(seconds / events * 1_000_000, 2),
             "reached_target_events": events >= TARGET_EVENTS,
             "within_target": seconds < TARGET_SECONDS,
+            "runners": {
+                name: round(
+                    statistics.median(await time_replay(other(variant), history, repeats)), 3
+                )
+                for name, other in (other_runners or {}).items()
+            },
         }
     return out

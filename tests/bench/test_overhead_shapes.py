@@ -8,12 +8,21 @@ the report says, so the benchmark cannot silently measure a broken run.
 
 from __future__ import annotations
 
+import functools
 import tempfile
 import uuid
 
 from temporalio.client import Client
 
-from bench.overhead import Bench, Run, Workload, bare_worker, ratios, replayer_for
+from bench.overhead import (
+    OTHER_RUNNERS,
+    Bench,
+    Run,
+    Workload,
+    bare_worker,
+    ratios,
+    replayer_for,
+)
 from bench.replay_long import measure_long_replay
 from workflows.prompt_options import DEFAULT_MAX_MODEL_REQUESTS, DEFAULT_MAX_TOOL_CALLS_PER_TURN
 
@@ -55,10 +64,21 @@ async def test_the_long_replay_reports_every_figure(client: Client, task_queue: 
         bench = Bench(client, Workload(batches=2, calls=3), workspace)
         bench.queues = {"seawall": task_queue, "d": bare_queue}
         async with bare_worker(client, bare_queue):
-            report = await measure_long_replay(bench, replayer_for, repeats=2)
+            report = await measure_long_replay(
+                bench,
+                replayer_for,
+                repeats=2,
+                other_runners={
+                    runner: functools.partial(replayer_for, runner=runner)
+                    for runner in OTHER_RUNNERS
+                },
+            )
     assert report["batches"] == 2 and report["calls_per_batch"] == 3
     for variant in ("b", "d"):
         figures = report["variants"][variant]
+        # The same history replays (a failure raises) on every runner, the sandbox's or not.
+        assert set(figures["runners"]) == set(OTHER_RUNNERS)
+        assert all(seconds > 0 for seconds in figures["runners"].values())
         assert figures["events"] > 2 * 3 * 3  # every tool call's scheduled/started/completed
         assert figures["history_bytes"] > 0
         assert len(figures["replay_seconds_all"]) == 2
