@@ -81,7 +81,9 @@ class SeawallSandboxRunner(SandboxedWorkflowRunner):
         handed: list[WorkflowInstance] = []
         externs = {**det.extern_functions, HAND_OVER: handed.append}
         sandboxed = super().create_instance(dataclasses.replace(det, extern_functions=externs))
-        return _Instance(sandboxed, handed[0] if handed else None)
+        # pop, not [0]: the instance keeps the hand-over callable in its extern functions, so
+        # a list still holding the instance would make a cycle only the garbage collector frees.
+        return _Instance(sandboxed, handed.pop() if handed else None)
 
 
 def seawall_sandbox(runner: SandboxedWorkflowRunner) -> SandboxedWorkflowRunner:
