@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +18,7 @@ from temporalio.testing import ActivityEnvironment
 
 from activities.operator_settings import OperatorSettingsActivities
 from seawall.runtime.settings import GUARD_MODE_ENV, GUARD_MODE_ENV_ALIAS
-from workflows.activity_io import ResolveOperatorSettingsInput, SettingSource
+from workflows.activity_io import OperatorSettings, ResolveOperatorSettingsInput, SettingSource
 from workflows.guard import GuardMode
 
 # The activity as a worker registers it, reading this process's settings sources.
@@ -149,40 +151,46 @@ async def test_the_owners_cohort_is_assigned_and_only_the_cohort_returned(
     assert all("alice" not in json.dumps(line) for line in logs)
 
 
+async def resolved_with(
+    reader: str, resolve: Callable[..., Any], environ: dict[str, str]
+) -> OperatorSettings:
+    """The activity's result when its reader ``reader`` (a keyword of
+    :class:`OperatorSettingsActivities`) is ``resolve`` over ``environ``."""
+    activity = OperatorSettingsActivities(**{reader: partial(resolve, environ)})
+    return await ActivityEnvironment().run(
+        activity.resolve_operator_settings, ResolveOperatorSettingsInput()
+    )
+
+
+def private_home(tmp_path: Path) -> dict[str, str]:
+    """An environment with nothing set but a private home and config home under ``tmp_path``."""
+    return {"HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+
+
 async def test_the_context_budget_comes_from_the_operator_and_a_broken_one_means_the_default(
     tmp_path: Path,
 ) -> None:
     """docs/settings.md, ``context_budget_chars``: resolved with the guard mode for prompts
     that set no budget; a value that stopped validating since startup never fails a session."""
-    from functools import partial
-
     from seawall.runtime.settings import resolve_context_budget
     from workflows.conversation import DEFAULT_CONTEXT_BUDGET_CHARS
 
-    def activity(environ: dict[str, str]) -> Any:
-        return OperatorSettingsActivities(
-            read_context_budget=partial(resolve_context_budget, environ)
-        ).resolve_operator_settings
+    async def budget(environ: dict[str, str]) -> OperatorSettings:
+        return await resolved_with("read_context_budget", resolve_context_budget, environ)
 
-    home = {"HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
-    env = ActivityEnvironment()
-    unset = await env.run(activity(home), ResolveOperatorSettingsInput())
+    home = private_home(tmp_path)
+    unset = await budget(home)
     assert unset.context_budget_chars == DEFAULT_CONTEXT_BUDGET_CHARS
 
     write_config(tmp_path / "xdg" / "seawall" / "config.yaml", "context_budget_chars: 60000\n")
-    configured = await env.run(activity(home), ResolveOperatorSettingsInput())
+    configured = await budget(home)
     assert configured.context_budget_chars == 60_000
 
     environ = {**home, "SEAWALL_CONTEXT_BUDGET_CHARS": "25000"}
-    assert (
-        await env.run(activity(environ), ResolveOperatorSettingsInput())
-    ).context_budget_chars == 25_000
+    assert (await budget(environ)).context_budget_chars == 25_000
 
     with capture_logs() as logs:
-        broken = await env.run(
-            activity({**home, "SEAWALL_CONTEXT_BUDGET_CHARS": "lots"}),
-            ResolveOperatorSettingsInput(),
-        )
+        broken = await budget({**home, "SEAWALL_CONTEXT_BUDGET_CHARS": "lots"})
     assert broken.context_budget_chars == DEFAULT_CONTEXT_BUDGET_CHARS
     [entry] = logs
     assert entry["event"] == "invalid_context_budget"
@@ -195,35 +203,23 @@ async def test_activity_summaries_come_from_the_operator_and_a_broken_value_mean
     """docs/settings.md, ``activity_summaries``: off unless the environment or the user
     config turns them on; a value that stopped validating since startup means off and one
     diagnostic, never a failed session."""
-    from functools import partial
-
     from seawall.runtime.settings import resolve_activity_summaries
 
-    def activity(environ: dict[str, str]) -> Any:
-        return OperatorSettingsActivities(
-            read_activity_summaries=partial(resolve_activity_summaries, environ)
-        ).resolve_operator_settings
+    async def summaries(environ: dict[str, str]) -> OperatorSettings:
+        return await resolved_with("read_activity_summaries", resolve_activity_summaries, environ)
 
-    home = {"HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
-    env = ActivityEnvironment()
-    assert (
-        await env.run(activity(home), ResolveOperatorSettingsInput())
-    ).activity_summaries is False
+    home = private_home(tmp_path)
+    assert (await summaries(home)).activity_summaries is False
 
     write_config(tmp_path / "xdg" / "seawall" / "config.yaml", "activity_summaries: true\n")
-    configured = await env.run(activity(home), ResolveOperatorSettingsInput())
+    configured = await summaries(home)
     assert configured.activity_summaries is True
 
     environ = {**home, "SEAWALL_ACTIVITY_SUMMARIES": "false"}
-    assert (
-        await env.run(activity(environ), ResolveOperatorSettingsInput())
-    ).activity_summaries is False
+    assert (await summaries(environ)).activity_summaries is False
 
     with capture_logs() as logs:
-        broken = await env.run(
-            activity({**home, "SEAWALL_ACTIVITY_SUMMARIES": "sometimes"}),
-            ResolveOperatorSettingsInput(),
-        )
+        broken = await summaries({**home, "SEAWALL_ACTIVITY_SUMMARIES": "sometimes"})
     assert broken.activity_summaries is False
     [entry] = logs
     assert entry["event"] == "invalid_activity_summaries"
