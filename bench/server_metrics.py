@@ -41,7 +41,9 @@ _LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
 
 
 def free_port() -> int:
-    """A port for the dev server's metrics endpoint."""
+    """A loopback port nothing listens on now (bound, then released): the dev server's
+    metrics endpoint here; the tests and ``scripts/chaos.py`` use it for the servers they
+    start."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])

@@ -38,7 +38,6 @@ import json
 import os
 import random
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -54,6 +53,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.server_metrics import free_port  # noqa: E402
 from scripts.chaos_mcp import (  # noqa: E402
     MCP_CALLS_PER_PROMPT,
     MCP_SERVER_DOWN,
@@ -81,12 +81,6 @@ MAX_TURNS = 25
 # Long enough for a loaded machine's streams, short enough that a hung endpoint costs
 # seconds: the client timeout of one model request.
 MODEL_TIMEOUT_SECONDS = 5
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 # --- the stack -----------------------------------------------------------------------------

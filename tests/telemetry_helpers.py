@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.net_helpers import free_port
+from bench.server_metrics import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$")

@@ -18,8 +18,8 @@ from pathlib import Path
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
+from bench.server_metrics import free_port
 from seawall.scenario.driver import run_scenario
-from tests.net_helpers import free_port
 from tests.scenario_helpers import scenario_file
 from workflows.guard import GuardMode
 from workflows.prompt import PromptWorkflow

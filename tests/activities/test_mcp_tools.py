@@ -21,7 +21,7 @@ from activities.mcp import load_mcp_settings, qualified_name, server_of
 from activities.mcp.pool import McpPool
 from activities.tool_runner import ToolActivities
 from activities.tools import BUILTIN_TOOLS
-from tests.net_helpers import free_port
+from bench.server_metrics import free_port
 from workflows.activity_io import (
     CheckToolCallInput,
     ListToolsInput,

@@ -26,8 +26,8 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 
+from bench.server_metrics import free_port
 from seawall.runtime.settings import SETTINGS
-from tests.net_helpers import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 SEAWALL = str(Path(sys.executable).parent / "seawall")

@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.net_helpers import free_port
+from bench.server_metrics import free_port
 from workflows.guard import REPEATED_TOOL_FAILURE_STOP_MESSAGE
 
 SEAWALL = str(Path(sys.executable).parent / "seawall")
