@@ -508,10 +508,11 @@ def replayer_for(
     """A replayer as the variant's worker runs it: the one converter (with the payload
     storage the prompts were stored with), Seawall's workflows or the bare one, on the
     variant's own workflow runner or on ``runner`` (a key of :data:`OTHER_RUNNERS`)."""
-    restrictions = bare_runner().restrictions
+    sdk = bare_runner()
     runners: dict[str, WorkflowRunner] = {
-        "sdk-sandbox": SdkSandbox(restrictions=restrictions),
-        "seawall-sandbox": SandboxedWorkflowRunner(restrictions=restrictions),
+        "sdk-sandbox": sdk,
+        # The plugin turns the SDK's own sandbox (not the subclass) into Seawall's runner.
+        "seawall-sandbox": SandboxedWorkflowRunner(restrictions=sdk.restrictions),
         "no-sandbox": UnsandboxedWorkflowRunner(),
     }
     if variant == "d":
