@@ -20,8 +20,10 @@ import functools
 import os
 import signal
 import sys
+import tempfile
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
+from pathlib import Path
 
 import structlog
 from temporalio.client import Client
@@ -41,6 +43,10 @@ from activities.model_selection import endpoint_configured
 from activities.operator_settings import OperatorSettingsActivities
 from activities.tool_runner import ToolActivities
 from activities.tools import BUILTIN_TOOLS
+
+# Re-exported for the CLIs' in-process workers (they import worker.py, never activities).
+from activities.trust import WorkerTrust as WorkerTrust
+from seawall.runtime.grants import GrantSigner, new_signing_key, signing_client
 from seawall.runtime.logs import configure_logging
 from seawall.runtime.metrics import build_runtime, global_attributes
 from seawall.runtime.plugin import SeawallPlugin, client_with_plugin, connect
@@ -77,14 +83,20 @@ def model_providers(environ: Mapping[str, str]) -> dict[str, ModelProvider]:
     }
 
 
-def build_activities(environ: Mapping[str, str] = os.environ) -> WorkerActivities:
+def build_activities(
+    environ: Mapping[str, str] = os.environ, *, trust: WorkerTrust | None = None
+) -> WorkerActivities:
     """The worker's activities, reading operator settings from ``environ`` (and the user
     config file it locates) whenever they need them, so a changed setting applies to the
-    next prompt."""
+    next prompt. ``trust`` is what the worker accepts of a workflow's input (scripted
+    models, workspace roots, session grants; docs/security-trust.md): by default read once
+    from the same settings, here."""
+    if trust is None:
+        trust = WorkerTrust.from_environment(environ)
     return WorkerActivities(
-        model=ModelActivities(model_providers(environ)),
+        model=ModelActivities(model_providers(environ), trust=trust),
         tools=ToolActivities(
-            BUILTIN_TOOLS, McpPool(), functools.partial(current_settings, environ)
+            BUILTIN_TOOLS, McpPool(), functools.partial(current_settings, environ), trust=trust
         ),
         operator_settings=OperatorSettingsActivities(
             functools.partial(resolve_guard_mode, environ),
@@ -92,8 +104,23 @@ def build_activities(environ: Mapping[str, str] = os.environ) -> WorkerActivitie
             functools.partial(resolve_rollout_settings, environ),
             functools.partial(resolve_context_budget, environ),
             functools.partial(resolve_activity_summaries, environ),
+            trust=trust,
         ),
     )
+
+
+def trusted_local_run(client: Client, roots: Sequence[Path] = ()) -> tuple[Client, WorkerTrust]:
+    """For the operator's own scenario runs in one process (scripts, benchmarks): ``client``
+    signing what it starts with a key made for the run, and the trust of the in-process
+    worker that verifies it, allows scripted models, and workspaces under ``roots`` (default:
+    the temporary directory) — docs/security-trust.md."""
+    key = new_signing_key()
+    trust = WorkerTrust(
+        allow_scripted_models=True,
+        workspace_roots=tuple(roots) or (Path(tempfile.gettempdir()),),
+        keys=(key,),
+    )
+    return signing_client(client, GrantSigner(key)), trust
 
 
 def build_worker(
@@ -103,11 +130,12 @@ def build_worker(
     *,
     max_cached_workflows: int = 1000,
     workflow_task_executor: concurrent.futures.ThreadPoolExecutor | None = None,
+    trust: WorkerTrust | None = None,
 ) -> Worker:
     """A worker of ``task_queue`` serving Seawall's workflows and ``activities`` (by default
-    :func:`build_activities`); its MCP servers stop when it shuts down.
-    ``workflow_task_executor`` is for profiling (``bench/overhead.py``)."""
-    activities = build_activities() if activities is None else activities
+    :func:`build_activities`, with ``trust`` when given); its MCP servers stop when it shuts
+    down. ``workflow_task_executor`` is for profiling (``bench/overhead.py``)."""
+    activities = build_activities(trust=trust) if activities is None else activities
     plugin = SeawallPlugin(activities.definitions(), run_context=activities.serving)
     return Worker(
         client_with_plugin(client, plugin),

@@ -34,6 +34,8 @@ from workflows.guard import REPEATED_TOOL_FAILURE_REMINDER
 from workflows.outcome import ToolCall
 from workflows.scenario_io import ModelScript, ScriptedCall, ScriptedTurn
 
+from .trust import DENY_ALL, WorkerTrust
+
 
 class ModelProvider(Protocol):
     """A backend that answers one model request, handing the reply's text to ``on_text``
@@ -174,11 +176,18 @@ class OperatorProvider:
 
 class ModelActivities:
     """The model activity of one worker; ``providers`` are keyed by ``ModelSpec.provider``.
-    ``publish_text=False`` turns streaming to the workflow off (a benchmark's baseline)."""
+    ``publish_text=False`` turns streaming to the workflow off (a benchmark's baseline).
+    A scenario's script answers only when ``trust`` allows scripted models
+    (activities/trust.py; by default it does not)."""
 
     def __init__(
-        self, providers: Mapping[str, ModelProvider], *, publish_text: bool = True
+        self,
+        providers: Mapping[str, ModelProvider],
+        *,
+        publish_text: bool = True,
+        trust: WorkerTrust = DENY_ALL,
     ) -> None:
+        self._trust = trust
         self._providers = dict(providers)
         self._publish_text = publish_text
         # The scenario channel: a scripted run's turns, never an operator's provider.
@@ -192,6 +201,7 @@ class ModelActivities:
         """Ask the request's provider for the next reply (a scenario's script, when it has
         one)."""
         if request.scenario_script is not None:
+            self._trust.check_scripted()  # a non-retryable refusal: the prompt ends in error
             return await self._scripted.complete(request)
         provider = self._providers.get(request.model.provider)
         if provider is None:

@@ -44,6 +44,8 @@ from workflows.activity_io import (
 )
 from workflows.rollout import assign
 
+from .trust import DENY_ALL, WorkerTrust
+
 MAX_LOGGED_VALUE_CHARS = 100
 
 
@@ -52,7 +54,7 @@ class OperatorSettingsActivities:
     ``read_loop_settings`` resolve the guard mode and the loop settings from the worker's
     settings sources (by default :func:`seawall.runtime.settings.resolve_guard_mode` and
     :func:`seawall.runtime.settings.resolve_loop_settings`); they run at every session
-    start."""
+    start. ``trust`` checks a fresh session's start claim first (activities/trust.py)."""
 
     def __init__(
         self,
@@ -63,7 +65,10 @@ class OperatorSettingsActivities:
         read_activity_summaries: Callable[
             [], ActivitySummariesResolution
         ] = resolve_activity_summaries,
+        *,
+        trust: WorkerTrust = DENY_ALL,
     ) -> None:
+        self._trust = trust
         self._read_guard_mode = read_guard_mode
         self._read_loop_settings = read_loop_settings
         self._read_rollout = read_rollout
@@ -78,7 +83,9 @@ class OperatorSettingsActivities:
         self, inp: ResolveOperatorSettingsInput
     ) -> OperatorSettings:
         """Read the operator's guard mode and loop settings from this worker's environment
-        and user config."""
+        and user config, once a fresh session's start is verified (a refusal fails the
+        session before any prompt runs)."""
+        self._trust.check_start_in_activity(inp.start)
         result = self._read_guard_mode()
         loop = self._read_loop_settings()
         rollout = self._read_rollout()

@@ -25,6 +25,7 @@ from typing import Any
 import structlog
 from pydantic import BaseModel, ValidationError
 from temporalio import activity
+from temporalio.exceptions import ApplicationError
 
 from workflows.activity_io import (
     CHECK_TOOL_CALL,
@@ -44,6 +45,7 @@ from workflows.outcome import (
     ToolOutcome,
     ToolType,
 )
+from workflows.scenario_io import FixtureTool
 
 from .fixtures import check_fixture, fixture_tool_spec, record_fixture_run, run_fixture
 from .heartbeat import Heartbeat, activity_heartbeat, heartbeating, no_heartbeat
@@ -51,6 +53,7 @@ from .mcp import McpSettings, current_settings, is_mcp_name
 from .mcp.pool import McpPool
 from .outcomes import cancelled_outcome, failed_outcome, not_started_outcome, succeeded_outcome
 from .tools import BuiltinTool, ToolContext, ToolFailure
+from .trust import DENY_ALL, WorkerTrust
 
 RAW_ARGUMENTS_QUOTE_CHARS = 200
 MAX_VALIDATION_ERRORS = 8
@@ -279,11 +282,27 @@ def builtin_tool_specs(tools: Mapping[str, BuiltinTool]) -> dict[str, ToolSpec]:
     }
 
 
-def _workspace(inp: RunToolInput) -> Path:
-    root = Path(inp.workspace_root).resolve()
+def _workspace(root: Path) -> Path:
     # A session's workspace is created on its first tool call, on the worker that runs it.
     root.mkdir(parents=True, exist_ok=True)
     return root
+
+
+def _refused(
+    call: ToolCall,
+    error_type: ToolErrorType,
+    refused: ApplicationError,
+    fixture: FixtureTool | None = None,
+) -> ToolOutcome:
+    """A call the worker's own settings refuse (activities/trust.py): it never runs."""
+    tool_type = fixture.tool_type if fixture else ToolType.MCP if is_mcp_name(call.name) else None
+    return not_started_outcome(
+        call,
+        error_type,
+        refused.message,
+        policy_tool_name=call.name,
+        tool_type=tool_type or ToolType.NATIVE,
+    )
 
 
 def _cancel_is_workflow_request() -> bool:
@@ -297,7 +316,8 @@ class ToolActivities:
     ``tools`` are the built-in tools the model may call by name. ``mcp_pool`` holds the
     worker's MCP server connections (stopped by :meth:`close`); ``mcp_settings`` reads the
     operator's MCP configuration, on every prompt, so a changed configuration applies to the
-    next one.
+    next one. ``trust`` is what the worker accepts of a call's input (activities/trust.py):
+    its workspace root and fixtures; by default nothing.
     """
 
     def __init__(
@@ -305,7 +325,10 @@ class ToolActivities:
         tools: Mapping[str, BuiltinTool],
         mcp_pool: McpPool,
         mcp_settings: Callable[[], McpSettings] = current_settings,
+        *,
+        trust: WorkerTrust = DENY_ALL,
     ) -> None:
+        self._trust = trust
         self._tools = dict(tools)
         self._mcp_pool = mcp_pool
         self._mcp_settings = mcp_settings
@@ -331,17 +354,28 @@ class ToolActivities:
 
     async def _settle(self, inp: RunToolInput, heartbeat: Heartbeat) -> ToolOutcome:
         call = inp.call
+        try:
+            # Resolved (symlinks followed) and inside this worker's workspaces, every call.
+            checked = self._trust.workspace(inp.workspace_root)
+        except ApplicationError as refused:
+            return _refused(
+                call, ToolErrorType.PATH_NOT_IN_WORKSPACE, refused, inp.scenario_fixture
+            )
         if inp.scenario_fixture is not None:
+            try:
+                self._trust.check_scripted()
+            except ApplicationError as refused:
+                return _refused(call, ToolErrorType.EXECUTION_DENIED, refused, inp.scenario_fixture)
             # Fixtures report exactly what they script: no validation, no truncation.
-            record_fixture_run(Path(inp.workspace_root), call.call_id)
+            record_fixture_run(checked, call.call_id)
             return await run_fixture(call, inp.scenario_fixture, inp.ordinal)
         if self._is_mcp_call(call):
-            return await self._execute_mcp_call(inp)
+            return await self._execute_mcp_call(inp, checked)
         admitted = admit(call, self._tools)
         if isinstance(admitted, ToolOutcome):
             return admitted
         tool, args = admitted
-        root = _workspace(inp)
+        root = _workspace(checked)
         ctx = ToolContext(
             workspace_root=root,
             heartbeat=heartbeat,
@@ -352,17 +386,19 @@ class ToolActivities:
             return outcome
         return truncate_output(outcome, root, inp.max_output_chars)
 
-    async def _execute_mcp_call(self, inp: RunToolInput) -> ToolOutcome:
-        """An ``mcp__<server>__<tool>`` call, routed to the worker's MCP connection pool."""
+    async def _execute_mcp_call(self, inp: RunToolInput, root: Path) -> ToolOutcome:
+        """An ``mcp__<server>__<tool>`` call, routed to the worker's MCP connection pool
+        (``root``: the call's checked workspace)."""
         from .mcp.tools import run_mcp_call  # the MCP SDK loads only when a call needs it
 
+        inp = inp.model_copy(update={"workspace_root": str(root)})
         outcome = await run_mcp_call(self._mcp_pool, inp, self._mcp_settings())
         if (
             outcome.status == TerminalStatus.CANCELLED
             or len(outcome.content) <= inp.max_output_chars
         ):
             return outcome
-        return truncate_output(outcome, _workspace(inp), inp.max_output_chars)
+        return truncate_output(outcome, _workspace(root), inp.max_output_chars)
 
     @activity.defn(name=RUN_TOOL)
     async def run_tool(self, inp: RunToolInput) -> ToolOutcome:
@@ -378,6 +414,12 @@ class ToolActivities:
     async def check_tool_call(self, inp: CheckToolCallInput) -> ToolOutcome | None:
         """The outcome a call would be refused with before running, or ``None`` when valid."""
         if inp.scenario_fixture is not None:
+            try:
+                self._trust.check_scripted()
+            except ApplicationError as refused:
+                return _refused(
+                    inp.call, ToolErrorType.EXECUTION_DENIED, refused, inp.scenario_fixture
+                )
             return check_fixture(inp.call, inp.scenario_fixture)
         if self._is_mcp_call(inp.call):
             from .mcp.tools import check_mcp_call
@@ -392,8 +434,10 @@ class ToolActivities:
         configured MCP server's tools (``mcp__<server>__<tool>``) and the fixtures.
 
         A fixture replaces a built-in of the same name, so a scenario can script a failing
-        ``read_file`` without touching the disk.
+        ``read_file`` without touching the disk. A root prompt's start claim (``inp.start``)
+        is checked first (activities/trust.py): a refusal fails the prompt before anything ran.
         """
+        self._check_listing(inp)
         specs = dict(self._specs)
         mcp_settings = self._mcp_settings()
         if mcp_settings.servers:
@@ -414,9 +458,16 @@ class ToolActivities:
         idempotent, so a prompt need not take an activity hop for it. With MCP servers the
         answer is ``None`` and the prompt asks :meth:`list_tools`, which may wait on them
         and heartbeats while it does."""
+        self._check_listing(inp)
         if self._mcp_settings().servers:
             return None
         return self._with_fixtures(dict(self._specs), inp)
+
+    def _check_listing(self, inp: ListToolsInput) -> None:
+        """Refuse a root prompt's unverified start, and fixtures this worker does not allow."""
+        self._trust.check_start_in_activity(inp.start)
+        if inp.scenario_tools:
+            self._trust.check_scripted()
 
     @staticmethod
     def _with_fixtures(specs: dict[str, ToolSpec], inp: ListToolsInput) -> ListToolsOutput:

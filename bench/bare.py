@@ -27,6 +27,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.model import ScriptedProvider
     from activities.tool_runner import ToolActivities
     from activities.tools import BUILTIN_TOOLS
+    from bench.trusted import bench_trust
     from workflows.activity_io import (
         CallModelInput,
         ModelReply,
@@ -43,7 +44,7 @@ BARE_TOOL = "bench.bare.tool"
 STEP_TIMEOUT = timedelta(minutes=2)
 
 _provider = ScriptedProvider()
-_tools = ToolActivities(BUILTIN_TOOLS, McpPool())
+_tools = ToolActivities(BUILTIN_TOOLS, McpPool(), trust=bench_trust())
 
 
 class BareInput(BaseModel):

@@ -61,6 +61,7 @@ from temporalio.client import Client, WorkflowHistory  # noqa: E402
 from temporalio.converter import ExternalStorage  # noqa: E402
 from temporalio.service import RPCError, RPCStatusCode  # noqa: E402
 
+from bench.trusted import bench_client, bench_trust, worker_process_environment  # noqa: E402
 from seawall.runtime.devserver import start_dev_server  # noqa: E402
 from seawall.runtime.storage import DEFAULT_THRESHOLD_BYTES, FilesystemStorageDriver  # noqa: E402
 from worker import build_worker  # noqa: E402
@@ -211,7 +212,8 @@ def gateway_process(address: str, queue: str, store: Path, work: Path) -> Iterat
     """The real gateway (``python -m gateway``) on a free loopback port; its URL."""
     port = free_port()
     env = {
-        **os.environ,
+        # The benchmark's signing key: its worker verifies the gateway's grants.
+        **worker_process_environment(),
         "TEMPORAL_ADDRESS": address,
         "SEAWALL_TASK_QUEUE": queue,
         "SEAWALL_GATEWAY_HOST": "127.0.0.1",
@@ -320,7 +322,13 @@ async def main():
         client = await connect(address, "default")
     queue = f"short-{uuid.uuid4().hex[:8]}"
     ids = []
-    async with build_worker(client, queue):
+    try:  # a tree whose worker checks session grants (docs/security-trust.md)
+        from worker import trusted_local_run
+        client, trust = trusted_local_run(client)
+        worker = build_worker(client, queue, trust=trust)
+    except ImportError:
+        worker = build_worker(client, queue)
+    async with worker:
         for _ in range(count):
             with tempfile.TemporaryDirectory() as ws:
                 from pathlib import Path
@@ -397,11 +405,11 @@ async def _run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         "long": [],
     }
     async with await start_dev_server(storage=storage) as env:
-        client = env.client
+        client = bench_client(env.client)  # the benchmark's starts, signed
         address = client.service_client.config.target_host
         if not args.skip_long:
             queue = f"long-{uuid.uuid4().hex[:8]}"
-            async with build_worker(client, queue):
+            async with build_worker(client, queue, trust=bench_trust()):
                 for batches in LONG_BATCHES:
                     started = time.monotonic()
                     workflow_id = await asyncio.to_thread(

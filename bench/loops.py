@@ -434,6 +434,7 @@ def pick_sample(entries: list[Entry], size: int) -> list[Entry]:
 async def check_real(entries: list[Entry], policies: list[str]) -> list[dict[str, Any]]:
     """Run ``entries`` through the real workflow under each of ``policies`` (loop profiles)
     and compare with the simulator."""
+    from bench.trusted import bench_client, bench_trust
     from seawall.runtime.devserver import start_dev_server
     from seawall.scenario.driver import run_scenario
     from worker import build_worker
@@ -443,7 +444,8 @@ async def check_real(entries: list[Entry], policies: list[str]) -> list[dict[str
     try:
         queue = f"bench-loops-{uuid.uuid4().hex[:8]}"
         limit = asyncio.Semaphore(REAL_CONCURRENCY)
-        async with build_worker(env.client, queue):
+        client = bench_client(env.client)  # the benchmark's starts, signed
+        async with build_worker(client, queue, trust=bench_trust()):
 
             async def one(entry: Entry, policy: str) -> dict[str, Any]:
                 settings = PROFILE_SETTINGS[policy]
@@ -455,7 +457,7 @@ async def check_real(entries: list[Entry], policies: list[str]) -> list[dict[str
                         try:
                             result = await asyncio.wait_for(
                                 run_scenario(
-                                    env.client,
+                                    client,
                                     entry.scenario,
                                     task_queue=queue,
                                     workspace=Path(tmp),

@@ -111,6 +111,7 @@ from bench.server_metrics import (  # noqa: E402
     server_cpu_seconds,
     state_transitions,
 )
+from bench.trusted import bench_client, bench_trust, worker_process_environment  # noqa: E402
 from seawall.runtime.plugin import SeawallPlugin, client_with_plugin, connect  # noqa: E402
 from seawall.runtime.storage import DEFAULT_THRESHOLD_BYTES, FilesystemStorageDriver  # noqa: E402
 from workflows.activity_io import CALL_MODEL, ToolSpec  # noqa: E402
@@ -283,7 +284,7 @@ def seawall_worker(
     from worker import build_worker
 
     # With an executor, the workflow-task thread is handed in for profiling.
-    return build_worker(client, queue, workflow_task_executor=executor)
+    return build_worker(client, queue, workflow_task_executor=executor, trust=bench_trust())
 
 
 def bare_worker(
@@ -627,6 +628,7 @@ async def measure_memory(
             queue,
             "--kind",
             kind,
+            env=worker_process_environment(),
             stdout=asyncio.subprocess.PIPE,
         )
         assert proc.stdout is not None
@@ -1184,8 +1186,10 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     )
     workspace = tempfile.mkdtemp(prefix="seawall-bench-overhead-")
     try:
+        # The benchmark's starts are signed (bench/trusted.py), then timed.
+        signed = bench_client(env.client).config()
         timing_client = Client(
-            **{**env.client.config(), "interceptors": [TimingInterceptor()]}  # type: ignore[arg-type]
+            **{**signed, "interceptors": [*signed["interceptors"], TimingInterceptor()]}  # type: ignore[arg-type]
         )
         bench = Bench(timing_client, workload, workspace, metrics_port=metrics_port)
         bench.queues = {

@@ -60,6 +60,7 @@ from activities.model_stream import MAX_SIGNALS, TextSink  # noqa: E402
 from bench.overhead import machine  # noqa: E402
 from bench.report_runner import run_and_report  # noqa: E402
 from bench.stream_baseline import EVENTS_TOPIC, StreamedPromptWorkflow  # noqa: E402
+from bench.trusted import bench_client, bench_trust  # noqa: E402
 from seawall.client.events import Idle, follow_prompt_events  # noqa: E402
 from seawall.runtime.devserver import start_dev_server  # noqa: E402
 from seawall.runtime.plugin import WORKFLOWS, SeawallPlugin, client_with_plugin  # noqa: E402
@@ -192,7 +193,8 @@ async def watch(client: Client, follower: Follower, prompt_id: str, produced: Pr
 
 def bench_worker(client: Client, queue: str, model: PacedModel, publish_text: bool) -> Worker:
     activities = dataclasses.replace(
-        build_activities(), model=ModelActivities({"demo": model}, publish_text=publish_text)
+        build_activities(trust=bench_trust()),
+        model=ModelActivities({"demo": model}, publish_text=publish_text, trust=bench_trust()),
     )
     plugin = SeawallPlugin(
         activities.definitions(),
@@ -346,9 +348,10 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     }
     with tempfile.TemporaryDirectory(prefix="seawall-bench-") as workspace:
         async with await start_dev_server() as env:
+            client = bench_client(env.client)  # the benchmark's starts, signed
             for variant in VARIANTS:
                 report["variants"][variant.key] = await run_variant(
-                    env.client,
+                    client,
                     variant,
                     prompts=args.prompts,
                     concurrency=args.concurrency,
@@ -369,7 +372,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 if variant.key not in ("a", "c", "d"):
                     continue
                 long["variants"][variant.key] = await run_variant(
-                    env.client,
+                    client,
                     variant,
                     prompts=1,
                     concurrency=1,

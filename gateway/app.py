@@ -66,6 +66,7 @@ from seawall.client.temporal_ops import (
     session_handle,
     update_failure,
 )
+from seawall.runtime.grants import GrantSigner
 from workflows.activity_io import ModelSpec
 from workflows.prompt import PromptWorkflow
 from workflows.prompt_io import PermissionAnswer, UserInput
@@ -211,6 +212,8 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
         lifespan=lifespan,
     )
     app.state.settings = settings
+    key = settings.session_signing_key
+    signer = GrantSigner(key) if key else None
     app.state.temporal = connection
     # Several owners share this gateway only with a tokens file; otherwise every caller is
     # the one principal, and neither ownership nor the per-owner limit applies.
@@ -273,15 +276,18 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
                 else None
             ),
         )
+        session = SessionInput(
+            session_id=session_id,
+            settings=session_settings,
+            # The authenticated owner (BearerTokenMiddleware); its rollout cohort is
+            # resolved by the worker when the session starts.
+            owner_id=owner_id,
+        )
+        if signer is not None:  # the worker checks the grant (docs/security-trust.md)
+            session = signer.session(session)
         handle = await client.start_workflow(
             SessionWorkflow.run,
-            SessionInput(
-                session_id=session_id,
-                settings=session_settings,
-                # The authenticated owner (BearerTokenMiddleware); its rollout cohort is
-                # resolved by the worker when the session starts.
-                owner_id=owner_id,
-            ),
+            session,
             id=session_workflow_id(session_id),
             task_queue=settings.task_queue,
             rpc_timeout=RPC_TIMEOUT,

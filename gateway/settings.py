@@ -15,6 +15,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from seawall.runtime.grants import signing_key
 from seawall.runtime.settings import SeawallSettings, default_of, read_owner_tokens
 from workflows.prompt_options import ApprovalMode
 
@@ -55,6 +56,9 @@ class GatewaySettings(BaseModel):
     # and the UI origins a browser may call it from.
     codec_token: str | None = Field(default=None, repr=False)
     codec_ui_origins: tuple[str, ...] = tuple(default_of("codec_ui_origins").split(","))
+    # The key the gateway signs its sessions' starts with, for the worker to verify
+    # (docs/security-trust.md, "Session grants"); None: unsigned, which workers refuse.
+    session_signing_key: str | None = Field(default=None, repr=False)
 
     @classmethod
     def from_settings(cls, settings: SeawallSettings) -> GatewaySettings:
@@ -79,6 +83,7 @@ class GatewaySettings(BaseModel):
             max_concurrent_prompts_per_owner=settings.max_concurrent_prompts_per_owner,
             codec_token=(settings.codec_token.get_secret_value() if settings.codec_token else None),
             codec_ui_origins=tuple(o for o in settings.codec_ui_origins.split(",") if o),
+            session_signing_key=signing_key(settings),
         )
 
 

@@ -37,6 +37,7 @@ import contextlib
 import json
 import os
 import random
+import secrets
 import signal
 import subprocess
 import sys
@@ -118,6 +119,9 @@ class ChaosStack:
             "SEAWALL_GATEWAY_PORT": str(self.gateway_port),
             "SEAWALL_WORKSPACES": str(self.workspaces),
             "SEAWALL_ALLOW_SCRIPTED_MODELS": "1",
+            # One key for the gateway and both workers (docs/security-trust.md): the gateway
+            # signs each session's start, the workers verify it.
+            "SEAWALL_SESSION_SIGNING_KEY": secrets.token_urlsafe(32),
             "XDG_CONFIG_HOME": str(data / "config"),
             # The model is this suite's endpoint (scripts/chaos_model.py), through the real
             # OpenAI provider; the tools include a real MCP server.

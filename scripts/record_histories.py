@@ -29,7 +29,7 @@ from seawall.runtime.devserver import start_dev_server  # noqa: E402
 from seawall.runtime.storage import FilesystemStorageDriver  # noqa: E402
 from seawall.scenario.driver import run_scenario  # noqa: E402
 from seawall.scenario.format import load_scenario  # noqa: E402
-from worker import build_activities, build_worker  # noqa: E402
+from worker import WorkerTrust, build_activities, build_worker, trusted_local_run  # noqa: E402
 from workflows.activity_io import ModelSpec  # noqa: E402
 from workflows.guard import GuardMode  # noqa: E402
 from workflows.owner_admission import OwnerAdmissionWorkflow  # noqa: E402
@@ -91,8 +91,10 @@ FIXTURES: dict[str, tuple[str, GuardMode | None]] = {
     # server configured), beside the settings' local activity; no seawall.list_tools hop.
     "tools-without-hop-v2-warn-then-stop": ("read-missing-file-loop", None),
 }
-# Session fixtures: the first recorded before CONTEXT_POLICY_PATCH, the second after it.
-SESSION_FIXTURES = ("session-two-prompts", "session-context-policy")
+# Session fixtures: the first recorded before CONTEXT_POLICY_PATCH, the second after it, the
+# third after SESSION_START_CHECK_PATCH (a session started with its guard mode runs the
+# operator-settings activity that checks its grant; docs/security-trust.md).
+SESSION_FIXTURES = ("session-two-prompts", "session-context-policy", "session-start-check")
 # Recorded after model text streamed: the demo model's publish_model_delta signals arrive
 # while its requests run (docs/architecture.md, "Streaming").
 STREAMED_FIXTURE = "streamed-demo-reply"
@@ -258,12 +260,12 @@ async def record_editor_session(client: Client, queue: str) -> None:
             await save(recorded, name)
 
 
-async def record_rollout_session(client: Client) -> None:
+async def record_rollout_session(client: Client, trust: WorkerTrust) -> None:
     """A session of owner ``recorded-owner`` under a rollout policy: one prompt."""
     queue = f"record-rollout-{uuid.uuid4().hex[:8]}"
     with tempfile.TemporaryDirectory(prefix="seawall-record-") as home:
         environ = {"HOME": home, "XDG_CONFIG_HOME": f"{home}/xdg", **ROLLOUT_ENVIRON}
-        async with build_worker(client, queue, build_activities(environ)):
+        async with build_worker(client, queue, build_activities(environ, trust=trust)):
             handle = await start_session(
                 client,
                 queue,
@@ -317,13 +319,13 @@ async def _has_continued(handle: WorkflowHandle[Any, Any]) -> bool:
     return (await handle.describe()).status == WorkflowExecutionStatus.CONTINUED_AS_NEW
 
 
-async def record_budget_session(client: Client) -> None:
+async def record_budget_session(client: Client, trust: WorkerTrust) -> None:
     """A session under the operator's 10,000-character budget: a long first prompt, then a
     second one whose history the budget fits."""
     queue = f"record-budget-{uuid.uuid4().hex[:8]}"
     with tempfile.TemporaryDirectory(prefix="seawall-record-") as home:
         environ = {"HOME": home, "XDG_CONFIG_HOME": f"{home}/xdg", **BUDGET_ENVIRON}
-        async with build_worker(client, queue, build_activities(environ)):
+        async with build_worker(client, queue, build_activities(environ, trust=trust)):
             turns = [{"text": "first " + "x" * 12_000}, {"text": "second"}]
             handle = await start_session(client, queue, "recorded-budget", home, turns)
             submitted = [
@@ -350,34 +352,36 @@ async def record(only: set[str]) -> None:
     )
     async with await start_dev_server(storage=storage) as env:
         queue = f"record-{uuid.uuid4().hex[:8]}"
-        async with build_worker(env.client, queue):
+        # The recordings are the operator's own starts: signed, checked by the worker.
+        client, trust = trusted_local_run(env.client)
+        async with build_worker(client, queue, trust=trust):
             for fixture, (scenario_name, mode) in FIXTURES.items():
                 if only and fixture not in only:
                     continue
                 scenario = load_scenario(ROOT / "scenarios" / f"{scenario_name}.yaml")
                 with tempfile.TemporaryDirectory(prefix="seawall-record-") as workspace:
                     result = await run_scenario(
-                        env.client,
+                        client,
                         scenario,
                         task_queue=queue,
                         workspace=Path(workspace),
                         mode_override=mode,
                         workflow_id=f"replay-{fixture}",
                     )
-                await save(env.client.get_workflow_handle(result.workflow_id), fixture)
+                await save(client.get_workflow_handle(result.workflow_id), fixture)
             for session_fixture in SESSION_FIXTURES:
                 if not only or session_fixture in only:
-                    await record_session(env.client, queue, session_fixture)
+                    await record_session(client, queue, session_fixture)
             if not only or STREAMED_FIXTURE in only:
-                await record_streamed(env.client, queue)
+                await record_streamed(client, queue)
             if not only or only & {EDITOR_SESSION_FIXTURE, EDITOR_PROMPT_FIXTURE}:
-                await record_editor_session(env.client, queue)
+                await record_editor_session(client, queue)
             if not only or ADMISSION_FIXTURE in only:
-                await record_owner_admission(env.client, queue)
+                await record_owner_admission(client, queue)
         if not only or ROLLOUT_FIXTURE in only:
-            await record_rollout_session(env.client)
+            await record_rollout_session(client, trust)
         if not only or only & {BUDGET_SESSION_FIXTURE, BUDGET_PROMPT_FIXTURE}:
-            await record_budget_session(env.client)
+            await record_budget_session(client, trust)
 
 
 if __name__ == "__main__":

@@ -53,7 +53,7 @@ from seawall.runtime.devserver import start_dev_server  # noqa: E402
 from seawall.runtime.logs import configure_logging  # noqa: E402
 from seawall.scenario.driver import prepare_workspace  # noqa: E402
 from seawall.scenario.format import Scenario, load_scenario  # noqa: E402
-from worker import build_activities, build_worker  # noqa: E402
+from worker import build_activities, build_worker, trusted_local_run  # noqa: E402
 from workflows.client_connection import ClientDisconnect  # noqa: E402
 from workflows.prompt import PromptWorkflow  # noqa: E402
 from workflows.prompt_io import PromptResult, StopReason  # noqa: E402
@@ -233,11 +233,13 @@ async def simulate(args: argparse.Namespace, client: Client) -> list[tuple[str, 
     scenarios = corpus([n for n in (args.only or "").split(",") if n])
     owners = [f"owner-{n:04d}" for n in range(args.owners)]
     reports: list[tuple[str, str, Report]] = []
+    # The simulation is the operator's own starts: signed, checked by its workers.
+    client, trust = trusted_local_run(client)
     with tempfile.TemporaryDirectory(prefix="seawall-rollout-") as tmp:
         environs = {env: worker_environ(env, f"{tmp}/{env}") for env in ENVIRONMENTS}
         queues = {env: f"rollout-{env}-{uuid.uuid4().hex[:6]}" for env in ENVIRONMENTS}
         workers = [
-            build_worker(client, queues[env], build_activities(environs[env]))
+            build_worker(client, queues[env], build_activities(environs[env], trust=trust))
             for env in ENVIRONMENTS
         ]
         for worker in workers:

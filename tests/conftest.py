@@ -12,6 +12,7 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from seawall.runtime.devserver import start_dev_server
+from tests.trust_helpers import signed, test_trust
 from worker import build_worker
 
 # No property test may depend on wall-clock speed: the suite must pass on a loaded machine.
@@ -30,14 +31,18 @@ async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
 
 @pytest.fixture
 def client(temporal_env: WorkflowEnvironment) -> Client:
-    return temporal_env.client
+    """The dev server's client as a trusted starter: it signs the sessions and prompts it
+    starts (tests/trust_helpers.py); ``temporal_env.client`` signs nothing."""
+    return signed(temporal_env.client)
 
 
 @pytest_asyncio.fixture
 async def task_queue(client: Client) -> AsyncIterator[str]:
-    """A fresh task queue served by an in-process worker for the length of one test."""
+    """A fresh task queue served by an in-process worker for the length of one test; it
+    allows scripted models and workspaces under the temporary directory, and verifies the
+    test key's grants (tests/trust_helpers.py)."""
     queue = f"test-{uuid.uuid4().hex[:10]}"
-    async with build_worker(client, queue):
+    async with build_worker(client, queue, trust=test_trust()):
         yield queue
 
 

@@ -17,6 +17,7 @@ from temporalio.client import Client
 from seawall.runtime.tracing import INSTALL_HINT, TracingUnavailable, build_tracing
 from seawall.scenario.driver import run_scenario
 from tests.scenario_helpers import scenario_file
+from tests.trust_helpers import test_trust
 from worker import build_worker
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,10 +42,15 @@ async def test_a_prompt_runs_the_same_with_the_tracing_interceptor(
         resource_attributes={"deployment.environment": "ci"},
         span_exporter=exporter,
     )
-    traced_client = Client(**{**client.config(), "interceptors": [tracing.interceptor]})
+    traced_client = Client(
+        **{
+            **client.config(),
+            "interceptors": [*client.config()["interceptors"], tracing.interceptor],
+        }
+    )
     queue = f"traced-{uuid.uuid4().hex[:8]}"
     try:
-        async with build_worker(traced_client, queue):
+        async with build_worker(traced_client, queue, trust=test_trust()):
             with tempfile.TemporaryDirectory() as workspace:
                 traced = await run_scenario(
                     traced_client, spec, task_queue=queue, workspace=Path(workspace)

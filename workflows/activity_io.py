@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from workflows.conversation import Message
+from workflows.grant_io import StartClaim
 from workflows.guard import GuardMode
 from workflows.loop_profile import LoopSettings
 from workflows.outcome import ToolCall
@@ -98,6 +99,9 @@ class ModelReply(_Strict):
 class ListToolsInput(_Strict):
     # Scenario runs only: fixture tools, listed over the built-ins of the same name.
     scenario_tools: dict[str, FixtureTool] | None = None
+    # A root prompt's start, for the worker to check before anything runs
+    # (docs/security-trust.md); None for a session's prompts.
+    start: StartClaim | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -152,6 +156,9 @@ class SettingSource(StrEnum):
 class ResolveOperatorSettingsInput(_Strict):
     # The session's owner, for its rollout cohort (workflows/rollout.py); None: no owner.
     owner_id: str | None = None
+    # A session's fresh start, for the worker to check before anything runs
+    # (docs/security-trust.md); None in a continued run and in a prompt's request.
+    start: StartClaim | None = None
 
 
 class OperatorSettings(_Strict):

@@ -102,6 +102,7 @@ with workflow.unsafe.imports_passed_through():
         route_label,
     )
     from workflows.scenario_hooks import ScenarioDriverHooks
+    from workflows.start_claims import prompt_claim, refused_start
     from workflows.synthetic_outcomes import (
         cancelled_outcome,
         permission_denied_outcome,
@@ -296,7 +297,15 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
                     route_forced_off=guard_forced_off(prompt),
                 )
             )
-            listed = await self._list_tools()
+            try:
+                listed = await self._list_tools()
+            except ActivityError as err:
+                # The worker refused the prompt's start: fail with its reason, before any
+                # model request or tool call (docs/security-trust.md).
+                refused = refused_start(err)
+                if refused is None:
+                    raise
+                raise refused from None
             self._tools = {tool.name: tool for tool in listed.tools}
             self._messages = [*prompt.history, Message(role=Role.USER, content=prompt.prompt)]
             stop_reason, loop_type, error = await self._loop()
@@ -389,7 +398,14 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
         prompts started before the patch, the ``seawall.list_tools`` activity, which may wait
         on MCP servers and heartbeats while it does."""
         scenario = self._input.scenario
-        request = ListToolsInput(scenario_tools=scenario.fixture_tools if scenario else None)
+        info = workflow.info()
+        # A root prompt's start is checked by the worker; a session's prompts were started
+        # by a checked session (docs/security-trust.md).
+        root = info.parent is None and info.continued_run_id is None
+        request = ListToolsInput(
+            scenario_tools=scenario.fixture_tools if scenario else None,
+            start=prompt_claim(self._input) if root else None,
+        )
         if self._tools_without_hop:
             local: ListToolsOutput | None = await workflow.execute_local_activity(
                 LIST_TOOLS_WITHOUT_MCP,

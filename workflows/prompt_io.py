@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from workflows.activity_io import ModelSpec
 from workflows.conversation import Message
+from workflows.grant_io import SessionGrant
 from workflows.guard import GuardMode
 from workflows.loop_profile import LoopSettings
 from workflows.prompt_options import ApprovalMode, PromptOptions
@@ -71,6 +72,9 @@ class PromptInput(PromptOptions):
     # attribute.
     owner_id: str | None = None
     rollout: RolloutAssignment | None = None
+    # A root prompt's grant (docs/security-trust.md): the worker checks it when the prompt
+    # starts; a session's prompts need none (the session's start was checked).
+    grant: SessionGrant | None = None
 
     @model_validator(mode="before")
     @classmethod

@@ -23,7 +23,7 @@ from datetime import timedelta
 
 from temporalio import workflow
 from temporalio.common import SearchAttributePair, TypedSearchAttributes
-from temporalio.exceptions import ApplicationError, ChildWorkflowError
+from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
     from workflows import search_attributes
@@ -67,6 +67,13 @@ with workflow.unsafe.imports_passed_through():
         TranscriptPage,
         TranscriptQuery,
     )
+    from workflows.start_claims import refused_start, session_claim
+
+
+# A fresh session started with its guard mode (and so no settings to resolve) runs the
+# operator-settings activity all the same, for the worker to check its start
+# (docs/security-trust.md); sessions recorded before it have no such activity.
+SESSION_START_CHECK_PATCH = "session-start-check"
 
 
 def session_workflow_id(session_id: str) -> str:
@@ -201,20 +208,29 @@ class SessionWorkflow:
     async def run(self, session: SessionInput) -> SessionStatus:
         operator_budget: int | None = None
         operator_summaries: bool | None = None
-        if self._guard_mode is None:
-            settings: OperatorSettings = await workflow.execute_activity(
-                RESOLVE_OPERATOR_SETTINGS,
-                ResolveOperatorSettingsInput(owner_id=session.owner_id),
-                result_type=OperatorSettings,
-                start_to_close_timeout=timedelta(seconds=30),
-            )
-            self._guard_mode = settings.guard_mode
-            # The owner's cohort, fixed for the session (None from workers before cohorts).
-            self._rollout = settings.rollout
-            # None when resolved by a worker before loop profiles: prompts resolve their own.
-            self._loop_settings = self._loop_settings or settings.loop_settings
-            operator_budget = settings.context_budget_chars
-            operator_summaries = settings.activity_summaries
+        # A fresh start is checked by the worker (its grant, workspace and scenario); a run
+        # continue-as-new made carries what the checked start began with.
+        claim = session_claim(session) if workflow.info().continued_run_id is None else None
+        request = ResolveOperatorSettingsInput(owner_id=session.owner_id, start=claim)
+        try:
+            if self._guard_mode is None:
+                settings = await self._resolve_operator_settings(request)
+                self._guard_mode = settings.guard_mode
+                # The owner's cohort, fixed for the session (None from workers before
+                # cohorts).
+                self._rollout = settings.rollout
+                # None when resolved by a worker before loop profiles: prompts resolve their
+                # own.
+                self._loop_settings = self._loop_settings or settings.loop_settings
+                operator_budget = settings.context_budget_chars
+                operator_summaries = settings.activity_summaries
+            elif claim is not None and workflow.patched(SESSION_START_CHECK_PATCH):
+                await self._resolve_operator_settings(request)  # for the check alone
+        except ActivityError as err:
+            refused = refused_start(err)
+            if refused is None:
+                raise
+            raise refused from None
         self._use_operator_defaults(operator_budget, operator_summaries)
         while True:
             await workflow.wait_condition(lambda: bool(self._queue) or self._closing)
@@ -226,6 +242,17 @@ class SessionWorkflow:
                 workflow.continue_as_new(self._carry())
         await workflow.wait_condition(workflow.all_handlers_finished)
         return self.status()
+
+    async def _resolve_operator_settings(
+        self, request: ResolveOperatorSettingsInput
+    ) -> OperatorSettings:
+        settings: OperatorSettings = await workflow.execute_activity(
+            RESOLVE_OPERATOR_SETTINGS,
+            request,
+            result_type=OperatorSettings,
+            start_to_close_timeout=timedelta(seconds=30),
+        )
+        return settings
 
     def _use_operator_defaults(
         self, operator_budget: int | None, operator_summaries: bool | None

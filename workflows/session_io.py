@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from workflows.activity_io import ModelSpec
 from workflows.conversation import Message
+from workflows.grant_io import SessionGrant
 from workflows.guard import GuardMode
 from workflows.loop_profile import LoopProfile, LoopSettings
 from workflows.prompt_io import LoopType, StopReason
@@ -72,6 +73,9 @@ class SessionInput(BaseModel):
     # The loop profile and per-rule modes, resolved with the guard mode (docs/architecture.md,
     # "Loop profiles"); None: each prompt resolves them itself.
     loop_settings: LoopSettings | None = None
+    # The starter's signature over the fields above (docs/security-trust.md); the worker
+    # checks it at the session's fresh start, not in the runs continue-as-new makes.
+    grant: SessionGrant | None = None
     conversation: list[Message] = Field(default_factory=list)
     queue: list[QueuedSessionPrompt] = Field(default_factory=list)
     finished: list[FinishedPrompt] = Field(default_factory=list)

@@ -60,6 +60,7 @@ from seawall.client.temporal_ops import (
     session_handle,
     update_failure,
 )
+from seawall.runtime.grants import GrantSigner
 from workflows.activity_io import ModelSpec
 from workflows.prompt_io import ApprovalModeChange
 from workflows.prompt_options import ApprovalMode
@@ -91,6 +92,12 @@ class BridgeOptions:
     # Who this bridge's sessions belong to (rollout cohorts): the owner_id setting, else the
     # local user (seawall.runtime.settings.local_owner_id).
     owner_id: str | None = None
+    # Signs each session's start for the workers to verify (docs/security-trust.md, "Session
+    # grants"); None: the bridge has no key and starts no session.
+    signer: GrantSigner | None = None
+    # The operator's editor_workspaces (resolved): an editor folder outside it is refused
+    # here, before the workers refuse it; None: the workers alone decide.
+    editor_workspaces: Path | None = None
 
 
 @dataclass
@@ -100,13 +107,20 @@ class OpenSession:
     turns: list[TurnState] = field(default_factory=list)
 
 
-def checked_workspace(cwd: str) -> Path:
-    """The session's workspace: ``cwd`` must be an absolute path to a directory."""
+def checked_workspace(cwd: str, editor_workspaces: Path | None = None) -> Path:
+    """The session's workspace: ``cwd`` must be an absolute path to a directory, and (with
+    ``editor_workspaces``) lie inside it once symlinks are resolved."""
     path = Path(cwd)
     if not path.is_absolute():
         raise invalid_params(f"cwd must be an absolute path, not {cwd!r}", cwd=cwd)
     if not path.is_dir():
         raise invalid_params(f"cwd {cwd!r} is not an existing directory", cwd=cwd)
+    if editor_workspaces is not None and editor_workspaces not in path.resolve().parents:
+        raise invalid_params(
+            f"cwd {cwd!r} is not inside the operator's editor folders "
+            "(editor_workspaces, SEAWALL_EDITOR_WORKSPACES)",
+            cwd=cwd,
+        )
     return path
 
 
@@ -169,7 +183,14 @@ class SeawallAgent(Agent):
         mcp_servers: list[Any] | None = None,
         **kwargs: Any,
     ) -> NewSessionResponse:
-        workspace = checked_workspace(cwd)
+        workspace = checked_workspace(cwd, self._options.editor_workspaces)
+        signer = self._options.signer
+        if signer is None:
+            raise invalid_request(
+                "seawall acp has no session_signing_key (SEAWALL_SESSION_SIGNING_KEY), the key "
+                "its workers verify sessions with; use --embedded, or set it (or data_dir) as "
+                "the workers' (docs/security-trust.md)"
+            )
         if additional_directories:
             raise invalid_params("additional directories are not supported")
         if mcp_servers:
@@ -187,9 +208,12 @@ class SeawallAgent(Agent):
             scenario=self._scripted_model(kwargs.get("seawall")),
         )
         try:
+            session = SessionInput(
+                session_id=session_id, settings=settings, owner_id=options.owner_id
+            )
             await self._client.start_workflow(
                 SessionWorkflow.run,
-                SessionInput(session_id=session_id, settings=settings, owner_id=options.owner_id),
+                signer.session(session),
                 id=session_workflow_id(session_id),
                 task_queue=options.task_queue,
                 rpc_timeout=RPC_TIMEOUT,
@@ -223,7 +247,7 @@ class SeawallAgent(Agent):
         additional_directories: list[str] | None = None,
         **kwargs: Any,
     ) -> LoadSessionResponse | None:
-        workspace = checked_workspace(cwd)
+        workspace = checked_workspace(cwd, self._options.editor_workspaces)
         handle = session_handle(self._client, session_id)
         try:
             description = await handle.describe(rpc_timeout=RPC_TIMEOUT)

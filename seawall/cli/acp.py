@@ -77,11 +77,26 @@ async def _serve(args: argparse.Namespace, effective: EffectiveSettings, protoco
     from seawall.acp.agent import BridgeOptions
     from seawall.acp.server import serve
     from seawall.runtime.devserver import start_dev_server
+    from seawall.runtime.grants import (
+        GrantSigner,
+        existing_signing_key,
+        signing_key,
+        verifying_keys,
+    )
     from seawall.runtime.plugin import connect
     from seawall.runtime.settings import local_owner_id
     from seawall.runtime.storage import payload_storage
 
     settings = effective.settings
+    data_dir = embedded_data_dir(effective) if args.embedded else None
+    # The key the sessions' starts are signed with (docs/security-trust.md): the setting,
+    # else the data directory's key file (--embedded makes it; a client of a stack reads
+    # the stack's, when its data_dir is this one's).
+    key = (
+        signing_key(settings, data_dir=data_dir)
+        if data_dir is not None
+        else existing_signing_key(settings)
+    )
     options = BridgeOptions(
         task_queue=settings.task_queue,
         approval_mode=settings.approval_mode,
@@ -89,10 +104,13 @@ async def _serve(args: argparse.Namespace, effective: EffectiveSettings, protoco
         allow_scripted_models=settings.allow_scripted_models,
         max_prompt_chars=settings.max_prompt_chars,
         owner_id=local_owner_id(settings),
+        signer=GrantSigner(key) if key else None,
+        editor_workspaces=(
+            settings.editor_workspaces.resolve() if settings.editor_workspaces else None
+        ),
     )
     async with AsyncExitStack() as stack:
-        if args.embedded:
-            data_dir = embedded_data_dir(effective)
+        if data_dir is not None:
             data_dir.mkdir(parents=True, exist_ok=True)
             # Payloads past the threshold live beside the dev server's database.
             storage = payload_storage(settings, root=data_dir / "payloads")
@@ -102,9 +120,20 @@ async def _serve(args: argparse.Namespace, effective: EffectiveSettings, protoco
             await stack.enter_async_context(env)
             client = env.client
             # The in-process worker (and so the activity code) loads only for --embedded.
-            from worker import build_worker
+            from worker import WorkerTrust, build_worker
 
-            await stack.enter_async_context(build_worker(client, settings.task_queue))
+            # This worker serves the editor: it accepts the folders the operator's settings
+            # allow editors (editor_workspaces, else the home directory), and the grants of
+            # this data directory's key.
+            trust = WorkerTrust(
+                allow_scripted_models=settings.allow_scripted_models,
+                workspace_roots=(
+                    settings.workspaces_dir,
+                    settings.editor_workspaces or Path.home(),
+                ),
+                keys=verifying_keys(settings, data_dir=data_dir),
+            )
+            await stack.enter_async_context(build_worker(client, settings.task_queue, trust=trust))
         else:
             try:
                 # The workers' payload store, as the operator configured it for them.

@@ -195,6 +195,7 @@ def run_task_queue(args: argparse.Namespace, effective: EffectiveSettings) -> st
 async def _run(args: argparse.Namespace, effective: EffectiveSettings) -> PromptResult:
     # Imported here so `seawall --help` and usage errors stay instant.
     from seawall.runtime.devserver import start_dev_server
+    from seawall.runtime.grants import GrantSigner, new_signing_key, signing_client, signing_key
     from seawall.runtime.plugin import connect
     from seawall.runtime.storage import payload_storage
     from seawall.runtime.temporal_setup import ensure_search_attributes
@@ -219,14 +220,33 @@ async def _run(args: argparse.Namespace, effective: EffectiveSettings) -> Prompt
             await stack.enter_async_context(env)
             client = env.client
         task_queue = run_task_queue(args, effective)
-        if not args.external_worker:
-            # The in-process worker (and so the activity code) loads only for this run.
-            from worker import build_worker
+        if args.external_worker:
+            # The operator's workers check the run against their own settings
+            # (docs/security-trust.md): it signs with their key, in their workspaces.
+            key = signing_key(settings)
+            settings.workspaces_dir.mkdir(parents=True, exist_ok=True)
+            base = tempfile.TemporaryDirectory(prefix="run-", dir=settings.workspaces_dir)
+            workspace = Path(stack.enter_context(base)) / "workspace"
+        else:
+            # The in-process worker (and so the activity code) loads only for this run. It
+            # serves this run alone: its scripted model, in its own workspace, signed with a
+            # key made for it.
+            from worker import WorkerTrust, build_worker
 
-            await stack.enter_async_context(build_worker(client, task_queue))
-        workspace = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="seawall-")))
+            key = new_signing_key()
+            base_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="seawall-")))
+            workspace = base_dir / "workspace"
+            trust = WorkerTrust(
+                allow_scripted_models=True, workspace_roots=(base_dir,), keys=(key,)
+            )
+            await stack.enter_async_context(build_worker(client, task_queue, trust=trust))
+        workspace.mkdir()
         return await run_scenario(
-            client, scenario, task_queue=task_queue, workspace=workspace, mode_override=args.mode
+            signing_client(client, GrantSigner(key)),
+            scenario,
+            task_queue=task_queue,
+            workspace=workspace,
+            mode_override=args.mode,
         )
 
 

@@ -34,9 +34,11 @@ from pathlib import Path
 from types import FrameType
 
 from seawall.runtime.devserver import temporal_binary
+from seawall.runtime.grants import key_file, load_or_create_key_file
 from seawall.runtime.settings import GATEWAY, SETTINGS, SeawallSettings, default_of
 
 ROOT = Path(__file__).resolve().parents[2]
+SIGNING_KEY_ENV = "SEAWALL_SESSION_SIGNING_KEY"
 
 
 def new_codec_token() -> str:
@@ -271,6 +273,10 @@ class Stack:
 
     def start(self) -> None:
         self.config.data_dir.mkdir(parents=True, exist_ok=True)
+        if SIGNING_KEY_ENV not in self.environ:
+            # The worker and the gateway share it through the data directory
+            # (docs/security-trust.md, "Session grants"): made once, mode 0600.
+            load_or_create_key_file(key_file(self.config.data_dir))
         server = self._spawn("temporal", server_command(self.config))
         _wait(lambda: _temporal_ready(self.config), "the Temporal dev server", server, 60)
         self._spawn("worker", [sys.executable, str(ROOT / "worker.py")])

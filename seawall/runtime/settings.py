@@ -1009,9 +1009,10 @@ class SeawallSettings(BaseSettings):
     )
     workspaces: Path | None = setting(
         None,
-        "directory of the sessions' workspaces (unset: <data_dir>/workspaces)",
+        "directory of the sessions' workspaces (unset: <data_dir>/workspaces); the worker "
+        "refuses a workspace outside it",
         env="SEAWALL_WORKSPACES",
-        read_by=(GATEWAY, UP),
+        read_by=(GATEWAY, UP, WORKER),
     )
     # The session workflow takes no more than MAX_PROMPT_CHARS, so neither may the gateway.
     max_prompt_chars: int = setting(
@@ -1035,12 +1036,14 @@ class SeawallSettings(BaseSettings):
         read_by=(GATEWAY, ACP),
         gt=0,
     )
-    # Off by default: a scripted session runs tools the client chose.
+    # Off by default: a scripted session runs tools the client chose. The worker checks it
+    # too (docs/security-trust.md): a workflow started directly on Temporal is no exception.
     allow_scripted_models: bool = setting(
         False,
-        "let a client script its session's model (simulations, end-to-end tests)",
+        "let a client script its session's model and fixture tools (simulations, end-to-end "
+        "tests); the worker refuses them without it",
         env="SEAWALL_ALLOW_SCRIPTED_MODELS",
-        read_by=(GATEWAY, ACP),
+        read_by=(GATEWAY, ACP, WORKER),
     )
     # docs/architecture.md, "Per-owner prompt limit": counted across every replica.
     max_concurrent_prompts_per_owner: int = setting(
@@ -1210,6 +1213,40 @@ class SeawallSettings(BaseSettings):
         read_by=(WORKER, GATEWAY, RUN, ACP),
     )
 
+    # --- session grants and trusted roots (docs/security-trust.md) -------------------------
+    # The starters (gateway, seawall acp, seawall run) sign a session's start with it; the
+    # worker refuses a fresh session or root prompt whose grant does not verify. Unset: the
+    # key file <data_dir>/session-signing.key (created 0600 by whichever process needs it
+    # first), so processes sharing a data directory share the key.
+    session_signing_key: SecretStr | None = setting(
+        None,
+        "HMAC key the gateway and seawall acp sign session starts with and the worker "
+        "verifies (environment only; unset: <data_dir>/session-signing.key, made when missing)",
+        env="SEAWALL_SESSION_SIGNING_KEY",
+        read_by=(WORKER, GATEWAY, UP, RUN, ACP),
+        secret=True,
+        config_file=None,
+        min_length=32,
+    )
+    session_signing_previous_key: SecretStr | None = setting(
+        None,
+        "the key before session_signing_key, still accepted by the worker while starters "
+        "rotate (environment only)",
+        env="SEAWALL_SESSION_SIGNING_PREVIOUS_KEY",
+        read_by=(WORKER,),
+        secret=True,
+        config_file=None,
+        min_length=32,
+    )
+    editor_workspaces: Path | None = setting(
+        None,
+        "directory holding the folders editors open through seawall acp; the worker also "
+        "accepts workspaces under it (unset: seawall acp --embedded, the home directory; "
+        "other workers, none)",
+        env="SEAWALL_EDITOR_WORKSPACES",
+        read_by=(WORKER, ACP),
+    )
+
     # The Temporal UI's codec endpoint (gateway/codec.py; README, "Long prompts and stored
     # payloads"): the credential in its URL and the origins its browser calls come from.
     codec_token: SecretStr | None = setting(
@@ -1289,7 +1326,9 @@ class SeawallSettings(BaseSettings):
             raise ValueError("must be a JSON object of servers")
         return value
 
-    @field_validator("data_dir", "workspaces", "payload_storage_dir", mode="before")
+    @field_validator(
+        "data_dir", "workspaces", "payload_storage_dir", "editor_workspaces", mode="before"
+    )
     @classmethod
     def _expand_user(cls, value: Any) -> Any:
         return Path(value).expanduser() if isinstance(value, str) else value

@@ -15,6 +15,7 @@ from temporalio.exceptions import ApplicationError
 from activities.model import ModelActivities
 from activities.model_stream import TextSink
 from seawall.client.events import Idle, follow_prompt_events
+from tests.trust_helpers import test_trust
 from worker import build_activities, build_worker
 from workflows.activity_io import CallModelInput, ModelReply, ModelSpec
 from workflows.prompt import PromptWorkflow
@@ -154,7 +155,10 @@ async def run_with_model(
     client: Client, tmp_path: Path, model: FlakyStreamingModel
 ) -> tuple[list[AgentEvent], PromptResult]:
     """One prompt answered by ``model`` (standing in for the demo provider) on its own worker."""
-    activities = dataclasses.replace(build_activities(), model=ModelActivities({"demo": model}))
+    activities = dataclasses.replace(
+        build_activities(trust=test_trust()),
+        model=ModelActivities({"demo": model}, trust=test_trust()),
+    )
     queue = f"stream-{uuid.uuid4().hex[:8]}"
     async with build_worker(client, queue, activities):
         prompt_id = await start(client, queue, prompt_input(tmp_path))

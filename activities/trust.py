@@ -1,0 +1,162 @@
+"""What this worker trusts of a workflow's input: its own settings, nothing the input says
+(docs/security-trust.md, "What the worker checks").
+
+Anyone who reaches the Temporal frontend can start a workflow with any input, so every
+activity that acts on an input it can check checks it here, against the worker's own
+settings:
+
+- a scripted model or fixture tools run only when the worker's ``allow_scripted_models``
+  allows them;
+- a workspace root must lie, after resolving symlinks, strictly inside one of the worker's
+  workspace roots (``workspaces``, and ``editor_workspaces`` for editor folders);
+- a fresh session's (or root prompt's) owner, workspace, scenario and operator decisions
+  must carry a grant a trusted starter signed with a key the worker holds
+  (``seawall.runtime.grants``).
+
+A refusal is a non-retryable ``ApplicationError`` whose type names what was wrong
+(``workflows.grant_io``) and whose message names the setting, never a key, a path or an
+owner id; the log line says only which refusal it was.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import structlog
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from seawall.runtime.grants import GrantProblem, verify_grant, verifying_keys
+from seawall.runtime.settings import SeawallSettings, load_settings
+from workflows.grant_io import (
+    GRANT_EXPIRED,
+    GRANT_INVALID,
+    GRANT_MISSING,
+    GRANT_UNVERIFIABLE,
+    SCRIPTED_MODELS_DISABLED,
+    WORKSPACE_OUTSIDE_ROOT,
+    StartClaim,
+)
+from workflows.session import session_workflow_id
+
+_log = structlog.get_logger(__name__)
+
+_GRANT_REFUSALS: Mapping[GrantProblem, tuple[str, str]] = {
+    GrantProblem.MISSING: (
+        GRANT_MISSING,
+        "the {kind} carries no session grant: start it through the gateway or seawall acp "
+        "(docs/security-trust.md)",
+    ),
+    GrantProblem.INVALID: (
+        GRANT_INVALID,
+        "the {kind}'s session grant does not verify: it was signed for another workflow, its "
+        "signed fields (owner, workspace, scenario, operator settings) were changed, or its "
+        "starter signs with another key than this worker's session_signing_key",
+    ),
+    GrantProblem.EXPIRED: (
+        GRANT_EXPIRED,
+        "the {kind}'s session grant has expired: start it again",
+    ),
+    GrantProblem.NO_KEY: (
+        GRANT_UNVERIFIABLE,
+        "this worker has no session_signing_key to verify the {kind}'s grant with",
+    ),
+}
+
+
+def refusal(kind: str, message: str) -> ApplicationError:
+    """The non-retryable failure of a refused input; logged by its type only."""
+    with contextlib.suppress(Exception):  # a failing log handler must not hide the refusal
+        _log.warning("worker_refused_input", refusal=kind)
+    return ApplicationError(message, type=kind, non_retryable=True)
+
+
+def resolved_roots(roots: Sequence[Path]) -> tuple[Path, ...]:
+    return tuple(Path(root).expanduser().resolve() for root in roots)
+
+
+@dataclass(frozen=True)
+class WorkerTrust:
+    """One worker's allowances. ``workspace_roots`` are resolved on construction; ``keys``
+    are the session-signing keys it accepts (never printed)."""
+
+    allow_scripted_models: bool
+    workspace_roots: tuple[Path, ...]
+    keys: tuple[str, ...] = field(default=(), repr=False)
+    clock: Callable[[], float] = field(default=time.time, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "workspace_roots", resolved_roots(self.workspace_roots))
+
+    @classmethod
+    def from_settings(
+        cls, settings: SeawallSettings, *, extra_roots: Sequence[Path] = ()
+    ) -> WorkerTrust:
+        """The worker's own settings: ``allow_scripted_models``, the ``workspaces`` directory
+        (plus ``editor_workspaces`` and ``extra_roots``) and the signing keys."""
+        roots = [settings.workspaces_dir, *extra_roots]
+        if settings.editor_workspaces is not None:
+            roots.append(settings.editor_workspaces)
+        return cls(
+            allow_scripted_models=settings.allow_scripted_models,
+            workspace_roots=tuple(roots),
+            keys=verifying_keys(settings),
+        )
+
+    @classmethod
+    def from_environment(cls, environ: Mapping[str, str]) -> WorkerTrust:
+        return cls.from_settings(load_settings(environ).settings)
+
+    # --- the checks -----------------------------------------------------------------------
+
+    def check_scripted(self) -> None:
+        """Refuse a scripted model or fixture tool unless this worker allows them."""
+        if not self.allow_scripted_models:
+            raise refusal(
+                SCRIPTED_MODELS_DISABLED,
+                "scripted models and fixture tools are disabled on this worker "
+                "(allow_scripted_models, SEAWALL_ALLOW_SCRIPTED_MODELS)",
+            )
+
+    def workspace(self, workspace_root: str) -> Path:
+        """``workspace_root`` resolved (symlinks followed), when it lies strictly inside one
+        of this worker's workspace roots; else the refusal."""
+        resolved = Path(workspace_root).resolve() if Path(workspace_root).is_absolute() else None
+        if resolved is None or not any(root in resolved.parents for root in self.workspace_roots):
+            raise refusal(
+                WORKSPACE_OUTSIDE_ROOT,
+                "the workspace is not inside this worker's workspaces directory "
+                "(workspaces, SEAWALL_WORKSPACES; editor folders: editor_workspaces)",
+            )
+        return resolved
+
+    def check_start(self, claim: StartClaim, workflow_id: str) -> None:
+        """Everything a fresh session or root prompt claims: its workspace, its scenario,
+        and its grant for ``workflow_id`` (a session's also names the session's own id)."""
+        self.workspace(claim.workspace_root)
+        if claim.scripted:
+            self.check_scripted()
+        if claim.kind == "session" and (
+            claim.session_id is None or session_workflow_id(claim.session_id) != workflow_id
+        ):
+            problem: GrantProblem | None = GrantProblem.INVALID
+        else:
+            problem = verify_grant(claim, workflow_id=workflow_id, keys=self.keys, now=self.clock())
+        if problem is not None:
+            kind, message = _GRANT_REFUSALS[problem]
+            raise refusal(kind, message.format(kind=claim.kind))
+
+    def check_start_in_activity(self, claim: StartClaim | None) -> None:
+        """:meth:`check_start` for the workflow running this activity (``None``: nothing is
+        claimed, as in a session's prompts and a continued session)."""
+        if claim is not None:
+            self.check_start(claim, activity.info().workflow_id or "")
+
+
+# What an activity class trusts unless its worker says otherwise: no scripted model, no
+# workspace, no start (worker.build_activities hands every class the worker's own trust).
+DENY_ALL = WorkerTrust(allow_scripted_models=False, workspace_roots=())

@@ -1,0 +1,41 @@
+"""The test harness as a trusted starter (docs/security-trust.md): one signing key for the
+in-process workers and the clients that start workflows, scripted models allowed, and the
+system temporary directory (which holds every ``tmp_path``) as the workers' workspaces.
+
+A test of what the worker refuses uses :data:`UNSIGNED` starts through the dev server's own
+client (``temporal_env.client``), which signs nothing.
+"""
+
+from __future__ import annotations
+
+import secrets
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from temporalio.client import Client
+
+from activities.trust import WorkerTrust
+from seawall.runtime.grants import GrantSigner, signing_client
+
+TEST_SIGNING_KEY = secrets.token_urlsafe(32)
+# Every pytest tmp_path and tempfile directory lies below it.
+TEST_WORKSPACES = Path(tempfile.gettempdir()).resolve()
+TEST_SIGNER = GrantSigner(TEST_SIGNING_KEY)
+
+
+def test_trust(**overrides: Any) -> WorkerTrust:
+    """What the tests' workers trust: scripted models, workspaces under the temporary
+    directory, grants signed with :data:`TEST_SIGNING_KEY` (``overrides`` replace any)."""
+    fields: dict[str, Any] = {
+        "allow_scripted_models": True,
+        "workspace_roots": (TEST_WORKSPACES,),
+        "keys": (TEST_SIGNING_KEY,),
+        **overrides,
+    }
+    return WorkerTrust(**fields)
+
+
+def signed(client: Client) -> Client:
+    """``client``, signing every session and prompt it starts with the test key."""
+    return signing_client(client, TEST_SIGNER)
