@@ -12,7 +12,7 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from seawall.runtime.devserver import start_dev_server
-from tests.trust_helpers import signed, test_trust
+from tests.trust_helpers import harness_trust, signed
 from worker import build_worker
 
 # No property test may depend on wall-clock speed: the suite must pass on a loaded machine.
@@ -42,7 +42,7 @@ async def task_queue(client: Client) -> AsyncIterator[str]:
     allows scripted models and workspaces under the temporary directory, and verifies the
     test key's grants (tests/trust_helpers.py)."""
     queue = f"test-{uuid.uuid4().hex[:10]}"
-    async with build_worker(client, queue, trust=test_trust()):
+    async with build_worker(client, queue, trust=harness_trust()):
         yield queue
 
 

@@ -17,7 +17,7 @@ from temporalio.client import Client
 from seawall.runtime.tracing import INSTALL_HINT, TracingUnavailable, build_tracing
 from seawall.scenario.driver import run_scenario
 from tests.scenario_helpers import scenario_file
-from tests.trust_helpers import test_trust
+from tests.trust_helpers import harness_trust
 from worker import build_worker
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,7 +50,7 @@ async def test_a_prompt_runs_the_same_with_the_tracing_interceptor(
     )
     queue = f"traced-{uuid.uuid4().hex[:8]}"
     try:
-        async with build_worker(traced_client, queue, trust=test_trust()):
+        async with build_worker(traced_client, queue, trust=harness_trust()):
             with tempfile.TemporaryDirectory() as workspace:
                 traced = await run_scenario(
                     traced_client, spec, task_queue=queue, workspace=Path(workspace)

@@ -23,7 +23,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from tests.activities.mcp_helpers import SERVER, qualified, servers_env, stdio_server
 from tests.scenario_helpers import tool_messages
-from tests.trust_helpers import test_trust
+from tests.trust_helpers import harness_trust
 from worker import build_activities, build_worker
 from workflows.activity_io import ModelSpec
 from workflows.guard import GuardMode
@@ -190,7 +190,7 @@ async def test_the_worker_stops_its_mcp_servers_when_it_shuts_down(
         {"turns": [{"tool_calls": [{"name": qualified("pid"), "arguments": {}}]}, {"text": "ok"}]}
     )
     queue = f"mcp-{uuid.uuid4().hex[:8]}"
-    async with build_worker(client, queue, build_activities(environ, trust=test_trust())):
+    async with build_worker(client, queue, build_activities(environ, trust=harness_trust())):
         result: PromptResult = await client.execute_workflow(
             PromptWorkflow.run,
             PromptInput(
@@ -224,7 +224,7 @@ async def test_the_operator_model_is_the_demo_model_when_no_endpoint_is_configur
         )
         for provider in ("operator", "demo")
     }
-    async with build_worker(client, queue, build_activities(environ, trust=test_trust())):
+    async with build_worker(client, queue, build_activities(environ, trust=harness_trust())):
         results = {
             provider: await client.execute_workflow(
                 PromptWorkflow.run,

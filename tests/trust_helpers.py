@@ -24,7 +24,7 @@ TEST_WORKSPACES = Path(tempfile.gettempdir()).resolve()
 TEST_SIGNER = GrantSigner(TEST_SIGNING_KEY)
 
 
-def test_trust(**overrides: Any) -> WorkerTrust:
+def harness_trust(**overrides: Any) -> WorkerTrust:
     """What the tests' workers trust: scripted models, workspaces under the temporary
     directory, grants signed with :data:`TEST_SIGNING_KEY` (``overrides`` replace any)."""
     fields: dict[str, Any] = {

@@ -22,7 +22,7 @@ from activities.mcp.pool import McpPool
 from activities.tool_runner import ToolActivities
 from activities.tools import BUILTIN_TOOLS
 from bench.server_metrics import free_port
-from tests.trust_helpers import test_trust
+from tests.trust_helpers import harness_trust
 from workflows.activity_io import (
     CheckToolCallInput,
     ListToolsInput,
@@ -59,7 +59,7 @@ def pool() -> McpPool:
 async def tools(pool: McpPool) -> AsyncIterator[ToolActivities]:
     """The tool activities with their own MCP pool: each test starts and stops its own
     servers, as a worker does."""
-    activities = ToolActivities(BUILTIN_TOOLS, pool, trust=test_trust())
+    activities = ToolActivities(BUILTIN_TOOLS, pool, trust=harness_trust())
     yield activities
     await activities.close()
 

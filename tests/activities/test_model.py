@@ -17,7 +17,7 @@ from activities.model import (
     estimate_tokens,
     to_tool_call,
 )
-from tests.trust_helpers import test_trust
+from tests.trust_helpers import harness_trust
 from workflows.activity_io import CallModelInput, ModelSpec
 from workflows.conversation import Message, Role, system_message, user_message
 from workflows.guard import REPEATED_TOOL_FAILURE_REMINDER
@@ -171,7 +171,7 @@ async def test_usage_is_a_character_based_estimate() -> None:
 
 async def test_activity_plays_the_scenario_script_whatever_the_provider() -> None:
     # No provider is configured at all: the scenario channel answers on its own.
-    activities = ModelActivities({}, trust=test_trust())
+    activities = ModelActivities({}, trust=harness_trust())
     turn = ScriptedTurn(text="hi", tool_calls=[ScriptedCall(name="glob", arguments="{oops")])
     reply = await ActivityEnvironment().run(
         activities.call_model, request([user_message("go")], [turn])

@@ -21,7 +21,7 @@ from activities.fixtures import check_fixture
 from activities.mcp.pool import McpPool
 from activities.tool_runner import SPILL_DIR, ToolActivities, spill_name
 from activities.tools import BUILTIN_TOOLS, BuiltinTool, ToolArgs, ToolContext
-from tests.trust_helpers import test_trust
+from tests.trust_helpers import harness_trust
 from workflows.activity_io import CheckToolCallInput, ListToolsInput, RunToolInput
 from workflows.outcome import ToolCall, ToolOutcome
 from workflows.scenario_io import FixtureOutcome, FixtureTool
@@ -40,7 +40,9 @@ def tool_call(name: str, arguments: dict[str, Any] | None = None, **kw: Any) -> 
 
 def tool_activities(tools: dict[str, BuiltinTool] | None = None) -> ToolActivities:
     """The tool activities over the built-ins (or ``tools``), without MCP servers."""
-    return ToolActivities(BUILTIN_TOOLS if tools is None else tools, McpPool(), trust=test_trust())
+    return ToolActivities(
+        BUILTIN_TOOLS if tools is None else tools, McpPool(), trust=harness_trust()
+    )
 
 
 async def run(

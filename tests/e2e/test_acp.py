@@ -35,6 +35,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from seawall.client.temporal_ops import prompt_handle, session_handle
 from tests.activities.chat_server import ChatServer, error
+from tests.trust_helpers import TEST_SIGNING_KEY
 from workflows.guard import REPEATED_TOOL_FAILURE_REMINDER, REPEATED_TOOL_FAILURE_STOP_MESSAGE
 from workflows.prompt_io import StopReason
 from workflows.protections import TOOL_CALL_CAP_STOP_MESSAGE
@@ -89,6 +90,8 @@ def bridge_env(temporal_env: WorkflowEnvironment, task_queue: str, tmp: Path) ->
         "TEMPORAL_NAMESPACE": "default",
         "SEAWALL_TASK_QUEUE": task_queue,
         "SEAWALL_ALLOW_SCRIPTED_MODELS": "1",
+        # The key the test worker verifies (tests/trust_helpers.py).
+        "SEAWALL_SESSION_SIGNING_KEY": TEST_SIGNING_KEY,
         "XDG_CONFIG_HOME": str(tmp / "config"),
         "XDG_DATA_HOME": str(tmp / "data-home"),
     }
@@ -620,6 +623,8 @@ async def test_embedded_runs_its_own_server_and_worker_and_keeps_sessions(
         "SEAWALL_DATA_DIR": str(tmp_path / "data"),
         "XDG_CONFIG_HOME": str(tmp_path / "config"),
         "SEAWALL_TASK_QUEUE": "acp-embedded-test",
+        # The editor folders the embedded worker accepts (docs/security-trust.md).
+        "SEAWALL_EDITOR_WORKSPACES": str(tmp_path),
     }
     async with spawn_bridge(env, tmp_path / "acp.stderr", "--embedded") as (conn, recorder, _):
         session_id = await new_session(conn, workspace)  # the offline demo model

@@ -13,7 +13,7 @@ from seawall.client.events import Idle, follow_prompt_events
 from seawall.runtime.plugin import connect
 from seawall.runtime.temporal_setup import ensure_search_attributes
 from tests.e2e.test_stack import free_port, until
-from tests.trust_helpers import signed, test_trust
+from tests.trust_helpers import harness_trust, signed
 from worker import build_worker
 from workflows.guard import GuardMode
 from workflows.prompt import PromptWorkflow
@@ -60,7 +60,7 @@ async def test_a_prompt_survives_a_dev_server_restart(tmp_path: Path) -> None:
         await until(ready)
         client = signed(await connect(config.temporal_address, config.namespace))
         await ensure_search_attributes(client, config.namespace)
-        async with build_worker(client, queue, trust=test_trust()):
+        async with build_worker(client, queue, trust=harness_trust()):
             handle = await client.start_workflow(
                 PromptWorkflow.run,
                 PromptInput(

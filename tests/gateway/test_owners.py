@@ -21,7 +21,7 @@ from gateway.app import create_app
 from gateway.disconnects import tracking_disconnects
 from gateway.settings import GatewaySettings
 from gateway.sse import prompt_events
-from tests.trust_helpers import test_trust
+from tests.trust_helpers import harness_trust
 from worker import build_activities, build_worker
 from workflows import search_attributes
 from workflows.prompt import PromptWorkflow
@@ -56,7 +56,7 @@ async def rollout_queue(client: Client, tmp_path: Path) -> AsyncIterator[str]:
         "SEAWALL_GUARD_ROLLOUT_VERSION": "1.4.0",
     }
     queue = f"test-{uuid.uuid4().hex[:10]}"
-    async with build_worker(client, queue, build_activities(environ, trust=test_trust())):
+    async with build_worker(client, queue, build_activities(environ, trust=harness_trust())):
         yield queue
 
 

@@ -15,7 +15,7 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHistory
 
 from tests.scenario_helpers import calls, decisions, fail, ok
-from tests.trust_helpers import test_trust
+from tests.trust_helpers import harness_trust
 from worker import build_activities, build_worker
 from workflows import search_attributes
 from workflows.activity_io import RESOLVE_OPERATOR_SETTINGS, CallModelInput
@@ -141,7 +141,7 @@ async def test_a_standalone_prompt_resolves_its_settings_in_one_local_activity(
         workspace_root=str(tmp_path),
         scenario=hooks({"probe": {"outcomes": [ok()]}}, [calls("probe", 2), {"text": "done"}]),
     )
-    async with build_worker(client, queue, build_activities(environ, trust=test_trust())):
+    async with build_worker(client, queue, build_activities(environ, trust=harness_trust())):
         result = await run_prompt(client, queue, prompt)
 
     assert result.guard_mode == "warn"
@@ -242,7 +242,7 @@ async def test_a_prompt_without_a_budget_of_its_own_takes_the_operators(
         context_budget_chars=prompt_budget,
         scenario=hooks({}, [{"text": "summary"}]),
     )
-    async with build_worker(client, queue, build_activities(environ, trust=test_trust())):
+    async with build_worker(client, queue, build_activities(environ, trust=harness_trust())):
         result = await run_prompt(client, queue, prompt)
 
     [request] = await model_requests(client, await history_of(client, result.workflow_id))
@@ -259,7 +259,7 @@ async def test_a_session_hands_its_prompts_the_operators_budget_and_theirs_wins(
     queue = f"durable-{uuid.uuid4().hex[:8]}"
     environ = operator_environ(tmp_path, SEAWALL_CONTEXT_BUDGET_CHARS=str(SMALL_BUDGET))
     budgets = []
-    async with build_worker(client, queue, build_activities(environ, trust=test_trust())):
+    async with build_worker(client, queue, build_activities(environ, trust=harness_trust())):
         for own_budget in (None, 50_000):
             prompt_id = await run_session_prompt(
                 client,
@@ -306,7 +306,7 @@ async def test_activity_summaries_are_the_operators_choice_and_off_by_default(
     extra = {} if setting is None else {"SEAWALL_ACTIVITY_SUMMARIES": setting}
     environ = operator_environ(tmp_path, **extra)
     scenario = hooks({"probe": {"outcomes": [ok()]}}, [calls("probe", 2), {"text": "done"}])
-    async with build_worker(client, queue, build_activities(environ, trust=test_trust())):
+    async with build_worker(client, queue, build_activities(environ, trust=harness_trust())):
         standalone = await run_prompt(
             client, queue, PromptInput(prompt="go", workspace_root=str(tmp_path), scenario=scenario)
         )
@@ -341,7 +341,7 @@ async def test_a_prompt_replayed_at_every_step_takes_the_same_steps(
         ),
     )
     async with build_worker(
-        client, queue, build_activities(environ, trust=test_trust()), max_cached_workflows=0
+        client, queue, build_activities(environ, trust=harness_trust()), max_cached_workflows=0
     ):
         result = await run_prompt(client, queue, prompt)
 

@@ -12,7 +12,7 @@ import pytest_asyncio
 from temporalio.testing import WorkflowEnvironment
 
 from seawall.runtime.devserver import start_dev_server
-from tests.trust_helpers import test_trust
+from tests.trust_helpers import harness_trust
 from tests.workflows.test_session_workflow import prompt_result, start_session, submit
 from worker import build_worker
 from workflows.conversation import Role
@@ -42,7 +42,7 @@ async def test_session_keeps_conversation_and_queue_across_continue_as_new(
     queue = f"can-{uuid.uuid4().hex[:8]}"
     texts = [f"prompt {n}" for n in range(6)]
     replies = [{"text": f"reply {n}"} for n in range(6)]
-    async with build_worker(client, queue, trust=test_trust()):
+    async with build_worker(client, queue, trust=harness_trust()):
         session = await start_session(client, queue, tmp_path, replies, guard_mode="enforce")
         first_run = (await session.describe()).run_id
         # Submitted back to back: most wait in the queue while earlier prompts run.

@@ -15,7 +15,7 @@ from temporalio.exceptions import ApplicationError
 from activities.model import ModelActivities
 from activities.model_stream import TextSink
 from seawall.client.events import Idle, follow_prompt_events
-from tests.trust_helpers import test_trust
+from tests.trust_helpers import harness_trust
 from worker import build_activities, build_worker
 from workflows.activity_io import CallModelInput, ModelReply, ModelSpec
 from workflows.prompt import PromptWorkflow
@@ -156,8 +156,8 @@ async def run_with_model(
 ) -> tuple[list[AgentEvent], PromptResult]:
     """One prompt answered by ``model`` (standing in for the demo provider) on its own worker."""
     activities = dataclasses.replace(
-        build_activities(trust=test_trust()),
-        model=ModelActivities({"demo": model}, trust=test_trust()),
+        build_activities(trust=harness_trust()),
+        model=ModelActivities({"demo": model}, trust=harness_trust()),
     )
     queue = f"stream-{uuid.uuid4().hex[:8]}"
     async with build_worker(client, queue, activities):

@@ -25,7 +25,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 from seawall.runtime.plugin import SeawallPlugin, client_with_plugin, with_sandbox_passthrough
 from seawall.runtime.sandbox_runner import SeawallSandboxRunner, _Instance
 from tests.scenario_helpers import calls, ok
-from tests.trust_helpers import test_trust
+from tests.trust_helpers import harness_trust
 from tests.workflows.test_durable_steps import hooks, run_session_prompt
 from worker import build_activities
 from workflows.activity_io import CALL_MODEL, LIST_TOOLS_WITHOUT_MCP, RUN_TOOL
@@ -99,7 +99,7 @@ async def test_every_context_answered_outside_the_sandbox_is_the_sandboxs_answer
     answers: list[Answer] = []
     runner = comparing_runner(answers)
     activities = build_activities(
-        {"HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path)}, trust=test_trust()
+        {"HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path)}, trust=harness_trust()
     )
     plugin = SeawallPlugin(activities.definitions(), run_context=activities.serving)
     scenario = hooks({"probe": {"outcomes": [ok()]}}, [calls("probe", 2), {"text": "done"}])

@@ -32,7 +32,7 @@ from seawall.runtime.storage import (
 )
 from seawall.scenario.driver import prompt_input, run_scenario, workflow_id_for
 from tests.long_prompt_helpers import filesystem_storage, long_prompt, with_storage
-from tests.trust_helpers import test_trust
+from tests.trust_helpers import harness_trust
 from worker import build_worker
 from workflows.activity_io import CallModelInput
 from workflows.conversation import (
@@ -113,7 +113,7 @@ async def test_a_prompt_past_the_old_size_stop_runs_to_its_end_with_its_payloads
     stored = with_storage(client, filesystem_storage(tmp_path))
     queue = f"test-{uuid.uuid4().hex[:10]}"
     with tempfile.TemporaryDirectory() as workspace:
-        async with build_worker(stored, queue, trust=test_trust()):
+        async with build_worker(stored, queue, trust=harness_trust()):
             result = await run_scenario(stored, spec, task_queue=queue, workspace=Path(workspace))
 
     assert result.stop_reason is StopReason.END_TURN
@@ -158,7 +158,7 @@ async def test_a_prompt_whose_stored_payload_vanished_shows_the_reason_and_waits
     queue = f"test-{uuid.uuid4().hex[:10]}"
     driver = FilesystemStorageDriver(tmp_path)
     with tempfile.TemporaryDirectory() as workspace:
-        async with build_worker(stored, queue, max_cached_workflows=0, trust=test_trust()):
+        async with build_worker(stored, queue, max_cached_workflows=0, trust=harness_trust()):
             handle = await stored.start_workflow(
                 PromptWorkflow.run,
                 prompt_input(spec, Path(workspace)),
@@ -197,7 +197,7 @@ async def test_a_client_reading_a_result_whose_payload_vanished_gets_the_reason(
     stored = with_storage(client, filesystem_storage(tmp_path, threshold=1024))
     queue = f"test-{uuid.uuid4().hex[:10]}"
     with tempfile.TemporaryDirectory() as workspace:
-        async with build_worker(stored, queue, trust=test_trust()):
+        async with build_worker(stored, queue, trust=harness_trust()):
             result = await run_scenario(stored, spec, task_queue=queue, workspace=Path(workspace))
     for blob in FilesystemStorageDriver(tmp_path).blobs():
         blob.unlink()
@@ -217,7 +217,7 @@ async def test_a_worker_that_replays_every_task_reads_the_stored_payloads_back(
     stored = with_storage(client, filesystem_storage(tmp_path))
     queue = f"test-{uuid.uuid4().hex[:10]}"
     with tempfile.TemporaryDirectory() as workspace:
-        async with build_worker(stored, queue, max_cached_workflows=0, trust=test_trust()):
+        async with build_worker(stored, queue, max_cached_workflows=0, trust=harness_trust()):
             result = await run_scenario(stored, spec, task_queue=queue, workspace=Path(workspace))
 
     assert result.stop_reason is StopReason.END_TURN

@@ -17,7 +17,7 @@ from seawall.runtime.storage import FilesystemStorageDriver
 from seawall.runtime.storage_gc import collect, workflow_exists
 from seawall.scenario.driver import run_scenario
 from tests.long_prompt_helpers import filesystem_storage, long_prompt, with_storage
-from tests.trust_helpers import test_trust
+from tests.trust_helpers import harness_trust
 from worker import build_worker
 from workflows.prompt_io import PromptResult
 
@@ -44,7 +44,7 @@ async def test_gc_removes_only_the_payloads_of_deleted_workflows(
     queue = f"test-{uuid.uuid4().hex[:10]}"
     results = []
     with tempfile.TemporaryDirectory() as workspace:
-        async with build_worker(stored, queue, trust=test_trust()):
+        async with build_worker(stored, queue, trust=harness_trust()):
             # Two prompts reading the same pages share those payloads; the third is alone.
             for spec in (long_prompt(2, 5_000), long_prompt(2, 5_000), long_prompt(3, 6_000)):
                 results.append(
@@ -79,7 +79,7 @@ async def test_gc_keeps_payloads_within_the_grace_period(client: Client, tmp_pat
     driver = FilesystemStorageDriver(tmp_path)
     queue = f"test-{uuid.uuid4().hex[:10]}"
     with tempfile.TemporaryDirectory() as workspace:
-        async with build_worker(stored, queue, trust=test_trust()):
+        async with build_worker(stored, queue, trust=harness_trust()):
             result = await run_scenario(
                 stored, long_prompt(1, 5_000), task_queue=queue, workspace=Path(workspace)
             )

@@ -38,7 +38,7 @@ from tests.s3_helpers import REGION, new_bucket_name, use_s3
 from tests.seawall.runtime.test_storage import workflow_task_failure
 from tests.seawall.runtime.test_storage_gc import delete
 from tests.telemetry_helpers import closed_port
-from tests.trust_helpers import test_trust
+from tests.trust_helpers import harness_trust
 from worker import build_worker
 from workflows.conversation import Role
 from workflows.prompt import PromptWorkflow
@@ -77,7 +77,7 @@ async def run_prompts(stored: Client, *specs: Any) -> list[PromptResult]:
     results = []
     with tempfile.TemporaryDirectory() as workspace:
         # No workflow kept in memory: every task replays, reading the stored payloads back.
-        async with build_worker(stored, queue, max_cached_workflows=0, trust=test_trust()):
+        async with build_worker(stored, queue, max_cached_workflows=0, trust=harness_trust()):
             for spec in specs:
                 results.append(
                     await run_scenario(stored, spec, task_queue=queue, workspace=Path(workspace))
@@ -225,7 +225,7 @@ async def test_an_unreachable_bucket_shows_the_bucket_on_the_prompts_failed_task
     spec = long_prompt(1, 5_000)
     queue = f"test-{uuid.uuid4().hex[:10]}"
     with tempfile.TemporaryDirectory() as workspace:
-        async with build_worker(worker_client, queue, trust=test_trust()):
+        async with build_worker(worker_client, queue, trust=harness_trust()):
             handle = await starter.start_workflow(
                 PromptWorkflow.run,
                 prompt_input(spec, Path(workspace)),
