@@ -19,6 +19,7 @@ from workflows import telemetry
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPOSE = ROOT / "docker-compose.yml"
+SIGNING_KEY = "k" * 32
 
 
 def config(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -29,8 +30,14 @@ def config(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
         [binary, "-f", str(COMPOSE), "config"],
         capture_output=True,
         text=True,
-        # The codec token is required like the gateway's (test_the_ui_decodes_...).
-        env={**os.environ, "SEAWALL_CODEC_TOKEN": "c0dec", **env},
+        # The codec token is required like the gateway's (test_the_ui_decodes_...), and so is
+        # the session-signing key (test_the_gateway_and_the_worker_share_one_signing_key).
+        env={
+            **os.environ,
+            "SEAWALL_CODEC_TOKEN": "c0dec",
+            "SEAWALL_SESSION_SIGNING_KEY": SIGNING_KEY,
+            **env,
+        },
         timeout=60,
     )
 
@@ -271,3 +278,23 @@ def test_grafana_is_provisioned_with_prometheus_and_the_seawall_dashboard() -> N
     )
     # Privacy: nothing groups by an identifier.
     assert not any(word in " ".join(exprs) for word in ("owner", "prompt_id", "tool_name"))
+
+
+def test_the_gateway_and_the_worker_share_one_signing_key() -> None:
+    # docs/security-trust.md: the gateway signs each session's start, the worker verifies it,
+    # and the worker accepts only the gateway's workspaces.
+    done = config({"SEAWALL_GATEWAY_TOKEN": "t", "GRAFANA_ADMIN_PASSWORD": "pw"})
+    assert done.returncode == 0, done.stderr
+    services = yaml.safe_load(done.stdout)["services"]
+    worker, gateway = services["worker"]["environment"], services["gateway"]["environment"]
+    assert worker["SEAWALL_SESSION_SIGNING_KEY"] == gateway["SEAWALL_SESSION_SIGNING_KEY"]
+    assert worker["SEAWALL_WORKSPACES"] == gateway["SEAWALL_WORKSPACES"]
+    refused = config(
+        {
+            "SEAWALL_GATEWAY_TOKEN": "t",
+            "GRAFANA_ADMIN_PASSWORD": "pw",
+            "SEAWALL_SESSION_SIGNING_KEY": "",
+        }
+    )
+    assert refused.returncode != 0
+    assert "SEAWALL_SESSION_SIGNING_KEY" in refused.stderr

@@ -73,6 +73,9 @@ def test_the_representative_scenarios_are_all_recorded() -> None:
         "durable-steps-session-prompt",
         # Recorded after TOOLS_WITHOUT_HOP_PATCH (-v2): the tools from a local activity.
         "tools-without-hop-v2-warn-then-stop",
+        # Recorded after SESSION_START_CHECK_PATCH: a session started with its guard mode
+        # checks its grant through the operator-settings activity.
+        "session-start-check",
     } <= names
 
 
