@@ -125,7 +125,11 @@ class WorkerTrust:
     def workspace(self, workspace_root: str) -> Path:
         """``workspace_root`` resolved (symlinks followed), when it lies strictly inside one
         of this worker's workspace roots; else the refusal."""
-        resolved = Path(workspace_root).resolve() if Path(workspace_root).is_absolute() else None
+        resolved: Path | None = None
+        # A relative root, a NUL byte or a symlink loop is refused like an outside root.
+        with contextlib.suppress(ValueError, OSError, RuntimeError):
+            if Path(workspace_root).is_absolute():
+                resolved = Path(workspace_root).resolve()
         if resolved is None or not any(root in resolved.parents for root in self.workspace_roots):
             raise refusal(
                 WORKSPACE_OUTSIDE_ROOT,

@@ -22,6 +22,7 @@ from temporalio.converter import ExternalStorage
 
 from gateway.app import MAX_HEADER_BYTES, create_app
 from gateway.settings import ConfigurationError, GatewaySettings
+from seawall.runtime.grants import signing_key
 from seawall.runtime.logs import configure_logging
 from seawall.runtime.plugin import connect
 from seawall.runtime.settings import (
@@ -74,6 +75,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     log = structlog.get_logger("seawall.gateway")
     log_startup_diagnostics(effective, log)
     settings = GatewaySettings.from_settings(effective.settings)
+    if settings.session_signing_key is None:
+        # The data directory's key file, made now when missing (docs/security-trust.md).
+        key = signing_key(effective.settings)
+        settings = settings.model_copy(update={"session_signing_key": key})
     try:
         app = build(settings, payload_storage(effective.settings))
     except ConfigurationError as err:

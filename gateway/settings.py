@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from seawall.runtime.grants import signing_key
+from seawall.runtime.grants import existing_signing_key
 from seawall.runtime.settings import SeawallSettings, default_of, read_owner_tokens
 from workflows.prompt_options import ApprovalMode
 
@@ -83,7 +83,7 @@ class GatewaySettings(BaseModel):
             max_concurrent_prompts_per_owner=settings.max_concurrent_prompts_per_owner,
             codec_token=(settings.codec_token.get_secret_value() if settings.codec_token else None),
             codec_ui_origins=tuple(o for o in settings.codec_ui_origins.split(",") if o),
-            session_signing_key=signing_key(settings),
+            session_signing_key=existing_signing_key(settings),
         )
 
 

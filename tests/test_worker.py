@@ -23,7 +23,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from tests.activities.mcp_helpers import SERVER, qualified, servers_env, stdio_server
 from tests.scenario_helpers import tool_messages
-from tests.trust_helpers import harness_trust
+from tests.trust_helpers import TEST_SIGNING_KEY, harness_trust, signed
 from worker import build_activities, build_worker
 from workflows.activity_io import ModelSpec
 from workflows.guard import GuardMode
@@ -66,11 +66,20 @@ def prompt_input(workspace: Path) -> PromptInput:
 
 
 @contextmanager
-def worker_process(address: str, task_queue: str) -> Iterator[subprocess.Popen[bytes]]:
+def worker_process(
+    address: str, task_queue: str, workspaces: Path
+) -> Iterator[subprocess.Popen[bytes]]:
+    """``python worker.py`` with the harness's allowance (tests/trust_helpers.py) set the way
+    an operator sets it: scripted models, ``workspaces``, the test signing key."""
+    trusted = {
+        "SEAWALL_ALLOW_SCRIPTED_MODELS": "1",
+        "SEAWALL_WORKSPACES": str(workspaces),
+        "SEAWALL_SESSION_SIGNING_KEY": TEST_SIGNING_KEY,
+    }
     process = subprocess.Popen(
         [sys.executable, str(ROOT / "worker.py"), "--address", address, "--task-queue", task_queue],
         cwd=ROOT,
-        env={**os.environ, "SEAWALL_LOG_FORMAT": "json"},
+        env={**os.environ, "SEAWALL_LOG_FORMAT": "json", **trusted},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -102,7 +111,7 @@ async def wait_until(condition: Callable[[], Awaitable[bool]], timeout: float = 
 async def test_sigkilled_worker_mid_batch_loses_nothing_and_reruns_no_completed_call(
     temporal_env: WorkflowEnvironment, task_queue: str, tmp_path: Path
 ) -> None:
-    client = temporal_env.client
+    client = signed(temporal_env.client)
     address = client.service_client.config.target_host
 
     reference_ws = tmp_path / "reference"
@@ -119,7 +128,7 @@ async def test_sigkilled_worker_mid_batch_loses_nothing_and_reruns_no_completed_
     crash_ws.mkdir()
     queue = f"crash-{uuid.uuid4().hex[:8]}"
     workflow_id = f"prompt-crash-{uuid.uuid4().hex[:8]}"
-    with worker_process(address, queue) as first:
+    with worker_process(address, queue, tmp_path) as first:
         handle = await client.start_workflow(
             PromptWorkflow.run, prompt_input(crash_ws), id=workflow_id, task_queue=queue
         )
@@ -133,7 +142,7 @@ async def test_sigkilled_worker_mid_batch_loses_nothing_and_reruns_no_completed_
         first.wait(timeout=30)
 
     (crash_ws / "go").touch()
-    with worker_process(address, queue):
+    with worker_process(address, queue, tmp_path):
         result: PromptResult = await asyncio.wait_for(handle.result(), timeout=120)
 
     for n in range(8):

@@ -12,7 +12,7 @@ import pytest_asyncio
 from temporalio.testing import WorkflowEnvironment
 
 from seawall.runtime.devserver import start_dev_server
-from tests.trust_helpers import harness_trust
+from tests.trust_helpers import harness_trust, signed
 from tests.workflows.test_session_workflow import prompt_result, start_session, submit
 from worker import build_worker
 from workflows.conversation import Role
@@ -38,7 +38,7 @@ async def eager_env() -> AsyncIterator[WorkflowEnvironment]:
 async def test_session_keeps_conversation_and_queue_across_continue_as_new(
     eager_env: WorkflowEnvironment, tmp_path: Path
 ) -> None:
-    client = eager_env.client
+    client = signed(eager_env.client)
     queue = f"can-{uuid.uuid4().hex[:8]}"
     texts = [f"prompt {n}" for n in range(6)]
     replies = [{"text": f"reply {n}"} for n in range(6)]
