@@ -73,7 +73,7 @@ with workflow.unsafe.imports_passed_through():
 # A fresh session started with its guard mode (and so no settings to resolve) runs the
 # operator-settings activity all the same, for the worker to check its start
 # (docs/security-trust.md); sessions recorded before it have no such activity.
-SESSION_START_CHECK_PATCH = "session-start-check"
+SESSION_START_CHECK_PATCH = "seawall-session-start-check-v1"
 
 
 def session_workflow_id(session_id: str) -> str:
