@@ -276,6 +276,15 @@ async def test_a_session_claiming_another_owner_without_a_grant_fails(
         await unsigned.get_workflow_handle(f"{inp.session_id}-prompt-1").describe()
 
 
+async def test_a_signed_session_in_the_filesystem_root_is_refused(
+    client: Client, task_queue: str
+) -> None:
+    marker = Path("/") / f"seawall-pwned-{uuid.uuid4().hex[:8]}"
+    inp = session("/", owner_id=BOB, scenario=hostile_script(marker))
+    handle = await start_session(client, task_queue, inp)
+    await assert_refused(handle, WORKSPACE_OUTSIDE_ROOT, markers=[marker])
+
+
 async def test_a_session_with_its_guard_mode_set_is_checked_too(
     unsigned: Client, task_queue: str, workspace: Path
 ) -> None:
