@@ -230,6 +230,7 @@ async def run_variant(
     piece_seconds: float,
     workspace: str,
 ) -> dict[str, Any]:
+    client = bench_client(client)  # signed for the benchmark's worker (bench/trusted.py)
     produced: Produced = {}
     model = PacedModel(produced, requests, pieces, piece_seconds)
     queue = f"bench-stream-{uuid.uuid4().hex[:8]}"
@@ -348,10 +349,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     }
     with tempfile.TemporaryDirectory(prefix="seawall-bench-") as workspace:
         async with await start_dev_server() as env:
-            client = bench_client(env.client)  # the benchmark's starts, signed
             for variant in VARIANTS:
                 report["variants"][variant.key] = await run_variant(
-                    client,
+                    env.client,
                     variant,
                     prompts=args.prompts,
                     concurrency=args.concurrency,
@@ -372,7 +372,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 if variant.key not in ("a", "c", "d"):
                     continue
                 long["variants"][variant.key] = await run_variant(
-                    client,
+                    env.client,
                     variant,
                     prompts=1,
                     concurrency=1,

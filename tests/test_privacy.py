@@ -27,6 +27,7 @@ from seawall.scenario.driver import run_scenario
 from seawall.scenario.format import Scenario
 from tests.scenario_helpers import fail, ok, scenario
 from tests.telemetry_helpers import GUARD_EVENTS, free_port, worker_process
+from tests.trust_helpers import signed
 from workflows.guard import GuardMode
 from workflows.prompt_io import LoopType, PromptResult, StopReason
 from workflows.prompt_options import ApprovalMode
@@ -195,7 +196,7 @@ def mixed(s: dict[str, str]) -> Scenario:
 async def test_no_sentinel_reaches_guard_logs_metrics_or_search_attributes(
     temporal_env: WorkflowEnvironment, tmp_path: Path, sentinels: dict[str, str]
 ) -> None:
-    client: Client = temporal_env.client
+    client: Client = signed(temporal_env.client)
     address = client.service_client.config.target_host
     queue = f"privacy-{uuid.uuid4().hex[:8]}"
     port = free_port()
@@ -322,7 +323,7 @@ async def test_an_owner_id_reaches_no_log_metric_or_search_attribute(
     """docs/architecture.md, "Rollout cohorts": the owner id is hashed into a cohort by the
     operator-settings activity and kept in history; logs, metric labels and search
     attributes carry only the cohort, the environment and the version."""
-    client: Client = temporal_env.client
+    client: Client = signed(temporal_env.client)
     address = client.service_client.config.target_host
     queue = f"privacy-owner-{uuid.uuid4().hex[:8]}"
     port = free_port()

@@ -17,6 +17,7 @@ from temporalio.testing import WorkflowEnvironment
 from seawall.client.events import follow_prompt_events
 from tests.activities.chat_server import ChatServer, completion
 from tests.telemetry_helpers import free_port, worker_process
+from tests.trust_helpers import signed
 from workflows.activity_io import ModelSpec
 from workflows.prompt import PromptWorkflow
 from workflows.prompt_io import AgentEvent, EventKind, PromptInput
@@ -25,7 +26,7 @@ from workflows.prompt_io import AgentEvent, EventKind, PromptInput
 async def test_streamed_text_reaches_clients_but_no_log_or_metric(
     temporal_env: WorkflowEnvironment, tmp_path: Path
 ) -> None:
-    client: Client = temporal_env.client
+    client: Client = signed(temporal_env.client)
     sentinel = f"SntStreamed{uuid.uuid4().hex[:8]}"
     reply = f"Here is the secret plan: {sentinel}, in several streamed pieces."
     queue = f"privacy-stream-{uuid.uuid4().hex[:8]}"

@@ -27,6 +27,7 @@ from seawall.scenario.driver import run_scenario
 from seawall.scenario.format import Scenario
 from tests.scenario_helpers import scenario_file
 from tests.telemetry_helpers import closed_port, worker_process
+from tests.trust_helpers import signed
 from workflows.prompt_io import PromptResult
 
 SEAWALL_EVENTS = (
@@ -141,7 +142,7 @@ async def test_a_dead_otlp_collector_changes_no_prompt(
     invalid_operator_mode: None,
     tmp_path: Path,
 ) -> None:
-    client = temporal_env.client
+    client = signed(temporal_env.client)
     clean = await run_all(client, task_queue)
     queue = f"otlp-down-{uuid.uuid4().hex[:8]}"
     collector = f"http://127.0.0.1:{closed_port()}"

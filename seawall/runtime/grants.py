@@ -196,8 +196,9 @@ class SigningInterceptor(temporal_client.Interceptor):
 
 
 def signing_client(client: temporal_client.Client, signer: GrantSigner) -> temporal_client.Client:
-    """``client`` that signs the sessions and prompts it starts (see
-    :class:`SigningInterceptor`)."""
+    """``client`` that signs the sessions and prompts it starts with ``signer`` (see
+    :class:`SigningInterceptor`), in place of any signer it had."""
     config = client.config()
-    config["interceptors"] = [*config["interceptors"], SigningInterceptor(signer)]
+    others = [i for i in config["interceptors"] if not isinstance(i, SigningInterceptor)]
+    config["interceptors"] = [*others, SigningInterceptor(signer)]
     return temporal_client.Client(**config)
