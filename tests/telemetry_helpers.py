@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.server_metrics import free_port
-from tests.trust_helpers import TEST_SIGNING_KEY, TEST_WORKSPACES
+from tests.trust_helpers import harness_environment
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$")
@@ -108,10 +108,7 @@ def worker_process(
         **base,
         "XDG_CONFIG_HOME": str(log_path.parent / "xdg"),
         "SEAWALL_LOG_LEVEL": "DEBUG",
-        # The harness's allowance, set the way an operator sets it (tests/trust_helpers.py).
-        "SEAWALL_ALLOW_SCRIPTED_MODELS": "1",
-        "SEAWALL_WORKSPACES": str(TEST_WORKSPACES),
-        "SEAWALL_SESSION_SIGNING_KEY": TEST_SIGNING_KEY,
+        **harness_environment(),
         **(env or {}),
     }
     with log_path.open("wb") as log:

@@ -21,6 +21,7 @@ from temporalio.testing import WorkflowEnvironment
 from bench.server_metrics import free_port
 from seawall.scenario.driver import run_scenario
 from tests.scenario_helpers import scenario_file
+from tests.trust_helpers import harness_environment, signed
 from workflows.guard import GuardMode
 from workflows.prompt import PromptWorkflow
 from workflows.prompt_io import EventsQuery, PromptResult
@@ -48,6 +49,7 @@ def metrics_worker(address: str, queue: str, port: int) -> Iterator[None]:
         cwd=ROOT,
         env={
             **os.environ,
+            **harness_environment(),
             "OTEL_RESOURCE_ATTRIBUTES": "deployment.environment=ci,service.version=9.9.9",
         },
         stdout=subprocess.DEVNULL,
@@ -96,7 +98,7 @@ async def until_listed(client: Client, query: str, workflow_id: str) -> None:
 async def test_metrics_count_each_transition_once_and_search_attributes_find_stops(
     temporal_env: WorkflowEnvironment,
 ) -> None:
-    client = temporal_env.client
+    client = signed(temporal_env.client)
     address = client.service_client.config.target_host
     queue = f"metrics-{uuid.uuid4().hex[:8]}"
     port = free_port()

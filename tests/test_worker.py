@@ -23,7 +23,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from tests.activities.mcp_helpers import SERVER, qualified, servers_env, stdio_server
 from tests.scenario_helpers import tool_messages
-from tests.trust_helpers import TEST_SIGNING_KEY, harness_trust, signed
+from tests.trust_helpers import harness_environment, harness_trust, signed
 from worker import build_activities, build_worker
 from workflows.activity_io import ModelSpec
 from workflows.guard import GuardMode
@@ -69,13 +69,9 @@ def prompt_input(workspace: Path) -> PromptInput:
 def worker_process(
     address: str, task_queue: str, workspaces: Path
 ) -> Iterator[subprocess.Popen[bytes]]:
-    """``python worker.py`` with the harness's allowance (tests/trust_helpers.py) set the way
-    an operator sets it: scripted models, ``workspaces``, the test signing key."""
-    trusted = {
-        "SEAWALL_ALLOW_SCRIPTED_MODELS": "1",
-        "SEAWALL_WORKSPACES": str(workspaces),
-        "SEAWALL_SESSION_SIGNING_KEY": TEST_SIGNING_KEY,
-    }
+    """``python worker.py`` trusting as the harness's workers do (tests/trust_helpers.py),
+    with ``workspaces``."""
+    trusted = harness_environment(workspaces)
     process = subprocess.Popen(
         [sys.executable, str(ROOT / "worker.py"), "--address", address, "--task-queue", task_queue],
         cwd=ROOT,

@@ -39,3 +39,13 @@ def harness_trust(**overrides: Any) -> WorkerTrust:
 def signed(client: Client) -> Client:
     """``client``, signing every session and prompt it starts with the test key."""
     return signing_client(client, TEST_SIGNER)
+
+
+def harness_environment(workspaces: Path = TEST_WORKSPACES) -> dict[str, str]:
+    """What a ``python worker.py`` the tests spawn needs to trust as the harness's workers
+    do, set the way an operator sets it: scripted models, ``workspaces``, the test key."""
+    return {
+        "SEAWALL_ALLOW_SCRIPTED_MODELS": "1",
+        "SEAWALL_WORKSPACES": str(workspaces),
+        "SEAWALL_SESSION_SIGNING_KEY": TEST_SIGNING_KEY,
+    }
