@@ -39,6 +39,7 @@ from activities.model import (
 )
 from activities.model_selection import endpoint_configured
 from activities.operator_settings import OperatorSettingsActivities
+from activities.sandbox import Sandbox, load_policy, log_sandbox_status, probe
 from activities.tool_runner import ToolActivities
 from activities.tools import BUILTIN_TOOLS
 from seawall.runtime.logs import configure_logging
@@ -77,14 +78,19 @@ def model_providers(environ: Mapping[str, str]) -> dict[str, ModelProvider]:
     }
 
 
-def build_activities(environ: Mapping[str, str] = os.environ) -> WorkerActivities:
+def build_activities(
+    environ: Mapping[str, str] = os.environ, sandbox: Sandbox | None = None
+) -> WorkerActivities:
     """The worker's activities, reading operator settings from ``environ`` (and the user
     config file it locates) whenever they need them, so a changed setting applies to the
-    next prompt."""
+    next prompt. ``sandbox`` is the probed sandbox of shell commands and stdio MCP servers
+    (default: probed now from ``environ``'s settings); it is fixed for the worker's life."""
+    if sandbox is None:
+        sandbox = probe(load_policy(environ))
     return WorkerActivities(
         model=ModelActivities(model_providers(environ)),
         tools=ToolActivities(
-            BUILTIN_TOOLS, McpPool(), functools.partial(current_settings, environ)
+            BUILTIN_TOOLS, McpPool(), functools.partial(current_settings, environ), sandbox
         ),
         operator_settings=OperatorSettingsActivities(
             functools.partial(resolve_guard_mode, environ),
@@ -200,7 +206,16 @@ async def run_worker(args: argparse.Namespace) -> None:
         print(f"worker: error: {err}", file=sys.stderr)
         sys.exit(1)
     await ensure_search_attributes(client, args.namespace)
-    worker = build_worker(client, args.task_queue, max_cached_workflows=args.max_cached_workflows)
+    # Probed once (docs/security-sandbox.md, "Fail closed"): one line says how shell
+    # commands and stdio MCP servers are confined, or that they are refused.
+    sandbox = await asyncio.to_thread(probe, load_policy())
+    log_sandbox_status(sandbox, log)
+    worker = build_worker(
+        client,
+        args.task_queue,
+        build_activities(sandbox=sandbox),
+        max_cached_workflows=args.max_cached_workflows,
+    )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -50,6 +50,7 @@ from .heartbeat import Heartbeat, activity_heartbeat, heartbeating, no_heartbeat
 from .mcp import McpSettings, current_settings, is_mcp_name
 from .mcp.pool import McpPool
 from .outcomes import cancelled_outcome, failed_outcome, not_started_outcome, succeeded_outcome
+from .sandbox import Sandbox, load_policy, probe
 from .tools import BuiltinTool, ToolContext, ToolFailure
 
 RAW_ARGUMENTS_QUOTE_CHARS = 200
@@ -297,7 +298,8 @@ class ToolActivities:
     ``tools`` are the built-in tools the model may call by name. ``mcp_pool`` holds the
     worker's MCP server connections (stopped by :meth:`close`); ``mcp_settings`` reads the
     operator's MCP configuration, on every prompt, so a changed configuration applies to the
-    next one.
+    next one. ``sandbox`` is the worker's probed sandbox (``worker.py`` probes it at startup);
+    by default it is probed from this process's settings on first use.
     """
 
     def __init__(
@@ -305,16 +307,25 @@ class ToolActivities:
         tools: Mapping[str, BuiltinTool],
         mcp_pool: McpPool,
         mcp_settings: Callable[[], McpSettings] = current_settings,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self._tools = dict(tools)
         self._mcp_pool = mcp_pool
         self._mcp_settings = mcp_settings
+        self._sandbox = sandbox
         # Building the JSON schemas took ~14 ms of every prompt (bench/overhead.py profile);
         # the registry never changes within a worker, and ToolSpec is frozen.
         self._specs = builtin_tool_specs(self._tools)
 
     def activities(self) -> list[Callable[..., Any]]:
         return [self.run_tool, self.check_tool_call, self.list_tools, self.list_tools_without_mcp]
+
+    @property
+    def sandbox(self) -> Sandbox:
+        """The sandbox every model-chosen process of this worker runs in."""
+        if self._sandbox is None:
+            self._sandbox = probe(load_policy())
+        return self._sandbox
 
     async def close(self) -> None:
         """Stop the MCP servers this worker started."""
@@ -346,6 +357,7 @@ class ToolActivities:
             workspace_root=root,
             heartbeat=heartbeat,
             shell_timeout_seconds=inp.shell_timeout_seconds,
+            sandbox=self.sandbox,
         )
         outcome = await _execute(call, tool, args, ctx)
         if outcome.status == TerminalStatus.CANCELLED:

@@ -977,6 +977,82 @@ class SeawallSettings(BaseSettings):
         env="SEAWALL_MCP_STDERR",
         read_by=(WORKER,),
     )
+    # --- the sandbox of model-chosen processes (docs/security-sandbox.md) ------------------
+    # Every shell command and stdio MCP server runs under bubblewrap with the session's
+    # workspace as its only writable path (activities/sandbox/). ``none`` runs them bare:
+    # only for single-user local use.
+    sandbox: Literal["bwrap", "none"] = setting(
+        "bwrap",
+        "how shell commands and stdio MCP servers are confined: bwrap | none (bare, "
+        "single-user local use only)",
+        env="SEAWALL_SANDBOX",
+        read_by=(WORKER,),
+    )
+    sandbox_network: Literal["off", "on"] = setting(
+        "off",
+        "network of sandboxed processes: off (none at all) | on (through slirp4netns; the "
+        "host's loopback services stay unreachable)",
+        env="SEAWALL_SANDBOX_NETWORK",
+        read_by=(WORKER,),
+    )
+    sandbox_cpu_seconds: int = setting(
+        600,
+        "CPU time of one sandboxed process, in seconds (RLIMIT_CPU)",
+        env="SEAWALL_SANDBOX_CPU_SECONDS",
+        read_by=(WORKER,),
+        ge=1,
+        le=86400,
+    )
+    sandbox_memory_mb: int = setting(
+        8192,
+        "address space of one sandboxed process, in MiB (RLIMIT_AS)",
+        env="SEAWALL_SANDBOX_MEMORY_MB",
+        read_by=(WORKER,),
+        ge=64,
+        le=1048576,
+    )
+    sandbox_file_size_mb: int = setting(
+        1024,
+        "largest file a sandboxed process may write, in MiB (RLIMIT_FSIZE)",
+        env="SEAWALL_SANDBOX_FILE_SIZE_MB",
+        read_by=(WORKER,),
+        ge=1,
+        le=1048576,
+    )
+    sandbox_max_processes: int = setting(
+        256,
+        "processes (and threads) one sandbox may run at once (pids cgroup, else RLIMIT_NPROC)",
+        env="SEAWALL_SANDBOX_MAX_PROCESSES",
+        read_by=(WORKER,),
+        ge=2,
+        le=65536,
+    )
+    sandbox_env_passthrough: str = setting(
+        "",
+        "extra environment variables a sandboxed process inherits from the worker, "
+        "comma-separated names (secrets are withheld all the same)",
+        env="SEAWALL_SANDBOX_ENV_PASSTHROUGH",
+        read_by=(WORKER,),
+    )
+
+    @field_validator("sandbox", "sandbox_network", mode="before")
+    @classmethod
+    def _sandbox_word(cls, value: Any) -> Any:
+        if value is False:
+            return "off"  # YAML 1.1 reads a bare ``off`` as false
+        if value is True:
+            return "on"
+        return value.strip().lower() if isinstance(value, str) else value
+
+    @field_validator("sandbox_env_passthrough")
+    @classmethod
+    def _env_names(cls, value: str) -> str:
+        names = [n.strip() for n in value.split(",") if n.strip()]
+        for name in names:
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+                raise ValueError(f"{name[:40]!r} is not an environment variable name")
+        return ",".join(names)
+
     # --- the gateway and its clients --------------------------------------------------------
     gateway_host: str = setting(
         "127.0.0.1",
