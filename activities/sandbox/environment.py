@@ -50,9 +50,7 @@ def sandbox_environment(
     """The variables of ``environ`` a model-chosen process may see. Confined processes get a
     fixed ``PATH`` and ``HOME`` (the sandbox's); ``bare`` ones keep the worker's."""
     names = frozenset(passthrough)
-    env = {
-        name: value for name, value in environ.items() if _allowed(name, names, bare=bare)
-    }
+    env = {name: value for name, value in environ.items() if _allowed(name, names, bare=bare)}
     if not bare:
         env["PATH"] = SANDBOX_PATH
         env["HOME"] = SANDBOX_HOME

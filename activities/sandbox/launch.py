@@ -104,9 +104,7 @@ class Sandbox:
             raise SandboxUnavailable("bubblewrap (bwrap) is not installed")
         spec["bwrap"] = {
             "path": policy.bwrap,
-            "options": bwrap_options(
-                workspace, cwd=cwd, env=env, read_only_paths=read_only_paths
-            ),
+            "options": bwrap_options(workspace, cwd=cwd, env=env, read_only_paths=read_only_paths),
         }
         spec["max_processes"] = policy.limits.max_processes
         if self.cgroup_root is not None:

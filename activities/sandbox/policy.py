@@ -73,9 +73,7 @@ class SandboxPolicy(BaseModel):
         return self.mode is SandboxMode.BWRAP
 
 
-def policy_from_settings(
-    settings: SeawallSettings, path: str | None = None
-) -> SandboxPolicy:
+def policy_from_settings(settings: SeawallSettings, path: str | None = None) -> SandboxPolicy:
     """The policy of ``settings``, with the helpers looked up on ``path`` (default: this
     process's ``PATH``)."""
     search = path if path is not None else os.environ.get("PATH", os.defpath)

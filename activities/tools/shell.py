@@ -28,9 +28,8 @@ from typing import ClassVar
 from pydantic import BaseModel, Field
 
 from activities.heartbeat import HEARTBEAT_INTERVAL_SECONDS
-from workflows.outcome import ToolErrorType
-
 from activities.sandbox import SandboxUnavailable
+from workflows.outcome import ToolErrorType
 
 from .base import BuiltinTool, ToolArgs, ToolContext, ToolFailure, expect_args
 from .workspace import display_path, resolve_in_workspace
