@@ -85,7 +85,12 @@ class Supervisor:
             which = getattr(resource, name)
             _soft, hard = resource.getrlimit(which)
             limit = value if hard == resource.RLIM_INFINITY else min(value, hard)
-            resource.setrlimit(which, (limit, limit))
+            # CPU: SIGXCPU at the soft limit (a clear "killed by SIGXCPU"), SIGKILL a
+            # second later for a process that ignores it.
+            ceiling = limit + 1 if which == resource.RLIMIT_CPU else limit
+            if hard != resource.RLIM_INFINITY:
+                ceiling = min(ceiling, hard)
+            resource.setrlimit(which, (limit, ceiling))
 
     def join_cgroup(self, pid: int) -> None:
         parent = self.spec.get("cgroup")
