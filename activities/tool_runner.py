@@ -18,6 +18,7 @@ import contextlib
 import hashlib
 import os
 import re
+import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -281,7 +282,11 @@ def builtin_tool_specs(tools: Mapping[str, BuiltinTool]) -> dict[str, ToolSpec]:
 
 
 def _workspace(inp: RunToolInput) -> Path:
-    root = Path(inp.workspace_root).resolve()
+    return _workspace_at(inp.workspace_root)
+
+
+def _workspace_at(workspace_root: str) -> Path:
+    root = Path(workspace_root).resolve()
     # A session's workspace is created on its first tool call, on the worker that runs it.
     root.mkdir(parents=True, exist_ok=True)
     return root
@@ -313,6 +318,7 @@ class ToolActivities:
         self._mcp_pool = mcp_pool
         self._mcp_settings = mcp_settings
         self._sandbox = sandbox
+        self._scratch: tempfile.TemporaryDirectory[str] | None = None
         # Building the JSON schemas took ~14 ms of every prompt (bench/overhead.py profile);
         # the registry never changes within a worker, and ToolSpec is frozen.
         self._specs = builtin_tool_specs(self._tools)
@@ -330,6 +336,19 @@ class ToolActivities:
     async def close(self) -> None:
         """Stop the MCP servers this worker started."""
         await self._mcp_pool.close()
+        if self._scratch is not None:
+            self._scratch.cleanup()
+            self._scratch = None
+
+    def _mcp_workspace(self, workspace_root: str | None) -> Path:
+        """Where a sandboxed stdio MCP server of this session runs: the session's workspace,
+        or (inputs recorded before they carried one) an empty scratch directory of this
+        worker's, never another session's."""
+        if workspace_root is not None:
+            return _workspace_at(workspace_root)
+        if self._scratch is None:
+            self._scratch = tempfile.TemporaryDirectory(prefix="seawall-mcp-scratch-")
+        return Path(self._scratch.name).resolve()
 
     def _is_mcp_call(self, call: ToolCall) -> bool:
         return is_mcp_name(call.name) and call.name not in self._tools
@@ -368,7 +387,13 @@ class ToolActivities:
         """An ``mcp__<server>__<tool>`` call, routed to the worker's MCP connection pool."""
         from .mcp.tools import run_mcp_call  # the MCP SDK loads only when a call needs it
 
-        outcome = await run_mcp_call(self._mcp_pool, inp, self._mcp_settings())
+        outcome = await run_mcp_call(
+            self._mcp_pool,
+            inp,
+            self._mcp_settings(),
+            sandbox=self.sandbox,
+            workspace=self._mcp_workspace(inp.workspace_root),
+        )
         if (
             outcome.status == TerminalStatus.CANCELLED
             or len(outcome.content) <= inp.max_output_chars
@@ -394,7 +419,13 @@ class ToolActivities:
         if self._is_mcp_call(inp.call):
             from .mcp.tools import check_mcp_call
 
-            return await check_mcp_call(self._mcp_pool, inp.call, self._mcp_settings())
+            return await check_mcp_call(
+                self._mcp_pool,
+                inp.call,
+                self._mcp_settings(),
+                sandbox=self.sandbox,
+                workspace=self._mcp_workspace(inp.workspace_root),
+            )
         admitted = admit(inp.call, self._tools)
         return admitted if isinstance(admitted, ToolOutcome) else None
 
@@ -412,7 +443,12 @@ class ToolActivities:
             from .mcp.tools import list_mcp_tools
 
             async with heartbeating(activity_heartbeat()):
-                listed = await list_mcp_tools(self._mcp_pool, mcp_settings)
+                listed = await list_mcp_tools(
+                    self._mcp_pool,
+                    mcp_settings,
+                    sandbox=self.sandbox,
+                    workspace=self._mcp_workspace(inp.workspace_root),
+                )
             for spec in listed:
                 specs.setdefault(spec.name, spec)
         return self._with_fixtures(specs, inp)

@@ -98,6 +98,10 @@ class ModelReply(_Strict):
 class ListToolsInput(_Strict):
     # Scenario runs only: fixture tools, listed over the built-ins of the same name.
     scenario_tools: dict[str, FixtureTool] | None = None
+    # The session's workspace: a sandboxed stdio MCP server is started confined to it
+    # (docs/security-sandbox.md, "MCP servers"). None (prompts started before it was
+    # recorded): a scratch workspace of the worker's.
+    workspace_root: str | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -133,6 +137,8 @@ class CheckToolCallInput(_Strict):
     call: ToolCall
     # Scenario runs only: the fixture that answers instead of the tool.
     scenario_fixture: FixtureTool | None = None
+    # As in ListToolsInput: where a sandboxed stdio MCP server of the call runs.
+    workspace_root: str | None = None
 
     @model_validator(mode="before")
     @classmethod

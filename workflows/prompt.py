@@ -389,7 +389,10 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
         prompts started before the patch, the ``seawall.list_tools`` activity, which may wait
         on MCP servers and heartbeats while it does."""
         scenario = self._input.scenario
-        request = ListToolsInput(scenario_tools=scenario.fixture_tools if scenario else None)
+        request = ListToolsInput(
+            scenario_tools=scenario.fixture_tools if scenario else None,
+            workspace_root=self._input.workspace_root,
+        )
         if self._tools_without_hop:
             local: ListToolsOutput | None = await workflow.execute_local_activity(
                 LIST_TOOLS_WITHOUT_MCP,
@@ -616,7 +619,9 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
             ):
                 invalid: ToolOutcome | None = await workflow.execute_activity(
                     CHECK_TOOL_CALL,
-                    CheckToolCallInput(call=call, scenario_fixture=fixture),
+                    CheckToolCallInput(
+                        call=call, scenario_fixture=fixture, workspace_root=prompt.workspace_root
+                    ),
                     result_type=ToolOutcome | None,  # type: ignore[arg-type]
                     start_to_close_timeout=QUICK_ACTIVITY,
                     summary=self._summary(

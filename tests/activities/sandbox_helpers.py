@@ -104,3 +104,24 @@ def non_loopback_address() -> str | None:
         if not address.startswith("127."):
             return address
     return None
+
+
+def _parent_of(pid: int) -> int | None:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def descendants_running(argument: str) -> list[int]:
+    """Host pids of this process's live descendants with ``argument`` in their command line
+    (a sandboxed MCP server reports only its pid inside the sandbox)."""
+    mine = []
+    for pid in host_pids_running(argument):
+        ancestor = _parent_of(pid)
+        while ancestor not in (None, 0, 1):
+            if ancestor == os.getpid():
+                mine.append(pid)
+                break
+            ancestor = _parent_of(ancestor)
+    return mine

@@ -19,6 +19,7 @@ from temporalio.testing import ActivityEnvironment
 import activities.heartbeat as heartbeat
 from activities.mcp import load_mcp_settings, qualified_name, server_of
 from activities.mcp.pool import McpPool
+from activities.sandbox import UNCONFINED
 from activities.tool_runner import ToolActivities
 from activities.tools import BUILTIN_TOOLS
 from bench.server_metrics import free_port
@@ -57,8 +58,9 @@ def pool() -> McpPool:
 @pytest_asyncio.fixture
 async def tools(pool: McpPool) -> AsyncIterator[ToolActivities]:
     """The tool activities with their own MCP pool: each test starts and stops its own
-    servers, as a worker does."""
-    activities = ToolActivities(BUILTIN_TOOLS, pool)
+    servers, as a worker does. Bare (``sandbox: none``), so the tests can signal a server
+    by the pid it reports; test_mcp_sandbox.py runs servers in the sandbox."""
+    activities = ToolActivities(BUILTIN_TOOLS, pool, sandbox=UNCONFINED)
     yield activities
     await activities.close()
 
