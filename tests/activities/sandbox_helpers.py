@@ -125,3 +125,15 @@ def descendants_running(argument: str) -> list[int]:
                 break
             ancestor = _parent_of(ancestor)
     return mine
+
+
+def scripts_running(script: str) -> list[int]:
+    """This process's live descendants that run ``python SCRIPT`` (not the supervisors and
+    bubblewrap processes that carry the script in their arguments)."""
+    running = []
+    for pid in descendants_running(script):
+        with contextlib.suppress(OSError):
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            if len(argv) > 1 and argv[1] == script.encode():
+                running.append(pid)
+    return running
