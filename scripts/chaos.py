@@ -124,6 +124,10 @@ class ChaosStack:
             "OPENAI_BASE_URL": model_url,
             "SEAWALL_MODEL_TIMEOUT_SECONDS": str(MODEL_TIMEOUT_SECONDS),
             "SEAWALL_MCP_SERVERS": json.dumps(mcp_servers(self.mcp_ledger)),
+            # The chaos MCP server reports its host pid (to be SIGKILLed) and appends to a
+            # ledger outside any workspace: both need it unsandboxed. Durability, not
+            # confinement, is under test here (docs/security-sandbox.md covers that).
+            "SEAWALL_SANDBOX": "none",
         }
 
     def _spawn(self, name: str, command: list[str]) -> subprocess.Popen[bytes]:
