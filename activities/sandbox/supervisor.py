@@ -176,7 +176,7 @@ class Supervisor:
             os.write(resolv_w, RESOLV_CONF)
             os.close(resolv_w)
             fds.append(resolv_r)
-            extra += ["--ro-bind-data", str(resolv_r), "/etc/resolv.conf"]
+            extra += ["--ro-bind-data", str(resolv_r), _resolv_conf_target()]
         argv = [bwrap["path"], *bwrap["options"], *extra, "--", *self.spec["command"]]
         try:
             self.child = subprocess.Popen(argv, pass_fds=fds)
@@ -241,6 +241,16 @@ class Supervisor:
                     break
                 except OSError:
                     select.select([], [], [], 0.01)
+
+
+def _resolv_conf_target() -> str:
+    """Where the sandbox's resolver configuration goes: ``/etc/resolv.conf``, or the file it
+    links to (systemd-resolved's stub under ``/run``), which the sandbox would otherwise
+    resolve to a path that does not exist inside."""
+    path = "/etc/resolv.conf"
+    if os.path.islink(path):
+        return os.path.realpath(path)
+    return path
 
 
 def _exit_like(code: int) -> int:

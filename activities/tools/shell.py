@@ -183,8 +183,10 @@ class RunShellCommandTool(BuiltinTool):
             finished = await _wait(proto.exited, timeout, ctx)
         finally:
             # Runs on success, timeout and cancellation alike: the group dies with the call.
-            await _stop(transport.get_pid(), proto.exited)
-            _kill_group(transport.get_pid())
+            try:
+                await _stop(transport.get_pid(), proto.exited)
+            finally:
+                _kill_group(transport.get_pid())
             # Killing the group closes its pipes; the bound covers processes that escaped it
             # (setsid) and still hold the output pipe.
             await asyncio.wait({proto.closed}, timeout=SETTLE_SECONDS)
