@@ -255,8 +255,10 @@ def _resolv_conf_target() -> str:
 
 def _exit_like(code: int) -> int:
     if code < 0:
-        # Die of the same signal, so the tool sees "killed by SIGSEGV" as before.
-        signal.signal(-code, signal.SIG_DFL)
+        # Die of the same signal, so the tool sees "killed by SIGSEGV" as before (SIGKILL
+        # and SIGSTOP have no handler to reset).
+        with contextlib.suppress(OSError, ValueError):
+            signal.signal(-code, signal.SIG_DFL)
         os.kill(os.getpid(), -code)
     return code
 

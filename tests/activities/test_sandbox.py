@@ -9,17 +9,22 @@ not reach (other workspaces, the data dir, the tokens file).
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
 import pytest
 
 from activities.sandbox import UNCONFINED, NetworkPolicy
+from activities.sandbox.launch import SUPERVISOR
 from tests.activities.sandbox_helpers import (
     ROOT,
     connect_command,
@@ -284,3 +289,53 @@ async def test_processes_are_limited(ws: Path) -> None:
     assert int(text.split("refused after")[1].split()[0]) < 16
     ok, text = await shell(ws, FORK_BOMB, real_sandbox())
     assert ok and "forked 64" in text
+
+
+UNPRIVILEGED = 65534  # nobody
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or not shutil.which("setpriv") or not Path("/usr/bin/python3").exists(),
+    reason="needs root (to drop to an unprivileged uid), setpriv and /usr/bin/python3",
+)
+def test_without_a_cgroup_rlimit_nproc_binds_for_a_non_root_worker() -> None:
+    """The supervisor run as an unprivileged uid (as the Docker image's worker runs), with
+    no pids cgroup: RLIMIT_NPROC, set once the sandbox's user namespace exists, binds."""
+    with tempfile.TemporaryDirectory(prefix="seawall-nonroot-") as scratch:
+        _fork_as_nobody(Path(scratch))
+
+
+def _fork_as_nobody(home: Path) -> None:
+    # Outside pytest's 0700 base directory, so the unprivileged uid can reach it.
+    home.chmod(0o755)
+    workspace = home / "ws"
+    workspace.mkdir()
+    supervisor = home / "supervisor.py"
+    shutil.copy(SUPERVISOR, supervisor)
+    for path in (workspace, supervisor):
+        os.chown(path, UNPRIVILEGED, UNPRIVILEGED)
+    sandbox = real_sandbox(max_processes=16)
+    no_cgroup = dataclasses.replace(sandbox, cgroup_root=None)
+    launch = no_cgroup.launch(["/bin/bash", "-c", FORK_BOMB], workspace=workspace, cwd=workspace)
+    spec = json.loads(launch.argv[-1])
+    spec["parent"] = os.getpid()
+    done = subprocess.run(
+        [
+            "setpriv",
+            f"--reuid={UNPRIVILEGED}",
+            f"--regid={UNPRIVILEGED}",
+            "--clear-groups",
+            "/usr/bin/python3",
+            "-S",
+            "-I",
+            str(supervisor),
+            json.dumps(spec),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "refused after" in done.stdout, done.stdout
+    assert int(done.stdout.split("refused after")[1].split()[0]) < 16
