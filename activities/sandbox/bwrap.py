@@ -10,7 +10,9 @@ Built from a policy and one workspace, never from model input beyond the command
   do not exist inside; operator-listed read-only paths (an MCP server's install prefix) are
   added on top;
 - root-only secret files of ``/etc`` are masked (a worker that runs as root would otherwise
-  read them: its uid maps to the owner of those files);
+  read them: its uid maps to the owner of those files), and so are the operator's own
+  files (tokens file, data, config and workspaces directories) wherever a read-only bind
+  would show them;
 - new user, pid, ipc, uts, cgroup and network namespaces; a fresh ``/proc`` of the new pid
   namespace (no other process is visible), a minimal ``/dev``;
 - a cleared environment (the caller passes the allowlisted one, see
@@ -60,16 +62,36 @@ def _system_binds(root: Path) -> list[str]:
     return args
 
 
+def _visible(path: Path, bound: Sequence[Path]) -> bool:
+    return any(path == top or top in path.parents for top in bound)
+
+
+def _masks(hidden: Sequence[Path], bound: Sequence[Path]) -> list[str]:
+    """Cover each hidden path that a bind above would show: a file with /dev/null, a
+    directory with an empty tmpfs (left writable, so the workspace can be bound inside it)."""
+    args: list[str] = []
+    for path in hidden:
+        if not _visible(path, bound):
+            continue
+        if path.is_dir():
+            args += ["--tmpfs", str(path)]
+        elif path.exists():
+            args += ["--ro-bind", "/dev/null", str(path)]
+    return args
+
+
 def bwrap_options(
     workspace: Path,
     *,
     cwd: Path,
     env: Mapping[str, str],
     read_only_paths: Sequence[Path] = (),
+    hidden_paths: Sequence[Path] = (),
     root: Path = Path("/"),
 ) -> list[str]:
     """The options (everything before ``--`` and the command) of a sandbox around
-    ``workspace``, starting in ``cwd`` with exactly ``env``. ``root`` is for tests."""
+    ``workspace``, starting in ``cwd`` with exactly ``env``; ``hidden_paths`` (the
+    operator's files) are masked wherever a bind would show them. ``root`` is for tests."""
     args = [
         "--unshare-user",
         "--unshare-pid",
@@ -94,6 +116,8 @@ def bwrap_options(
     ]
     for extra in read_only_paths:
         args += ["--ro-bind-try", str(extra), str(extra)]
+    bound = [Path(name) for name in SYSTEM_DIRS] + list(read_only_paths)
+    args += _masks(hidden_paths, bound)
     # Last, so nothing bound above can shadow the workspace.
     args += ["--bind", str(workspace), str(workspace), "--chdir", str(cwd)]
     for name, value in sorted(env.items()):

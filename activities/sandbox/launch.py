@@ -104,7 +104,13 @@ class Sandbox:
             raise SandboxUnavailable("bubblewrap (bwrap) is not installed")
         spec["bwrap"] = {
             "path": policy.bwrap,
-            "options": bwrap_options(workspace, cwd=cwd, env=env, read_only_paths=read_only_paths),
+            "options": bwrap_options(
+                workspace,
+                cwd=cwd,
+                env=env,
+                read_only_paths=read_only_paths,
+                hidden_paths=[Path(p) for p in policy.hidden_paths],
+            ),
         }
         spec["max_processes"] = policy.limits.max_processes
         if self.cgroup_root is not None:

@@ -14,10 +14,16 @@ import os
 import shutil
 from collections.abc import Mapping
 from enum import StrEnum
+from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from seawall.runtime.settings import SeawallSettings, default_of, load_settings
+from seawall.runtime.settings import (
+    SeawallSettings,
+    default_of,
+    load_settings,
+    user_config_dir,
+)
 
 MIB = 1024 * 1024
 
@@ -67,15 +73,27 @@ class SandboxPolicy(BaseModel):
     # The helpers, resolved on the worker's PATH; None: not installed.
     bwrap: str | None = None
     slirp4netns: str | None = None
+    # The operator's own files (tokens file, data, config and workspaces directories),
+    # masked wherever a read-only bind would otherwise show them (e.g. a tokens file in
+    # /etc); the session's workspace is bound again on top.
+    hidden_paths: tuple[str, ...] = ()
 
     @property
     def confined(self) -> bool:
         return self.mode is SandboxMode.BWRAP
 
 
-def policy_from_settings(settings: SeawallSettings, path: str | None = None) -> SandboxPolicy:
+def _operator_paths(settings: SeawallSettings, config_dir: Path | None) -> tuple[str, ...]:
+    paths = [settings.data_dir, settings.workspaces_dir, config_dir]
+    paths += [settings.gateway_tokens_file, settings.payload_storage_dir]
+    return tuple(sorted({str(Path(p).absolute()) for p in paths if p is not None}))
+
+
+def policy_from_settings(
+    settings: SeawallSettings, path: str | None = None, config_dir: Path | None = None
+) -> SandboxPolicy:
     """The policy of ``settings``, with the helpers looked up on ``path`` (default: this
-    process's ``PATH``)."""
+    process's ``PATH``); ``config_dir`` is the operator's user config directory."""
     search = path if path is not None else os.environ.get("PATH", os.defpath)
     return SandboxPolicy(
         mode=SandboxMode(settings.sandbox),
@@ -89,10 +107,13 @@ def policy_from_settings(settings: SeawallSettings, path: str | None = None) -> 
         env_passthrough=tuple(n for n in settings.sandbox_env_passthrough.split(",") if n),
         bwrap=shutil.which("bwrap", path=search),
         slirp4netns=shutil.which("slirp4netns", path=search),
+        hidden_paths=_operator_paths(settings, config_dir),
     )
 
 
 def load_policy(environ: Mapping[str, str] | None = None) -> SandboxPolicy:
     """The policy of the settings of ``environ`` (default: this process's environment)."""
     env = os.environ if environ is None else environ
-    return policy_from_settings(load_settings(env).settings, env.get("PATH", os.defpath))
+    return policy_from_settings(
+        load_settings(env).settings, env.get("PATH", os.defpath), user_config_dir(env)
+    )

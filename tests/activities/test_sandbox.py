@@ -339,3 +339,28 @@ def _fork_as_nobody(home: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "refused after" in done.stdout, done.stdout
     assert int(done.stdout.split("refused after")[1].split()[0]) < 16
+
+
+def test_the_operators_files_stay_hidden_under_a_read_only_path(tmp_path: Path) -> None:
+    """A tokens file or data directory inside a directory the sandbox binds read-only (a
+    tokens file in /etc, a data dir beside an MCP server's install prefix) is masked."""
+    prefix = tmp_path / "opt"
+    (prefix / "data").mkdir(parents=True)
+    (prefix / "tokens.yaml").write_text(SECRET + "\n")
+    (prefix / "data" / "temporal.db").write_text(SECRET + "\n")
+    (prefix / "server.txt").write_text("public\n")
+    base = real_sandbox()
+    hidden = (str(prefix / "tokens.yaml"), str(prefix / "data"))
+    sandbox = dataclasses.replace(
+        base, policy=base.policy.model_copy(update={"hidden_paths": hidden})
+    )
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    command = f"cat {prefix}/server.txt; cat {prefix}/tokens.yaml; ls -A {prefix}/data; true"
+    launch = sandbox.launch(
+        ["/bin/bash", "-c", command], workspace=workspace, cwd=workspace, read_only_paths=[prefix]
+    )
+    done = subprocess.run(launch.argv, env=launch.env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "public" in done.stdout
+    assert SECRET not in done.stdout and "temporal.db" not in done.stdout
