@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .bwrap import bwrap_options
+from .bwrap import SYSTEM_DIRS, bwrap_options
 from .environment import sandbox_environment
 from .policy import NetworkPolicy, SandboxMode, SandboxPolicy
 
@@ -102,6 +102,7 @@ class Sandbox:
             return Launch(self._supervisor(spec), env)
         if policy.bwrap is None:
             raise SandboxUnavailable("bubblewrap (bwrap) is not installed")
+        self._check_workspace(workspace)
         spec["bwrap"] = {
             "path": policy.bwrap,
             "options": bwrap_options(
@@ -120,6 +121,21 @@ class Sandbox:
                 raise SandboxUnavailable("network access needs slirp4netns, not installed")
             spec["slirp4netns"] = policy.slirp4netns
         return Launch(self._supervisor(spec), {"PATH": os.defpath})
+
+    def _check_workspace(self, workspace: Path) -> None:
+        """Refuse a workspace whose writable bind would expose what the sandbox hides: ``/``,
+        a system directory or one above it, or a directory holding the worker's own files
+        (its data or config directory, tokens file, the workspaces root itself). The
+        workflow input names the workspace; the worker checks it (docs/security-sandbox.md)."""
+        system = [Path(name) for name in SYSTEM_DIRS]
+        hidden = [Path(p) for p in self.policy.hidden_paths]
+        for path in [*system, *hidden]:
+            if workspace == path or workspace in path.parents or path in workspace.parents:
+                if path in hidden and path in workspace.parents:
+                    continue  # a workspace inside the data dir is where workspaces live
+                raise SandboxUnavailable(
+                    "the workspace would expose system directories or the worker's own files"
+                )
 
     @staticmethod
     def _supervisor(spec: Mapping[str, object]) -> list[str]:

@@ -202,3 +202,22 @@ async def test_none_runs_bare_even_without_bubblewrap(tmp_path: Path, ws: Path) 
     assert sandbox.usable
     ok, text = await shell(ws, f"cat /proc/{os.getpid()}/status | head -1", sandbox)
     assert ok and text.startswith("Name:")
+
+
+@pytest.mark.parametrize("workspace", ["/", "/usr", "/usr/local/bin", "/etc", "DATA"])
+async def test_a_workspace_that_would_expose_the_host_is_refused(
+    tmp_path: Path, workspace: str
+) -> None:
+    """The workspace comes from workflow input: bound writable at ``/``, inside ``/usr`` or
+    above the worker's data directory it would undo the sandbox, so it is refused."""
+    data = tmp_path / "data"
+    (data / "workspaces").mkdir(parents=True)
+    base = real_sandbox()
+    policy = base.policy.model_copy(update={"hidden_paths": (str(data),)})
+    sandbox = dataclasses.replace(base, policy=policy)
+    root = tmp_path if workspace == "DATA" else Path(workspace)
+    ok, text = await shell(root, "echo ran", sandbox)
+    assert not ok and "would expose" in text
+    # A session workspace under the data directory is where workspaces live: fine.
+    ok, text = await shell((data / "workspaces").resolve(), "echo ran", sandbox)
+    assert ok and text.startswith("ran")
