@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import concurrent.futures
+import dataclasses
 import functools
 import os
 import signal
@@ -86,7 +87,8 @@ def build_activities(
     next prompt. ``sandbox`` is the probed sandbox of shell commands and stdio MCP servers
     (default: probed now from ``environ``'s settings); it is fixed for the worker's life."""
     if sandbox is None:
-        sandbox = probe(load_policy(environ))
+        # Its processes' allowlisted variables come from the same environment.
+        sandbox = dataclasses.replace(probe(load_policy(environ)), environ=environ)
     return WorkerActivities(
         model=ModelActivities(model_providers(environ)),
         tools=ToolActivities(
