@@ -60,6 +60,11 @@ from seawall.runtime.settings import (
 )
 from seawall.runtime.storage import describe as describe_storage
 from seawall.runtime.storage import payload_storage
+from seawall.runtime.temporal_connect import (
+    TemporalAccessRefused,
+    TemporalClientConfig,
+    temporal_or_exit,
+)
 from seawall.runtime.temporal_setup import ensure_search_attributes
 
 
@@ -123,11 +128,17 @@ def build_worker(
 
 
 def parse_args(
-    argv: Sequence[str] | None = None, settings: SeawallSettings | None = None
+    argv: Sequence[str] | None = None,
+    settings: SeawallSettings | None = None,
+    temporal: TemporalClientConfig | None = None,
 ) -> argparse.Namespace:
-    """The worker's flags, each defaulting to its setting (``settings``, else loaded now)."""
-    if settings is None:
-        settings = settings_or_exit("worker").settings
+    """The worker's flags, each defaulting to its setting (``settings`` and the Temporal
+    connection ``temporal``, else loaded now); ``args.temporal`` is the connection with
+    ``--address``/``--namespace`` applied."""
+    if settings is None or temporal is None:
+        effective = settings_or_exit("worker")
+        settings = settings or effective.settings
+        temporal = temporal or temporal_or_exit("worker", effective)
     parser = argparse.ArgumentParser(
         prog="python worker.py",
         description="Run a Seawall worker: it polls a Temporal task queue and runs the prompt "
@@ -135,8 +146,11 @@ def parse_args(
         epilog="Each flag's default comes from the environment or the user config file; "
         "`seawall config` shows the effective values and docs/settings.md lists them all.",
     )
-    parser.add_argument("--address", default=settings.temporal_address)
-    parser.add_argument("--namespace", default=settings.temporal_namespace)
+    parser.add_argument(
+        "--address",
+        help="Temporal frontend host:port (default: the temporal_address setting or profile)",
+    )
+    parser.add_argument("--namespace", help="default: the temporal_namespace setting or profile")
     parser.add_argument("--task-queue", default=settings.task_queue)
     parser.add_argument(
         "--metrics-port",
@@ -168,7 +182,10 @@ def parse_args(
     )
     # The settings themselves, for the resource attributes of metrics and spans.
     parser.set_defaults(settings=settings, tracing=None)
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    args.temporal = temporal.with_target(args.address, args.namespace)
+    args.address, args.namespace = args.temporal.target_host, args.temporal.namespace
+    return args
 
 
 async def run_worker(args: argparse.Namespace) -> None:
@@ -185,8 +202,7 @@ async def run_worker(args: argparse.Namespace) -> None:
     try:
         client = await wait_for_server(
             lambda: connect(
-                args.address,
-                args.namespace,
+                args.temporal,
                 runtime=runtime,
                 interceptors=interceptors,
                 storage=storage,
@@ -199,6 +215,10 @@ async def run_worker(args: argparse.Namespace) -> None:
         log.error("worker_gave_up_waiting", address=args.address)
         print(f"worker: error: {err}", file=sys.stderr)
         sys.exit(1)
+    except TemporalAccessRefused as err:
+        log.error("worker_refused_by_temporal", **args.temporal.describe())
+        print(f"worker: error: {err}", file=sys.stderr)
+        sys.exit(1)
     await ensure_search_attributes(client, args.namespace)
     worker = build_worker(client, args.task_queue, max_cached_workflows=args.max_cached_workflows)
     stop = asyncio.Event()
@@ -207,8 +227,7 @@ async def run_worker(args: argparse.Namespace) -> None:
         loop.add_signal_handler(sig, stop.set)
     log.info(
         "worker_started",
-        address=args.address,
-        namespace=args.namespace,
+        **args.temporal.describe(),
         task_queue=args.task_queue,
         metrics=metrics_bind or ("otlp" if args.otlp_endpoint else None),
         **describe_storage(storage),
@@ -221,7 +240,7 @@ async def run_worker(args: argparse.Namespace) -> None:
 
 def main(argv: Sequence[str] | None = None) -> None:
     effective = settings_or_exit("worker")
-    args = parse_args(argv, effective.settings)
+    args = parse_args(argv, effective.settings, temporal_or_exit("worker", effective))
     configure_logging(args.log_format, args.log_level)
     log_startup_diagnostics(effective, structlog.get_logger("seawall.worker"))
     if args.otel_tracing:

@@ -21,6 +21,11 @@ from pathlib import Path
 
 from seawall.runtime.logs import configure_logging
 from seawall.runtime.settings import LOG_FORMATS, EffectiveSettings, user_data_dir
+from seawall.runtime.temporal_connect import (
+    TemporalAccessRefused,
+    TemporalClientConfig,
+    temporal_or_exit,
+)
 
 DATABASE_FILE = "temporal.db"
 EXIT_UNREACHABLE = 1
@@ -60,11 +65,13 @@ def main_acp(args: argparse.Namespace, effective: EffectiveSettings) -> int:
     # First of all: from here on only protocol frames reach the real stdout.
     from seawall.acp.stdio import protect_stdout
 
+    # The connection's settings are checked before the first frame, like every setting.
+    temporal = None if args.embedded else temporal_or_exit("seawall", effective)
     protocol_fd = protect_stdout()
     settings = effective.settings
     configure_logging(args.log_format or settings.log_format, level=settings.log_level)
     try:
-        asyncio.run(_serve(args, effective, protocol_fd))
+        asyncio.run(_serve(args, effective, temporal, protocol_fd))
     except KeyboardInterrupt:
         return 130
     except TemporalUnreachable as err:
@@ -73,7 +80,12 @@ def main_acp(args: argparse.Namespace, effective: EffectiveSettings) -> int:
     return 0
 
 
-async def _serve(args: argparse.Namespace, effective: EffectiveSettings, protocol_fd: int) -> None:
+async def _serve(
+    args: argparse.Namespace,
+    effective: EffectiveSettings,
+    temporal: TemporalClientConfig | None,
+    protocol_fd: int,
+) -> None:
     from seawall.acp.agent import BridgeOptions
     from seawall.acp.server import serve
     from seawall.runtime.devserver import start_dev_server
@@ -106,16 +118,15 @@ async def _serve(args: argparse.Namespace, effective: EffectiveSettings, protoco
 
             await stack.enter_async_context(build_worker(client, settings.task_queue))
         else:
+            assert temporal is not None  # main_acp resolved it
             try:
                 # The workers' payload store, as the operator configured it for them.
-                client = await connect(
-                    settings.temporal_address,
-                    settings.temporal_namespace,
-                    storage=payload_storage(settings),
-                )
+                client = await connect(temporal, storage=payload_storage(settings))
+            except TemporalAccessRefused as err:
+                raise TemporalUnreachable(str(err)) from None
             except Exception as err:
                 raise TemporalUnreachable(
-                    f"cannot connect to Temporal at {settings.temporal_address} "
+                    f"cannot connect to Temporal at {temporal.target_host} "
                     f"({type(err).__name__}); start it (make run) or use --embedded"
                 ) from None
         await serve(client, options, protocol_fd, detach_on_exit=args.detach_on_exit)
