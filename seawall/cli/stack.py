@@ -15,11 +15,20 @@ The stack is configured by the one settings model (docs/settings.md): ``data_dir
 namespace and task queue it hands its worker and gateway are the settings' too, so they agree
 with a ``seawall run`` or ``seawall prompt`` reading the same environment and config file.
 The worker and the gateway are pointed at this stack's own server, whatever
-``temporal_address`` says.
+``temporal_address`` says, with no Temporal TLS or credentials (the Temporal access settings
+and profile file are switched off for them: a Temporal Cloud API key never reaches the
+local dev server).
+
+Everything binds to loopback only (``stack_host`` must be a loopback address; the server's
+frontend, UI, HTTP API and metrics, the worker's metrics and the gateway): the dev server
+has no authentication at all, so anyone who reaches its port reads and drives every
+workflow (docs/security-tauth.md, "What make run does not protect"). The compose stack is
+the shape for anything shared.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import secrets
 import signal
@@ -96,6 +105,26 @@ class StackConfig:
         return [self.ui_url]
 
 
+class StackError(RuntimeError):
+    pass
+
+
+def check_loopback(host: str) -> None:
+    """Refuse a ``stack_host`` other processes' machines could reach: the dev server
+    authenticates nobody."""
+    name = host.strip().strip("[]")
+    try:
+        loopback = name.lower() == "localhost" or ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        loopback = False
+    if not loopback:
+        raise StackError(
+            f"SEAWALL_HOST={host!r}: seawall up binds to a loopback address only "
+            "(127.0.0.1, ::1, localhost): its Temporal dev server has no authentication; "
+            'use the compose stack (README, "Production-shaped stack") to serve others'
+        )
+
+
 def server_command(config: StackConfig) -> list[str]:
     return [
         temporal_binary(),
@@ -103,7 +132,11 @@ def server_command(config: StackConfig) -> list[str]:
         "start-dev",
         "--db-filename",
         str(config.data_dir / "temporal.db"),
+        # Every listener of the dev server on loopback: the frontend, the HTTP API and the
+        # metrics follow --ip; the UI has its own.
         "--ip",
+        config.host,
+        "--ui-ip",
         config.host,
         "--port",
         str(config.temporal_port),
@@ -125,11 +158,15 @@ def child_environment(config: StackConfig, environ: Mapping[str, str]) -> dict[s
     """The worker's and the gateway's environment: this process's, with the settings that
     place them in this stack set explicitly (the environment wins over the config file)."""
     return {
-        **environ,
+        **{key: value for key, value in environ.items() if key not in TEMPORAL_ACCESS},
+        # The dev server takes no TLS and no credentials: no profile file, no TLS.
+        "TEMPORAL_CONFIG_FILE": os.devnull,
+        "TEMPORAL_TLS": "false",
         "TEMPORAL_ADDRESS": config.temporal_address,
         "TEMPORAL_NAMESPACE": config.namespace,
         "SEAWALL_TASK_QUEUE": config.task_queue,
         "SEAWALL_GATEWAY_HOST": config.host,
+        "SEAWALL_METRICS_HOST": config.host,
         "SEAWALL_GATEWAY_PORT": str(config.gateway_port),
         "SEAWALL_WORKSPACES": str(config.workspaces or config.data_dir / "workspaces"),
         # One data directory, so the worker and the gateway share the stored payloads.
@@ -138,6 +175,17 @@ def child_environment(config: StackConfig, environ: Mapping[str, str]) -> dict[s
         "SEAWALL_CODEC_TOKEN": config.codec_token,
         "SEAWALL_CODEC_UI_ORIGINS": ",".join(config.ui_origins),
     }
+
+
+# The variables of the Temporal access settings (seawall/runtime/temporal_connect.py): the
+# stack's own worker and gateway never inherit them.
+TEMPORAL_ACCESS = frozenset(
+    name
+    for s in SETTINGS
+    if s.name.startswith(("temporal_tls", "temporal_api_key", "temporal_profile"))
+    or s.name == "temporal_config_file"
+    for name in s.env
+)
 
 
 def gateway_environment(environ: Mapping[str, str]) -> dict[str, str]:
@@ -164,10 +212,6 @@ VALIDATED_WITH_ROLLOUT = frozenset(
         "otel_resource_attributes",
     }
 )
-
-
-class StackError(RuntimeError):
-    pass
 
 
 @dataclass
@@ -319,6 +363,8 @@ def banner(config: StackConfig) -> str:
             f"  gateway:     {config.gateway_url}   (API docs: {config.gateway_url}/docs)",
             f"  Temporal UI: {config.ui_url}",
             f"  Temporal:    {config.temporal_address}  namespace {config.namespace}",
+            "  Loopback only: the Temporal dev server and its UI have NO authentication;",
+            "  anyone on this machine who reaches their ports reads and drives every workflow.",
             f"  data:        {config.data_dir}   (logs in {config.data_dir / 'logs'})",
             f'Try: .venv/bin/seawall prompt "hello" --gateway {config.gateway_url}',
             "Press Ctrl-C to stop.",
@@ -330,6 +376,11 @@ def run_stack(settings: SeawallSettings, environ: Mapping[str, str] | None = Non
     """Run the stack placed by ``settings`` until Ctrl-C; its children inherit ``environ``
     (default: this process's environment)."""
     config = StackConfig.from_settings(settings)
+    try:
+        check_loopback(config.host)
+    except StackError as err:
+        print(f"seawall: error: {err}", file=sys.stderr)
+        return 2
     stack = Stack(config, os.environ if environ is None else environ)
     stopping = False
 
