@@ -136,6 +136,10 @@ class TemporalAccessRefused(RuntimeError):
 
 
 # Markers in the SDK core's connect errors -> what they mean and the setting to check.
+_CLIENT_CERT_WANTED = (
+    "it closed the TLS connection: it wants a client certificate its CA signed "
+    "(mTLS: TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH)"
+)
 _REFUSALS: tuple[tuple[tuple[str, ...], str], ...] = (
     (
         ("unknownissuer", "badsignature", "invalidcertificate(expired"),
@@ -146,21 +150,23 @@ _REFUSALS: tuple[tuple[tuple[str, ...], str], ...] = (
         ("notvalidforname", "certnotvalidforname"),
         "its certificate is not valid for this name (TEMPORAL_TLS_SERVER_NAME)",
     ),
+    # TLS alerts a frontend sends a client whose certificate it does not accept.
     (
-        ("certificaterequired", "close_notify", "handshakefailure", "unknownca", "badcertificate"),
-        "it closed the TLS connection: it wants a client certificate its CA signed "
-        "(mTLS: TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH)",
+        ("certificaterequired", "unknownca", "badcertificate", "certificateunknown"),
+        _CLIENT_CERT_WANTED,
     ),
     (
         ("unauthenticated", "unauthorized"),
         "it did not accept this client's credentials (TEMPORAL_API_KEY or the client certificate)",
     ),
-    (("permissiondenied", "permission denied"), "this client may not use the namespace"),
-    (
-        ("invalidcontenttype", "corrupt message", "frame with invalid size", "http2 error"),
-        "it does not speak plain gRPC here: it may want TLS (TEMPORAL_TLS=true)",
-    ),
+    (("permissiondenied",), "this client may not use the namespace"),
 )
+# The connection was made, then dropped before the first call answered: over TLS, the
+# frontend refusing the client's certificate (or the lack of one) after the handshake; in
+# plain text, a TLS frontend that cannot read it. An unreachable server never gets this far.
+_AFTER_CONNECTING = "callerrorafterconnection"
+_DROPPED = ("closed", "canceled", "cancelled", "eof", "closenotify", "brokenpipe", "reset")
+_NOT_GRPC = ("frame", "http2", "invalidcontenttype")
 
 
 def access_refusal(
@@ -168,18 +174,19 @@ def access_refusal(
 ) -> TemporalAccessRefused | None:
     """``err`` from ``Client.connect`` as a :class:`TemporalAccessRefused`, when it is a TLS
     or credentials problem rather than an unreachable server; else ``None``."""
-    text = str(err).lower().replace(" ", "").replace("_", "")
+    text = "".join(ch for ch in str(err).lower() if ch.isalnum() or ch in "()")
+    refused = f"the Temporal frontend at {config.target_host} refused this client"
     for markers, meaning in _REFUSALS:
-        if any(marker.replace(" ", "").replace("_", "") in text for marker in markers):
+        if any(marker in text for marker in markers):
+            return TemporalAccessRefused(f"{refused} (auth {config.auth}): {meaning}")
+    if _AFTER_CONNECTING in text:
+        if config.tls and any(marker in text for marker in _DROPPED):
+            return TemporalAccessRefused(f"{refused} (auth {config.auth}): {_CLIENT_CERT_WANTED}")
+        if not config.tls and any(marker in text for marker in (*_DROPPED, *_NOT_GRPC)):
             return TemporalAccessRefused(
-                f"the Temporal frontend at {config.target_host} refused this client "
-                f"(auth {config.auth}): {meaning}"
+                f"{refused} (auth none): it dropped a plain connection: it may want TLS "
+                "(TEMPORAL_TLS=true, TEMPORAL_TLS_* or a profile)"
             )
-    if "brokenpipe" in text and not config.tls:
-        return TemporalAccessRefused(
-            f"the Temporal frontend at {config.target_host} dropped a plain connection: "
-            "it may want TLS (TEMPORAL_TLS=true, TEMPORAL_TLS_* or a profile)"
-        )
     return None
 
 
