@@ -252,7 +252,9 @@ def _wait(
     raise StackError(f"{what} did not become ready within {timeout:.0f} s")
 
 
-def _temporal_ready(config: StackConfig) -> bool:
+def _temporal_ready(config: StackConfig, environ: Mapping[str, str]) -> bool:
+    """Whether the dev server answers, asked by the ``temporal`` CLI with the children's
+    environment: no TLS, no profile or API key of the operator's shell."""
     done = subprocess.run(
         [
             temporal_binary(),
@@ -265,6 +267,7 @@ def _temporal_ready(config: StackConfig) -> bool:
         ],
         capture_output=True,
         timeout=10,
+        env=dict(environ),
     )
     return done.returncode == 0
 
@@ -316,7 +319,7 @@ class Stack:
     def start(self) -> None:
         self.config.data_dir.mkdir(parents=True, exist_ok=True)
         server = self._spawn("temporal", server_command(self.config))
-        _wait(lambda: _temporal_ready(self.config), "the Temporal dev server", server, 60)
+        _wait(lambda: _temporal_ready(self.config, self.environ), "the Temporal dev server", server, 60)
         self._spawn("worker", [sys.executable, str(ROOT / "worker.py")])
         gateway = self._spawn(
             "gateway", [sys.executable, "-m", "gateway"], gateway_environment(self.environ)
