@@ -44,7 +44,7 @@ from activities.tools import BUILTIN_TOOLS
 from seawall.runtime.logs import configure_logging
 from seawall.runtime.metrics import build_runtime, global_attributes
 from seawall.runtime.plugin import SeawallPlugin, client_with_plugin, connect
-from seawall.runtime.process_exit import exit_without_finalizing
+from seawall.runtime.process_exit import run_then_exit
 from seawall.runtime.server_wait import ServerUnreachable, wait_for_server
 from seawall.runtime.settings import (
     LOG_FORMATS,
@@ -263,6 +263,6 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
-    # The SDK's core threads outlive the event loop (seawall/runtime/process_exit.py).
-    exit_without_finalizing(0)
+    # The SDK's core threads outlive the event loop (seawall/runtime/process_exit.py): every
+    # way out, a refused connection's exit 1 included, skips the interpreter's finalization.
+    run_then_exit(main)

@@ -120,7 +120,7 @@ def _stopped(signum: int, frame: FrameType | None) -> None:
 
 
 if __name__ == "__main__":
-    from seawall.runtime.process_exit import exit_without_finalizing
+    from seawall.runtime.process_exit import run_then_exit
 
     # The Temporal client's core threads outlive the event loop (see process_exit).
-    exit_without_finalizing(main())
+    run_then_exit(main)

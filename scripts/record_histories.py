@@ -381,7 +381,6 @@ async def record(only: set[str]) -> None:
 
 
 if __name__ == "__main__":
-    from seawall.runtime.process_exit import exit_without_finalizing
+    from seawall.runtime.process_exit import run_then_exit
 
-    asyncio.run(record(set(sys.argv[1:])))
-    exit_without_finalizing(0)
+    run_then_exit(lambda: asyncio.run(record(set(sys.argv[1:]))))

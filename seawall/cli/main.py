@@ -30,7 +30,7 @@ from seawall.cli.prompt import add_prompt_arguments, main_prompt
 from seawall.cli.storage import add_storage_parser, main_storage
 from seawall.rollout.cli import add_rollout_command, main_rollout
 from seawall.runtime.logs import configure_logging
-from seawall.runtime.process_exit import exit_without_finalizing
+from seawall.runtime.process_exit import run_then_exit
 from seawall.runtime.settings import (
     LOG_FORMATS,
     EffectiveSettings,
@@ -300,8 +300,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def entry() -> NoReturn:
     """The ``seawall`` console script: :func:`main`, then an exit that skips interpreter
     finalization, which the Temporal SDK's core threads can crash after ``seawall run`` shut
-    its embedded server down (seawall/runtime/process_exit.py). Tests call :func:`main`."""
-    exit_without_finalizing(main())
+    its embedded server down (seawall/runtime/process_exit.py), on every way out (an
+    exception or Ctrl-C included). Tests call :func:`main`."""
+    run_then_exit(main)
 
 
 if __name__ == "__main__":

@@ -319,7 +319,12 @@ class Stack:
     def start(self) -> None:
         self.config.data_dir.mkdir(parents=True, exist_ok=True)
         server = self._spawn("temporal", server_command(self.config))
-        _wait(lambda: _temporal_ready(self.config, self.environ), "the Temporal dev server", server, 60)
+        _wait(
+            lambda: _temporal_ready(self.config, self.environ),
+            "the Temporal dev server",
+            server,
+            60,
+        )
         self._spawn("worker", [sys.executable, str(ROOT / "worker.py")])
         gateway = self._spawn(
             "gateway", [sys.executable, "-m", "gateway"], gateway_environment(self.environ)
