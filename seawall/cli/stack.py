@@ -252,9 +252,12 @@ def _wait(
     raise StackError(f"{what} did not become ready within {timeout:.0f} s")
 
 
-def _temporal_ready(config: StackConfig, environ: Mapping[str, str]) -> bool:
+def _temporal_ready(config: StackConfig, environ: Mapping[str, str] | None = None) -> bool:
     """Whether the dev server answers, asked by the ``temporal`` CLI with the children's
-    environment: no TLS, no profile or API key of the operator's shell."""
+    environment (default: this process's, as the children get it): no TLS, no profile or
+    API key of the operator's shell."""
+    if environ is None:
+        environ = child_environment(config, os.environ)
     done = subprocess.run(
         [
             temporal_binary(),
