@@ -204,3 +204,45 @@ async def tls_proxy(
         yield proxy
     finally:
         await proxy.stop()
+
+
+@dataclass
+class RecordingFrontend:
+    """A TLS gRPC server that refuses every call as Temporal Cloud refuses a bad API key
+    (``UNAUTHENTICATED``), after recording each call's method and request metadata."""
+
+    address: str
+    calls: list[tuple[str, dict[str, str]]]
+
+
+@contextlib.asynccontextmanager
+async def recording_frontend(pki: Pki) -> AsyncIterator[RecordingFrontend]:
+    """A :class:`RecordingFrontend` on a loopback port with ``pki``'s server certificate
+    (needs ``grpcio``, which the otel extra brings)."""
+    import grpc  # type: ignore[import-untyped]
+
+    calls: list[tuple[str, dict[str, str]]] = []
+
+    async def refuse(request: bytes, context: grpc.aio.ServicerContext) -> bytes:
+        await context.abort(grpc.StatusCode.UNAUTHENTICATED, "Request unauthorized.")
+        raise AssertionError("abort raises")
+
+    class Recorder(grpc.GenericRpcHandler):  # type: ignore[misc]
+        def service(
+            self, handler_call_details: grpc.HandlerCallDetails
+        ) -> grpc.RpcMethodHandler | None:
+            metadata = {key: str(value) for key, value in handler_call_details.invocation_metadata}
+            calls.append((handler_call_details.method, metadata))
+            return grpc.unary_unary_rpc_method_handler(refuse)
+
+    server = grpc.aio.server()
+    server.add_generic_rpc_handlers((Recorder(),))
+    credentials = grpc.ssl_server_credentials(
+        [(pki.server_key.read_bytes(), pki.server_cert.read_bytes())]
+    )
+    port = server.add_secure_port("127.0.0.1:0", credentials)
+    await server.start()
+    try:
+        yield RecordingFrontend(address=f"127.0.0.1:{port}", calls=calls)
+    finally:
+        await server.stop(grace=None)

@@ -338,3 +338,35 @@ def test_the_compose_certificates_are_kept_and_the_ui_password_is_made_once(
     chosen = make_compose_certs(tmp_path, SEAWALL_UI_PASSWORD="chosen-password")
     assert "chosen-password" not in chosen.stdout
     assert (tmp_path / "out" / "ui-auth" / "htpasswd").read_text() != htpasswd
+
+
+# --- an API key, on the wire ----------------------------------------------------------------
+
+API_KEY = "tmprl-test-key-0123456789abcdef"
+
+
+async def test_the_api_key_reaches_the_frontend_over_tls_and_a_refusal_names_it(
+    pki: Pki, tmp_path: Path
+) -> None:
+    pytest.importorskip("grpc")
+    from tests.tls_helpers import recording_frontend
+
+    async with recording_frontend(pki) as frontend:
+        env = {
+            **home(tmp_path),
+            "TEMPORAL_ADDRESS": frontend.address,
+            "TEMPORAL_API_KEY": API_KEY,
+            "TEMPORAL_TLS_SERVER_CA_CERT_PATH": str(pki.ca),
+        }
+        temporal = resolved(env)
+        assert temporal.auth == "api key"
+        with pytest.raises(TemporalAccessRefused) as refused:
+            await connect(temporal)
+
+    # The SDK's first call carried the key as a bearer token, over TLS (this server has no
+    # other port), and the refusal says which setting to look at, without the key.
+    method, metadata = frontend.calls[0]
+    assert method == "/temporal.api.workflowservice.v1.WorkflowService/GetSystemInfo"
+    assert metadata["authorization"] == f"Bearer {API_KEY}"
+    assert "TEMPORAL_API_KEY" in str(refused.value)
+    assert API_KEY not in str(refused.value)
