@@ -67,6 +67,10 @@ WORKFLOW_ID_FILE = "workflow-id"
 # Index entries of payloads stored with no workflow in their context (a client starting a
 # standalone activity, say): never collected by ``seawall storage gc``.
 UNATTRIBUTED = "_unattributed"
+# The claim key naming the workflow a payload was stored for (claims written before it have
+# none): what lets the gateway's codec serve an owner only its own sessions' payloads
+# (docs/architecture.md, "The codec endpoint").
+WORKFLOW_CLAIM = "workflow_id"
 
 _DIGEST = re.compile("[0-9a-f]{64}")
 STORED_PAYLOAD_MISSING = "StoredPayloadMissing"
@@ -108,6 +112,8 @@ class FilesystemStorageDriver(StorageDriver):
     renamed into place, so a reader never sees half a payload); ``refs/<namespace>/<sha256 of
     the workflow id>/<digest>`` (an empty file) records that the workflow the SDK's store
     context names holds that payload, and ``workflow-id`` beside them the workflow id itself.
+    A claim carries the digest and that workflow id (:data:`WORKFLOW_CLAIM`), so a reader can
+    check that the workflow it names holds the digest (:meth:`holds`).
     The index entry is written before the blob, and an existing blob is touched, so ``seawall
     storage gc`` (which keeps recently touched blobs) never removes a payload being stored.
     """
@@ -159,8 +165,18 @@ class FilesystemStorageDriver(StorageDriver):
                     f"could not store a payload of {len(data)} bytes in the payload store "
                     f"(seawall config: payload_storage_dir): {reason}",
                 ) from None
-            claims.append(StorageDriverClaim(claim_data={"digest": digest, "size": str(len(data))}))
+            claim = {"digest": digest, "size": str(len(data))}
+            if workflow_id is not None:
+                claim[WORKFLOW_CLAIM] = workflow_id
+            claims.append(StorageDriverClaim(claim_data=claim))
         return claims
+
+    def holds(self, namespace: str, workflow_id: str, digest: str) -> bool:
+        """Whether the index records that ``workflow_id`` (of ``namespace``) stored the
+        payload ``digest``: a stat, never a read of the payload."""
+        if not _DIGEST.fullmatch(digest):
+            return False
+        return (self.refs_dir(namespace, workflow_id) / digest).is_file()
 
     def _write_blob(self, digest: str, data: bytes) -> None:
         path = self.blob_path(digest)
