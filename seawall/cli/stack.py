@@ -20,6 +20,7 @@ The worker and the gateway are pointed at this stack's own server, whatever
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import signal
@@ -96,7 +97,36 @@ class StackConfig:
         return [self.ui_url]
 
 
-def server_command(config: StackConfig) -> list[str]:
+# The dev server's deprecated "env" config file (``--env-file``/``--env``) sets any of its
+# flags; the UI's codec endpoint goes there, not in argv, which every local user can read
+# (/proc/<pid>/cmdline). The file is 0600 and removed once the server has read it.
+UI_CODEC_ENV = "seawall-ui-codec"
+
+
+def ui_codec_env_file(config: StackConfig) -> Path:
+    return config.data_dir / "run" / "ui-codec.yaml"
+
+
+def write_ui_codec_env(config: StackConfig) -> Path:
+    """The dev server's env file holding the UI's codec endpoint (its credential), 0600 in
+    a 0700 directory: what :func:`server_command` points the server at."""
+    path = ui_codec_env_file(config)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.chmod(0o700)
+    endpoint = f"{config.gateway_url}/codec/ui/{config.codec_token}"
+    text = f"env:\n  {UI_CODEC_ENV}:\n    ui-codec-endpoint: {json.dumps(endpoint)}\n"
+    path.unlink(missing_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(text)
+    return path
+
+
+def server_command(config: StackConfig, ui_codec_env: Path | None = None) -> list[str]:
+    """The dev server's command line; with ``ui_codec_env`` (:func:`write_ui_codec_env`), its
+    UI shows stored payloads through the gateway's codec endpoint (gateway/codec.py), whose
+    credential is in the endpoint's URL: the browser sends no token of ours."""
+    codec = ["--env-file", str(ui_codec_env), "--env", UI_CODEC_ENV] if ui_codec_env else []
     return [
         temporal_binary(),
         "server",
@@ -109,10 +139,7 @@ def server_command(config: StackConfig) -> list[str]:
         str(config.temporal_port),
         "--ui-port",
         str(config.ui_port),
-        # The UI shows stored payloads through the gateway's codec endpoint (gateway/codec.py),
-        # the one whose credential is in its URL: the browser sends no token of ours.
-        "--ui-codec-endpoint",
-        f"{config.gateway_url}/codec/ui/{config.codec_token}",
+        *codec,
         "--namespace",
         config.namespace,
         "--log-level",
@@ -134,10 +161,22 @@ def child_environment(config: StackConfig, environ: Mapping[str, str]) -> dict[s
         "SEAWALL_WORKSPACES": str(config.workspaces or config.data_dir / "workspaces"),
         # One data directory, so the worker and the gateway share the stored payloads.
         "SEAWALL_DATA_DIR": str(config.data_dir),
-        # The UI's codec endpoint: the credential the server was started with, its origin.
-        "SEAWALL_CODEC_TOKEN": config.codec_token,
         "SEAWALL_CODEC_UI_ORIGINS": ",".join(config.ui_origins),
     }
+
+
+def worker_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """``environ`` without the codec token: the worker never reads it, and what runs beside
+    a worker (a tool) must not find it in the worker's environment."""
+    return {key: value for key, value in environ.items() if key not in CODEC_TOKEN_ENV}
+
+
+def codec_environment(config: StackConfig) -> dict[str, str]:
+    """The gateway's codec credential: the one the dev server's UI was started with."""
+    return {"SEAWALL_CODEC_TOKEN": config.codec_token}
+
+
+CODEC_TOKEN_ENV = frozenset(next(s for s in SETTINGS if s.name == "codec_token").env)
 
 
 def gateway_environment(environ: Mapping[str, str]) -> dict[str, str]:
@@ -271,11 +310,20 @@ class Stack:
 
     def start(self) -> None:
         self.config.data_dir.mkdir(parents=True, exist_ok=True)
-        server = self._spawn("temporal", server_command(self.config))
-        _wait(lambda: _temporal_ready(self.config), "the Temporal dev server", server, 60)
-        self._spawn("worker", [sys.executable, str(ROOT / "worker.py")])
+        codec_env = write_ui_codec_env(self.config)
+        try:
+            server = self._spawn("temporal", server_command(self.config, codec_env))
+            _wait(lambda: _temporal_ready(self.config), "the Temporal dev server", server, 60)
+        finally:
+            # Read at startup; never restarted (its death stops the stack).
+            codec_env.unlink(missing_ok=True)
+        self._spawn(
+            "worker", [sys.executable, str(ROOT / "worker.py")], worker_environment(self.environ)
+        )
         gateway = self._spawn(
-            "gateway", [sys.executable, "-m", "gateway"], gateway_environment(self.environ)
+            "gateway",
+            [sys.executable, "-m", "gateway"],
+            gateway_environment(self.environ) | codec_environment(self.config),
         )
         _wait(lambda: _gateway_ready(self.config), "the gateway", gateway, 60)
 
