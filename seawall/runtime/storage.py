@@ -9,7 +9,8 @@ replayer uses:
 
 - ``filesystem`` (the embedded default): :class:`FilesystemStorageDriver`, ours, under
   ``<data_dir>/payloads`` (or ``payload_storage_dir``): content-addressed, so identical
-  payloads are stored once, with a per-workflow index that ``seawall storage gc`` reads;
+  payloads are stored once, with a per-workflow index that ``seawall storage gc`` reads and
+  the gateway's codec checks (each claim names the workflow it was stored for);
 - ``s3`` (production): the SDK's ``temporalio.contrib.aws.s3driver`` on a bucket (MinIO in
   docker-compose.yml), through our client (``seawall.runtime.storage_s3``);
 - ``off``: every payload stays inline (and a prompt past 2 MB fails its workflow task).

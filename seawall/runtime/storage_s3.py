@@ -13,7 +13,9 @@ bucket in production). This module gives it its client, :class:`BucketClient`, w
   :data:`REFRESH_AFTER`: S3 has no "touch", and an object's time is what tells ``seawall
   storage gc`` it is in use (``seawall.runtime.storage_gc_s3``).
 
-It also reads the driver's object keys back (:func:`parse_key`). The driver keys every
+It also reads the driver's object keys back (:func:`parse_key` for ``seawall storage gc``,
+:func:`workflow_of_key` for the gateway's codec, which serves an owner only its own
+sessions' objects: docs/architecture.md, "The codec endpoint"). The driver keys every
 object by the workflow the SDK's store context names, ``v0/ns/<namespace>/wt/<workflow
 type>/wi/<workflow id>/ri/<run id>/d/sha256/<digest>`` (each segment percent-encoded; the
 SDK's ``_driver.py``), so an object belongs to exactly one workflow id and needs no index of
