@@ -34,6 +34,11 @@ from pathlib import Path
 from types import FrameType
 
 from seawall.runtime.devserver import temporal_binary
+from seawall.runtime.private_files import (
+    PRIVATE_FILE_MODE,
+    make_private_data_dir,
+    use_private_umask,
+)
 from seawall.runtime.settings import GATEWAY, SETTINGS, SeawallSettings, default_of
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -253,7 +258,14 @@ class Stack:
     ) -> subprocess.Popen[bytes]:
         self.logs.mkdir(parents=True, exist_ok=True)
         self.pids.mkdir(parents=True, exist_ok=True)
-        log = (self.logs / f"{name}.log").open("ab")
+        log = os.fdopen(
+            os.open(
+                self.logs / f"{name}.log",
+                os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC,
+                PRIVATE_FILE_MODE,
+            ),
+            "ab",
+        )
         process = subprocess.Popen(
             command,
             cwd=ROOT,
@@ -270,7 +282,11 @@ class Stack:
         return process
 
     def start(self) -> None:
-        self.config.data_dir.mkdir(parents=True, exist_ok=True)
+        # 0700 throughout, its files 0600, also a data dir an older version left looser
+        # (seawall/runtime/private_files.py).
+        make_private_data_dir(
+            self.config.data_dir, self.config.workspaces or self.config.data_dir / "workspaces"
+        )
         server = self._spawn("temporal", server_command(self.config))
         _wait(lambda: _temporal_ready(self.config), "the Temporal dev server", server, 60)
         self._spawn("worker", [sys.executable, str(ROOT / "worker.py")])
@@ -330,6 +346,8 @@ def run_stack(settings: SeawallSettings, environ: Mapping[str, str] | None = Non
     """Run the stack placed by ``settings`` until Ctrl-C; its children inherit ``environ``
     (default: this process's environment)."""
     config = StackConfig.from_settings(settings)
+    # The stack's processes inherit it: the database, logs and payloads are private.
+    use_private_umask()
     stack = Stack(config, os.environ if environ is None else environ)
     stopping = False
 
