@@ -33,6 +33,7 @@ from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.service import RPCError
 from temporalio.workflow import UpdateMethodMultiParam
 
+from gateway.idempotency import remembered_submit
 from seawall.client.temporal_ops import (
     RPC_TIMEOUT,
     is_not_found,
@@ -285,7 +286,9 @@ async def observe_session(client: Client, session_id: str, slots: list[Slot]) ->
             return update_id, None  # refused: it made no prompt
         except RPCError as err:
             if is_not_found(err):
-                return update_id, None
+                # Not in this run: made before a continue-as-new, if the session remembers.
+                remembered = await remembered_submit(client, session_id, update_id)
+                return update_id, remembered.prompt_id if remembered else None
             if is_transient(err):
                 return None
             raise
