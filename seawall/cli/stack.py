@@ -37,6 +37,8 @@ from seawall.runtime.devserver import temporal_binary
 from seawall.runtime.private_files import (
     PRIVATE_FILE_MODE,
     make_private_data_dir,
+    private_dir,
+    private_file,
     use_private_umask,
 )
 from seawall.runtime.settings import GATEWAY, SETTINGS, SeawallSettings, default_of
@@ -256,8 +258,8 @@ class Stack:
     def _spawn(
         self, name: str, command: list[str], env: Mapping[str, str] | None = None
     ) -> subprocess.Popen[bytes]:
-        self.logs.mkdir(parents=True, exist_ok=True)
-        self.pids.mkdir(parents=True, exist_ok=True)
+        private_dir(self.logs)
+        private_dir(self.pids)
         log = os.fdopen(
             os.open(
                 self.logs / f"{name}.log",
@@ -278,15 +280,18 @@ class Stack:
         log.close()
         self._commands[name] = (command, env)
         self.processes = [(n, p) for n, p in self.processes if n != name] + [(name, process)]
-        (self.pids / f"{name}.pid").write_text(f"{process.pid}\n")
+        private_file(self.pids / f"{name}.pid").write_text(f"{process.pid}\n")
         return process
 
-    def start(self) -> None:
-        # 0700 throughout, its files 0600, also a data dir an older version left looser
-        # (seawall/runtime/private_files.py).
+    def prepare(self) -> None:
+        """The data dir 0700 throughout and its files 0600, also one an older version left
+        looser (seawall/runtime/private_files.py)."""
         make_private_data_dir(
             self.config.data_dir, self.config.workspaces or self.config.data_dir / "workspaces"
         )
+
+    def start(self) -> None:
+        self.prepare()
         server = self._spawn("temporal", server_command(self.config))
         _wait(lambda: _temporal_ready(self.config), "the Temporal dev server", server, 60)
         self._spawn("worker", [sys.executable, str(ROOT / "worker.py")])

@@ -50,8 +50,16 @@ def private_file(path: Path) -> Path:
 
 
 def private_dir(path: Path) -> Path:
-    """``path`` (and missing parents) as a 0700 directory; an existing one is tightened."""
-    path.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
+    """``path`` as a 0700 directory, and every parent it lacks too; an existing one is
+    tightened (its existing parents are left as they are)."""
+    missing: list[Path] = []
+    here = path
+    while not here.exists():
+        missing.append(here)
+        here = here.parent
+    for directory in reversed(missing):
+        with contextlib.suppress(FileExistsError):  # made meanwhile by another process
+            directory.mkdir(mode=PRIVATE_DIR_MODE)
     _tighten(path, os.lstat(path))
     return path
 

@@ -49,7 +49,7 @@ from temporalio.converter import (
 )
 from temporalio.exceptions import ApplicationError
 
-from seawall.runtime.private_files import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, private_file
+from seawall.runtime.private_files import PRIVATE_FILE_MODE, private_dir, private_file
 from seawall.runtime.storage_s3 import s3_driver
 
 if TYPE_CHECKING:
@@ -148,7 +148,7 @@ class FilesystemStorageDriver(StorageDriver):
         for data in blobs:
             digest = hashlib.sha256(data).hexdigest()
             try:
-                refs.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
+                private_dir(refs)
                 if workflow_id is not None and not (refs / WORKFLOW_ID_FILE).exists():
                     private_file(refs / WORKFLOW_ID_FILE).write_text(workflow_id, encoding="utf-8")
                 (refs / digest).touch(mode=PRIVATE_FILE_MODE)
@@ -168,7 +168,7 @@ class FilesystemStorageDriver(StorageDriver):
         if path.exists():
             os.utime(path)  # recently used: gc's grace period starts again
             return
-        path.parent.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
+        private_dir(path.parent)
         # mkstemp makes it 0600: a blob is private like the rest of the data dir.
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
         try:
