@@ -1,12 +1,15 @@
-"""The per-owner limit on prompts running or queued, as the gateway applies it.
+"""The per-owner limit on prompts running or queued, and the per-owner quotas, as the
+gateway applies them.
 
-docs/architecture.md, "Per-owner prompt limit". Before a prompt is submitted, the owner's
-:class:`~workflows.owner_admission.OwnerAdmissionWorkflow` is asked (one update-with-start,
-so it is created on first use) to hold a slot for it. Only when that is refused does the
-gateway do more: it looks at the sessions the held slots point to (what each admitted
-submit made, then which prompts still run or wait), hands that to the workflow, which frees
-the slots of finished prompts and answers again. A refusal then is a 429 with
-``Retry-After``.
+docs/architecture.md, "Per-owner prompt limit" and "Per-owner quotas". Before a prompt is
+submitted, the owner's :class:`~workflows.owner_admission.OwnerAdmissionWorkflow` is asked
+(one update-with-start, so it is created on first use) to hold a slot for it and charge its
+bytes; before a session starts, to count it (``admit_session``); before mid-turn input, to
+charge its bytes (``charge_input``). Only when that is refused does the gateway do more: it
+looks at the sessions the refusal names (what each admitted submit made, which prompts still
+run or wait, and whether the session is still open), hands that to the workflow, which frees
+the slots of finished prompts and the sessions seen closed, and answers again. A refusal then
+is a 429: with ``Retry-After`` for the prompt limit, without it for a quota.
 """
 
 from __future__ import annotations
