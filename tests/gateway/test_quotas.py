@@ -13,6 +13,8 @@ from temporalio.client import Client
 
 from seawall.client.temporal_ops import session_handle
 from tests.gateway.owner_helpers import WAITING_SCRIPT, Gateway, auth, submit
+from workflows.owner_admission import OwnerAdmissionWorkflow
+from workflows.owner_admission_io import admission_workflow_id
 
 # JSON of exactly this many bytes: {"blob":"xxx..."} (11 bytes around the x's).
 METADATA_BYTES = 100_000
@@ -145,3 +147,23 @@ async def test_no_quota_at_zero_nor_for_the_operator_token(gateway: Gateway) -> 
     limited = await gateway(max_open_sessions_per_owner=1, max_stored_bytes_per_owner=1, **cap)
     for _ in range(2):
         await created(limited, "operator", client_metadata=metadata())
+
+
+async def test_a_refused_prompt_gives_its_bytes_back(
+    gateway: Gateway, client: Client, task_queue: str, owners: dict[str, str]
+) -> None:
+    http = await gateway(max_stored_bytes_per_owner=10_000)
+    session_id = await created(http, "alice")
+    assert (await submit(http, "alice", session_id)).status_code == 202  # it waits
+    closing = await http.post(f"/v1/sessions/{session_id}/close", headers=auth("alice"))
+    assert closing.status_code == 202
+    refused = await http.post(
+        f"/v1/sessions/{session_id}/prompts", json={"text": "x" * 5000}, headers=auth("alice")
+    )
+    assert refused.status_code == 409, refused.text
+    admission = client.get_workflow_handle_for(
+        OwnerAdmissionWorkflow.run, admission_workflow_id(owners["alice"], task_queue)
+    )
+    state = await admission.query(OwnerAdmissionWorkflow.state)
+    # "{}" at the start, and the waiting prompt's text with "{}" again: not the refused one.
+    assert [s.stored_bytes for s in state.sessions] == [2 + len(b"write it") + 2]
