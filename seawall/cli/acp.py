@@ -20,6 +20,7 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 
 from seawall.runtime.logs import configure_logging
+from seawall.runtime.private_files import make_private_data_dir
 from seawall.runtime.settings import LOG_FORMATS, EffectiveSettings, user_data_dir
 
 DATABASE_FILE = "temporal.db"
@@ -93,7 +94,9 @@ async def _serve(args: argparse.Namespace, effective: EffectiveSettings, protoco
     async with AsyncExitStack() as stack:
         if args.embedded:
             data_dir = embedded_data_dir(effective)
-            data_dir.mkdir(parents=True, exist_ok=True)
+            # 0700, its files 0600 (seawall/runtime/private_files.py); no umask here: the
+            # in-process worker writes the user's own project files.
+            make_private_data_dir(data_dir)
             # Payloads past the threshold live beside the dev server's database.
             storage = payload_storage(settings, root=data_dir / "payloads")
             env = await start_dev_server(

@@ -35,6 +35,13 @@ from pathlib import Path
 from types import FrameType
 
 from seawall.runtime.devserver import temporal_binary
+from seawall.runtime.private_files import (
+    PRIVATE_FILE_MODE,
+    make_private_data_dir,
+    private_dir,
+    private_file,
+    use_private_umask,
+)
 from seawall.runtime.settings import GATEWAY, SETTINGS, SeawallSettings, default_of
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -290,9 +297,16 @@ class Stack:
     def _spawn(
         self, name: str, command: list[str], env: Mapping[str, str] | None = None
     ) -> subprocess.Popen[bytes]:
-        self.logs.mkdir(parents=True, exist_ok=True)
-        self.pids.mkdir(parents=True, exist_ok=True)
-        log = (self.logs / f"{name}.log").open("ab")
+        private_dir(self.logs)
+        private_dir(self.pids)
+        log = os.fdopen(
+            os.open(
+                self.logs / f"{name}.log",
+                os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC,
+                PRIVATE_FILE_MODE,
+            ),
+            "ab",
+        )
         process = subprocess.Popen(
             command,
             cwd=ROOT,
@@ -305,11 +319,18 @@ class Stack:
         log.close()
         self._commands[name] = (command, env)
         self.processes = [(n, p) for n, p in self.processes if n != name] + [(name, process)]
-        (self.pids / f"{name}.pid").write_text(f"{process.pid}\n")
+        private_file(self.pids / f"{name}.pid").write_text(f"{process.pid}\n")
         return process
 
+    def prepare(self) -> None:
+        """The data dir 0700 throughout and its files 0600, also one an older version left
+        looser (seawall/runtime/private_files.py)."""
+        make_private_data_dir(
+            self.config.data_dir, self.config.workspaces or self.config.data_dir / "workspaces"
+        )
+
     def start(self) -> None:
-        self.config.data_dir.mkdir(parents=True, exist_ok=True)
+        self.prepare()
         codec_env = write_ui_codec_env(self.config)
         try:
             server = self._spawn("temporal", server_command(self.config, codec_env))
@@ -378,6 +399,8 @@ def run_stack(settings: SeawallSettings, environ: Mapping[str, str] | None = Non
     """Run the stack placed by ``settings`` until Ctrl-C; its children inherit ``environ``
     (default: this process's environment)."""
     config = StackConfig.from_settings(settings)
+    # The stack's processes inherit it: the database, logs and payloads are private.
+    use_private_umask()
     stack = Stack(config, os.environ if environ is None else environ)
     stopping = False
 

@@ -16,6 +16,7 @@ from temporalio.converter import ExternalStorage
 from temporalio.testing import WorkflowEnvironment
 
 from seawall.runtime.plugin import SeawallPlugin
+from seawall.runtime.private_files import private_umask, tighten
 from workflows import search_attributes
 
 
@@ -52,13 +53,19 @@ async def start_dev_server(
     shuts it down (``async with`` works). Its client carries the Seawall plugin's client
     side. ``extra_args`` go to ``temporal server start-dev`` (e.g.
     ``--dynamic-config-value``); ``storage`` is its client's payload storage."""
-    return await WorkflowEnvironment.start_local(
-        plugins=[SeawallPlugin(storage=storage)],
-        dev_server_existing_path=temporal_binary(),
-        dev_server_database_filename=database_file,
-        ui=ui,
-        port=port,
-        dev_server_log_level="error",
-        search_attributes=search_attributes.ALL,
-        dev_server_extra_args=list(extra_args),
-    )
+    if database_file is not None:
+        for name in (database_file, f"{database_file}-wal", f"{database_file}-shm"):
+            tighten(Path(name))  # left looser by an older version
+    # Every owner's histories: the server (a child process) creates its database and
+    # journal files 0600 under the umask it starts with.
+    with private_umask():
+        return await WorkflowEnvironment.start_local(
+            plugins=[SeawallPlugin(storage=storage)],
+            dev_server_existing_path=temporal_binary(),
+            dev_server_database_filename=database_file,
+            ui=ui,
+            port=port,
+            dev_server_log_level="error",
+            search_attributes=search_attributes.ALL,
+            dev_server_extra_args=list(extra_args),
+        )

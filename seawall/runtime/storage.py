@@ -50,6 +50,7 @@ from temporalio.converter import (
 )
 from temporalio.exceptions import ApplicationError
 
+from seawall.runtime.private_files import PRIVATE_FILE_MODE, private_dir, private_file
 from seawall.runtime.storage_s3 import s3_driver
 
 if TYPE_CHECKING:
@@ -154,10 +155,10 @@ class FilesystemStorageDriver(StorageDriver):
         for data in blobs:
             digest = hashlib.sha256(data).hexdigest()
             try:
-                refs.mkdir(parents=True, exist_ok=True)
+                private_dir(refs)
                 if workflow_id is not None and not (refs / WORKFLOW_ID_FILE).exists():
-                    (refs / WORKFLOW_ID_FILE).write_text(workflow_id, encoding="utf-8")
-                (refs / digest).touch()
+                    private_file(refs / WORKFLOW_ID_FILE).write_text(workflow_id, encoding="utf-8")
+                (refs / digest).touch(mode=PRIVATE_FILE_MODE)
                 self._write_blob(digest, data)
             except OSError as err:
                 reason = "the disk is full" if err.errno == errno.ENOSPC else err.strerror
@@ -184,7 +185,8 @@ class FilesystemStorageDriver(StorageDriver):
         if path.exists():
             os.utime(path)  # recently used: gc's grace period starts again
             return
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)
+        # mkstemp makes it 0600: a blob is private like the rest of the data dir.
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
         try:
             with os.fdopen(fd, "wb") as out:
