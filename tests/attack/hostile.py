@@ -91,12 +91,14 @@ async def until(check: Callable[[], Awaitable[Any]], timeout: float = PROMPT_TIM
 
 
 def tree_text(root: Path) -> str:
-    """Every file under ``root`` as text (what a command could have copied there)."""
+    """Every file under ``root`` as text (what a command could have copied there). Links
+    are left out: their content is another file's, which a row about links judges by what
+    the tools returned."""
     if not root.is_dir():
         return ""
     parts = []
     for path in sorted(root.rglob("*")):
-        if path.is_file() and not path.is_symlink():
+        if path.is_file() and not path.is_symlink() and path.stat().st_nlink == 1:
             try:
                 parts.append(path.read_bytes().decode("utf-8", errors="replace"))
             except OSError:

@@ -20,6 +20,7 @@ import json
 import os
 import signal
 import stat
+import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -60,7 +61,11 @@ async def through_gateway(stack: AttackStack, attack: Attack) -> Outcome:
 
 def assert_absent(seen: str, values: dict[str, str]) -> None:
     found = [name for name, value in values.items() if value and value in seen]
-    assert not found, f"the attacker saw {', '.join(found)}"
+    if found:
+        value = values[found[0]]
+        at = seen.index(value)
+        context = seen[max(0, at - 300) : at].replace(value, "<secret>")
+        raise AssertionError(f"the attacker saw {', '.join(found)}, after: ...{context}")
 
 
 def secrets_absent(*names: str) -> Check:
@@ -107,25 +112,27 @@ def host_files_untouched(stack: AttackStack, outcome: Outcome) -> None:
     made = [
         path
         for path in (
-            stack.data_dir / "pwned-by-alice",
-            stack.workspaces / "pwned-by-alice",
-            stack.operator_dir / "pwned-by-alice",
+            stack.data_dir / f"pwned-{stack.marker}",
+            stack.workspaces / f"pwned-{stack.marker}",
+            stack.operator_dir / f"pwned-{stack.marker}",
             stack.host_tmp_file(),
         )
         if os.path.lexists(path)
     ]
     assert not made, f"the attack made {[str(p) for p in made]}"
-    assert stack.decoy_file.read_text() == "the operator's original content\n"
+    assert stack.decoy_file.read_text() == ORIGINAL, "the operator's file was changed"
 
 
 def bob_workspace_untouched(stack: AttackStack, outcome: Outcome) -> None:
     workspace = stack.bob["workspace"]
-    assert not (workspace / "pwned-by-alice").exists()
-    assert (workspace / "bob-secret.txt").read_text() == stack.bob["secret"]
+    assert not (workspace / f"pwned-{stack.marker}").exists(), "alice wrote into bob's workspace"
+    assert (workspace / "bob-secret.txt").read_text() == stack.bob["secret"], "bob's file changed"
     branches = workspace / ".git" / "refs" / "heads"
-    assert not [b.name for b in branches.iterdir() if b.name.startswith("pwned")]
+    made = [b.name for b in branches.iterdir() if b.name.startswith(f"pwned-{stack.marker}")]
+    assert not made, f"alice made branches in bob's repository: {made}"
 
 
+ORIGINAL = "the operator's original content\n"  # the decoy file's (tests/attack/stack.py)
 REACHED = "reach-ok-42"  # printed by a probe that connected; spelled $((40+2)) in the command
 
 
@@ -257,9 +264,9 @@ SHELL_ATTACKS = [
             {
                 "tool_calls": [
                     shell(
-                        'for d in @{workspaces}/*/ ../*/; do echo @{marker} > "$d/pwned-by-alice";'
+                        'for d in @{workspaces}/*/ ../*/; do echo @{marker} > "$d/pwned-@{marker}";'
                         " done; echo pwned >> @{bob_workspace}/bob-secret.txt; "
-                        "git -C @{bob_workspace} branch pwned-by-alice"
+                        "git -C @{bob_workspace} branch pwned-@{marker}"
                     )
                 ]
             }
@@ -276,9 +283,9 @@ SHELL_ATTACKS = [
             {
                 "tool_calls": [
                     shell(
-                        "echo @{marker} > @{data}/pwned-by-alice; "
-                        "echo @{marker} > @{workspaces}/pwned-by-alice; "
-                        "echo @{marker} > @{operator_dir}/pwned-by-alice; "
+                        "echo @{marker} > @{data}/pwned-@{marker}; "
+                        "echo @{marker} > @{workspaces}/pwned-@{marker}; "
+                        "echo @{marker} > @{operator_dir}/pwned-@{marker}; "
                         "echo @{marker} > @{host_tmp_file}; "
                         "echo @{marker} >> @{decoy_file}"
                     )
@@ -520,7 +527,7 @@ MCP_ATTACKS = [
                     call(
                         "mcp__git__git_create_branch",
                         repo_path="@{bob_workspace}",
-                        branch_name="pwned-by-alice",
+                        branch_name="pwned-@{marker}",
                     )
                 ]
             }
@@ -561,7 +568,7 @@ ACP_ATTACKS = [
             {
                 "tool_calls": [
                     shell(
-                        "echo @{marker} > @{data}/pwned-by-alice; "
+                        "echo @{marker} > @{data}/pwned-@{marker}; "
                         "echo @{marker} > @{host_tmp_file}; echo @{marker} >> @{decoy_file}"
                     ),
                     call("write_file", path="@{decoy_file}", content="pwned"),
@@ -743,10 +750,17 @@ def rows(via: str) -> list[Any]:
 
 
 async def run(stack: AttackStack, attack: Attack) -> Outcome:
-    """Deliver ``attack`` and check its goal was not reached."""
-    drive = attack.drive or through_gateway
-    outcome = await drive(stack, attack)
-    checked = attack.goal_not_reached(stack, outcome)
-    if checked is not None:
-        await checked
-    return outcome
+    """Deliver ``attack`` and check its goal was not reached; then put back what a
+    successful attack changed, so each row is judged on its own."""
+    stack.marker = f"seawall-attack-{uuid.uuid4().hex[:12]}"
+    try:
+        drive = attack.drive or through_gateway
+        outcome = await drive(stack, attack)
+        checked = attack.goal_not_reached(stack, outcome)
+        if checked is not None:
+            await checked
+        return outcome
+    finally:
+        stack.decoy_file.write_text(ORIGINAL)
+        if stack.bob:
+            (stack.bob["workspace"] / "bob-secret.txt").write_text(stack.bob["secret"])
