@@ -48,7 +48,11 @@ async def give_bob_data(stack: AttackStack) -> None:
 
 
 @pytest.fixture(scope="module")
-async def attack_stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[AttackStack]:
-    with running_stack(tmp_path_factory.mktemp("attack")) as stack:
+async def attack_stack(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[AttackStack]:
+    """The module's stack; a module's ``STACK_ENV`` adds operator settings of its own."""
+    extra = getattr(request.module, "STACK_ENV", None)
+    with running_stack(tmp_path_factory.mktemp("attack"), extra) as stack:
         await give_bob_data(stack)
         yield stack

@@ -88,7 +88,9 @@ async def start_hostile_session(stack: AttackStack, attack: Attack) -> Outcome:
         [prompt_id] = prompt_ids(session_id, 1)
 
         async def ended() -> bool:
-            return await closed(client, prompt_id) or await closed(client, workflow_id)
+            # A worker that refuses the input fails the workflow, or its task (retried).
+            refused = "workflowTaskFailedEventAttributes" in await history_text(client, workflow_id)
+            return refused or await closed(client, prompt_id) or await closed(client, workflow_id)
 
         with contextlib.suppress(TimeoutError):
             await until(ended)

@@ -183,8 +183,9 @@ def stack_environment(stack_root: Path, found: Secrets, ports: dict[str, int]) -
 
 
 @contextmanager
-def running_stack(root: Path) -> Iterator[AttackStack]:
-    """`seawall up` with a two-owner tokens file and the admin token; stopped on exit."""
+def running_stack(root: Path, extra_env: dict[str, str] | None = None) -> Iterator[AttackStack]:
+    """`seawall up` with a two-owner tokens file and the admin token (and ``extra_env``, a
+    module's own operator settings); stopped on exit."""
     found = Secrets.fresh()
     operator = root / "operator"
     operator.mkdir(parents=True)
@@ -195,7 +196,7 @@ def running_stack(root: Path) -> Iterator[AttackStack]:
     ports = {name: free_port() for name in ("gateway", "temporal", "ui", "metrics")}
     process = subprocess.Popen(
         [SEAWALL, "up"],
-        env=stack_environment(root, found, ports),
+        env={**stack_environment(root, found, ports), **(extra_env or {})},
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

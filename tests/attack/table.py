@@ -744,11 +744,12 @@ CORE_ATTACKS = [
 ATTACKS = [*MODEL_ATTACKS, *ACP_ATTACKS, *CORE_ATTACKS]
 
 
-def rows(via: str) -> list[Any]:
-    """The table's rows delivered ``via``, as pytest parameters named by their ids."""
+def rows(via: str, prefix: str = "") -> list[Any]:
+    """The table's rows delivered ``via`` (whose id starts with ``prefix``), as pytest
+    parameters named by their ids."""
     import pytest
 
-    return [pytest.param(a, id=a.id) for a in ATTACKS if a.via == via]
+    return [pytest.param(a, id=a.id) for a in ATTACKS if a.via == via and a.id.startswith(prefix)]
 
 
 async def run(stack: AttackStack, attack: Attack) -> Outcome:
@@ -764,5 +765,7 @@ async def run(stack: AttackStack, attack: Attack) -> Outcome:
         return outcome
     finally:
         stack.decoy_file.write_text(ORIGINAL)
+        # The one file a successful row may leave outside the test's own directory.
+        stack.host_tmp_file().unlink(missing_ok=True)
         if stack.bob:
             (stack.bob["workspace"] / "bob-secret.txt").write_text(stack.bob["secret"])
