@@ -219,7 +219,9 @@ def _wait(
     raise StackError(f"{what} did not become ready within {timeout:.0f} s")
 
 
-def _temporal_ready(config: StackConfig) -> bool:
+def _temporal_ready(config: StackConfig, environ: Mapping[str, str]) -> bool:
+    """Whether the dev server answers, asked by the ``temporal`` CLI with the dev server's
+    environment (no secret) and no profile file or variables of the operator's."""
     done = subprocess.run(
         [
             temporal_binary(),
@@ -229,9 +231,12 @@ def _temporal_ready(config: StackConfig) -> bool:
             config.namespace,
             "--address",
             config.temporal_address,
+            "--disable-config-file",
+            "--disable-config-env",
         ],
         capture_output=True,
         timeout=10,
+        env=dev_server_environment(environ),
     )
     return done.returncode == 0
 
@@ -289,7 +294,12 @@ class Stack:
                 server_command(self.config, codec_env),
                 dev_server_environment(self.environ),
             )
-            _wait(lambda: _temporal_ready(self.config), "the Temporal dev server", server, 60)
+            _wait(
+                lambda: _temporal_ready(self.config, self.environ),
+                "the Temporal dev server",
+                server,
+                60,
+            )
         finally:
             # Read at startup; never restarted (its death stops the stack).
             codec_env.unlink(missing_ok=True)
