@@ -34,6 +34,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 
+from seawall.runtime.child_env import (
+    dev_server_environment,
+    gateway_environment,
+    worker_environment,
+)
 from seawall.runtime.devserver import temporal_binary
 from seawall.runtime.private_files import (
     PRIVATE_FILE_MODE,
@@ -42,7 +47,7 @@ from seawall.runtime.private_files import (
     private_file,
     use_private_umask,
 )
-from seawall.runtime.settings import GATEWAY, SETTINGS, SeawallSettings, default_of
+from seawall.runtime.settings import SeawallSettings, default_of
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -156,8 +161,10 @@ def server_command(config: StackConfig, ui_codec_env: Path | None = None) -> lis
 
 
 def child_environment(config: StackConfig, environ: Mapping[str, str]) -> dict[str, str]:
-    """The worker's and the gateway's environment: this process's, with the settings that
-    place them in this stack set explicitly (the environment wins over the config file)."""
+    """The environment the worker's and the gateway's are cut from: this process's, with the
+    settings that place them in this stack set explicitly (the environment wins over the
+    config file). Each process gets only its own secrets of it (seawall/runtime/child_env.py):
+    the dev server none, the worker no gateway or codec token, the gateway no model key."""
     return {
         **environ,
         "TEMPORAL_ADDRESS": config.temporal_address,
@@ -172,44 +179,9 @@ def child_environment(config: StackConfig, environ: Mapping[str, str]) -> dict[s
     }
 
 
-def worker_environment(environ: Mapping[str, str]) -> dict[str, str]:
-    """``environ`` without the codec token: the worker never reads it, and what runs beside
-    a worker (a tool) must not find it in the worker's environment."""
-    return {key: value for key, value in environ.items() if key not in CODEC_TOKEN_ENV}
-
-
 def codec_environment(config: StackConfig) -> dict[str, str]:
     """The gateway's codec credential: the one the dev server's UI was started with."""
     return {"SEAWALL_CODEC_TOKEN": config.codec_token}
-
-
-CODEC_TOKEN_ENV = frozenset(next(s for s in SETTINGS if s.name == "codec_token").env)
-
-
-def gateway_environment(environ: Mapping[str, str]) -> dict[str, str]:
-    """``environ`` without the variables of settings the gateway never reads (the model
-    endpoint and its key, MCP servers, ...): the gateway is a client and gets no secret it
-    does not use."""
-    withheld = {
-        name
-        for s in SETTINGS
-        if GATEWAY not in s.read_by and s.name not in VALIDATED_WITH_ROLLOUT
-        for name in s.env
-    }
-    return {key: value for key, value in environ.items() if key not in withheld}
-
-
-# The settings model checks a rollout policy against these wherever the policy is set (a
-# config file every process reads), so a gateway that sees the policy must see them too.
-VALIDATED_WITH_ROLLOUT = frozenset(
-    {
-        "guard_rollout",
-        "guard_rollout_salt",
-        "guard_rollout_allow_wide_enforce",
-        "deployment_environment",
-        "otel_resource_attributes",
-    }
-)
 
 
 class StackError(RuntimeError):
@@ -254,7 +226,9 @@ def _wait(
     raise StackError(f"{what} did not become ready within {timeout:.0f} s")
 
 
-def _temporal_ready(config: StackConfig) -> bool:
+def _temporal_ready(config: StackConfig, environ: Mapping[str, str]) -> bool:
+    """Whether the dev server answers, asked by the ``temporal`` CLI with the dev server's
+    environment (no secret) and no profile file or variables of the operator's."""
     done = subprocess.run(
         [
             temporal_binary(),
@@ -264,9 +238,12 @@ def _temporal_ready(config: StackConfig) -> bool:
             config.namespace,
             "--address",
             config.temporal_address,
+            "--disable-config-file",
+            "--disable-config-env",
         ],
         capture_output=True,
         timeout=10,
+        env=dev_server_environment(environ),
     )
     return done.returncode == 0
 
@@ -333,8 +310,17 @@ class Stack:
         self.prepare()
         codec_env = write_ui_codec_env(self.config)
         try:
-            server = self._spawn("temporal", server_command(self.config, codec_env))
-            _wait(lambda: _temporal_ready(self.config), "the Temporal dev server", server, 60)
+            server = self._spawn(
+                "temporal",
+                server_command(self.config, codec_env),
+                dev_server_environment(self.environ),
+            )
+            _wait(
+                lambda: _temporal_ready(self.config, self.environ),
+                "the Temporal dev server",
+                server,
+                60,
+            )
         finally:
             # Read at startup; never restarted (its death stops the stack).
             codec_env.unlink(missing_ok=True)
