@@ -7,7 +7,8 @@ the workers already polling ``task_queue`` (the ``make run`` stack, say). With
 directory (``data_dir`` when set, else a per-user directory, so sessions survive an editor
 restart), and a worker in this process, as ``seawall run`` does. Either way the operator's
 settings (environment and user config file) are the only policy: the embedded worker reads
-them exactly as ``python worker.py`` would.
+them exactly as ``python worker.py`` would. The process holds none of the operator's
+secrets it does not read (no gateway or codec token): it starts itself again without them.
 """
 
 from __future__ import annotations
@@ -19,8 +20,10 @@ import sys
 from contextlib import AsyncExitStack
 from pathlib import Path
 
+from seawall.runtime.child_env import exec_without_withheld
 from seawall.runtime.logs import configure_logging
-from seawall.runtime.settings import LOG_FORMATS, EffectiveSettings, user_data_dir
+from seawall.runtime.private_files import make_private_data_dir
+from seawall.runtime.settings import ACP, LOG_FORMATS, WORKER, EffectiveSettings, user_data_dir
 from seawall.runtime.temporal_connect import (
     TemporalAccessRefused,
     TemporalClientConfig,
@@ -62,6 +65,10 @@ def embedded_data_dir(effective: EffectiveSettings) -> Path:
 
 
 def main_acp(args: argparse.Namespace, effective: EffectiveSettings) -> int:
+    # Before anything else: this process keeps only the secrets it reads, the bridge's and,
+    # with --embedded, its in-process worker's (seawall/runtime/child_env.py); the embedded
+    # dev server gets none (seawall/runtime/devserver.py).
+    exec_without_withheld(*((ACP, WORKER) if args.embedded else (ACP,)))
     # First of all: from here on only protocol frames reach the real stdout.
     from seawall.acp.stdio import protect_stdout
 
@@ -105,7 +112,9 @@ async def _serve(
     async with AsyncExitStack() as stack:
         if args.embedded:
             data_dir = embedded_data_dir(effective)
-            data_dir.mkdir(parents=True, exist_ok=True)
+            # 0700, its files 0600 (seawall/runtime/private_files.py); no umask here: the
+            # in-process worker writes the user's own project files.
+            make_private_data_dir(data_dir)
             # Payloads past the threshold live beside the dev server's database.
             storage = payload_storage(settings, root=data_dir / "payloads")
             env = await start_dev_server(

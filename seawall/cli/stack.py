@@ -29,6 +29,7 @@ the shape for anything shared.
 from __future__ import annotations
 
 import ipaddress
+import json
 import os
 import secrets
 import signal
@@ -42,8 +43,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 
+from seawall.runtime.child_env import (
+    dev_server_environment,
+    gateway_environment,
+    worker_environment,
+)
 from seawall.runtime.devserver import temporal_binary
-from seawall.runtime.settings import GATEWAY, SETTINGS, SeawallSettings, default_of
+from seawall.runtime.private_files import (
+    PRIVATE_FILE_MODE,
+    make_private_data_dir,
+    private_dir,
+    private_file,
+    use_private_umask,
+)
+from seawall.runtime.settings import SETTINGS, SeawallSettings, default_of
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -105,27 +118,36 @@ class StackConfig:
         return [self.ui_url]
 
 
-class StackError(RuntimeError):
-    pass
+# The dev server's deprecated "env" config file (``--env-file``/``--env``) sets any of its
+# flags; the UI's codec endpoint goes there, not in argv, which every local user can read
+# (/proc/<pid>/cmdline). The file is 0600 and removed once the server has read it.
+UI_CODEC_ENV = "seawall-ui-codec"
 
 
-def check_loopback(host: str) -> None:
-    """Refuse a ``stack_host`` other processes' machines could reach: the dev server
-    authenticates nobody."""
-    name = host.strip().strip("[]")
-    try:
-        loopback = name.lower() == "localhost" or ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        loopback = False
-    if not loopback:
-        raise StackError(
-            f"SEAWALL_HOST={host!r}: seawall up binds to a loopback address only "
-            "(127.0.0.1, ::1, localhost): its Temporal dev server has no authentication; "
-            'use the compose stack (README, "Production-shaped stack") to serve others'
-        )
+def ui_codec_env_file(config: StackConfig) -> Path:
+    return config.data_dir / "run" / "ui-codec.yaml"
 
 
-def server_command(config: StackConfig) -> list[str]:
+def write_ui_codec_env(config: StackConfig) -> Path:
+    """The dev server's env file holding the UI's codec endpoint (its credential), 0600 in
+    a 0700 directory: what :func:`server_command` points the server at."""
+    path = ui_codec_env_file(config)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.chmod(0o700)
+    endpoint = f"{config.gateway_url}/codec/ui/{config.codec_token}"
+    text = f"env:\n  {UI_CODEC_ENV}:\n    ui-codec-endpoint: {json.dumps(endpoint)}\n"
+    path.unlink(missing_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(text)
+    return path
+
+
+def server_command(config: StackConfig, ui_codec_env: Path | None = None) -> list[str]:
+    """The dev server's command line; with ``ui_codec_env`` (:func:`write_ui_codec_env`), its
+    UI shows stored payloads through the gateway's codec endpoint (gateway/codec.py), whose
+    credential is in the endpoint's URL: the browser sends no token of ours."""
+    codec = ["--env-file", str(ui_codec_env), "--env", UI_CODEC_ENV] if ui_codec_env else []
     return [
         temporal_binary(),
         "server",
@@ -142,10 +164,7 @@ def server_command(config: StackConfig) -> list[str]:
         str(config.temporal_port),
         "--ui-port",
         str(config.ui_port),
-        # The UI shows stored payloads through the gateway's codec endpoint (gateway/codec.py),
-        # the one whose credential is in its URL: the browser sends no token of ours.
-        "--ui-codec-endpoint",
-        f"{config.gateway_url}/codec/ui/{config.codec_token}",
+        *codec,
         "--namespace",
         config.namespace,
         "--log-level",
@@ -155,8 +174,10 @@ def server_command(config: StackConfig) -> list[str]:
 
 
 def child_environment(config: StackConfig, environ: Mapping[str, str]) -> dict[str, str]:
-    """The worker's and the gateway's environment: this process's, with the settings that
-    place them in this stack set explicitly (the environment wins over the config file)."""
+    """The environment the worker's and the gateway's are cut from: this process's, with the
+    settings that place them in this stack set explicitly (the environment wins over the
+    config file). Each process gets only its own secrets of it (seawall/runtime/child_env.py):
+    the dev server none, the worker no gateway or codec token, the gateway no model key."""
     return {
         **{key: value for key, value in environ.items() if key not in TEMPORAL_ACCESS},
         # The dev server takes no TLS and no credentials: no profile file, no TLS.
@@ -171,8 +192,6 @@ def child_environment(config: StackConfig, environ: Mapping[str, str]) -> dict[s
         "SEAWALL_WORKSPACES": str(config.workspaces or config.data_dir / "workspaces"),
         # One data directory, so the worker and the gateway share the stored payloads.
         "SEAWALL_DATA_DIR": str(config.data_dir),
-        # The UI's codec endpoint: the credential the server was started with, its origin.
-        "SEAWALL_CODEC_TOKEN": config.codec_token,
         "SEAWALL_CODEC_UI_ORIGINS": ",".join(config.ui_origins),
     }
 
@@ -188,30 +207,29 @@ TEMPORAL_ACCESS = frozenset(
 )
 
 
-def gateway_environment(environ: Mapping[str, str]) -> dict[str, str]:
-    """``environ`` without the variables of settings the gateway never reads (the model
-    endpoint and its key, MCP servers, ...): the gateway is a client and gets no secret it
-    does not use."""
-    withheld = {
-        name
-        for s in SETTINGS
-        if GATEWAY not in s.read_by and s.name not in VALIDATED_WITH_ROLLOUT
-        for name in s.env
-    }
-    return {key: value for key, value in environ.items() if key not in withheld}
+def codec_environment(config: StackConfig) -> dict[str, str]:
+    """The gateway's codec credential: the one the dev server's UI was started with."""
+    return {"SEAWALL_CODEC_TOKEN": config.codec_token}
 
 
-# The settings model checks a rollout policy against these wherever the policy is set (a
-# config file every process reads), so a gateway that sees the policy must see them too.
-VALIDATED_WITH_ROLLOUT = frozenset(
-    {
-        "guard_rollout",
-        "guard_rollout_salt",
-        "guard_rollout_allow_wide_enforce",
-        "deployment_environment",
-        "otel_resource_attributes",
-    }
-)
+class StackError(RuntimeError):
+    pass
+
+
+def check_loopback(host: str) -> None:
+    """Refuse a ``stack_host`` other processes' machines could reach: the dev server
+    authenticates nobody."""
+    name = host.strip().strip("[]")
+    try:
+        loopback = name.lower() == "localhost" or ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        loopback = False
+    if not loopback:
+        raise StackError(
+            f"SEAWALL_HOST={host!r}: seawall up binds to a loopback address only "
+            "(127.0.0.1, ::1, localhost): its Temporal dev server has no authentication; "
+            'use the compose stack (README, "The compose stack") to serve others'
+        )
 
 
 @dataclass
@@ -253,9 +271,9 @@ def _wait(
 
 
 def _temporal_ready(config: StackConfig, environ: Mapping[str, str] | None = None) -> bool:
-    """Whether the dev server answers, asked by the ``temporal`` CLI with the children's
-    environment (default: this process's, as the children get it): no TLS, no profile or
-    API key of the operator's shell."""
+    """Whether the dev server answers, asked by the ``temporal`` CLI with the dev server's
+    environment (no secret; default: this process's) and no profile file or variables of
+    the operator's."""
     if environ is None:
         environ = child_environment(config, os.environ)
     done = subprocess.run(
@@ -267,10 +285,12 @@ def _temporal_ready(config: StackConfig, environ: Mapping[str, str] | None = Non
             config.namespace,
             "--address",
             config.temporal_address,
+            "--disable-config-file",
+            "--disable-config-env",
         ],
         capture_output=True,
         timeout=10,
-        env=dict(environ),
+        env=dev_server_environment(environ),
     )
     return done.returncode == 0
 
@@ -301,9 +321,16 @@ class Stack:
     def _spawn(
         self, name: str, command: list[str], env: Mapping[str, str] | None = None
     ) -> subprocess.Popen[bytes]:
-        self.logs.mkdir(parents=True, exist_ok=True)
-        self.pids.mkdir(parents=True, exist_ok=True)
-        log = (self.logs / f"{name}.log").open("ab")
+        private_dir(self.logs)
+        private_dir(self.pids)
+        log = os.fdopen(
+            os.open(
+                self.logs / f"{name}.log",
+                os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC,
+                PRIVATE_FILE_MODE,
+            ),
+            "ab",
+        )
         process = subprocess.Popen(
             command,
             cwd=ROOT,
@@ -316,21 +343,41 @@ class Stack:
         log.close()
         self._commands[name] = (command, env)
         self.processes = [(n, p) for n, p in self.processes if n != name] + [(name, process)]
-        (self.pids / f"{name}.pid").write_text(f"{process.pid}\n")
+        private_file(self.pids / f"{name}.pid").write_text(f"{process.pid}\n")
         return process
 
-    def start(self) -> None:
-        self.config.data_dir.mkdir(parents=True, exist_ok=True)
-        server = self._spawn("temporal", server_command(self.config))
-        _wait(
-            lambda: _temporal_ready(self.config, self.environ),
-            "the Temporal dev server",
-            server,
-            60,
+    def prepare(self) -> None:
+        """The data dir 0700 throughout and its files 0600, also one an older version left
+        looser (seawall/runtime/private_files.py)."""
+        make_private_data_dir(
+            self.config.data_dir, self.config.workspaces or self.config.data_dir / "workspaces"
         )
-        self._spawn("worker", [sys.executable, str(ROOT / "worker.py")])
+
+    def start(self) -> None:
+        self.prepare()
+        codec_env = write_ui_codec_env(self.config)
+        try:
+            server = self._spawn(
+                "temporal",
+                server_command(self.config, codec_env),
+                dev_server_environment(self.environ),
+            )
+            _wait(
+                lambda: _temporal_ready(self.config, self.environ),
+                "the Temporal dev server",
+                server,
+                60,
+            )
+        finally:
+            # Read at startup; never restarted (its death stops the stack).
+            codec_env.unlink(missing_ok=True)
+        self._spawn(
+            "worker", [sys.executable, str(ROOT / "worker.py")], worker_environment(self.environ)
+        )
         gateway = self._spawn(
-            "gateway", [sys.executable, "-m", "gateway"], gateway_environment(self.environ)
+            "gateway",
+            [sys.executable, "-m", "gateway"],
+            gateway_environment(self.environ) | codec_environment(self.config),
         )
         _wait(lambda: _gateway_ready(self.config), "the gateway", gateway, 60)
 
@@ -392,6 +439,8 @@ def run_stack(settings: SeawallSettings, environ: Mapping[str, str] | None = Non
     except StackError as err:
         print(f"seawall: error: {err}", file=sys.stderr)
         return 2
+    # The stack's processes inherit it: the database, logs and payloads are private.
+    use_private_umask()
     stack = Stack(config, os.environ if environ is None else environ)
     stopping = False
 

@@ -1138,6 +1138,32 @@ class SeawallSettings(BaseSettings):
         ge=0,
         le=1000,
     )
+    # --- per-owner quotas (docs/architecture.md, "Per-owner quotas") ------------------------
+    # Counted, like the prompt limit, in the owner's admission workflow: across every replica.
+    max_open_sessions_per_owner: int = setting(
+        100,
+        "sessions one owner of the tokens file may have open at once (0: no limit)",
+        env="SEAWALL_MAX_OPEN_SESSIONS_PER_OWNER",
+        read_by=(GATEWAY,),
+        ge=0,
+    )
+    max_client_metadata_bytes: int = setting(
+        16 * 1024,
+        "largest client_metadata (as JSON, in bytes) a session may be created with; every "
+        "prompt's input carries it again",
+        env="SEAWALL_MAX_CLIENT_METADATA_BYTES",
+        read_by=(GATEWAY,),
+        ge=2,
+        le=1024 * 1024,
+    )
+    max_stored_bytes_per_owner: int = setting(
+        128 * 1024 * 1024,
+        "bytes of prompt and input texts and client_metadata one owner's open sessions may "
+        "hold, the metadata counted at the start and again with every prompt (0: no limit)",
+        env="SEAWALL_MAX_STORED_BYTES_PER_OWNER",
+        read_by=(GATEWAY,),
+        ge=0,
+    )
     # --- seawall up -------------------------------------------------------------------------
     data_dir: Path = setting(
         Path(".data"),
