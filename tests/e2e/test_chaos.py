@@ -25,6 +25,9 @@ from workflows.guard import REPEATED_TOOL_FAILURE_REMINDER
 from workflows.scenario_io import ModelScript, ScriptedCall, ScriptedTurn
 
 
+# The suite's own deadlines (a prompt's 200 s, the stack's start's 120 s) end a stuck run with
+# its diagnosis and kept logs; pytest's time-out, the last resort, must come later than they.
+@pytest.mark.timeout(900)
 async def test_prompts_survive_killed_workers_servers_and_a_faulty_model(tmp_path: Path) -> None:
     figures = await chaos(
         prompts=8,
