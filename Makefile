@@ -73,7 +73,8 @@ bench: $(STAMP) sandbox-tools
 # Prompts through the gateway while workers are SIGKILLed, the server restarts, MCP servers
 # are SIGKILLed mid-call and the model endpoint fails (429, 500, hangs, malformed chunks,
 # cut streams), each checked against its undisturbed run (scripts/chaos.py); prints its
-# figures.
+# figures. A prompt that misses its deadline (--prompt-deadline) fails the run naming it, and
+# a failed run keeps the stack's logs in .data/chaos-logs/ (scripts/chaos_watch.py).
 chaos: $(STAMP)
 	$(BIN)/python scripts/chaos.py --prompts 100 --interactive 10 --kills 12 --restarts 2 \
 		--mcp-prompts 10 --mcp-kills 4 --model-faults 3

@@ -116,6 +116,10 @@ RUN = "seawall run"
 UP = "seawall up"
 PROMPT = "seawall prompt"
 ACP = "seawall acp"
+ROLLOUT = "seawall rollout"
+STORAGE = "seawall storage"
+# Every process that is a Temporal client: each reads the Temporal access settings.
+TEMPORAL_CLIENTS = (WORKER, GATEWAY, RUN, ACP, ROLLOUT, STORAGE)
 
 
 @dataclass(frozen=True)
@@ -849,6 +853,88 @@ class SeawallSettings(BaseSettings):
         read_by=(WORKER, GATEWAY),
         ge=0,
     )
+    # --- Temporal access: TLS, mTLS, API keys (docs/settings.md, "Temporal access") ---------
+    # The variables are the Temporal SDKs' own environment configuration; the profile file
+    # is theirs too (temporalio.envconfig). seawall/runtime/temporal_connect.py builds every
+    # client's connect arguments from these, over the profile, over the defaults above.
+    temporal_profile: str | None = setting(
+        None,
+        "profile of the Temporal config file to use (unset: its 'default' profile, if any)",
+        env="TEMPORAL_PROFILE",
+        read_by=TEMPORAL_CLIENTS,
+        min_length=1,
+    )
+    temporal_config_file: Path | None = setting(
+        None,
+        "Temporal client config file (TOML profiles; unset: "
+        "$XDG_CONFIG_HOME/temporalio/temporal.toml or ~/.config/temporalio/temporal.toml "
+        "when it exists)",
+        env="TEMPORAL_CONFIG_FILE",
+        read_by=TEMPORAL_CLIENTS,
+    )
+    temporal_api_key: SecretStr | None = setting(
+        None,
+        "API key sent to the Temporal frontend (Temporal Cloud); turns TLS on",
+        env="TEMPORAL_API_KEY",
+        read_by=TEMPORAL_CLIENTS,
+        secret=True,
+    )
+    temporal_tls: bool | None = setting(
+        None,
+        "TLS to the Temporal frontend: true | false (unset: on when an API key or a TLS file "
+        "is set)",
+        env="TEMPORAL_TLS",
+        read_by=TEMPORAL_CLIENTS,
+    )
+    temporal_tls_server_ca_cert_path: Path | None = setting(
+        None,
+        "PEM file of the CA that signed the frontend's certificate (unset: system roots)",
+        env="TEMPORAL_TLS_SERVER_CA_CERT_PATH",
+        read_by=TEMPORAL_CLIENTS,
+    )
+    temporal_tls_server_ca_cert_data: SecretStr | None = setting(
+        None,
+        "the same CA certificate as PEM text (environment only)",
+        env="TEMPORAL_TLS_SERVER_CA_CERT_DATA",
+        read_by=TEMPORAL_CLIENTS,
+        secret=True,
+        config_file=None,
+    )
+    temporal_tls_client_cert_path: Path | None = setting(
+        None,
+        "PEM file of this client's certificate, for mTLS (with the client key)",
+        env="TEMPORAL_TLS_CLIENT_CERT_PATH",
+        read_by=TEMPORAL_CLIENTS,
+    )
+    temporal_tls_client_cert_data: SecretStr | None = setting(
+        None,
+        "the client certificate as PEM text (environment only)",
+        env="TEMPORAL_TLS_CLIENT_CERT_DATA",
+        read_by=TEMPORAL_CLIENTS,
+        secret=True,
+        config_file=None,
+    )
+    temporal_tls_client_key_path: Path | None = setting(
+        None,
+        "PEM file of this client's private key, for mTLS (with the client certificate)",
+        env="TEMPORAL_TLS_CLIENT_KEY_PATH",
+        read_by=TEMPORAL_CLIENTS,
+    )
+    temporal_tls_client_key_data: SecretStr | None = setting(
+        None,
+        "the client private key as PEM text (environment only)",
+        env="TEMPORAL_TLS_CLIENT_KEY_DATA",
+        read_by=TEMPORAL_CLIENTS,
+        secret=True,
+        config_file=None,
+    )
+    temporal_tls_server_name: str | None = setting(
+        None,
+        "name the frontend's certificate must carry, when it is not the address's host (SNI)",
+        env="TEMPORAL_TLS_SERVER_NAME",
+        read_by=TEMPORAL_CLIENTS,
+        min_length=1,
+    )
     # --- the guard and the worker -----------------------------------------------------------
     repeated_tool_failure_guard: GuardMode = setting(
         DEFAULT_GUARD_MODE,
@@ -1127,6 +1213,32 @@ class SeawallSettings(BaseSettings):
         read_by=(GATEWAY,),
         ge=0,
         le=1000,
+    )
+    # --- per-owner quotas (docs/architecture.md, "Per-owner quotas") ------------------------
+    # Counted, like the prompt limit, in the owner's admission workflow: across every replica.
+    max_open_sessions_per_owner: int = setting(
+        100,
+        "sessions one owner of the tokens file may have open at once (0: no limit)",
+        env="SEAWALL_MAX_OPEN_SESSIONS_PER_OWNER",
+        read_by=(GATEWAY,),
+        ge=0,
+    )
+    max_client_metadata_bytes: int = setting(
+        16 * 1024,
+        "largest client_metadata (as JSON, in bytes) a session may be created with; every "
+        "prompt's input carries it again",
+        env="SEAWALL_MAX_CLIENT_METADATA_BYTES",
+        read_by=(GATEWAY,),
+        ge=2,
+        le=1024 * 1024,
+    )
+    max_stored_bytes_per_owner: int = setting(
+        128 * 1024 * 1024,
+        "bytes of prompt and input texts and client_metadata one owner's open sessions may "
+        "hold, the metadata counted at the start and again with every prompt (0: no limit)",
+        env="SEAWALL_MAX_STORED_BYTES_PER_OWNER",
+        read_by=(GATEWAY,),
+        ge=0,
     )
     # --- seawall up -------------------------------------------------------------------------
     data_dir: Path = setting(
@@ -1491,6 +1603,19 @@ class EffectiveSettings:
     def is_set(self, name: str) -> bool:
         """Whether the operator set ``name`` (in the environment or the user config)."""
         return self.origins[name].source is not SettingSource.DEFAULT
+
+    def labelled(self, name: str) -> str:
+        """``VARIABLE=value (environment)``, ``key=value (user config PATH)`` or ``name
+        (default)``: how an error about setting ``name`` names it (a secret without its
+        value), for checks made after loading (seawall/runtime/temporal_connect.py)."""
+        setting = SETTINGS_BY_NAME[name]
+        origin = self.origins[name]
+        if origin.source is SettingSource.DEFAULT:
+            return f"{name} (default)"
+        shown = "" if setting.secret else f"={_shown(str(getattr(self.settings, name)))}"
+        if origin.source is SettingSource.ENVIRONMENT:
+            return f"{origin.where}{shown} (environment)"
+        return f"{name}{shown} (user config {self.config.path})"
 
     def display_value(self, name: str) -> str:
         """The value as ``seawall config`` shows it: secrets only as ``set``/``unset``,

@@ -73,6 +73,10 @@ def test_the_representative_scenarios_are_all_recorded() -> None:
         "durable-steps-session-prompt",
         # Recorded after TOOLS_WITHOUT_HOP_PATCH (-v2): the tools from a local activity.
         "tools-without-hop-v2-warn-then-stop",
+        # Recorded after per-owner quotas: sessions and bytes counted, a closed one freed.
+        "owner-admission-quotas",
+        # Recorded after PROMPT_ID_REUSE_POLICY: a taken prompt id fails that prompt only.
+        "session-remembered-submits",
     } <= names
 
 
