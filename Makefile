@@ -14,7 +14,29 @@ $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-install: $(STAMP)
+# The sandbox of shell commands and stdio MCP servers (docs/security-sandbox.md): bubblewrap,
+# and slirp4netns for sandbox_network: on. Installed with apt-get when missing and usable
+# (as root); otherwise the one command to run is printed and the worker refuses those tools
+# until it is (or the operator sets sandbox: none).
+SANDBOX_PACKAGES := bubblewrap slirp4netns
+.PHONY: sandbox-tools
+sandbox-tools:
+	@missing=""; \
+	command -v bwrap >/dev/null 2>&1 || missing="$$missing bubblewrap"; \
+	command -v slirp4netns >/dev/null 2>&1 || missing="$$missing slirp4netns"; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing the sandbox's tools:$$missing"; \
+	    apt-get install -y -q $$missing >/dev/null 2>&1 \
+	      || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q $$missing >/dev/null; } \
+	      || echo "warning: could not install$$missing; run: sudo apt-get install -y$$missing" >&2; \
+	  else \
+	    echo "the sandbox needs:$$missing; run: sudo apt-get install -y$$missing" \
+	      "(or your system's packages of the same names)" >&2; \
+	  fi; \
+	fi
+
+install: $(STAMP) sandbox-tools
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -23,11 +45,11 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy workflows activities gateway seawall bench scripts worker.py
 
-test: lint typecheck
+test: lint typecheck sandbox-tools
 	$(BIN)/pytest
 
 # The whole stack on the embedded default: Temporal dev server + UI, worker, gateway.
-run: $(STAMP)
+run: $(STAMP) sandbox-tools
 	$(BIN)/seawall up
 
 clean:
@@ -36,20 +58,23 @@ clean:
 # Benchmarks: loop-stopping quality of both loop profiles against peer rules (with the
 # thresholds' sensitivity), the cost of durability, and live streaming (delta latency,
 # events per second, history per prompt, against polling and workflow_streams), throughput
-# against worker count, and the capacity plan computed from those figures (docs/capacity.md).
-# Prints the tables and writes bench/results/{loops,overhead,streaming,scaling}.json.
+# against worker count, the capacity plan computed from those figures (docs/capacity.md), and
+# the per-call cost of the sandbox beside the bare command (bench/sandbox.py).
+# Prints the tables and writes bench/results/{loops,overhead,streaming,scaling,sandbox}.json.
 .PHONY: bench
-bench: $(STAMP)
+bench: $(STAMP) sandbox-tools
 	$(BIN)/python bench/loops.py --sensitivity
 	$(BIN)/python bench/overhead.py
 	$(BIN)/python bench/streaming.py
 	$(BIN)/python bench/scaling.py
 	$(BIN)/python bench/capacity.py
+	$(BIN)/python bench/sandbox.py --json bench/results/sandbox.json
 
 # Prompts through the gateway while workers are SIGKILLed, the server restarts, MCP servers
 # are SIGKILLed mid-call and the model endpoint fails (429, 500, hangs, malformed chunks,
 # cut streams), each checked against its undisturbed run (scripts/chaos.py); prints its
-# figures.
+# figures. A prompt that misses its deadline (--prompt-deadline) fails the run naming it, and
+# a failed run keeps the stack's logs in .data/chaos-logs/ (scripts/chaos_watch.py).
 chaos: $(STAMP)
 	$(BIN)/python scripts/chaos.py --prompts 100 --interactive 10 --kills 12 --restarts 2 \
 		--mcp-prompts 10 --mcp-kills 4 --model-faults 3

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import concurrent.futures
+import dataclasses
 import functools
 import os
 import signal
@@ -41,6 +42,7 @@ from activities.model import (
 )
 from activities.model_selection import endpoint_configured
 from activities.operator_settings import OperatorSettingsActivities
+from activities.sandbox import Sandbox, load_policy, log_sandbox_status, probe
 from activities.tool_runner import ToolActivities
 from activities.tools import BUILTIN_TOOLS
 
@@ -50,7 +52,7 @@ from seawall.runtime.grants import GrantSigner, new_signing_key, signing_client
 from seawall.runtime.logs import configure_logging
 from seawall.runtime.metrics import build_runtime, global_attributes
 from seawall.runtime.plugin import SeawallPlugin, client_with_plugin, connect
-from seawall.runtime.process_exit import exit_without_finalizing
+from seawall.runtime.process_exit import run_then_exit
 from seawall.runtime.server_wait import ServerUnreachable, wait_for_server
 from seawall.runtime.settings import (
     LOG_FORMATS,
@@ -66,6 +68,11 @@ from seawall.runtime.settings import (
 )
 from seawall.runtime.storage import describe as describe_storage
 from seawall.runtime.storage import payload_storage
+from seawall.runtime.temporal_connect import (
+    TemporalAccessRefused,
+    TemporalClientConfig,
+    temporal_or_exit,
+)
 from seawall.runtime.temporal_setup import ensure_search_attributes
 
 
@@ -84,19 +91,31 @@ def model_providers(environ: Mapping[str, str]) -> dict[str, ModelProvider]:
 
 
 def build_activities(
-    environ: Mapping[str, str] = os.environ, *, trust: WorkerTrust | None = None
+    environ: Mapping[str, str] = os.environ,
+    sandbox: Sandbox | None = None,
+    *,
+    trust: WorkerTrust | None = None,
 ) -> WorkerActivities:
     """The worker's activities, reading operator settings from ``environ`` (and the user
     config file it locates) whenever they need them, so a changed setting applies to the
-    next prompt. ``trust`` is what the worker accepts of a workflow's input (scripted
-    models, workspace roots, session grants; docs/security-trust.md): by default read once
-    from the same settings, here."""
+    next prompt. ``sandbox`` is the probed sandbox of shell commands and stdio MCP servers
+    (default: probed now from ``environ``'s settings); it is fixed for the worker's life.
+    ``trust`` is what the worker accepts of a workflow's input (scripted models, workspace
+    roots, session grants; docs/security-trust.md): by default read once from the same
+    settings, here."""
+    if sandbox is None:
+        # Its processes' allowlisted variables come from the same environment.
+        sandbox = dataclasses.replace(probe(load_policy(environ)), environ=environ)
     if trust is None:
         trust = WorkerTrust.from_environment(environ)
     return WorkerActivities(
         model=ModelActivities(model_providers(environ), trust=trust),
         tools=ToolActivities(
-            BUILTIN_TOOLS, McpPool(), functools.partial(current_settings, environ), trust=trust
+            BUILTIN_TOOLS,
+            McpPool(),
+            functools.partial(current_settings, environ),
+            sandbox,
+            trust=trust,
         ),
         operator_settings=OperatorSettingsActivities(
             functools.partial(resolve_guard_mode, environ),
@@ -151,11 +170,17 @@ def build_worker(
 
 
 def parse_args(
-    argv: Sequence[str] | None = None, settings: SeawallSettings | None = None
+    argv: Sequence[str] | None = None,
+    settings: SeawallSettings | None = None,
+    temporal: TemporalClientConfig | None = None,
 ) -> argparse.Namespace:
-    """The worker's flags, each defaulting to its setting (``settings``, else loaded now)."""
-    if settings is None:
-        settings = settings_or_exit("worker").settings
+    """The worker's flags, each defaulting to its setting (``settings`` and the Temporal
+    connection ``temporal``, else loaded now); ``args.temporal`` is the connection with
+    ``--address``/``--namespace`` applied."""
+    if settings is None or temporal is None:
+        effective = settings_or_exit("worker")
+        settings = settings or effective.settings
+        temporal = temporal or temporal_or_exit("worker", effective)
     parser = argparse.ArgumentParser(
         prog="python worker.py",
         description="Run a Seawall worker: it polls a Temporal task queue and runs the prompt "
@@ -163,8 +188,11 @@ def parse_args(
         epilog="Each flag's default comes from the environment or the user config file; "
         "`seawall config` shows the effective values and docs/settings.md lists them all.",
     )
-    parser.add_argument("--address", default=settings.temporal_address)
-    parser.add_argument("--namespace", default=settings.temporal_namespace)
+    parser.add_argument(
+        "--address",
+        help="Temporal frontend host:port (default: the temporal_address setting or profile)",
+    )
+    parser.add_argument("--namespace", help="default: the temporal_namespace setting or profile")
     parser.add_argument("--task-queue", default=settings.task_queue)
     parser.add_argument(
         "--metrics-port",
@@ -196,7 +224,10 @@ def parse_args(
     )
     # The settings themselves, for the resource attributes of metrics and spans.
     parser.set_defaults(settings=settings, tracing=None)
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    args.temporal = temporal.with_target(args.address, args.namespace)
+    args.address, args.namespace = args.temporal.target_host, args.temporal.namespace
+    return args
 
 
 async def run_worker(args: argparse.Namespace) -> None:
@@ -213,8 +244,7 @@ async def run_worker(args: argparse.Namespace) -> None:
     try:
         client = await wait_for_server(
             lambda: connect(
-                args.address,
-                args.namespace,
+                args.temporal,
                 runtime=runtime,
                 interceptors=interceptors,
                 storage=storage,
@@ -227,16 +257,28 @@ async def run_worker(args: argparse.Namespace) -> None:
         log.error("worker_gave_up_waiting", address=args.address)
         print(f"worker: error: {err}", file=sys.stderr)
         sys.exit(1)
+    except TemporalAccessRefused as err:
+        log.error("worker_refused_by_temporal", **args.temporal.describe())
+        print(f"worker: error: {err}", file=sys.stderr)
+        sys.exit(1)
     await ensure_search_attributes(client, args.namespace)
-    worker = build_worker(client, args.task_queue, max_cached_workflows=args.max_cached_workflows)
+    # Probed once (docs/security-sandbox.md, "Fail closed"): one line says how shell
+    # commands and stdio MCP servers are confined, or that they are refused.
+    sandbox = await asyncio.to_thread(probe, load_policy())
+    log_sandbox_status(sandbox, log)
+    worker = build_worker(
+        client,
+        args.task_queue,
+        build_activities(sandbox=sandbox),
+        max_cached_workflows=args.max_cached_workflows,
+    )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     log.info(
         "worker_started",
-        address=args.address,
-        namespace=args.namespace,
+        **args.temporal.describe(),
         task_queue=args.task_queue,
         metrics=metrics_bind or ("otlp" if args.otlp_endpoint else None),
         **describe_storage(storage),
@@ -249,7 +291,7 @@ async def run_worker(args: argparse.Namespace) -> None:
 
 def main(argv: Sequence[str] | None = None) -> None:
     effective = settings_or_exit("worker")
-    args = parse_args(argv, effective.settings)
+    args = parse_args(argv, effective.settings, temporal_or_exit("worker", effective))
     configure_logging(args.log_format, args.log_level)
     log_startup_diagnostics(effective, structlog.get_logger("seawall.worker"))
     if args.otel_tracing:
@@ -272,6 +314,6 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
-    # The SDK's core threads outlive the event loop (seawall/runtime/process_exit.py).
-    exit_without_finalizing(0)
+    # The SDK's core threads outlive the event loop (seawall/runtime/process_exit.py): every
+    # way out, a refused connection's exit 1 included, skips the interpreter's finalization.
+    run_then_exit(main)

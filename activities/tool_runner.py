@@ -18,6 +18,7 @@ import contextlib
 import hashlib
 import os
 import re
+import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,7 @@ from .heartbeat import Heartbeat, activity_heartbeat, heartbeating, no_heartbeat
 from .mcp import McpSettings, current_settings, is_mcp_name
 from .mcp.pool import McpPool
 from .outcomes import cancelled_outcome, failed_outcome, not_started_outcome, succeeded_outcome
+from .sandbox import Sandbox, load_policy, probe
 from .tools import BuiltinTool, ToolContext, ToolFailure
 from .trust import DENY_ALL, WorkerTrust
 
@@ -282,7 +284,8 @@ def builtin_tool_specs(tools: Mapping[str, BuiltinTool]) -> dict[str, ToolSpec]:
     }
 
 
-def _workspace(root: Path) -> Path:
+def _workspace_at(root: Path) -> Path:
+    """``root``, a workspace the worker's trust has checked (``WorkerTrust.workspace``)."""
     # A session's workspace is created on its first tool call, on the worker that runs it.
     root.mkdir(parents=True, exist_ok=True)
     return root
@@ -316,8 +319,10 @@ class ToolActivities:
     ``tools`` are the built-in tools the model may call by name. ``mcp_pool`` holds the
     worker's MCP server connections (stopped by :meth:`close`); ``mcp_settings`` reads the
     operator's MCP configuration, on every prompt, so a changed configuration applies to the
-    next one. ``trust`` is what the worker accepts of a call's input (activities/trust.py):
-    its workspace root and fixtures; by default nothing.
+    next one. ``sandbox`` is the worker's probed sandbox (``worker.py`` probes it at startup);
+    by default it is probed from this process's settings on first use. ``trust`` is what the
+    worker accepts of a call's input (activities/trust.py): its workspace root and fixtures;
+    by default nothing.
     """
 
     def __init__(
@@ -325,6 +330,7 @@ class ToolActivities:
         tools: Mapping[str, BuiltinTool],
         mcp_pool: McpPool,
         mcp_settings: Callable[[], McpSettings] = current_settings,
+        sandbox: Sandbox | None = None,
         *,
         trust: WorkerTrust = DENY_ALL,
     ) -> None:
@@ -332,6 +338,8 @@ class ToolActivities:
         self._tools = dict(tools)
         self._mcp_pool = mcp_pool
         self._mcp_settings = mcp_settings
+        self._sandbox = sandbox
+        self._scratch: tempfile.TemporaryDirectory[str] | None = None
         # Building the JSON schemas took ~14 ms of every prompt (bench/overhead.py profile);
         # the registry never changes within a worker, and ToolSpec is frozen.
         self._specs = builtin_tool_specs(self._tools)
@@ -339,9 +347,30 @@ class ToolActivities:
     def activities(self) -> list[Callable[..., Any]]:
         return [self.run_tool, self.check_tool_call, self.list_tools, self.list_tools_without_mcp]
 
+    @property
+    def sandbox(self) -> Sandbox:
+        """The sandbox every model-chosen process of this worker runs in."""
+        if self._sandbox is None:
+            self._sandbox = probe(load_policy())
+        return self._sandbox
+
     async def close(self) -> None:
         """Stop the MCP servers this worker started."""
         await self._mcp_pool.close()
+        if self._scratch is not None:
+            self._scratch.cleanup()
+            self._scratch = None
+
+    def _mcp_workspace(self, workspace_root: str | None) -> Path:
+        """Where a sandboxed stdio MCP server of this session runs: the session's workspace,
+        or (inputs recorded before they carried one) an empty scratch directory of this
+        worker's, never another session's. A session's workspace is checked like a tool
+        call's (activities/trust.py): outside this worker's workspaces it is refused."""
+        if workspace_root is not None:
+            return _workspace_at(self._trust.workspace(workspace_root))
+        if self._scratch is None:
+            self._scratch = tempfile.TemporaryDirectory(prefix="seawall-mcp-scratch-")
+        return Path(self._scratch.name).resolve()
 
     def _is_mcp_call(self, call: ToolCall) -> bool:
         return is_mcp_name(call.name) and call.name not in self._tools
@@ -375,11 +404,12 @@ class ToolActivities:
         if isinstance(admitted, ToolOutcome):
             return admitted
         tool, args = admitted
-        root = _workspace(checked)
+        root = _workspace_at(checked)
         ctx = ToolContext(
             workspace_root=root,
             heartbeat=heartbeat,
             shell_timeout_seconds=inp.shell_timeout_seconds,
+            sandbox=self.sandbox,
         )
         outcome = await _execute(call, tool, args, ctx)
         if outcome.status == TerminalStatus.CANCELLED:
@@ -391,14 +421,16 @@ class ToolActivities:
         (``root``: the call's checked workspace)."""
         from .mcp.tools import run_mcp_call  # the MCP SDK loads only when a call needs it
 
-        inp = inp.model_copy(update={"workspace_root": str(root)})
-        outcome = await run_mcp_call(self._mcp_pool, inp, self._mcp_settings())
+        root = _workspace_at(root)
+        outcome = await run_mcp_call(
+            self._mcp_pool, inp, self._mcp_settings(), sandbox=self.sandbox, workspace=root
+        )
         if (
             outcome.status == TerminalStatus.CANCELLED
             or len(outcome.content) <= inp.max_output_chars
         ):
             return outcome
-        return truncate_output(outcome, _workspace(root), inp.max_output_chars)
+        return truncate_output(outcome, root, inp.max_output_chars)
 
     @activity.defn(name=RUN_TOOL)
     async def run_tool(self, inp: RunToolInput) -> ToolOutcome:
@@ -424,7 +456,17 @@ class ToolActivities:
         if self._is_mcp_call(inp.call):
             from .mcp.tools import check_mcp_call
 
-            return await check_mcp_call(self._mcp_pool, inp.call, self._mcp_settings())
+            try:
+                workspace = self._mcp_workspace(inp.workspace_root)
+            except ApplicationError as refused:
+                return _refused(inp.call, ToolErrorType.PATH_NOT_IN_WORKSPACE, refused)
+            return await check_mcp_call(
+                self._mcp_pool,
+                inp.call,
+                self._mcp_settings(),
+                sandbox=self.sandbox,
+                workspace=workspace,
+            )
         admitted = admit(inp.call, self._tools)
         return admitted if isinstance(admitted, ToolOutcome) else None
 
@@ -444,7 +486,12 @@ class ToolActivities:
             from .mcp.tools import list_mcp_tools
 
             async with heartbeating(activity_heartbeat()):
-                listed = await list_mcp_tools(self._mcp_pool, mcp_settings)
+                listed = await list_mcp_tools(
+                    self._mcp_pool,
+                    mcp_settings,
+                    sandbox=self.sandbox,
+                    workspace=self._mcp_workspace(inp.workspace_root),
+                )
             for spec in listed:
                 specs.setdefault(spec.name, spec)
         return self._with_fixtures(specs, inp)

@@ -504,10 +504,10 @@ def main() -> None:
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     print(f"\nresults: {args.json}")
-    from seawall.runtime.process_exit import exit_without_finalizing
-
-    exit_without_finalizing(0)
 
 
 if __name__ == "__main__":
-    main()
+    from seawall.runtime.process_exit import run_then_exit
+
+    # Failures included: the SDK's threads must not race the interpreter's finalization.
+    run_then_exit(main)

@@ -732,6 +732,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from seawall.runtime.process_exit import exit_without_finalizing
+    from seawall.runtime.process_exit import run_then_exit
 
-    exit_without_finalizing(main())
+    run_then_exit(main)

@@ -33,13 +33,20 @@ from seawall.runtime.settings import (
     settings_or_exit,
 )
 from seawall.runtime.storage import payload_storage
+from seawall.runtime.temporal_connect import TemporalClientConfig, plain, temporal_or_exit
 
 
-def build(settings: GatewaySettings, storage: ExternalStorage | None = None) -> FastAPI:
+def build(
+    settings: GatewaySettings,
+    storage: ExternalStorage | None = None,
+    temporal: TemporalClientConfig | None = None,
+) -> FastAPI:
+    """The app, connecting with ``temporal`` (TLS, mTLS, API key: seawall/runtime/
+    temporal_connect.py), else plainly to the settings' address and namespace."""
+    connection = temporal or plain(settings.temporal_address, settings.temporal_namespace)
+
     async def client_factory() -> Client:
-        return await connect(
-            settings.temporal_address, settings.temporal_namespace, storage=storage
-        )
+        return await connect(connection, storage=storage)
 
     return create_app(settings, client_factory)
 
@@ -74,13 +81,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure_logging(args.log_format, effective.settings.log_level)
     log = structlog.get_logger("seawall.gateway")
     log_startup_diagnostics(effective, log)
-    settings = GatewaySettings.from_settings(effective.settings)
+    temporal = temporal_or_exit("gateway", effective)
+    settings = GatewaySettings.from_settings(effective.settings).model_copy(
+        update={"temporal_address": temporal.target_host, "temporal_namespace": temporal.namespace}
+    )
     if settings.session_signing_key is None:
         # The data directory's key file, made now when missing (docs/security-trust.md).
         key = signing_key(effective.settings)
         settings = settings.model_copy(update={"session_signing_key": key})
     try:
-        app = build(settings, payload_storage(effective.settings))
+        app = build(settings, payload_storage(effective.settings), temporal)
     except ConfigurationError as err:
         print(f"gateway: error: {err}", file=sys.stderr)
         return EXIT_BAD_SETTINGS
@@ -88,8 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "gateway_starting",
         host=settings.host,
         port=settings.port,
-        temporal_address=settings.temporal_address,
-        namespace=settings.temporal_namespace,
+        **temporal.describe(),
         task_queue=settings.task_queue,
         auth=settings.token is not None,
     )
@@ -116,7 +125,7 @@ def _stopped(signum: int, frame: FrameType | None) -> None:
 
 
 if __name__ == "__main__":
-    from seawall.runtime.process_exit import exit_without_finalizing
+    from seawall.runtime.process_exit import run_then_exit
 
     # The Temporal client's core threads outlive the event loop (see process_exit).
-    exit_without_finalizing(main())
+    run_then_exit(main)

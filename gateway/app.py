@@ -10,6 +10,7 @@ workflows, so the gateway can restart, or run as several replicas, without losin
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -25,7 +26,8 @@ from temporalio.client import (
     WorkflowExecutionStatus,
     WorkflowUpdateFailedError,
 )
-from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 
 from gateway.admission import RETRY_AFTER_SECONDS, OwnerAdmission, submit_update_id
@@ -47,6 +49,7 @@ from gateway.api_models import (
 from gateway.codec import install_codec
 from gateway.disconnects import tracking_disconnects
 from gateway.errors import RETRY_AFTER, install_error_handlers
+from gateway.idempotency import remembered_submit, session_exists
 from gateway.middleware import (
     OWNER_STATE_KEY,
     BearerTokenMiddleware,
@@ -54,13 +57,14 @@ from gateway.middleware import (
     HeaderSizeLimitMiddleware,
 )
 from gateway.ownership import SessionOwners
+from gateway.prompt_lookup import prompt_state
+from gateway.quotas import metadata_bytes, owner_quotas, text_bytes
 from gateway.settings import GatewaySettings, check_exposure
 from gateway.sse import parse_cursor, prompt_events
 from seawall.client.temporal_ops import (
     RPC_TIMEOUT,
     is_closed,
     is_not_found,
-    is_pending,
     prompt_handle,
     read,
     session_handle,
@@ -112,6 +116,14 @@ CANCEL_START_WAIT_SECONDS = 2.0
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorBody} for code in (400, 401, 404, 409, 413, 422, 431, 503, 504)
+}
+# The 429 of a per-owner quota (docs/architecture.md, "Per-owner quotas").
+_QUOTA_REFUSED: dict[int | str, dict[str, Any]] = {
+    429: {
+        "model": ErrorBody,
+        "description": "the owner is at a quota (SEAWALL_MAX_OPEN_SESSIONS_PER_OWNER, "
+        "SEAWALL_MAX_STORED_BYTES_PER_OWNER); the detail says which",
+    }
 }
 
 
@@ -220,7 +232,12 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
     owned = bool(settings.owner_tokens)
     app.state.session_owners = SessionOwners() if owned else None
     limit = settings.max_concurrent_prompts_per_owner
-    admission = OwnerAdmission(settings.task_queue, limit) if owned and limit > 0 else None
+    quotas = owner_quotas(settings)
+    admission = (
+        OwnerAdmission(settings.task_queue, limit, quotas)
+        if owned and (limit > 0 or quotas is not None)
+        else None
+    )
     install_error_handlers(app)
     app.add_middleware(
         BodySizeLimitMiddleware,
@@ -239,7 +256,10 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
         "/sessions",
         status_code=201,
         tags=["sessions"],
-        responses={403: {"model": ErrorBody, "description": "scripted models are disabled"}},
+        responses={
+            403: {"model": ErrorBody, "description": "scripted models are disabled"},
+            **_QUOTA_REFUSED,
+        },
     )
     async def create_session(
         request: Request,
@@ -247,8 +267,11 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
         body: CreateSessionRequest | None = None,
         idempotency_key: IdempotencyKey = "",
     ) -> SessionCreated:
-        """Start a session (a `SessionWorkflow`); its prompts run in its own workspace."""
+        """Start a session (a `SessionWorkflow`); its prompts run in its own workspace.
+        Repeated with the same `Idempotency-Key`, it answers as the first request did, also
+        once that session has closed (docs/architecture.md, "Sessions and the gateway")."""
         body = body or CreateSessionRequest()
+        metadata_size = metadata_bytes(body.client_metadata, settings.max_client_metadata_bytes)
         scripted = body.model_script is not None or bool(body.fixture_tools)
         if scripted and not settings.allow_scripted_models:
             raise HTTPException(
@@ -263,6 +286,11 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
             if idempotency_key
             else uuid.uuid4().hex
         )
+        created = SessionCreated(session_id=session_id, workflow_id=session_workflow_id(session_id))
+        if idempotency_key and await session_exists(client, session_id):
+            return created  # a repeat: nothing is started or counted again
+        if admission is not None and owner_id is not None:
+            await admission.admit_session(client, owner_id, session_id, metadata_size)
         session_settings = SessionSettings(
             workspace_root=str(settings.workspaces / session_id),
             # The worker answers with the operator's model (its endpoint, else the demo model).
@@ -285,19 +313,24 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
         )
         if signer is not None:  # the worker checks the grant (docs/security-trust.md)
             session = signer.session(session)
-        handle = await client.start_workflow(
-            SessionWorkflow.run,
-            session,
-            id=session_workflow_id(session_id),
-            task_queue=settings.task_queue,
-            rpc_timeout=RPC_TIMEOUT,
-            # A repeated keyed request finds the session the first one started.
-            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-        )
+        # Already started and closed meanwhile: answered as the first request was.
+        with contextlib.suppress(WorkflowAlreadyStartedError):
+            await client.start_workflow(
+                SessionWorkflow.run,
+                session,
+                id=session_workflow_id(session_id),
+                task_queue=settings.task_queue,
+                rpc_timeout=RPC_TIMEOUT,
+                # A repeated keyed request finds the session the first one started, running
+                # or closed: a session id never gets a second run (whose prompts would take
+                # the first run's prompt ids).
+                id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+                id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+            )
         if app.state.session_owners is not None:
             app.state.session_owners.remember(session_id, owner_id)
         log.info("session_created", session_id=session_id)
-        return SessionCreated(session_id=session_id, workflow_id=handle.id)
+        return created
 
     @v1.get("/sessions/{session_id}", tags=["sessions"], dependencies=OwnedSession)
     async def get_session(session_id: str, client: TemporalClient) -> SessionStatus:
@@ -338,13 +371,24 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
     ) -> PromptAccepted:
         """Queue a prompt; it runs when the prompts ahead of it have finished. With an
         owners' tokens file, 429 when the owner already has the most prompts running or
-        queued that `SEAWALL_MAX_CONCURRENT_PROMPTS_PER_OWNER` allows."""
+        queued that `SEAWALL_MAX_CONCURRENT_PROMPTS_PER_OWNER` allows, or is at its byte
+        quota. Repeated with the same `Idempotency-Key`, it answers as the first did, also
+        after the session has closed or continued as new."""
         handle = session_handle(client, session_id)
         update_id = submit_update_id(idempotency_key)
         owner_id = getattr(request.state, OWNER_STATE_KEY, None)
-        held = False
+        if idempotency_key:
+            known = await remembered_submit(client, session_id, update_id)
+            if known is not None:
+                return PromptAccepted(prompt_id=known.prompt_id, position=known.position)
+        held, charged = False, 0
         if admission is not None and owner_id is not None:
-            held = await admission.admit(client, owner_id, session_id, update_id)
+            size = text_bytes(body.text, admission.quotas, "prompt")
+            # Counted even if a slot was held for this key: the session does not know it.
+            admitted = await admission.admit(
+                client, owner_id, session_id, update_id, text_bytes=size, recount=True
+            )
+            held, charged = admitted.held, admitted.charged
         try:
             accepted = await handle.execute_update(
                 SessionWorkflow.submit_prompt,
@@ -353,11 +397,11 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
                 rpc_timeout=RPC_TIMEOUT,
             )
         except WorkflowUpdateFailedError as err:
-            await release_refused(owner_id, session_id, update_id, held, client)
+            await release_refused(owner_id, session_id, update_id, held, charged, client)
             raise HTTPException(409, update_failure(err)) from err
         except RPCError as err:
             if is_not_found(err):
-                await release_refused(owner_id, session_id, update_id, held, client)
+                await release_refused(owner_id, session_id, update_id, held, charged, client)
             await closed_session_conflict(client, session_id, err)
             raise
         log.info(
@@ -369,14 +413,22 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
         return PromptAccepted(prompt_id=accepted.prompt_id, position=accepted.position)
 
     async def release_refused(
-        owner_id: str | None, session_id: str, update_id: str, held: bool, client: Client
+        owner_id: str | None,
+        session_id: str,
+        update_id: str | None,
+        held: bool,
+        charged: int,
+        client: Client,
     ) -> None:
-        """Free the slot of a submit the session refused; if this fails too, the slot
-        frees at the owner's next refusal anyway (docs/architecture.md)."""
-        if admission is None or owner_id is None or not held:
+        """Free the slot and bytes of a submit (or input) the session refused; if this
+        fails too, the slot frees at the owner's next refusal anyway, and the bytes once
+        the session is seen closed (docs/architecture.md)."""
+        if admission is None or owner_id is None:
             return
         try:
-            await admission.release(client, owner_id, session_id, update_id)
+            if held and update_id is not None:
+                await admission.release(client, owner_id, session_id, update_id)
+            await admission.refund(client, owner_id, session_id, charged)
         except (RPCError, RPCTimeoutOrCancelledError):
             log.warning("admission_release_failed", session_id=session_id)
 
@@ -385,8 +437,10 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
         status_code=202,
         tags=["sessions"],
         dependencies=OwnedSession,
+        responses=_QUOTA_REFUSED,
     )
     async def send_input(
+        request: Request,
         session_id: str,
         body: InputRequest,
         client: TemporalClient,
@@ -394,6 +448,11 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
     ) -> InputAccepted:
         """Mid-turn input for the running prompt (it reaches the model after the batch)."""
         handle = session_handle(client, session_id)
+        owner_id = getattr(request.state, OWNER_STATE_KEY, None)
+        charged = 0
+        if admission is not None and owner_id is not None:
+            size = text_bytes(body.text, admission.quotas, "input")
+            charged = await admission.charge_input(client, owner_id, session_id, size)
         try:
             delivery = await handle.execute_update(
                 SessionWorkflow.send_input,
@@ -402,8 +461,11 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
                 rpc_timeout=RPC_TIMEOUT,
             )
         except WorkflowUpdateFailedError as err:
+            await release_refused(owner_id, session_id, None, False, charged, client)
             raise HTTPException(409, update_failure(err)) from err
         except RPCError as err:
+            if is_not_found(err):
+                await release_refused(owner_id, session_id, None, False, charged, client)
             await closed_session_conflict(client, session_id, err)
             raise
         return InputAccepted(prompt_id=delivery.prompt_id)
@@ -464,9 +526,17 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
         "/prompts/{prompt_id}/permissions/{request_id}", tags=["prompts"], dependencies=OwnedPrompt
     )
     async def answer_permission(
-        prompt_id: str, request_id: str, body: PermissionAnswerRequest, client: TemporalClient
+        request: Request,
+        prompt_id: str,
+        request_id: str,
+        body: PermissionAnswerRequest,
+        client: TemporalClient,
     ) -> PermissionAnswered:
         """Approve or reject a tool call that asked for permission."""
+        if await prompt_state(request, client, prompt_id) == "pending":
+            raise HTTPException(
+                404, f"prompt {prompt_id!r} has no pending permission request {request_id!r}"
+            )
         handle = prompt_handle(client, prompt_id)
         try:
             outcome = await handle.execute_update(
@@ -485,15 +555,12 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
         return PermissionAnswered(prompt_id=prompt_id, request_id=request_id, outcome=outcome)
 
     @v1.get("/prompts/{prompt_id}", tags=["prompts"], dependencies=OwnedPrompt)
-    async def get_prompt(prompt_id: str, client: TemporalClient) -> PromptView:
+    async def get_prompt(request: Request, prompt_id: str, client: TemporalClient) -> PromptView:
         """The prompt's live status, and its result once it has completed."""
+        if await prompt_state(request, client, prompt_id) == "pending":
+            return PromptView(prompt_id=prompt_id)
         handle = prompt_handle(client, prompt_id)
-        try:
-            description = await read(lambda: handle.describe(rpc_timeout=RPC_TIMEOUT))
-        except RPCError as err:
-            if is_not_found(err) and await is_pending(client, prompt_id):
-                return PromptView(prompt_id=prompt_id)
-            raise
+        description = await read(lambda: handle.describe(rpc_timeout=RPC_TIMEOUT))
         status = await read(lambda: handle.query(PromptWorkflow.status, rpc_timeout=RPC_TIMEOUT))
         result = None
         if description.status == WorkflowExecutionStatus.COMPLETED:
@@ -508,6 +575,7 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
         responses={200: {"content": {"text/event-stream": {}}}},
     )
     async def stream_events(
+        request: Request,
         prompt_id: str,
         client: TemporalClient,
         after: Annotated[int, Query(ge=0, description="resume after this event seq")] = 0,
@@ -526,12 +594,9 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
             cursor = parse_cursor(after, last_event_id)
         except ValueError as err:
             raise HTTPException(400, str(err)) from err
-        try:
-            handle = prompt_handle(client, prompt_id)
-            await read(lambda: handle.describe(rpc_timeout=RPC_TIMEOUT))
-        except RPCError as err:
-            if not (is_not_found(err) and await is_pending(client, prompt_id)):
-                raise
+        # A 404 for anything but a prompt of the caller's (OwnedPrompt): only such a prompt
+        # is ever told that its stream dropped.
+        await prompt_state(request, client, prompt_id)
         return StreamingResponse(
             tracking_disconnects(prompt_events(client, prompt_id, cursor), client, prompt_id),
             media_type="text/event-stream",

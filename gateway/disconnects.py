@@ -15,8 +15,9 @@ import contextlib
 from collections.abc import AsyncIterator
 
 import structlog
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowExecutionStatus
 
+from gateway.prompt_lookup import PROMPT_WORKFLOW_TYPE
 from seawall.client.temporal_ops import RPC_TIMEOUT, prompt_handle
 from workflows.client_connection import ClientDisconnect
 from workflows.prompt import PromptWorkflow
@@ -28,10 +29,21 @@ _IN_FLIGHT: set[asyncio.Task[None]] = set()
 
 
 async def report_disconnect(client: Client, prompt_id: str) -> None:
-    """Signal the prompt; a prompt that has already finished needs no telling."""
+    """Signal the prompt if it runs; a prompt that has finished (or not started) needs no
+    telling, and a workflow that is not a prompt is never signalled (the route answered
+    404 for one; this checks again, since a signal lands in whatever history has the id)."""
     with contextlib.suppress(Exception):
-        await prompt_handle(client, prompt_id).signal(
-            PromptWorkflow.client_disconnected, ClientDisconnect(), rpc_timeout=RPC_TIMEOUT
+        handle = prompt_handle(client, prompt_id)
+        description = await handle.describe(rpc_timeout=RPC_TIMEOUT)
+        if (
+            description.workflow_type != PROMPT_WORKFLOW_TYPE
+            or description.status != WorkflowExecutionStatus.RUNNING
+        ):
+            return
+        await handle.signal(
+            PromptWorkflow.client_disconnected,
+            ClientDisconnect(),
+            rpc_timeout=RPC_TIMEOUT,
         )
         log.info("client_disconnected", prompt_id=prompt_id)
 

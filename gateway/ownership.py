@@ -60,13 +60,18 @@ class SessionOwners:
         if len(self._owners) > self._capacity:
             self._owners.popitem(last=False)
 
-    async def check(self, request: Request, client: Client, session_id: str | None) -> None:
-        """Raise the route's 404 unless the caller owns ``session_id`` (None: a prompt
-        outside any session, which only an unowned caller may see)."""
+    async def check(self, request: Request, client: Client, session_id: str) -> None:
+        """Raise the route's 404 unless the caller owns ``session_id``."""
         caller = getattr(request.state, OWNER_STATE_KEY, None)
-        owner = None if session_id is None else await self.owner_of(client, session_id)
-        if owner != caller:
+        if await self.owner_of(client, session_id) != caller:
             raise HTTPException(404, not_found_detail(request))
 
     async def check_prompt(self, request: Request, client: Client, prompt_id: str) -> None:
-        await self.check(request, client, session_of_prompt(prompt_id))
+        """Raise the route's 404 unless ``prompt_id`` names a prompt of a session the caller
+        owns. An id of no session's prompt (a session's own workflow id, a prompt started
+        outside any session, garbage) is nobody's here, the operator's token included: it
+        names no owner to check, so nothing of it is served or signalled."""
+        session_id = session_of_prompt(prompt_id)
+        if session_id is None:
+            raise HTTPException(404, not_found_detail(request))
+        await self.check(request, client, session_id)

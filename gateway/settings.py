@@ -52,6 +52,11 @@ class GatewaySettings(BaseModel):
     allow_scripted_models: bool = default_of("allow_scripted_models")
     # Per owner of ``owner_tokens``, over all its sessions and every replica (0: no limit).
     max_concurrent_prompts_per_owner: int = default_of("max_concurrent_prompts_per_owner")
+    # Per-owner quotas (docs/architecture.md, "Per-owner quotas"; 0: off) and the one cap
+    # on a session's client_metadata, for every caller.
+    max_open_sessions_per_owner: int = default_of("max_open_sessions_per_owner")
+    max_client_metadata_bytes: int = default_of("max_client_metadata_bytes")
+    max_stored_bytes_per_owner: int = default_of("max_stored_bytes_per_owner")
     # The Temporal UI's codec endpoint (gateway/codec.py): its credential, kept out of repr,
     # and the UI origins a browser may call it from.
     codec_token: str | None = Field(default=None, repr=False)
@@ -81,6 +86,9 @@ class GatewaySettings(BaseModel):
             permission_timeout_seconds=settings.permission_timeout_seconds,
             allow_scripted_models=settings.allow_scripted_models,
             max_concurrent_prompts_per_owner=settings.max_concurrent_prompts_per_owner,
+            max_open_sessions_per_owner=settings.max_open_sessions_per_owner,
+            max_client_metadata_bytes=settings.max_client_metadata_bytes,
+            max_stored_bytes_per_owner=settings.max_stored_bytes_per_owner,
             codec_token=(settings.codec_token.get_secret_value() if settings.codec_token else None),
             codec_ui_origins=tuple(o for o in settings.codec_ui_origins.split(",") if o),
             session_signing_key=existing_signing_key(settings),

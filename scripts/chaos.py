@@ -27,6 +27,11 @@ conversation.
 
 Figures are printed at the end (and written with ``--json``); the exit code is 1 on any
 mismatch. ``tests/e2e/test_chaos.py`` runs a small version in ``make test``.
+
+Nothing hangs (``scripts/chaos_watch.py``): every prompt has a deadline (``--prompt-deadline``)
+and one that misses it fails the run at once, naming the prompt and what its client was
+waiting for; a failed run copies the stack's logs to a kept directory (``--keep-logs``,
+default ``.data/chaos-logs/``) and its report ends with their last lines.
 """
 
 from __future__ import annotations
@@ -70,6 +75,14 @@ from scripts.chaos_mcp import (  # noqa: E402
     step_of,
 )
 from scripts.chaos_model import FAULT_KINDS, ChaosModel, marked  # noqa: E402
+from scripts.chaos_watch import (  # noqa: E402
+    PromptStuck,
+    keep_logs,
+    log_tails,
+    run_all,
+    waiting_for,
+    within_deadline,
+)
 from seawall.runtime.devserver import temporal_binary  # noqa: E402
 from seawall.scenario.format import Scenario, load_scenario  # noqa: E402
 
@@ -82,6 +95,13 @@ MAX_TURNS = 25
 # Long enough for a loaded machine's streams, short enough that a hung endpoint costs
 # seconds: the client timeout of one model request.
 MODEL_TIMEOUT_SECONDS = 5
+# How long one prompt may take from its start before the run fails as stuck (make chaos;
+# the test passes its own): far past any healthy prompt's time, even on a loaded machine.
+DEFAULT_PROMPT_DEADLINE_SECONDS = 600.0
+# How long the stack may take to answer its first session.
+STACK_START_SECONDS = 120.0
+CONCURRENT_PROMPTS = 8
+DEFAULT_KEPT_LOGS = ROOT / ".data" / "chaos-logs"
 
 
 # --- the stack -----------------------------------------------------------------------------
@@ -90,7 +110,7 @@ MODEL_TIMEOUT_SECONDS = 5
 class ChaosStack:
     """The server, two workers and the gateway, each a process this suite may kill."""
 
-    def __init__(self, data: Path, model_url: str) -> None:
+    def __init__(self, data: Path, model_url: str, workers: int = 2) -> None:
         self.data = data
         self.mcp_ledger = data / "mcp-ledger.jsonl"
         self.temporal_port = free_port()
@@ -100,7 +120,7 @@ class ChaosStack:
         self.logs = data / "logs"
         self.logs.mkdir(parents=True, exist_ok=True)
         self.server: subprocess.Popen[bytes] | None = None
-        self.workers: list[subprocess.Popen[bytes] | None] = [None, None]
+        self.workers: list[subprocess.Popen[bytes] | None] = [None] * workers
         self.gateway: subprocess.Popen[bytes] | None = None
         # Every worker process ever started (and when each was SIGKILLed): its MCP server
         # is its child, and the ledgers are read against these.
@@ -128,6 +148,10 @@ class ChaosStack:
             "OPENAI_BASE_URL": model_url,
             "SEAWALL_MODEL_TIMEOUT_SECONDS": str(MODEL_TIMEOUT_SECONDS),
             "SEAWALL_MCP_SERVERS": json.dumps(mcp_servers(self.mcp_ledger)),
+            # The chaos MCP server reports its host pid (to be SIGKILLed) and appends to a
+            # ledger outside any workspace: both need it unsandboxed. Durability, not
+            # confinement, is under test here (docs/security-sandbox.md covers that).
+            "SEAWALL_SANDBOX": "none",
         }
 
     def _spawn(self, name: str, command: list[str]) -> subprocess.Popen[bytes]:
@@ -305,6 +329,7 @@ class Client:
     async def new_session(self, scenario: Scenario | None) -> str:
         """A session whose model is the suite's endpoint, with the scenario's fixture tools
         (none for an MCP prompt: its tools are the workers' MCP server's)."""
+        waiting_for("its session to be created (POST /v1/sessions)")
         body: dict[str, Any] = {"approval_mode": "yolo"}
         if scenario is not None and scenario.tools:
             body["fixture_tools"] = {
@@ -315,6 +340,7 @@ class Client:
         return str(response.json()["session_id"])
 
     async def submit(self, session_id: str, text: str) -> str:
+        waiting_for(f"session {session_id} to accept a prompt (POST …/prompts)")
         response = await self.request(
             "POST", f"/v1/sessions/{session_id}/prompts", json={"text": text}
         )
@@ -322,6 +348,7 @@ class Client:
         return str(response.json()["prompt_id"])
 
     async def result(self, prompt_id: str) -> dict[str, Any]:
+        waiting_for(f"the result of {prompt_id} (GET /v1/prompts/{prompt_id})")
         while True:
             response = await self.request("GET", f"/v1/prompts/{prompt_id}")
             if response.status_code == 200 and response.json().get("result"):
@@ -336,6 +363,10 @@ class Client:
         finished = False
         while not finished:
             reconnects += 1
+            waiting_for(
+                f"events of {prompt_id} after seq {cursor}, {len(seen)} seen "
+                f"(GET …/events, {reconnects} reconnects)"
+            )
             try:
                 async with self.http.stream(
                     "GET",
@@ -360,6 +391,10 @@ class Client:
                             )
                         )
                         cursor = event["seq"]
+                        waiting_for(
+                            f"events of {prompt_id} after seq {cursor} ({event['kind']}), "
+                            f"{len(seen)} seen (GET …/events, {reconnects} reconnects)"
+                        )
                         finished = event["kind"] == "prompt_finished"
             except httpx.TransportError:
                 await asyncio.sleep(0.2)
@@ -481,11 +516,13 @@ async def run_interactive(client: Client, index: int) -> InteractiveRun:
     first = await client.submit(session_id, "first")
     second = await client.submit(session_id, "second")
     note = f"{INPUT_MARKER}-{index}"
+    waiting_for(f"session {session_id} to take mid-turn input (POST …/input)")
     sent = await client.request("POST", f"/v1/sessions/{session_id}/input", json={"text": note})
     # 409: no prompt was running to take it (refused, so nothing to lose).
     note_accepted = sent.status_code == 202
     if index % 2 == 0:
         # Not repeated: a second cancel could reach the queued prompt once it runs.
+        waiting_for(f"session {session_id} to take a cancel (POST …/cancel)")
         await client.request("POST", f"/v1/sessions/{session_id}/cancel", retry=False)
     run = InteractiveRun()
     results = [await client.result(first), await client.result(second)]
@@ -525,6 +562,11 @@ class Figures:
     events_checked: int = 0
     deltas_checked: int = 0
     reconnects: int = 0
+    # Prompts that missed their deadline (the run stopped there), and where the stack's
+    # logs were kept when the run failed.
+    stuck: list[str] = field(default_factory=list)
+    logs_kept: str | None = None
+    log_tails: str = ""
     undisturbed_seconds: float = 0.0
     seconds: float = 0.0
 
@@ -587,29 +629,20 @@ def check_ledger(workspaces: Path, figures: Figures) -> None:
 # --- the run -------------------------------------------------------------------------------
 
 
-async def gather_limited(coros: list[Awaitable[Any]], limit: int) -> list[Any]:
-    gate = asyncio.Semaphore(limit)
-
-    async def one(coro: Awaitable[Any]) -> Any:
-        async with gate:
-            return await coro
-
-    return list(await asyncio.gather(*(one(c) for c in coros)))
-
-
 async def wait_ready(client: Client) -> None:
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
+    """Until the gateway answers and starts a session (under :data:`STACK_START_SECONDS`)."""
+    while True:
         try:
+            waiting_for("the gateway's /healthz to answer 200")
             response = await client.http.get("/healthz")
             if response.status_code == 200:
+                waiting_for("the gateway to start a first session (POST /v1/sessions)")
                 probe = await client.http.post("/v1/sessions", json={})
                 if probe.status_code == 201:
                     return
         except httpx.TransportError:
             pass
         await asyncio.sleep(0.2)
-    raise RuntimeError("the chaos stack did not come up")
 
 
 MCP_PROMPT = "Do the work, one step per turn."
@@ -642,8 +675,15 @@ async def chaos(
     mcp_prompts: int = 0,
     mcp_kills: int = 0,
     model_faults: int = 0,
+    prompt_deadline: float = DEFAULT_PROMPT_DEADLINE_SECONDS,
+    keep_logs_in: Path = DEFAULT_KEPT_LOGS,
+    workers: int = 2,
 ) -> Figures:
-    """Run the suite; ``model_faults`` is the number of each kind of model-endpoint fault."""
+    """Run the suite; ``model_faults`` is the number of each kind of model-endpoint fault.
+
+    A prompt that takes longer than ``prompt_deadline`` seconds stops the run (``stuck``);
+    a failed run's stack logs are copied under ``keep_logs_in``. ``workers`` is for the
+    watchdog's own test (none: no prompt can finish)."""
     started = time.monotonic()
     figures = Figures()
     scenarios = pick_scenarios(prompts, seed)
@@ -654,14 +694,21 @@ async def chaos(
         for phase in ("ref", "run"):
             for index in range(mcp_prompts):
                 model.add(mcp_key(phase, index), mcp_script(mcp_key(phase, index)))
-        stack = ChaosStack(data, model.url)
+        stack = ChaosStack(data, model.url, workers)
 
-        def prompt_runs(phase: str, client: Client) -> list[Awaitable[Any]]:
+        def prompt_runs(phase: str, client: Client) -> list[tuple[str, Awaitable[Any]]]:
+            where = "undisturbed run" if phase == "ref" else "disturbed run"
             return [
-                run_scripted(client, scenarios[i], marked(scenarios[i].prompt, corpus_key(i)))
+                (
+                    f"{where} prompt {n} ({scenarios[i].name})",
+                    run_scripted(client, scenarios[i], marked(scenarios[i].prompt, corpus_key(i))),
+                )
                 if kind == "corpus"
-                else run_scripted(client, None, marked(MCP_PROMPT, mcp_key(phase, i)))
-                for kind, i in order
+                else (
+                    f"{where} prompt {n} ({mcp_key(phase, i)})",
+                    run_scripted(client, None, marked(MCP_PROMPT, mcp_key(phase, i))),
+                )
+                for n, (kind, i) in enumerate(order)
             ]
 
         stack.start()
@@ -670,9 +717,11 @@ async def chaos(
                 base_url=f"http://127.0.0.1:{stack.gateway_port}", timeout=60
             ) as http:
                 client = Client(http)
-                await wait_ready(client)
+                await within_deadline("the stack's start", wait_ready(client), STACK_START_SECONDS)
                 phase_started = time.monotonic()
-                reference = await gather_limited(prompt_runs("ref", client), 8)
+                reference = await run_all(
+                    prompt_runs("ref", client), limit=CONCURRENT_PROMPTS, deadline=prompt_deadline
+                )
                 figures.undisturbed_seconds = round(time.monotonic() - phase_started, 1)
 
                 model.plan(model_fault_plan(model.requests, model_faults, random.Random(seed + 1)))
@@ -695,17 +744,28 @@ async def chaos(
                     )
                 )
                 try:
-                    disturbed = await gather_limited(
+                    disturbed = await run_all(
                         [
                             *prompt_runs("run", client),
-                            *[run_interactive(client, i) for i in range(interactive)],
+                            *[
+                                (f"interactive session {i}", run_interactive(client, i))
+                                for i in range(interactive)
+                            ],
                         ],
-                        8,
+                        limit=CONCURRENT_PROMPTS,
+                        deadline=prompt_deadline,
                     )
                 finally:
                     done.set()
                     await faults
                     killed = await mcp_faults
+        except PromptStuck as stuck:
+            figures.stuck.append(str(stuck))
+        except BaseException as err:
+            stack.stop()
+            kept = keep_logs(stack.logs, keep_logs_in, f"seed{seed}-error")
+            err.add_note(f"the chaos stack's logs are kept in {kept}")
+            raise
         finally:
             stack.stop()
         figures.model_requests = model.requests
@@ -713,6 +773,8 @@ async def chaos(
         if model.unknown:
             figures.mismatches.append(f"{model.unknown} model requests had no script")
 
+    if figures.stuck:
+        return _kept(figures, stack, keep_logs_in, seed, started)
     figures.mcp_kills = len(killed)
     mcp_ledger = Ledger.read(stack.mcp_ledger)
     for (kind, index), (_, ref), (_, run) in zip(order, reference, disturbed, strict=False):
@@ -738,6 +800,18 @@ async def chaos(
     mcp_check = check_mcp_ledger(mcp_ledger, stack.worker_kills)
     figures.reexecutions += mcp_check.reexecutions
     figures.double_executions.extend(mcp_check.double_executions)
+    if failed(figures):
+        return _kept(figures, stack, keep_logs_in, seed, started)
+    figures.seconds = round(time.monotonic() - started, 1)
+    return figures
+
+
+def _kept(
+    figures: Figures, stack: ChaosStack, keep_root: Path, seed: int, started: float
+) -> Figures:
+    """``figures`` of a failed run, with the stack's logs kept and their last lines."""
+    figures.logs_kept = str(keep_logs(stack.logs, keep_root, f"seed{seed}"))
+    figures.log_tails = log_tails(stack.logs)
     figures.seconds = round(time.monotonic() - started, 1)
     return figures
 
@@ -808,11 +882,16 @@ def report(figures: Figures) -> str:
     lines += [f"  MISMATCH {m}" for m in figures.mismatches]
     lines += [f"  LOST {m}" for m in figures.lost]
     lines += [f"  TWICE {m}" for m in figures.double_executions]
+    lines += [f"  STUCK {m}" for m in figures.stuck]
+    if figures.logs_kept:
+        lines.append(f"  the stack's logs are kept in {figures.logs_kept}")
+    if figures.log_tails:
+        lines += ["", figures.log_tails]
     return "\n".join(lines)
 
 
 def failed(figures: Figures) -> bool:
-    return bool(figures.mismatches or figures.lost or figures.double_executions)
+    return bool(figures.mismatches or figures.lost or figures.double_executions or figures.stuck)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -832,6 +911,19 @@ def main(argv: list[str] | None = None) -> int:
         help="model endpoint faults of each kind: 429, 500, hang, malformed chunk (default 3)",
     )
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--prompt-deadline",
+        type=float,
+        default=DEFAULT_PROMPT_DEADLINE_SECONDS,
+        help="seconds one prompt may take before the run fails as stuck "
+        f"(default {DEFAULT_PROMPT_DEADLINE_SECONDS:g})",
+    )
+    parser.add_argument(
+        "--keep-logs",
+        type=Path,
+        default=DEFAULT_KEPT_LOGS,
+        help="where a failed run's stack logs are copied (default .data/chaos-logs)",
+    )
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="seawall-chaos-") as tmp:
@@ -846,6 +938,8 @@ def main(argv: list[str] | None = None) -> int:
                 mcp_prompts=args.mcp_prompts,
                 mcp_kills=args.mcp_kills,
                 model_faults=args.model_faults,
+                prompt_deadline=args.prompt_deadline,
+                keep_logs_in=args.keep_logs,
             )
         )
     print(report(figures), flush=True)
@@ -855,6 +949,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from seawall.runtime.process_exit import exit_without_finalizing
+    from seawall.runtime.process_exit import run_then_exit
 
-    exit_without_finalizing(main())
+    run_then_exit(main)

@@ -36,6 +36,10 @@ from workflows.owner_admission import OwnerAdmissionWorkflow  # noqa: E402
 from workflows.owner_admission_io import (  # noqa: E402
     AdmissionState,
     AdmitRequest,
+    InputCharge,
+    OwnerQuotas,
+    Refund,
+    SessionAdmitRequest,
     SessionObservation,
     SlotRelease,
 )
@@ -122,6 +126,15 @@ ROLLOUT_ENVIRON = {
 # An owner's admission workflow (docs/architecture.md, "Per-owner prompt limit"): slots
 # admitted, a refusal, slots freed by an observation, a release, and continue-as-new.
 ADMISSION_FIXTURE = "owner-admission"
+# Recorded after per-owner quotas (docs/architecture.md, "Per-owner quotas"): sessions
+# admitted and refused, a closed one freed by an observation, a prompt and an input charged,
+# a refund, and continue-as-new carrying the open sessions.
+ADMISSION_QUOTAS_FIXTURE = "owner-admission-quotas"
+# Recorded after PROMPT_ID_REUSE_POLICY and remembered submits (docs/architecture.md,
+# "Sessions and the gateway"): a session whose first prompt id is taken by another run's
+# prompt (that prompt fails to start and is recorded as an error, the finished one is left
+# alone), then a keyed prompt that runs; its repeat is answered by Temporal in the run.
+SESSION_SUBMITS_FIXTURE = "session-remembered-submits"
 
 
 async def save(handle: WorkflowHandle[Any, Any], name: str) -> None:
@@ -315,6 +328,83 @@ async def record_owner_admission(client: Client, queue: str) -> None:
     await save(first_run, ADMISSION_FIXTURE)
 
 
+async def record_owner_admission_quotas(client: Client, queue: str) -> None:
+    """One run of an admission workflow under quotas, ended by continue-as-new."""
+    handle = await client.start_workflow(
+        OwnerAdmissionWorkflow.run,
+        AdmissionState(messages_per_run=6),
+        id=f"recorded-admission-quotas-{uuid.uuid4().hex[:8]}",
+        task_queue=queue,
+    )
+    quotas = OwnerQuotas(max_open_sessions=1, max_stored_bytes=1000)
+    for session in ("s1", "s2"):  # the second is refused
+        await handle.execute_update(
+            OwnerAdmissionWorkflow.admit_session,
+            SessionAdmitRequest(session_id=session, metadata_bytes=100, quotas=quotas),
+        )
+    refused = await handle.query(OwnerAdmissionWorkflow.state)
+    closed = SessionObservation(session_id="s1", live_prompt_ids=[], state="closed")
+    await handle.execute_update(
+        OwnerAdmissionWorkflow.admit_session,
+        SessionAdmitRequest(
+            session_id="s2",
+            metadata_bytes=100,
+            quotas=quotas,
+            observations=[closed],
+            as_of=max(session.admitted_at for session in refused.sessions),
+        ),
+    )
+    await handle.execute_update(
+        OwnerAdmissionWorkflow.admit,
+        AdmitRequest(
+            session_id="s2",
+            update_id="prompt:s2",
+            limit=2,
+            recount=True,
+            text_bytes=50,
+            quotas=quotas,
+        ),
+    )
+    await handle.execute_update(
+        OwnerAdmissionWorkflow.charge_input,
+        InputCharge(session_id="s2", text_bytes=20, quotas=quotas),
+    )
+    await handle.signal(OwnerAdmissionWorkflow.refund, Refund(session_id="s2", bytes=20))
+    first_run = client.get_workflow_handle(handle.id, run_id=handle.result_run_id)
+    await _until(lambda: _has_continued(first_run), "the admission workflow to continue as new")
+    await save(first_run, ADMISSION_QUOTAS_FIXTURE)
+
+
+async def record_session_submits(client: Client, queue: str) -> None:
+    """A session whose first prompt id another run's prompt holds, then a keyed prompt."""
+    with tempfile.TemporaryDirectory(prefix="seawall-record-") as workspace:
+        session_id = f"recorded-submits-{uuid.uuid4().hex[:8]}"
+        taken = await client.start_workflow(
+            PromptWorkflow.run,
+            PromptInput(
+                prompt="an earlier run's prompt",
+                workspace_root=workspace,
+                guard_mode=GuardMode.ENFORCE,
+                scenario=ScenarioHooks(
+                    model_script=ModelScript.model_validate({"turns": [{"text": "earlier"}]})
+                ),
+            ),
+            id=f"{session_id}-prompt-1",
+            task_queue=queue,
+        )
+        await taken.result()
+        handle = await start_session(
+            client, queue, session_id, workspace, [{"text": "second"}], guard_mode=GuardMode.ENFORCE
+        )
+        for update_id in ("prompt:first", "prompt:second", "prompt:second"):
+            await handle.execute_update(
+                SessionWorkflow.submit_prompt, PromptSubmission(text=update_id), id=update_id
+            )
+        await handle.signal(SessionWorkflow.close)
+        await handle.result()
+        await save(handle, SESSION_SUBMITS_FIXTURE)
+
+
 async def _has_continued(handle: WorkflowHandle[Any, Any]) -> bool:
     return (await handle.describe()).status == WorkflowExecutionStatus.CONTINUED_AS_NEW
 
@@ -378,6 +468,10 @@ async def record(only: set[str]) -> None:
                 await record_editor_session(client, queue)
             if not only or ADMISSION_FIXTURE in only:
                 await record_owner_admission(client, queue)
+            if not only or ADMISSION_QUOTAS_FIXTURE in only:
+                await record_owner_admission_quotas(client, queue)
+            if not only or SESSION_SUBMITS_FIXTURE in only:
+                await record_session_submits(client, queue)
         if not only or ROLLOUT_FIXTURE in only:
             await record_rollout_session(client, trust)
         if not only or only & {BUDGET_SESSION_FIXTURE, BUDGET_PROMPT_FIXTURE}:
@@ -385,7 +479,6 @@ async def record(only: set[str]) -> None:
 
 
 if __name__ == "__main__":
-    from seawall.runtime.process_exit import exit_without_finalizing
+    from seawall.runtime.process_exit import run_then_exit
 
-    asyncio.run(record(set(sys.argv[1:])))
-    exit_without_finalizing(0)
+    run_then_exit(lambda: asyncio.run(record(set(sys.argv[1:]))))

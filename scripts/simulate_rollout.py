@@ -340,7 +340,6 @@ async def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from seawall.runtime.process_exit import exit_without_finalizing
+    from seawall.runtime.process_exit import run_then_exit
 
-    code = asyncio.run(main())
-    exit_without_finalizing(code)
+    run_then_exit(lambda: asyncio.run(main()))

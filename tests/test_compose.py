@@ -123,7 +123,7 @@ def test_the_server_is_set_up_the_way_temporal_recommends_with_pinned_images() -
 
 def test_long_running_services_restart_and_report_health_and_jobs_retry() -> None:
     services = yaml.safe_load(COMPOSE.read_text())["services"]
-    jobs = {"temporal-schema", "temporal-namespace", "minio-setup"}
+    jobs = {"temporal-certs", "temporal-schema", "temporal-namespace", "minio-setup"}
     for name, service in services.items():
         if name in jobs:
             assert service["restart"].startswith("on-failure"), name
@@ -193,6 +193,124 @@ def test_the_compose_storage_settings_are_valid_settings() -> None:
 
     assert settings.payload_storage == "s3"
     assert settings.payload_storage_s3_endpoint == "http://minio:9000"
+
+
+# --- closed by default: mTLS to Temporal, only the gateway and authenticated UIs published ---
+# (docs/security-tauth.md, "Compose hardening")
+
+TEMPORAL_CLIENTS = {
+    "worker": "tls-worker",
+    "gateway": "tls-gateway",
+    "temporal-namespace": "tls-admin",
+}
+
+
+def resolved_services() -> dict[str, Any]:
+    done = config({"SEAWALL_GATEWAY_TOKEN": "t0ken", "GRAFANA_ADMIN_PASSWORD": "pw"})
+    assert done.returncode == 0, done.stderr
+    services: dict[str, Any] = yaml.safe_load(done.stdout)["services"]
+    return services
+
+
+def volumes_of(service: dict[str, Any]) -> dict[str, str]:
+    """Target -> source of a service's mounts (as written in the compose file)."""
+    found = {}
+    for volume in service.get("volumes", []):
+        source, _, rest = volume.partition(":")
+        found[rest.split(":")[0]] = source
+    return found
+
+
+def test_only_the_gateway_and_authenticated_uis_are_published() -> None:
+    services = yaml.safe_load(COMPOSE.read_text())["services"]
+    published = {
+        name: [str(p) for p in service["ports"]]
+        for name, service in services.items()
+        if service.get("ports")
+    }
+    # The gateway (bearer tokens), the UI behind basic auth, Grafana (its admin password):
+    # not Temporal's 7233, not the UI's own port, not Prometheus or the worker's metrics.
+    assert published == {
+        "gateway": ["8000:8000"],
+        "temporal-ui-proxy": ["8080:8080"],
+        "grafana": ["3000:3000"],
+    }
+    assert not any("expose" in service for service in services.values())
+
+
+def test_the_temporal_frontend_requires_client_certificates_of_the_stacks_ca() -> None:
+    services = resolved_services()
+    server = services["temporal"]["environment"]
+    assert server["TEMPORAL_TLS_REQUIRE_CLIENT_AUTH"] == "true"
+    assert server["TEMPORAL_TLS_FRONTEND_CERT"] == "/etc/temporal/tls/cert.pem"
+    assert server["TEMPORAL_TLS_CLIENT1_CA_CERT"] == "/etc/temporal/tls/ca.pem"
+    assert volumes_of(services["temporal"])["/etc/temporal/tls"] == "tls-temporal"
+    certs = services["temporal-certs"]
+    assert certs["build"]["context"].endswith("deploy/certs")
+    for name in ("temporal", "worker", "gateway", "temporal-ui-proxy"):
+        assert services[name]["depends_on"]["temporal-certs"] == {
+            "condition": "service_completed_successfully"
+        }, name
+
+
+def test_every_temporal_client_connects_with_its_own_certificate() -> None:
+    services = yaml.safe_load(COMPOSE.read_text())["services"]
+    for name, volume in TEMPORAL_CLIENTS.items():
+        environment = services[name]["environment"]
+        assert environment["TEMPORAL_ADDRESS"] == "temporal:7233", name
+        assert environment["TEMPORAL_TLS_CLIENT_CERT_PATH"] == "/run/secrets/temporal/cert.pem"
+        assert environment["TEMPORAL_TLS_CLIENT_KEY_PATH"] == "/run/secrets/temporal/key.pem"
+        assert environment["TEMPORAL_TLS_SERVER_CA_CERT_PATH"] == "/run/secrets/temporal/ca.pem"
+        assert volumes_of(services[name])["/run/secrets/temporal"] == volume, name
+    ui = services["temporal-ui"]
+    assert ui["environment"]["TEMPORAL_TLS_CERT"] == "/run/secrets/temporal/cert.pem"
+    assert ui["environment"]["TEMPORAL_TLS_ENABLE_HOST_VERIFICATION"] == "true"
+    assert volumes_of(ui)["/run/secrets/temporal"] == "tls-ui"
+    # No service but the job sees the CA key, and no two services share a key.
+    mounting = {name: set(volumes_of(service).values()) for name, service in services.items()}
+    assert [name for name, used in mounting.items() if "temporal-ca" in used] == ["temporal-certs"]
+    for volume in ("tls-temporal", "tls-worker", "tls-gateway", "tls-ui", "tls-admin"):
+        holders = [name for name, used in mounting.items() if volume in used]
+        assert sorted(holders) == sorted({"temporal-certs", _holder(volume)}), volume
+
+
+def _holder(volume: str) -> str:
+    return {
+        "tls-temporal": "temporal",
+        "tls-ui": "temporal-ui",
+        **{v: k for k, v in TEMPORAL_CLIENTS.items()},
+    }[volume]
+
+
+def test_the_compose_temporal_client_settings_are_valid_settings(tmp_path: Path) -> None:
+    from seawall.runtime.settings import load_settings
+
+    environment = {k: str(v) for k, v in resolved_services()["worker"]["environment"].items()}
+    settings = load_settings(environ={**environment, "HOME": str(tmp_path)}).settings
+    assert settings.temporal_tls_client_cert_path == Path("/run/secrets/temporal/cert.pem")
+
+
+def test_the_ui_is_published_only_behind_basic_auth() -> None:
+    services = yaml.safe_load(COMPOSE.read_text())["services"]
+    proxy = services["temporal-ui-proxy"]
+    conf = mounted(proxy, "/etc/nginx/nginx.conf").read_text()
+    assert "proxy_pass http://temporal-ui:8080;" in conf
+    assert "auth_basic_user_file /etc/temporal-ui-auth/htpasswd;" in conf
+    # Only the health check is open, and it says nothing.
+    open_locations = conf.count("auth_basic off;")
+    assert open_locations == 1 and "location = /healthz" in conf
+    assert volumes_of(proxy)["/etc/temporal-ui-auth"] == "temporal-ui-auth"
+    assert services["temporal-ui"]["environment"]["TEMPORAL_CORS_ORIGINS"].endswith(":8080")
+
+
+def test_the_worker_may_make_the_sandboxs_namespaces() -> None:
+    # bubblewrap needs user/pid/mount namespaces and a fresh /proc inside the container.
+    worker = yaml.safe_load(COMPOSE.read_text())["services"]["worker"]
+    assert {"seccomp=unconfined", "apparmor=unconfined", "systempaths=unconfined"} <= set(
+        worker["security_opt"]
+    )
+    others = yaml.safe_load(COMPOSE.read_text())["services"]
+    assert [name for name, s in others.items() if "security_opt" in s] == ["worker"]
 
 
 # --- Prometheus and Grafana (docs/architecture.md, "Rollout cohorts") --------------------

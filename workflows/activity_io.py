@@ -102,6 +102,10 @@ class ListToolsInput(_Strict):
     # A root prompt's start, for the worker to check before anything runs
     # (docs/security-trust.md); None for a session's prompts.
     start: StartClaim | None = None
+    # The session's workspace: a sandboxed stdio MCP server is started confined to it
+    # (docs/security-sandbox.md, "MCP servers"). None (prompts started before it was
+    # recorded): a scratch workspace of the worker's.
+    workspace_root: str | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -137,6 +141,8 @@ class CheckToolCallInput(_Strict):
     call: ToolCall
     # Scenario runs only: the fixture that answers instead of the tool.
     scenario_fixture: FixtureTool | None = None
+    # As in ListToolsInput: where a sandboxed stdio MCP server of the call runs.
+    workspace_root: str | None = None
 
     @model_validator(mode="before")
     @classmethod

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from datetime import datetime, timedelta
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -58,12 +59,41 @@ class Slot(BaseModel):
         return f"{self.session_id}\n{self.update_id}"
 
 
+class OpenSession(BaseModel):
+    """One of the owner's sessions counted against its quotas (docs/architecture.md,
+    "Per-owner quotas"), until it is seen closed."""
+
+    model_config = ConfigDict(frozen=True)
+
+    session_id: str
+    # Its client_metadata's bytes: charged at its start and again with each prompt, whose
+    # input carries it.
+    metadata_bytes: int = 0
+    # The bytes charged for it so far (see ``OwnerQuotas.max_stored_bytes``).
+    stored_bytes: int = 0
+    admitted_at: datetime
+
+
+class OwnerQuotas(BaseModel):
+    """The quotas a request is admitted against (0: that quota is off), sent by the gateway
+    with each request so that the settings stay the operator's."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    max_open_sessions: int = Field(default=0, ge=0)
+    # Over the owner's open sessions: each one's client_metadata (JSON) at its start, and
+    # with every prompt its text plus that metadata again, and every mid-turn input's text.
+    max_stored_bytes: int = Field(default=0, ge=0)
+
+
 class AdmissionState(BaseModel):
     """The start input and the continue-as-new carry."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     slots: list[Slot] = Field(default_factory=list)
+    # The owner's sessions counted against its quotas (only with quotas on).
+    sessions: list[OpenSession] = Field(default_factory=list)
     released: list[str] = Field(default_factory=list)
     messages_per_run: int = Field(default=MESSAGES_PER_RUN, ge=1)
     unsubmitted_grace_seconds: float = Field(default=UNSUBMITTED_GRACE_SECONDS, ge=0)
@@ -83,6 +113,9 @@ class SessionObservation(BaseModel):
     session_id: str
     live_prompt_ids: list[str]
     submits: dict[str, str | None] = Field(default_factory=dict)
+    # Whether the session still runs ("open"), has completed ("closed"), or is unknown to
+    # Temporal (not started yet, or never); None: not looked at (older gateways).
+    state: Literal["open", "closed", "unknown"] | None = None
 
 
 class AdmitRequest(BaseModel):
@@ -94,9 +127,51 @@ class AdmitRequest(BaseModel):
 
     session_id: str
     update_id: str
-    limit: int = Field(ge=1)
+    # 0: no limit on prompts (only the quotas apply; no slot is held).
+    limit: int = Field(ge=0)
     observations: list[SessionObservation] = Field(default_factory=list)
     as_of: datetime | None = None
+    # The session does not know this submit (the gateway asked it): hold a slot even if one
+    # is held, or was released, for the same key, so that a submit the session has
+    # forgotten can never run uncounted.
+    recount: bool = False
+    # The prompt's text in bytes (UTF-8), charged with the session's metadata against
+    # ``quotas`` (None: no quotas).
+    text_bytes: int = Field(default=0, ge=0)
+    quotas: OwnerQuotas | None = None
+
+
+class SessionAdmitRequest(BaseModel):
+    """Count a new session against the owner's quotas (update ``admit_session``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    session_id: str
+    metadata_bytes: int = Field(ge=0)
+    quotas: OwnerQuotas
+    observations: list[SessionObservation] = Field(default_factory=list)
+    as_of: datetime | None = None
+
+
+class InputCharge(BaseModel):
+    """Charge a mid-turn input's bytes to its session (update ``charge_input``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    session_id: str
+    text_bytes: int = Field(ge=0)
+    quotas: OwnerQuotas
+    observations: list[SessionObservation] = Field(default_factory=list)
+    as_of: datetime | None = None
+
+
+class Refund(BaseModel):
+    """Give back bytes charged for something the session refused (signal ``refund``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    session_id: str
+    bytes: int = Field(ge=0)
 
 
 class Admission(BaseModel):
@@ -110,6 +185,15 @@ class Admission(BaseModel):
     # On a refusal: its time, and the slots whose prompts the gateway should look at.
     as_of: datetime
     to_observe: list[Slot] = Field(default_factory=list)
+    # What was refused: the prompt limit (None, as before quotas), or which quota.
+    refused: Literal["open_sessions", "stored_bytes"] | None = None
+    # The owner's open sessions and stored bytes as counted, and the sessions to look at
+    # after a quota refusal (all of them: which have closed).
+    open_sessions: int = 0
+    stored_bytes: int = 0
+    # The bytes this request was charged (what a refund gives back).
+    charged: int = 0
+    sessions_to_observe: list[str] = Field(default_factory=list)
 
 
 class SlotRelease(BaseModel):

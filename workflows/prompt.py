@@ -405,6 +405,7 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
         request = ListToolsInput(
             scenario_tools=scenario.fixture_tools if scenario else None,
             start=prompt_claim(self._input) if root else None,
+            workspace_root=self._input.workspace_root,
         )
         if self._tools_without_hop:
             local: ListToolsOutput | None = await workflow.execute_local_activity(
@@ -632,7 +633,9 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
             ):
                 invalid: ToolOutcome | None = await workflow.execute_activity(
                     CHECK_TOOL_CALL,
-                    CheckToolCallInput(call=call, scenario_fixture=fixture),
+                    CheckToolCallInput(
+                        call=call, scenario_fixture=fixture, workspace_root=prompt.workspace_root
+                    ),
                     result_type=ToolOutcome | None,  # type: ignore[arg-type]
                     start_to_close_timeout=QUICK_ACTIVITY,
                     summary=self._summary(

@@ -22,8 +22,13 @@ import contextlib
 from datetime import timedelta
 
 from temporalio import workflow
-from temporalio.common import SearchAttributePair, TypedSearchAttributes
-from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError
+from temporalio.common import SearchAttributePair, TypedSearchAttributes, WorkflowIDReusePolicy
+from temporalio.exceptions import (
+    ActivityError,
+    ApplicationError,
+    ChildWorkflowError,
+    WorkflowAlreadyStartedError,
+)
 
 with workflow.unsafe.imports_passed_through():
     from workflows import search_attributes
@@ -55,14 +60,18 @@ with workflow.unsafe.imports_passed_through():
     from workflows.rollout import RolloutAssignment
     from workflows.session_io import (
         FINISHED_PROMPTS_KEPT,
+        SUBMITS_REMEMBERED,
         FinishedPrompt,
         InputDelivery,
         PromptSubmission,
         PromptWithdrawal,
         QueuedSessionPrompt,
+        RememberedSubmit,
         SessionInput,
         SessionOwner,
         SessionStatus,
+        SubmitFound,
+        SubmitLookup,
         SubmittedPrompt,
         TranscriptPage,
         TranscriptQuery,
@@ -80,6 +89,14 @@ def session_workflow_id(session_id: str) -> str:
     return f"session-{session_id}"
 
 
+# A prompt's workflow id is never given to a second run (docs/architecture.md, "Sessions and
+# the gateway"): a session started anew under a used id (which the gateway and seawall acp
+# never do) finds its first prompt's id taken and fails that prompt instead of replacing the
+# finished one's result. A command attribute only: replay compares a child's id and type, so
+# sessions started before it replay unchanged (tests/replay).
+PROMPT_ID_REUSE_POLICY = WorkflowIDReusePolicy.REJECT_DUPLICATE
+
+
 @workflow.defn(name="SessionWorkflow")
 class SessionWorkflow:
     @workflow.init
@@ -93,6 +110,9 @@ class SessionWorkflow:
         self._queue: list[QueuedSessionPrompt] = list(session.queue)
         self._finished: list[FinishedPrompt] = list(session.finished)
         self._submitted = session.prompts_submitted
+        self._submits: dict[str, RememberedSubmit] = {
+            submit.update_id: submit for submit in session.submits
+        }
         self._closing = session.closing
         self._running: workflow.ChildWorkflowHandle[PromptWorkflow, PromptResult] | None = None
         self._starting: str | None = None
@@ -101,10 +121,19 @@ class SessionWorkflow:
 
     @workflow.update
     async def submit_prompt(self, submission: PromptSubmission) -> SubmittedPrompt:
+        update = workflow.current_update_info()
+        update_id = update.id if update is not None else ""
+        known = self._submits.get(update_id)
+        if known is not None:
+            # Repeated after a continue-as-new (within a run Temporal answers it itself).
+            return SubmittedPrompt(prompt_id=known.prompt_id, position=known.position)
         self._submitted += 1
         prompt_id = f"{self._input.session_id}-prompt-{self._submitted}"
         position = len(self._queue)
         self._queue.append(QueuedSessionPrompt(prompt_id=prompt_id, text=submission.text))
+        self._remember_submit(
+            RememberedSubmit(update_id=update_id, prompt_id=prompt_id, position=position)
+        )
         running = self._running
         if running is not None:
             # It may have finished meanwhile; then nothing is left to tell.
@@ -114,8 +143,26 @@ class SessionWorkflow:
 
     @submit_prompt.validator
     def _validate_submission(self, submission: PromptSubmission) -> None:
+        update = workflow.current_update_info()
+        if update is not None and update.id in self._submits:
+            return  # a repeat is answered as before, closing or not
         if self._closing:
             raise ValueError("the session is closing and takes no new prompts")
+
+    def _remember_submit(self, submit: RememberedSubmit) -> None:
+        self._submits[submit.update_id] = submit
+        while len(self._submits) > SUBMITS_REMEMBERED:
+            del self._submits[next(iter(self._submits))]
+
+    @workflow.query
+    def submitted(self, lookup: SubmitLookup) -> SubmitFound:
+        """What the submit with this update id answered, if the session remembers it."""
+        known = self._submits.get(lookup.update_id)
+        if known is None:
+            return SubmitFound()
+        return SubmitFound(
+            submitted=SubmittedPrompt(prompt_id=known.prompt_id, position=known.position)
+        )
 
     @workflow.update
     async def send_input(self, user_input: UserInput) -> InputDelivery:
@@ -289,13 +336,21 @@ class SessionWorkflow:
             rollout=self._rollout,
             **settings.prompt_options(),
         )
-        self._running = await workflow.start_child_workflow(
-            PromptWorkflow.run,
-            prompt,
-            id=item.prompt_id,
-            parent_close_policy=workflow.ParentClosePolicy.REQUEST_CANCEL,
-            search_attributes=self._prompt_search_attributes(),
-        )
+        try:
+            self._running = await workflow.start_child_workflow(
+                PromptWorkflow.run,
+                prompt,
+                id=item.prompt_id,
+                id_reuse_policy=PROMPT_ID_REUSE_POLICY,
+                parent_close_policy=workflow.ParentClosePolicy.REQUEST_CANCEL,
+                search_attributes=self._prompt_search_attributes(),
+            )
+        except WorkflowAlreadyStartedError:
+            # The id belongs to another run's prompt, whose result stays as it is.
+            self._starting = None
+            failed = FinishedPrompt(prompt_id=item.prompt_id, stop_reason=StopReason.ERROR)
+            self._finished = [*self._finished, failed][-FINISHED_PROMPTS_KEPT:]
+            return
         # Prompts submitted while this one was starting found nothing running to tell.
         if self._queue:
             with contextlib.suppress(ApplicationError):  # it may already have finished
@@ -379,5 +434,6 @@ class SessionWorkflow:
                 "finished": self._finished,
                 "prompts_submitted": self._submitted,
                 "closing": self._closing,
+                "submits": list(self._submits.values()),
             }
         )

@@ -20,6 +20,10 @@ from workflows.scenario_io import ScenarioHooks, lift_legacy_prompt_keys
 MAX_PROMPT_CHARS = 100_000
 # A session keeps this many finished prompts in its status; older ones are in Temporal.
 FINISHED_PROMPTS_KEPT = 50
+# A session remembers what its newest this-many submits made, by update id, across
+# continue-as-new (Temporal deduplicates update ids within one run only): a repeated
+# ``submit_prompt`` (the same Idempotency-Key) is answered as the first was, never run again.
+SUBMITS_REMEMBERED = 1000
 
 
 class SessionSettings(PromptOptions):
@@ -53,6 +57,16 @@ class FinishedPrompt(BaseModel):
     loop_type: LoopType | None = None
 
 
+class RememberedSubmit(BaseModel):
+    """What one ``submit_prompt`` (by its update id) answered."""
+
+    model_config = ConfigDict(frozen=True)
+
+    update_id: str
+    prompt_id: str
+    position: int
+
+
 class SessionInput(BaseModel):
     """Start a session, or carry one across continue-as-new (every field after
     ``settings`` is carried state)."""
@@ -84,6 +98,8 @@ class SessionInput(BaseModel):
     # Aligned with ``conversation``: a tool message's settled status (success | error |
     # cancelled), None for every other message or when it is not known.
     tool_statuses: list[str | None] = Field(default_factory=list)
+    # The newest submits' answers (at most SUBMITS_REMEMBERED), oldest first.
+    submits: list[RememberedSubmit] = Field(default_factory=list)
 
 
 class PromptSubmission(BaseModel):
@@ -98,6 +114,23 @@ class SubmittedPrompt(BaseModel):
     prompt_id: str
     # Prompts ahead of this one (0: it runs now, or next once the running one ends).
     position: int
+
+
+class SubmitLookup(BaseModel):
+    """Ask what the ``submit_prompt`` with this update id answered (query ``submitted``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    update_id: str
+
+
+class SubmitFound(BaseModel):
+    """The answer of the submit looked up; None: the session knows no such submit (not
+    made, or older than the submits it remembers)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    submitted: SubmittedPrompt | None = None
 
 
 class InputDelivery(BaseModel):

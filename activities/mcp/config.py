@@ -15,6 +15,18 @@ wrapped in ``{"mcpServers": {...}}``::
                  "trust": true, "timeout_seconds": 60}
     }
 
+A stdio server runs in the worker's sandbox (docs/security-sandbox.md, "MCP servers"), one
+process per session workspace. Where a server legitimately needs more than the system
+directories and that workspace, the operator says so in its ``sandbox`` object (never a
+workspace: this file is the only source)::
+
+      "git": {"command": "/opt/mcp/bin/mcp-server-git",
+              "sandbox": {"read_only_paths": ["/opt/mcp"], "network": "off"}}
+
+``read_only_paths`` are absolute paths bound read-only at the same place (the server's
+install prefix, its interpreter); ``network`` (``off`` | ``on``) overrides the worker's
+``sandbox_network`` for this server.
+
 A server name is letters, digits, ``-`` and single ``_`` (tools are registered as
 ``mcp__<server>__<tool>``). ``trust: true`` lets the server's tools run without asking the
 user; otherwise only tools the server marks read-only do. An invalid server is left out
@@ -30,10 +42,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from pathlib import PurePosixPath
 from typing import Any, Literal
 
 import structlog
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from seawall.runtime.settings import SettingsError, default_of, load_settings
 from workflows.activity_io import SettingSource
@@ -51,6 +64,25 @@ class _ServerBase(BaseModel):
     timeout_seconds: float | None = Field(default=None, gt=0)
 
 
+class ServerSandbox(BaseModel):
+    """What one stdio server may see beyond the sandbox's defaults (operator config only)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    read_only_paths: tuple[str, ...] = ()
+    network: Literal["off", "on"] | None = None
+
+    @field_validator("read_only_paths")
+    @classmethod
+    def _absolute(cls, paths: tuple[str, ...]) -> tuple[str, ...]:
+        for path in paths:
+            if not PurePosixPath(path).is_absolute():
+                raise ValueError(f"{path[:80]!r} is not an absolute path")
+            if PurePosixPath(path) == PurePosixPath("/"):
+                raise ValueError("'/' would show the worker's data and other workspaces")
+        return paths
+
+
 class StdioServer(_ServerBase):
     """A server the worker runs as a subprocess and talks to over stdin/stdout."""
 
@@ -58,7 +90,9 @@ class StdioServer(_ServerBase):
     command: str = Field(min_length=1)
     args: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
+    # Sandboxed: must be inside the workspace or a read-only path (default: the workspace).
     cwd: str | None = None
+    sandbox: ServerSandbox = ServerSandbox()
 
 
 class HttpServer(_ServerBase):

@@ -16,8 +16,10 @@ import asyncio
 import contextlib
 import contextvars
 import os
+import shutil
 import sys
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 import anyio
@@ -26,7 +28,8 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CONNECTION_CLOSED, CallToolResult, Tool
 
-from activities.mcp.config import HttpServer, ServerConfig
+from activities.mcp.config import HttpServer, ServerConfig, StdioServer
+from activities.sandbox import UNCONFINED, NetworkPolicy, Sandbox, SandboxUnavailable
 
 CLOSE_TIMEOUT_SECONDS = 10.0
 MAX_LIST_PAGES = 100
@@ -85,11 +88,20 @@ async def _list_all_tools(client: Client) -> list[Tool]:
 class McpConnection:
     """A started server and its session, owned by one background task."""
 
-    def __init__(self, config: ServerConfig, inherit_stderr: bool = False) -> None:
+    def __init__(
+        self,
+        config: ServerConfig,
+        inherit_stderr: bool = False,
+        *,
+        sandbox: Sandbox = UNCONFINED,
+        workspace: Path | None = None,
+    ) -> None:
         self.config = config
         self.tools: list[Tool] = []
         self.failure: str | None = None
         self._inherit_stderr = inherit_stderr
+        self._sandbox = sandbox
+        self._workspace = workspace
         self._client: Client | None = None
         self._lost = False
         self._ready = asyncio.Event()
@@ -107,6 +119,9 @@ class McpConnection:
 
     async def start(self, timeout: float) -> None:
         """Start the server and list its tools; :class:`McpUnavailable` when it cannot."""
+        if isinstance(self.config, StdioServer) and self._sandbox.policy.confined:
+            # Fail closed before spawning anything (docs/security-sandbox.md).
+            self._confined_parameters(self.config)
         # A fresh context: the owner task outlives the activity that happened to start it
         # and must not carry that activity's context around.
         self._task = asyncio.create_task(self._run(), context=contextvars.Context())
@@ -133,6 +148,9 @@ class McpConnection:
                 )
             )
             transport = streamable_http_client(config.url, http_client=http)
+        elif self._sandbox.policy.confined:
+            params = self._confined_parameters(config)
+            transport = stdio_client(params, errlog=_errlog(self._inherit_stderr))
         else:
             params = StdioServerParameters(
                 command=config.command,
@@ -145,6 +163,30 @@ class McpConnection:
             transport = stdio_client(params, errlog=_errlog(self._inherit_stderr))
         # No response cache: every prompt lists the server's current tools.
         return await stack.enter_async_context(Client(transport, cache=None))
+
+    def _confined_parameters(self, config: StdioServer) -> StdioServerParameters:
+        """The server under the sandbox's supervisor, confined to this connection's
+        workspace; :class:`McpUnavailable` when the sandbox cannot start it."""
+        workspace = self._workspace
+        if workspace is None:
+            raise McpUnavailable("no workspace to confine it to")
+        # Resolved on the worker's PATH: the sandbox's own PATH has system directories only.
+        command = shutil.which(config.command) or config.command
+        options = config.sandbox
+        try:
+            launch = self._sandbox.launch(
+                [command, *config.args],
+                workspace=workspace,
+                cwd=Path(config.cwd) if config.cwd else workspace,
+                read_only_paths=[Path(p) for p in options.read_only_paths],
+                network=NetworkPolicy(options.network) if options.network else None,
+                extra_env=config.env,
+            )
+        except SandboxUnavailable as exc:
+            raise McpUnavailable(self._sandbox.refusal("stdio MCP servers", str(exc))) from None
+        return StdioServerParameters(
+            command=launch.argv[0], args=launch.argv[1:], env=launch.env, cwd=str(workspace)
+        )
 
     async def _run(self) -> None:
         try:

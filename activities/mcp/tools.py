@@ -19,6 +19,7 @@ import contextlib
 import json
 import math
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import jsonschema  # type: ignore[import-untyped]
@@ -36,6 +37,7 @@ from activities.outcomes import (
     not_started_outcome,
     succeeded_outcome,
 )
+from activities.sandbox import UNCONFINED, Sandbox
 from workflows.activity_io import RunToolInput, ToolSpec
 from workflows.outcome import (
     ExecutionStatus,
@@ -70,12 +72,19 @@ def tool_spec(server: str, config: ServerConfig, tool: Tool) -> ToolSpec:
 
 
 async def _list_server(
-    pool: McpPool, server: str, config: ServerConfig, settings: McpSettings
+    pool: McpPool,
+    server: str,
+    config: ServerConfig,
+    settings: McpSettings,
+    sandbox: Sandbox,
+    workspace: Path | None,
 ) -> list[ToolSpec]:
     ordinal = settings.ordinal(server)
     for _attempt in range(2):
         try:
-            connection = await pool.get(server, config, settings)
+            connection = await pool.get(
+                server, config, settings, sandbox=sandbox, workspace=workspace
+            )
         except McpUnavailable as exc:
             _log.warning(
                 "mcp_server_unavailable",
@@ -108,11 +117,21 @@ async def _list_server(
     return []
 
 
-async def list_mcp_tools(pool: McpPool, settings: McpSettings) -> list[ToolSpec]:
-    """Every configured server's tools; a server that cannot be reached lists none."""
+async def list_mcp_tools(
+    pool: McpPool,
+    settings: McpSettings,
+    *,
+    sandbox: Sandbox = UNCONFINED,
+    workspace: Path | None = None,
+) -> list[ToolSpec]:
+    """Every configured server's tools (each stdio server started in ``sandbox`` for
+    ``workspace``); a server that cannot be reached lists none."""
     pool.retain_only(set(settings.servers))
     listed = await asyncio.gather(
-        *(_list_server(pool, name, config, settings) for name, config in settings.servers.items())
+        *(
+            _list_server(pool, name, config, settings, sandbox, workspace)
+            for name, config in settings.servers.items()
+        )
     )
     specs = {spec.name: spec for server_specs in listed for spec in server_specs}
     return sorted(specs.values(), key=lambda spec: spec.name)
@@ -208,7 +227,11 @@ def schema_problems(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> 
 
 
 async def _resolve(
-    pool: McpPool, call: ToolCall, settings: McpSettings
+    pool: McpPool,
+    call: ToolCall,
+    settings: McpSettings,
+    sandbox: Sandbox,
+    workspace: Path | None,
 ) -> tuple[str, ServerConfig, McpConnection, Tool] | ToolOutcome:
     """The call's server, connection and tool, or the outcome refusing it."""
     server = server_of(call.name)
@@ -221,7 +244,7 @@ async def _resolve(
             registered=False,
         )
     try:
-        connection = await pool.get(server, config, settings)
+        connection = await pool.get(server, config, settings, sandbox=sandbox, workspace=workspace)
     except McpUnavailable as exc:
         _log.warning("mcp_server_unavailable", tool_type=ToolType.MCP.value, reason=str(exc))
         return _server_down(call, f"could not be started ({exc})")
@@ -261,10 +284,15 @@ def _admit_arguments(call: ToolCall, tool: Tool) -> ToolOutcome | None:
 
 
 async def check_mcp_call(
-    pool: McpPool, call: ToolCall, settings: McpSettings
+    pool: McpPool,
+    call: ToolCall,
+    settings: McpSettings,
+    *,
+    sandbox: Sandbox = UNCONFINED,
+    workspace: Path | None = None,
 ) -> ToolOutcome | None:
     """The outcome refusing ``call`` before it runs, or ``None`` when it is admissible."""
-    resolved = await _resolve(pool, call, settings)
+    resolved = await _resolve(pool, call, settings, sandbox, workspace)
     if isinstance(resolved, ToolOutcome):
         return resolved
     _server, _config, _connection, tool = resolved
@@ -277,11 +305,19 @@ def call_timeout(inp: RunToolInput, config: ServerConfig, settings: McpSettings)
     return min(configured, inp.shell_timeout_seconds)
 
 
-async def run_mcp_call(pool: McpPool, inp: RunToolInput, settings: McpSettings) -> ToolOutcome:
-    """Run one ``mcp__`` call to its settled outcome; never raises for a tool failure."""
+async def run_mcp_call(
+    pool: McpPool,
+    inp: RunToolInput,
+    settings: McpSettings,
+    *,
+    sandbox: Sandbox = UNCONFINED,
+    workspace: Path | None = None,
+) -> ToolOutcome:
+    """Run one ``mcp__`` call to its settled outcome (its stdio server confined to
+    ``workspace``, the call's session workspace); never raises for a tool failure."""
     call = inp.call
     try:
-        resolved = await _resolve(pool, call, settings)
+        resolved = await _resolve(pool, call, settings, sandbox, workspace)
     except asyncio.CancelledError:
         return _cancelled(call, ExecutionStatus.NOT_STARTED)
     if isinstance(resolved, ToolOutcome):

@@ -17,6 +17,7 @@ from typing import Any, ClassVar, TypeVar
 from pydantic import BaseModel, ConfigDict
 
 from activities.heartbeat import Heartbeat, no_heartbeat
+from activities.sandbox import UNCONFINED, Sandbox
 from workflows.outcome import ToolErrorType
 
 ArgsT = TypeVar("ArgsT", bound=BaseModel)
@@ -36,13 +37,17 @@ class ToolFailure(Exception):
 
 @dataclass(frozen=True)
 class ToolContext:
-    """What a tool may touch: one workspace directory, a heartbeat, and time limits."""
+    """What a tool may touch: one workspace directory, a heartbeat, time limits, and the
+    sandbox its processes run in."""
 
     # Already resolved (Path.resolve()) and absolute; containment checks compare against it.
     workspace_root: Path
     # Long-running tools call this so the activity's heartbeat timeout does not fire.
     heartbeat: Heartbeat = no_heartbeat
     shell_timeout_seconds: float = 120.0
+    # The worker's probed sandbox (activities/sandbox/); the tool runner always passes it.
+    # The default runs bare: only tests of the tools themselves rely on it.
+    sandbox: Sandbox = UNCONFINED
 
 
 class ToolArgs(BaseModel):

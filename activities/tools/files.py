@@ -4,6 +4,9 @@ Each failure maps to the most specific :class:`ToolErrorType` so the repeated-fa
 can tell, say, "file missing" from "no space left". Messages name paths relative to the
 workspace and carry only ``strerror`` text, never an ``OSError``'s absolute file names.
 Blocking I/O runs in a worker thread so the event loop (and activity heartbeats) keep going.
+Every file and directory is opened from the workspace root without following a symlink and
+judged on the open descriptor (beneath.py), so a workspace changed by a command running
+beside the tool cannot redirect it after its path was checked.
 """
 
 from __future__ import annotations
@@ -12,8 +15,8 @@ import asyncio
 import contextlib
 import errno
 import os
+import secrets
 import stat
-import tempfile
 from pathlib import Path
 from typing import ClassVar
 
@@ -22,6 +25,15 @@ from pydantic import BaseModel, Field
 from workflows.outcome import ToolErrorType
 
 from .base import BuiltinTool, ToolArgs, ToolContext, ToolFailure, expect_args
+from .beneath import (
+    FILE_FLAGS,
+    changed,
+    open_directory,
+    open_file,
+    parent_of,
+    read_all,
+    write_all,
+)
 from .workspace import display_path, has_other_links, is_within, resolve_in_workspace
 
 MAX_READ_BYTES = 10 * 1024 * 1024
@@ -69,24 +81,35 @@ def map_read_error(exc: OSError, shown: str) -> ToolFailure:
     return ToolFailure(ToolErrorType.READ_CONTENT_FAILURE, f"cannot read {shown!r}: {reason}.")
 
 
-def _stat(target: Path, shown: str) -> os.stat_result | None:
-    """``stat`` the target, ``None`` when it does not exist."""
+def _lstat_in(dir_fd: int, name: str, shown: str) -> os.stat_result | None:
+    """``lstat`` of ``name`` in ``dir_fd``, ``None`` when it does not exist. The checked
+    path has no symlinks, so one found here appeared after the check."""
     try:
-        return target.stat()
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        raise map_read_error(exc, shown) from None
+    if stat.S_ISLNK(st.st_mode):
+        raise changed(shown)
+    return st
+
+
+def _stat(root: Path, target: Path, shown: str) -> os.stat_result | None:
+    """``lstat`` of the checked ``target``, reached from ``root`` without following any
+    symlink (activities/tools/beneath.py); ``None`` when it does not exist."""
+    try:
+        if target == root:
+            return os.stat(root)
+        with parent_of(root, target, shown) as dir_fd:
+            return _lstat_in(dir_fd, target.name, shown)
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as exc:
         raise map_read_error(exc, shown) from None
 
 
-def _read_text(target: Path, shown: str) -> str:
-    """Read a regular UTF-8 text file within the size limit."""
-    st = _stat(target, shown)
-    if st is None:
-        raise ToolFailure(
-            ToolErrorType.FILE_NOT_FOUND,
-            f"file {shown!r} does not exist; check the path with list_directory or glob.",
-        )
+def _check_readable(st: os.stat_result, shown: str) -> None:
     if stat.S_ISDIR(st.st_mode):
         raise ToolFailure(
             ToolErrorType.TARGET_IS_DIRECTORY,
@@ -102,15 +125,50 @@ def _read_text(target: Path, shown: str) -> str:
             "workspace; it is not read. Copy what you need into a file of your own.",
         )
     if st.st_size > MAX_READ_BYTES:
-        raise ToolFailure(
-            ToolErrorType.FILE_TOO_LARGE,
-            f"file {shown!r} is {st.st_size} bytes, over the {MAX_READ_BYTES}-byte limit; "
-            "use grep_search to find the relevant part or run_shell_command with head/tail.",
-        )
+        raise _too_large(shown, st.st_size)
+
+
+def _too_large(shown: str, size: int) -> ToolFailure:
+    return ToolFailure(
+        ToolErrorType.FILE_TOO_LARGE,
+        f"file {shown!r} is {size} bytes, over the {MAX_READ_BYTES}-byte limit; "
+        "use grep_search to find the relevant part or run_shell_command with head/tail.",
+    )
+
+
+def _read_bytes(root: Path, target: Path, shown: str) -> bytes:
+    """The content of the regular file ``target``, judged on the open descriptor."""
+    missing = ToolFailure(
+        ToolErrorType.FILE_NOT_FOUND,
+        f"file {shown!r} does not exist; check the path with list_directory or glob.",
+    )
+    if target == root:
+        _check_readable(os.stat(root), shown)
     try:
-        data = target.read_bytes()
+        with parent_of(root, target, shown) as dir_fd:
+            st = _lstat_in(dir_fd, target.name, shown)
+            if st is None:
+                raise missing
+            # Judged before opening too: opening a device may itself do something.
+            _check_readable(st, shown)
+            fd = open_file(dir_fd, target.name, os.O_RDONLY, shown)
+            try:
+                _check_readable(os.fstat(fd), shown)
+                data = read_all(fd, MAX_READ_BYTES)
+            finally:
+                os.close(fd)
+    except (FileNotFoundError, NotADirectoryError):
+        raise missing from None
     except OSError as exc:
         raise map_read_error(exc, shown) from None
+    if len(data) > MAX_READ_BYTES:
+        raise _too_large(shown, len(data))
+    return data
+
+
+def _read_text(root: Path, target: Path, shown: str) -> str:
+    """Read a regular UTF-8 text file within the size limit."""
+    data = _read_bytes(root, target, shown)
     if b"\x00" in data[:8192]:
         raise ToolFailure(
             ToolErrorType.READ_CONTENT_FAILURE,
@@ -126,34 +184,52 @@ def _read_text(target: Path, shown: str) -> str:
         ) from None
 
 
-def _write_bytes(target: Path, shown: str, data: bytes) -> None:
-    """Write ``data`` to a regular (or new) file, creating parent directories.
+def _check_writable(st: os.stat_result, shown: str) -> None:
+    if stat.S_ISDIR(st.st_mode):
+        raise ToolFailure(
+            ToolErrorType.TARGET_IS_DIRECTORY,
+            f"cannot write {shown!r}: it is a directory; give a file path.",
+        )
+    if not stat.S_ISREG(st.st_mode):
+        # Writing into a FIFO with no reader would block forever.
+        raise ToolFailure(
+            ToolErrorType.FILE_WRITE_FAILURE,
+            f"cannot write {shown!r}: it is not a regular file.",
+        )
+
+
+def _write_bytes(root: Path, target: Path, shown: str, data: bytes) -> None:
+    """Write ``data`` to a regular (or new) file, creating parent directories, every
+    directory and the file reached without following a symlink (beneath.py).
 
     A file with other hard links is replaced, not written through: its other names (which
-    may be outside the workspace) keep their content."""
-    shared_mode: int | None = None
+    may be outside the workspace) keep their content. That is judged on the open file, so
+    a name swapped for a hard link after the check is not written through either."""
+    if target == root:
+        _check_writable(os.stat(root), shown)
     try:
-        st = target.stat()
-    except (FileNotFoundError, NotADirectoryError):
-        pass
-    except OSError as exc:
-        raise map_write_error(exc, shown) from None
-    else:
-        if stat.S_ISDIR(st.st_mode):
-            raise ToolFailure(
-                ToolErrorType.TARGET_IS_DIRECTORY,
-                f"cannot write {shown!r}: it is a directory; give a file path.",
-            )
-        if not stat.S_ISREG(st.st_mode):
-            # Writing into a FIFO with no reader would block forever.
-            raise ToolFailure(
-                ToolErrorType.FILE_WRITE_FAILURE,
-                f"cannot write {shown!r}: it is not a regular file.",
-            )
-        if has_other_links(st):
-            shared_mode = stat.S_IMODE(st.st_mode)
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        with parent_of(root, target, shown, create=True) as dir_fd:
+            name = target.name
+            st = _lstat_in(dir_fd, name, shown)
+            if st is not None:
+                _check_writable(st, shown)
+            if st is not None and has_other_links(st):
+                _replace(dir_fd, name, data, stat.S_IMODE(st.st_mode))
+                return
+            fd = open_file(dir_fd, name, os.O_WRONLY | os.O_CREAT, shown)
+            try:
+                opened = os.fstat(fd)
+                _check_writable(opened, shown)
+                if has_other_links(opened):
+                    os.close(fd)
+                    fd = -1
+                    _replace(dir_fd, name, data, stat.S_IMODE(opened.st_mode))
+                    return
+                os.ftruncate(fd, 0)
+                write_all(fd, data)
+            finally:
+                if fd >= 0:
+                    os.close(fd)
     except (FileExistsError, NotADirectoryError):
         raise ToolFailure(
             ToolErrorType.FILE_WRITE_FAILURE,
@@ -161,26 +237,23 @@ def _write_bytes(target: Path, shown: str, data: bytes) -> None:
         ) from None
     except OSError as exc:
         raise map_write_error(exc, shown) from None
-    try:
-        if shared_mode is None:
-            target.write_bytes(data)
-        else:
-            _replace(target, data, shared_mode)
-    except OSError as exc:
-        raise map_write_error(exc, shown) from None
 
 
-def _replace(target: Path, data: bytes, mode: int) -> None:
-    """Give ``target`` new content under a new inode (a temporary file renamed over it)."""
-    fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+def _replace(dir_fd: int, name: str, data: bytes, mode: int) -> None:
+    """Give ``name`` in ``dir_fd`` new content under a new inode (a temporary file renamed
+    over it)."""
+    temporary = f".{name}.{secrets.token_hex(6)}"
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | FILE_FLAGS, 0o600, dir_fd=dir_fd)
     try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.chmod(temporary, mode)
-        os.replace(temporary, target)
+        try:
+            write_all(fd, data)
+            os.fchmod(fd, mode)
+        finally:
+            os.close(fd)
+        os.replace(temporary, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except BaseException:
         with contextlib.suppress(OSError):
-            os.unlink(temporary)
+            os.unlink(temporary, dir_fd=dir_fd)
         raise
 
 
@@ -204,7 +277,7 @@ class ReadFileTool(BuiltinTool):
         a = expect_args(args, ReadFileArgs)
         target = resolve_in_workspace(ctx.workspace_root, a.path)
         shown = display_path(ctx.workspace_root, target)
-        text = await asyncio.to_thread(_read_text, target, shown)
+        text = await asyncio.to_thread(_read_text, ctx.workspace_root, target, shown)
         lines = text.splitlines(keepends=True)
         start = a.offset or 0
         limit = a.limit if a.limit is not None else DEFAULT_READ_LINES
@@ -239,7 +312,7 @@ class WriteFileTool(BuiltinTool):
         target = resolve_in_workspace(ctx.workspace_root, a.path)
         shown = display_path(ctx.workspace_root, target)
         data = a.content.encode("utf-8")
-        await asyncio.to_thread(_write_bytes, target, shown, data)
+        await asyncio.to_thread(_write_bytes, ctx.workspace_root, target, shown, data)
         return f"Wrote {len(data)} bytes to {shown!r}."
 
 
@@ -254,11 +327,11 @@ class EditFileArgs(ToolArgs):
     )
 
 
-def _edit(target: Path, shown: str, a: EditFileArgs) -> str:
-    st = _stat(target, shown)
+def _edit(root: Path, target: Path, shown: str, a: EditFileArgs) -> str:
+    st = _stat(root, target, shown)
     if st is None:
         if a.old_string == "":
-            _write_bytes(target, shown, a.new_string.encode("utf-8"))
+            _write_bytes(root, target, shown, a.new_string.encode("utf-8"))
             return f"Created new file {shown!r}."
         raise ToolFailure(
             ToolErrorType.FILE_NOT_FOUND,
@@ -275,7 +348,7 @@ def _edit(target: Path, shown: str, a: EditFileArgs) -> str:
             f"file {shown!r} already exists, so an empty old_string (create) is not allowed; "
             "give the exact text to replace, or use write_file to overwrite it.",
         )
-    text = _read_text(target, shown)
+    text = _read_text(root, target, shown)
     found = text.count(a.old_string)
     if found == 0:
         raise ToolFailure(
@@ -295,7 +368,7 @@ def _edit(target: Path, shown: str, a: EditFileArgs) -> str:
             ToolErrorType.EDIT_NO_CHANGE,
             f"old_string and new_string are identical, so {shown!r} would not change.",
         )
-    _write_bytes(target, shown, text.replace(a.old_string, a.new_string).encode("utf-8"))
+    _write_bytes(root, target, shown, text.replace(a.old_string, a.new_string).encode("utf-8"))
     return f"Replaced {found} occurrence(s) in {shown!r}."
 
 
@@ -312,7 +385,7 @@ class EditFileTool(BuiltinTool):
         a = expect_args(args, EditFileArgs)
         target = resolve_in_workspace(ctx.workspace_root, a.path)
         shown = display_path(ctx.workspace_root, target)
-        return await asyncio.to_thread(_edit, target, shown, a)
+        return await asyncio.to_thread(_edit, ctx.workspace_root, target, shown, a)
 
 
 class ListDirectoryArgs(ToolArgs):
@@ -320,7 +393,7 @@ class ListDirectoryArgs(ToolArgs):
 
 
 def _list(root: Path, target: Path, shown: str) -> str:
-    st = _stat(target, shown)
+    st = _stat(root, target, shown)
     if st is None:
         raise ToolFailure(
             ToolErrorType.FILE_NOT_FOUND,
@@ -332,8 +405,12 @@ def _list(root: Path, target: Path, shown: str) -> str:
             f"{shown!r} is not a directory; use read_file for files.",
         )
     try:
-        with os.scandir(target) as it:
-            entries = list(it)
+        fd = open_directory(root, target, shown)
+        try:
+            with os.scandir(fd) as it:
+                entries = list(it)
+        finally:
+            os.close(fd)
     except PermissionError:
         raise ToolFailure(
             ToolErrorType.PERMISSION_DENIED, f"cannot list {shown!r}: permission denied."
@@ -347,7 +424,7 @@ def _list(root: Path, target: Path, shown: str) -> str:
     for entry in entries:
         if entry.is_symlink():
             # Only say what a link is when it stays inside; outside targets are not described.
-            resolved = Path(entry.path).resolve(strict=False)
+            resolved = (target / entry.name).resolve(strict=False)
             if not is_within(root, resolved):
                 names.append(f"{entry.name} (symlink outside the workspace)")
                 continue

@@ -3,7 +3,9 @@
 Both walk the workspace in worker-thread chunks and heartbeat between chunks, so a large tree
 neither blocks the event loop nor lets the activity's heartbeat timeout fire. Every match is
 re-checked against the workspace root after resolving symlinks, because a pattern or a link
-inside the tree could otherwise lead the walk outside it.
+inside the tree could otherwise lead the walk outside it; grep walks and opens from
+descriptors without following symlinks (beneath.py), so a tree changed during the search
+cannot lead it outside either. glob returns names only and reads no content.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pydantic import BaseModel, Field
 from workflows.outcome import ToolErrorType
 
 from .base import BuiltinTool, ToolArgs, ToolContext, ToolFailure, expect_args
+from .beneath import open_directory, open_file, parent_of, read_all
 from .files import MAX_READ_BYTES
 from .workspace import display_path, has_other_links, is_within, resolve_in_workspace
 
@@ -160,11 +163,23 @@ def _grep_candidates(root: Path, base: Path, includes: list[str] | None) -> Iter
         if admitted(rel):
             yield rel
         return
-    # os.walk does not descend into symlinked directories; symlinked files are checked below.
-    for dirpath, dirnames, filenames in os.walk(base):
+    # fwalk from a descriptor of the base (opened without following a symlink) descends
+    # into no symlinked directory, even one swapped in during the walk; symlinked files
+    # are checked below, and every file is opened safely again when it is read.
+    base_fd = open_directory(root, base, display_path(root, base))
+    try:
+        yield from _walk_names(root, base, base_fd, admitted)
+    finally:
+        os.close(base_fd)
+
+
+def _walk_names(
+    root: Path, base: Path, base_fd: int, admitted: Callable[[str], bool]
+) -> Iterator[str]:
+    for dirpath, dirnames, filenames, _ in os.fwalk(".", dir_fd=base_fd):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIR_NAMES)
         for name in sorted(filenames):
-            path = Path(dirpath, name)
+            path = Path(os.path.normpath(base / dirpath / name))
             if path.is_symlink():
                 shown = _shown_match(root, path)
                 if shown is None or shown.endswith("/"):
@@ -176,18 +191,29 @@ def _grep_candidates(root: Path, base: Path, includes: list[str] | None) -> Iter
 
 def _grep_file(root: Path, rel: str, regex: re.Pattern[str], budget: int) -> tuple[list[str], bool]:
     """Matches in one file (at most ``budget``), and whether the file was unreadable."""
-    path = root / rel
     try:
         # Re-checked at read time: the tree may have changed since the walk listed it.
-        if not is_within(root, path.resolve(strict=False)):
+        resolved = (root / rel).resolve(strict=False)
+        if resolved == root or not is_within(root, resolved):
             return [], False
-        st = path.stat()
-        if not stat.S_ISREG(st.st_mode) or has_other_links(st):
-            return [], False
-        if st.st_size > MAX_READ_BYTES:
-            return [], True
-        data = path.read_bytes()
+        # Opened from the root without following a symlink, judged on the descriptor.
+        with parent_of(root, resolved, rel) as dir_fd:
+            fd = open_file(dir_fd, resolved.name, os.O_RDONLY, rel)
+            try:
+                st = os.fstat(fd)
+                if not stat.S_ISREG(st.st_mode) or has_other_links(st):
+                    return [], False
+                if st.st_size > MAX_READ_BYTES:
+                    return [], True
+                data = read_all(fd, MAX_READ_BYTES)
+            finally:
+                os.close(fd)
+    except ToolFailure:
+        # The path changed under the search (beneath.py): not read.
+        return [], False
     except (OSError, RuntimeError):
+        return [], True
+    if len(data) > MAX_READ_BYTES:
         return [], True
     if b"\x00" in data[:8192]:
         return [], False

@@ -1,11 +1,19 @@
 """``run_shell_command``: a bash command in the workspace, bounded in time and in reach.
 
-The command runs in its own process group (a new session), and that group is killed with
-SIGKILL whenever the call ends — finished, timed out or cancelled — so a retried or cancelled
-prompt never leaves stray processes behind. The group's leader is a small supervisor
-(``shell_supervisor.py``) that kills the group when the worker itself dies, so a SIGKILLed
-worker leaves no command running beside the call's retry. Output is stdout and stderr
-merged, keeping the tail when it is very long, since errors usually come last.
+The command runs in the worker's sandbox (:mod:`activities.sandbox`; docs/security-sandbox.md):
+under bubblewrap, the session's workspace is its only writable path, the rest of the system
+is read-only, the worker's data, config, checkout and other workspaces do not exist, no
+other process is visible, the network follows the operator's policy and rlimits bound it.
+A sandbox that cannot start refuses the command (fail closed) unless the operator chose
+``sandbox: none``.
+
+The command's parent is a small supervisor (:mod:`activities.sandbox.supervisor`) that
+leads its own process group (a new session). Whenever the call ends — finished, timed out
+or cancelled — the tool stops the supervisor and SIGKILLs that group; the sandbox's pid
+namespace then takes every process the command started with it (a ``setsid -f`` child
+included), so a retried or cancelled prompt never leaves stray processes behind. The
+supervisor also dies with the worker and takes the command along. Output is stdout and
+stderr merged, keeping the tail when it is very long, since errors usually come last.
 """
 
 from __future__ import annotations
@@ -15,39 +23,21 @@ import contextlib
 import os
 import signal
 import subprocess
-import sys
-from collections.abc import Mapping
-from pathlib import Path
 from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
 from activities.heartbeat import HEARTBEAT_INTERVAL_SECONDS
+from activities.sandbox import SandboxUnavailable
 from workflows.outcome import ToolErrorType
 
 from .base import BuiltinTool, ToolArgs, ToolContext, ToolFailure, expect_args
 from .workspace import display_path, resolve_in_workspace
 
-# Starts every command and kills its group if this worker dies (see its docstring).
-SUPERVISOR = str(Path(__file__).with_name("shell_supervisor.py"))
 MAX_OUTPUT_BYTES = 256 * 1024
 SETTLE_SECONDS = 2.0
-
-
-# Worker settings a model-chosen command must never see: provider keys, the gateway token,
-# Temporal credentials, anything that looks like a secret.
-_WITHHELD_PREFIXES = ("OPENAI_", "SEAWALL_", "TEMPORAL_", "QWEN_CODE_", "AWS_", "OTEL_")
-_WITHHELD_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")
-
-
-def command_environment(environ: Mapping[str, str]) -> dict[str, str]:
-    """The worker's environment minus its secrets and operator settings."""
-    return {
-        name: value
-        for name, value in environ.items()
-        if not name.upper().startswith(_WITHHELD_PREFIXES)
-        and not any(word in name.upper() for word in _WITHHELD_WORDS)
-    }
+# bubblewrap reports a command killed by signal N as exit code 128 + N.
+SIGNAL_EXIT_BASE = 128
 
 
 class _Tail:
@@ -101,14 +91,31 @@ def _kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
-def _exit_text(code: int) -> str:
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def _exit_text(code: int, confined: bool = False) -> str:
     if code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
-        return f"Exit code: {code} (killed by {name})"
+        return f"Exit code: {code} (killed by {_signal_name(-code)})"
+    if confined and SIGNAL_EXIT_BASE < code < SIGNAL_EXIT_BASE + signal.NSIG:
+        # The sandbox's init cannot die of its command's signal, so it reports 128 + N.
+        name = _signal_name(code - SIGNAL_EXIT_BASE)
+        return f"Exit code: {code} (killed by {name}, or exited with {code})"
     return f"Exit code: {code}"
+
+
+async def _stop(pid: int, exited: asyncio.Future[None]) -> None:
+    """Stop a supervisor that is still running: SIGTERM lets it kill its sandbox and clean
+    up (cgroup, network helper); the group's SIGKILL that always follows is the backstop."""
+    if exited.done():
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, signal.SIGTERM)
+    await asyncio.wait({exited}, timeout=SETTLE_SECONDS)
 
 
 class RunShellCommandArgs(ToolArgs):
@@ -146,22 +153,26 @@ class RunShellCommandTool(BuiltinTool):
             )
         limit = ctx.shell_timeout_seconds
         timeout = min(a.timeout_seconds, limit) if a.timeout_seconds is not None else limit
+        sandbox = ctx.sandbox
+        try:
+            launch = sandbox.launch(
+                ["/bin/bash", "-c", a.command], workspace=ctx.workspace_root, cwd=cwd
+            )
+        except SandboxUnavailable as exc:
+            raise ToolFailure(
+                ToolErrorType.EXECUTION_DENIED, sandbox.refusal("shell commands", str(exc))
+            ) from None
         loop = asyncio.get_running_loop()
         try:
             transport, proto = await loop.subprocess_exec(
                 lambda: _ShellProtocol(loop),
-                sys.executable,
-                "-S",
-                "-I",
-                SUPERVISOR,
-                str(os.getpid()),
-                a.command,
+                *launch.argv,
                 cwd=cwd,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
-                env=command_environment(os.environ),
+                env=launch.env,
             )
         except OSError as exc:
             raise ToolFailure(
@@ -172,7 +183,10 @@ class RunShellCommandTool(BuiltinTool):
             finished = await _wait(proto.exited, timeout, ctx)
         finally:
             # Runs on success, timeout and cancellation alike: the group dies with the call.
-            _kill_group(transport.get_pid())
+            try:
+                await _stop(transport.get_pid(), proto.exited)
+            finally:
+                _kill_group(transport.get_pid())
             # Killing the group closes its pipes; the bound covers processes that escaped it
             # (setsid) and still hold the output pipe.
             await asyncio.wait({proto.closed}, timeout=SETTLE_SECONDS)
@@ -186,12 +200,13 @@ class RunShellCommandTool(BuiltinTool):
             )
         code = transport.get_returncode()
         assert code is not None
+        status = _exit_text(code, confined=sandbox.policy.confined)
         if code != 0:
             raise ToolFailure(
                 ToolErrorType.SHELL_EXECUTE_ERROR,
-                f"Command failed.\nOutput:\n{proto.tail.text()}\n{_exit_text(code)}",
+                f"Command failed.\nOutput:\n{proto.tail.text()}\n{status}",
             )
-        return f"{proto.tail.text()}\n{_exit_text(code)}"
+        return f"{proto.tail.text()}\n{status}"
 
 
 async def _wait(exited: asyncio.Future[None], timeout: float, ctx: ToolContext) -> bool:

@@ -44,6 +44,7 @@ from acp.schema import (
 from pydantic import ValidationError
 from temporalio.client import Client as TemporalClient
 from temporalio.client import WorkflowExecutionStatus, WorkflowUpdateFailedError
+from temporalio.common import WorkflowIDReusePolicy
 from temporalio.service import RPCError
 
 from seawall.acp.errors import internal_error, invalid_params, invalid_request, unsupported
@@ -217,6 +218,9 @@ class SeawallAgent(Agent):
                 id=session_workflow_id(session_id),
                 task_queue=options.task_queue,
                 rpc_timeout=RPC_TIMEOUT,
+                # A session id never gets a second run (docs/architecture.md, "Sessions and
+                # the gateway"): its prompts would take the first run's prompt ids.
+                id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
             )
         except RPCError as err:
             raise internal_error(f"cannot start the session on Temporal: {err.message}") from err

@@ -7,7 +7,8 @@ the workers already polling ``task_queue`` (the ``make run`` stack, say). With
 directory (``data_dir`` when set, else a per-user directory, so sessions survive an editor
 restart), and a worker in this process, as ``seawall run`` does. Either way the operator's
 settings (environment and user config file) are the only policy: the embedded worker reads
-them exactly as ``python worker.py`` would.
+them exactly as ``python worker.py`` would. The process holds none of the operator's
+secrets it does not read (no gateway or codec token): it starts itself again without them.
 """
 
 from __future__ import annotations
@@ -19,8 +20,15 @@ import sys
 from contextlib import AsyncExitStack
 from pathlib import Path
 
+from seawall.runtime.child_env import exec_without_withheld
 from seawall.runtime.logs import configure_logging
-from seawall.runtime.settings import LOG_FORMATS, EffectiveSettings, user_data_dir
+from seawall.runtime.private_files import make_private_data_dir
+from seawall.runtime.settings import ACP, LOG_FORMATS, WORKER, EffectiveSettings, user_data_dir
+from seawall.runtime.temporal_connect import (
+    TemporalAccessRefused,
+    TemporalClientConfig,
+    temporal_or_exit,
+)
 
 DATABASE_FILE = "temporal.db"
 EXIT_UNREACHABLE = 1
@@ -57,14 +65,20 @@ def embedded_data_dir(effective: EffectiveSettings) -> Path:
 
 
 def main_acp(args: argparse.Namespace, effective: EffectiveSettings) -> int:
+    # Before anything else: this process keeps only the secrets it reads, the bridge's and,
+    # with --embedded, its in-process worker's (seawall/runtime/child_env.py); the embedded
+    # dev server gets none (seawall/runtime/devserver.py).
+    exec_without_withheld(*((ACP, WORKER) if args.embedded else (ACP,)))
     # First of all: from here on only protocol frames reach the real stdout.
     from seawall.acp.stdio import protect_stdout
 
+    # The connection's settings are checked before the first frame, like every setting.
+    temporal = None if args.embedded else temporal_or_exit("seawall", effective)
     protocol_fd = protect_stdout()
     settings = effective.settings
     configure_logging(args.log_format or settings.log_format, level=settings.log_level)
     try:
-        asyncio.run(_serve(args, effective, protocol_fd))
+        asyncio.run(_serve(args, effective, temporal, protocol_fd))
     except KeyboardInterrupt:
         return 130
     except TemporalUnreachable as err:
@@ -73,7 +87,12 @@ def main_acp(args: argparse.Namespace, effective: EffectiveSettings) -> int:
     return 0
 
 
-async def _serve(args: argparse.Namespace, effective: EffectiveSettings, protocol_fd: int) -> None:
+async def _serve(
+    args: argparse.Namespace,
+    effective: EffectiveSettings,
+    temporal: TemporalClientConfig | None,
+    protocol_fd: int,
+) -> None:
     from seawall.acp.agent import BridgeOptions
     from seawall.acp.server import serve
     from seawall.runtime.devserver import start_dev_server
@@ -89,6 +108,10 @@ async def _serve(args: argparse.Namespace, effective: EffectiveSettings, protoco
 
     settings = effective.settings
     data_dir = embedded_data_dir(effective) if args.embedded else None
+    if data_dir is not None:
+        # 0700, its files 0600 (seawall/runtime/private_files.py), before the key file is
+        # made in it; no umask here: the in-process worker writes the user's own files.
+        make_private_data_dir(data_dir)
     # The key the sessions' starts are signed with (docs/security-trust.md): the setting,
     # else the data directory's key file (--embedded makes it; a client of a stack reads
     # the stack's, when its data_dir is this one's).
@@ -111,7 +134,6 @@ async def _serve(args: argparse.Namespace, effective: EffectiveSettings, protoco
     )
     async with AsyncExitStack() as stack:
         if data_dir is not None:
-            data_dir.mkdir(parents=True, exist_ok=True)
             # Payloads past the threshold live beside the dev server's database.
             storage = payload_storage(settings, root=data_dir / "payloads")
             env = await start_dev_server(
@@ -135,16 +157,15 @@ async def _serve(args: argparse.Namespace, effective: EffectiveSettings, protoco
             )
             await stack.enter_async_context(build_worker(client, settings.task_queue, trust=trust))
         else:
+            assert temporal is not None  # main_acp resolved it
             try:
                 # The workers' payload store, as the operator configured it for them.
-                client = await connect(
-                    settings.temporal_address,
-                    settings.temporal_namespace,
-                    storage=payload_storage(settings),
-                )
+                client = await connect(temporal, storage=payload_storage(settings))
+            except TemporalAccessRefused as err:
+                raise TemporalUnreachable(str(err)) from None
             except Exception as err:
                 raise TemporalUnreachable(
-                    f"cannot connect to Temporal at {settings.temporal_address} "
+                    f"cannot connect to Temporal at {temporal.target_host} "
                     f"({type(err).__name__}); start it (make run) or use --embedded"
                 ) from None
         await serve(client, options, protocol_fd, detach_on_exit=args.detach_on_exit)

@@ -2,10 +2,10 @@
 ``config`` apps (``prompt`` and ``up`` live beside this module).
 
 ``seawall run SCENARIO.yaml [--mode M] [--json]`` runs a scripted scenario through the real
-prompt workflow: against the ``temporal_address`` setting when the operator set one
-(``TEMPORAL_ADDRESS`` or the user config file), otherwise on an embedded dev server it starts
-and stops itself. An in-process worker serves the run unless ``--external-worker`` says a
-worker is already polling the task queue.
+prompt workflow: against the Temporal server the operator configured (``TEMPORAL_ADDRESS``,
+the user config file or a Temporal profile; seawall/runtime/temporal_connect.py), otherwise
+on an embedded dev server it starts and stops itself. An in-process worker serves the run
+unless ``--external-worker`` says a worker is already polling the task queue.
 
 Every subcommand but ``config`` checks the settings first (docs/settings.md): a bad one is
 one line on stderr and exit code 2.
@@ -30,12 +30,18 @@ from seawall.cli.prompt import add_prompt_arguments, main_prompt
 from seawall.cli.storage import add_storage_parser, main_storage
 from seawall.rollout.cli import add_rollout_command, main_rollout
 from seawall.runtime.logs import configure_logging
-from seawall.runtime.process_exit import exit_without_finalizing
+from seawall.runtime.process_exit import run_then_exit
 from seawall.runtime.settings import (
     LOG_FORMATS,
     EffectiveSettings,
     render_table,
     settings_or_exit,
+)
+from seawall.runtime.temporal_connect import (
+    TemporalClientConfig,
+    auth_summary,
+    temporal_access_json,
+    temporal_or_exit,
 )
 from seawall.scenario.format import ScenarioError, load_scenario
 from workflows.guard import GuardMode, parse_guard_mode
@@ -192,7 +198,9 @@ def run_task_queue(args: argparse.Namespace, effective: EffectiveSettings) -> st
     return f"seawall-run-{uuid.uuid4().hex[:8]}"
 
 
-async def _run(args: argparse.Namespace, effective: EffectiveSettings) -> PromptResult:
+async def _run(
+    args: argparse.Namespace, effective: EffectiveSettings, temporal: TemporalClientConfig
+) -> PromptResult:
     # Imported here so `seawall --help` and usage errors stay instant.
     from seawall.runtime.devserver import start_dev_server
     from seawall.runtime.grants import GrantSigner, new_signing_key, signing_client, signing_key
@@ -203,12 +211,11 @@ async def _run(args: argparse.Namespace, effective: EffectiveSettings) -> Prompt
 
     scenario = load_scenario(args.scenario)
     settings = effective.settings
-    namespace = settings.temporal_namespace
     async with AsyncExitStack() as stack:
-        if effective.is_set("temporal_address"):
+        if temporal.address_configured:
             storage = payload_storage(settings)
-            client = await connect(settings.temporal_address, namespace, storage=storage)
-            await ensure_search_attributes(client, namespace)
+            client = await connect(temporal, storage=storage)
+            await ensure_search_attributes(client, temporal.namespace)
         else:
             # An embedded server lives for this run only; so do its stored payloads, unless
             # the operator chose where they go.
@@ -269,7 +276,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     effective = settings_or_exit("seawall")
     if args.command == "config":
-        print(json.dumps(effective.as_json()) if args.json else render_table(effective))
+        if args.json:
+            print(json.dumps({**effective.as_json(), **temporal_access_json(effective)}))
+        else:
+            print(render_table(effective))
+            print(auth_summary(effective))
         return 0
     settings = effective.settings
     if args.command == "up":
@@ -281,17 +292,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "acp":
         return main_acp(args, effective)
     if args.command == "rollout":
-        return main_rollout(args, settings)
+        return main_rollout(args, temporal_or_exit("seawall", effective))
     if args.command == "storage":
-        return main_storage(args, settings)
+        return main_storage(args, settings, temporal_or_exit("seawall", effective))
     # Quiet unless asked: stdout carries the result, stderr only what went wrong.
     level = settings.log_level if effective.is_set("log_level") else "WARNING"
     configure_logging(args.log_format or settings.log_format, level=level)
     if args.command == "run":
         try:
             load_scenario(args.scenario)  # fail fast, before any server starts
+            temporal = temporal_or_exit("seawall", effective)
             with _stdout_to_stderr():
-                result = asyncio.run(_run(args, effective))
+                result = asyncio.run(_run(args, effective, temporal))
         except ScenarioError as err:
             print(f"seawall: error: {err}", file=sys.stderr)
             return EXIT_USAGE
@@ -308,8 +320,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def entry() -> NoReturn:
     """The ``seawall`` console script: :func:`main`, then an exit that skips interpreter
     finalization, which the Temporal SDK's core threads can crash after ``seawall run`` shut
-    its embedded server down (seawall/runtime/process_exit.py). Tests call :func:`main`."""
-    exit_without_finalizing(main())
+    its embedded server down (seawall/runtime/process_exit.py), on every way out (an
+    exception or Ctrl-C included). Tests call :func:`main`."""
+    run_then_exit(main)
 
 
 if __name__ == "__main__":

@@ -15,11 +15,21 @@ The stack is configured by the one settings model (docs/settings.md): ``data_dir
 namespace and task queue it hands its worker and gateway are the settings' too, so they agree
 with a ``seawall run`` or ``seawall prompt`` reading the same environment and config file.
 The worker and the gateway are pointed at this stack's own server, whatever
-``temporal_address`` says.
+``temporal_address`` says, with no Temporal TLS or credentials (the Temporal access settings
+and profile file are switched off for them: a Temporal Cloud API key never reaches the
+local dev server).
+
+Everything binds to loopback only (``stack_host`` must be a loopback address; the server's
+frontend, UI, HTTP API and metrics, the worker's metrics and the gateway): the dev server
+has no authentication at all, so anyone who reaches its port reads and drives every
+workflow (docs/security-tauth.md, "What make run does not protect"). The compose stack is
+the shape for anything shared.
 """
 
 from __future__ import annotations
 
+import ipaddress
+import json
 import os
 import secrets
 import signal
@@ -33,9 +43,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 
+from seawall.runtime.child_env import (
+    dev_server_environment,
+    gateway_environment,
+    worker_environment,
+)
 from seawall.runtime.devserver import temporal_binary
 from seawall.runtime.grants import key_file, load_or_create_key_file
-from seawall.runtime.settings import GATEWAY, SETTINGS, SeawallSettings, default_of
+from seawall.runtime.private_files import (
+    PRIVATE_FILE_MODE,
+    make_private_data_dir,
+    private_dir,
+    private_file,
+    use_private_umask,
+)
+from seawall.runtime.settings import SETTINGS, SeawallSettings, default_of
 
 ROOT = Path(__file__).resolve().parents[2]
 SIGNING_KEY_ENV = "SEAWALL_SESSION_SIGNING_KEY"
@@ -98,23 +120,53 @@ class StackConfig:
         return [self.ui_url]
 
 
-def server_command(config: StackConfig) -> list[str]:
+# The dev server's deprecated "env" config file (``--env-file``/``--env``) sets any of its
+# flags; the UI's codec endpoint goes there, not in argv, which every local user can read
+# (/proc/<pid>/cmdline). The file is 0600 and removed once the server has read it.
+UI_CODEC_ENV = "seawall-ui-codec"
+
+
+def ui_codec_env_file(config: StackConfig) -> Path:
+    return config.data_dir / "run" / "ui-codec.yaml"
+
+
+def write_ui_codec_env(config: StackConfig) -> Path:
+    """The dev server's env file holding the UI's codec endpoint (its credential), 0600 in
+    a 0700 directory: what :func:`server_command` points the server at."""
+    path = ui_codec_env_file(config)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.chmod(0o700)
+    endpoint = f"{config.gateway_url}/codec/ui/{config.codec_token}"
+    text = f"env:\n  {UI_CODEC_ENV}:\n    ui-codec-endpoint: {json.dumps(endpoint)}\n"
+    path.unlink(missing_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(text)
+    return path
+
+
+def server_command(config: StackConfig, ui_codec_env: Path | None = None) -> list[str]:
+    """The dev server's command line; with ``ui_codec_env`` (:func:`write_ui_codec_env`), its
+    UI shows stored payloads through the gateway's codec endpoint (gateway/codec.py), whose
+    credential is in the endpoint's URL: the browser sends no token of ours."""
+    codec = ["--env-file", str(ui_codec_env), "--env", UI_CODEC_ENV] if ui_codec_env else []
     return [
         temporal_binary(),
         "server",
         "start-dev",
         "--db-filename",
         str(config.data_dir / "temporal.db"),
+        # Every listener of the dev server on loopback: the frontend, the HTTP API and the
+        # metrics follow --ip; the UI has its own.
         "--ip",
+        config.host,
+        "--ui-ip",
         config.host,
         "--port",
         str(config.temporal_port),
         "--ui-port",
         str(config.ui_port),
-        # The UI shows stored payloads through the gateway's codec endpoint (gateway/codec.py),
-        # the one whose credential is in its URL: the browser sends no token of ours.
-        "--ui-codec-endpoint",
-        f"{config.gateway_url}/codec/ui/{config.codec_token}",
+        *codec,
         "--namespace",
         config.namespace,
         "--log-level",
@@ -124,52 +176,62 @@ def server_command(config: StackConfig) -> list[str]:
 
 
 def child_environment(config: StackConfig, environ: Mapping[str, str]) -> dict[str, str]:
-    """The worker's and the gateway's environment: this process's, with the settings that
-    place them in this stack set explicitly (the environment wins over the config file)."""
+    """The environment the worker's and the gateway's are cut from: this process's, with the
+    settings that place them in this stack set explicitly (the environment wins over the
+    config file). Each process gets only its own secrets of it (seawall/runtime/child_env.py):
+    the dev server none, the worker no gateway or codec token, the gateway no model key."""
     return {
-        **environ,
+        **{key: value for key, value in environ.items() if key not in TEMPORAL_ACCESS},
+        # The dev server takes no TLS and no credentials: no profile file, no TLS.
+        "TEMPORAL_CONFIG_FILE": os.devnull,
+        "TEMPORAL_TLS": "false",
         "TEMPORAL_ADDRESS": config.temporal_address,
         "TEMPORAL_NAMESPACE": config.namespace,
         "SEAWALL_TASK_QUEUE": config.task_queue,
         "SEAWALL_GATEWAY_HOST": config.host,
+        "SEAWALL_METRICS_HOST": config.host,
         "SEAWALL_GATEWAY_PORT": str(config.gateway_port),
         "SEAWALL_WORKSPACES": str(config.workspaces or config.data_dir / "workspaces"),
         # One data directory, so the worker and the gateway share the stored payloads.
         "SEAWALL_DATA_DIR": str(config.data_dir),
-        # The UI's codec endpoint: the credential the server was started with, its origin.
-        "SEAWALL_CODEC_TOKEN": config.codec_token,
         "SEAWALL_CODEC_UI_ORIGINS": ",".join(config.ui_origins),
     }
 
 
-def gateway_environment(environ: Mapping[str, str]) -> dict[str, str]:
-    """``environ`` without the variables of settings the gateway never reads (the model
-    endpoint and its key, MCP servers, ...): the gateway is a client and gets no secret it
-    does not use."""
-    withheld = {
-        name
-        for s in SETTINGS
-        if GATEWAY not in s.read_by and s.name not in VALIDATED_WITH_ROLLOUT
-        for name in s.env
-    }
-    return {key: value for key, value in environ.items() if key not in withheld}
-
-
-# The settings model checks a rollout policy against these wherever the policy is set (a
-# config file every process reads), so a gateway that sees the policy must see them too.
-VALIDATED_WITH_ROLLOUT = frozenset(
-    {
-        "guard_rollout",
-        "guard_rollout_salt",
-        "guard_rollout_allow_wide_enforce",
-        "deployment_environment",
-        "otel_resource_attributes",
-    }
+# The variables of the Temporal access settings (seawall/runtime/temporal_connect.py): the
+# stack's own worker and gateway never inherit them.
+TEMPORAL_ACCESS = frozenset(
+    name
+    for s in SETTINGS
+    if s.name.startswith(("temporal_tls", "temporal_api_key", "temporal_profile"))
+    or s.name == "temporal_config_file"
+    for name in s.env
 )
+
+
+def codec_environment(config: StackConfig) -> dict[str, str]:
+    """The gateway's codec credential: the one the dev server's UI was started with."""
+    return {"SEAWALL_CODEC_TOKEN": config.codec_token}
 
 
 class StackError(RuntimeError):
     pass
+
+
+def check_loopback(host: str) -> None:
+    """Refuse a ``stack_host`` other processes' machines could reach: the dev server
+    authenticates nobody."""
+    name = host.strip().strip("[]")
+    try:
+        loopback = name.lower() == "localhost" or ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        loopback = False
+    if not loopback:
+        raise StackError(
+            f"SEAWALL_HOST={host!r}: seawall up binds to a loopback address only "
+            "(127.0.0.1, ::1, localhost): its Temporal dev server has no authentication; "
+            'use the compose stack (README, "The compose stack") to serve others'
+        )
 
 
 @dataclass
@@ -210,7 +272,12 @@ def _wait(
     raise StackError(f"{what} did not become ready within {timeout:.0f} s")
 
 
-def _temporal_ready(config: StackConfig) -> bool:
+def _temporal_ready(config: StackConfig, environ: Mapping[str, str] | None = None) -> bool:
+    """Whether the dev server answers, asked by the ``temporal`` CLI with the dev server's
+    environment (no secret; default: this process's) and no profile file or variables of
+    the operator's."""
+    if environ is None:
+        environ = child_environment(config, os.environ)
     done = subprocess.run(
         [
             temporal_binary(),
@@ -220,9 +287,12 @@ def _temporal_ready(config: StackConfig) -> bool:
             config.namespace,
             "--address",
             config.temporal_address,
+            "--disable-config-file",
+            "--disable-config-env",
         ],
         capture_output=True,
         timeout=10,
+        env=dev_server_environment(environ),
     )
     return done.returncode == 0
 
@@ -253,9 +323,16 @@ class Stack:
     def _spawn(
         self, name: str, command: list[str], env: Mapping[str, str] | None = None
     ) -> subprocess.Popen[bytes]:
-        self.logs.mkdir(parents=True, exist_ok=True)
-        self.pids.mkdir(parents=True, exist_ok=True)
-        log = (self.logs / f"{name}.log").open("ab")
+        private_dir(self.logs)
+        private_dir(self.pids)
+        log = os.fdopen(
+            os.open(
+                self.logs / f"{name}.log",
+                os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC,
+                PRIVATE_FILE_MODE,
+            ),
+            "ab",
+        )
         process = subprocess.Popen(
             command,
             cwd=ROOT,
@@ -268,20 +345,46 @@ class Stack:
         log.close()
         self._commands[name] = (command, env)
         self.processes = [(n, p) for n, p in self.processes if n != name] + [(name, process)]
-        (self.pids / f"{name}.pid").write_text(f"{process.pid}\n")
+        private_file(self.pids / f"{name}.pid").write_text(f"{process.pid}\n")
         return process
 
+    def prepare(self) -> None:
+        """The data dir 0700 throughout and its files 0600, also one an older version left
+        looser (seawall/runtime/private_files.py)."""
+        make_private_data_dir(
+            self.config.data_dir, self.config.workspaces or self.config.data_dir / "workspaces"
+        )
+
     def start(self) -> None:
-        self.config.data_dir.mkdir(parents=True, exist_ok=True)
+        self.prepare()
         if SIGNING_KEY_ENV not in self.environ:
             # The worker and the gateway share it through the data directory
-            # (docs/security-trust.md, "Session grants"): made once, mode 0600.
+            # (docs/security-trust.md, "Session grants"): made once, mode 0600; the dev
+            # server never gets it (seawall/runtime/child_env.py).
             load_or_create_key_file(key_file(self.config.data_dir))
-        server = self._spawn("temporal", server_command(self.config))
-        _wait(lambda: _temporal_ready(self.config), "the Temporal dev server", server, 60)
-        self._spawn("worker", [sys.executable, str(ROOT / "worker.py")])
+        codec_env = write_ui_codec_env(self.config)
+        try:
+            server = self._spawn(
+                "temporal",
+                server_command(self.config, codec_env),
+                dev_server_environment(self.environ),
+            )
+            _wait(
+                lambda: _temporal_ready(self.config, self.environ),
+                "the Temporal dev server",
+                server,
+                60,
+            )
+        finally:
+            # Read at startup; never restarted (its death stops the stack).
+            codec_env.unlink(missing_ok=True)
+        self._spawn(
+            "worker", [sys.executable, str(ROOT / "worker.py")], worker_environment(self.environ)
+        )
         gateway = self._spawn(
-            "gateway", [sys.executable, "-m", "gateway"], gateway_environment(self.environ)
+            "gateway",
+            [sys.executable, "-m", "gateway"],
+            gateway_environment(self.environ) | codec_environment(self.config),
         )
         _wait(lambda: _gateway_ready(self.config), "the gateway", gateway, 60)
 
@@ -325,6 +428,8 @@ def banner(config: StackConfig) -> str:
             f"  gateway:     {config.gateway_url}   (API docs: {config.gateway_url}/docs)",
             f"  Temporal UI: {config.ui_url}",
             f"  Temporal:    {config.temporal_address}  namespace {config.namespace}",
+            "  Loopback only: the Temporal dev server and its UI have NO authentication;",
+            "  anyone on this machine who reaches their ports reads and drives every workflow.",
             f"  data:        {config.data_dir}   (logs in {config.data_dir / 'logs'})",
             f'Try: .venv/bin/seawall prompt "hello" --gateway {config.gateway_url}',
             "Press Ctrl-C to stop.",
@@ -336,6 +441,13 @@ def run_stack(settings: SeawallSettings, environ: Mapping[str, str] | None = Non
     """Run the stack placed by ``settings`` until Ctrl-C; its children inherit ``environ``
     (default: this process's environment)."""
     config = StackConfig.from_settings(settings)
+    try:
+        check_loopback(config.host)
+    except StackError as err:
+        print(f"seawall: error: {err}", file=sys.stderr)
+        return 2
+    # The stack's processes inherit it: the database, logs and payloads are private.
+    use_private_umask()
     stack = Stack(config, os.environ if environ is None else environ)
     stopping = False
 

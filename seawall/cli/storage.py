@@ -24,6 +24,7 @@ from seawall.runtime.settings import SeawallSettings
 from seawall.runtime.storage import FilesystemStorageDriver, storage_dir
 from seawall.runtime.storage_gc import DEFAULT_GRACE, GcReport, collect
 from seawall.runtime.storage_s3 import MIN_GC_GRACE
+from seawall.runtime.temporal_connect import TemporalClientConfig
 
 EXIT_OK = 0
 EXIT_TEMPORAL = 1
@@ -67,10 +68,12 @@ def render(report: GcReport) -> str:
     )
 
 
-async def _gc(args: argparse.Namespace, settings: SeawallSettings) -> GcReport:
+async def _gc(
+    args: argparse.Namespace, settings: SeawallSettings, temporal: TemporalClientConfig
+) -> GcReport:
     from seawall.runtime.plugin import connect
 
-    client = await connect(settings.temporal_address, settings.temporal_namespace)
+    client = await connect(temporal)
     grace = timedelta(hours=args.grace_hours)
     if settings.payload_storage == "s3":
         from seawall.runtime.storage_gc_s3 import collect_s3
@@ -87,7 +90,9 @@ async def _gc(args: argparse.Namespace, settings: SeawallSettings) -> GcReport:
     return await collect(client, driver, grace=grace, dry_run=args.dry_run)
 
 
-def main_storage(args: argparse.Namespace, settings: SeawallSettings) -> int:
+def main_storage(
+    args: argparse.Namespace, settings: SeawallSettings, temporal: TemporalClientConfig
+) -> int:
     if settings.payload_storage == "off":
         print(
             "seawall: error: payload_storage is off: there is no payload store to clean",
@@ -106,7 +111,7 @@ def main_storage(args: argparse.Namespace, settings: SeawallSettings) -> int:
         )
         return EXIT_USAGE
     try:
-        report = asyncio.run(_gc(args, settings))
+        report = asyncio.run(_gc(args, settings, temporal))
     except OSError as err:  # the store, part-way (collect touches it after Temporal answered)
         print(f"seawall: error: storage gc stopped: {err}", file=sys.stderr)
         exit_without_finalizing(EXIT_TEMPORAL)

@@ -21,7 +21,7 @@ from temporalio.service import RPCError
 from seawall.rollout.analysis import Report, build_report
 from seawall.rollout.records import read_records
 from seawall.rollout.render import render_html, render_json, render_text
-from seawall.runtime.settings import SeawallSettings
+from seawall.runtime.temporal_connect import TemporalClientConfig
 
 EXIT_UNREACHABLE = 1
 
@@ -90,10 +90,10 @@ def add_rollout_command(commands: Any) -> None:
     report.add_argument("--address", help="Temporal address (default: temporal_address)")
 
 
-async def collect(args: argparse.Namespace, settings: SeawallSettings) -> Report:
+async def collect(args: argparse.Namespace, temporal: TemporalClientConfig) -> Report:
     from seawall.runtime.plugin import connect
 
-    client = await connect(args.address or settings.temporal_address, settings.temporal_namespace)
+    client = await connect(temporal.with_target(args.address))
     records = await read_records(client, args.environment, args.since, args.until)
     return build_report(
         records,
@@ -113,7 +113,7 @@ def write_outputs(report: Report, args: argparse.Namespace) -> None:
     print(render_json(report) if args.json else render_text(report))
 
 
-def main_rollout(args: argparse.Namespace, settings: SeawallSettings) -> int:
+def main_rollout(args: argparse.Namespace, temporal: TemporalClientConfig) -> int:
     if args.since >= args.until:
         print("seawall: error: --since must be before --until", file=sys.stderr)
         return 2
@@ -121,7 +121,7 @@ def main_rollout(args: argparse.Namespace, settings: SeawallSettings) -> int:
         print("seawall: error: --resamples must be at least 1", file=sys.stderr)
         return 2
     try:
-        report = asyncio.run(collect(args, settings))
+        report = asyncio.run(collect(args, temporal))
     except (RuntimeError, RPCError) as err:
         print(f"seawall: error: cannot read Temporal: {err}", file=sys.stderr)
         return EXIT_UNREACHABLE

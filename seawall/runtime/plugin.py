@@ -32,6 +32,7 @@ from temporalio.worker import WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
 from seawall.runtime.sandbox_runner import seawall_sandbox
+from seawall.runtime.temporal_connect import TemporalClientConfig, access_refusal, plain
 from workflows.owner_admission import OwnerAdmissionWorkflow
 from workflows.prompt import PromptWorkflow
 from workflows.session import SessionWorkflow
@@ -129,21 +130,33 @@ def client_with_plugin(client: Client, plugin: SeawallPlugin) -> Client:
 
 
 async def connect(
-    address: str,
-    namespace: str,
+    address: str | TemporalClientConfig,
+    namespace: str | None = None,
     *,
     plugin: SeawallPlugin | None = None,
     runtime: Runtime | None = None,
     interceptors: Sequence[Interceptor] = (),
     storage: ExternalStorage | None = None,
 ) -> Client:
-    """A client of ``address``/``namespace`` with the Seawall plugin (``plugin``, or one
-    without activities: the client side the gateway and the CLI use) and ``storage``, the
-    process's payload storage (``seawall.runtime.storage.payload_storage``)."""
-    return await Client.connect(
-        address,
-        namespace=namespace,
-        plugins=[plugin or SeawallPlugin(storage=storage)],
-        runtime=runtime,
-        interceptors=interceptors,
-    )
+    """A client with the Seawall plugin (``plugin``, or one without activities: the client
+    side the gateway and the CLI use) and ``storage``, the process's payload storage
+    (``seawall.runtime.storage.payload_storage``).
+
+    ``address`` is the connection the settings describe (``seawall.runtime.temporal_connect``:
+    TLS, mTLS, API key), or a bare ``host:port`` without any (a test's dev server);
+    ``namespace`` replaces its namespace (default: ``default`` for a bare address)."""
+    config = address if isinstance(address, TemporalClientConfig) else plain(address)
+    if namespace is not None:
+        config = config.with_target(namespace=namespace)
+    try:
+        return await Client.connect(
+            **config.connect_kwargs(),
+            plugins=[plugin or SeawallPlugin(storage=storage)],
+            runtime=runtime,
+            interceptors=interceptors,
+        )
+    except RuntimeError as err:
+        refused = access_refusal(err, config)
+        if refused is None:
+            raise
+        raise refused from err

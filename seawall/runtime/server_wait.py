@@ -14,6 +14,8 @@ from typing import TypeVar
 
 import structlog
 
+from seawall.runtime.temporal_connect import TemporalAccessRefused
+
 T = TypeVar("T")
 
 FIRST_PAUSE_SECONDS = 0.5
@@ -37,7 +39,8 @@ async def wait_for_server(
 
     ``timeout_seconds`` 0 waits for ever. The SDK reports an unreachable server as a
     ``RuntimeError`` (its core's connection error) or an ``OSError``; anything else (a bad
-    namespace, a TLS misconfiguration) is not a matter of waiting and propagates at once.
+    namespace; TLS or credentials the frontend refused, ``TemporalAccessRefused``) is not a
+    matter of waiting and propagates at once.
     """
     log = structlog.get_logger(f"seawall.{process}")
     now = clock or asyncio.get_running_loop().time
@@ -62,6 +65,8 @@ async def wait_for_server(
 
 
 def _unreachable(err: BaseException) -> bool:
+    if isinstance(err, TemporalAccessRefused):
+        return False  # a TLS or credentials problem: it stays one however long we wait
     if isinstance(err, OSError):
         return True
     text = str(err).lower()

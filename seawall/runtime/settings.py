@@ -116,6 +116,10 @@ RUN = "seawall run"
 UP = "seawall up"
 PROMPT = "seawall prompt"
 ACP = "seawall acp"
+ROLLOUT = "seawall rollout"
+STORAGE = "seawall storage"
+# Every process that is a Temporal client: each reads the Temporal access settings.
+TEMPORAL_CLIENTS = (WORKER, GATEWAY, RUN, ACP, ROLLOUT, STORAGE)
 
 
 @dataclass(frozen=True)
@@ -849,6 +853,88 @@ class SeawallSettings(BaseSettings):
         read_by=(WORKER, GATEWAY),
         ge=0,
     )
+    # --- Temporal access: TLS, mTLS, API keys (docs/settings.md, "Temporal access") ---------
+    # The variables are the Temporal SDKs' own environment configuration; the profile file
+    # is theirs too (temporalio.envconfig). seawall/runtime/temporal_connect.py builds every
+    # client's connect arguments from these, over the profile, over the defaults above.
+    temporal_profile: str | None = setting(
+        None,
+        "profile of the Temporal config file to use (unset: its 'default' profile, if any)",
+        env="TEMPORAL_PROFILE",
+        read_by=TEMPORAL_CLIENTS,
+        min_length=1,
+    )
+    temporal_config_file: Path | None = setting(
+        None,
+        "Temporal client config file (TOML profiles; unset: "
+        "$XDG_CONFIG_HOME/temporalio/temporal.toml or ~/.config/temporalio/temporal.toml "
+        "when it exists)",
+        env="TEMPORAL_CONFIG_FILE",
+        read_by=TEMPORAL_CLIENTS,
+    )
+    temporal_api_key: SecretStr | None = setting(
+        None,
+        "API key sent to the Temporal frontend (Temporal Cloud); turns TLS on",
+        env="TEMPORAL_API_KEY",
+        read_by=TEMPORAL_CLIENTS,
+        secret=True,
+    )
+    temporal_tls: bool | None = setting(
+        None,
+        "TLS to the Temporal frontend: true | false (unset: on when an API key or a TLS file "
+        "is set)",
+        env="TEMPORAL_TLS",
+        read_by=TEMPORAL_CLIENTS,
+    )
+    temporal_tls_server_ca_cert_path: Path | None = setting(
+        None,
+        "PEM file of the CA that signed the frontend's certificate (unset: system roots)",
+        env="TEMPORAL_TLS_SERVER_CA_CERT_PATH",
+        read_by=TEMPORAL_CLIENTS,
+    )
+    temporal_tls_server_ca_cert_data: SecretStr | None = setting(
+        None,
+        "the same CA certificate as PEM text (environment only)",
+        env="TEMPORAL_TLS_SERVER_CA_CERT_DATA",
+        read_by=TEMPORAL_CLIENTS,
+        secret=True,
+        config_file=None,
+    )
+    temporal_tls_client_cert_path: Path | None = setting(
+        None,
+        "PEM file of this client's certificate, for mTLS (with the client key)",
+        env="TEMPORAL_TLS_CLIENT_CERT_PATH",
+        read_by=TEMPORAL_CLIENTS,
+    )
+    temporal_tls_client_cert_data: SecretStr | None = setting(
+        None,
+        "the client certificate as PEM text (environment only)",
+        env="TEMPORAL_TLS_CLIENT_CERT_DATA",
+        read_by=TEMPORAL_CLIENTS,
+        secret=True,
+        config_file=None,
+    )
+    temporal_tls_client_key_path: Path | None = setting(
+        None,
+        "PEM file of this client's private key, for mTLS (with the client certificate)",
+        env="TEMPORAL_TLS_CLIENT_KEY_PATH",
+        read_by=TEMPORAL_CLIENTS,
+    )
+    temporal_tls_client_key_data: SecretStr | None = setting(
+        None,
+        "the client private key as PEM text (environment only)",
+        env="TEMPORAL_TLS_CLIENT_KEY_DATA",
+        read_by=TEMPORAL_CLIENTS,
+        secret=True,
+        config_file=None,
+    )
+    temporal_tls_server_name: str | None = setting(
+        None,
+        "name the frontend's certificate must carry, when it is not the address's host (SNI)",
+        env="TEMPORAL_TLS_SERVER_NAME",
+        read_by=TEMPORAL_CLIENTS,
+        min_length=1,
+    )
     # --- the guard and the worker -----------------------------------------------------------
     repeated_tool_failure_guard: GuardMode = setting(
         DEFAULT_GUARD_MODE,
@@ -977,6 +1063,82 @@ class SeawallSettings(BaseSettings):
         env="SEAWALL_MCP_STDERR",
         read_by=(WORKER,),
     )
+    # --- the sandbox of model-chosen processes (docs/security-sandbox.md) ------------------
+    # Every shell command and stdio MCP server runs under bubblewrap with the session's
+    # workspace as its only writable path (activities/sandbox/). ``none`` runs them bare:
+    # only for single-user local use.
+    sandbox: Literal["bwrap", "none"] = setting(
+        "bwrap",
+        "how shell commands and stdio MCP servers are confined: bwrap | none (bare, "
+        "single-user local use only)",
+        env="SEAWALL_SANDBOX",
+        read_by=(WORKER,),
+    )
+    sandbox_network: Literal["off", "on"] = setting(
+        "off",
+        "network of sandboxed processes: off (none at all) | on (through slirp4netns; the "
+        "host's loopback services stay unreachable)",
+        env="SEAWALL_SANDBOX_NETWORK",
+        read_by=(WORKER,),
+    )
+    sandbox_cpu_seconds: int = setting(
+        600,
+        "CPU time of one sandboxed process, in seconds (RLIMIT_CPU)",
+        env="SEAWALL_SANDBOX_CPU_SECONDS",
+        read_by=(WORKER,),
+        ge=1,
+        le=86400,
+    )
+    sandbox_memory_mb: int = setting(
+        8192,
+        "address space of one sandboxed process, in MiB (RLIMIT_AS)",
+        env="SEAWALL_SANDBOX_MEMORY_MB",
+        read_by=(WORKER,),
+        ge=64,
+        le=1048576,
+    )
+    sandbox_file_size_mb: int = setting(
+        1024,
+        "largest file a sandboxed process may write, in MiB (RLIMIT_FSIZE)",
+        env="SEAWALL_SANDBOX_FILE_SIZE_MB",
+        read_by=(WORKER,),
+        ge=1,
+        le=1048576,
+    )
+    sandbox_max_processes: int = setting(
+        256,
+        "processes (and threads) one sandbox may run at once (pids cgroup, else RLIMIT_NPROC)",
+        env="SEAWALL_SANDBOX_MAX_PROCESSES",
+        read_by=(WORKER,),
+        ge=2,
+        le=65536,
+    )
+    sandbox_env_passthrough: str = setting(
+        "",
+        "extra environment variables a sandboxed process inherits from the worker, "
+        "comma-separated names (secrets are withheld all the same)",
+        env="SEAWALL_SANDBOX_ENV_PASSTHROUGH",
+        read_by=(WORKER,),
+    )
+
+    @field_validator("sandbox", "sandbox_network", mode="before")
+    @classmethod
+    def _sandbox_word(cls, value: Any) -> Any:
+        if value is False:
+            return "off"  # YAML 1.1 reads a bare ``off`` as false
+        if value is True:
+            return "on"
+        return value.strip().lower() if isinstance(value, str) else value
+
+    @field_validator("sandbox_env_passthrough")
+    @classmethod
+    def _env_names(cls, value: str) -> str:
+        names = [n.strip() for n in value.split(",") if n.strip()]
+        for name in names:
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+                raise ValueError(f"{name[:40]!r} is not an environment variable name")
+        return ",".join(names)
+
     # --- the gateway and its clients --------------------------------------------------------
     gateway_host: str = setting(
         "127.0.0.1",
@@ -1054,6 +1216,32 @@ class SeawallSettings(BaseSettings):
         read_by=(GATEWAY,),
         ge=0,
         le=1000,
+    )
+    # --- per-owner quotas (docs/architecture.md, "Per-owner quotas") ------------------------
+    # Counted, like the prompt limit, in the owner's admission workflow: across every replica.
+    max_open_sessions_per_owner: int = setting(
+        100,
+        "sessions one owner of the tokens file may have open at once (0: no limit)",
+        env="SEAWALL_MAX_OPEN_SESSIONS_PER_OWNER",
+        read_by=(GATEWAY,),
+        ge=0,
+    )
+    max_client_metadata_bytes: int = setting(
+        16 * 1024,
+        "largest client_metadata (as JSON, in bytes) a session may be created with; every "
+        "prompt's input carries it again",
+        env="SEAWALL_MAX_CLIENT_METADATA_BYTES",
+        read_by=(GATEWAY,),
+        ge=2,
+        le=1024 * 1024,
+    )
+    max_stored_bytes_per_owner: int = setting(
+        128 * 1024 * 1024,
+        "bytes of prompt and input texts and client_metadata one owner's open sessions may "
+        "hold, the metadata counted at the start and again with every prompt (0: no limit)",
+        env="SEAWALL_MAX_STORED_BYTES_PER_OWNER",
+        read_by=(GATEWAY,),
+        ge=0,
     )
     # --- seawall up -------------------------------------------------------------------------
     data_dir: Path = setting(
@@ -1454,6 +1642,19 @@ class EffectiveSettings:
     def is_set(self, name: str) -> bool:
         """Whether the operator set ``name`` (in the environment or the user config)."""
         return self.origins[name].source is not SettingSource.DEFAULT
+
+    def labelled(self, name: str) -> str:
+        """``VARIABLE=value (environment)``, ``key=value (user config PATH)`` or ``name
+        (default)``: how an error about setting ``name`` names it (a secret without its
+        value), for checks made after loading (seawall/runtime/temporal_connect.py)."""
+        setting = SETTINGS_BY_NAME[name]
+        origin = self.origins[name]
+        if origin.source is SettingSource.DEFAULT:
+            return f"{name} (default)"
+        shown = "" if setting.secret else f"={_shown(str(getattr(self.settings, name)))}"
+        if origin.source is SettingSource.ENVIRONMENT:
+            return f"{origin.where}{shown} (environment)"
+        return f"{name}{shown} (user config {self.config.path})"
 
     def display_value(self, name: str) -> str:
         """The value as ``seawall config`` shows it: secrets only as ``set``/``unset``,

@@ -9,7 +9,8 @@ replayer uses:
 
 - ``filesystem`` (the embedded default): :class:`FilesystemStorageDriver`, ours, under
   ``<data_dir>/payloads`` (or ``payload_storage_dir``): content-addressed, so identical
-  payloads are stored once, with a per-workflow index that ``seawall storage gc`` reads;
+  payloads are stored once, with a per-workflow index that ``seawall storage gc`` reads and
+  the gateway's codec checks (each claim names the workflow it was stored for);
 - ``s3`` (production): the SDK's ``temporalio.contrib.aws.s3driver`` on a bucket (MinIO in
   docker-compose.yml), through our client (``seawall.runtime.storage_s3``);
 - ``off``: every payload stays inline (and a prompt past 2 MB fails its workflow task).
@@ -49,6 +50,7 @@ from temporalio.converter import (
 )
 from temporalio.exceptions import ApplicationError
 
+from seawall.runtime.private_files import PRIVATE_FILE_MODE, private_dir, private_file
 from seawall.runtime.storage_s3 import s3_driver
 
 if TYPE_CHECKING:
@@ -67,6 +69,10 @@ WORKFLOW_ID_FILE = "workflow-id"
 # Index entries of payloads stored with no workflow in their context (a client starting a
 # standalone activity, say): never collected by ``seawall storage gc``.
 UNATTRIBUTED = "_unattributed"
+# The claim key naming the workflow a payload was stored for (claims written before it have
+# none): what lets the gateway's codec serve an owner only its own sessions' payloads
+# (docs/architecture.md, "The codec endpoint").
+WORKFLOW_CLAIM = "workflow_id"
 
 _DIGEST = re.compile("[0-9a-f]{64}")
 STORED_PAYLOAD_MISSING = "StoredPayloadMissing"
@@ -108,6 +114,8 @@ class FilesystemStorageDriver(StorageDriver):
     renamed into place, so a reader never sees half a payload); ``refs/<namespace>/<sha256 of
     the workflow id>/<digest>`` (an empty file) records that the workflow the SDK's store
     context names holds that payload, and ``workflow-id`` beside them the workflow id itself.
+    A claim carries the digest and that workflow id (:data:`WORKFLOW_CLAIM`), so a reader can
+    check that the workflow it names holds the digest (:meth:`holds`).
     The index entry is written before the blob, and an existing blob is touched, so ``seawall
     storage gc`` (which keeps recently touched blobs) never removes a payload being stored.
     """
@@ -147,10 +155,10 @@ class FilesystemStorageDriver(StorageDriver):
         for data in blobs:
             digest = hashlib.sha256(data).hexdigest()
             try:
-                refs.mkdir(parents=True, exist_ok=True)
+                private_dir(refs)
                 if workflow_id is not None and not (refs / WORKFLOW_ID_FILE).exists():
-                    (refs / WORKFLOW_ID_FILE).write_text(workflow_id, encoding="utf-8")
-                (refs / digest).touch()
+                    private_file(refs / WORKFLOW_ID_FILE).write_text(workflow_id, encoding="utf-8")
+                (refs / digest).touch(mode=PRIVATE_FILE_MODE)
                 self._write_blob(digest, data)
             except OSError as err:
                 reason = "the disk is full" if err.errno == errno.ENOSPC else err.strerror
@@ -159,15 +167,26 @@ class FilesystemStorageDriver(StorageDriver):
                     f"could not store a payload of {len(data)} bytes in the payload store "
                     f"(seawall config: payload_storage_dir): {reason}",
                 ) from None
-            claims.append(StorageDriverClaim(claim_data={"digest": digest, "size": str(len(data))}))
+            claim = {"digest": digest, "size": str(len(data))}
+            if workflow_id is not None:
+                claim[WORKFLOW_CLAIM] = workflow_id
+            claims.append(StorageDriverClaim(claim_data=claim))
         return claims
+
+    def holds(self, namespace: str, workflow_id: str, digest: str) -> bool:
+        """Whether the index records that ``workflow_id`` (of ``namespace``) stored the
+        payload ``digest``: a stat, never a read of the payload."""
+        if not _DIGEST.fullmatch(digest):
+            return False
+        return (self.refs_dir(namespace, workflow_id) / digest).is_file()
 
     def _write_blob(self, digest: str, data: bytes) -> None:
         path = self.blob_path(digest)
         if path.exists():
             os.utime(path)  # recently used: gc's grace period starts again
             return
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)
+        # mkstemp makes it 0600: a blob is private like the rest of the data dir.
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
         try:
             with os.fdopen(fd, "wb") as out:

@@ -13,7 +13,9 @@ bucket in production). This module gives it its client, :class:`BucketClient`, w
   :data:`REFRESH_AFTER`: S3 has no "touch", and an object's time is what tells ``seawall
   storage gc`` it is in use (``seawall.runtime.storage_gc_s3``).
 
-It also reads the driver's object keys back (:func:`parse_key`). The driver keys every
+It also reads the driver's object keys back (:func:`parse_key` for ``seawall storage gc``,
+:func:`workflow_of_key` for the gateway's codec, which serves an owner only its own
+sessions' objects: docs/architecture.md, "The codec endpoint"). The driver keys every
 object by the workflow the SDK's store context names, ``v0/ns/<namespace>/wt/<workflow
 type>/wi/<workflow id>/ri/<run id>/d/sha256/<digest>`` (each segment percent-encoded; the
 SDK's ``_driver.py``), so an object belongs to exactly one workflow id and needs no index of
@@ -73,6 +75,21 @@ def parse_key(key: str) -> str | None:
     """The workflow id ``key`` (a driver's workflow-scoped key) is stored under, or None for
     any other key (an activity's, one without a context, the driver's short form for keys
     past 1,024 bytes, something not written by the driver): those are never attributed."""
+    parts = _workflow_key_parts(key)
+    return parts[1] if parts is not None else None
+
+
+def workflow_of_key(key: str, namespace: str) -> str | None:
+    """The workflow id ``key`` is stored under if it is a workflow-scoped key of
+    ``namespace``, else None (the gateway's codec serves an owner only such keys)."""
+    parts = _workflow_key_parts(key)
+    if parts is None or parts[0] != key_segment(namespace):
+        return None
+    return parts[1]
+
+
+def _workflow_key_parts(key: str) -> tuple[str, str] | None:
+    """A workflow-scoped key's namespace segment (as encoded) and workflow id (decoded)."""
     parts = key.split("/")
     shape = [KEY_VERSION, "ns", None, "wt", None, "wi", None, "ri", None, "d", "sha256", None]
     if len(parts) != len(shape):
@@ -80,7 +97,17 @@ def parse_key(key: str) -> str | None:
     if any(want is not None and part != want for part, want in zip(parts, shape, strict=True)):
         return None
     workflow_id = parts[6]
-    return None if workflow_id == "null" else unquote(workflow_id, errors="strict")
+    if workflow_id == "null":
+        return None
+    try:
+        return parts[2], unquote(workflow_id, errors="strict")
+    except UnicodeDecodeError:
+        return None
+
+
+class StoredObjectMissing(LookupError):
+    """The bucket has no object under a claim's key (the SDK's driver wraps this in its
+    ``RuntimeError``; the codec answers it as it answers an unknown reference)."""
 
 
 @asynccontextmanager
@@ -146,7 +173,12 @@ class BucketClient(S3StorageDriverClient):
 
     async def get_object(self, *, bucket: str, key: str) -> bytes:
         self._check(bucket)
-        response = await (await self._client()).get_object(Bucket=bucket, Key=key)
+        try:
+            response = await (await self._client()).get_object(Bucket=bucket, Key=key)
+        except Exception as err:
+            if _error_code(err) in {"404", "NoSuchKey", "NotFound"}:
+                raise StoredObjectMissing("no object is stored under this key") from None
+            raise
         data: bytes = await response["Body"].read()
         return data
 

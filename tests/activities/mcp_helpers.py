@@ -18,8 +18,20 @@ FIXTURE_SERVER = Path(__file__).resolve().parent / "mcp_server_fixture.py"
 SERVER = "srvSENTINEL42"
 
 
+# What the fixture server needs to see in the sandbox (docs/security-sandbox.md, "MCP
+# servers"): its interpreter, the virtual environment with the SDK, and its own directory.
+FIXTURE_SANDBOX = {
+    "read_only_paths": sorted({sys.prefix, sys.base_prefix, str(FIXTURE_SERVER.parent)})
+}
+
+
 def stdio_server(**extra: Any) -> dict[str, Any]:
-    return {"command": sys.executable, "args": [str(FIXTURE_SERVER)], **extra}
+    return {
+        "command": sys.executable,
+        "args": [str(FIXTURE_SERVER)],
+        "sandbox": FIXTURE_SANDBOX,
+        **extra,
+    }
 
 
 def servers_env(servers: dict[str, Any]) -> str:

@@ -707,13 +707,17 @@ async def test_shell_directory_errors(ws: Path, outside: Path) -> None:
         assert failure.error_type is E.PATH_NOT_IN_WORKSPACE
 
 
-async def test_shell_commands_do_not_see_the_workers_secrets(
+async def test_shell_commands_see_only_allowlisted_variables(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The environment is an allowlist (activities/sandbox/environment.py), even bare: a
+    secret whose name no denylist guessed (``MY_DB_PASSWD``) stays with the worker."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-SENTINEL-1")
     monkeypatch.setenv("SEAWALL_GATEWAY_TOKEN", "tok-SENTINEL-2")
     monkeypatch.setenv("SOME_DB_PASSWORD", "pw-SENTINEL-3")
-    monkeypatch.setenv("HARMLESS_SETTING", "visible-value")
+    monkeypatch.setenv("MY_DB_PASSWD", "pw-SENTINEL-4")
+    monkeypatch.setenv("HARMLESS_SETTING", "SENTINEL-5")
+    monkeypatch.setenv("LC_ALL", "C.UTF-8")
     tool = BUILTIN_TOOLS["run_shell_command"]
 
     output = await tool.run(
@@ -721,5 +725,5 @@ async def test_shell_commands_do_not_see_the_workers_secrets(
     )
 
     assert "SENTINEL" not in output
-    assert "HARMLESS_SETTING=visible-value" in output
+    assert "LC_ALL=C.UTF-8" in output
     assert "PATH=" in output

@@ -14,11 +14,13 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
+from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
 import activities.heartbeat as heartbeat
 from activities.mcp import load_mcp_settings, qualified_name, server_of
 from activities.mcp.pool import McpPool
+from activities.sandbox import UNCONFINED
 from activities.tool_runner import ToolActivities
 from activities.tools import BUILTIN_TOOLS
 from bench.server_metrics import free_port
@@ -29,6 +31,7 @@ from workflows.activity_io import (
     RunToolInput,
     ToolSpec,
 )
+from workflows.grant_io import WORKSPACE_OUTSIDE_ROOT
 from workflows.outcome import ToolCall, ToolOutcome
 
 from .mcp_helpers import (
@@ -58,8 +61,9 @@ def pool() -> McpPool:
 @pytest_asyncio.fixture
 async def tools(pool: McpPool) -> AsyncIterator[ToolActivities]:
     """The tool activities with their own MCP pool: each test starts and stops its own
-    servers, as a worker does."""
-    activities = ToolActivities(BUILTIN_TOOLS, pool, trust=harness_trust())
+    servers, as a worker does. Bare (``sandbox: none``), so the tests can signal a server
+    by the pid it reports; test_mcp_sandbox.py runs servers in the sandbox."""
+    activities = ToolActivities(BUILTIN_TOOLS, pool, sandbox=UNCONFINED, trust=harness_trust())
     yield activities
     await activities.close()
 
@@ -326,6 +330,44 @@ async def test_check_tool_call_validates_mcp_calls(
     assert invalid is not None and invalid.error_type == "invalid_tool_params"
     unknown = await env.run(tools.check_tool_call, CheckToolCallInput(call=call("nope")))
     assert unknown is not None and unknown.error_type == "tool_not_registered"
+
+
+async def test_a_session_workspace_outside_the_workers_starts_no_server(
+    pool: McpPool, mcp_env: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The workspace a listing or a check names is workflow input: outside the worker's
+    workspaces (docs/security-trust.md) no MCP server is started there, nor the directory
+    made; inside them the same server lists and checks."""
+    tools = ToolActivities(
+        BUILTIN_TOOLS,
+        pool,
+        sandbox=UNCONFINED,
+        trust=harness_trust(workspace_roots=(tmp_path / "workspaces",)),
+    )
+    outside = tmp_path / "elsewhere"
+    echo = call("echo", {"text": "x"})
+    env = ActivityEnvironment()
+    try:
+        with pytest.raises(ApplicationError) as refused:
+            await env.run(tools.list_tools, ListToolsInput(workspace_root=str(outside)))
+        checked = await env.run(
+            tools.check_tool_call, CheckToolCallInput(call=echo, workspace_root=str(outside))
+        )
+        assert refused.value.type == WORKSPACE_OUTSIDE_ROOT and refused.value.non_retryable
+        assert checked is not None and checked.error_type == "path_not_in_workspace"
+        assert list(pool.connections()) == [] and not outside.exists()
+
+        inside = str(tmp_path / "workspaces" / "s1")
+        listed = await env.run(tools.list_tools, ListToolsInput(workspace_root=inside))
+        assert qualified("echo") in {spec.name for spec in listed.tools}
+        assert (
+            await env.run(
+                tools.check_tool_call, CheckToolCallInput(call=echo, workspace_root=inside)
+            )
+            is None
+        )
+    finally:
+        await tools.close()
 
 
 async def test_cancelled_call_is_cancelled(

@@ -1,4 +1,4 @@
-"""A shell command dies with the worker that started it (``activities/tools/shell_supervisor.py``).
+"""A shell command dies with the worker that started it (``activities/sandbox/supervisor.py``).
 
 A real process plays the worker: it runs ``run_shell_command`` with a command that leaves a
 process in the background and then blocks. The test SIGKILLs that process — no cleanup code

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import stat
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -632,6 +633,9 @@ async def test_embedded_runs_its_own_server_and_worker_and_keeps_sessions(
         assert answer.stop_reason == "end_turn"
         assert "Demo model" in "".join(recorder.texts(AgentMessageChunk))  # streamed in pieces
     assert (tmp_path / "data" / "temporal.db").is_file()
+    # Every owner's histories are the user's alone (docs/security-gwquota.md).
+    assert stat.S_IMODE((tmp_path / "data").stat().st_mode) == 0o700
+    assert stat.S_IMODE((tmp_path / "data" / "temporal.db").stat().st_mode) == 0o600
 
     # The editor restarts: the session is still there.
     async with spawn_bridge(env, tmp_path / "acp.stderr", "--embedded") as (conn, recorder, _):

@@ -6,6 +6,7 @@ undisturbed run."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from activities.model import scripted_turn
 from scripts.chaos import Figures, chaos, check_ledger, delta_problem, failed, report
 from scripts.chaos_mcp import Ledger, check_mcp_ledger, cut_off_by_a_kill
 from scripts.chaos_model import FAULT_KINDS, ChaosModel, marked, turn_for
+from scripts.chaos_watch import PromptStuck, keep_logs, log_tails, run_all, waiting_for
 from tests.activities.chat_server import Received
 from workflows.activity_io import CallModelInput, ModelSpec
 from workflows.conversation import Message, Role
@@ -23,6 +25,9 @@ from workflows.guard import REPEATED_TOOL_FAILURE_REMINDER
 from workflows.scenario_io import ModelScript, ScriptedCall, ScriptedTurn
 
 
+# The suite's own deadlines (a prompt's 200 s, the stack's start's 120 s) end a stuck run with
+# its diagnosis and kept logs; pytest's time-out, the last resort, must come later than they.
+@pytest.mark.timeout(900)
 async def test_prompts_survive_killed_workers_servers_and_a_faulty_model(tmp_path: Path) -> None:
     figures = await chaos(
         prompts=8,
@@ -34,6 +39,9 @@ async def test_prompts_survive_killed_workers_servers_and_a_faulty_model(tmp_pat
         mcp_prompts=2,
         mcp_kills=1,
         model_faults=1,
+        # Well inside the test's time-out, so a stuck prompt fails with a diagnosis (which
+        # prompt, what it waited for, the stack's logs) rather than the time-out's traceback.
+        prompt_deadline=200,
     )
     print(report(figures))
     assert (figures.worker_kills, figures.server_restarts) == (3, 1)
@@ -47,6 +55,90 @@ async def test_prompts_survive_killed_workers_servers_and_a_faulty_model(tmp_pat
     assert figures.mcp_calls_cut_off >= 1
     assert figures.events_checked > 0
     assert not failed(figures), report(figures)
+
+
+async def test_a_prompt_that_cannot_finish_fails_the_run_naming_it_and_keeps_the_logs(
+    tmp_path: Path,
+) -> None:
+    # No worker: no prompt can ever finish, so the first one must hit its deadline.
+    kept = tmp_path / "kept"
+    figures = await chaos(
+        prompts=2,
+        interactive=0,
+        kills=0,
+        restarts=0,
+        seed=3,
+        data=tmp_path / "run",
+        prompt_deadline=5,
+        keep_logs_in=kept,
+        workers=0,
+    )
+
+    assert failed(figures)
+    (stuck,) = figures.stuck
+    assert stuck.startswith("undisturbed run prompt ")
+    assert " did not finish within 5 s; it was waiting for " in stuck
+    # The stack's logs were copied out of the run's directory, and the report says where.
+    assert figures.logs_kept is not None and Path(figures.logs_kept).parent == kept
+    logs = {p.name for p in Path(figures.logs_kept).iterdir()}
+    assert {"temporal.log", "gateway.log"} <= logs
+    text = report(figures)
+    assert f"STUCK {stuck}" in text and figures.logs_kept in text
+    assert "--- gateway.log" in text
+
+
+async def test_the_first_stuck_run_stops_the_others_and_says_what_it_waited_for() -> None:
+    never = asyncio.Event()
+    cancelled: list[str] = []
+
+    async def hangs(name: str) -> None:
+        waiting_for(f"the answer to {name}")
+        try:
+            await never.wait()
+        finally:
+            cancelled.append(name)
+
+    async def quick() -> str:
+        return "done"
+
+    with pytest.raises(PromptStuck) as raised:
+        await run_all(
+            [("quick one", quick()), ("stuck one", hangs("q1")), ("queued", hangs("q2"))],
+            limit=1,
+            deadline=0.01,
+        )
+
+    assert str(raised.value) == (
+        "stuck one did not finish within 0.01 s; it was waiting for the answer to q1"
+    )
+    # The queued run never started, the stuck one was stopped: nothing is left running.
+    assert cancelled == ["q1"]
+    assert await run_all([("a", quick()), ("b", quick())], limit=1, deadline=5) == [
+        "done",
+        "done",
+    ]
+
+
+def test_kept_logs_are_copied_and_their_tails_shown(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "worker-0.log").write_text("".join(f"line {n}\n" for n in range(50)))
+    (logs / "gateway.log").write_text("started\n")
+
+    first = keep_logs(logs, tmp_path / "kept", "seed1")
+    second = keep_logs(logs, tmp_path / "kept", "seed1")
+
+    assert first != second
+    assert (first / "worker-0.log").read_text() == (logs / "worker-0.log").read_text()
+    tails = log_tails(logs, lines=3)
+    assert tails.splitlines() == [
+        "--- gateway.log (last 1 of 1 lines)",
+        "started",
+        "--- worker-0.log (last 3 of 50 lines)",
+        "line 47",
+        "line 48",
+        "line 49",
+    ]
 
 
 def test_the_ledger_tells_a_retry_from_a_second_execution(tmp_path: Path) -> None:

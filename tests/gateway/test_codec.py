@@ -17,7 +17,7 @@ from temporalio.client import Client
 from temporalio.converter import JSONProtoPayloadConverter
 
 from gateway.app import create_app
-from gateway.codec import HideCodecCredential
+from gateway.codec import UNKNOWN_REFERENCE_DETAIL, HideCodecCredential
 from gateway.settings import GatewaySettings
 from seawall.runtime.storage import FilesystemStorageDriver
 from tests.long_prompt_helpers import filesystem_storage, with_storage
@@ -75,8 +75,9 @@ async def test_a_vanished_payload_is_a_clear_error_not_a_hang(
     async with gateway(stored, tmp_path) as http:
         done = await http.post("/codec/decode", json=body(reference))
 
-    assert done.status_code == 502
-    assert "is missing from the payload store" in done.json()["detail"]
+    # The answer every unknown reference gets (gateway/codec_scope.py): 404, not a 502.
+    assert done.status_code == 404
+    assert done.json()["detail"] == UNKNOWN_REFERENCE_DETAIL
 
 
 async def test_encode_returns_what_it_was_given_and_bad_bodies_are_refused(

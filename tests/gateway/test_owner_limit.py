@@ -138,13 +138,13 @@ async def test_a_slot_whose_submit_never_happened_is_freed_after_the_grace(
     assert_refused(await submit(http, "alice", session_id), held=1, limit=1)
 
     # Bob's admission workflow, started with no grace, frees such a slot at once.
-    bob_session = await waiting_session(http, "bob")
     await client.start_workflow(
         OwnerAdmissionWorkflow.run,
         AdmissionState(unsubmitted_grace_seconds=0),
         id=admission_workflow_id(owners["bob"], task_queue),
         task_queue=task_queue,
     )
+    bob_session = await waiting_session(http, "bob")
     assert await crashed.admit(client, owners["bob"], bob_session, "prompt:lost-2")
     await accepted(http, "bob", bob_session)
     assert_refused(await submit(http, "bob", bob_session), held=1, limit=1)

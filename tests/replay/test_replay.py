@@ -76,6 +76,10 @@ def test_the_representative_scenarios_are_all_recorded() -> None:
         # Recorded after SESSION_START_CHECK_PATCH: a session started with its guard mode
         # checks its grant through the operator-settings activity.
         "session-start-check",
+        # Recorded after per-owner quotas: sessions and bytes counted, a closed one freed.
+        "owner-admission-quotas",
+        # Recorded after PROMPT_ID_REUSE_POLICY: a taken prompt id fails that prompt only.
+        "session-remembered-submits",
     } <= names
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from workflows.owner_admission import observe
-from workflows.owner_admission_io import SessionObservation, Slot
+from workflows.owner_admission import observe, observe_sessions
+from workflows.owner_admission_io import OpenSession, SessionObservation, Slot
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 GRACE = timedelta(seconds=60)
@@ -65,3 +65,32 @@ def test_other_sessions_are_left_alone() -> None:
     other = slot("t", "u", "t-prompt-1", known_as_of=T0)
     kept, freed = observe([other], seen("s", []), T0 + GRACE, GRACE)
     assert kept == [other] and not freed
+
+
+def open_session(session: str, admitted_at: datetime = T0) -> OpenSession:
+    return OpenSession(session_id=session, stored_bytes=10, admitted_at=admitted_at)
+
+
+def looked_at(session: str, state: str) -> SessionObservation:
+    return SessionObservation.model_validate(
+        {"session_id": session, "live_prompt_ids": [], "state": state}
+    )
+
+
+def test_a_closed_session_is_freed_and_an_unknown_one_only_after_the_grace() -> None:
+    """``observe_sessions``: the quotas' rule (docs/architecture.md, "Per-owner quotas")."""
+    sessions = [
+        open_session("closed"),
+        open_session("open"),
+        open_session("never-started"),
+        open_session("starting", admitted_at=T0 + timedelta(seconds=50)),
+        open_session("not-looked-at"),
+    ]
+    observations = [
+        looked_at("closed", "closed"),
+        looked_at("open", "open"),
+        looked_at("never-started", "unknown"),
+        looked_at("starting", "unknown"),
+    ]
+    kept = observe_sessions(sessions, observations, T0 + timedelta(seconds=70), GRACE)
+    assert [s.session_id for s in kept] == ["open", "starting", "not-looked-at"]

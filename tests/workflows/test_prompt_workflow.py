@@ -14,6 +14,7 @@ import pytest
 from structlog.testing import capture_logs
 from temporalio.client import Client
 
+from tests.activities.sandbox_helpers import host_pids_running, marker
 from tests.scenario_helpers import (
     calls,
     decisions,
@@ -459,9 +460,12 @@ async def test_invalid_operator_mode_falls_back_to_shadow_and_a_project_env_is_i
 async def test_cancelling_a_prompt_cancels_its_running_shell_command(
     client: Client, task_queue: str, tmp_path: Path
 ) -> None:
+    # The command runs in the sandbox's pid namespace, so its own $$ means nothing here: it
+    # is found on the host by its unique argument.
+    sleep_for = marker()
     long_call = {
         "name": "run_shell_command",
-        "arguments": {"command": "echo $$ > shell.pid; exec sleep 60", "timeout_seconds": 120},
+        "arguments": {"command": f"exec sleep {sleep_for}", "timeout_seconds": 120},
     }
     handle = await client.start_workflow(
         PromptWorkflow.run,
@@ -477,9 +481,8 @@ async def test_cancelling_a_prompt_cancels_its_running_shell_command(
         id=f"prompt-cancel-shell-{uuid.uuid4().hex[:8]}",
         task_queue=task_queue,
     )
-    pid_file = tmp_path / "shell.pid"
-    await asyncio.wait_for(_until(lambda: pid_file.exists() and pid_file.read_text().strip()), 30)
-    pid = int(pid_file.read_text())
+    await asyncio.wait_for(_until(lambda: host_pids_running(sleep_for)), 30)
+    running = host_pids_running(sleep_for)
 
     await handle.cancel()
     result = await asyncio.wait_for(handle.result(), 60)
@@ -488,7 +491,7 @@ async def test_cancelling_a_prompt_cancels_its_running_shell_command(
     events = await handle.query(PromptWorkflow.events, EventsQuery())
     settled = [e.status for e in events if e.kind is EventKind.TOOL_CALL_SETTLED]
     assert settled == ["cancelled"]
-    await asyncio.wait_for(_until(lambda: not _alive(pid)), 10)
+    await asyncio.wait_for(_until(lambda: not any(_alive(pid) for pid in running)), 10)
 
 
 async def _until(condition: Callable[[], object]) -> None:

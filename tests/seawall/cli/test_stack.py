@@ -3,6 +3,7 @@ namespace and task queue (the whole stack runs in tests/e2e/test_stack.py)."""
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 
 import pytest
@@ -11,8 +12,11 @@ from seawall.cli.stack import (
     RestartPolicy,
     StackConfig,
     child_environment,
+    codec_environment,
     gateway_environment,
     server_command,
+    worker_environment,
+    write_ui_codec_env,
 )
 from seawall.runtime.settings import load_settings
 
@@ -93,12 +97,21 @@ def test_the_stack_shares_its_stored_payloads_and_shows_them_in_the_ui(tmp_path:
 
     assert children["SEAWALL_DATA_DIR"] == str(tmp_path / "d")
     assert "SEAWALL_DATA_DIR" in gateway_environment(children)
-    # The UI's codec endpoint carries the stack's codec token, which the gateway gets too.
-    codec = command[command.index("--ui-codec-endpoint") + 1]
-    assert codec == f"{stack.gateway_url}/codec/ui/{stack.codec_token}"
-    gateway = gateway_environment(children)
+    # The UI's codec endpoint carries the stack's codec token, which the gateway gets too;
+    # it reaches the dev server in a 0600 file, not its argv, and never the worker.
+    assert stack.codec_token not in " ".join(command)
+    env_file = write_ui_codec_env(stack)
+    with_codec = server_command(stack, env_file)
+    assert stack.codec_token not in " ".join(with_codec)
+    assert with_codec[with_codec.index("--env-file") + 1] == str(env_file)
+    assert f"{stack.gateway_url}/codec/ui/{stack.codec_token}" in env_file.read_text()
+    assert stat.S_IMODE(env_file.stat().st_mode) == 0o600
+    assert stat.S_IMODE(env_file.parent.stat().st_mode) == 0o700
+    gateway = gateway_environment(children) | codec_environment(stack)
     assert gateway["SEAWALL_CODEC_TOKEN"] == stack.codec_token
     assert gateway["SEAWALL_CODEC_UI_ORIGINS"] == "http://localhost:8233,http://127.0.0.1:8233"
+    assert "SEAWALL_CODEC_TOKEN" not in children
+    assert "SEAWALL_CODEC_TOKEN" not in worker_environment({**children, **gateway})
     configured = StackConfig.from_settings(
         load_settings({"HOME": str(tmp_path), "SEAWALL_CODEC_TOKEN": "mine"}).settings
     )

@@ -19,8 +19,10 @@ from seawall.runtime.settings import (
     GUARD_MODE_ENV,
     GUARD_MODE_ENV_ALIAS,
     PROMPT,
+    ROLLOUT,
     RUN,
     SETTINGS,
+    STORAGE,
     UP,
     WORKER,
     Origin,
@@ -306,7 +308,9 @@ def test_every_setting_has_its_own_variable_and_known_readers() -> None:
     assert len(variables) == len(set(variables))
     for setting in SETTINGS:
         assert setting.env and setting.help and setting.read_by, setting.name
-        assert set(setting.read_by) <= {WORKER, GATEWAY, RUN, UP, PROMPT, ACP}, setting.name
+        assert set(setting.read_by) <= {WORKER, GATEWAY, RUN, UP, PROMPT, ACP, ROLLOUT, STORAGE}, (
+            setting.name
+        )
 
 
 def test_docs_settings_md_documents_every_setting_and_variable() -> None:

@@ -26,6 +26,7 @@ from seawall.runtime.settings import SeawallSettings, SettingsError, load_settin
 from seawall.runtime.storage import (
     STORED_PAYLOAD_CORRUPT,
     STORED_PAYLOAD_MISSING,
+    WORKFLOW_CLAIM,
     FilesystemStorageDriver,
     describe,
     payload_storage,
@@ -63,8 +64,16 @@ async def test_identical_payloads_are_stored_once_and_indexed_per_workflow(tmp_p
     first = await driver.store(WORKFLOW, [payload("a" * 1000), payload("b" * 1000)])
     again = await driver.store(other, [payload("a" * 1000)])
 
-    assert first[0].claim_data == again[0].claim_data
+    # One blob per content; each claim names the workflow it was stored for, which the index
+    # records (what the gateway's codec checks: gateway/codec_scope.py).
+    assert first[0].claim_data["digest"] == again[0].claim_data["digest"]
+    assert first[0].claim_data[WORKFLOW_CLAIM] == "prompt-1"
+    assert again[0].claim_data[WORKFLOW_CLAIM] == "prompt-2"
     assert len(driver.blobs()) == 2
+    digest_b = first[1].claim_data["digest"]
+    assert driver.holds("default", "prompt-1", digest_b)
+    assert not driver.holds("default", "prompt-2", digest_b)
+    assert not driver.holds("default", "prompt-1", "../" + digest_b)
     refs = {r.workflow_id: r.digests() for r in driver.workflow_refs("default")}
     assert refs == {
         "prompt-1": {first[0].claim_data["digest"], first[1].claim_data["digest"]},

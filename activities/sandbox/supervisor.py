@@ -1,0 +1,283 @@
+"""The parent of every model-chosen process: it applies the limits, starts the sandbox, and
+dies with the worker taking the sandbox with it.
+
+Run as a script with ``python -S -I supervisor.py SPEC`` (no site, isolated; standard
+library only, so it starts in milliseconds) by ``run_shell_command`` and by stdio MCP
+servers. ``SPEC`` is a JSON object built by :mod:`activities.sandbox.launch`:
+
+- ``parent``: the worker's pid. The supervisor asks the kernel for SIGTERM when its parent
+  dies (Linux ``PR_SET_PDEATHSIG``) and on SIGTERM kills the sandbox, so a SIGKILLed worker
+  leaves nothing running beside its retried call;
+- ``command``: what to run; ``rlimits``: per-process limits (CPU seconds, address space,
+  file size), set here so everything started below inherits them;
+- ``bwrap`` (absent: run ``command`` bare, the ``sandbox: none`` mode): the bubblewrap path
+  and options. The supervisor adds ``--info-fd`` and ``--block-fd``: bubblewrap reports the
+  sandbox's init pid and waits, namespaces made, until the supervisor has
+    * moved that pid into a fresh pids cgroup under ``cgroup`` with ``pids.max`` set (the
+      process limit that binds even for a root worker),
+    * set ``RLIMIT_NPROC`` on it (binds for a non-root worker; set after the user namespace
+      exists, so it counts only the sandbox's own processes),
+    * with ``slirp4netns``, attached a user-mode network to the sandbox's network namespace
+      with the host's loopback cut off (``--disable-host-loopback``) and waited until it is
+      configured;
+  then it releases the sandbox. When the sandbox's init exits, the kernel kills every
+  process left in its pid namespace (a ``setsid -f`` child included).
+
+Exits the way the command did (same code, or the same signal when bare). A sandbox that
+could not be set up exits with :data:`SETUP_FAILED` and one ``sandbox:`` line on stderr.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import resource
+import select
+import signal
+import subprocess
+import sys
+import uuid
+from typing import Any
+
+PR_SET_PDEATHSIG = 1
+SETUP_FAILED = 125
+SETUP_TIMEOUT_SECONDS = 30.0
+CGROUP_REMOVE_ATTEMPTS = 50
+RESOLV_CONF = b"nameserver 10.0.2.3\n"  # slirp4netns's DNS forwarder
+
+
+class SetupFailed(Exception):
+    """The sandbox could not be set up as the policy asks; nothing ran."""
+
+
+class Supervisor:
+    def __init__(self, spec: dict[str, Any]) -> None:
+        self.spec = spec
+        self.child: subprocess.Popen[bytes] | None = None
+        self.helper: subprocess.Popen[bytes] | None = None
+        self.helper_exit_fd: int | None = None
+        self.cgroup: str | None = None
+        self.terminated = False
+
+    # --- death with the worker ------------------------------------------------------------
+
+    def on_sigterm(self, signum: int, frame: object) -> None:
+        self.terminated = True
+        if self.child is not None:
+            with contextlib.suppress(ProcessLookupError):
+                self.child.kill()
+
+    def die_with(self, parent_pid: int) -> None:
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        except (OSError, AttributeError):
+            return  # not Linux: the worker's own cleanup is all there is
+        if os.getppid() != parent_pid:
+            self.terminated = True  # the worker died before the request took effect
+
+    # --- limits ---------------------------------------------------------------------------
+
+    def set_rlimits(self) -> None:
+        for name, value in self.spec.get("rlimits", {}).items():
+            which = getattr(resource, name)
+            _soft, hard = resource.getrlimit(which)
+            limit = value if hard == resource.RLIM_INFINITY else min(value, hard)
+            # CPU: SIGXCPU at the soft limit (a clear "killed by SIGXCPU"), SIGKILL a
+            # second later for a process that ignores it.
+            ceiling = limit + 1 if which == resource.RLIMIT_CPU else limit
+            if hard != resource.RLIM_INFINITY:
+                ceiling = min(ceiling, hard)
+            resource.setrlimit(which, (limit, ceiling))
+
+    def join_cgroup(self, pid: int) -> None:
+        parent = self.spec.get("cgroup")
+        if not parent:
+            return
+        path = os.path.join(parent, f"{os.getpid()}-{uuid.uuid4().hex[:8]}")
+        try:
+            os.mkdir(path, 0o700)
+            self.cgroup = path
+            with open(os.path.join(path, "pids.max"), "w") as fh:
+                fh.write(str(self.spec["max_processes"]))
+            with open(os.path.join(path, "cgroup.procs"), "w") as fh:
+                fh.write(str(pid))
+        except OSError as exc:
+            raise SetupFailed(f"could not apply the process limit ({exc.strerror})") from None
+
+    def limit_processes(self, pid: int) -> None:
+        limit = self.spec.get("max_processes")
+        if limit is None:
+            return
+        try:
+            resource.prlimit(pid, resource.RLIMIT_NPROC, (limit, limit))
+        except OSError as exc:
+            raise SetupFailed(f"could not apply the process limit ({exc.strerror})") from None
+
+    # --- network --------------------------------------------------------------------------
+
+    def attach_network(self, pid: int) -> None:
+        helper = self.spec.get("slirp4netns")
+        if not helper:
+            return
+        ready_r, ready_w = os.pipe()
+        exit_r, exit_w = os.pipe()
+        try:
+            self.helper = subprocess.Popen(
+                [
+                    helper,
+                    "--configure",
+                    "--mtu=65520",
+                    "--disable-host-loopback",
+                    f"--ready-fd={ready_w}",
+                    f"--exit-fd={exit_r}",
+                    str(pid),
+                    "tap0",
+                ],
+                pass_fds=(ready_w, exit_r),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        except OSError as exc:
+            os.close(ready_r)
+            os.close(exit_w)
+            raise SetupFailed(f"could not start slirp4netns ({exc.strerror})") from None
+        finally:
+            os.close(ready_w)
+            os.close(exit_r)
+        self.helper_exit_fd = exit_w
+        try:
+            readable, _, _ = select.select([ready_r], [], [], SETUP_TIMEOUT_SECONDS)
+            ready = bool(readable) and os.read(ready_r, 1) == b"1"
+        finally:
+            os.close(ready_r)
+        if not ready:
+            raise SetupFailed("slirp4netns did not configure the network")
+
+    # --- running --------------------------------------------------------------------------
+
+    def run_bare(self) -> int:
+        self.child = subprocess.Popen(self.spec["command"])
+        if self.terminated:
+            self.child.kill()
+        return self.child.wait()
+
+    def run_sandboxed(self) -> int:
+        bwrap = self.spec["bwrap"]
+        info_r, info_w = os.pipe()
+        block_r, block_w = os.pipe()
+        fds = [info_w, block_r]
+        extra = ["--info-fd", str(info_w), "--block-fd", str(block_r)]
+        if self.spec.get("slirp4netns"):
+            resolv_r, resolv_w = os.pipe()
+            os.write(resolv_w, RESOLV_CONF)
+            os.close(resolv_w)
+            fds.append(resolv_r)
+            extra += ["--ro-bind-data", str(resolv_r), _resolv_conf_target()]
+        argv = [bwrap["path"], *bwrap["options"], *extra, "--", *self.spec["command"]]
+        try:
+            self.child = subprocess.Popen(argv, pass_fds=fds)
+        finally:
+            for fd in fds:
+                os.close(fd)
+        try:
+            pid = self._read_child_pid(info_r)
+            if pid is not None and not self.terminated:
+                self.join_cgroup(pid)
+                self.limit_processes(pid)
+                self.attach_network(pid)
+                os.write(block_w, b"1")
+        except SetupFailed as failure:
+            self.child.kill()
+            self.child.wait()
+            print(f"sandbox: {failure}", file=sys.stderr, flush=True)
+            return SETUP_FAILED
+        finally:
+            os.close(info_r)
+            os.close(block_w)
+        if self.terminated:
+            self.child.kill()
+        return self.child.wait()
+
+    def _read_child_pid(self, info_r: int) -> int | None:
+        """The sandbox init's pid from bubblewrap's info (None: it failed before that,
+        and says why on stderr)."""
+        data = b""
+        while True:
+            readable, _, _ = select.select([info_r], [], [], SETUP_TIMEOUT_SECONDS)
+            if not readable:
+                raise SetupFailed("bubblewrap did not start in time")
+            chunk = os.read(info_r, 4096)
+            if not chunk:
+                break
+            data += chunk
+        if not data:
+            return None
+        try:
+            return int(json.loads(data)["child-pid"])
+        except (ValueError, KeyError, TypeError):
+            raise SetupFailed("bubblewrap reported no sandbox pid") from None
+
+    def clean_up(self) -> None:
+        if self.helper_exit_fd is not None:
+            os.close(self.helper_exit_fd)  # slirp4netns exits on EOF
+            self.helper_exit_fd = None
+        if self.helper is not None:
+            try:
+                self.helper.wait(timeout=SETUP_TIMEOUT_SECONDS)
+            except subprocess.TimeoutExpired:
+                self.helper.kill()
+                self.helper.wait()
+        if self.cgroup is not None:
+            # Empty once the sandbox's processes have exited; they may still be on their way.
+            for _ in range(CGROUP_REMOVE_ATTEMPTS):
+                try:
+                    os.rmdir(self.cgroup)
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    select.select([], [], [], 0.01)
+
+
+def _resolv_conf_target() -> str:
+    """Where the sandbox's resolver configuration goes: ``/etc/resolv.conf``, or the file it
+    links to (systemd-resolved's stub under ``/run``), which the sandbox would otherwise
+    resolve to a path that does not exist inside."""
+    path = "/etc/resolv.conf"
+    if os.path.islink(path):
+        return os.path.realpath(path)
+    return path
+
+
+def _exit_like(code: int) -> int:
+    if code < 0:
+        # Die of the same signal, so the tool sees "killed by SIGSEGV" as before (SIGKILL
+        # and SIGSTOP have no handler to reset).
+        with contextlib.suppress(OSError, ValueError):
+            signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
+    return code
+
+
+def main(argv: list[str]) -> int:
+    spec = json.loads(argv[1])
+    supervisor = Supervisor(spec)
+    signal.signal(signal.SIGTERM, supervisor.on_sigterm)
+    supervisor.die_with(int(spec["parent"]))
+    try:
+        supervisor.set_rlimits()
+        code = supervisor.run_sandboxed() if spec.get("bwrap") else supervisor.run_bare()
+    finally:
+        supervisor.clean_up()
+    if supervisor.terminated and os.getpgid(0) == os.getpid():
+        # Leading the command's process group (the shell tool): take it all down.
+        os.killpg(0, signal.SIGKILL)
+    return _exit_like(code)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,60 @@
+"""Where ``seawall up`` puts the codec token (docs/architecture.md, "The codec endpoint"):
+not in the dev server's argv, which every local user can read, nor in the worker's
+environment; the dev server's UI still gets its codec endpoint, and serves it from its
+settings endpoint to whoever can open the UI (documented: that cannot be avoided)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.e2e.test_stack import stack_process, until
+
+TOKEN = "codec-token-of-this-stack-0123456789"
+
+
+def process_file(data_dir: Path, name: str, what: str) -> bytes:
+    pid = int((data_dir / "run" / f"{name}.pid").read_text())
+    return Path(f"/proc/{pid}/{what}").read_bytes()
+
+
+async def test_the_codec_token_is_in_no_argv_and_no_workers_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SEAWALL_CODEC_TOKEN", TOKEN)
+    data_dir = tmp_path / "data"
+    with stack_process(data_dir) as (url, _process):
+        argv = process_file(data_dir, "temporal", "cmdline").split(b"\0")
+        worker = process_file(data_dir, "worker", "environ")
+        gateway = process_file(data_dir, "gateway", "environ")
+        leftovers = sorted(p.name for p in (data_dir / "run").iterdir())
+        ui_port = argv[argv.index(b"--ui-port") + 1].decode()
+
+        async def ui_settings() -> dict[str, object] | None:
+            async with httpx.AsyncClient() as http:
+                try:
+                    answer = await http.get(f"http://127.0.0.1:{ui_port}/api/v1/settings")
+                except httpx.TransportError:
+                    return None
+            found: dict[str, object] = answer.json()
+            return found if answer.status_code == 200 else None
+
+        settings = await until(ui_settings)
+        async with httpx.AsyncClient(base_url=url) as http:
+            from_ui = await http.post(
+                f"/codec/ui/{TOKEN}/encode",
+                json={"payloads": []},
+                headers={"Origin": f"http://127.0.0.1:{ui_port}"},
+            )
+
+    assert not any(TOKEN.encode() in arg for arg in argv)
+    assert TOKEN.encode() not in worker
+    assert f"SEAWALL_CODEC_TOKEN={TOKEN}".encode() in gateway.split(b"\0")
+    # The file that handed the endpoint to the dev server is gone once it started.
+    assert leftovers == ["gateway.pid", "temporal.pid", "worker.pid"]
+    # What cannot be avoided: the UI serves its codec endpoint, credential and all.
+    codec = settings["Codec"]
+    assert isinstance(codec, dict) and codec["Endpoint"] == f"{url}/codec/ui/{TOKEN}"
+    assert from_ui.status_code == 200, from_ui.text

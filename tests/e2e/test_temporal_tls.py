@@ -1,0 +1,377 @@
+"""Temporal access over TLS and mTLS, end to end: the real dev server behind a TLS proxy that
+wants a client certificate (tests/tls_helpers.py), the worker and the gateway configured only
+through ``TEMPORAL_TLS_*`` variables or a Temporal profile file, as an operator would.
+
+A prompt runs through the gateway and a worker that both reach Temporal only through the
+proxy; a client without the client certificate, or one that does not trust the server's CA,
+is refused with an error saying which setting to check; and a worker process so refused exits
+at once instead of waiting out its connect timeout."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import subprocess
+import sys
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+import pytest_asyncio
+from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
+from temporalio.testing import WorkflowEnvironment
+
+from gateway.__main__ import build
+from gateway.settings import GatewaySettings
+from seawall.runtime.plugin import connect
+from seawall.runtime.settings import SETTINGS, load_settings
+from seawall.runtime.temporal_connect import (
+    TemporalAccessRefused,
+    TemporalClientConfig,
+    temporal_client_config,
+)
+from tests.tls_helpers import Pki, TlsProxy, make_pki, tls_proxy
+from tests.trust_helpers import TEST_SIGNING_KEY, harness_trust
+from worker import build_worker
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def pki(tmp_path: Path) -> Pki:
+    return make_pki(tmp_path / "pki")
+
+
+@pytest_asyncio.fixture
+async def mtls_frontend(temporal_env: WorkflowEnvironment, pki: Pki) -> AsyncIterator[TlsProxy]:
+    """The session's dev server behind TLS that requires a client certificate of ``pki``."""
+    upstream = temporal_env.client.service_client.config.target_host
+    async with tls_proxy(pki, upstream, require_client_cert=True) as proxy:
+        yield proxy
+
+
+def home(tmp_path: Path) -> dict[str, str]:
+    return {"HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+
+
+def mtls_environment(proxy: TlsProxy, pki: Pki, tmp_path: Path) -> dict[str, str]:
+    return {
+        **home(tmp_path),
+        "TEMPORAL_ADDRESS": proxy.address,
+        "TEMPORAL_TLS_SERVER_CA_CERT_PATH": str(pki.ca),
+        "TEMPORAL_TLS_CLIENT_CERT_PATH": str(pki.client_cert),
+        "TEMPORAL_TLS_CLIENT_KEY_PATH": str(pki.client_key),
+    }
+
+
+def resolved(env: dict[str, str]) -> TemporalClientConfig:
+    return temporal_client_config(load_settings(env), env)
+
+
+async def run_a_prompt(temporal: TemporalClientConfig, tmp_path: Path) -> dict[str, object]:
+    """A worker and the gateway's client, both on ``temporal``; one demo prompt's view."""
+    queue = f"tls-{uuid.uuid4().hex[:8]}"
+    worker_client = await connect(temporal)
+    async with build_worker(worker_client, queue, trust=harness_trust()):
+        settings = GatewaySettings(
+            task_queue=queue,
+            workspaces=tmp_path / "workspaces",
+            session_signing_key=TEST_SIGNING_KEY,
+        )
+        app = build(settings, None, temporal)
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://gw", timeout=60) as http:
+            created = await http.post("/v1/sessions")
+            assert created.status_code == 201, created.text
+            session_id = created.json()["session_id"]
+            submitted = await http.post(
+                f"/v1/sessions/{session_id}/prompts", json={"text": "hello"}
+            )
+            assert submitted.status_code == 202, submitted.text
+            prompt_id = submitted.json()["prompt_id"]
+            while True:  # the test's time-out bounds the wait
+                view = await http.get(f"/v1/prompts/{prompt_id}")
+                assert view.status_code == 200, view.text
+                if view.json()["result"] is not None:
+                    result: dict[str, object] = view.json()["result"]
+                    return result
+                await asyncio.sleep(0.1)
+
+
+async def test_a_prompt_runs_with_the_worker_and_gateway_on_mtls_from_variables(
+    mtls_frontend: TlsProxy, pki: Pki, tmp_path: Path
+) -> None:
+    temporal = resolved(mtls_environment(mtls_frontend, pki, tmp_path))
+    assert temporal.auth == "mtls"
+
+    result = await run_a_prompt(temporal, tmp_path)
+
+    assert result["stop_reason"] == "end_turn"
+    # Both clients came through the proxy: it forwarded only what passed its handshake.
+    assert mtls_frontend.connections >= 2
+
+
+async def test_a_prompt_runs_on_mtls_from_a_temporal_profile_file(
+    mtls_frontend: TlsProxy, pki: Pki, tmp_path: Path
+) -> None:
+    profiles = tmp_path / "temporal.toml"
+    profiles.write_text(
+        f"""
+[profile.secured]
+address = "{mtls_frontend.address}"
+namespace = "default"
+
+[profile.secured.tls]
+server_ca_cert_path = "{pki.ca}"
+client_cert_path = "{pki.client_cert}"
+client_key_path = "{pki.client_key}"
+"""
+    )
+    env = {**home(tmp_path), "TEMPORAL_CONFIG_FILE": str(profiles), "TEMPORAL_PROFILE": "secured"}
+    temporal = resolved(env)
+    assert (temporal.auth, temporal.profile, temporal.target_host) == (
+        "mtls",
+        "secured",
+        mtls_frontend.address,
+    )
+
+    result = await run_a_prompt(temporal, tmp_path)
+
+    assert result["stop_reason"] == "end_turn"
+
+
+async def test_a_client_without_the_client_certificate_is_refused(
+    mtls_frontend: TlsProxy, pki: Pki, tmp_path: Path
+) -> None:
+    env = mtls_environment(mtls_frontend, pki, tmp_path)
+    del env["TEMPORAL_TLS_CLIENT_CERT_PATH"], env["TEMPORAL_TLS_CLIENT_KEY_PATH"]
+    temporal = resolved(env)
+    assert temporal.auth == "tls"
+
+    with pytest.raises(TemporalAccessRefused) as refused:
+        await connect(temporal)
+
+    assert str(refused.value).startswith(
+        f"the Temporal frontend at {mtls_frontend.address} refused this client (auth tls): "
+        "it closed the TLS connection: it wants a client certificate"
+    )
+    assert "TEMPORAL_TLS_CLIENT_CERT_PATH" in str(refused.value)
+    assert mtls_frontend.connections == 0
+
+
+async def test_a_client_certificate_of_another_ca_is_refused(
+    mtls_frontend: TlsProxy, pki: Pki, tmp_path: Path
+) -> None:
+    stranger = make_pki(tmp_path / "stranger", "stranger")
+    env = {
+        **mtls_environment(mtls_frontend, pki, tmp_path),
+        "TEMPORAL_TLS_CLIENT_CERT_PATH": str(stranger.client_cert),
+        "TEMPORAL_TLS_CLIENT_KEY_PATH": str(stranger.client_key),
+    }
+    with pytest.raises(TemporalAccessRefused, match="wants a client certificate its CA signed"):
+        await connect(resolved(env))
+    assert mtls_frontend.connections == 0
+
+
+async def test_a_server_signed_by_another_ca_is_refused(
+    mtls_frontend: TlsProxy, pki: Pki, tmp_path: Path
+) -> None:
+    stranger = make_pki(tmp_path / "stranger", "stranger")
+    env = {
+        **mtls_environment(mtls_frontend, pki, tmp_path),
+        "TEMPORAL_TLS_SERVER_CA_CERT_PATH": str(stranger.ca),
+    }
+    with pytest.raises(TemporalAccessRefused) as refused:
+        await connect(resolved(env))
+    assert "not signed by a CA this client trusts" in str(refused.value)
+    assert "TEMPORAL_TLS_SERVER_CA_CERT_PATH" in str(refused.value)
+
+
+async def test_a_plain_client_of_a_tls_frontend_is_refused(
+    mtls_frontend: TlsProxy, tmp_path: Path
+) -> None:
+    with pytest.raises(TemporalAccessRefused, match="it may want TLS"):
+        await connect(resolved({**home(tmp_path), "TEMPORAL_ADDRESS": mtls_frontend.address}))
+
+
+def clean_environ() -> dict[str, str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("SEAWALL_", "OPENAI_"))}
+    for setting in SETTINGS:
+        for name in setting.env:
+            base.pop(name, None)
+    return base
+
+
+async def test_a_refused_worker_exits_at_once_naming_the_setting(
+    mtls_frontend: TlsProxy, pki: Pki, tmp_path: Path
+) -> None:
+    env = {**clean_environ(), **mtls_environment(mtls_frontend, pki, tmp_path)}
+    del env["TEMPORAL_TLS_CLIENT_CERT_PATH"], env["TEMPORAL_TLS_CLIENT_KEY_PATH"]
+    # An hour's connect timeout: only a refusal that is not retried ends it in time.
+    env["SEAWALL_CONNECT_TIMEOUT_SECONDS"] = "3600"
+    worker = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(ROOT / "worker.py"),
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    # The proxy runs on this loop: wait for the worker without blocking it.
+    _, stderr = await asyncio.wait_for(worker.communicate(), timeout=120)
+
+    assert worker.returncode == 1
+    last = stderr.decode().strip().splitlines()[-1]
+    assert last.startswith("worker: error: the Temporal frontend at ")
+    assert "TEMPORAL_TLS_CLIENT_CERT_PATH" in last
+
+
+# --- the compose stack's certificates (deploy/certs/make-certs.sh), for real ---------------
+
+DEPLOY = ROOT / "deploy"
+
+
+def make_compose_certs(out: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    if shutil.which("openssl") is None:
+        pytest.skip("no openssl on this machine (the compose job's image has it)")
+    return subprocess.run(
+        ["sh", str(DEPLOY / "certs" / "make-certs.sh")],
+        env={
+            "PATH": os.environ["PATH"],
+            "CERTS_OUT": str(out / "out"),
+            "CERTS_CA": str(out / "ca"),
+            **env,
+        },
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+
+
+def compose_pki(out: Path, client: str) -> Pki:
+    """The frontend's certificate and ``client``'s, as the compose volumes hold them."""
+    server, party = out / "out" / "temporal", out / "out" / client
+    return Pki(
+        ca=server / "ca.pem",
+        server_cert=server / "cert.pem",
+        server_key=server / "key.pem",
+        client_cert=party / "cert.pem",
+        client_key=party / "key.pem",
+    )
+
+
+async def test_the_compose_certificates_serve_mtls_and_the_namespace_job(
+    temporal_env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    made = make_compose_certs(tmp_path)
+    assert "issued worker (seawall-worker)" in made.stdout
+    upstream = temporal_env.client.service_client.config.target_host
+    frontend_pki = compose_pki(tmp_path, "worker")
+    async with tls_proxy(frontend_pki, upstream, require_client_cert=True) as proxy:
+        # Each party's volume: its own certificate and key and the CA, nothing else.
+        for party in ("worker", "gateway", "ui", "admin"):
+            held = sorted(p.name for p in (tmp_path / "out" / party).iterdir())
+            assert held == ["ca.pem", "cert.pem", "key.pem"], party
+            env = {
+                **home(tmp_path),
+                "TEMPORAL_ADDRESS": proxy.address,
+                # The name the compose services dial (temporal:7233) is in the certificate.
+                "TEMPORAL_TLS_SERVER_NAME": "temporal",
+                "TEMPORAL_TLS_SERVER_CA_CERT_PATH": str(tmp_path / "out" / party / "ca.pem"),
+                "TEMPORAL_TLS_CLIENT_CERT_PATH": str(tmp_path / "out" / party / "cert.pem"),
+                "TEMPORAL_TLS_CLIENT_KEY_PATH": str(tmp_path / "out" / party / "key.pem"),
+            }
+            client = await connect(resolved(env))
+            await client.count_workflows()
+        # The namespace job's script, with the temporal CLI and the admin certificate.
+        namespace = f"compose-{uuid.uuid4().hex[:8]}"
+        admin = tmp_path / "out" / "admin"
+        job = await asyncio.create_subprocess_exec(
+            "sh",
+            str(DEPLOY / "temporal" / "create-namespace.sh"),
+            env={
+                "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+                "HOME": str(tmp_path / "home"),
+                "TEMPORAL_ADDRESS": proxy.address,
+                "TEMPORAL_NAMESPACE": namespace,
+                "TEMPORAL_TLS_SERVER_NAME": "temporal",
+                "TEMPORAL_TLS_SERVER_CA_CERT_PATH": str(admin / "ca.pem"),
+                "TEMPORAL_TLS_CLIENT_CERT_PATH": str(admin / "cert.pem"),
+                "TEMPORAL_TLS_CLIENT_KEY_PATH": str(admin / "key.pem"),
+            },
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
+        output, _ = await asyncio.wait_for(job.communicate(), timeout=120)
+        assert job.returncode == 0, output.decode()
+        assert f"namespace {namespace} is ready" in output.decode()
+    described = await temporal_env.client.workflow_service.describe_namespace(
+        DescribeNamespaceRequest(namespace=namespace)
+    )
+    assert described.namespace_info.name == namespace
+
+
+def test_the_compose_certificates_are_kept_and_the_ui_password_is_made_once(
+    tmp_path: Path,
+) -> None:
+    first = make_compose_certs(tmp_path)
+    worker_cert = (tmp_path / "out" / "worker" / "cert.pem").read_bytes()
+    htpasswd = (tmp_path / "out" / "ui-auth" / "htpasswd").read_text()
+    password = (tmp_path / "ca" / "ui-password").read_text().strip()
+    assert f"user is seawall, password {password}" in first.stdout
+    user, _, hashed = htpasswd.strip().partition(":")
+    assert user == "seawall" and hashed.startswith("$apr1$")
+    salt = hashed.split("$")[2]
+    again = subprocess.run(
+        ["openssl", "passwd", "-apr1", "-salt", salt, password],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert again.stdout.strip() == hashed
+    # The CA key never leaves the job's own volume.
+    assert not list((tmp_path / "out").rglob("ca.key"))
+
+    second = make_compose_certs(tmp_path)
+    assert "password" not in second.stdout and "issued" not in second.stdout
+    assert (tmp_path / "out" / "worker" / "cert.pem").read_bytes() == worker_cert
+    assert (tmp_path / "out" / "ui-auth" / "htpasswd").read_text() == htpasswd
+    chosen = make_compose_certs(tmp_path, SEAWALL_UI_PASSWORD="chosen-password")
+    assert "chosen-password" not in chosen.stdout
+    assert (tmp_path / "out" / "ui-auth" / "htpasswd").read_text() != htpasswd
+
+
+# --- an API key, on the wire ----------------------------------------------------------------
+
+API_KEY = "tmprl-test-key-0123456789abcdef"
+
+
+async def test_the_api_key_reaches_the_frontend_over_tls_and_a_refusal_names_it(
+    pki: Pki, tmp_path: Path
+) -> None:
+    pytest.importorskip("grpc")
+    from tests.tls_helpers import recording_frontend
+
+    async with recording_frontend(pki) as frontend:
+        env = {
+            **home(tmp_path),
+            "TEMPORAL_ADDRESS": frontend.address,
+            "TEMPORAL_API_KEY": API_KEY,
+            "TEMPORAL_TLS_SERVER_CA_CERT_PATH": str(pki.ca),
+        }
+        temporal = resolved(env)
+        assert temporal.auth == "api key"
+        with pytest.raises(TemporalAccessRefused) as refused:
+            await connect(temporal)
+
+    # The SDK's first call carried the key as a bearer token, over TLS (this server has no
+    # other port), and the refusal says which setting to look at, without the key.
+    method, metadata = frontend.calls[0]
+    assert method == "/temporal.api.workflowservice.v1.WorkflowService/GetSystemInfo"
+    assert metadata["authorization"] == f"Bearer {API_KEY}"
+    assert "TEMPORAL_API_KEY" in str(refused.value)
+    assert API_KEY not in str(refused.value)
