@@ -34,6 +34,27 @@ def stdio_server(**extra: Any) -> dict[str, Any]:
     }
 
 
+# A stdio server that reads its requests and never answers ``initialize``: a prompt's tool
+# listing waits on it (up to the connect timeout) until the prompt is cancelled.
+SILENT_SERVER_CODE = "import sys\nfor _ in sys.stdin: pass\n"
+# A stdio server that waits until the file ``gate`` appears in its working directory (the
+# session's workspace), then is the fixture server: listing waits until a test opens it.
+GATED_SERVER_CODE = (
+    "import os, sys, time\n"
+    "while not os.path.exists('gate'):\n"
+    "    time.sleep(0.05)\n"
+    f"os.execv(sys.executable, [sys.executable, {str(FIXTURE_SERVER)!r}])\n"
+)
+
+
+def silent_server(**extra: Any) -> dict[str, Any]:
+    return stdio_server(args=["-c", SILENT_SERVER_CODE], **extra)
+
+
+def gated_server(**extra: Any) -> dict[str, Any]:
+    return stdio_server(args=["-c", GATED_SERVER_CODE], **extra)
+
+
 def servers_env(servers: dict[str, Any]) -> str:
     return json.dumps(servers)
 
