@@ -1,5 +1,6 @@
 """Shared by the MCP activity tests and the workflow tests: the fixture server's
-configuration and a capture of every log record written while a test runs."""
+configuration (and servers that make a tool listing wait), and a capture of every log
+record written while a test runs."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import structlog
+from temporalio.client import WorkflowHandle
 
 FIXTURE_SERVER = Path(__file__).resolve().parent / "mcp_server_fixture.py"
 # A server name that must never show up in logs or guard telemetry.
@@ -53,6 +55,18 @@ def silent_server(**extra: Any) -> dict[str, Any]:
 
 def gated_server(**extra: Any) -> dict[str, Any]:
     return stdio_server(args=["-c", GATED_SERVER_CODE], **extra)
+
+
+async def wait_for_scheduled(handle: WorkflowHandle[Any, Any], activity_type: str) -> None:
+    """Return once ``activity_type`` is scheduled in the workflow's history (a long poll on
+    the history, no sleeps): with a silent or gated server, the prompt's listing now waits."""
+    async for event in handle.fetch_history_events(wait_new_event=True):
+        scheduled = event.activity_task_scheduled_event_attributes
+        if event.HasField("activity_task_scheduled_event_attributes") and (
+            scheduled.activity_type.name == activity_type
+        ):
+            return
+    raise AssertionError(f"the workflow closed before it scheduled {activity_type}")
 
 
 def servers_env(servers: dict[str, Any]) -> str:
