@@ -100,3 +100,41 @@ async def test_a_prompt_cancelled_while_its_tools_list_ends_cancelled_with_a_res
         e for e in history.events if e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED
     ]
     assert failed == []
+
+
+# Cancelled as it starts: the first workflow task carries the cancel request, so the settings'
+# local activity is cancelled before it ran. A cancelled prompt all the same.
+@pytest.mark.parametrize("cached", [1000, 0], ids=["cached", "replaying"])
+async def test_a_prompt_cancelled_as_it_starts_ends_cancelled_with_a_result(
+    client: Client, tmp_path: Path, cached: int
+) -> None:
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    queue = f"cancel-at-start-{uuid.uuid4().hex[:8]}"
+    prompt = PromptInput(
+        prompt="go",
+        workspace_root=str(workspace),
+        scenario=ScenarioHooks(
+            model_script=ModelScript.model_validate({"turns": [{"text": "never"}]})
+        ),
+    )
+    # Started and cancelled before any worker polls the queue.
+    handle = await client.start_workflow(
+        PromptWorkflow.run, prompt, id=f"cancel-at-start-{uuid.uuid4().hex[:10]}", task_queue=queue
+    )
+    await handle.cancel()
+    activities = build_activities(silent_mcp_environ(tmp_path))
+    async with build_worker(client, queue, activities, max_cached_workflows=cached):
+        result = await handle.result()
+        history = await handle.fetch_history()
+
+    assert isinstance(result, PromptResult)
+    assert result.stop_reason is StopReason.CANCELLED
+    assert result.model_requests == 0
+    # Surfaced as asyncio.CancelledError (cancelled before the local activity was started):
+    # the path prompts always took, so the patch is not asked.
+    assert CANCEL_BEFORE_LOOP_PATCH not in patch_ids(list(history.events))
+    failed = [
+        e for e in history.events if e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED
+    ]
+    assert failed == []
