@@ -46,6 +46,7 @@ from gateway.api_models import (
     SessionCreated,
     SubmitPromptRequest,
 )
+from gateway.closed_prompts import closed_prompt_view, closed_without_result
 from gateway.codec import install_codec
 from gateway.disconnects import tracking_disconnects
 from gateway.errors import RETRY_AFTER, install_error_handlers
@@ -565,6 +566,10 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
         result = None
         if description.status == WorkflowExecutionStatus.COMPLETED:
             result = await read(lambda: handle.result(rpc_timeout=RPC_TIMEOUT))
+        elif description.status is not None and closed_without_result(description.status):
+            # Closed without a result (gateway/closed_prompts.py): answered as finished, so
+            # a client polling for the result stops.
+            status, result = await closed_prompt_view(client, handle, description.status, status)
         return PromptView(prompt_id=prompt_id, status=status, result=result)
 
     @v1.get(

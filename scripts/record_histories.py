@@ -12,6 +12,7 @@ would break workflows already running.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sys
 import tempfile
@@ -19,7 +20,12 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowFailureError,
+    WorkflowHandle,
+)
 from temporalio.converter import ExternalStorage
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,7 +36,7 @@ from seawall.runtime.storage import FilesystemStorageDriver  # noqa: E402
 from seawall.scenario.driver import run_scenario  # noqa: E402
 from seawall.scenario.format import load_scenario  # noqa: E402
 from worker import WorkerTrust, build_activities, build_worker, trusted_local_run  # noqa: E402
-from workflows.activity_io import ModelSpec  # noqa: E402
+from workflows.activity_io import LIST_TOOLS, ModelSpec  # noqa: E402
 from workflows.guard import GuardMode  # noqa: E402
 from workflows.owner_admission import OwnerAdmissionWorkflow  # noqa: E402
 from workflows.owner_admission_io import (  # noqa: E402
@@ -135,6 +141,12 @@ ADMISSION_QUOTAS_FIXTURE = "owner-admission-quotas"
 # prompt (that prompt fails to start and is recorded as an error, the finished one is left
 # alone), then a keyed prompt that runs; its repeat is answered by Temporal in the run.
 SESSION_SUBMITS_FIXTURE = "session-remembered-submits"
+# A prompt cancelled while its seawall.list_tools activity waits on an MCP server that never
+# answers (docs/architecture.md, "Cancellation"). Recorded after CANCEL_BEFORE_LOOP_PATCH:
+# the marker, then the result with stop_reason cancelled. The -unpatched fixture was recorded
+# by the code before the patch (the prompt ended CANCELED, without a result); it proves that
+# such a prompt still replays as it ended.
+CANCEL_BEFORE_LOOP_FIXTURES = ("cancel-before-loop", "cancel-before-loop-unpatched")
 
 
 async def save(handle: WorkflowHandle[Any, Any], name: str) -> None:
@@ -434,6 +446,51 @@ async def record_budget_session(client: Client, trust: WorkerTrust) -> None:
                 await save(recorded, name)
 
 
+async def _has_scheduled(handle: WorkflowHandle[Any, Any], activity_type: str) -> bool:
+    history = await handle.fetch_history()
+    return any(
+        event.activity_task_scheduled_event_attributes.activity_type.name == activity_type
+        for event in history.events
+        if event.HasField("activity_task_scheduled_event_attributes")
+    )
+
+
+async def record_cancel_before_loop(client: Client, trust: WorkerTrust, fixture: str) -> None:
+    """A prompt cancelled once its tool listing waits on a silent MCP server."""
+    from tests.activities.mcp_helpers import servers_env, silent_server
+
+    queue = f"record-cancel-{uuid.uuid4().hex[:8]}"
+    with (
+        tempfile.TemporaryDirectory(prefix="seawall-record-") as home,
+        tempfile.TemporaryDirectory(prefix="seawall-record-") as workspace,
+    ):
+        environ = {
+            "HOME": home,
+            "XDG_CONFIG_HOME": f"{home}/xdg",
+            "SEAWALL_MCP_SERVERS": servers_env({"silent": silent_server()}),
+        }
+        async with build_worker(client, queue, build_activities(environ, trust=trust)):
+            handle = await client.start_workflow(
+                PromptWorkflow.run,
+                PromptInput(
+                    prompt="list your tools",
+                    workspace_root=workspace,
+                    guard_mode=GuardMode.ENFORCE,
+                    scenario=ScenarioHooks(
+                        model_script=ModelScript.model_validate({"turns": [{"text": "never"}]})
+                    ),
+                ),
+                id=f"replay-{fixture}",
+                task_queue=queue,
+            )
+            await _until(lambda: _has_scheduled(handle, LIST_TOOLS), "the tool listing")
+            await handle.cancel()
+            # Before the patch the prompt ended CANCELED: its result raises.
+            with contextlib.suppress(WorkflowFailureError):
+                await handle.result()
+            await save(handle, fixture)
+
+
 async def record(only: set[str]) -> None:
     HISTORIES.mkdir(parents=True, exist_ok=True)
     storage = ExternalStorage(
@@ -476,6 +533,10 @@ async def record(only: set[str]) -> None:
             await record_rollout_session(client, trust)
         if not only or only & {BUDGET_SESSION_FIXTURE, BUDGET_PROMPT_FIXTURE}:
             await record_budget_session(client, trust)
+        # Each needs its code: the -unpatched one only by the code before the patch.
+        for fixture in CANCEL_BEFORE_LOOP_FIXTURES:
+            if fixture in only:
+                await record_cancel_before_loop(client, trust, fixture)
 
 
 if __name__ == "__main__":

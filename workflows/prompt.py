@@ -162,6 +162,11 @@ DURABLE_STEPS_PATCH = "seawall-durable-steps-v1"
 # of the same workflow task fails when a worker replays the prompt mid-way (the marker of
 # ``-v1``, asked there, was met before the local activity resolved; that id is retired).
 TOOLS_WITHOUT_HOP_PATCH = "seawall-tools-without-hop-v2"
+# A prompt cancelled while it resolved its settings or listed its tools (before the loop)
+# settles like any cancelled prompt: its result says ``cancelled``. Prompts that took that
+# path before it replay as they ended, cancelled by the SDK without a result (docs/
+# architecture.md, "Cancellation"). Asked only on that path, inside the handler.
+CANCEL_BEFORE_LOOP_PATCH = "seawall-cancel-before-loop-v1"
 
 
 def failure_text(err: ActivityError) -> str:
@@ -310,6 +315,14 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
             self._messages = [*prompt.history, Message(role=Role.USER, content=prompt.prompt)]
             stop_reason, loop_type, error = await self._loop()
         except asyncio.CancelledError:
+            stop_reason = StopReason.CANCELLED
+        except ActivityError as err:
+            # Only the settings and tool-listing activities raise here (the loop turns its
+            # own into outcomes): a cancel that arrived while one was awaited.
+            if not (
+                isinstance(err.cause, CancelledError) and workflow.patched(CANCEL_BEFORE_LOOP_PATCH)
+            ):
+                raise
             stop_reason = StopReason.CANCELLED
         self._stop_reason = stop_reason
         self._upsert_search_attributes(

@@ -26,6 +26,7 @@ from temporalio.common import SearchAttributePair, TypedSearchAttributes, Workfl
 from temporalio.exceptions import (
     ActivityError,
     ApplicationError,
+    CancelledError,
     ChildWorkflowError,
     WorkflowAlreadyStartedError,
 )
@@ -371,8 +372,14 @@ class SessionWorkflow:
             finished = FinishedPrompt(
                 prompt_id=item.prompt_id, stop_reason=result.stop_reason, loop_type=result.loop_type
             )
-        except ChildWorkflowError:
-            finished = FinishedPrompt(prompt_id=item.prompt_id, stop_reason=StopReason.ERROR)
+        except ChildWorkflowError as err:
+            # Without a result: a prompt cancelled before CANCEL_BEFORE_LOOP_PATCH settled it
+            # (docs/architecture.md, "Cancellation"), or one that failed or was terminated.
+            # State only, no command: recorded sessions replay unchanged.
+            stopped = (
+                StopReason.CANCELLED if isinstance(err.cause, CancelledError) else StopReason.ERROR
+            )
+            finished = FinishedPrompt(prompt_id=item.prompt_id, stop_reason=stopped)
         finally:
             self._running = None
             self._starting = None

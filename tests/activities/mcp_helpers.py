@@ -1,5 +1,6 @@
 """Shared by the MCP activity tests and the workflow tests: the fixture server's
-configuration and a capture of every log record written while a test runs."""
+configuration (and servers that make a tool listing wait), and a capture of every log
+record written while a test runs."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import structlog
+from temporalio.client import WorkflowHandle
 
 FIXTURE_SERVER = Path(__file__).resolve().parent / "mcp_server_fixture.py"
 # A server name that must never show up in logs or guard telemetry.
@@ -32,6 +34,39 @@ def stdio_server(**extra: Any) -> dict[str, Any]:
         "sandbox": FIXTURE_SANDBOX,
         **extra,
     }
+
+
+# A stdio server that reads its requests and never answers ``initialize``: a prompt's tool
+# listing waits on it (up to the connect timeout) until the prompt is cancelled.
+SILENT_SERVER_CODE = "import sys\nfor _ in sys.stdin: pass\n"
+# A stdio server that waits until the file ``gate`` appears in its working directory (the
+# session's workspace), then is the fixture server: listing waits until a test opens it.
+GATED_SERVER_CODE = (
+    "import os, sys, time\n"
+    "while not os.path.exists('gate'):\n"
+    "    time.sleep(0.05)\n"
+    f"os.execv(sys.executable, [sys.executable, {str(FIXTURE_SERVER)!r}])\n"
+)
+
+
+def silent_server(**extra: Any) -> dict[str, Any]:
+    return stdio_server(args=["-c", SILENT_SERVER_CODE], **extra)
+
+
+def gated_server(**extra: Any) -> dict[str, Any]:
+    return stdio_server(args=["-c", GATED_SERVER_CODE], **extra)
+
+
+async def wait_for_scheduled(handle: WorkflowHandle[Any, Any], activity_type: str) -> None:
+    """Return once ``activity_type`` is scheduled in the workflow's history (a long poll on
+    the history, no sleeps): with a silent or gated server, the prompt's listing now waits."""
+    async for event in handle.fetch_history_events(wait_new_event=True):
+        scheduled = event.activity_task_scheduled_event_attributes
+        if event.HasField("activity_task_scheduled_event_attributes") and (
+            scheduled.activity_type.name == activity_type
+        ):
+            return
+    raise AssertionError(f"the workflow closed before it scheduled {activity_type}")
 
 
 def servers_env(servers: dict[str, Any]) -> str:

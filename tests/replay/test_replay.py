@@ -80,6 +80,10 @@ def test_the_representative_scenarios_are_all_recorded() -> None:
         "owner-admission-quotas",
         # Recorded after PROMPT_ID_REUSE_POLICY: a taken prompt id fails that prompt only.
         "session-remembered-submits",
+        # A prompt cancelled while its tool listing waited: recorded before
+        # CANCEL_BEFORE_LOOP_PATCH (ended CANCELED, no result) and after it (a result).
+        "cancel-before-loop-unpatched",
+        "cancel-before-loop",
     } <= names
 
 
