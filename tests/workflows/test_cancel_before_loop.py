@@ -19,6 +19,7 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowExecutionStatus
 
 from tests.activities.mcp_helpers import servers_env, silent_server, wait_for_scheduled
+from tests.trust_helpers import harness_trust
 from worker import build_activities, build_worker
 from workflows import search_attributes
 from workflows.activity_io import LIST_TOOLS, ModelSpec
@@ -63,7 +64,7 @@ async def test_a_prompt_cancelled_while_its_tools_list_ends_cancelled_with_a_res
     workspace = tmp_path / "workspace"
     workspace.mkdir()
     queue = f"cancel-before-loop-{uuid.uuid4().hex[:8]}"
-    activities = build_activities(silent_mcp_environ(tmp_path))
+    activities = build_activities(silent_mcp_environ(tmp_path), trust=harness_trust())
     async with build_worker(client, queue, activities, max_cached_workflows=cached):
         handle = await client.start_workflow(
             PromptWorkflow.run,
@@ -123,7 +124,7 @@ async def test_a_prompt_cancelled_as_it_starts_ends_cancelled_with_a_result(
         PromptWorkflow.run, prompt, id=f"cancel-at-start-{uuid.uuid4().hex[:10]}", task_queue=queue
     )
     await handle.cancel()
-    activities = build_activities(silent_mcp_environ(tmp_path))
+    activities = build_activities(silent_mcp_environ(tmp_path), trust=harness_trust())
     async with build_worker(client, queue, activities, max_cached_workflows=cached):
         result = await handle.result()
         history = await handle.fetch_history()
