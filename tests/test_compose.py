@@ -196,7 +196,7 @@ def test_the_compose_storage_settings_are_valid_settings() -> None:
 
 
 # --- closed by default: mTLS to Temporal, only the gateway and authenticated UIs published ---
-# (docs/security-tauth.md, "Compose hardening")
+# (docs/security-temporal.md, "Compose hardening")
 
 TEMPORAL_CLIENTS = {
     "worker": "tls-worker",

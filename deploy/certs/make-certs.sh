@@ -1,6 +1,6 @@
 #!/bin/sh
 # The compose stack's certificates and the Temporal UI's password: the `temporal-certs` job,
-# run before anything that talks to Temporal (docs/security-tauth.md, "Compose hardening").
+# run before anything that talks to Temporal (docs/security-temporal.md, "Compose hardening").
 #
 # A private CA signs one certificate per party, each written into that party's own volume
 # only, so no service can read another's key:

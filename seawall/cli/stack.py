@@ -22,7 +22,7 @@ local dev server).
 Everything binds to loopback only (``stack_host`` must be a loopback address; the server's
 frontend, UI, HTTP API and metrics, the worker's metrics and the gateway): the dev server
 has no authentication at all, so anyone who reaches its port reads and drives every
-workflow (docs/security-tauth.md, "What make run does not protect"). The compose stack is
+workflow (docs/security-temporal.md, "What make run does not protect"). The compose stack is
 the shape for anything shared.
 """
 

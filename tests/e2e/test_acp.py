@@ -633,7 +633,7 @@ async def test_embedded_runs_its_own_server_and_worker_and_keeps_sessions(
         assert answer.stop_reason == "end_turn"
         assert "Demo model" in "".join(recorder.texts(AgentMessageChunk))  # streamed in pieces
     assert (tmp_path / "data" / "temporal.db").is_file()
-    # Every owner's histories are the user's alone (docs/security-gwquota.md).
+    # Every owner's histories are the user's alone (docs/security-gateway.md).
     assert stat.S_IMODE((tmp_path / "data").stat().st_mode) == 0o700
     assert stat.S_IMODE((tmp_path / "data" / "temporal.db").stat().st_mode) == 0o600
 
