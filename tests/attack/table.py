@@ -48,6 +48,11 @@ class Attack:
     drive: Drive | None = None
     notes: str = ""
     session: dict[str, Any] = field(default_factory=dict)
+    # A documented exposure: the attack still reaches its goal, by design of a component
+    # Seawall does not control, and the docs say so and what closes it (this text names
+    # where). The row is a strict xfail: it fails the suite the day the attack stops working,
+    # so the docs are updated with it.
+    exposure: str = ""
 
 
 async def through_gateway(stack: AttackStack, attack: Attack) -> Outcome:
@@ -659,6 +664,12 @@ CORE_ATTACKS = [
         [],
         secrets_absent("the codec token", "bob's stored payload"),
         drives.anonymous_reads_the_ui_settings,
+        exposure=(
+            "the dev UI (make run) has no authentication and serves its codec endpoint, token "
+            "included, to whoever reaches it, who can read every history in it anyway; bind "
+            "it to loopback (seawall up does) or put it behind authentication (the compose "
+            "stack does): docs/security-codec.md"
+        ),
     ),
     Attack(
         "gateway-reused-idempotency-key-after-close",
@@ -749,7 +760,15 @@ def rows(via: str, prefix: str = "") -> list[Any]:
     parameters named by their ids."""
     import pytest
 
-    return [pytest.param(a, id=a.id) for a in ATTACKS if a.via == via and a.id.startswith(prefix)]
+    return [
+        pytest.param(
+            a,
+            id=a.id,
+            marks=[pytest.mark.xfail(strict=True, reason=a.exposure)] if a.exposure else [],
+        )
+        for a in ATTACKS
+        if a.via == via and a.id.startswith(prefix)
+    ]
 
 
 async def run(stack: AttackStack, attack: Attack) -> Outcome:
