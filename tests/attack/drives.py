@@ -5,7 +5,9 @@ the attacker saw (and the facts its check needs).
 Temporal rows: the dev server has no authentication (`make run` and `seawall up` listen on
 loopback only), so whoever reaches its port is a client. What is checked here is that the
 worker refuses hostile inputs; with an authenticated frontend (docs/security.md) such a
-client is refused before it reaches the worker.
+client is refused before it reaches the worker. Each Temporal drive takes the attacker's
+``connect`` (default: a plain client of the dev server; tests/attack/secured_frontend.py has
+clients of an mTLS frontend); the harness's own checks always read the dev server directly.
 """
 
 from __future__ import annotations
@@ -16,10 +18,12 @@ import json
 import os
 import secrets
 import stat
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import httpx
 from temporalio.client import Client
+from temporalio.service import RPCError
 
 from tests.attack.hostile import (
     Outcome,
@@ -41,6 +45,8 @@ from tests.attack.stack import TASK_QUEUE, AttackStack
 if TYPE_CHECKING:
     from tests.attack.table import Attack
 
+Connect = Callable[[AttackStack], Awaitable[Client]]
+
 REFERENCE_TYPE = "temporal.api.sdk.v1.ExternalStorageReference"
 
 
@@ -58,10 +64,32 @@ def prompt_ids(session_id: str, n: int) -> list[str]:
 # --- Temporal ------------------------------------------------------------------------------
 
 
-async def start_hostile_session(stack: AttackStack, attack: Attack) -> Outcome:
+async def attacker_client(
+    connect: Connect, stack: AttackStack, facts: dict[str, Any]
+) -> Client | None:
+    """The attacker's client, or None (and ``refused_at_connect`` in ``facts``) where the
+    frontend refuses it."""
+    try:
+        return await connect(stack)
+    except Exception as err:
+        facts["refused_at_connect"] = type(err).__name__
+        return None
+
+
+async def workflow_exists(client: Client, workflow_id: str) -> bool:
+    try:
+        await client.get_workflow_handle(workflow_id).describe()
+    except RPCError:
+        return False
+    return True
+
+
+async def start_hostile_session(
+    stack: AttackStack, attack: Attack, connect: Connect = temporal_client
+) -> Outcome:
     """Start a SessionWorkflow as bob with workspace_root "/" and a scripted model, as raw
     JSON (what any client can send), then submit a prompt to it."""
-    client = await temporal_client(stack)
+    harness = await temporal_client(stack)
     session_id = f"attack-{secrets.token_hex(8)}"
     workflow_id = f"session-{session_id}"
     turns = [*substituted(attack.turns, stack.targets()), {"text": "done"}]
@@ -76,36 +104,50 @@ async def start_hostile_session(stack: AttackStack, attack: Attack) -> Outcome:
         },
     }
     facts: dict[str, Any] = {}
+    attacker = await attacker_client(connect, stack, facts)
+    [prompt_id] = prompt_ids(session_id, 1)
     try:
-        handle = await client.start_workflow(
-            "SessionWorkflow", hostile_input, id=workflow_id, task_queue=TASK_QUEUE
-        )
-        facts["started"] = True
-        try:
-            facts["submitted"] = await handle.execute_update("submit_prompt", {"text": "go"})
-        except Exception as err:  # refused: what the worker should do
-            facts["submit_refused"] = type(err).__name__
-        [prompt_id] = prompt_ids(session_id, 1)
-
-        async def ended() -> bool:
-            # A worker that refuses the input fails the workflow, or its task (retried).
-            refused = "workflowTaskFailedEventAttributes" in await history_text(client, workflow_id)
-            return refused or await closed(client, prompt_id) or await closed(client, workflow_id)
-
-        with contextlib.suppress(TimeoutError):
-            await until(ended)
-        with contextlib.suppress(Exception):
-            facts["result"] = await client.get_workflow_handle(prompt_id).result()
+        if attacker is not None:
+            await run_hostile_session(attacker, harness, workflow_id, hostile_input, facts)
+            with contextlib.suppress(Exception):
+                facts["result"] = await attacker.get_workflow_handle(prompt_id).result()
+        facts["workflow_exists"] = await workflow_exists(harness, workflow_id)
         seen = "\n".join(
             [
-                await history_text(client, workflow_id),
-                await history_text(client, prompt_id),
+                await history_text(harness, workflow_id),
+                await history_text(harness, prompt_id),
                 json.dumps(facts, default=str),
             ]
         )
     finally:
-        await terminate(client, workflow_id, f"{session_id}-prompt-1")
+        await terminate(harness, workflow_id, prompt_id)
     return Outcome(seen, facts)
+
+
+async def run_hostile_session(
+    attacker: Client,
+    harness: Client,
+    workflow_id: str,
+    hostile_input: dict[str, Any],
+    facts: dict[str, Any],
+) -> None:
+    handle = await attacker.start_workflow(
+        "SessionWorkflow", hostile_input, id=workflow_id, task_queue=TASK_QUEUE
+    )
+    facts["started"] = True
+    try:
+        facts["submitted"] = await handle.execute_update("submit_prompt", {"text": "go"})
+    except Exception as err:  # refused: what the worker should do
+        facts["submit_refused"] = type(err).__name__
+    [prompt_id] = prompt_ids(hostile_input["session_id"], 1)
+
+    async def ended() -> bool:
+        # A worker that refuses the input fails the workflow, or its task (retried).
+        refused = "workflowTaskFailedEventAttributes" in await history_text(harness, workflow_id)
+        return refused or await closed(harness, prompt_id) or await closed(harness, workflow_id)
+
+    with contextlib.suppress(TimeoutError):
+        await until(ended)
 
 
 async def bobs_waiting_prompt(stack: AttackStack, bob: httpx.AsyncClient) -> tuple[Session, str]:
@@ -131,19 +173,29 @@ async def pending_request(http: httpx.AsyncClient, prompt_id: str) -> str:
     return found
 
 
-async def answer_bobs_permission(stack: AttackStack, attack: Attack) -> Outcome:
+async def still_pending(http: httpx.AsyncClient, prompt_id: str, request_id: str) -> bool:
+    view = (await http.get(f"/v1/prompts/{prompt_id}")).json()
+    requests = (view.get("status") or {}).get("pending_permissions") or []
+    return any(r.get("request_id") == request_id for r in requests)
+
+
+async def answer_bobs_permission(
+    stack: AttackStack, attack: Attack, connect: Connect = temporal_client
+) -> Outcome:
     """Approve bob's pending write on Temporal directly; then bob rejects it himself."""
-    attacker = await temporal_client(stack)
+    facts: dict[str, Any] = {}
+    attacker = await attacker_client(connect, stack, facts)
     async with gateway(stack, "bob") as bob:
         session, prompt_id = await bobs_waiting_prompt(stack, bob)
         request_id = await pending_request(bob, prompt_id)
-        facts: dict[str, Any] = {}
-        try:
-            facts["attacker_answer"] = await attacker.get_workflow_handle(prompt_id).execute_update(
-                "answer_permission", {"request_id": request_id, "approve": True}
-            )
-        except Exception as err:
-            facts["attacker_refused"] = type(err).__name__
+        if attacker is not None:
+            try:
+                facts["attacker_answer"] = await attacker.get_workflow_handle(
+                    prompt_id
+                ).execute_update("answer_permission", {"request_id": request_id, "approve": True})
+            except Exception as err:
+                facts["attacker_refused"] = type(err).__name__
+        facts["still_pending_after_the_attack"] = await still_pending(bob, prompt_id, request_id)
         own = await bob.post(
             f"/v1/prompts/{prompt_id}/permissions/{request_id}", json={"approve": False}
         )
@@ -154,30 +206,57 @@ async def answer_bobs_permission(stack: AttackStack, attack: Attack) -> Outcome:
     return Outcome(json.dumps(result), facts)
 
 
-async def signal_bobs_prompt(stack: AttackStack, attack: Attack) -> Outcome:
+async def signal_bobs_prompt(
+    stack: AttackStack, attack: Attack, connect: Connect = temporal_client
+) -> Outcome:
     """Inject user input into bob's running prompt (a signal) and bob's session (an update),
-    on Temporal directly; bob's model must never receive it."""
-    attacker = await temporal_client(stack)
+    on Temporal directly; bob's model must never receive it, nor his histories hold it."""
+    harness = await temporal_client(stack)
     injected = f"injected-by-the-attacker-{stack.marker}"
+    facts: dict[str, Any] = {"injected": injected}
+    attacker = await attacker_client(connect, stack, facts)
     async with gateway(stack, "bob") as bob:
         session, prompt_id = await bobs_waiting_prompt(stack, bob)
         request_id = await pending_request(bob, prompt_id)
-        facts: dict[str, Any] = {}
-        with contextlib.suppress(Exception):
-            await attacker.get_workflow_handle(prompt_id).signal("submit_input", {"text": injected})
-            facts["signal_sent"] = True
-        with contextlib.suppress(Exception):
-            facts["update"] = await attacker.get_workflow_handle(
-                f"session-{session.session_id}"
-            ).execute_update("send_input", {"text": injected})
+        session_workflow = f"session-{session.session_id}"
+        if attacker is not None:
+            with contextlib.suppress(Exception):
+                await attacker.get_workflow_handle(prompt_id).signal(
+                    "submit_input", {"text": injected}
+                )
+                facts["signal_sent"] = True
+            with contextlib.suppress(Exception):
+                facts["update"] = await attacker.get_workflow_handle(
+                    session_workflow
+                ).execute_update("send_input", {"text": injected})
         answered = await bob.post(
             f"/v1/prompts/{prompt_id}/permissions/{request_id}", json={"approve": False}
         )
         assert answered.status_code == 200, answered.text
         result = await prompt_result(bob, prompt_id)
         await bob.post(f"/v1/sessions/{session.session_id}/close")
-    facts["injected"] = injected
-    return Outcome(json.dumps(result), facts)
+        histories = [
+            await history_text(harness, prompt_id),
+            await history_text(harness, session_workflow),
+        ]
+    return Outcome("\n".join([json.dumps(result), *histories]), facts)
+
+
+async def read_bobs_history(
+    stack: AttackStack, attack: Attack, connect: Connect = temporal_client
+) -> Outcome:
+    """Fetch the histories of bob's first prompt and his session (their tool arguments
+    carry his file's content)."""
+    facts: dict[str, Any] = {}
+    attacker = await attacker_client(connect, stack, facts)
+    seen = []
+    if attacker is not None:
+        for workflow_id in (stack.bob["prompt_id"], f"session-{stack.bob['session_id']}"):
+            try:
+                seen.append(await history_text(attacker, workflow_id))
+            except Exception as err:
+                facts.setdefault("refused", []).append(type(err).__name__)
+    return Outcome("\n".join(seen), facts)
 
 
 # --- the codec ------------------------------------------------------------------------------

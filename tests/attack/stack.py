@@ -82,6 +82,8 @@ class AttackStack:
     marker: str = field(default_factory=lambda: f"seawall-attack-{secrets.token_hex(6)}")
     # Filled by the module's fixture once bob's data exists (tests/attack/conftest.py).
     bob: dict[str, Any] = field(default_factory=dict)
+    # What a module adds around the stack (tests/attack/secured_frontend.py: an mTLS proxy).
+    extras: dict[str, Any] = field(default_factory=dict)
 
     @property
     def data_dir(self) -> Path:

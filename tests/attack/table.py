@@ -11,7 +11,8 @@ defence is built; an attack that succeeds fails its test.
 ``via`` groups the rows by test module: ``model`` (a scripted hostile model in alice's
 session through the real gateway and worker: shell, file tools, MCP), ``acp`` (the same
 model through ``seawall acp``), ``core`` (a client of the Temporal frontend, the codec, the
-gateway's HTTP API, the data dir).
+gateway's HTTP API, the data dir), ``frontend-mtls`` (the core's frontend attacks again, on
+an mTLS-authenticated frontend, by clients without the right certificate).
 """
 
 from __future__ import annotations
@@ -23,9 +24,10 @@ import stat
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
-from tests.attack import drives
+from tests.attack import drives, secured_frontend
 from tests.attack.hostile import Outcome, Turn, call, hostile_prompt, shell
 from tests.attack.stack import AttackStack
 
@@ -599,6 +601,16 @@ def fact(name: str, predicate: Callable[[Any], bool], what: str) -> Check:
     return check
 
 
+# The dev server `seawall up` runs has no authentication: whoever reaches its frontend drives
+# every workflow, and no worker-side check can tell that client from the gateway. Closed by
+# authenticated Temporal: the ``frontend-mtls`` rows below.
+DEV_FRONTEND_EXPOSURE = (
+    "the dev server (make run, seawall up) has no authentication: whoever reaches its "
+    "frontend on loopback drives every workflow; a sandboxed model cannot reach it (the "
+    "shell-reaches-* rows) and authenticated Temporal refuses such a client (the "
+    'frontend-mtls rows): docs/security-temporal.md, "What `make run` does NOT protect"'
+)
+
 CORE_ATTACKS = [
     Attack(
         "temporal-starts-a-session-as-bob-on-root",
@@ -621,7 +633,7 @@ CORE_ATTACKS = [
         drives.start_hostile_session,
         notes="the dev server has no authentication: this checks that the worker refuses "
         "the input (the workspace root, the scripted model); with authenticated Temporal "
-        "the frontend refuses the client first",
+        "the frontend refuses the client first (the temporal-mtls-* rows)",
     ),
     Attack(
         "temporal-answers-bobs-permission-request",
@@ -631,8 +643,7 @@ CORE_ATTACKS = [
         [],
         fact("bobs_file_written", lambda v: v is False, "the attacker's approval ran bob's write"),
         drives.answer_bobs_permission,
-        notes="with no authentication on the dev server, the worker must accept answers only "
-        "as the gateway signed them (docs/security.md, <!-- trust -->)",
+        exposure=DEV_FRONTEND_EXPOSURE,
     ),
     Attack(
         "temporal-injects-input-into-bobs-prompt",
@@ -644,6 +655,17 @@ CORE_ATTACKS = [
             outcome.seen, {"the injected input": outcome.facts["injected"]}
         ),
         drives.signal_bobs_prompt,
+        exposure=DEV_FRONTEND_EXPOSURE,
+    ),
+    Attack(
+        "temporal-reads-bobs-history",
+        "fetch the histories of bob's prompt and session (tool arguments: his file's content)",
+        "frontend",
+        "core",
+        [],
+        secrets_absent("bob's file"),
+        drives.read_bobs_history,
+        exposure=DEV_FRONTEND_EXPOSURE,
     ),
     Attack(
         "codec-alice-decodes-bobs-payload",
@@ -752,7 +774,84 @@ CORE_ATTACKS = [
     ),
 ]
 
-ATTACKS = [*MODEL_ATTACKS, *ACP_ATTACKS, *CORE_ATTACKS]
+# --- the frontend-mtls rows: the same frontend attacks on an authenticated frontend -------
+
+MTLS_ATTACKERS = {
+    "without-a-client-certificate": secured_frontend.without_a_client_certificate,
+    "with-another-cas-certificate": secured_frontend.with_another_cas_certificate,
+}
+
+
+def frontend_mtls_attacks() -> list[Attack]:
+    """The ``temporal-*`` rows' attacks, each by every client the mTLS frontend must refuse.
+    Goals not reached: no workflow started, bob's permission still pending after the attack,
+    no injected input in bob's prompt, result or histories, nothing of bob's history read."""
+    [start] = [a for a in CORE_ATTACKS if a.id == "temporal-starts-a-session-as-bob-on-root"]
+    not_started = all_of(
+        start.goal_not_reached,
+        fact("started", lambda v: v is None, "the attacker started a workflow"),
+        fact("workflow_exists", lambda v: v is False, "the attacker's workflow exists"),
+    )
+    still_pending = all_of(
+        fact("bobs_file_written", lambda v: v is False, "the attacker's approval ran bob's write"),
+        fact(
+            "still_pending_after_the_attack",
+            lambda v: v is True,
+            "bob's permission request was answered by the attacker",
+        ),
+    )
+
+    def not_injected(stack: AttackStack, outcome: Outcome) -> None:
+        assert_absent(outcome.seen, {"the injected input": outcome.facts["injected"]})
+
+    attacks = [
+        (
+            "starts-a-session-as-bob-on-root",
+            start.tries,
+            start.turns,
+            not_started,
+            drives.start_hostile_session,
+        ),
+        (
+            "answers-bobs-permission-request",
+            "approve bob's pending write with an update",
+            [],
+            still_pending,
+            drives.answer_bobs_permission,
+        ),
+        (
+            "injects-input-into-bobs-prompt",
+            "send user input to bob's running prompt (signal) and session (update)",
+            [],
+            not_injected,
+            drives.signal_bobs_prompt,
+        ),
+        (
+            "reads-bobs-history",
+            "fetch the histories of bob's prompt and session",
+            [],
+            secrets_absent("bob's file"),
+            drives.read_bobs_history,
+        ),
+    ]
+    return [
+        Attack(
+            f"temporal-mtls-{name}-{who}",
+            f"on the mTLS frontend, a client {who.replace('-', ' ')}: {tries}",
+            "frontend",
+            "frontend-mtls",
+            turns,
+            check,
+            partial(drive, connect=connect),
+        )
+        for name, tries, turns, check, drive in attacks
+        for who, connect in MTLS_ATTACKERS.items()
+    ]
+
+
+FRONTEND_MTLS_ATTACKS = frontend_mtls_attacks()
+
+ATTACKS = [*MODEL_ATTACKS, *ACP_ATTACKS, *CORE_ATTACKS, *FRONTEND_MTLS_ATTACKS]
 
 
 def rows(via: str, prefix: str = "") -> list[Any]:
