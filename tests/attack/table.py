@@ -608,7 +608,7 @@ DEV_FRONTEND_EXPOSURE = (
     "the dev server (make run, seawall up) has no authentication: whoever reaches its "
     "frontend on loopback drives every workflow; a sandboxed model cannot reach it (the "
     "shell-reaches-* rows) and authenticated Temporal refuses such a client (the "
-    'frontend-mtls rows): docs/security-temporal.md, "What `make run` does NOT protect"'
+    'temporal-mtls-* rows): docs/security-temporal.md, "What `make run` does NOT protect"'
 )
 
 CORE_ATTACKS = [
