@@ -32,6 +32,7 @@ from temporalio.exceptions import ApplicationError
 
 from seawall.runtime.grants import GrantProblem, verify_grant, verifying_keys
 from seawall.runtime.settings import SeawallSettings, load_settings
+from seawall.runtime.workspace_roots import ROOTS_SETTINGS, inside_roots, resolved_roots
 from workflows.grant_io import (
     GRANT_EXPIRED,
     GRANT_INVALID,
@@ -73,10 +74,6 @@ def refusal(kind: str, message: str) -> ApplicationError:
     with contextlib.suppress(Exception):  # a failing log handler must not hide the refusal
         _log.warning("worker_refused_input", refusal=kind)
     return ApplicationError(message, type=kind, non_retryable=True)
-
-
-def resolved_roots(roots: Sequence[Path]) -> tuple[Path, ...]:
-    return tuple(Path(root).expanduser().resolve() for root in roots)
 
 
 @dataclass(frozen=True)
@@ -125,16 +122,13 @@ class WorkerTrust:
     def workspace(self, workspace_root: str) -> Path:
         """``workspace_root`` resolved (symlinks followed), when it lies strictly inside one
         of this worker's workspace roots; else the refusal."""
-        resolved: Path | None = None
-        # A relative root, a NUL byte or a symlink loop is refused like an outside root.
-        with contextlib.suppress(ValueError, OSError, RuntimeError):
-            if Path(workspace_root).is_absolute():
-                resolved = Path(workspace_root).resolve()
-        if resolved is None or not any(root in resolved.parents for root in self.workspace_roots):
+        # The one rule, shared with seawall acp's check at session/new.
+        resolved = inside_roots(workspace_root, self.workspace_roots)
+        if resolved is None:
             raise refusal(
                 WORKSPACE_OUTSIDE_ROOT,
                 "the workspace is not inside this worker's workspaces directory "
-                "(workspaces, SEAWALL_WORKSPACES; editor folders: editor_workspaces)",
+                f"({ROOTS_SETTINGS})",
             )
         return resolved
 

@@ -58,10 +58,12 @@ from seawall.client.temporal_ops import (
     is_not_found,
     is_pending,
     prompt_handle,
+    session_closed_reason,
     session_handle,
     update_failure,
 )
 from seawall.runtime.grants import GrantSigner
+from seawall.runtime.workspace_roots import ROOTS_SETTINGS, inside_roots
 from workflows.activity_io import ModelSpec
 from workflows.prompt_io import ApprovalModeChange
 from workflows.prompt_options import ApprovalMode
@@ -96,9 +98,11 @@ class BridgeOptions:
     # Signs each session's start for the workers to verify (docs/security-trust.md, "Session
     # grants"); None: the bridge has no key and starts no session.
     signer: GrantSigner | None = None
-    # The operator's editor_workspaces (resolved): an editor folder outside it is refused
-    # here, before the workers refuse it; None: the workers alone decide.
-    editor_workspaces: Path | None = None
+    # The folders this bridge's settings say its workers accept (resolved): an editor folder
+    # outside them is refused at session/new and session/load, before a worker refuses the
+    # start (seawall.runtime.workspace_roots). --embedded: its worker's own roots; else the
+    # operator's editor_workspaces; None: the workers alone decide.
+    workspace_roots: tuple[Path, ...] | None = None
 
 
 @dataclass
@@ -108,18 +112,19 @@ class OpenSession:
     turns: list[TurnState] = field(default_factory=list)
 
 
-def checked_workspace(cwd: str, editor_workspaces: Path | None = None) -> Path:
+def checked_workspace(cwd: str, workspace_roots: tuple[Path, ...] | None = None) -> Path:
     """The session's workspace: ``cwd`` must be an absolute path to a directory, and (with
-    ``editor_workspaces``) lie inside it once symlinks are resolved."""
+    ``workspace_roots``) lie inside one of them once symlinks are resolved, by the rule the
+    worker applies (``seawall.runtime.workspace_roots.inside_roots``)."""
     path = Path(cwd)
     if not path.is_absolute():
         raise invalid_params(f"cwd must be an absolute path, not {cwd!r}", cwd=cwd)
     if not path.is_dir():
         raise invalid_params(f"cwd {cwd!r} is not an existing directory", cwd=cwd)
-    if editor_workspaces is not None and editor_workspaces not in path.resolve().parents:
+    if workspace_roots is not None and inside_roots(cwd, workspace_roots) is None:
         raise invalid_params(
-            f"cwd {cwd!r} is not inside the operator's editor folders "
-            "(editor_workspaces, SEAWALL_EDITOR_WORKSPACES)",
+            f"cwd {cwd!r} is not inside the folders this agent's worker accepts "
+            f"({ROOTS_SETTINGS}; editor folders default to the home directory)",
             cwd=cwd,
         )
     return path
@@ -184,7 +189,7 @@ class SeawallAgent(Agent):
         mcp_servers: list[Any] | None = None,
         **kwargs: Any,
     ) -> NewSessionResponse:
-        workspace = checked_workspace(cwd, self._options.editor_workspaces)
+        workspace = checked_workspace(cwd, self._options.workspace_roots)
         signer = self._options.signer
         if signer is None:
             raise invalid_request(
@@ -251,7 +256,7 @@ class SeawallAgent(Agent):
         additional_directories: list[str] | None = None,
         **kwargs: Any,
     ) -> LoadSessionResponse | None:
-        workspace = checked_workspace(cwd, self._options.editor_workspaces)
+        workspace = checked_workspace(cwd, self._options.workspace_roots)
         handle = session_handle(self._client, session_id)
         try:
             description = await handle.describe(rpc_timeout=RPC_TIMEOUT)
@@ -351,10 +356,14 @@ class SeawallAgent(Agent):
                     rpc_timeout=RPC_TIMEOUT,
                 )
             except WorkflowUpdateFailedError as err:
+                # The session may have closed before the update completed (a refused start,
+                # a termination): say why, not the SDK's "the Workflow completed" alone.
+                if await session_closed_reason(self._client, session_id) is not None:
+                    raise await self._session_ended(session_id) from None
                 raise invalid_request(update_failure(err)) from None
             except RPCError as err:
                 if is_not_found(err):
-                    raise invalid_request(f"session {session_id!r} is closed") from None
+                    raise await self._session_ended(session_id) from None
                 raise
             prompt_id = turn.prompt_id = accepted.prompt_id
             self._followed[prompt_id] = turn
@@ -373,6 +382,10 @@ class SeawallAgent(Agent):
                 return turn_response(
                     None, prompt_id=prompt_id, loop_type=None, cancel_requested=True
                 )
+            if await session_closed_reason(self._client, session_id) is not None:
+                # Its session failed or closed (a worker refused its start, say): the prompt
+                # will never run, so the turn ends rather than waits.
+                raise await self._session_ended(session_id, promptId=prompt_id)
             raise internal_error(
                 "lost contact with Temporal; the prompt keeps running; "
                 "load the session again to follow it",
@@ -384,6 +397,17 @@ class SeawallAgent(Agent):
             loop_type=end.loop_type,
             cancel_requested=turn.cancel_requested,
             error=end.error,
+        )
+
+    async def _session_ended(self, session_id: str, **data: Any) -> Exception:
+        """The error for a prompt whose session's workflow is no longer running, saying why
+        (a worker's refusal names the setting to change)."""
+        reason = await session_closed_reason(self._client, session_id) or "it is closed"
+        log.warning("acp_session_ended", session_id=session_id)
+        return invalid_request(
+            f"session {session_id!r} is no longer running: {reason}; start a new session",
+            sessionId=session_id,
+            **data,
         )
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:

@@ -105,6 +105,7 @@ async def _serve(
     from seawall.runtime.plugin import connect
     from seawall.runtime.settings import local_owner_id
     from seawall.runtime.storage import payload_storage
+    from seawall.runtime.workspace_roots import editor_worker_roots, resolved_roots
 
     settings = effective.settings
     data_dir = embedded_data_dir(effective) if args.embedded else None
@@ -128,8 +129,14 @@ async def _serve(
         max_prompt_chars=settings.max_prompt_chars,
         owner_id=local_owner_id(settings),
         signer=GrantSigner(key) if key else None,
-        editor_workspaces=(
-            settings.editor_workspaces.resolve() if settings.editor_workspaces else None
+        # --embedded: exactly the roots of the worker below; else what the operator allows
+        # editors (the stack's workers may accept more; they refuse what they do not).
+        workspace_roots=(
+            editor_worker_roots(settings)
+            if args.embedded
+            else resolved_roots((settings.editor_workspaces,))
+            if settings.editor_workspaces
+            else None
         ),
     )
     async with AsyncExitStack() as stack:
@@ -149,10 +156,7 @@ async def _serve(
             # this data directory's key.
             trust = WorkerTrust(
                 allow_scripted_models=settings.allow_scripted_models,
-                workspace_roots=(
-                    settings.workspaces_dir,
-                    settings.editor_workspaces or Path.home(),
-                ),
+                workspace_roots=editor_worker_roots(settings),
                 keys=verifying_keys(settings, data_dir=data_dir),
             )
             await stack.enter_async_context(build_worker(client, settings.task_queue, trust=trust))

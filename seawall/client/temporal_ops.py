@@ -16,6 +16,7 @@ from temporalio.client import (
     Client,
     RPCTimeoutOrCancelledError,
     WorkflowExecutionStatus,
+    WorkflowFailureError,
     WorkflowHandle,
     WorkflowUpdateFailedError,
 )
@@ -112,6 +113,10 @@ async def is_pending(client: Client, prompt_id: str) -> bool:
         return False
     try:
         handle = session_handle(client, session_id)
+        if await is_closed(handle):
+            # A closed session starts no more prompts, though its last state (a refused
+            # start's, say) still lists them as queued.
+            return False
         status = await read(lambda: handle.query(SessionWorkflow.status, rpc_timeout=RPC_TIMEOUT))
     except RPCError as err:
         if is_not_found(err):
@@ -120,13 +125,49 @@ async def is_pending(client: Client, prompt_id: str) -> bool:
     return prompt_id in status.queued_prompt_ids or prompt_id == status.running_prompt_id
 
 
+_CLOSED_AS = {
+    WorkflowExecutionStatus.COMPLETED: "it was closed",
+    WorkflowExecutionStatus.CANCELED: "it was cancelled",
+    WorkflowExecutionStatus.TERMINATED: "it was terminated",
+    WorkflowExecutionStatus.TIMED_OUT: "it timed out",
+}
+
+
+async def session_closed_reason(client: Client, session_id: str) -> str | None:
+    """Why the session's workflow is no longer running (a failure's own message, such as a
+    worker's refusal of its start), or ``None`` while it runs."""
+    handle = session_handle(client, session_id)
+    try:
+        description = await read(lambda: handle.describe(rpc_timeout=RPC_TIMEOUT))
+    except RPCError as err:
+        if is_not_found(err):
+            return "it does not exist"
+        raise
+    status = description.status
+    if status == WorkflowExecutionStatus.RUNNING:
+        return None
+    if status != WorkflowExecutionStatus.FAILED:
+        return _CLOSED_AS.get(status, "it is closed") if status is not None else "it is closed"
+    try:
+        await read(lambda: handle.result(rpc_timeout=RPC_TIMEOUT))
+    except WorkflowFailureError as err:
+        if isinstance(err.cause, ApplicationError):
+            return f"it failed: {failure_message(err.cause)}"
+    except (RPCError, RPCTimeoutOrCancelledError):
+        pass
+    return "it failed"
+
+
+def failure_message(cause: ApplicationError) -> str:
+    """An application error's message without its type prefix."""
+    message = cause.message
+    prefix = f"{cause.type}: " if cause.type else ""
+    return message[len(prefix) :] if prefix and message.startswith(prefix) else message
+
+
 def update_failure(err: WorkflowUpdateFailedError) -> str:
     """The reason a workflow gave for rejecting or failing an update, without its type."""
     cause = err.cause
     if isinstance(cause, ApplicationError):
-        message = cause.message
-        prefix = f"{cause.type}: " if cause.type else ""
-        if prefix and message.startswith(prefix):
-            message = message[len(prefix) :]
-        return message
+        return failure_message(cause)
     return str(cause) if cause is not None else "the workflow rejected the request"

@@ -537,6 +537,55 @@ async def test_a_scripted_model_needs_the_operators_permission(
     assert "SEAWALL_ALLOW_SCRIPTED_MODELS" in str(refused.value)
 
 
+async def test_a_prompt_of_a_session_whose_start_the_worker_refused_ends_with_the_refusal(
+    temporal_env: WorkflowEnvironment, task_queue: str, tmp_path: Path, workspace: Path
+) -> None:
+    # The bridge signs with a key the worker does not hold: it cannot know that, so
+    # session/new succeeds, the worker refuses the start and the session's workflow fails.
+    # The pending prompt must end with that refusal, not wait for a prompt that never runs.
+    env = {
+        **bridge_env(temporal_env, task_queue, tmp_path),
+        "SEAWALL_SESSION_SIGNING_KEY": "not-the-workers-key-" + "x" * 32,
+    }
+    async with spawn_bridge(env, tmp_path / "acp.stderr") as (conn, _, _):
+        session_id = await new_session(conn, workspace, [{"text": "never"}])
+        with pytest.raises(RequestError) as refused:
+            await say(conn, session_id, "hello")
+    assert refused.value.code == -32600
+    assert "no longer running" in str(refused.value)
+    assert "session grant does not verify" in str(refused.value)
+    assert (refused.value.data or {}).get("sessionId") == session_id
+
+
+async def test_a_queued_prompt_of_a_terminated_session_ends_with_an_error(
+    bridge: Bridge, workspace: Path, client: Client
+) -> None:
+    conn, _ = bridge
+    script: list[dict[str, Any]] = [
+        {"tool_calls": [shell("touch started; exec sleep 300")]},
+        {"text": "never"},
+    ]
+    session_id = await new_session(conn, workspace, script)
+    await conn.set_session_mode(session_id=session_id, mode_id="yolo")
+    first = asyncio.create_task(say(conn, session_id, "one"))
+    await until(lambda: (workspace / "started").exists())
+    second = asyncio.create_task(say(conn, session_id, "two"))
+    session = session_handle(client, session_id)
+
+    async def queued() -> bool:
+        return bool((await session.query(SessionWorkflow.status)).queued_prompt_ids)
+
+    await until(queued)
+
+    await session.terminate(reason="an operator ended it")
+    with pytest.raises(RequestError) as ended:
+        await second
+    assert ended.value.code == -32600
+    assert "no longer running: it was terminated" in str(ended.value)
+    # The running prompt is cancelled with its session (the parent-close policy).
+    assert (await first).stop_reason == "cancelled"
+
+
 async def test_a_detached_prompt_runs_on_and_a_load_reattaches_to_it(
     temporal_env: WorkflowEnvironment, task_queue: str, tmp_path: Path, workspace: Path
 ) -> None:
@@ -642,6 +691,34 @@ async def test_embedded_runs_its_own_server_and_worker_and_keeps_sessions(
         await conn.load_session(cwd=str(workspace), session_id=session_id, mcp_servers=[])
         assert recorder.texts(UserMessageChunk) == ["hello"]
         assert "Demo model" in "".join(recorder.texts(AgentMessageChunk))  # streamed in pieces
+
+
+async def test_embedded_refuses_at_session_new_a_folder_its_worker_would_refuse(
+    tmp_path: Path, workspace: Path
+) -> None:
+    # No editor_workspaces: the embedded worker accepts folders under the home directory (and
+    # the workspaces directory), so the bridge refuses ``workspace``, outside both, up front.
+    home = tmp_path / "home"
+    inside = home / "project"
+    inside.mkdir(parents=True)
+    env = {
+        "HOME": str(home),
+        "SEAWALL_DATA_DIR": str(tmp_path / "data"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "SEAWALL_TASK_QUEUE": "acp-embedded-refusal-test",
+    }
+    async with spawn_bridge(env, tmp_path / "acp.stderr", "--embedded") as (conn, _, _):
+        with pytest.raises(RequestError) as refused:
+            await new_session(conn, workspace)
+        with pytest.raises(RequestError) as not_loaded:
+            await conn.load_session(cwd=str(workspace), session_id="any", mcp_servers=[])
+        session_id = await new_session(conn, inside)
+        answer = await say(conn, session_id, "hello")
+    for answered in (refused.value, not_loaded.value):
+        assert answered.code == -32602
+        assert "editor_workspaces" in str(answered) and "workspaces" in str(answered)
+        assert answered.data == {"cwd": str(workspace)}
+    assert answer.stop_reason == "end_turn"
 
 
 async def test_the_bridges_sessions_belong_to_the_configured_owner(

@@ -71,6 +71,16 @@ def mcp_servers(operator_env: pytest.MonkeyPatch) -> None:
     operator_env.setenv("SEAWALL_MCP_SERVERS", servers_env({SERVER: stdio_server(trust=True)}))
 
 
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """The MCP prompts' workspace: a folder beside the operator's config directory (under
+    ``tmp_path`` too), never containing it, since the sandbox refuses a workspace that holds
+    the worker's configuration (docs/security-sandbox.md, "a hostile workspace root")."""
+    path = tmp_path / "workspace"
+    path.mkdir()
+    return path
+
+
 async def run_prompt(
     client: Client,
     task_queue: str,
@@ -213,7 +223,7 @@ async def test_malformed_arguments_three_times_stop_the_prompt(
 
 
 async def test_mcp_tool_failing_the_same_way_is_warned_then_stopped(
-    mcp_servers: None, client: Client, task_queue: str, tmp_path: Path
+    mcp_servers: None, client: Client, task_queue: str, workspace: Path
 ) -> None:
     failing = qualified("always_fails")
 
@@ -225,7 +235,7 @@ async def test_mcp_tool_failing_the_same_way_is_warned_then_stopped(
     )
 
     with captured_logs() as logs:
-        result = await run_prompt(client, task_queue, tmp_path, script, prompt="use the backend")
+        result = await run_prompt(client, task_queue, workspace, script, prompt="use the backend")
 
     assert result.stop_reason is StopReason.LOOP_DETECTED
     assert result.loop_type is LoopType.REPEATED_TOOL_EXECUTION_FAILURE
@@ -246,7 +256,7 @@ async def test_mcp_tool_failing_the_same_way_is_warned_then_stopped(
 
 
 async def test_mcp_tools_are_listed_once_and_called_from_a_prompt(
-    mcp_servers: None, client: Client, task_queue: str, tmp_path: Path
+    mcp_servers: None, client: Client, task_queue: str, workspace: Path
 ) -> None:
     script = ModelScript.model_validate(
         {
@@ -259,7 +269,7 @@ async def test_mcp_tools_are_listed_once_and_called_from_a_prompt(
         }
     )
 
-    result = await run_prompt(client, task_queue, tmp_path, script)
+    result = await run_prompt(client, task_queue, workspace, script)
 
     assert result.stop_reason is StopReason.END_TURN
     first_pid, echoed, second_pid = (m.content for m in tool_messages(result))
@@ -276,7 +286,7 @@ async def test_mcp_tools_are_listed_once_and_called_from_a_prompt(
 
 
 async def test_refused_mcp_repeat_keeps_the_server_name_out_of_logs(
-    mcp_servers: None, client: Client, task_queue: str, tmp_path: Path
+    mcp_servers: None, client: Client, task_queue: str, workspace: Path
 ) -> None:
     same = {"name": qualified("always_fails"), "arguments": {"n": 1}}
     script = ModelScript.model_validate(
@@ -284,7 +294,7 @@ async def test_refused_mcp_repeat_keeps_the_server_name_out_of_logs(
     )
 
     with captured_logs() as logs:
-        result = await run_prompt(client, task_queue, tmp_path, script)
+        result = await run_prompt(client, task_queue, workspace, script)
 
     assert result.tool_calls.executed == 1
     assert result.tool_calls.refused == 1
