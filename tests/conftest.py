@@ -29,6 +29,27 @@ async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
         await env.shutdown()
 
 
+# A history this long makes the server suggest continue-as-new: sessions continue early.
+SUGGEST_CONTINUE_AS_NEW_AFTER_EVENTS = 25
+
+
+@pytest_asyncio.fixture(scope="module")
+async def eager_env() -> AsyncIterator[WorkflowEnvironment]:
+    """A dev server of the module's own that suggests continue-as-new after
+    :data:`SUGGEST_CONTINUE_AS_NEW_AFTER_EVENTS` events, for the tests of what a session
+    carries across it."""
+    env = await start_dev_server(
+        extra_args=[
+            "--dynamic-config-value",
+            f"limit.historyCount.suggestContinueAsNew={SUGGEST_CONTINUE_AS_NEW_AFTER_EVENTS}",
+        ]
+    )
+    try:
+        yield env
+    finally:
+        await env.shutdown()
+
+
 @pytest.fixture
 def client(temporal_env: WorkflowEnvironment) -> Client:
     """The dev server's client as a trusted starter: it signs the sessions and prompts it

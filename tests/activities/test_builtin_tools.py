@@ -21,9 +21,8 @@ from pydantic import ValidationError
 from activities.tools import BUILTIN_TOOLS, ToolContext, ToolFailure, resolve_in_workspace
 from activities.tools.files import MAX_READ_BYTES, map_read_error, map_write_error
 from activities.tools.search import expand_braces
+from tests.activities.escape_targets import SECRET
 from workflows.outcome import ToolErrorType as E
-
-SECRET = "top-secret-outside-content"
 
 
 def _permissions_enforced() -> bool:
@@ -40,21 +39,6 @@ def _permissions_enforced() -> bool:
 
 
 PERMISSIONS_IGNORED = not _permissions_enforced()
-
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    return root.resolve()
-
-
-@pytest.fixture
-def outside(tmp_path: Path) -> Path:
-    out = tmp_path / "outside"
-    out.mkdir()
-    (out / "secret.txt").write_text(SECRET + "\n")
-    return out.resolve()
 
 
 def make_ctx(root: Path, **kw: Any) -> ToolContext:

@@ -25,6 +25,7 @@ import pytest
 
 from activities.sandbox import UNCONFINED, NetworkPolicy
 from activities.sandbox.launch import SUPERVISOR
+from tests.activities.escape_targets import SECRET
 from tests.activities.sandbox_helpers import (
     ROOT,
     connect_command,
@@ -37,23 +38,6 @@ from tests.activities.sandbox_helpers import (
 )
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="bubblewrap")
-
-SECRET = "sandbox-outside-secret"
-
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    return root.resolve()
-
-
-@pytest.fixture
-def outside(tmp_path: Path) -> Path:
-    out = tmp_path / "outside"
-    out.mkdir()
-    (out / "secret.txt").write_text(SECRET + "\n")
-    return out.resolve()
 
 
 # --- the file system ---------------------------------------------------------------------

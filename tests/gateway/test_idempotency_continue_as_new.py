@@ -7,40 +7,22 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
-import pytest_asyncio
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from gateway.app import create_app
 from gateway.settings import GatewaySettings
 from seawall.client.temporal_ops import prompt_handle, session_handle
-from seawall.runtime.devserver import start_dev_server
 from tests.gateway.owner_helpers import TOKENS, auth
 from tests.trust_helpers import TEST_SIGNING_KEY, harness_trust
 from worker import build_worker
 from workflows.session import SessionWorkflow
 from workflows.session_io import PromptSubmission
 
-SUGGEST_AFTER_EVENTS = 25
 PROMPTS = 6
-
-
-@pytest_asyncio.fixture(scope="module")
-async def eager_env() -> AsyncIterator[WorkflowEnvironment]:
-    env = await start_dev_server(
-        extra_args=[
-            "--dynamic-config-value",
-            f"limit.historyCount.suggestContinueAsNew={SUGGEST_AFTER_EVENTS}",
-        ]
-    )
-    try:
-        yield env
-    finally:
-        await env.shutdown()
 
 
 async def session_finished(client: Client, session_id: str, prompt_id: str) -> None:

@@ -5,34 +5,15 @@ carried, and prompts submitted meanwhile are not lost."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
 
-import pytest_asyncio
 from temporalio.testing import WorkflowEnvironment
 
-from seawall.runtime.devserver import start_dev_server
 from tests.trust_helpers import harness_trust, signed
 from tests.workflows.test_session_workflow import prompt_result, start_session, submit
 from worker import build_worker
 from workflows.conversation import Role
 from workflows.session import SessionWorkflow
-
-SUGGEST_AFTER_EVENTS = 25
-
-
-@pytest_asyncio.fixture(scope="module")
-async def eager_env() -> AsyncIterator[WorkflowEnvironment]:
-    env = await start_dev_server(
-        extra_args=[
-            "--dynamic-config-value",
-            f"limit.historyCount.suggestContinueAsNew={SUGGEST_AFTER_EVENTS}",
-        ]
-    )
-    try:
-        yield env
-    finally:
-        await env.shutdown()
 
 
 async def test_session_keeps_conversation_and_queue_across_continue_as_new(
