@@ -56,6 +56,7 @@ from seawall.runtime.private_files import (
     private_dir,
     private_file,
     use_private_umask,
+    write_private,
 )
 from seawall.runtime.settings import SETTINGS, SeawallSettings, default_of
 
@@ -134,15 +135,11 @@ def write_ui_codec_env(config: StackConfig) -> Path:
     """The dev server's env file holding the UI's codec endpoint (its credential), 0600 in
     a 0700 directory: what :func:`server_command` points the server at."""
     path = ui_codec_env_file(config)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.parent.chmod(0o700)
+    private_dir(path.parent)
     endpoint = f"{config.gateway_url}/codec/ui/{config.codec_token}"
     text = f"env:\n  {UI_CODEC_ENV}:\n    ui-codec-endpoint: {json.dumps(endpoint)}\n"
     path.unlink(missing_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        out.write(text)
-    return path
+    return write_private(path, text)
 
 
 def server_command(config: StackConfig, ui_codec_env: Path | None = None) -> list[str]:

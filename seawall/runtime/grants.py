@@ -26,6 +26,7 @@ from typing import Any
 
 from temporalio import client as temporal_client
 
+from seawall.runtime.private_files import write_private
 from seawall.runtime.settings import SeawallSettings
 from workflows.grant_io import SessionGrant, StartClaim, canonical_claim
 from workflows.prompt_io import PromptInput
@@ -65,10 +66,8 @@ def load_or_create_key_file(path: Path) -> str:
         return existing
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(new_signing_key() + "\n")
+        write_private(temporary, new_signing_key() + "\n")
         with contextlib.suppress(FileExistsError):
             os.link(temporary, path)
     finally:

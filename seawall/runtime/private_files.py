@@ -49,6 +49,16 @@ def private_file(path: Path) -> Path:
     return path
 
 
+def write_private(path: Path, text: str) -> Path:
+    """A new file at ``path``, 0600 from the moment it exists, holding ``text`` (a secret:
+    a key, a credential-bearing endpoint). Fails if ``path`` exists, or is a symlink."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW
+    fd = os.open(path, flags, PRIVATE_FILE_MODE)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(text)
+    return path
+
+
 def private_dir(path: Path) -> Path:
     """``path`` as a 0700 directory, and every parent it lacks too; an existing one is
     tightened (its existing parents are left as they are)."""
