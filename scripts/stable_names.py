@@ -25,7 +25,9 @@ What is collected:
   literals or constants resolved through the module's namespace;
 - search attributes: every module-level ``SearchAttributeKey`` in ``workflows``, with its type;
 - metric names: the first argument of every ``create_counter``/``create_histogram…``/
-  ``create_gauge…`` call in ``workflows``.
+  ``create_gauge…`` call in ``workflows``;
+- storage driver names: the name each External Storage driver (filesystem, s3) writes into
+  the references it leaves in histories.
 """
 
 from __future__ import annotations
@@ -56,7 +58,17 @@ METRIC_CALLS = ("create_counter", "create_histogram", "create_gauge")
 
 # One stable name: its kind and the name (handlers as "Workflow.handler").
 Name = tuple[str, str]
-KINDS = ("workflow", "signal", "update", "query", "activity", "patch", "search attribute", "metric")
+KINDS = (
+    "workflow",
+    "signal",
+    "update",
+    "query",
+    "activity",
+    "patch",
+    "search attribute",
+    "metric",
+    "storage driver",
+)
 
 
 class CollectionError(Exception):
@@ -121,6 +133,16 @@ def search_attribute_names(package: str = WORKFLOW_PACKAGE) -> set[Name]:
                 kind = value.indexed_value_type.name.removeprefix("INDEXED_VALUE_TYPE_").lower()
                 names.add(("search attribute", f"{value.name} ({kind})"))
     return names
+
+
+def storage_driver_names() -> set[Name]:
+    """The names of the External Storage drivers a worker may use: every stored payload's
+    reference in a history names its driver, and only a driver of that name reads it back."""
+    from seawall.runtime.storage import FilesystemStorageDriver
+    from seawall.runtime.storage_s3 import s3_driver
+
+    drivers = (FilesystemStorageDriver(Path()), s3_driver("bucket", None, None))
+    return {("storage driver", driver.name()) for driver in drivers}
 
 
 def _callee(call: ast.Call) -> str:
@@ -218,7 +240,13 @@ def source_names(package: str = WORKFLOW_PACKAGE) -> set[Name]:
 
 def collect() -> set[Name]:
     """Every stable name the code holds today."""
-    return workflow_names() | activity_names() | search_attribute_names() | source_names()
+    return (
+        workflow_names()
+        | activity_names()
+        | search_attribute_names()
+        | source_names()
+        | storage_driver_names()
+    )
 
 
 def to_manifest(names: set[Name]) -> dict[str, list[str]]:

@@ -10,9 +10,12 @@ recorded histories use, so a name the collector stopped seeing cannot slip out o
 
 from __future__ import annotations
 
+import base64
 import json
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from temporalio import workflow
@@ -52,6 +55,19 @@ def test_discovery_finds_every_workflow_the_plugin_registers() -> None:
     assert registered == {name for kind, name in stable_names.collect() if kind == "workflow"}
 
 
+def _stored_references(node: object) -> Iterator[dict[str, Any]]:
+    """Every External Storage reference in a history's JSON: a payload with
+    ``externalPayloads``, whose data is the reference (its claims and its driver's name)."""
+    if isinstance(node, dict):
+        if "externalPayloads" in node:
+            yield json.loads(base64.b64decode(node["data"]))
+        for value in node.values():
+            yield from _stored_references(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _stored_references(value)
+
+
 def _history_names(path: Path) -> set[Name]:
     """The stable names one recorded history uses (queries leave no trace in a history)."""
     history = WorkflowHistory.from_json(path.stem, path.read_text(encoding="utf-8"))
@@ -59,6 +75,8 @@ def _history_names(path: Path) -> set[Name]:
     own = started.workflow_type.name
     names: set[Name] = {("workflow", own)}
     indexed = [started.search_attributes.indexed_fields]
+    references = _stored_references(json.loads(path.read_text(encoding="utf-8")))
+    names |= {("storage driver", reference["driverName"]) for reference in references}
     for event in history.events:
         if event.HasField("activity_task_scheduled_event_attributes"):
             scheduled = event.activity_task_scheduled_event_attributes
@@ -112,6 +130,7 @@ def test_the_histories_are_read_for_every_kind_of_name() -> None:
         ("signal", "SessionWorkflow.close"),
         ("update", "SessionWorkflow.submit_prompt"),
         ("search attribute", "SeawallServiceVersion"),  # set by the session at the start
+        ("storage driver", "seawall.fs"),  # the long prompt's stored payloads
     } <= used
 
 
