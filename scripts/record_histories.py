@@ -1,22 +1,24 @@
-"""Record the replay fixtures in tests/replay/histories/ from the example scenarios.
+"""Record new replay fixtures in tests/replay/histories/ from the example scenarios.
 
 Run it only for a reason you write in the commit (a deliberate, patched change to workflow
 commands, or a new representative scenario): replay tests exist to catch the changes that
-would break workflows already running.
+would break workflows already running. It records only the fixtures it is given by name and
+never overwrites one: an old fixture is the evidence that histories written by older code
+still replay (docs/architecture.md, "Recorded histories").
 
-    .venv/bin/python scripts/record_histories.py            # every fixture
-    .venv/bin/python scripts/record_histories.py NAME ...   # only these (keep old ones as
-                                                            # proof that patches replay)
+    .venv/bin/python -m scripts.record_histories NAME ...
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import json
 import sys
 import tempfile
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,18 +30,15 @@ from temporalio.client import (
 )
 from temporalio.converter import ExternalStorage
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from seawall.runtime.devserver import start_dev_server  # noqa: E402
-from seawall.runtime.storage import FilesystemStorageDriver  # noqa: E402
-from seawall.scenario.driver import run_scenario  # noqa: E402
-from seawall.scenario.format import load_scenario  # noqa: E402
-from worker import WorkerTrust, build_activities, build_worker, trusted_local_run  # noqa: E402
-from workflows.activity_io import LIST_TOOLS, ModelSpec  # noqa: E402
-from workflows.guard import GuardMode  # noqa: E402
-from workflows.owner_admission import OwnerAdmissionWorkflow  # noqa: E402
-from workflows.owner_admission_io import (  # noqa: E402
+from seawall.runtime.devserver import start_dev_server
+from seawall.runtime.storage import FilesystemStorageDriver
+from seawall.scenario.driver import run_scenario
+from seawall.scenario.format import load_scenario
+from worker import WorkerTrust, build_activities, build_worker, trusted_local_run
+from workflows.activity_io import LIST_TOOLS, ModelSpec
+from workflows.guard import GuardMode
+from workflows.owner_admission import OwnerAdmissionWorkflow
+from workflows.owner_admission_io import (
     AdmissionState,
     AdmitRequest,
     InputCharge,
@@ -49,18 +48,19 @@ from workflows.owner_admission_io import (  # noqa: E402
     SessionObservation,
     SlotRelease,
 )
-from workflows.prompt import PromptWorkflow  # noqa: E402
-from workflows.prompt_io import ApprovalModeChange, PermissionAnswer, PromptInput  # noqa: E402
-from workflows.prompt_options import ApprovalMode  # noqa: E402
-from workflows.scenario_io import ModelScript, ScenarioHooks  # noqa: E402
-from workflows.session import SessionWorkflow, session_workflow_id  # noqa: E402
-from workflows.session_io import (  # noqa: E402
+from workflows.prompt import PromptWorkflow
+from workflows.prompt_io import ApprovalModeChange, PermissionAnswer, PromptInput
+from workflows.prompt_options import ApprovalMode
+from workflows.scenario_io import ModelScript, ScenarioHooks
+from workflows.session import SessionWorkflow, session_workflow_id
+from workflows.session_io import (
     PromptSubmission,
     PromptWithdrawal,
     SessionInput,
     SessionSettings,
 )
 
+ROOT = Path(__file__).resolve().parent.parent
 HISTORIES = ROOT / "tests" / "replay" / "histories"
 # Payloads the recordings stored outside history (content-addressed, so re-recording only
 # adds files); the replay tests read them through the same filesystem driver.
@@ -149,12 +149,14 @@ SESSION_SUBMITS_FIXTURE = "session-remembered-submits"
 CANCEL_BEFORE_LOOP_FIXTURES = ("cancel-before-loop", "cancel-before-loop-unpatched")
 
 
-async def save(handle: WorkflowHandle[Any, Any], name: str) -> None:
-    """Write the history of ``handle``'s workflow as the fixture ``name``."""
+async def save(histories: Path, handle: WorkflowHandle[Any, Any], name: str) -> None:
+    """Write the history of ``handle``'s workflow as the new fixture ``name`` in
+    ``histories`` (``FileExistsError`` if it is there already: fixtures are never replaced)."""
     history = await handle.fetch_history()
-    target = HISTORIES / f"{name}.json"
-    target.write_text(json.dumps(json.loads(history.to_json()), indent=1) + "\n", encoding="utf-8")
-    print(f"{target.relative_to(ROOT)}: {len(history.events)} events")
+    target = histories / f"{name}.json"
+    with target.open("x", encoding="utf-8") as file:
+        file.write(json.dumps(json.loads(history.to_json()), indent=1) + "\n")
+    print(f"{target}: {len(history.events)} events")
 
 
 async def start_session(
@@ -183,7 +185,7 @@ async def start_session(
     )
 
 
-async def record_session(client: Client, queue: str, fixture: str) -> None:
+async def record_session(histories: Path, client: Client, queue: str, fixture: str) -> None:
     """A session with two prompts: the second queued while the first runs."""
     with tempfile.TemporaryDirectory(prefix="seawall-record-") as workspace:
         failing = {
@@ -202,10 +204,10 @@ async def record_session(client: Client, queue: str, fixture: str) -> None:
             await handle.execute_update(SessionWorkflow.submit_prompt, PromptSubmission(text=text))
         await handle.signal(SessionWorkflow.close)
         await handle.result()
-        await save(handle, fixture)
+        await save(histories, handle, fixture)
 
 
-async def record_streamed(client: Client, queue: str) -> None:
+async def record_streamed(histories: Path, client: Client, queue: str) -> None:
     """A prompt answered by the demo model, whose text streams as delta signals."""
     with tempfile.TemporaryDirectory(prefix="seawall-record-") as workspace:
         handle = await client.start_workflow(
@@ -220,7 +222,7 @@ async def record_streamed(client: Client, queue: str) -> None:
             task_queue=queue,
         )
         await handle.result()
-        await save(handle, STREAMED_FIXTURE)
+        await save(histories, handle, STREAMED_FIXTURE)
 
 
 async def _until(check: object, what: str) -> None:
@@ -231,7 +233,7 @@ async def _until(check: object, what: str) -> None:
     raise TimeoutError(what)
 
 
-async def record_editor_session(client: Client, queue: str) -> None:
+async def record_editor_session(histories: Path, client: Client, queue: str) -> None:
     """A session in yolo whose running prompt is switched to default mid-batch (its next
     write asks and is approved), with a queued prompt withdrawn meanwhile."""
     with tempfile.TemporaryDirectory(prefix="seawall-record-") as workspace:
@@ -282,10 +284,10 @@ async def record_editor_session(client: Client, queue: str) -> None:
         await handle.signal(SessionWorkflow.close)
         await handle.result()
         for name, recorded in ((EDITOR_SESSION_FIXTURE, handle), (EDITOR_PROMPT_FIXTURE, prompt)):
-            await save(recorded, name)
+            await save(histories, recorded, name)
 
 
-async def record_rollout_session(client: Client, trust: WorkerTrust) -> None:
+async def record_rollout_session(histories: Path, client: Client, trust: WorkerTrust) -> None:
     """A session of owner ``recorded-owner`` under a rollout policy: one prompt."""
     queue = f"record-rollout-{uuid.uuid4().hex[:8]}"
     with tempfile.TemporaryDirectory(prefix="seawall-record-") as home:
@@ -302,10 +304,10 @@ async def record_rollout_session(client: Client, trust: WorkerTrust) -> None:
             await handle.execute_update(SessionWorkflow.submit_prompt, PromptSubmission(text="hi"))
             await handle.signal(SessionWorkflow.close)
             await handle.result()
-            await save(handle, ROLLOUT_FIXTURE)
+            await save(histories, handle, ROLLOUT_FIXTURE)
 
 
-async def record_owner_admission(client: Client, queue: str) -> None:
+async def record_owner_admission(histories: Path, client: Client, queue: str) -> None:
     """One run of an admission workflow, ended by continue-as-new after five messages."""
     handle = await client.start_workflow(
         OwnerAdmissionWorkflow.run,
@@ -337,10 +339,10 @@ async def record_owner_admission(client: Client, queue: str) -> None:
     )
     first_run = client.get_workflow_handle(handle.id, run_id=handle.result_run_id)
     await _until(lambda: _has_continued(first_run), "the admission workflow to continue as new")
-    await save(first_run, ADMISSION_FIXTURE)
+    await save(histories, first_run, ADMISSION_FIXTURE)
 
 
-async def record_owner_admission_quotas(client: Client, queue: str) -> None:
+async def record_owner_admission_quotas(histories: Path, client: Client, queue: str) -> None:
     """One run of an admission workflow under quotas, ended by continue-as-new."""
     handle = await client.start_workflow(
         OwnerAdmissionWorkflow.run,
@@ -384,10 +386,10 @@ async def record_owner_admission_quotas(client: Client, queue: str) -> None:
     await handle.signal(OwnerAdmissionWorkflow.refund, Refund(session_id="s2", bytes=20))
     first_run = client.get_workflow_handle(handle.id, run_id=handle.result_run_id)
     await _until(lambda: _has_continued(first_run), "the admission workflow to continue as new")
-    await save(first_run, ADMISSION_QUOTAS_FIXTURE)
+    await save(histories, first_run, ADMISSION_QUOTAS_FIXTURE)
 
 
-async def record_session_submits(client: Client, queue: str) -> None:
+async def record_session_submits(histories: Path, client: Client, queue: str) -> None:
     """A session whose first prompt id another run's prompt holds, then a keyed prompt."""
     with tempfile.TemporaryDirectory(prefix="seawall-record-") as workspace:
         session_id = f"recorded-submits-{uuid.uuid4().hex[:8]}"
@@ -414,14 +416,14 @@ async def record_session_submits(client: Client, queue: str) -> None:
             )
         await handle.signal(SessionWorkflow.close)
         await handle.result()
-        await save(handle, SESSION_SUBMITS_FIXTURE)
+        await save(histories, handle, SESSION_SUBMITS_FIXTURE)
 
 
 async def _has_continued(handle: WorkflowHandle[Any, Any]) -> bool:
     return (await handle.describe()).status == WorkflowExecutionStatus.CONTINUED_AS_NEW
 
 
-async def record_budget_session(client: Client, trust: WorkerTrust) -> None:
+async def record_budget_session(histories: Path, client: Client, trust: WorkerTrust) -> None:
     """A session under the operator's 10,000-character budget: a long first prompt, then a
     second one whose history the budget fits."""
     queue = f"record-budget-{uuid.uuid4().hex[:8]}"
@@ -443,7 +445,7 @@ async def record_budget_session(client: Client, trust: WorkerTrust) -> None:
                 (BUDGET_SESSION_FIXTURE, handle),
                 (BUDGET_PROMPT_FIXTURE, prompt),
             ):
-                await save(recorded, name)
+                await save(histories, recorded, name)
 
 
 async def _has_scheduled(handle: WorkflowHandle[Any, Any], activity_type: str) -> bool:
@@ -455,7 +457,9 @@ async def _has_scheduled(handle: WorkflowHandle[Any, Any], activity_type: str) -
     )
 
 
-async def record_cancel_before_loop(client: Client, trust: WorkerTrust, fixture: str) -> None:
+async def record_cancel_before_loop(
+    histories: Path, client: Client, trust: WorkerTrust, fixture: str
+) -> None:
     """A prompt cancelled once its tool listing waits on a silent MCP server."""
     from tests.activities.mcp_helpers import servers_env, silent_server
 
@@ -488,13 +492,36 @@ async def record_cancel_before_loop(client: Client, trust: WorkerTrust, fixture:
             # Before the patch the prompt ended CANCELED: its result raises.
             with contextlib.suppress(WorkflowFailureError):
                 await handle.result()
-            await save(handle, fixture)
+            await save(histories, handle, fixture)
 
 
-async def record(only: set[str]) -> None:
-    HISTORIES.mkdir(parents=True, exist_ok=True)
+# Fixtures one recording writes together: naming either records both.
+RECORDED_TOGETHER: tuple[tuple[str, ...], ...] = (
+    (EDITOR_SESSION_FIXTURE, EDITOR_PROMPT_FIXTURE),
+    (BUDGET_SESSION_FIXTURE, BUDGET_PROMPT_FIXTURE),
+)
+EVERY_FIXTURE: tuple[str, ...] = (
+    *FIXTURES,
+    *SESSION_FIXTURES,
+    STREAMED_FIXTURE,
+    EDITOR_SESSION_FIXTURE,
+    EDITOR_PROMPT_FIXTURE,
+    ADMISSION_FIXTURE,
+    ADMISSION_QUOTAS_FIXTURE,
+    SESSION_SUBMITS_FIXTURE,
+    ROLLOUT_FIXTURE,
+    BUDGET_SESSION_FIXTURE,
+    BUDGET_PROMPT_FIXTURE,
+    *CANCEL_BEFORE_LOOP_FIXTURES,
+)
+
+
+async def record(names: set[str], histories: Path = HISTORIES, payloads: Path = PAYLOADS) -> None:
+    """Record the fixtures ``names`` into ``histories``, their stored payloads into
+    ``payloads``."""
+    histories.mkdir(parents=True, exist_ok=True)
     storage = ExternalStorage(
-        drivers=[FilesystemStorageDriver(PAYLOADS)],
+        drivers=[FilesystemStorageDriver(payloads)],
         payload_size_threshold=RECORDING_THRESHOLD_BYTES,
     )
     async with await start_dev_server(storage=storage) as env:
@@ -503,7 +530,7 @@ async def record(only: set[str]) -> None:
         client, trust = trusted_local_run(env.client)
         async with build_worker(client, queue, trust=trust):
             for fixture, (scenario_name, mode) in FIXTURES.items():
-                if only and fixture not in only:
+                if fixture not in names:
                     continue
                 scenario = load_scenario(ROOT / "scenarios" / f"{scenario_name}.yaml")
                 with tempfile.TemporaryDirectory(prefix="seawall-record-") as workspace:
@@ -515,31 +542,75 @@ async def record(only: set[str]) -> None:
                         mode_override=mode,
                         workflow_id=f"replay-{fixture}",
                     )
-                await save(client.get_workflow_handle(result.workflow_id), fixture)
+                handle = client.get_workflow_handle(result.workflow_id)
+                await save(histories, handle, fixture)
             for session_fixture in SESSION_FIXTURES:
-                if not only or session_fixture in only:
-                    await record_session(client, queue, session_fixture)
-            if not only or STREAMED_FIXTURE in only:
-                await record_streamed(client, queue)
-            if not only or only & {EDITOR_SESSION_FIXTURE, EDITOR_PROMPT_FIXTURE}:
-                await record_editor_session(client, queue)
-            if not only or ADMISSION_FIXTURE in only:
-                await record_owner_admission(client, queue)
-            if not only or ADMISSION_QUOTAS_FIXTURE in only:
-                await record_owner_admission_quotas(client, queue)
-            if not only or SESSION_SUBMITS_FIXTURE in only:
-                await record_session_submits(client, queue)
-        if not only or ROLLOUT_FIXTURE in only:
-            await record_rollout_session(client, trust)
-        if not only or only & {BUDGET_SESSION_FIXTURE, BUDGET_PROMPT_FIXTURE}:
-            await record_budget_session(client, trust)
+                if session_fixture in names:
+                    await record_session(histories, client, queue, session_fixture)
+            if STREAMED_FIXTURE in names:
+                await record_streamed(histories, client, queue)
+            if EDITOR_SESSION_FIXTURE in names:
+                await record_editor_session(histories, client, queue)
+            if ADMISSION_FIXTURE in names:
+                await record_owner_admission(histories, client, queue)
+            if ADMISSION_QUOTAS_FIXTURE in names:
+                await record_owner_admission_quotas(histories, client, queue)
+            if SESSION_SUBMITS_FIXTURE in names:
+                await record_session_submits(histories, client, queue)
+        if ROLLOUT_FIXTURE in names:
+            await record_rollout_session(histories, client, trust)
+        if BUDGET_SESSION_FIXTURE in names:
+            await record_budget_session(histories, client, trust)
         # Each needs its code: the -unpatched one only by the code before the patch.
         for fixture in CANCEL_BEFORE_LOOP_FIXTURES:
-            if fixture in only:
-                await record_cancel_before_loop(client, trust, fixture)
+            if fixture in names:
+                await record_cancel_before_loop(histories, client, trust, fixture)
+
+
+def fixtures_to_record(
+    parser: argparse.ArgumentParser, requested: Sequence[str], histories: Path
+) -> set[str]:
+    """The fixtures a run for ``requested`` writes (with their partners in
+    :data:`RECORDED_TOGETHER`); a usage error (exit 2) for no names, an unknown name or a
+    fixture that exists in ``histories``."""
+    available = ", ".join(EVERY_FIXTURE)
+    if not requested:
+        parser.error(
+            "name the new fixtures to record (existing ones are never re-recorded); "
+            f"available: {available}"
+        )
+    unknown = [name for name in requested if name not in EVERY_FIXTURE]
+    if unknown:
+        parser.error(f"unknown fixture {', '.join(unknown)}; available: {available}")
+    names = set(requested)
+    for group in RECORDED_TOGETHER:
+        if names & set(group):
+            names |= set(group)
+    existing = sorted(str(histories / f"{name}.json") for name in names)
+    existing = [path for path in existing if Path(path).exists()]
+    if existing:
+        parser.error(
+            f"refusing to overwrite {', '.join(existing)}: a recorded fixture is evidence "
+            "that older histories replay and is never re-recorded; add a new fixture name "
+            'to FIXTURES instead (docs/architecture.md, "Recorded histories")'
+        )
+    return names
+
+
+def main(
+    argv: Sequence[str] | None = None, histories: Path = HISTORIES, payloads: Path = PAYLOADS
+) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m scripts.record_histories",
+        description="Record new replay fixtures, by name; an existing one is never replaced.",
+    )
+    parser.add_argument("names", nargs="*", metavar="NAME", help="a fixture to record")
+    requested = parser.parse_args(argv).names
+    asyncio.run(record(fixtures_to_record(parser, requested, histories), histories, payloads))
+    return 0
 
 
 if __name__ == "__main__":
     from seawall.runtime.process_exit import run_then_exit
 
-    run_then_exit(lambda: asyncio.run(record(set(sys.argv[1:]))))
+    run_then_exit(lambda: main(sys.argv[1:]))
