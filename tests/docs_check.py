@@ -228,7 +228,7 @@ def check_layout(root: Path, docs: Iterable[Path] | None = None) -> list[str]:
             )
         elif not _lists(owner, module):
             problems.append(
-                f"`{module}` is not listed: add a row `| `{module}` | what it holds |` to "
+                f"`{module}` is not listed: add the row \"| `{module}` | <what it holds> |\" to "
                 f"{owner.where}"
             )
     return problems
