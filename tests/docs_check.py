@@ -22,7 +22,8 @@ backticked path in a row's first cell is a listed path. Three rules follow:
   ``file`` has a marker, so no second, unchecked copy of a tree can appear.
 
 The links rule: every relative markdown link in README.md and docs/*.md points to a file or
-directory that exists and, for a ``#anchor`` into a markdown file, to one of its headings.
+directory that exists and, for a ``#anchor`` into a markdown file, to one of its headings;
+and every page in docs/ is linked from the index, docs/README.md.
 
 Every problem is one line that names the document (and line) to edit and what to change.
 """
@@ -228,7 +229,7 @@ def check_layout(root: Path, docs: Iterable[Path] | None = None) -> list[str]:
             )
         elif not _lists(owner, module):
             problems.append(
-                f"`{module}` is not listed: add the row \"| `{module}` | <what it holds> |\" to "
+                f'`{module}` is not listed: add the row "| `{module}` | <what it holds> |" to '
                 f"{owner.where}"
             )
     return problems
@@ -292,3 +293,17 @@ def check_links(root: Path, docs: Iterable[Path] | None = None) -> list[str]:
                     f"{resolved.relative_to(root.resolve()).as_posix()}; fix the anchor in {name}"
                 )
     return problems
+
+
+def check_index(root: Path) -> list[str]:
+    """Every page of docs/ that its index, docs/README.md, does not link to."""
+    index = root / "docs" / "README.md"
+    linked = {
+        (index.parent / link.group(1).partition("#")[0]).resolve()
+        for link in _LINK.finditer(_without_code(index.read_text(encoding="utf-8")))
+    }
+    return [
+        f"docs/{page.name} is not in the index: add a row for it to docs/README.md"
+        for page in sorted((root / "docs").glob("*.md"))
+        if page.name != "README.md" and page.resolve() not in linked
+    ]

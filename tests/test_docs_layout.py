@@ -11,7 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.docs_check import anchors, check_layout, check_links, slug, tree_modules
+from tests.docs_check import (
+    anchors,
+    check_index,
+    check_layout,
+    check_links,
+    slug,
+    tree_modules,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 README_MAX_LINES = 300
@@ -27,6 +34,10 @@ def test_every_relative_link_of_the_documents_resolves() -> None:
     problems = check_links(ROOT)
 
     assert not problems, "broken links:\n" + "\n".join(problems)
+
+
+def test_every_page_of_docs_is_in_its_index() -> None:
+    assert check_index(ROOT) == []
 
 
 def test_the_readme_stays_a_front_page() -> None:
@@ -191,6 +202,16 @@ def test_links_to_missing_files_and_headings_are_named(tree: Path) -> None:
         "docs/guide.md:6: the link `old.md` points to a missing file; fix it in docs/guide.md",
         "docs/guide.md:6: the link `architecture.md#layers` names no heading of "
         "docs/architecture.md; fix the anchor in docs/guide.md",
+    ]
+
+
+def test_a_page_missing_from_the_index_is_named(tree: Path) -> None:
+    write(tree, {"docs/README.md": "| [architecture.md](architecture.md#layers) | the design |\n"})
+    assert check_index(tree) == []
+
+    write(tree, {"docs/guide.md": "# Guide\n"})
+    assert check_index(tree) == [
+        "docs/guide.md is not in the index: add a row for it to docs/README.md"
     ]
 
 
