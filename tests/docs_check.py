@@ -25,6 +25,10 @@ The links rule: every relative markdown link in README.md and docs/*.md points t
 directory that exists and, for a ``#anchor`` into a markdown file, to one of its headings;
 and every page in docs/ is linked from the index, docs/README.md.
 
+The citations rule: code and documents cite a section as ``docs/<page>.md, "<section title>"``
+(or ``README, "<title>"``); every such title is a heading or a bold paragraph title
+(``**Title.**``) of that page, so a section that moves or is renamed takes its citations along.
+
 Every problem is one line that names the document (and line) to edit and what to change.
 """
 
@@ -307,3 +311,70 @@ def check_index(root: Path) -> list[str]:
         for page in sorted((root / "docs").glob("*.md"))
         if page.name != "README.md" and page.resolve() not in linked
     ]
+
+
+CITING_SUFFIXES = {".py", ".md", ".yml", ".yaml", ".toml", ".sh", ".cfg", ".ini"}
+CITING_NAMES = {"Makefile", "Dockerfile", "run"}
+NOT_CITING = {"histories", "corpus", "results", "__pycache__", "node_modules"}
+# The checker's own tests cite made-up sections on purpose.
+NOT_CITING_FILES = {"tests/test_docs_layout.py"}
+_CITATION = re.compile(
+    r"\b(README(?:\.md)?|docs/[\w.-]+\.md)(?:,|\s\(|:)[ \t]*(?:\n[ \t]*(?:#+|//)?[ \t]*)?"
+    r"((?:\"[^\"\n]+(?:\n[^\"\n]+){0,2}\"(?:,? and |, |; |,?\s+(?:#+\s*)?and\s+)?)+)"
+)
+_COMMENT_BREAK = re.compile(r"\s*\n\s*(?:#+|//|\*(?=\s))?\s*")
+
+
+def _normal_title(title: str) -> str:
+    return re.sub(r"\s+", " ", _COMMENT_BREAK.sub(" ", title).replace("`", "")).strip(" .:").lower()
+
+
+def section_titles(doc: Path) -> set[str]:
+    """A page's citable titles: its headings and its bold paragraph titles."""
+    found: set[str] = set()
+    for _, line in _outside_fences(doc.read_text(encoding="utf-8").splitlines()):
+        heading = _HEADING.match(line)
+        if heading:
+            found.add(heading.group(2))
+        found.update(re.findall(r"\*\*([^*]+?)\*\*", line))
+    return {_normal_title(title) for title in found}
+
+
+def citing_files(root: Path) -> list[Path]:
+    found: list[Path] = []
+    for path in sorted(root.rglob("*")):
+        parts = path.relative_to(root).parts
+        if any(part.startswith(".") and part != ".ci" for part in parts) or NOT_CITING & set(parts):
+            continue
+        if any(part.endswith(".egg-info") for part in parts) or "/".join(parts) in NOT_CITING_FILES:
+            continue
+        if path.is_file() and (path.suffix in CITING_SUFFIXES or path.name in CITING_NAMES):
+            found.append(path)
+    return found
+
+
+def check_citations(root: Path) -> list[str]:
+    """Every cited section title that its page does not have."""
+    titles: dict[str, set[str]] = {}
+    problems: list[str] = []
+    for path in citing_files(root):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        name = path.relative_to(root).as_posix()
+        for citation in _CITATION.finditer(text):
+            page = "README.md" if citation.group(1).startswith("README") else citation.group(1)
+            if page not in titles:
+                titles[page] = section_titles(root / page) if (root / page).is_file() else set()
+            for quoted in re.finditer(r'"([^"]+)"', citation.group(2)):
+                title = _normal_title(quoted.group(1))
+                if "<" in title or any(
+                    known == title or known.startswith((title + " ", title + ":"))
+                    for known in titles[page]
+                ):
+                    continue
+                line = text.count("\n", 0, citation.start(2) + quoted.start()) + 1
+                problems.append(
+                    f'{name}:{line}: cites {page}, "{quoted.group(1)}", which {page} has as no '
+                    "heading or bold paragraph title; point the citation at the section's "
+                    "current title and page"
+                )
+    return problems

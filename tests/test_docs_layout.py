@@ -13,6 +13,7 @@ import pytest
 
 from tests.docs_check import (
     anchors,
+    check_citations,
     check_index,
     check_layout,
     check_links,
@@ -34,6 +35,12 @@ def test_every_relative_link_of_the_documents_resolves() -> None:
     problems = check_links(ROOT)
 
     assert not problems, "broken links:\n" + "\n".join(problems)
+
+
+def test_every_cited_section_exists() -> None:
+    problems = check_citations(ROOT)
+
+    assert not problems, "citations of sections that are gone:\n" + "\n".join(problems)
 
 
 def test_every_page_of_docs_is_in_its_index() -> None:
@@ -212,6 +219,26 @@ def test_a_page_missing_from_the_index_is_named(tree: Path) -> None:
     write(tree, {"docs/guide.md": "# Guide\n"})
     assert check_index(tree) == [
         "docs/guide.md is not in the index: add a row for it to docs/README.md"
+    ]
+
+
+def test_a_citation_of_a_moved_section_is_named(tree: Path) -> None:
+    write(
+        tree,
+        {
+            "docs/guide.md": "# Guide\n\n## Long prompts and stored payloads\n\n**Owners.** text\n",
+            "workflows/a.py": '"""See docs/guide.md, "Long prompts and\nstored payloads".\n\n'
+            'And docs/guide.md, "Owners" and "Cohorts"."""\n'
+            '# docs/architecture.md, "Where things\n# live"; README, "Layout"\n'
+            '# docs/guide.md, "<section title>"\n',
+        },
+    )
+
+    assert check_citations(tree) == [
+        'workflows/a.py:4: cites docs/guide.md, "Cohorts", which docs/guide.md has as no heading '
+        "or bold paragraph title; point the citation at the section's current title and page",
+        'workflows/a.py:6: cites README.md, "Layout", which README.md has as no heading or bold '
+        "paragraph title; point the citation at the section's current title and page",
     ]
 
 
