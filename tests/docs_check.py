@@ -1,4 +1,4 @@
-"""The documents checked against the tree: layout tables and relative links.
+"""The documents checked against the tree: layout tables, relative links and citations.
 
 A document that describes the tree drifts as the tree moves, so the layout is written as
 tables that a test can read (tests/test_docs_layout.py), in one recognisable form:
