@@ -1,7 +1,7 @@
 """The flaky-proof check (``make test-under-load``): the test suite three times in a row with a
 CPU hog beside it.
 
-No test may depend on wall-clock speed (README, "Development"). This is how that is checked:
+No test may depend on wall-clock speed (docs/development.md). This is how that is checked:
 one busy-loop process per core keeps every core saturated while ``pytest`` runs the suite
 ``--runs`` times in a row; each run's result and duration are printed, and the exit code is
 0 only if every run passed. The hog is stopped on every way out — a failed run, Ctrl-C, a

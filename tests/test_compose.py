@@ -1,6 +1,6 @@
 """docker-compose.yml is validated here, not run (no Docker engine on the test machines):
-Debian's ``docker-compose config`` parses it for real, and every service the README
-names exists."""
+Debian's ``docker-compose config`` parses it for real, and every service the docs
+name (README.md, docs/*.md) exists."""
 
 from __future__ import annotations
 
@@ -68,12 +68,12 @@ def test_compose_refuses_to_start_the_gateway_without_a_token() -> None:
     assert "SEAWALL_GATEWAY_TOKEN" in done.stderr
 
 
-def test_every_service_the_readme_names_exists_with_health_checks() -> None:
+def test_every_service_the_docs_name_exists_with_health_checks() -> None:
     services = yaml.safe_load(COMPOSE.read_text())["services"]
-    readme = (ROOT / "README.md").read_text()
-    named = set(re.findall(r"`compose:([a-z-]+)`", readme))
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    named = set(re.findall(r"`compose:([a-z-]+)`", "".join(p.read_text() for p in pages)))
 
-    assert named, "the README names the compose services as `compose:<name>`"
+    assert named, "the docs (docs/deploying.md) name the compose services as `compose:<name>`"
     assert named <= set(services)
     assert {
         "postgresql",

@@ -1,5 +1,5 @@
-"""``seawall acp``: the Agent Client Protocol agent an editor launches (README, "Editors
-(ACP)"; docs/acp.md).
+"""``seawall acp``: the Agent Client Protocol agent an editor launches (docs/acp.md, "Using
+it from an editor").
 
 Without ``--embedded`` it is a client of the Temporal server at ``temporal_address`` and of
 the workers already polling ``task_queue`` (the ``make run`` stack, say). With

@@ -227,7 +227,7 @@ def check_loopback(host: str) -> None:
         raise StackError(
             f"SEAWALL_HOST={host!r}: seawall up binds to a loopback address only "
             "(127.0.0.1, ::1, localhost): its Temporal dev server has no authentication; "
-            'use the compose stack (README, "The compose stack") to serve others'
+            'use the compose stack (docs/deploying.md, "The compose stack") to serve others'
         )
 
 

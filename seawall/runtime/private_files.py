@@ -1,6 +1,6 @@
 """Seawall's data stays its user's: data directories 0700, the files in them 0600.
 
-docs/security-gateway.md, "Data directory modes". The data dir (``seawall up``'s
+docs/security-gateway.md, "The data directory is private". The data dir (``seawall up``'s
 ``.data``, ``seawall acp``'s ``$XDG_DATA_HOME/seawall``) holds the dev server's database
 (every owner's histories), logs, pids, the payload store and the workspaces root; the
 tokens and the codec token reach these processes too. So the processes that create them

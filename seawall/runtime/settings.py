@@ -1435,8 +1435,8 @@ class SeawallSettings(BaseSettings):
         read_by=(WORKER, ACP),
     )
 
-    # The Temporal UI's codec endpoint (gateway/codec.py; README, "Long prompts and stored
-    # payloads"): the credential in its URL and the origins its browser calls come from.
+    # The Temporal UI's codec endpoint (gateway/codec.py; docs/durability.md, "Long prompts and
+    # stored payloads"): the credential in its URL and the origins its browser calls come from.
     codec_token: SecretStr | None = setting(
         None,
         "credential of the Temporal UI's codec endpoint, <gateway>/codec/ui/<token> (decode "

@@ -75,7 +75,7 @@ def mcp_servers(operator_env: pytest.MonkeyPatch) -> None:
 def workspace(tmp_path: Path) -> Path:
     """The MCP prompts' workspace: a folder beside the operator's config directory (under
     ``tmp_path`` too), never containing it, since the sandbox refuses a workspace that holds
-    the worker's configuration (docs/security-sandbox.md, "a hostile workspace root")."""
+    the worker's configuration (docs/security-sandbox.md, "How": a hostile workspace root)."""
     path = tmp_path / "workspace"
     path.mkdir()
     return path
