@@ -28,8 +28,6 @@ from typing import Any
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:  # run as a script: make ``bench.make_incidents`` importable
-    sys.path.insert(0, str(ROOT))
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 CAP = 100
