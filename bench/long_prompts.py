@@ -49,24 +49,21 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
+import yaml
+from temporalio.client import Client, WorkflowHistory
+from temporalio.converter import ExternalStorage
+from temporalio.service import RPCError, RPCStatusCode
+
 from bench.server_metrics import free_port
+from bench.trusted import bench_client, bench_trust, worker_process_environment
+from seawall.runtime.devserver import start_dev_server
+from seawall.runtime.storage import DEFAULT_THRESHOLD_BYTES, FilesystemStorageDriver
+from worker import build_worker
+from workflows.prompt_io import PromptResult
+from workflows.prompt_options import DEFAULT_MAX_MODEL_REQUESTS
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-import httpx  # noqa: E402
-import yaml  # noqa: E402
-from temporalio.client import Client, WorkflowHistory  # noqa: E402
-from temporalio.converter import ExternalStorage  # noqa: E402
-from temporalio.service import RPCError, RPCStatusCode  # noqa: E402
-
-from bench.trusted import bench_client, bench_trust, worker_process_environment  # noqa: E402
-from seawall.runtime.devserver import start_dev_server  # noqa: E402
-from seawall.runtime.storage import DEFAULT_THRESHOLD_BYTES, FilesystemStorageDriver  # noqa: E402
-from worker import build_worker  # noqa: E402
-from workflows.prompt_io import PromptResult  # noqa: E402
-from workflows.prompt_options import DEFAULT_MAX_MODEL_REQUESTS  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "long_prompts.json"
 BASELINE_REF = "514ba60"  # main when issue 13 started: the 1,000,000-character stop
@@ -298,11 +295,12 @@ async def through_gateway(client: Client, url: str, pages: int, work: Path) -> s
 
 # --- leg 3: the short prompt against today's code -------------------------------------
 
-# Runs in a worker subprocess of either tree (cwd and sys.path[0] = the tree): only APIs
-# both trees have, the payload storage where the tree has it.
+# Runs in a worker subprocess of either tree: only APIs both trees have, the payload storage
+# where the tree has it. run_child puts the tree first on the child's PYTHONPATH (and makes
+# it the cwd), so ``seawall`` and ``worker`` come from that tree: the PYTHONPATH entry is
+# searched before the editable install's finder, which only maps names to this checkout.
 CHILD = r"""
 import asyncio, json, sys, tempfile, uuid
-sys.path.insert(0, ".")
 from seawall.runtime.plugin import connect
 from seawall.scenario.driver import run_scenario
 from seawall.scenario.format import Scenario

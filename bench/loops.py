@@ -46,14 +46,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+import yaml
 
-import yaml  # noqa: E402
-
-from bench.baselines import fresh_baselines  # noqa: E402
-from bench.simulate import (  # noqa: E402
+from bench.baselines import fresh_baselines
+from bench.simulate import (
     SEAWALL,
     SEAWALL_SEED,
     SimResult,
@@ -63,12 +59,14 @@ from bench.simulate import (  # noqa: E402
     simulate_seawall,
     verdict_differences,
 )
-from seawall.scenario.format import Scenario, ScenarioError, load_scenario  # noqa: E402
-from workflows.denied_calls import DENIED_CALL_THRESHOLD  # noqa: E402
-from workflows.failure_cycles import FAILURE_CYCLE_THRESHOLD  # noqa: E402
-from workflows.guard import GuardMode  # noqa: E402
-from workflows.identical_results import IDENTICAL_RESULT_THRESHOLD  # noqa: E402
-from workflows.loop_profile import SEED_SETTINGS, LoopProfile, LoopRule, LoopSettings  # noqa: E402
+from seawall.scenario.format import Scenario, ScenarioError, load_scenario
+from workflows.denied_calls import DENIED_CALL_THRESHOLD
+from workflows.failure_cycles import FAILURE_CYCLE_THRESHOLD
+from workflows.guard import GuardMode
+from workflows.identical_results import IDENTICAL_RESULT_THRESHOLD
+from workflows.loop_profile import SEED_SETTINGS, LoopProfile, LoopRule, LoopSettings
+
+ROOT = Path(__file__).resolve().parent.parent
 
 DEFAULT_CORPUS = ROOT / "bench" / "corpus"
 DEFAULT_JSON = ROOT / "bench" / "results" / "loops.json"

@@ -64,19 +64,15 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-import temporalio  # noqa: E402
-from temporalio import activity  # noqa: E402
-from temporalio.api.enums.v1 import EventType  # noqa: E402
-from temporalio.client import Client, WorkflowHistory  # noqa: E402
-from temporalio.client import Interceptor as ClientInterceptor  # noqa: E402
-from temporalio.converter import ExternalStorage  # noqa: E402
-from temporalio.service import RPCError, RPCStatusCode  # noqa: E402
-from temporalio.testing import WorkflowEnvironment  # noqa: E402
-from temporalio.worker import (  # noqa: E402
+import temporalio
+from temporalio import activity
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import Client, WorkflowHistory
+from temporalio.client import Interceptor as ClientInterceptor
+from temporalio.converter import ExternalStorage
+from temporalio.service import RPCError, RPCStatusCode
+from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import (
     ActivityInboundInterceptor,
     ExecuteActivityInput,
     Interceptor,
@@ -85,16 +81,16 @@ from temporalio.worker import (  # noqa: E402
     Worker,
     WorkflowRunner,
 )
-from temporalio.worker.workflow_sandbox import (  # noqa: E402
+from temporalio.worker.workflow_sandbox import (
     SandboxedWorkflowRunner,
     SandboxRestrictions,
 )
 
-from activities.fixtures import fixture_tool_spec  # noqa: E402
-from activities.tool_runner import builtin_tool_specs  # noqa: E402
-from activities.tools import BUILTIN_TOOLS  # noqa: E402
-from bench import replay_long  # noqa: E402
-from bench.bare import (  # noqa: E402
+from activities.fixtures import fixture_tool_spec
+from activities.tool_runner import builtin_tool_specs
+from activities.tools import BUILTIN_TOOLS
+from bench import replay_long
+from bench.bare import (
     BARE_ACTIVITIES,
     BARE_MODEL,
     BareInput,
@@ -102,27 +98,29 @@ from bench.bare import (  # noqa: E402
     BareResult,
     run_inprocess,
 )
-from bench.replay_long import measure_long_replay  # noqa: E402
-from bench.report_runner import run_and_report  # noqa: E402
-from bench.server_metrics import (  # noqa: E402
+from bench.replay_long import measure_long_replay
+from bench.report_runner import run_and_report
+from bench.server_metrics import (
     ServerCounters,
     free_port,
     read_counters,
     server_cpu_seconds,
     state_transitions,
 )
-from bench.trusted import bench_client, bench_trust, worker_process_environment  # noqa: E402
-from seawall.runtime.plugin import SeawallPlugin, client_with_plugin, connect  # noqa: E402
-from seawall.runtime.storage import DEFAULT_THRESHOLD_BYTES, FilesystemStorageDriver  # noqa: E402
-from workflows.activity_io import CALL_MODEL, ToolSpec  # noqa: E402
-from workflows.guard import GuardMode  # noqa: E402
-from workflows.prompt import PromptWorkflow  # noqa: E402
-from workflows.prompt_io import PromptInput, PromptResult, StopReason  # noqa: E402
-from workflows.prompt_options import (  # noqa: E402
+from bench.trusted import bench_client, bench_trust, worker_process_environment
+from seawall.runtime.plugin import SeawallPlugin, client_with_plugin, connect
+from seawall.runtime.storage import DEFAULT_THRESHOLD_BYTES, FilesystemStorageDriver
+from workflows.activity_io import CALL_MODEL, ToolSpec
+from workflows.guard import GuardMode
+from workflows.prompt import PromptWorkflow
+from workflows.prompt_io import PromptInput, PromptResult, StopReason
+from workflows.prompt_options import (
     DEFAULT_MAX_MODEL_REQUESTS,
     DEFAULT_MAX_TOOL_CALLS_PER_TURN,
 )
-from workflows.scenario_io import FixtureTool, ModelScript, ScenarioHooks  # noqa: E402
+from workflows.scenario_io import FixtureTool, ModelScript, ScenarioHooks
+
+ROOT = Path(__file__).resolve().parent.parent
 
 DEFAULT_JSON = ROOT / "bench" / "results" / "overhead.json"
 LEVELS = (1, 10, 100)

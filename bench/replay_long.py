@@ -18,20 +18,40 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from temporalio.client import WorkflowHistory
+from temporalio.client import Client, WorkflowHistory
 from temporalio.worker import Replayer
 
 from bench.server_metrics import state_transitions
-
-if TYPE_CHECKING:
-    from bench.overhead import Bench
 
 TARGET_EVENTS = 10_000
 TARGET_SECONDS = 2.0
 DEFAULT_BATCHES = 50
 DEFAULT_CALLS = 70
+
+
+class _Workload(Protocol):
+    @property
+    def batches(self) -> int: ...
+    @property
+    def calls(self) -> int: ...
+
+
+class _Run(Protocol):
+    @property
+    def ids(self) -> list[str]: ...
+
+
+class Bench(Protocol):
+    """What this module needs of ``bench.overhead.Bench``, said as a protocol so that it does
+    not import the benchmark that imports it (no import cycle)."""
+
+    @property
+    def client(self) -> Client: ...
+    @property
+    def workload(self) -> _Workload: ...
+    async def many(self, variant: str, prompts: int, concurrency: int) -> _Run: ...
 
 
 async def _one(history: WorkflowHistory) -> AsyncIterator[WorkflowHistory]:

@@ -34,18 +34,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from bench.overhead import Bench, Workload, git_commit, machine  # noqa: E402
-from bench.report_runner import run_and_report  # noqa: E402
-from bench.server_metrics import (  # noqa: E402
+from bench.overhead import Bench, Workload, git_commit, machine
+from bench.report_runner import run_and_report
+from bench.server_metrics import (
     free_port,
     process_cpu_seconds,
     read_counters,
     server_cpu_seconds,
 )
+
+ROOT = Path(__file__).resolve().parent.parent
 
 DEFAULT_JSON = ROOT / "bench" / "results" / "scaling.json"
 PLATEAU = 1.10  # a worker more that adds less than 10 % throughput: the plateau

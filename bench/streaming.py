@@ -35,7 +35,6 @@ import asyncio
 import dataclasses
 import re
 import statistics
-import sys
 import tempfile
 import time
 import uuid
@@ -45,30 +44,28 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from temporalio import activity
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import Client
+from temporalio.contrib.workflow_streams import WorkflowStreamClient
+from temporalio.worker import Worker
+
+from activities.model import ModelActivities
+from activities.model_stream import MAX_SIGNALS, TextSink
+from bench.overhead import machine
+from bench.report_runner import run_and_report
+from bench.stream_baseline import EVENTS_TOPIC, StreamedPromptWorkflow
+from bench.trusted import bench_client, bench_trust
+from seawall.client.events import Idle, follow_prompt_events
+from seawall.runtime.devserver import start_dev_server
+from seawall.runtime.plugin import WORKFLOWS, SeawallPlugin, client_with_plugin
+from worker import build_activities
+from workflows.activity_io import CallModelInput, ModelReply, ModelSpec
+from workflows.outcome import ToolCall
+from workflows.prompt import PromptWorkflow
+from workflows.prompt_io import AgentEvent, EventKind, EventsQuery, PromptInput
+
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from temporalio import activity  # noqa: E402
-from temporalio.api.enums.v1 import EventType  # noqa: E402
-from temporalio.client import Client  # noqa: E402
-from temporalio.contrib.workflow_streams import WorkflowStreamClient  # noqa: E402
-from temporalio.worker import Worker  # noqa: E402
-
-from activities.model import ModelActivities  # noqa: E402
-from activities.model_stream import MAX_SIGNALS, TextSink  # noqa: E402
-from bench.overhead import machine  # noqa: E402
-from bench.report_runner import run_and_report  # noqa: E402
-from bench.stream_baseline import EVENTS_TOPIC, StreamedPromptWorkflow  # noqa: E402
-from bench.trusted import bench_client, bench_trust  # noqa: E402
-from seawall.client.events import Idle, follow_prompt_events  # noqa: E402
-from seawall.runtime.devserver import start_dev_server  # noqa: E402
-from seawall.runtime.plugin import WORKFLOWS, SeawallPlugin, client_with_plugin  # noqa: E402
-from worker import build_activities  # noqa: E402
-from workflows.activity_io import CallModelInput, ModelReply, ModelSpec  # noqa: E402
-from workflows.outcome import ToolCall  # noqa: E402
-from workflows.prompt import PromptWorkflow  # noqa: E402
-from workflows.prompt_io import AgentEvent, EventKind, EventsQuery, PromptInput  # noqa: E402
 
 DEFAULT_JSON = ROOT / "bench" / "results" / "streaming.json"
 # The follower as it was before streaming: the events query five times a second.

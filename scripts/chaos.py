@@ -56,11 +56,8 @@ from typing import Any
 
 import httpx
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from bench.server_metrics import free_port  # noqa: E402
-from scripts.chaos_mcp import (  # noqa: E402
+from bench.server_metrics import free_port
+from scripts.chaos_mcp import (
     MCP_CALLS_PER_PROMPT,
     MCP_SERVER_DOWN,
     MCP_SERVER_SCRIPT,
@@ -74,8 +71,8 @@ from scripts.chaos_mcp import (  # noqa: E402
     mcp_servers,
     step_of,
 )
-from scripts.chaos_model import FAULT_KINDS, ChaosModel, marked  # noqa: E402
-from scripts.chaos_watch import (  # noqa: E402
+from scripts.chaos_model import FAULT_KINDS, ChaosModel, marked
+from scripts.chaos_watch import (
     PromptStuck,
     keep_logs,
     log_tails,
@@ -83,8 +80,10 @@ from scripts.chaos_watch import (  # noqa: E402
     waiting_for,
     within_deadline,
 )
-from seawall.runtime.devserver import temporal_binary  # noqa: E402
-from seawall.scenario.format import Scenario, load_scenario  # noqa: E402
+from seawall.runtime.devserver import temporal_binary
+from seawall.scenario.format import Scenario, load_scenario
+
+ROOT = Path(__file__).resolve().parent.parent
 
 CORPUS = ROOT / "bench" / "corpus"
 TASK_QUEUE = "chaos"

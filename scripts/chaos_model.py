@@ -8,7 +8,7 @@ request is chosen from the conversation alone, exactly like the scripted provide
 (``activities/model.py``, ``scripted_turn``): the number of assistant messages so far, or
 after the repeated-failure reminder its ``after_reminder`` turns. So a retried request gets
 the same reply, and the reply is streamed as OpenAI streams it (the chunks of
-``tests/activities/chat_server.py``).
+``scripts/chat_server.py``).
 
 Faults are planned by request number (:meth:`ChaosModel.plan`), so they land at seeded
 moments without depending on timing: the request that draws one is answered with
@@ -32,8 +32,8 @@ import re
 from collections import Counter
 from typing import Any
 
-from tests.activities.chat_server import ChatServer, Received, Reply, completion, stream_events
-from tests.activities.chat_server import tool_call as wire_tool_call
+from scripts.chat_server import ChatServer, Received, Reply, completion, stream_events
+from scripts.chat_server import tool_call as wire_tool_call
 from workflows.guard import REPEATED_TOOL_FAILURE_REMINDER
 from workflows.scenario_io import ModelScript, ScriptedTurn
 

@@ -43,24 +43,23 @@ from pathlib import Path
 from temporalio.client import Client, WorkflowHandle
 from temporalio.service import RPCError
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from seawall.rollout.analysis import Report, build_report
+from seawall.rollout.records import read_records, visibility_query
+from seawall.rollout.render import render_html, render_text
+from seawall.runtime.devserver import start_dev_server
+from seawall.runtime.logs import configure_logging
+from seawall.scenario.driver import prepare_workspace
+from seawall.scenario.format import Scenario, load_scenario
+from worker import build_activities, build_worker, trusted_local_run
+from workflows.client_connection import ClientDisconnect
+from workflows.prompt import PromptWorkflow
+from workflows.prompt_io import PromptResult, StopReason
+from workflows.prompt_options import ApprovalMode
+from workflows.scenario_io import ScenarioHooks
+from workflows.session import SessionWorkflow, session_workflow_id
+from workflows.session_io import PromptSubmission, SessionInput, SessionSettings
 
-from seawall.rollout.analysis import Report, build_report  # noqa: E402
-from seawall.rollout.records import read_records, visibility_query  # noqa: E402
-from seawall.rollout.render import render_html, render_text  # noqa: E402
-from seawall.runtime.devserver import start_dev_server  # noqa: E402
-from seawall.runtime.logs import configure_logging  # noqa: E402
-from seawall.scenario.driver import prepare_workspace  # noqa: E402
-from seawall.scenario.format import Scenario, load_scenario  # noqa: E402
-from worker import build_activities, build_worker, trusted_local_run  # noqa: E402
-from workflows.client_connection import ClientDisconnect  # noqa: E402
-from workflows.prompt import PromptWorkflow  # noqa: E402
-from workflows.prompt_io import PromptResult, StopReason  # noqa: E402
-from workflows.prompt_options import ApprovalMode  # noqa: E402
-from workflows.scenario_io import ScenarioHooks  # noqa: E402
-from workflows.session import SessionWorkflow, session_workflow_id  # noqa: E402
-from workflows.session_io import PromptSubmission, SessionInput, SessionSettings  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 CORPUS = ROOT / "bench" / "corpus"
 ENVIRONMENTS = ("internal", "public")

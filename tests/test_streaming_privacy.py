@@ -14,8 +14,8 @@ from pathlib import Path
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
+from scripts.chat_server import ChatServer, completion
 from seawall.client.events import follow_prompt_events
-from tests.activities.chat_server import ChatServer, completion
 from tests.telemetry_helpers import free_port, worker_process
 from tests.trust_helpers import signed
 from workflows.activity_io import ModelSpec

@@ -30,13 +30,12 @@ from activities.openai_provider import (
 )
 from activities.tool_runner import builtin_tool_specs
 from activities.tools import BUILTIN_TOOLS
+from scripts.chat_server import ChatServer, Reply, completion, error, stream_events, tool_call
 from seawall.runtime.settings import SettingsError
 from worker import model_providers
 from workflows.activity_io import CallModelInput, ModelSpec, ToolSpec
 from workflows.conversation import Message, Role, system_message, user_message
 from workflows.outcome import ToolCall
-
-from .chat_server import ChatServer, Reply, completion, error, stream_events, tool_call
 
 API_KEY = "sk-test-SECRET-0123456789"
 PROVIDER_ENV = (

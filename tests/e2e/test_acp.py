@@ -34,8 +34,8 @@ from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.testing import WorkflowEnvironment
 
+from scripts.chat_server import ChatServer, error
 from seawall.client.temporal_ops import prompt_handle, session_handle
-from tests.activities.chat_server import ChatServer, error
 from tests.trust_helpers import TEST_SIGNING_KEY
 from workflows.guard import REPEATED_TOOL_FAILURE_REMINDER, REPEATED_TOOL_FAILURE_STOP_MESSAGE
 from workflows.prompt_io import StopReason

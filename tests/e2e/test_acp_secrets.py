@@ -8,7 +8,7 @@ from pathlib import Path
 
 from acp.schema import AgentMessageChunk
 
-from tests.activities.chat_server import ChatServer, completion
+from scripts.chat_server import ChatServer, completion
 from tests.e2e.test_acp import new_session, say, spawn_bridge
 
 ADMIN = "admin-token-of-the-operator-0123"

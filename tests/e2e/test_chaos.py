@@ -18,7 +18,7 @@ from scripts.chaos import Figures, chaos, check_ledger, delta_problem, failed, r
 from scripts.chaos_mcp import Ledger, check_mcp_ledger, cut_off_by_a_kill
 from scripts.chaos_model import FAULT_KINDS, ChaosModel, marked, turn_for
 from scripts.chaos_watch import PromptStuck, keep_logs, log_tails, run_all, waiting_for
-from tests.activities.chat_server import Received
+from scripts.chat_server import Received
 from workflows.activity_io import CallModelInput, ModelSpec
 from workflows.conversation import Message, Role
 from workflows.guard import REPEATED_TOOL_FAILURE_REMINDER

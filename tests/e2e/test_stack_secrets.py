@@ -11,8 +11,8 @@ from typing import Any
 import httpx
 import pytest
 
+from scripts.chat_server import ChatServer, completion
 from seawall.runtime.child_env import DEV_SERVER_PREFIXES, DEV_SERVER_VARIABLES
-from tests.activities.chat_server import ChatServer, completion
 from tests.e2e.test_stack import stack_process, until
 
 ADMIN = "admin-token-of-the-operator-0123"

@@ -18,7 +18,7 @@ import pytest
 import pytest_asyncio
 from temporalio.client import Client
 
-from tests.activities.chat_server import ChatServer, completion, error, tool_call
+from scripts.chat_server import ChatServer, completion, error, tool_call
 from tests.activities.mcp_helpers import (
     SERVER,
     captured_logs,

@@ -1,4 +1,8 @@
-"""A tiny OpenAI chat-completions server on a real socket, for provider tests.
+"""A tiny OpenAI chat-completions server on a real socket, for provider tests and chaos runs.
+
+It lives in ``scripts/`` (not ``tests/``) because the chaos suite's model endpoint
+(``scripts/chaos_model.py``) serves its replies through it, and ``scripts`` is an installed
+package while ``tests`` is not; the tests import it from here.
 
 It speaks just enough HTTP/1.1 (one request per connection, ``Connection: close``) for the
 official SDK: it records every request (method, path, headers, JSON body) and answers with
