@@ -13,6 +13,7 @@ read, so an unrelated bad setting cannot change a session.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 from collections.abc import Mapping
@@ -75,6 +76,11 @@ class SessionRead:
     found: Found | None = None
     error: str | None = None
 
+    @property
+    def invalid(self) -> Found | None:
+        """What was found, when it does not validate."""
+        return self.found if self.error is not None else None
+
 
 def read_setting(name: str, environ: Mapping[str, str], config: UserConfig) -> SessionRead:
     """Setting ``name`` from its variable, else its user config key (a file that stopped
@@ -94,11 +100,6 @@ def _sources(
     env = os.environ if environ is None else environ
     path = user_config_path(env) if config_path is None else config_path
     return env, UserConfig.read(path)
-
-
-def _word(found: Found) -> str:
-    """A mode or profile word as found, for a diagnostic (YAML's bare ``off`` is false)."""
-    return "off" if found.value is False else found.text
 
 
 # --- the guard mode ---------------------------------------------------------------------------
@@ -143,31 +144,29 @@ def resolve_loop_settings(
     env, config = _sources(environ, config_path)
     diagnostics: list[Diagnostic] = []
     profile = read_setting(LOOP_PROFILE_CONFIG_KEY, env, config)
-    if profile.error is not None and profile.found is not None:
-        found = profile.found
+    if (found := profile.invalid) is not None:
         allowed = ", ".join(p.value for p in LoopProfile)
         diagnostics.append(
-            Diagnostic(
-                event="invalid_loop_profile",
-                source=found.label,
-                value=_word(found),
-                message=f"{found.label}: invalid loop profile {_word(found)[:100]!r} (expected "
-                f"one of: {allowed}); using {DEFAULT_LOOP_PROFILE.value}",
+            found.rejected(
+                "invalid_loop_profile",
+                "loop profile",
+                f"one of: {allowed}",
+                f"using {DEFAULT_LOOP_PROFILE.value}",
+                found.word,
             )
         )
     modes: dict[str, GuardMode] = {}
     for rule in RULE_MODE_SETTINGS:
         read = read_setting(rule.name, env, config)
-        if read.error is not None and read.found is not None:
-            found = read.found
+        if (found := read.invalid) is not None:
             allowed = ", ".join(m.value for m in GuardMode)
             diagnostics.append(
-                Diagnostic(
-                    event="invalid_rule_mode",
-                    source=found.label,
-                    value=_word(found),
-                    message=f"{found.label}: invalid rule mode {_word(found)[:100]!r} (expected "
-                    f"one of: {allowed}); the rule runs in the guard's mode",
+                found.rejected(
+                    "invalid_rule_mode",
+                    "rule mode",
+                    f"one of: {allowed}",
+                    "the rule runs in the guard's mode",
+                    found.word,
                 )
             )
         elif read.value is not None:
@@ -193,18 +192,16 @@ def resolve_context_budget(
     ``SEAWALL_CONTEXT_BUDGET_CHARS``, else the user config key ``context_budget_chars``, else
     the default; a value that stopped validating means the default plus one diagnostic."""
     read = read_setting("context_budget_chars", *_sources(environ, config_path))
-    if read.error is None or read.found is None:
+    if (found := read.invalid) is None:
         return ContextBudgetResolution(read.value)
-    found = read.found
     return ContextBudgetResolution(
         DEFAULT_CONTEXT_BUDGET_CHARS,
-        Diagnostic(
-            event="invalid_context_budget",
-            source=found.label,
-            value=found.text,
-            message=f"{found.label}: invalid context budget {found.text[:100]!r} (expected a "
-            f"whole number of characters, at least {MIN_CONTEXT_BUDGET_CHARS}); using "
-            f"{DEFAULT_CONTEXT_BUDGET_CHARS}",
+        found.rejected(
+            "invalid_context_budget",
+            "context budget",
+            f"a whole number of characters, at least {MIN_CONTEXT_BUDGET_CHARS}",
+            f"using {DEFAULT_CONTEXT_BUDGET_CHARS}",
+            found.text,
         ),
     )
 
@@ -225,17 +222,16 @@ def resolve_activity_summaries(
     ``activity_summaries``), from ``SEAWALL_ACTIVITY_SUMMARIES``, else the user config key,
     else off; a value that stopped validating means off plus one diagnostic."""
     read = read_setting("activity_summaries", *_sources(environ, config_path))
-    if read.error is None or read.found is None:
+    if (found := read.invalid) is None:
         return ActivitySummariesResolution(read.value)
-    found = read.found
     return ActivitySummariesResolution(
         False,
-        Diagnostic(
-            event="invalid_activity_summaries",
-            source=found.label,
-            value=found.text,
-            message=f"{found.label}: invalid activity_summaries {found.text[:100]!r} (expected "
-            "true or false); summaries stay off",
+        found.rejected(
+            "invalid_activity_summaries",
+            "activity_summaries",
+            "true or false",
+            "summaries stay off",
+            found.text,
         ),
     )
 
@@ -263,11 +259,25 @@ def resolve_rollout_settings(
     validating since the worker started means no policy (the guard-mode setting applies)
     plus one diagnostic."""
     env, config = _sources(environ, config_path)
-    values = {name: read_setting(name, env, config).value for name in ROLLOUT_SETTINGS}
+    reads = {name: read_setting(name, env, config) for name in ROLLOUT_SETTINGS}
+    values = {name: read.value for name, read in reads.items()}
     attributes = values["otel_resource_attributes"]
     environment = deployment_environment(values["deployment_environment"], attributes)
     version = service_version(values["service_version"], attributes)
     plain = RolloutSettings(environment=environment, service_version=version)
+    where = "guard_rollout"
+    for read in reads.values():
+        if (found := read.invalid) is not None:
+            # A value startup would refuse: no policy, as for a policy that stopped validating.
+            return dataclasses.replace(
+                plain,
+                diagnostic=Diagnostic(
+                    event="invalid_guard_rollout",
+                    source=found.label,
+                    value=found.text,
+                    message=f"{where}: {found.label}: {read.error}; no rollout policy applies",
+                ),
+            )
     text = values["guard_rollout"]
     if text is None:
         return plain
@@ -280,7 +290,6 @@ def resolve_rollout_settings(
             allow_wide_enforce=values["guard_rollout_allow_wide_enforce"] is True,
         )
     except ValueError as err:
-        where = "guard_rollout"
         return RolloutSettings(
             environment=environment,
             service_version=version,

@@ -174,6 +174,25 @@ class Found:
         """The raw value as text, for a diagnostic."""
         return self.value if isinstance(self.value, str) else str(self.value)
 
+    @property
+    def word(self) -> str:
+        """A mode or profile word as found, for a diagnostic (YAML's bare ``off`` is false)."""
+        return "off" if self.value is False else self.text
+
+    def rejected(
+        self, event: str, what: str, expected: str, instead: str, shown: str
+    ) -> Diagnostic:
+        """The diagnostic of a value a session's start does not use:
+        ``LABEL: invalid WHAT 'VALUE' (expected EXPECTED); INSTEAD``."""
+        return Diagnostic(
+            event=event,
+            source=self.label,
+            value=shown,
+            message=(
+                f"{self.label}: invalid {what} {shown[:100]!r} (expected {expected}); {instead}"
+            ),
+        )
+
 
 def find(
     setting: Setting, environ: Mapping[str, str], config: UserConfig, mcp: UserConfig | None = None
@@ -234,15 +253,12 @@ def read_guard_mode(
         return GuardModeResolution(
             DEFAULT_GUARD_MODE,
             SettingSource.DEFAULT,
-            Diagnostic(
-                event="invalid_guard_mode",
-                source=found.label,
-                value=found.text,
-                message=(
-                    f"{found.label}: invalid repeated tool failure guard mode "
-                    f"{found.text[:100]!r} (expected one of: {allowed}); using "
-                    f"{DEFAULT_GUARD_MODE.value}"
-                ),
+            found.rejected(
+                "invalid_guard_mode",
+                "repeated tool failure guard mode",
+                f"one of: {allowed}",
+                f"using {DEFAULT_GUARD_MODE.value}",
+                found.word,
             ),
         )
     return GuardModeResolution(mode, found.origin.source, where=found.origin.where)
