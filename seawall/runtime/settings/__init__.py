@@ -7,7 +7,9 @@ acp`` all call :func:`load_settings`; nothing else in the code base reads a ``SE
 directory. The package's modules, each one job:
 
 - ``fields``: what a setting is (its variables, file, readers) and its field's validator;
-- ``catalogue``: every setting, its type with its one validator, its default (the model);
+- ``catalogue``: every setting, its type, its default and its readers (the model);
+- ``value_types``: the validator each setting's type carries (its one validator);
+- ``rule_modes``: the per-rule mode settings of the loop profile, declared in one place;
 - ``sources``: the environment, then the user config directory, then the default;
 - ``loading``: startup — the model built once, a bad value one error naming its source;
 - ``session``: what the worker reads again at each session's start, through the same fields;
@@ -19,15 +21,10 @@ needs is seawall/runtime/rollout_policy.py.
 
 from .catalogue import (
     DEFAULT_CODEC_UI_ORIGINS,
-    LOG_FORMATS,
-    LOG_LEVELS,
     LOOP_PROFILE_CONFIG_KEY,
     LOOP_PROFILE_ENV,
-    RULE_MODE_SETTINGS,
     SETTINGS,
     SETTINGS_BY_NAME,
-    LogFormat,
-    RuleModeSetting,
     SeawallSettings,
     default_of,
 )
@@ -54,6 +51,7 @@ from .fields import (
 )
 from .loading import EffectiveSettings, load_settings, log_startup_diagnostics, settings_or_exit
 from .report import render_table
+from .rule_modes import RULE_MODE_SETTINGS, RuleModeSetting
 from .session import (
     SESSION_SETTINGS,
     ActivitySummariesResolution,
@@ -75,6 +73,7 @@ from .sources import (
     user_config_path,
     user_data_dir,
 )
+from .value_types import LOG_FORMATS, LOG_LEVELS, LogFormat
 
 __all__ = [
     "ACP",

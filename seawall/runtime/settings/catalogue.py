@@ -2,36 +2,30 @@
 
 :class:`SeawallSettings` is the one settings model of every Seawall process (docs/settings.md
 lists its fields). Each field's whole validation is in its type — the constraints, and the
-``Annotated`` validators below — so the session-time reads (session.py) validate a value
+``Annotated`` validators of value_types.py — so the session-time reads (session.py) validate a value
 through the very same field (:func:`~.fields.field_validator_of`) and startup and a
 session's start can never disagree. Only the two checks that compare settings
 (``payload_storage_bucket`` needs ``payload_storage``; ``guard_rollout`` needs its salt and
 environment) are validators beside the fields.
 
 The per-rule mode settings of the recommended loop profile are declared in one place,
-:data:`RULE_MODE_SETTINGS`, with one field each in the marked block of the model.
+rule_modes.py, with one field each in the marked block of the model.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar
-from urllib.parse import urlsplit
+from typing import Any, Literal
 
-from pydantic import AfterValidator, BeforeValidator, SecretStr, ValidationInfo, field_validator
+from pydantic import SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-from seawall.runtime.owners import OWNER_ID, read_owner_tokens
 from seawall.runtime.rollout_policy import check_rollout, deployment_environment
-from seawall.runtime.storage import DEFAULT_THRESHOLD_BYTES, PayloadStorageKind
+from seawall.runtime.storage import DEFAULT_THRESHOLD_BYTES
 from workflows.conversation import DEFAULT_CONTEXT_BUDGET_CHARS, MIN_CONTEXT_BUDGET_CHARS
-from workflows.guard import GuardMode
-from workflows.loop_profile import DEFAULT_LOOP_PROFILE, LoopProfile
+from workflows.loop_profile import DEFAULT_LOOP_PROFILE
 from workflows.prompt_options import DEFAULT_PERMISSION_TIMEOUT_SECONDS, ApprovalMode
 from workflows.session_io import MAX_PROMPT_CHARS
 
@@ -50,165 +44,32 @@ from .fields import (
     setting,
     setting_of,
 )
+from .rule_modes import rule_mode_setting
 from .sources import DEFAULT_GUARD_MODE, OperatorSource, current_load
+from .value_types import (
+    HttpUrl,
+    LogFormat,
+    LogLevel,
+    Lowered,
+    McpServers,
+    ModeWord,
+    OnOffWord,
+    Origins,
+    OwnerId,
+    OwnerTokensFile,
+    ProfileWord,
+    RuleModeWord,
+    StorageKind,
+    UserPath,
+    VariableNames,
+)
 
 LOOP_PROFILE_CONFIG_KEY = "loop_profile"
 LOOP_PROFILE_ENV = "SEAWALL_LOOP_PROFILE"
 
-LogFormat = Literal["json", "console"]
-LOG_FORMATS: tuple[LogFormat, ...] = ("json", "console")
-LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 # The dev server's UI as a browser opens it (seawall up's default ui_port).
 DEFAULT_CODEC_UI_ORIGINS = "http://localhost:8233,http://127.0.0.1:8233"
-
-
-# --- the per-rule mode settings (docs/architecture.md, "Loop profiles") ---------------------
-# One row per rule of the recommended profile that an operator may give its own mode; the
-# model below has one field per row (its marked block), the operator-settings activity
-# copies each into its LoopSettings field. Unset: the rule runs in the guard's mode.
-
-
-@dataclass(frozen=True)
-class RuleModeSetting:
-    """A rule's mode setting: its name (also its config key), its variable, the
-    ``LoopSettings`` field it sets, and the rule as its help text names it."""
-
-    name: str
-    env: str
-    loop_settings_field: str
-    rule: str
-
-
-RULE_MODE_SETTINGS: tuple[RuleModeSetting, ...] = (
-    RuleModeSetting(
-        "failure_cycle_guard", "SEAWALL_FAILURE_CYCLE_GUARD", "failure_cycle_mode", "failure-cycle"
-    ),
-    RuleModeSetting(
-        "identical_result_guard",
-        "SEAWALL_IDENTICAL_RESULT_GUARD",
-        "identical_result_mode",
-        "identical-result",
-    ),
-    RuleModeSetting(
-        "denied_call_guard", "SEAWALL_DENIED_CALL_GUARD", "denied_call_mode", "denied-call"
-    ),
-)
-
-
-def rule_mode_setting(name: str) -> Any:
-    """The field of the rule mode setting ``name`` of :data:`RULE_MODE_SETTINGS`."""
-    (row,) = (r for r in RULE_MODE_SETTINGS if r.name == name)
-    return setting(
-        None,
-        f"{row.rule} rule of the recommended profile: off | shadow | warn | enforce "
-        "(unset: the guard's mode)",
-        env=row.env,
-        read_by=(WORKER,),
-    )
-
-
-# --- the validators a setting's type carries ------------------------------------------------
-
-
-def _word_or_off(value: Any) -> Any:
-    """A mode or profile word in any case; YAML 1.1 reads a bare ``off`` as false."""
-    if value is False:
-        return GuardMode.OFF.value
-    return value.strip().lower() if isinstance(value, str) else value
-
-
-def _on_off_word(value: Any) -> Any:
-    if value is False:
-        return "off"  # YAML 1.1 reads a bare ``off`` as false
-    if value is True:
-        return "on"
-    return value.strip().lower() if isinstance(value, str) else value
-
-
-def _storage_word(value: Any) -> Any:
-    if value is False:
-        return "off"  # YAML 1.1 reads a bare ``off`` as false
-    return value.strip().lower() if isinstance(value, str) else value
-
-
-def _lower(value: Any) -> Any:
-    return value.strip().lower() if isinstance(value, str) else value
-
-
-def _level(value: Any) -> Any:
-    if isinstance(value, str) and value.strip().upper() in LOG_LEVELS:
-        return value.strip().upper()
-    raise ValueError(f"must be one of {', '.join(LOG_LEVELS)}")
-
-
-def _json_object(value: Any) -> Any:
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except ValueError:
-            raise ValueError("not valid JSON") from None
-    if value is not None and not isinstance(value, dict):
-        raise ValueError("must be a JSON object of servers")
-    return value
-
-
-def _expand_user(value: Any) -> Any:
-    return Path(value).expanduser() if isinstance(value, str) else value
-
-
-def _env_names(value: str) -> str:
-    names = [n.strip() for n in value.split(",") if n.strip()]
-    for name in names:
-        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
-            raise ValueError(f"{name[:40]!r} is not an environment variable name")
-    return ",".join(names)
-
-
-def _http_url(value: str | None) -> str | None:
-    if value is None:
-        return None
-    if not value.startswith(("http://", "https://")):
-        raise ValueError("must be an http:// or https:// URL")
-    return value.rstrip("/")
-
-
-def _owner(value: str | None) -> str | None:
-    if value is not None and not OWNER_ID.match(value):
-        raise ValueError("must be 1-128 letters, digits or . _ @ : -")
-    return value
-
-
-def _tokens_file(value: Path | None) -> Path | None:
-    if value is not None:
-        read_owner_tokens(value)  # raises ValueError naming the problem, never a token
-    return value
-
-
-def _origins(value: str) -> str:
-    origins = [o.strip().rstrip("/") for o in value.split(",") if o.strip()]
-    for origin in origins:
-        parts = urlsplit(origin)
-        if parts.scheme not in {"http", "https"} or not parts.hostname or parts.path:
-            raise ValueError(f"{origin!r} is not an origin like http://localhost:8080")
-    return ",".join(origins)
-
-
-T = TypeVar("T")
-ModeWord = Annotated[GuardMode, BeforeValidator(_word_or_off)]
-RuleModeWord = Annotated[GuardMode | None, BeforeValidator(_word_or_off)]
-ProfileWord = Annotated[LoopProfile, BeforeValidator(_word_or_off)]
-OnOffWord = Annotated[T, BeforeValidator(_on_off_word)]
-Lowered = Annotated[T, BeforeValidator(_lower)]
-UserPath = Annotated[T, BeforeValidator(_expand_user)]
-StorageKind = Annotated[PayloadStorageKind, BeforeValidator(_storage_word)]
-LogLevel = Annotated[str, BeforeValidator(_level)]
-McpServers = Annotated[dict[str, Any] | None, BeforeValidator(_json_object)]
-VariableNames = Annotated[str, AfterValidator(_env_names)]
-HttpUrl = Annotated[str | None, AfterValidator(_http_url)]
-OwnerId = Annotated[str | None, AfterValidator(_owner)]
-OwnerTokensFile = Annotated[Path | None, AfterValidator(_tokens_file)]
-Origins = Annotated[str, AfterValidator(_origins)]
 
 
 # --- the model --------------------------------------------------------------------------------
@@ -353,7 +214,7 @@ class SeawallSettings(BaseSettings):
         env=LOOP_PROFILE_ENV,
         read_by=(WORKER,),
     )
-    # --- per-rule modes: one field per row of RULE_MODE_SETTINGS (above) ------------------
+    # --- per-rule modes: one field per row of RULE_MODE_SETTINGS (rule_modes.py) ----------
     failure_cycle_guard: RuleModeWord = rule_mode_setting("failure_cycle_guard")
     identical_result_guard: RuleModeWord = rule_mode_setting("identical_result_guard")
     denied_call_guard: RuleModeWord = rule_mode_setting("denied_call_guard")

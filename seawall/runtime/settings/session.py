@@ -31,13 +31,13 @@ from workflows.rollout import RolloutPolicies
 
 from .catalogue import (
     LOOP_PROFILE_CONFIG_KEY,
-    RULE_MODE_SETTINGS,
     SETTINGS_BY_NAME,
     SeawallSettings,
     default_of,
 )
 from .fields import GUARD_MODE_CONFIG_KEY, Diagnostic, field_validator_of
 from .loading import error_message
+from .rule_modes import RULE_MODE_SETTINGS
 from .sources import Found, GuardModeResolution, UserConfig, find, read_guard_mode, user_config_path
 
 ROLLOUT_SETTINGS = (
