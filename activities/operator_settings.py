@@ -4,9 +4,10 @@
 The guard mode, the loop profile (with its per-rule modes), the context budget and the
 session's rollout cohort (the owner's arm of the rollout policy) are operator decisions, so
 they are read only from the worker's process environment and the operator's user config
-file, through :func:`seawall.runtime.settings.resolve_guard_mode` and
-:func:`seawall.runtime.settings.resolve_loop_settings` (the rules live there, beside every
-other setting). Anything inside a
+file, through the per-session reads of seawall/runtime/settings/session.py
+(:func:`~seawall.runtime.settings.resolve_guard_mode` and the others), which validate each
+value with the settings model's own field, so a session reads a value as startup did.
+Anything inside a
 workspace (a project ``.env``, ``.seawall/``, ``.qwen/.env``, workspace settings) is under
 the control of whoever wrote the repository, who must not be able to switch the guard off or
 on; nothing here looks at the working directory. Resolving in an activity keeps the

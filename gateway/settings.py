@@ -16,7 +16,8 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from seawall.runtime.grants import existing_signing_key
-from seawall.runtime.settings import SeawallSettings, default_of, read_owner_tokens
+from seawall.runtime.owners import read_owner_tokens
+from seawall.runtime.settings import SeawallSettings, default_of
 from workflows.prompt_options import ApprovalMode
 
 

@@ -78,8 +78,8 @@ def test_a_client_loads_no_worker_activity_or_model_sdk(module: str) -> None:
 
 def test_the_runtime_and_its_plugin_load_no_activity_code() -> None:
     runtime = sorted(
-        f"seawall.runtime.{path.stem}"
-        for path in (ROOT / "seawall" / "runtime").glob("*.py")
+        _module_of(path)
+        for path in (ROOT / "seawall" / "runtime").rglob("*.py")
         if path.stem != "__init__"
     )
     assert "seawall.runtime.plugin" in runtime

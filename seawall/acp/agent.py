@@ -93,7 +93,7 @@ class BridgeOptions:
     allow_scripted_models: bool
     max_prompt_chars: int
     # Who this bridge's sessions belong to (rollout cohorts): the owner_id setting, else the
-    # local user (seawall.runtime.settings.local_owner_id).
+    # local user (seawall.runtime.owners.local_owner_id).
     owner_id: str | None = None
     # Signs each session's start for the workers to verify (docs/security-trust.md, "Session
     # grants"); None: the bridge has no key and starts no session.

@@ -102,8 +102,8 @@ async def _serve(
         signing_key,
         verifying_keys,
     )
+    from seawall.runtime.owners import local_owner_id
     from seawall.runtime.plugin import connect
-    from seawall.runtime.settings import local_owner_id
     from seawall.runtime.storage import payload_storage
     from seawall.runtime.workspace_roots import editor_worker_roots, resolved_roots
 

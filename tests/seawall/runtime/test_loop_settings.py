@@ -68,3 +68,18 @@ def test_the_settings_model_lists_them_with_their_sources(tmp_path: Path) -> Non
     assert settings.identical_result_guard is GuardMode.OFF
     assert settings.failure_cycle_guard is None and settings.denied_call_guard is None
     assert effective.origins["identical_result_guard"].where == "SEAWALL_IDENTICAL_RESULT_GUARD"
+
+
+def test_each_rule_mode_setting_is_one_field_that_sets_one_loop_settings_field() -> None:
+    """The per-rule mode settings are declared once (``RULE_MODE_SETTINGS``): each row is a
+    field of the settings model, with its variable, and names a ``LoopSettings`` field."""
+    from seawall.runtime.settings import RULE_MODE_SETTINGS, SETTINGS_BY_NAME
+    from workflows.loop_profile import LoopSettings
+
+    for rule in RULE_MODE_SETTINGS:
+        assert SETTINGS_BY_NAME[rule.name].env == (rule.env,)
+        assert rule.loop_settings_field in LoopSettings.model_fields
+    modes = {
+        n for n in SETTINGS_BY_NAME if n.endswith("_guard") and n != "repeated_tool_failure_guard"
+    }
+    assert modes == {rule.name for rule in RULE_MODE_SETTINGS}

@@ -7,13 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from seawall.runtime.settings import (
-    SettingsError,
-    load_settings,
-    local_owner_id,
-    read_owner_tokens,
-    resolve_rollout_settings,
-)
+from seawall.runtime.owners import local_owner_id, read_owner_tokens
+from seawall.runtime.settings import SettingsError, load_settings, resolve_rollout_settings
 
 TOKEN_A = "alice-token-0123456789"
 TOKEN_B = "bob-token-0123456789ab"

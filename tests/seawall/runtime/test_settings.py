@@ -617,28 +617,3 @@ def test_a_bad_setting_stops_every_entry_point_with_one_line(
     assert done.stderr == (
         f"{program}: error: gateway_port=abc (user config {config_file(home)}): not an integer\n"
     )
-
-
-@pytest.mark.parametrize(
-    "word",
-    ["true", "TRUE", "t", "yes", "Y", "on", "1", "false", "f", "No", "n", "off", "0", "maybe"],
-)
-def test_a_yes_or_no_means_at_a_sessions_start_what_it_meant_at_startup(
-    home: dict[str, str], word: str
-) -> None:
-    """``activity_summaries`` is validated by the settings model at startup and read again at
-    every session's start (``resolve_activity_summaries``): both readings take the same words
-    and agree on each, and a word startup refuses is off plus a diagnostic later."""
-    from seawall.runtime.settings import resolve_activity_summaries, session_bool
-
-    env = {**home, "SEAWALL_ACTIVITY_SUMMARIES": word}
-    resolved = resolve_activity_summaries(env)
-    try:
-        at_startup = load_settings(env).settings.activity_summaries
-    except SettingsError:
-        assert session_bool(word) is None
-        assert resolved.enabled is False and resolved.diagnostic is not None
-        return
-    assert resolved.enabled is at_startup
-    assert resolved.diagnostic is None
-    assert session_bool(word) is at_startup

@@ -1,0 +1,135 @@
+"""What a setting is, apart from its value: its name, variables, file, readers and validator.
+
+Every other module of the package works from these: the catalogue declares its fields with
+:func:`setting`, the sources read the variables and files a :class:`Setting` names, the
+session-time reads validate with :func:`field_validator_of` — the very field the startup
+model validates with, so a value means the same at a session's start as it did at startup —
+and the report prints what a :class:`Setting` says.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from pydantic import ConfigDict, Field, TypeAdapter
+from pydantic.config import JsonDict
+from pydantic.fields import FieldInfo
+
+from workflows.activity_io import SettingSource
+
+CONFIG_DIR_NAME = "seawall"
+CONFIG_FILE_NAME = "config.yaml"
+MCP_FILE_NAME = "mcp.json"
+
+# The guard mode is read with its own semantics (sources.py, "the guard mode").
+GUARD_MODE_CONFIG_KEY = "repeated_tool_failure_guard"
+GUARD_MODE_ENV = "SEAWALL_REPEATED_TOOL_FAILURE_GUARD"
+# The seed's name, accepted so an existing deployment keeps its setting.
+GUARD_MODE_ENV_ALIAS = "QWEN_CODE_ACP_REPEATED_TOOL_FAILURE_GUARD"
+
+# Exit code of a process that refuses to start over a bad setting (as for a usage error).
+EXIT_BAD_SETTINGS = 2
+
+# The processes that read settings, as docs/settings.md and ``seawall config --json`` name them.
+WORKER = "worker"
+GATEWAY = "gateway"
+RUN = "seawall run"
+UP = "seawall up"
+PROMPT = "seawall prompt"
+ACP = "seawall acp"
+ROLLOUT = "seawall rollout"
+STORAGE = "seawall storage"
+# Every process that is a Temporal client: each reads the Temporal access settings.
+TEMPORAL_CLIENTS = (WORKER, GATEWAY, RUN, ACP, ROLLOUT, STORAGE)
+
+# How the settings model reads a value (and so how a session-time read must read it).
+VALUE_CONFIG = ConfigDict(
+    str_strip_whitespace=True, coerce_numbers_to_str=True, allow_inf_nan=False
+)
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting: its field name (also its ``config.yaml`` key), its variables, the file
+    of the user config directory that may set it (``None``: only the environment may) and
+    the processes that read it."""
+
+    name: str
+    env: tuple[str, ...]
+    help: str
+    read_by: tuple[str, ...]
+    secret: bool = False
+    config_file: str | None = CONFIG_FILE_NAME
+
+
+def setting(
+    default: Any,
+    help: str,
+    *,
+    env: str | tuple[str, ...],
+    read_by: tuple[str, ...],
+    secret: bool = False,
+    config_file: str | None = CONFIG_FILE_NAME,
+    **constraints: Any,
+) -> Any:
+    """A field of the settings model with what docs/settings.md and ``seawall config`` say
+    about it: its variables, which user config file may set it (``None``: only the
+    environment may), and the processes that read it."""
+    names = (env,) if isinstance(env, str) else env
+    extra: JsonDict = {
+        "env": list(names),
+        "read_by": list(read_by),
+        "secret": secret,
+        "config_file": config_file,
+    }
+    return Field(default, description=help, json_schema_extra=extra, **constraints)
+
+
+def setting_of(name: str, info: FieldInfo) -> Setting:
+    """The :class:`Setting` a field declared with :func:`setting` describes."""
+    extra = info.json_schema_extra
+    assert isinstance(extra, dict), name
+    env, read_by, config_file = extra["env"], extra["read_by"], extra["config_file"]
+    assert isinstance(env, list) and isinstance(read_by, list), name
+    return Setting(
+        name=name,
+        env=tuple(str(e) for e in env),
+        help=info.description or "",
+        read_by=tuple(str(r) for r in read_by),
+        secret=extra["secret"] is True,
+        config_file=config_file if isinstance(config_file, str) else None,
+    )
+
+
+def field_validator_of(info: FieldInfo) -> TypeAdapter[Any]:
+    """The validator of one field on its own: its type, constraints and the validators its
+    type carries, read as the settings model reads values. A setting's whole validation is
+    in its type (the catalogue declares no validator beside a field, except the two that
+    compare settings), so this accepts, rejects and converts exactly as startup does."""
+    field_type: Any = Annotated[info.annotation, info]
+    return TypeAdapter(field_type, config=VALUE_CONFIG)
+
+
+class SettingsError(ValueError):
+    """A setting has an unusable value. The message names each bad setting, its value
+    (never a secret's) and where the value came from."""
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """Why a configured value was not used, for one operator log line."""
+
+    event: str
+    source: str
+    message: str
+    value: str | None = None
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a value came from: the source and, for the environment, the variable; for the
+    user config, the file and key."""
+
+    source: SettingSource
+    where: str | None = None
