@@ -64,11 +64,14 @@ from bench.simulate import (  # noqa: E402
     verdict_differences,
 )
 from seawall.scenario.format import Scenario, ScenarioError, load_scenario  # noqa: E402
-from workflows.denied_calls import DENIED_CALL_THRESHOLD  # noqa: E402
-from workflows.failure_cycles import FAILURE_CYCLE_THRESHOLD  # noqa: E402
 from workflows.guard import GuardMode  # noqa: E402
-from workflows.identical_results import IDENTICAL_RESULT_THRESHOLD  # noqa: E402
-from workflows.loop_profile import SEED_SETTINGS, LoopProfile, LoopRule, LoopSettings  # noqa: E402
+from workflows.rules import (  # noqa: E402
+    SEED_SETTINGS,
+    LoopProfile,
+    LoopRule,
+    LoopSettings,
+    rule_spec,
+)
 
 DEFAULT_CORPUS = ROOT / "bench" / "corpus"
 DEFAULT_JSON = ROOT / "bench" / "results" / "loops.json"
@@ -107,11 +110,7 @@ SENSITIVITY: dict[LoopRule, tuple[int, ...]] = {
     LoopRule.IDENTICAL_RESULT: (3, 4, 5, 6, 7, 8),
     LoopRule.DENIED_CALL: (2, 3, 4),
 }
-DEFAULT_THRESHOLDS: dict[LoopRule, int] = {
-    LoopRule.FAILURE_CYCLE: FAILURE_CYCLE_THRESHOLD,
-    LoopRule.IDENTICAL_RESULT: IDENTICAL_RESULT_THRESHOLD,
-    LoopRule.DENIED_CALL: DENIED_CALL_THRESHOLD,
-}
+DEFAULT_THRESHOLDS: dict[LoopRule, int] = {rule: rule_spec(rule).threshold for rule in LoopRule}
 
 
 class LabelError(Exception):

@@ -64,12 +64,6 @@ from seawall.runtime.storage import DEFAULT_THRESHOLD_BYTES, PayloadStorageKind,
 from workflows.activity_io import SettingSource
 from workflows.conversation import DEFAULT_CONTEXT_BUDGET_CHARS, MIN_CONTEXT_BUDGET_CHARS
 from workflows.guard import GuardMode, parse_guard_mode
-from workflows.loop_profile import (
-    DEFAULT_LOOP_PROFILE,
-    LoopProfile,
-    LoopSettings,
-    parse_loop_profile,
-)
 from workflows.prompt_options import DEFAULT_PERMISSION_TIMEOUT_SECONDS, ApprovalMode
 from workflows.rollout import (
     MAX_ENFORCE_PERCENT,
@@ -77,6 +71,14 @@ from workflows.rollout import (
     RolloutPolicyError,
     label_value,
     parse_rollout_policy,
+)
+from workflows.rules import (
+    DEFAULT_LOOP_PROFILE,
+    LoopProfile,
+    LoopRule,
+    LoopSettings,
+    parse_loop_profile,
+    rule_spec,
 )
 from workflows.session_io import MAX_PROMPT_CHARS
 
@@ -94,12 +96,12 @@ DEFAULT_GUARD_MODE = GuardMode.SHADOW
 # profiles"): operator policy like the guard mode, read by the operator-settings activity.
 LOOP_PROFILE_CONFIG_KEY = "loop_profile"
 LOOP_PROFILE_ENV = "SEAWALL_LOOP_PROFILE"
-# Setting (also its config key) -> (its variable, the LoopSettings field it sets). Unset:
-# the rule runs in the guard's mode.
+# Setting (also its config key) -> (its variable, the LoopSettings field it sets), from the
+# rule table (workflows/rules/registry.py), in its catalogue order. Unset: the rule runs in
+# the guard's mode. The fields below spell each one out; tests/workflows/test_rule_registry.py
+# checks there is one per rule.
 RULE_MODE_SETTINGS: Mapping[str, tuple[str, str]] = {
-    "failure_cycle_guard": ("SEAWALL_FAILURE_CYCLE_GUARD", "failure_cycle_mode"),
-    "identical_result_guard": ("SEAWALL_IDENTICAL_RESULT_GUARD", "identical_result_mode"),
-    "denied_call_guard": ("SEAWALL_DENIED_CALL_GUARD", "denied_call_mode"),
+    rule_spec(rule).setting: (rule_spec(rule).env, rule_spec(rule).mode_field) for rule in LoopRule
 }
 
 LogFormat = Literal["json", "console"]
@@ -950,23 +952,20 @@ class SeawallSettings(BaseSettings):
     )
     failure_cycle_guard: GuardMode | None = setting(
         None,
-        "failure-cycle rule of the recommended profile: off | shadow | warn | enforce "
-        "(unset: the guard's mode)",
-        env=RULE_MODE_SETTINGS["failure_cycle_guard"][0],
+        rule_spec(LoopRule.FAILURE_CYCLE).setting_help,
+        env=rule_spec(LoopRule.FAILURE_CYCLE).env,
         read_by=(WORKER,),
     )
     identical_result_guard: GuardMode | None = setting(
         None,
-        "identical-result rule of the recommended profile: off | shadow | warn | enforce "
-        "(unset: the guard's mode)",
-        env=RULE_MODE_SETTINGS["identical_result_guard"][0],
+        rule_spec(LoopRule.IDENTICAL_RESULT).setting_help,
+        env=rule_spec(LoopRule.IDENTICAL_RESULT).env,
         read_by=(WORKER,),
     )
     denied_call_guard: GuardMode | None = setting(
         None,
-        "denied-call rule of the recommended profile: off | shadow | warn | enforce "
-        "(unset: the guard's mode)",
-        env=RULE_MODE_SETTINGS["denied_call_guard"][0],
+        rule_spec(LoopRule.DENIED_CALL).setting_help,
+        env=rule_spec(LoopRule.DENIED_CALL).env,
         read_by=(WORKER,),
     )
     context_budget_chars: int = setting(
@@ -1482,13 +1481,7 @@ class SeawallSettings(BaseSettings):
     def _lower(cls, value: Any) -> Any:
         return value.strip().lower() if isinstance(value, str) else value
 
-    @field_validator(
-        "loop_profile",
-        "failure_cycle_guard",
-        "identical_result_guard",
-        "denied_call_guard",
-        mode="before",
-    )
+    @field_validator("loop_profile", *RULE_MODE_SETTINGS, mode="before")
     @classmethod
     def _loop_policy(cls, value: Any) -> Any:
         if value is False:

@@ -10,7 +10,7 @@ import pytest
 
 from seawall.runtime.settings import LOOP_PROFILE_ENV, load_settings, resolve_loop_settings
 from workflows.guard import GuardMode
-from workflows.loop_profile import LoopProfile, LoopSettings
+from workflows.rules import LoopProfile, LoopSettings
 
 
 def config(tmp_path: Path, text: str) -> Path:

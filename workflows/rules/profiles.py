@@ -22,6 +22,7 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict
 
 from workflows.guard import GuardMode
+from workflows.rules.registry import LoopRule, rule_spec
 
 
 class LoopProfile(StrEnum):
@@ -42,17 +43,13 @@ def parse_loop_profile(value: str | None) -> LoopProfile | None:
         return None
 
 
-class LoopRule(StrEnum):
-    """The recommended profile's own rules; each value is also its loop type."""
-
-    FAILURE_CYCLE = "repeated_failure_cycle"
-    IDENTICAL_RESULT = "repeated_identical_result"
-    DENIED_CALL = "repeated_denied_call"
-
-
 class LoopSettings(BaseModel):
     """The profile and, per rule, a mode that overrides the guard's (``None``: the rule
-    runs in the guard's mode)."""
+    runs in the guard's mode).
+
+    A payload (``PromptInput.loop_settings``), so its fields are spelled out rather than
+    made from the rule table: one ``<name>_mode`` per row of ``workflows.rules.registry``,
+    which ``tests/workflows/test_rule_registry.py`` checks field for field."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -65,11 +62,9 @@ class LoopSettings(BaseModel):
     shell_repeats_admitted: bool = True
 
     def override(self, rule: LoopRule) -> GuardMode | None:
-        if rule is LoopRule.FAILURE_CYCLE:
-            return self.failure_cycle_mode
-        if rule is LoopRule.IDENTICAL_RESULT:
-            return self.identical_result_mode
-        return self.denied_call_mode
+        """The operator's mode for ``rule``, read from the field its table row names."""
+        mode: GuardMode | None = getattr(self, rule_spec(rule).mode_field)
+        return mode
 
 
 SEED_SETTINGS = LoopSettings(profile=LoopProfile.SEED)
