@@ -45,14 +45,15 @@ def parse_loop_profile(value: str | None) -> LoopProfile | None:
 
 class LoopSettings(BaseModel):
     """The profile and, per rule, a mode that overrides the guard's (``None``: the rule
-    runs in the guard's mode).
-
-    A payload (``PromptInput.loop_settings``), so its fields are spelled out rather than
-    made from the rule table: one ``<name>_mode`` per row of ``workflows.rules.registry``,
-    which ``tests/workflows/test_rule_registry.py`` checks field for field."""
+    runs in the guard's mode)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    # A payload (``PromptInput.loop_settings``), so the per-rule fields are spelled out
+    # rather than made from the rule table: one ``<name>_mode`` per row of
+    # ``workflows.rules.registry``, checked field for field by
+    # ``tests/workflows/test_rule_registry.py``. (A comment, not the docstring: the
+    # docstring is the payload schema's description.)
     profile: LoopProfile = DEFAULT_LOOP_PROFILE
     failure_cycle_mode: GuardMode | None = None
     identical_result_mode: GuardMode | None = None
