@@ -213,8 +213,8 @@ class Answered:
 
 @dataclass(frozen=True)
 class Cleared:
-    """A call cleared to run. ``ordinal`` counts the earlier runs of its tool in the prompt (it
-    picks a fixture's scripted outcome, whatever the retries)."""
+    """A call cleared to run. ``ordinal`` counts the earlier runs of its tool in the prompt
+    (it picks a fixture's scripted outcome, whatever the retries)."""
 
     index: int
     call: ToolCall
@@ -225,8 +225,8 @@ class Cleared:
 @dataclass(frozen=True)
 class FlaggedRepeat:
     """An unchanged repeat of a failed call: refused (``enforce``), in ``shadow`` only
-    counted, or (recommended profile) cleared to run for the ``relaxed`` reason. Telemetry names the
-    tool by its policy name and type only."""
+    counted, or (recommended profile) cleared to run for the ``relaxed`` reason. Telemetry
+    names the tool by its policy name and type only."""
 
     check: RepeatCheck
     policy_tool_name: str | None

@@ -86,7 +86,7 @@ def test_the_rule_has_its_setting_variable_and_help(spec: RuleSpec) -> None:
 @rows
 def test_a_scenario_can_name_the_rule(spec: RuleSpec) -> None:
     assert spec.name in get_args(RuleName)
-    scenario = ScenarioFile(name="s", rule_modes={spec.name: GuardMode.OFF})  # type: ignore[dict-item]
+    scenario = ScenarioFile.model_validate({"name": "s", "rule_modes": {spec.name: "off"}})
     pinned = scenario_loop_settings(scenario)
     assert pinned is not None and pinned.override(spec.rule) is GuardMode.OFF
 
