@@ -60,11 +60,14 @@ from bench.simulate import (
     verdict_differences,
 )
 from seawall.scenario.format import Scenario, ScenarioError, load_scenario
-from workflows.denied_calls import DENIED_CALL_THRESHOLD
-from workflows.failure_cycles import FAILURE_CYCLE_THRESHOLD
 from workflows.guard import GuardMode
-from workflows.identical_results import IDENTICAL_RESULT_THRESHOLD
-from workflows.loop_profile import SEED_SETTINGS, LoopProfile, LoopRule, LoopSettings
+from workflows.rules import (
+    SEED_SETTINGS,
+    LoopProfile,
+    LoopRule,
+    LoopSettings,
+    rule_spec,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -105,11 +108,7 @@ SENSITIVITY: dict[LoopRule, tuple[int, ...]] = {
     LoopRule.IDENTICAL_RESULT: (3, 4, 5, 6, 7, 8),
     LoopRule.DENIED_CALL: (2, 3, 4),
 }
-DEFAULT_THRESHOLDS: dict[LoopRule, int] = {
-    LoopRule.FAILURE_CYCLE: FAILURE_CYCLE_THRESHOLD,
-    LoopRule.IDENTICAL_RESULT: IDENTICAL_RESULT_THRESHOLD,
-    LoopRule.DENIED_CALL: DENIED_CALL_THRESHOLD,
-}
+DEFAULT_THRESHOLDS: dict[LoopRule, int] = {rule: rule_spec(rule).threshold for rule in LoopRule}
 
 
 class LabelError(Exception):

@@ -2,14 +2,16 @@
 
 ``simulate_seawall`` walks a scenario's script through the same pure pieces, in the same
 order, as ``PromptWorkflow`` does: the scripted model (``activities.model.scripted_turn``),
-batch admission and settlement (``workflows.batch``: the tool-call cap, provider call-id
-dedup, the failed-call refusal, the invalid-parameter guard and, in the recommended loop
-profile, ``workflows.progress_rules``), fixture outcomes
-(``activities.fixtures.run_fixture``), the input boundary, the repeated-failure reducer
-(``workflows.guard.reduce``) and the recommended profile's rule review, reminders and stops.
-No Temporal, no I/O, no clock: the same scenario gives the same result every time, in
-microseconds. ``bench/loops.py`` checks it against the real
-workflow on a sample, so any drift in what is not shared shows up there.
+batch screening and settlement (``workflows.protections.BatchProtections``: the tool-call
+cap, provider call-id dedup, the failed-call refusal, the invalid-parameter guard and, in
+the recommended loop profile, ``workflows.rules``), fixture outcomes
+(``activities.fixtures.run_fixture``), the input boundary, and the step after each batch —
+the guard's reduction, the rules' review, the stop or the reminders — which is the
+workflow's own function, ``workflows.batch.after_batch``, not a copy of it. No Temporal, no
+I/O, no clock: the same scenario gives the same result every time, in microseconds.
+What stays the simulator's own is what the workflow does with activities (the model, the
+tools, the scenario's events); ``bench/loops.py`` checks it against the real workflow on a
+sample, so any drift there shows up.
 
 ``simulate_baseline`` plays the same script with none of Seawall's protections and one of
 the peer rules from ``bench/baselines.py`` instead.
@@ -38,14 +40,7 @@ from activities.tools import BUILTIN_TOOLS
 from seawall.scenario.driver import prompt_input
 from seawall.scenario.format import Scenario, ScenarioEvent
 from workflows.activity_io import CallModelInput, ToolSpec
-from workflows.batch import (
-    BatchAdmission,
-    BatchProtections,
-    guard_entry,
-    guard_input,
-    rule_entry,
-    rule_reminders,
-)
+from workflows.batch import DrainedInput, after_batch, rule_entry
 from workflows.conversation import (
     Message,
     Role,
@@ -53,16 +48,8 @@ from workflows.conversation import (
     system_message,
     tool_message,
 )
-from workflows.guard import (
-    REPEATED_TOOL_FAILURE_REMINDER,
-    DecisionKind,
-    GuardMode,
-    GuardState,
-    reduce,
-)
-from workflows.loop_profile import SEED_SETTINGS, LoopProfile, LoopRule, LoopSettings
+from workflows.guard import GuardMode, GuardState
 from workflows.outcome import TerminalStatus, ToolCall, ToolOutcome
-from workflows.progress_rules import LoopRules
 from workflows.prompt_io import (
     GuardEntry,
     LoopType,
@@ -73,7 +60,8 @@ from workflows.prompt_io import (
     ToolCallCounts,
     guard_forced_off,
 )
-from workflows.protections import cap_limit, over_cap
+from workflows.protections import BatchProtections, BatchScreening, cap_limit, over_cap
+from workflows.rules import SEED_SETTINGS, LoopProfile, LoopRule, LoopRules, LoopSettings
 from workflows.scenario_io import ScenarioHooks
 from workflows.synthetic_outcomes import permission_denied_outcome, skipped_outcome
 
@@ -285,16 +273,15 @@ class _Replay:
                 self.input_unreliable = True
         return any(event.cancel for event in events)
 
-    def drain(self) -> tuple[list[str], bool, bool]:
-        drained, self.pending_input = self.pending_input, []
-        queued, self.queued_prompt = self.queued_prompt, False
-        unreliable, self.input_unreliable = self.input_unreliable, False
-        return drained, queued, unreliable
+    def drain(self) -> DrainedInput:
+        drained = DrainedInput(self.pending_input, self.queued_prompt, self.input_unreliable)
+        self.pending_input, self.queued_prompt, self.input_unreliable = [], False, False
+        return drained
 
     # tools -------------------------------------------------------------------------------
 
     def run_call(self, call: ToolCall, policy: str | None, ordinal: int) -> ToolOutcome | None:
-        """The outcome of one admitted call, as the tool activities would settle it;
+        """The outcome of one cleared call, as the tool activities would settle it;
         ``None`` while it hangs."""
         spec = self.tools.get(call.name)
         fixture = self.hooks.fixture_tools.get(call.name)
@@ -376,10 +363,10 @@ class _Replay:
 # --- Seawall ------------------------------------------------------------------------------
 
 
-def _trace_admission(trace: BatchTrace, admission: BatchAdmission) -> None:
-    trace.skipped = len(admission.skipped)
-    trace.executed = len(admission.admitted)
-    answers = [answered.outcome for answered in admission.answered]
+def _trace_screening(trace: BatchTrace, screening: BatchScreening) -> None:
+    trace.skipped = len(screening.skipped)
+    trace.executed = len(screening.cleared)
+    answers = [answered.outcome for answered in screening.answered]
     trace.duplicates = sum(1 for outcome in answers if outcome.provider_duplicate)
     trace.refused = sum(1 for outcome in answers if outcome.refused_repeat)
     trace.denied_repeats = len(answers) - trace.duplicates - trace.refused
@@ -435,56 +422,33 @@ def simulate_seawall(
         if not calls:
             return done(StopReason.END_TURN)
         trace = r.open_batch(calls)
-        admission = protections.admit(calls, r.tools)
-        _trace_admission(trace, admission)
-        rule_entries.extend(rule_entry(r.batch, d.decision) for d in admission.denied_repeats)
-        if admission.capped:
-            r.messages.extend(tool_message(outcome) for outcome in admission.skipped)
+        screening = protections.screen(calls, r.tools)
+        _trace_screening(trace, screening)
+        rule_entries.extend(rule_entry(r.batch, d.decision) for d in screening.denied_repeats)
+        if screening.capped:
+            r.messages.extend(tool_message(outcome) for outcome in screening.skipped)
             cap = protections.cap_stop()
             r.messages.append(system_message(cap.message))
             return done(StopReason.LOOP_DETECTED, cap.loop_type)
 
         running = {
-            admitted.index: r.run_call(admitted.call, admitted.policy_tool_name, admitted.ordinal)
-            for admitted in admission.admitted
+            cleared.index: r.run_call(cleared.call, cleared.policy_tool_name, cleared.ordinal)
+            for cleared in screening.cleared
         }
         ran, cancelled = r.finish_running(calls, running, trace)
-        outcomes = protections.settle(admission, ran)
+        outcomes = protections.settle(screening, ran)
         r.messages.extend(tool_message(outcome) for outcome in outcomes)
         if cancelled:
             return done(StopReason.CANCELLED)
 
-        drained, queued, unreliable = r.drain()
-        before = state
-        decision = reduce(
-            before,
-            guard_input(
-                guard_mode,
-                outcomes,
-                external_input=bool(drained),
-                queued_prompt=queued,
-                input_reliable=not unreliable,
-                progress=protections.progress,
-            ),
-        )
-        state = decision.state
-        entries.append(guard_entry(r.batch, guard_mode, before, decision))
-        rule_decisions = protections.review(
-            input_arrived=bool(drained) or queued or unreliable,
-            enforcement_disabled=state.enforcement_disabled,
-        )
-        rule_entries.extend(rule_entry(r.batch, d) for d in rule_decisions)
-
-        stop = protections.stop_after(decision.kind, rule_decisions)
-        if stop is not None:
-            r.messages.append(system_message(stop.message))
-            r.pending_input = drained + r.pending_input
-            return done(StopReason.LOOP_DETECTED, stop.loop_type)
-        reminders = rule_reminders(rule_decisions)
-        if decision.kind is DecisionKind.WARN:
-            reminders.insert(0, REPEATED_TOOL_FAILURE_REMINDER)
-        r.messages.extend(system_message(reminder) for reminder in reminders)
-        r.messages.extend(mid_turn_message(text) for text in drained)
+        step = after_batch(protections, state, guard_mode, outcomes, r.drain(), batch=r.batch)
+        state = step.guard.state
+        entries.append(step.guard_entry)
+        rule_entries.extend(rule_entry(r.batch, d) for d in step.rule_decisions)
+        r.messages.extend(step.messages)
+        if step.stop is not None:
+            r.pending_input = step.requeued + r.pending_input
+            return done(StopReason.LOOP_DETECTED, step.stop.loop_type)
 
 
 # --- baselines ----------------------------------------------------------------------------
@@ -492,7 +456,7 @@ def simulate_seawall(
 
 def simulate_baseline(scenario: Scenario, rule: BaselineRule) -> SimResult:
     """Replay ``scenario`` with no Seawall protection, under the per-prompt tool-call cap
-    (the scenario's, 100 by default) and ``rule``. Every admitted call runs."""
+    (the scenario's, 100 by default) and ``rule``. Every call the rule lets through runs."""
     r = _Replay(scenario, GuardMode.OFF, SEED_SETTINGS)
     inp = r.input
     calls_requested = 0
@@ -532,8 +496,7 @@ def simulate_baseline(scenario: Scenario, rule: BaselineRule) -> SimResult:
         r.messages.extend(tool_message(outcome) for outcome in outcomes)
         if cancelled:
             return r.result(rule.name, StopReason.CANCELLED, None)
-        drained, _queued, _unreliable = r.drain()
-        r.messages.extend(mid_turn_message(text) for text in drained)
+        r.messages.extend(mid_turn_message(text) for text in r.drain().texts)
         stopped = rule.after_batch(calls, outcomes)
         if stopped is not None:
             return r.result(rule.name, StopReason.LOOP_DETECTED, stopped)

@@ -15,10 +15,10 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from workflows.conversation import Message
 from workflows.grant_io import StartClaim
 from workflows.guard import GuardMode
-from workflows.loop_profile import LoopSettings
 from workflows.outcome import ToolCall
 from workflows.prompt_options import DEFAULT_MAX_OUTPUT_CHARS, DEFAULT_TOOL_TIMEOUT_SECONDS
 from workflows.rollout import RolloutAssignment
+from workflows.rules import LoopSettings
 from workflows.scenario_io import (
     FixtureTool,
     ModelScript,

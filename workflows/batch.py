@@ -1,39 +1,26 @@
-"""Batch admission and settlement: the protections around each model batch, as pure state.
+"""After a batch settles: the guard, the loop rules, the stop or the reminders, as one step.
 
-docs/architecture.md, "The prompt loop". A batch is every tool call of one model reply.
-Before anything runs, :meth:`BatchProtections.admit` decides each call, in call order: the
-whole batch is skipped when it would pass the tool-call cap; a resent provider call id is
-answered without running; an unchanged repeat of a call that already failed is refused
-with the earlier reason (the failed-call refusal); every other call is admitted to run,
-numbered per tool. Once the admitted calls have settled, :meth:`BatchProtections.settle`
-puts every outcome in call order (a call cut before it could start settles as cancelled),
-forgets the remembered failures after a successful state-changing call, and records the
-batch's failures and invalid parameters. The guard then reads the batch through
-:func:`guard_input`, and :meth:`BatchProtections.stop_after` names the protection that
-stops the prompt, most specific first.
+docs/architecture.md, "The prompt loop", "One round". Once a batch's calls have settled
+(``workflows.protections.BatchProtections`` screened and settled them) and the input boundary
+was drained, one step decides what the prompt does next: the repeated-failure guard reduces
+the batch (``workflows.guard``), the recommended profile's rules review it
+(``workflows.rules``), the most specific protection that stops is named, and otherwise the
+batch's reminders and the drained input join the conversation.
 
-In the recommended loop profile (docs/architecture.md, "Loop profiles") a
-:class:`~workflows.progress_rules.LoopRules` layer joins in: admission may admit an
-unchanged repeat the refusal would refuse, and answers a re-request of a denied call;
-settlement marks progress for the guard; :meth:`BatchProtections.review` runs the
-profile's own rules after the input drain. In the seed profile that layer is absent and
-every decision is the seeds'.
-
-No Temporal, no I/O, no clock. ``PromptWorkflow`` runs the admitted calls as activities and
-``bench/simulate.py`` as fixtures; both share this one implementation of every decision.
+:func:`after_batch` is that step, pure: ``PromptWorkflow`` calls it and then does the
+durable part (events, telemetry, search attributes), and ``bench/simulate.py`` calls the
+very same function, so the simulator cannot drift from the workflow on what a batch leads
+to. No Temporal, no I/O, no clock.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import NamedTuple
+from collections.abc import Sequence
+from dataclasses import dataclass
 
-from workflows.activity_io import ToolSpec
-from workflows.denied_calls import DENIED_CALL_REMINDER, DENIED_CALL_STOP_MESSAGE
-from workflows.failure_cycles import FAILURE_CYCLE_REMINDER, FAILURE_CYCLE_STOP_MESSAGE
+from workflows.conversation import Message, mid_turn_message, system_message
 from workflows.guard import (
-    REPEATED_TOOL_FAILURE_STOP_MESSAGE,
+    REPEATED_TOOL_FAILURE_REMINDER,
     Batch,
     DecisionKind,
     GuardDecision,
@@ -41,334 +28,113 @@ from workflows.guard import (
     GuardMode,
     GuardState,
     Observation,
+    reduce,
 )
-from workflows.identical_results import IDENTICAL_RESULT_REMINDER, IDENTICAL_RESULT_STOP_MESSAGE
-from workflows.loop_profile import LoopRule
-from workflows.outcome import ExecutionStatus, TerminalStatus, ToolCall, ToolOutcome
-from workflows.progress_rules import RULE_ORDER, LoopRules, RelaxReason, RuleDecision
-from workflows.prompt_io import GuardEntry, LoopType, RuleEntry, ToolCallCounts
-from workflows.prompt_options import PromptOptions
-from workflows.protections import (
-    ADAPTIVE_CAP_REPEATS,
-    ADAPTIVE_CAP_STOP_MESSAGE,
-    DUPLICATE_STOP_MESSAGE,
-    INVALID_PARAMS_STOP_MESSAGE,
-    TOOL_CALL_CAP_STOP_MESSAGE,
-    CallIdDeduper,
-    InvalidParamsGuard,
-    ToolCallCap,
-)
-from workflows.repeats import (
-    STATE_CHANGING_TOOLS,
-    FailedCallLog,
-    RepeatCheck,
-    argument_digest,
-    repeat_limit_stop_message,
-)
-from workflows.rule_ladder import RuleDecisionKind
-from workflows.synthetic_outcomes import (
-    cancelled_outcome,
-    denied_repeat_outcome,
-    duplicate_outcome,
-    refused_outcome,
-    skipped_outcome,
-)
-
-
-def call_digest(call: ToolCall) -> str:
-    """The call's fingerprint: its tool and arguments (raw text when they were not JSON)."""
-    arguments = call.arguments if call.arguments is not None else {"<raw>": call.raw_arguments}
-    return argument_digest(call.name, arguments)
+from workflows.outcome import ToolOutcome
+from workflows.prompt_io import GuardEntry, RuleEntry
+from workflows.protections import BatchProtections, LoopStop
+from workflows.rules import RULES, RuleDecision, RuleDecisionKind
 
 
 @dataclass(frozen=True)
-class Answered:
-    """A call settled at admission without running: a resent call id or a refused repeat."""
+class DrainedInput:
+    """What the input boundary drained after a batch: user input texts, whether a prompt
+    is queued behind this one, and whether the boundary reported itself unreliable."""
 
-    index: int
-    outcome: ToolOutcome
-
-
-@dataclass(frozen=True)
-class Admitted:
-    """A call that runs. ``ordinal`` counts the earlier runs of its tool in the prompt (it
-    picks a fixture's scripted outcome, whatever the retries)."""
-
-    index: int
-    call: ToolCall
-    policy_tool_name: str | None
-    ordinal: int
-
-
-@dataclass(frozen=True)
-class FlaggedRepeat:
-    """An unchanged repeat of a failed call: refused (``enforce``), in ``shadow`` only
-    counted, or (recommended profile) admitted for ``relaxed`` reason. Telemetry names the
-    tool by its policy name and type only."""
-
-    check: RepeatCheck
-    policy_tool_name: str | None
-    tool_type: str | None
-    relaxed: RelaxReason | None = None
+    texts: list[str]
+    queued: bool = False
+    unreliable: bool = False
 
     @property
-    def outcome(self) -> str:
-        """The refusal telemetry's ``outcome`` label."""
-        if self.relaxed is not None:
-            return f"admitted_{self.relaxed.value}"
-        return "repeat" if self.check is RepeatCheck.REFUSE else self.check.value
+    def arrived(self) -> bool:
+        """Whether anything came from outside (every loop rule resets then)."""
+        return bool(self.texts) or self.queued or self.unreliable
 
 
 @dataclass(frozen=True)
-class DeniedRepeat:
-    """An identical re-request of a call the user denied: ``answered`` without asking, or
-    in shadow ``would_answer`` (asked as usual)."""
+class AfterBatch:
+    """What one settled batch leads to.
 
-    decision: RuleDecision
-    policy_tool_name: str | None
-    tool_type: str | None
+    ``guard`` is the guard's decision (its new state included) and ``guard_entry`` how the
+    result reports it; ``rule_decisions`` the recommended rules' decisions, in table order.
+    With ``stop``, the prompt ends: ``messages`` is the stop message and ``requeued`` the
+    drained input, which stays queued for the user. Otherwise ``messages`` is what the
+    conversation gains before the next model request: ``reminders`` (the guard's first, then
+    one per rule) and the drained input as mid-turn messages.
+    """
 
-
-@dataclass(frozen=True)
-class BatchAdmission:
-    """What admission decided for one batch, call by call, in call order."""
-
-    calls: list[ToolCall]
-    decisions: list[Answered | Admitted] = field(default_factory=list)
-    flagged_repeats: list[FlaggedRepeat] = field(default_factory=list)
-    denied_repeats: list[DeniedRepeat] = field(default_factory=list)
-    # The batch would pass the tool-call cap: nothing of it runs, every call is skipped.
-    skipped: list[ToolOutcome] = field(default_factory=list)
-    digests: list[str] = field(default_factory=list)
-    # Tools whose successful call forgets the remembered failures.
-    state_changing: frozenset[str] = frozenset()
-
-    @property
-    def capped(self) -> bool:
-        return bool(self.skipped)
-
-    @property
-    def admitted(self) -> list[Admitted]:
-        return [d for d in self.decisions if isinstance(d, Admitted)]
-
-    @property
-    def answered(self) -> list[Answered]:
-        return [d for d in self.decisions if isinstance(d, Answered)]
+    guard: GuardDecision
+    guard_entry: GuardEntry
+    rule_decisions: list[RuleDecision]
+    stop: LoopStop | None
+    reminders: list[str]
+    messages: list[Message]
+    requeued: list[str]
 
 
-class LoopStop(NamedTuple):
-    """The protection that stops the prompt, and the message the conversation ends with."""
-
-    loop_type: LoopType
-    message: str
-
-
-class BatchProtections:
-    """One prompt's admission and settlement state across its batches."""
-
-    def __init__(
-        self, options: PromptOptions, workspace_root: str, loop_rules: LoopRules | None = None
-    ) -> None:
-        self._cap = ToolCallCap(options.max_tool_calls_per_turn)
-        self._workspace_root = workspace_root
-        self._runs_per_tool: dict[str, int] = {}
-        self._deduper = CallIdDeduper()
-        self._invalid_params = InvalidParamsGuard()
-        self.failed_calls = FailedCallLog(
-            mode=options.refusal_mode,
-            remembered_limit=options.remembered_failures,
-            max_repeats=options.max_repeats,
+def after_batch(
+    protections: BatchProtections,
+    guard_state: GuardState,
+    mode: GuardMode,
+    outcomes: list[ToolOutcome],
+    drained: DrainedInput,
+    *,
+    batch: int,
+) -> AfterBatch:
+    """The step after batch number ``batch`` settled with ``outcomes``: reduce the guard from
+    ``guard_state`` in ``mode``, review the rules (this advances ``protections``' rule
+    state, as settling did its own), choose the stop or the reminders."""
+    decision = reduce(
+        guard_state,
+        guard_input(
+            mode,
+            outcomes,
+            external_input=bool(drained.texts),
+            queued_prompt=drained.queued,
+            input_reliable=not drained.unreliable,
+            progress=protections.progress,
+        ),
+    )
+    entry = guard_entry(batch, mode, guard_state, decision)
+    rule_decisions = protections.review(
+        input_arrived=drained.arrived,
+        enforcement_disabled=decision.state.enforcement_disabled,
+    )
+    stop = protections.stop_after(decision.kind, rule_decisions)
+    if stop is not None:
+        return AfterBatch(
+            guard=decision,
+            guard_entry=entry,
+            rule_decisions=rule_decisions,
+            stop=stop,
+            reminders=[],
+            messages=[system_message(stop.message)],
+            requeued=list(drained.texts),
         )
-        self.counts = ToolCallCounts()
-        # The recommended profile's layer; None in the seed profile.
-        self.loop_rules = loop_rules if loop_rules is not None and loop_rules.active else None
-        self._cap.make_adaptive(self.loop_rules is not None)
-        # Per outcome of the last settled batch: progress evidence for the guard.
-        self.progress: list[bool] = []
-
-    def use_loop_rules(self, rules: LoopRules) -> None:
-        """Join the recommended profile's layer in (ignored for the seed profile)."""
-        self.loop_rules = rules if rules.active else None
-        # The recommended profile's default cap adapts; a configured cap stays hard.
-        self._cap.make_adaptive(self.loop_rules is not None)
-
-    # --- admission ------------------------------------------------------------------------
-
-    def admit(self, calls: list[ToolCall], tools: Mapping[str, ToolSpec]) -> BatchAdmission:
-        """Decide every call of a batch before any runs; ``tools`` are the prompt's listed
-        tools (a call of another name has no policy name)."""
-        if self._cap.over([call_digest(call) for call in calls]):
-            self.counts.skipped += len(calls)
-            return BatchAdmission(calls=calls, skipped=[skipped_outcome(c) for c in calls])
-        admission = BatchAdmission(
-            calls=calls,
-            state_changing=STATE_CHANGING_TOOLS
-            | frozenset(name for name, spec in tools.items() if spec.mutating),
-        )
-        for index, call in enumerate(calls):
-            policy = call.name if call.name in tools else None
-            tool_type = tools[call.name].tool_type if policy else None
-            digest = call_digest(call)
-            admission.digests.append(digest)
-            if self._deduper.is_duplicate(call.call_id, digest):
-                self.counts.duplicates += 1
-                outcome = duplicate_outcome(call, policy_tool_name=policy)
-                admission.decisions.append(Answered(index, outcome))
-                continue
-            self._deduper.remember(call.call_id, digest)
-            rules = self.loop_rules
-            denial = rules.denial_check(digest) if rules else None
-            if denial is not None:
-                assert rules is not None
-                decision = RuleDecision(
-                    LoopRule.DENIED_CALL, denial, rules.modes[LoopRule.DENIED_CALL], 1
-                )
-                admission.denied_repeats.append(DeniedRepeat(decision, policy, tool_type))
-                if denial is RuleDecisionKind.ANSWERED:
-                    self.counts.denied_repeats += 1
-                    outcome = denied_repeat_outcome(
-                        call, policy_tool_name=policy, tool_type=tool_type
-                    )
-                    admission.decisions.append(Answered(index, outcome))
-                    continue
-            relaxed = (
-                rules.relaxation(digest, call)
-                if rules and self.failed_calls.earlier_reason(digest) is not None
-                else None
-            )
-            check = self.failed_calls.check(digest) if relaxed is None else RepeatCheck.ADMIT
-            if check is not RepeatCheck.ADMIT or relaxed is not None:
-                admission.flagged_repeats.append(
-                    FlaggedRepeat(check, policy, tool_type, relaxed=relaxed)
-                )
-            if check is RepeatCheck.REFUSE:
-                self.counts.refused += 1
-                reason = self.failed_calls.earlier_reason(digest) or ""
-                outcome = refused_outcome(
-                    call, policy_tool_name=policy, tool_type=tool_type, reason=reason
-                )
-                admission.decisions.append(Answered(index, outcome))
-                continue
-            self.counts.executed += 1
-            ordinal = self._runs_per_tool.get(call.name, 0)
-            self._runs_per_tool[call.name] = ordinal + 1
-            admission.decisions.append(Admitted(index, call, policy, ordinal))
-        return admission
-
-    # --- settlement -----------------------------------------------------------------------
-
-    def settle(
-        self,
-        admission: BatchAdmission,
-        ran: Mapping[int, ToolOutcome | None],
-        *,
-        may_forget: Callable[[], bool] = lambda: True,
-    ) -> list[ToolOutcome]:
-        """Every outcome of the batch in call order, with the protections' state updated.
-
-        ``ran`` has the outcome of every admitted call by index, ``None`` for a call cut
-        before it could start (it settles as cancelled, not started). ``may_forget`` is
-        asked only when a state-changing call succeeded, before its failures are
-        forgotten (the workflow's patch check).
-        """
-        outcomes: list[ToolOutcome] = []
-        for decision in admission.decisions:
-            if isinstance(decision, Answered):
-                outcomes.append(decision.outcome)
-                continue
-            outcome = ran[decision.index]
-            if outcome is None:
-                outcome = cancelled_outcome(
-                    decision.call,
-                    policy_tool_name=decision.policy_tool_name,
-                    execution_status=ExecutionStatus.NOT_STARTED,
-                )
-            outcomes.append(outcome)
-        changed = any(
-            o.status == TerminalStatus.SUCCESS and o.tool_name in admission.state_changing
-            for o in outcomes
-        )
-        if changed and may_forget():
-            self.failed_calls.forget_failures()
-        for digest, outcome in zip(admission.digests, outcomes, strict=True):
-            self.failed_calls.record(digest, outcome, self._workspace_root)
-            self._invalid_params.observe(outcome)
-        self.progress = (
-            self.loop_rules.settle(
-                admission.calls, admission.digests, outcomes, admission.state_changing
-            )
-            if self.loop_rules
-            else []
-        )
-        return outcomes
-
-    def review(self, *, input_arrived: bool, enforcement_disabled: bool) -> list[RuleDecision]:
-        """The recommended profile's rules on the settled batch, after the input drain
-        (nothing in the seed profile)."""
-        if self.loop_rules is None:
-            return []
-        return self.loop_rules.review(
-            input_arrived=input_arrived, enforcement_disabled=enforcement_disabled
-        )
-
-    # --- stopping -------------------------------------------------------------------------
-
-    def cap_stop(self) -> LoopStop:
-        if self._cap.stopped_on_repeat:
-            message = ADAPTIVE_CAP_STOP_MESSAGE.format(
-                cap=self._cap.limit, repeats=ADAPTIVE_CAP_REPEATS - 1
-            )
-        else:
-            message = TOOL_CALL_CAP_STOP_MESSAGE.format(cap=self._cap.backstop)
-        return LoopStop(LoopType.TURN_TOOL_CALL_CAP, message)
-
-    def stop_after(
-        self, decision_kind: DecisionKind, rule_decisions: Sequence[RuleDecision] = ()
-    ) -> LoopStop | None:
-        """The protection that stops the prompt after a settled batch, most specific
-        first; only that one records the loop type. The recommended profile's rules come
-        after the seeds' protections, in :data:`~workflows.progress_rules.RULE_ORDER`."""
-        if self._deduper.stop:
-            return LoopStop(LoopType.GLOBAL_TOOL_CALL_DUPLICATE, DUPLICATE_STOP_MESSAGE)
-        if self._invalid_params.stop:
-            return LoopStop(LoopType.INVALID_TOOL_PARAMS_STAGNATION, INVALID_PARAMS_STOP_MESSAGE)
-        if self.failed_calls.limit_exceeded or (
-            self.loop_rules is not None
-            and self.loop_rules.unchanged_failures_over(self.failed_calls.max_repeats)
-        ):
-            return LoopStop(
-                LoopType.REPEATED_FAILED_CALL,
-                repeat_limit_stop_message(self.failed_calls.max_repeats),
-            )
-        if decision_kind is DecisionKind.STOP:
-            return LoopStop(
-                LoopType.REPEATED_TOOL_EXECUTION_FAILURE, REPEATED_TOOL_FAILURE_STOP_MESSAGE
-            )
-        for rule in RULE_ORDER:
-            if any(d.rule is rule and d.kind is RuleDecisionKind.STOP for d in rule_decisions):
-                return LoopStop(LoopType(rule.value), RULE_STOP_MESSAGES[rule])
-        return None
-
-
-RULE_REMINDERS: Mapping[LoopRule, str] = {
-    LoopRule.DENIED_CALL: DENIED_CALL_REMINDER,
-    LoopRule.FAILURE_CYCLE: FAILURE_CYCLE_REMINDER,
-    LoopRule.IDENTICAL_RESULT: IDENTICAL_RESULT_REMINDER,
-}
-RULE_STOP_MESSAGES: Mapping[LoopRule, str] = {
-    LoopRule.DENIED_CALL: DENIED_CALL_STOP_MESSAGE,
-    LoopRule.FAILURE_CYCLE: FAILURE_CYCLE_STOP_MESSAGE,
-    LoopRule.IDENTICAL_RESULT: IDENTICAL_RESULT_STOP_MESSAGE,
-}
+    reminders = rule_reminders(rule_decisions)
+    if decision.kind is DecisionKind.WARN:
+        reminders.insert(0, REPEATED_TOOL_FAILURE_REMINDER)
+    return AfterBatch(
+        guard=decision,
+        guard_entry=entry,
+        rule_decisions=rule_decisions,
+        stop=None,
+        reminders=reminders,
+        messages=[
+            *(system_message(reminder) for reminder in reminders),
+            *(mid_turn_message(text) for text in drained.texts),
+        ],
+        requeued=[],
+    )
 
 
 def rule_reminders(rule_decisions: Sequence[RuleDecision]) -> list[str]:
     """The reminders a batch earned from the recommended profile's rules, one per rule, in
-    :data:`~workflows.progress_rules.RULE_ORDER` (after the guard's own reminder)."""
+    the table's order (after the guard's own reminder)."""
     return [
-        RULE_REMINDERS[rule]
-        for rule in RULE_ORDER
-        if any(d.rule is rule and d.kind is RuleDecisionKind.WARN for d in rule_decisions)
+        spec.reminder
+        for spec in RULES
+        if any(d.rule is spec.rule and d.kind is RuleDecisionKind.WARN for d in rule_decisions)
     ]
 
 

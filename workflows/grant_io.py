@@ -21,8 +21,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from workflows.guard import GuardMode
-from workflows.loop_profile import LoopSettings
 from workflows.rollout import RolloutAssignment
+from workflows.rules import LoopSettings
 
 # The encoding's version: a change to :func:`canonical_claim` gets a new one.
 GRANT_VERSION = 1

@@ -35,7 +35,7 @@ class PermissionRequests:
         self._approval_mode_change = change.approval_mode
 
     def _approval_mode(self, started_with: ApprovalMode) -> ApprovalMode:
-        """The approval mode for a call admitted now."""
+        """The approval mode for a call cleared to run now."""
         return self._approval_mode_change or started_with
 
     @workflow.update

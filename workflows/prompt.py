@@ -1,19 +1,21 @@
 """``PromptWorkflow``: one prompt's agent loop as a durable Temporal workflow
 (docs/architecture.md, "The prompt loop").
 
-Loop: model activity → batch admission → gathered tool activities → settlement → drain
-input → reduce → branch (continue | reminder | stop). The protections are consulted most
-specific first — call-id dedup, invalid parameters, failed-call refusal, the
-repeated-failure guard, then (recommended loop profile) denied calls, failure cycles and
+Loop: model activity → batch screening → gathered tool activities → settlement → drain
+input → after the batch (reduce, review, branch: continue | reminder | stop). The protections
+are consulted most specific first — call-id dedup, invalid parameters, failed-call refusal,
+the repeated-failure guard, then (recommended loop profile) denied calls, failure cycles and
 identical results, and the tool-call cap — and only the first that stops records the loop
 type. All of their state is deterministic workflow state, so a worker crash or a replay
 reaches the same decisions.
 
-This module is the loop itself. The other concepts of a prompt live beside it: batch
-admission and settlement (``workflows.batch``, pure and shared with the benchmark
-simulator), permission requests (``workflows.permissions``), the scenario driver's hooks
-(``workflows.scenario_hooks``), the event log (``workflows.events``) and the outcomes the
-loop makes up itself (``workflows.synthetic_outcomes``).
+This module is the loop itself and its durable side (activities, events, telemetry, search
+attributes). The other concepts of a prompt live beside it. Pure and shared with the
+benchmark simulator: batch screening and settlement (``workflows.protections``) and the
+step after a batch (``workflows.batch.after_batch``). Beside them: permission requests
+(``workflows.permissions``), the scenario driver's hooks (``workflows.scenario_hooks``), the
+event log (``workflows.events``) and the outcomes the loop makes up itself
+(``workflows.synthetic_outcomes``).
 """
 
 from __future__ import annotations
@@ -44,16 +46,7 @@ with workflow.unsafe.imports_passed_through():
         RunToolInput,
         ToolSpec,
     )
-    from workflows.batch import (
-        Admitted,
-        BatchAdmission,
-        BatchProtections,
-        LoopStop,
-        guard_entry,
-        guard_input,
-        rule_entry,
-        rule_reminders,
-    )
+    from workflows.batch import AfterBatch, DrainedInput, after_batch, rule_entry
     from workflows.client_connection import ClientConnection
     from workflows.conversation import (
         DEFAULT_CONTEXT_BUDGET_CHARS,
@@ -63,23 +56,17 @@ with workflow.unsafe.imports_passed_through():
         conversation_chars,
         elided_outputs,
         fit_context,
-        mid_turn_message,
         system_message,
         tool_message,
     )
     from workflows.events import EventLog, StreamedText
     from workflows.guard import (
-        REPEATED_TOOL_FAILURE_REMINDER,
-        DecisionKind,
         GuardMode,
         GuardState,
-        reduce,
         telemetry_record,
     )
-    from workflows.loop_profile import SEED_SETTINGS, LoopSettings
     from workflows.outcome import ExecutionStatus, ToolCall, ToolOutcome
     from workflows.permissions import PermissionRequests
-    from workflows.progress_rules import LoopRules, RuleDecision
     from workflows.prompt_io import (
         PUBLISH_MODEL_DELTA,
         AgentEvent,
@@ -101,6 +88,8 @@ with workflow.unsafe.imports_passed_through():
         guard_forced_off,
         route_label,
     )
+    from workflows.protections import BatchProtections, BatchScreening, Cleared, LoopStop
+    from workflows.rules import SEED_SETTINGS, LoopRules, LoopSettings, RuleDecision
     from workflows.scenario_hooks import ScenarioDriverHooks
     from workflows.start_claims import prompt_claim, refused_start
     from workflows.synthetic_outcomes import (
@@ -475,39 +464,37 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
                 return StopReason.END_TURN, None, None
 
             self._batch += 1
-            admission = self._protections.admit(reply.tool_calls, self._tools)
-            if admission.capped:
-                self._messages.extend(tool_message(outcome) for outcome in admission.skipped)
+            screening = self._protections.screen(reply.tool_calls, self._tools)
+            if screening.capped:
+                self._messages.extend(tool_message(outcome) for outcome in screening.skipped)
                 stop = self._protections.cap_stop()
-                self._stop_loop(stop)
+                self._messages.append(system_message(stop.message))
+                self._announce_stop(stop)
                 return StopReason.LOOP_DETECTED, stop.loop_type, None
 
-            outcomes, cancelled = await self._run_batch(admission)
+            outcomes, cancelled = await self._run_batch(screening)
             self._messages.extend(tool_message(outcome) for outcome in outcomes)
             if cancelled:
                 raise asyncio.CancelledError()
 
-            drained, queued, unreliable = self._drain_input()
-            decision_kind = self._reduce(outcomes, drained, queued, unreliable)
-            rule_decisions = self._protections.review(
-                input_arrived=bool(drained) or queued or unreliable,
-                enforcement_disabled=self._guard_state.enforcement_disabled,
+            step = after_batch(
+                self._protections,
+                self._guard_state,
+                self._guard_mode or GuardMode.OFF,
+                outcomes,
+                self._drain_input(),
+                batch=self._batch,
             )
-            self._record_rule_decisions(rule_decisions)
-
-            loop_stop = self._protections.stop_after(decision_kind, rule_decisions)
-            if loop_stop is not None:
-                self._stop_loop(loop_stop)
+            self._record_guard(step)
+            self._record_rule_decisions(step.rule_decisions)
+            self._messages.extend(step.messages)
+            if step.stop is not None:
+                self._announce_stop(step.stop)
                 # Input that arrived with the stopping batch stays queued for the user.
-                self._pending_input = drained + self._pending_input
-                return StopReason.LOOP_DETECTED, loop_stop.loop_type, None
-            reminders = rule_reminders(rule_decisions)
-            if decision_kind is DecisionKind.WARN:
-                reminders.insert(0, REPEATED_TOOL_FAILURE_REMINDER)
-            for reminder in reminders:
-                self._messages.append(system_message(reminder))
+                self._pending_input = step.requeued + self._pending_input
+                return StopReason.LOOP_DETECTED, step.stop.loop_type, None
+            for reminder in step.reminders:
                 self._emit(EventKind.REMINDER, text=reminder)
-            self._messages.extend(mid_turn_message(text) for text in drained)
 
     async def _call_model(self) -> ModelReply:
         scenario = self._input.scenario
@@ -551,10 +538,9 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
             )
         return view
 
-    def _stop_loop(self, stop: LoopStop) -> None:
-        """Keep the stop message in the conversation and stream it exactly once; the
-        ``stop`` event that follows names the loop type only. Then count the stop."""
-        self._messages.append(system_message(stop.message))
+    def _announce_stop(self, stop: LoopStop) -> None:
+        """Stream the stop message (already in the conversation) exactly once; the ``stop``
+        event that follows names the loop type only. Then count the stop."""
         self._emit(EventKind.AGENT_MESSAGE, text=stop.message)
         self._emit(EventKind.STOP, status=stop.loop_type.value)
         telemetry.loop_stop(
@@ -566,8 +552,8 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
 
     # --- one batch ------------------------------------------------------------------------
 
-    async def _run_batch(self, admission: BatchAdmission) -> tuple[list[ToolOutcome], bool]:
-        """Run the admitted calls of one batch concurrently and settle every call, in call
+    async def _run_batch(self, screening: BatchScreening) -> tuple[list[ToolOutcome], bool]:
+        """Run the cleared calls of one batch concurrently and settle every call, in call
         order.
 
         Returns the outcomes and whether the prompt was cancelled while the batch ran; a
@@ -575,20 +561,20 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
         """
         batch = self._batch
         route = route_label(self._input)
-        for flagged in admission.flagged_repeats:
+        for flagged in screening.flagged_repeats:
             telemetry.refusal(
                 outcome=flagged.outcome,
                 tool_name=flagged.policy_tool_name,
                 tool_type=flagged.tool_type,
                 route=route,
             )
-        for denied in admission.denied_repeats:
+        for denied in screening.denied_repeats:
             self._record_rule_decisions(
                 [denied.decision], tool_name=denied.policy_tool_name, tool_type=denied.tool_type
             )
         running: dict[int, asyncio.Task[ToolOutcome]] = {}
-        for decision in admission.decisions:
-            if not isinstance(decision, Admitted):
+        for decision in screening.decisions:
+            if not isinstance(decision, Cleared):
                 self._log.emit_settled(decision.outcome, batch=batch)
                 continue
             call = decision.call
@@ -602,7 +588,7 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
             if scenario is not None and scenario.pauses_at(batch):
                 settling = [
                     running[d.index]
-                    for d in admission.admitted
+                    for d in screening.cleared
                     if not scenario.scripted_to_hang(d.call.name, d.ordinal)
                 ]
                 await self._pause_for_driver(batch, settling)
@@ -619,7 +605,7 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
             for index, result in zip(running, results, strict=True)
         }
         outcomes = self._protections.settle(
-            admission,
+            screening,
             ran,
             may_forget=lambda: self._patched(REFUSAL_FORGETS_AFTER_CHANGE_PATCH),
         )
@@ -628,15 +614,15 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
                 self._log.emit_settled(outcomes[index], batch=batch)
         return outcomes, cancelled
 
-    async def _run_and_report(self, admitted: Admitted, batch: int) -> ToolOutcome:
+    async def _run_and_report(self, cleared: Cleared, batch: int) -> ToolOutcome:
         """Run one call and stream its settlement as soon as it happens."""
-        outcome = await self._run_call(admitted, batch)
+        outcome = await self._run_call(cleared, batch)
         self._log.emit_settled(outcome, batch=batch)
         return outcome
 
-    async def _run_call(self, admitted: Admitted, batch: int) -> ToolOutcome:
+    async def _run_call(self, cleared: Cleared, batch: int) -> ToolOutcome:
         prompt = self._input
-        call, policy = admitted.call, admitted.policy_tool_name
+        call, policy = cleared.call, cleared.policy_tool_name
         spec = self._tools.get(call.name)
         tool_type = spec.tool_type if spec else None
         fixture = prompt.scenario.fixture_tools.get(call.name) if prompt.scenario else None
@@ -673,7 +659,7 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
                 RunToolInput(
                     call=call,
                     workspace_root=prompt.workspace_root,
-                    ordinal=admitted.ordinal,
+                    ordinal=cleared.ordinal,
                     batch=batch,
                     max_output_chars=prompt.max_output_chars,
                     shell_timeout_seconds=prompt.tool_timeout_seconds,
@@ -701,30 +687,22 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
 
     # --- input boundary and guard ---------------------------------------------------------
 
-    def _drain_input(self) -> tuple[list[str], bool, bool]:
-        drained, self._pending_input = self._pending_input, []
-        queued, self._queued_prompt = self._queued_prompt, False
-        unreliable, self._input_unreliable = self._input_unreliable, False
-        return drained, queued, unreliable
-
-    def _reduce(
-        self, outcomes: list[ToolOutcome], drained: list[str], queued: bool, unreliable: bool
-    ) -> DecisionKind:
-        mode = self._guard_mode or GuardMode.OFF
-        before = self._guard_state
-        decision = reduce(
-            before,
-            guard_input(
-                mode,
-                outcomes,
-                external_input=bool(drained),
-                queued_prompt=queued,
-                input_reliable=not unreliable,
-                progress=self._protections.progress,
-            ),
+    def _drain_input(self) -> DrainedInput:
+        drained = DrainedInput(
+            texts=self._pending_input,
+            queued=self._queued_prompt,
+            unreliable=self._input_unreliable,
         )
+        self._pending_input, self._queued_prompt, self._input_unreliable = [], False, False
+        return drained
+
+    def _record_guard(self, step: AfterBatch) -> None:
+        """Keep the guard's new state and entry; on a transition, count it and upsert the
+        guard's search attributes."""
+        mode = self._guard_mode or GuardMode.OFF
+        before, decision = self._guard_state, step.guard
         self._guard_state = decision.state
-        self._guard_entries.append(guard_entry(self._batch, mode, before, decision))
+        self._guard_entries.append(step.guard_entry)
         record = telemetry_record(before, mode, decision)
         if record is not None:
             telemetry.guard_transition(record, route=route_label(self._input), batch=self._batch)
@@ -733,7 +711,6 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
                 search_attributes.LAST_DECISION.value_set(decision.kind.value),
             )
         workflow.set_current_details(self._details())
-        return decision.kind
 
     def _record_rule_decisions(
         self,

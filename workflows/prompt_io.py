@@ -15,9 +15,9 @@ from workflows.activity_io import ModelSpec
 from workflows.conversation import Message
 from workflows.grant_io import SessionGrant
 from workflows.guard import GuardMode
-from workflows.loop_profile import LoopSettings
 from workflows.prompt_options import ApprovalMode, PromptOptions
 from workflows.rollout import RolloutAssignment
+from workflows.rules import LoopSettings
 from workflows.scenario_io import ScenarioHooks, lift_legacy_prompt_keys
 
 
@@ -41,7 +41,7 @@ class LoopType(StrEnum):
     INVALID_TOOL_PARAMS_STAGNATION = "invalid_tool_params_stagnation"
     REPEATED_FAILED_CALL = "repeated_failed_call"
     REPEATED_TOOL_EXECUTION_FAILURE = "repeated_tool_execution_failure"
-    # The recommended profile's own rules (workflows.loop_profile.LoopRule).
+    # The recommended profile's own rules (workflows.rules.LoopRule, one per row of the rule table).
     REPEATED_DENIED_CALL = "repeated_denied_call"
     REPEATED_FAILURE_CYCLE = "repeated_failure_cycle"
     REPEATED_IDENTICAL_RESULT = "repeated_identical_result"
@@ -203,7 +203,7 @@ class EventsPage(BaseModel):
 
 class ApprovalModeChange(BaseModel):
     """Switch the approval mode (session update and prompt signal ``set_approval_mode``):
-    it applies to the calls admitted after it; a request already open stays open."""
+    it applies to the calls cleared after it; a request already open stays open."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     approval_mode: ApprovalMode

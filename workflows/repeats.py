@@ -1,11 +1,11 @@
 """The failed-call repeat refusal: never run an unchanged repeat of a call that already failed.
 
 Seed ``004_…`` and docs/architecture.md, "The failed-call refusal". A prompt keeps one
-:class:`FailedCallLog` (in ``workflows.batch``): after a call ran and failed it records the
-call's digest with a masked reason; before admitting a call it checks the digest and, on a
-hit, answers the model with the earlier reason instead of running the tool
-(``workflows.synthetic_outcomes.refused_outcome``). Everything here is pure and
-deterministic.
+:class:`FailedCallLog` (in ``workflows.protections.BatchProtections``): after a call ran and
+failed it records the call's digest with a masked reason; before clearing a call to run it
+checks the digest and, on a hit, answers the model with the earlier reason instead of
+running the tool (``workflows.synthetic_outcomes.refused_outcome``). Everything here is pure
+and deterministic.
 """
 
 from __future__ import annotations

@@ -48,7 +48,6 @@ with workflow.unsafe.imports_passed_through():
         recent_history,
     )
     from workflows.guard import GuardMode
-    from workflows.loop_profile import LoopSettings
     from workflows.prompt import CONTEXT_POLICY_PATCH, PromptWorkflow
     from workflows.prompt_io import (
         ApprovalModeChange,
@@ -59,6 +58,7 @@ with workflow.unsafe.imports_passed_through():
         UserInput,
     )
     from workflows.rollout import RolloutAssignment
+    from workflows.rules import LoopSettings
     from workflows.session_io import (
         FINISHED_PROMPTS_KEPT,
         SUBMITS_REMEMBERED,

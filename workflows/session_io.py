@@ -11,10 +11,10 @@ from workflows.activity_io import ModelSpec
 from workflows.conversation import Message
 from workflows.grant_io import SessionGrant
 from workflows.guard import GuardMode
-from workflows.loop_profile import LoopProfile, LoopSettings
 from workflows.prompt_io import LoopType, StopReason
 from workflows.prompt_options import ApprovalMode, PromptOptions
 from workflows.rollout import RolloutAssignment
+from workflows.rules import LoopProfile, LoopSettings
 from workflows.scenario_io import ScenarioHooks, lift_legacy_prompt_keys
 
 MAX_PROMPT_CHARS = 100_000

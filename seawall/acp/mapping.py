@@ -36,7 +36,6 @@ from acp.schema import (
     StopReason as AcpStopReason,
 )
 
-from workflows.batch import RULE_STOP_MESSAGES
 from workflows.guard import REPEATED_TOOL_FAILURE_STOP_MESSAGE
 from workflows.outcome import TerminalStatus, ToolCall
 from workflows.prompt_io import AgentEvent, EventKind, StopReason
@@ -45,6 +44,7 @@ from workflows.protections import (
     INVALID_PARAMS_STOP_MESSAGE,
     TOOL_CALL_CAP_STOP_MESSAGE,
 )
+from workflows.rules import RULES
 
 # The streamed text delta of a model reply (``EventKind.MESSAGE_DELTA`` where streaming has
 # landed); with status ``retry`` its text restarts the reply (a retried model request said
@@ -61,7 +61,7 @@ STOP_MESSAGES = frozenset(
         DUPLICATE_STOP_MESSAGE,
         INVALID_PARAMS_STOP_MESSAGE,
         TOOL_CALL_CAP_STOP_MESSAGE,  # a template: "{cap}" is filled in
-        *RULE_STOP_MESSAGES.values(),
+        *(spec.stop_message for spec in RULES),
     }
 )
 # Every protection's stop message opens this way (tests/acp pins it against STOP_MESSAGES);

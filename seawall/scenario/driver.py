@@ -17,7 +17,6 @@ from temporalio.service import RPCError
 
 from seawall.scenario.format import Scenario, ScenarioError, scenario_loop_settings
 from workflows.guard import GuardMode
-from workflows.loop_profile import LoopSettings
 from workflows.prompt import PromptWorkflow
 from workflows.prompt_io import (
     InputBoundaryReport,
@@ -27,6 +26,7 @@ from workflows.prompt_io import (
     QueuedPrompt,
     UserInput,
 )
+from workflows.rules import LoopSettings
 from workflows.scenario_hooks import BatchRelease, DriverWait
 from workflows.scenario_io import ScenarioHooks
 

@@ -15,7 +15,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from workflows.conversation import MIN_CONTEXT_BUDGET_CHARS
 from workflows.guard import GuardMode
-from workflows.loop_profile import LoopProfile, LoopSettings
 from workflows.prompt_io import Route
 from workflows.prompt_options import (
     DEFAULT_MAX_MODEL_REQUESTS,
@@ -23,6 +22,7 @@ from workflows.prompt_options import (
     ApprovalMode,
 )
 from workflows.repeats import RefusalMode
+from workflows.rules import LoopProfile, LoopSettings
 from workflows.scenario_io import FixtureTool, ModelScript
 
 # Scenarios answer "ignore" permission choices by letting the request time out: a short

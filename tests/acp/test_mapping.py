@@ -43,13 +43,13 @@ from seawall.acp.prompt_text import prompt_text
 from seawall.acp.replay import TranscriptReplay
 from seawall.acp.stdio import check_message
 from seawall.acp.turn import approves
-from workflows.batch import RULE_REMINDERS
 from workflows.conversation import Message, Role, mid_turn_message, system_message
 from workflows.guard import REPEATED_TOOL_FAILURE_REMINDER, REPEATED_TOOL_FAILURE_STOP_MESSAGE
 from workflows.outcome import ToolCall
 from workflows.prompt_io import AgentEvent, EventKind, StopReason
 from workflows.prompt_options import ApprovalMode
 from workflows.protections import TOOL_CALL_CAP_STOP_MESSAGE
+from workflows.rules import RULES
 
 WS = Path("/work/space")
 
@@ -234,7 +234,7 @@ def test_a_retried_model_request_restarts_the_streamed_text() -> None:
 def test_every_stop_message_is_told_from_every_reminder() -> None:
     assert all(message.startswith(STOP_MESSAGE_PREFIX) for message in STOP_MESSAGES)
     assert is_stop_message(TOOL_CALL_CAP_STOP_MESSAGE.format(cap=100))
-    for reminder in [REPEATED_TOOL_FAILURE_REMINDER, *RULE_REMINDERS.values()]:
+    for reminder in [REPEATED_TOOL_FAILURE_REMINDER, *(spec.reminder for spec in RULES)]:
         assert not is_stop_message(reminder)
 
 

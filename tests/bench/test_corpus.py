@@ -27,8 +27,8 @@ from bench.simulate import result_verdict, simulate_seawall, verdict_differences
 from seawall.scenario.driver import run_scenario
 from seawall.scenario.format import Scenario, load_scenario
 from workflows.guard import GuardMode
-from workflows.loop_profile import SEED_SETTINGS, LoopSettings
 from workflows.outcome import ToolCall, ToolOutcome
+from workflows.rules import SEED_SETTINGS, LoopSettings
 
 CORPUS = make_corpus.CORPUS
 LABELS: dict[str, dict[str, Any]] = yaml.safe_load((CORPUS / "labels.yaml").read_text())

@@ -1,4 +1,5 @@
-"""Batch admission and settlement (``workflows/batch.py``): the decisions ``PromptWorkflow``
+"""Batch screening and settlement (``workflows/protections.py``) and the guard's view of a
+settled batch (``workflows/batch.py``): the decisions ``PromptWorkflow``
 and the benchmark simulator share (docs/architecture.md, "The prompt loop", "The failed-call
 refusal"). Pure: no server, no Temporal."""
 
@@ -12,14 +13,7 @@ from typing import Any
 import pytest
 
 from workflows.activity_io import ToolSpec
-from workflows.batch import (
-    Admitted,
-    Answered,
-    BatchAdmission,
-    BatchProtections,
-    guard_entry,
-    guard_input,
-)
+from workflows.batch import guard_entry, guard_input
 from workflows.guard import (
     REPEATED_TOOL_FAILURE_STOP_MESSAGE,
     DecisionKind,
@@ -30,6 +24,7 @@ from workflows.guard import (
 from workflows.outcome import ExecutionStatus, TerminalStatus, ToolCall, ToolErrorType, ToolOutcome
 from workflows.prompt_io import LoopType
 from workflows.prompt_options import PromptOptions
+from workflows.protections import Answered, BatchProtections, BatchScreening, Cleared
 from workflows.repeats import MAX_REPEATS, RefusalMode, RepeatCheck
 from workflows.synthetic_outcomes import (
     CANCELLED_CONTENT,
@@ -94,18 +89,18 @@ def run_batch(
     calls: list[ToolCall],
     outcome_of: Any = failed,
     tools: dict[str, ToolSpec] = TOOLS,
-) -> tuple[BatchAdmission, list[ToolOutcome]]:
+) -> tuple[BatchScreening, list[ToolOutcome]]:
     """Admit a batch, run every admitted call with ``outcome_of`` and settle it."""
-    admission = p.admit(calls, tools)
-    ran = {a.index: outcome_of(a.call) for a in admission.admitted}
-    return admission, p.settle(admission, ran)
+    screening = p.screen(calls, tools)
+    ran = {a.index: outcome_of(a.call) for a in screening.cleared}
+    return screening, p.settle(screening, ran)
 
 
-def answered(admission: BatchAdmission) -> list[ToolOutcome]:
-    return [d.outcome for d in admission.decisions if isinstance(d, Answered)]
+def answered(screening: BatchScreening) -> list[ToolOutcome]:
+    return [d.outcome for d in screening.decisions if isinstance(d, Answered)]
 
 
-# --- admission ----------------------------------------------------------------------------
+# --- screening ----------------------------------------------------------------------------
 
 
 def test_purity_importing_the_batch_module_loads_no_temporal() -> None:
@@ -114,37 +109,37 @@ def test_purity_importing_the_batch_module_loads_no_temporal() -> None:
     assert subprocess.run([sys.executable, "-c", code], cwd=root).returncode == 0
 
 
-def test_every_call_of_a_fresh_batch_is_admitted_in_call_order() -> None:
+def test_every_call_of_a_fresh_batch_is_cleared_in_call_order() -> None:
     p = protections()
-    admission = p.admit([call(call_id="a"), call("deploy", "b"), call("nope", "c")], TOOLS)
+    screening = p.screen([call(call_id="a"), call("deploy", "b"), call("nope", "c")], TOOLS)
 
-    assert [type(d) for d in admission.decisions] == [Admitted, Admitted, Admitted]
-    assert [d.index for d in admission.decisions] == [0, 1, 2]
+    assert [type(d) for d in screening.decisions] == [Cleared, Cleared, Cleared]
+    assert [d.index for d in screening.decisions] == [0, 1, 2]
     # A call of a tool the prompt did not list has no policy name.
-    assert [a.policy_tool_name for a in admission.admitted] == ["read_file", "deploy", None]
+    assert [a.policy_tool_name for a in screening.cleared] == ["read_file", "deploy", None]
     assert p.counts.executed == 3
-    assert not admission.capped
+    assert not screening.capped
 
 
 def test_ordinals_count_earlier_runs_of_the_same_tool_across_batches() -> None:
     p = protections()
     calls = [call(n=1, call_id="a"), call("deploy", "b"), call(n=2, call_id="c")]
     first, _ = run_batch(p, calls, succeeded)
-    second = p.admit([call(n=3, call_id="d"), call("deploy", "e")], TOOLS)
+    second = p.screen([call(n=3, call_id="d"), call("deploy", "e")], TOOLS)
 
-    assert [a.ordinal for a in first.admitted] == [0, 0, 1]
-    assert [a.ordinal for a in second.admitted] == [2, 1]
+    assert [a.ordinal for a in first.cleared] == [0, 0, 1]
+    assert [a.ordinal for a in second.cleared] == [2, 1]
 
 
 def test_the_batch_that_would_pass_the_cap_is_skipped_whole() -> None:
     p = protections(max_tool_calls_per_turn=3)
     run_batch(p, [call(n=1, call_id="a"), call(n=2, call_id="b")])
-    admission = p.admit([call(n=3, call_id="c"), call(n=4, call_id="d")], TOOLS)
+    screening = p.screen([call(n=3, call_id="c"), call(n=4, call_id="d")], TOOLS)
 
-    assert admission.capped
-    assert admission.decisions == []
-    assert [o.content for o in admission.skipped] == [SKIPPED_CALL_CONTENT] * 2
-    assert {(o.status, o.execution_status) for o in admission.skipped} == {
+    assert screening.capped
+    assert screening.decisions == []
+    assert [o.content for o in screening.skipped] == [SKIPPED_CALL_CONTENT] * 2
+    assert {(o.status, o.execution_status) for o in screening.skipped} == {
         (TerminalStatus.CANCELLED, ExecutionStatus.NOT_STARTED)
     }
     assert (p.counts.executed, p.counts.skipped) == (2, 2)
@@ -159,11 +154,11 @@ def test_the_cap_counts_every_requested_call_and_zero_disables_it() -> None:
     run_batch(p, [same])
     # A resent call is answered without running, but it still counts toward the cap.
     run_batch(p, [same])
-    assert p.admit([call(n=9, call_id="x")], TOOLS).capped
+    assert p.screen([call(n=9, call_id="x")], TOOLS).capped
 
     unlimited = protections(max_tool_calls_per_turn=0)
     for n in range(5):
-        assert not unlimited.admit([call(n=n, call_id=f"c{n}")] * 50, TOOLS).capped
+        assert not unlimited.screen([call(n=n, call_id=f"c{n}")] * 50, TOOLS).capped
 
 
 def test_a_resent_call_id_is_answered_without_running_and_a_second_resend_stops() -> None:
@@ -171,12 +166,12 @@ def test_a_resent_call_id_is_answered_without_running_and_a_second_resend_stops(
     original = call(call_id="dup-1")
     run_batch(p, [original], succeeded)
 
-    admission, outcomes = run_batch(p, [original, call(n=2, call_id="fresh")], succeeded)
-    (duplicate,) = answered(admission)
+    screening, outcomes = run_batch(p, [original, call(n=2, call_id="fresh")], succeeded)
+    (duplicate,) = answered(screening)
     assert duplicate.provider_duplicate
     assert duplicate.content == DUPLICATE_CALL_CONTENT
     assert duplicate.execution_status == ExecutionStatus.NOT_STARTED
-    assert [a.call.call_id for a in admission.admitted] == ["fresh"]
+    assert [a.call.call_id for a in screening.cleared] == ["fresh"]
     assert [o.call_id for o in outcomes] == ["dup-1", "fresh"]
     assert p.stop_after(DecisionKind.NONE) is None
 
@@ -189,9 +184,9 @@ def test_a_resent_call_id_is_answered_without_running_and_a_second_resend_stops(
 def test_a_reused_call_id_with_other_arguments_is_a_new_call() -> None:
     p = protections()
     run_batch(p, [call(path="a", call_id="same")], succeeded)
-    admission = p.admit([call(path="b", call_id="same")], TOOLS)
+    screening = p.screen([call(path="b", call_id="same")], TOOLS)
 
-    assert len(admission.admitted) == 1
+    assert len(screening.cleared) == 1
     assert p.counts.duplicates == 0
 
 
@@ -199,15 +194,15 @@ def test_an_unchanged_repeat_of_a_failed_call_is_refused_with_the_earlier_reason
     p = protections()
     run_batch(p, [call("lookup", "a", q="x")], lambda c: failed(c, "backend down"))
 
-    admission = p.admit([call("lookup", "b", q="x"), call("lookup", "c", q="y")], TOOLS)
+    screening = p.screen([call("lookup", "b", q="x"), call("lookup", "c", q="y")], TOOLS)
 
-    (refused,) = answered(admission)
+    (refused,) = answered(screening)
     assert refused.refused_repeat and refused.call_id == "b"
     assert "backend down" in refused.content
     assert refused.tool_type == "mcp"
-    assert [a.call.call_id for a in admission.admitted] == ["c"]
+    assert [a.call.call_id for a in screening.cleared] == ["c"]
     # Telemetry names the tool by policy name and type only.
-    assert [(f.check, f.policy_tool_name, f.tool_type) for f in admission.flagged_repeats] == [
+    assert [(f.check, f.policy_tool_name, f.tool_type) for f in screening.flagged_repeats] == [
         (RepeatCheck.REFUSE, "lookup", "mcp")
     ]
     assert (p.counts.executed, p.counts.refused) == (2, 1)
@@ -216,20 +211,20 @@ def test_an_unchanged_repeat_of_a_failed_call_is_refused_with_the_earlier_reason
 def test_shadow_refusal_runs_the_repeat_and_only_flags_it() -> None:
     p = protections(refusal_mode=RefusalMode.SHADOW)
     run_batch(p, [call(call_id="a")])
-    admission = p.admit([call(call_id="b")], TOOLS)
+    screening = p.screen([call(call_id="b")], TOOLS)
 
-    assert len(admission.admitted) == 1
-    assert [f.check for f in admission.flagged_repeats] == [RepeatCheck.WOULD_REFUSE]
+    assert len(screening.cleared) == 1
+    assert [f.check for f in screening.flagged_repeats] == [RepeatCheck.WOULD_REFUSE]
     assert p.counts.refused == 0
 
 
 def test_refusal_off_neither_refuses_nor_flags() -> None:
     p = protections(refusal_mode=RefusalMode.OFF)
     run_batch(p, [call(call_id="a")])
-    admission = p.admit([call(call_id="b")], TOOLS)
+    screening = p.screen([call(call_id="b")], TOOLS)
 
-    assert len(admission.admitted) == 1
-    assert admission.flagged_repeats == []
+    assert len(screening.cleared) == 1
+    assert screening.flagged_repeats == []
 
 
 def test_more_refusals_than_max_repeats_stop_the_prompt() -> None:
@@ -252,10 +247,10 @@ def test_settled_outcomes_are_in_call_order_whatever_settled_first() -> None:
     p = protections()
     run_batch(p, [call(call_id="x")])  # fails: its repeat below is refused
     calls = [call(n=1, call_id="a"), call(call_id="refused"), call(n=2, call_id="b")]
-    admission = p.admit(calls, TOOLS)
+    screening = p.screen(calls, TOOLS)
     ran = {2: succeeded(calls[2]), 0: succeeded(calls[0])}
 
-    outcomes = p.settle(admission, ran)
+    outcomes = p.settle(screening, ran)
 
     assert [o.call_id for o in outcomes] == ["a", "refused", "b"]
 
@@ -263,9 +258,9 @@ def test_settled_outcomes_are_in_call_order_whatever_settled_first() -> None:
 def test_a_call_cut_before_it_started_settles_as_cancelled_not_started() -> None:
     p = protections()
     cut = call(call_id="cut")
-    admission = p.admit([cut], TOOLS)
+    screening = p.screen([cut], TOOLS)
 
-    (outcome,) = p.settle(admission, {0: None})
+    (outcome,) = p.settle(screening, {0: None})
 
     assert (outcome.status, outcome.execution_status) == (
         TerminalStatus.CANCELLED,
@@ -288,9 +283,9 @@ def test_a_state_changing_success_forgets_earlier_failures(changer: str) -> None
     run_batch(p, [call("run_shell_command", "t1", command="pytest")])
     run_batch(p, [call(changer, "fix")], succeeded)
 
-    recheck = p.admit([call("run_shell_command", "t2", command="pytest")], TOOLS)
+    recheck = p.screen([call("run_shell_command", "t2", command="pytest")], TOOLS)
 
-    assert len(recheck.admitted) == 1
+    assert len(recheck.cleared) == 1
 
 
 def test_a_read_only_success_keeps_the_failures() -> None:
@@ -298,9 +293,9 @@ def test_a_read_only_success_keeps_the_failures() -> None:
     run_batch(p, [call("run_shell_command", "t1", command="pytest")])
     run_batch(p, [call(call_id="look")], succeeded)
 
-    recheck = p.admit([call("run_shell_command", "t2", command="pytest")], TOOLS)
+    recheck = p.screen([call("run_shell_command", "t2", command="pytest")], TOOLS)
 
-    assert recheck.admitted == []
+    assert recheck.cleared == []
 
 
 def test_forgetting_waits_for_permission_which_is_asked_only_after_a_change() -> None:
@@ -311,26 +306,26 @@ def test_forgetting_waits_for_permission_which_is_asked_only_after_a_change() ->
         asked.append(True)
         return False
 
-    first = p.admit([call("run_shell_command", "t1", command="pytest")], TOOLS)
+    first = p.screen([call("run_shell_command", "t1", command="pytest")], TOOLS)
     p.settle(first, {0: failed(first.calls[0])}, may_forget=may_forget)
     assert asked == []  # nothing changed state
-    fix = p.admit([call("edit_file", "fix")], TOOLS)
+    fix = p.screen([call("edit_file", "fix")], TOOLS)
     p.settle(fix, {0: succeeded(fix.calls[0])}, may_forget=may_forget)
     assert asked == [True]
 
-    recheck = p.admit([call("run_shell_command", "t2", command="pytest")], TOOLS)
-    assert recheck.admitted == []  # not allowed to forget: the failure is still refused
+    recheck = p.screen([call("run_shell_command", "t2", command="pytest")], TOOLS)
+    assert recheck.cleared == []  # not allowed to forget: the failure is still refused
 
 
 def test_failures_settled_with_a_state_change_are_remembered() -> None:
     p = protections()
     calls = [call("run_shell_command", "t1", command="pytest"), call("edit_file", "fix")]
-    admission = p.admit(calls, TOOLS)
-    p.settle(admission, {0: failed(calls[0]), 1: succeeded(calls[1])})
+    screening = p.screen(calls, TOOLS)
+    p.settle(screening, {0: failed(calls[0]), 1: succeeded(calls[1])})
 
-    recheck = p.admit([call("run_shell_command", "t2", command="pytest")], TOOLS)
+    recheck = p.screen([call("run_shell_command", "t2", command="pytest")], TOOLS)
 
-    assert recheck.admitted == []
+    assert recheck.cleared == []
 
 
 def test_three_invalid_parameter_calls_of_one_tool_stop_the_prompt() -> None:

@@ -21,9 +21,9 @@ from workflows import search_attributes
 from workflows.activity_io import RESOLVE_OPERATOR_SETTINGS, CallModelInput
 from workflows.conversation import Message, Role, conversation_chars
 from workflows.guard import GuardMode
-from workflows.loop_profile import LoopSettings
 from workflows.prompt import DURABLE_STEPS_PATCH, TOOLS_WITHOUT_HOP_PATCH, PromptWorkflow
 from workflows.prompt_io import PromptInput, PromptResult, StopReason
+from workflows.rules import LoopSettings
 from workflows.scenario_io import FixtureTool, ModelScript, ScenarioHooks
 from workflows.session import SessionWorkflow, session_workflow_id
 from workflows.session_io import PromptSubmission, SessionInput, SessionSettings

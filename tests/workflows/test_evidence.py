@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from workflows.evidence import (
+from workflows.outcome import ToolCall, ToolOutcome
+from workflows.rules.evidence import (
     ResultKind,
     call_evidence,
     normalized_output,
@@ -14,7 +15,6 @@ from workflows.evidence import (
     transient_failure,
     waits_for_time,
 )
-from workflows.outcome import ToolCall, ToolOutcome
 
 
 def same(

@@ -17,12 +17,12 @@ from structlog.testing import capture_logs
 from temporalio.client import Client
 
 from tests.scenario_helpers import fail, ok, run, scenario, scenario_file, tool_messages
-from workflows.denied_calls import DENIED_CALL_REMINDER, DENIED_CALL_STOP_MESSAGE
-from workflows.failure_cycles import FAILURE_CYCLE_REMINDER, FAILURE_CYCLE_STOP_MESSAGE
-from workflows.identical_results import IDENTICAL_RESULT_REMINDER
 from workflows.prompt import PromptWorkflow
 from workflows.prompt_io import EventKind, EventsQuery, LoopType, PromptResult, StopReason
 from workflows.prompt_options import ApprovalMode
+from workflows.rules.denied_calls import DENIED_CALL_REMINDER, DENIED_CALL_STOP_MESSAGE
+from workflows.rules.failure_cycles import FAILURE_CYCLE_REMINDER, FAILURE_CYCLE_STOP_MESSAGE
+from workflows.rules.identical_results import IDENTICAL_RESULT_REMINDER
 from workflows.scenario_io import ModelScript, ScenarioHooks
 from workflows.session import SessionWorkflow, session_workflow_id
 from workflows.session_io import PromptSubmission, SessionInput, SessionSettings

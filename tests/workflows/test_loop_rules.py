@@ -1,7 +1,8 @@
 """The recommended loop profile's rules, batch by batch (docs/architecture.md, "Loop profiles").
 
-Each test drives :class:`workflows.batch.BatchProtections` the way ``PromptWorkflow`` and the
-benchmark simulator do — admit, settle, reduce the guard, review the rules, ask what stops —
+Each test drives :class:`workflows.protections.BatchProtections` the way ``PromptWorkflow``
+and the benchmark simulator do — screen, settle, then :func:`workflows.batch.after_batch`
+(reduce the guard, review the rules, ask what stops) —
 and asserts what the model and the operator would see: which calls run, which are refused or
 answered, which reminders arrive and which protection stops the prompt. Pure: no server.
 """
@@ -14,37 +15,31 @@ from dataclasses import dataclass, field
 import pytest
 
 from workflows.activity_io import ToolSpec
-from workflows.batch import (
-    Answered,
-    BatchAdmission,
-    BatchProtections,
-    LoopStop,
-    guard_input,
-    rule_reminders,
-)
-from workflows.denied_calls import (
+from workflows.batch import DrainedInput, after_batch, rule_reminders
+from workflows.guard import DecisionKind, GuardDecision, GuardMode, GuardState
+from workflows.outcome import ExecutionStatus, TerminalStatus, ToolCall, ToolErrorType, ToolOutcome
+from workflows.prompt_io import LoopType
+from workflows.prompt_options import PromptOptions
+from workflows.protections import Answered, BatchProtections, BatchScreening, LoopStop
+from workflows.repeats import MAX_REPEATS, repeat_limit_stop_message
+from workflows.rules import SEED_SETTINGS, LoopRule, LoopSettings, RuleDecisionKind
+from workflows.rules.denied_calls import (
     DENIED_CALL_REMINDER,
     DENIED_CALL_STOP_MESSAGE,
     DENIED_CALL_THRESHOLD,
 )
-from workflows.failure_cycles import (
+from workflows.rules.failure_cycles import (
     FAILURE_CYCLE_REMINDER,
     FAILURE_CYCLE_STOP_MESSAGE,
     FAILURE_CYCLE_THRESHOLD,
 )
-from workflows.guard import DecisionKind, GuardDecision, GuardMode, GuardState, reduce
-from workflows.identical_results import (
+from workflows.rules.identical_results import (
     IDENTICAL_RESULT_REMINDER,
     IDENTICAL_RESULT_STOP_MESSAGE,
     IDENTICAL_RESULT_THRESHOLD,
 )
-from workflows.loop_profile import SEED_SETTINGS, LoopRule, LoopSettings, rule_mode
-from workflows.outcome import ExecutionStatus, TerminalStatus, ToolCall, ToolErrorType, ToolOutcome
-from workflows.progress_rules import LoopRules, RelaxReason, RuleDecision
-from workflows.prompt_io import LoopType
-from workflows.prompt_options import PromptOptions
-from workflows.repeats import MAX_REPEATS, repeat_limit_stop_message
-from workflows.rule_ladder import RuleDecisionKind
+from workflows.rules.loop_rules import LoopRules, RelaxReason, RuleDecision
+from workflows.rules.profiles import rule_mode
 from workflows.synthetic_outcomes import DENIED_REPEAT_CONTENT, permission_denied_outcome
 
 WS = "/ws"
@@ -110,7 +105,7 @@ def denied(c: ToolCall) -> ToolOutcome:
 
 @dataclass
 class Round:
-    admission: BatchAdmission
+    screening: BatchScreening
     outcomes: list[ToolOutcome]
     guard: GuardDecision
     rules: list[RuleDecision]
@@ -122,11 +117,11 @@ class Round:
 
     @property
     def ran(self) -> int:
-        return len(self.admission.admitted)
+        return len(self.screening.cleared)
 
     @property
     def answered(self) -> list[ToolOutcome]:
-        return [d.outcome for d in self.admission.decisions if isinstance(d, Answered)]
+        return [d.outcome for d in self.screening.decisions if isinstance(d, Answered)]
 
     def kinds(self, rule: LoopRule) -> list[RuleDecisionKind]:
         return [d.kind for d in self.rules if d.rule is rule]
@@ -153,33 +148,27 @@ class Prompt:
         )
         self.state = GuardState()
         self.calls = 0
+        self.batches = 0
 
     def batch(self, *steps: tuple[ToolCall, Outcome], user_input: bool = False) -> Round:
         calls = []
         for c, _ in steps:
             self.calls += 1
             calls.append(c.model_copy(update={"call_id": f"c{self.calls}"}))
-        admission = self.protections.admit(calls, TOOLS)
-        ran = {a.index: steps[a.index][1](a.call) for a in admission.admitted}
-        outcomes = self.protections.settle(admission, ran)
-        decision = reduce(
+        self.batches += 1
+        screening = self.protections.screen(calls, TOOLS)
+        ran = {a.index: steps[a.index][1](a.call) for a in screening.cleared}
+        outcomes = self.protections.settle(screening, ran)
+        step = after_batch(
+            self.protections,
             self.state,
-            guard_input(
-                self.mode,
-                outcomes,
-                external_input=user_input,
-                queued_prompt=False,
-                input_reliable=True,
-                progress=self.protections.progress,
-            ),
+            self.mode,
+            outcomes,
+            DrainedInput(["more input"] if user_input else []),
+            batch=self.batches,
         )
-        self.state = decision.state
-        rules = self.protections.review(
-            input_arrived=user_input, enforcement_disabled=self.state.enforcement_disabled
-        )
-        return Round(
-            admission, outcomes, decision, rules, self.protections.stop_after(decision.kind, rules)
-        )
+        self.state = step.guard.state
+        return Round(screening, outcomes, step.guard, step.rule_decisions, step.stop)
 
     def repeat(self, times: int, *steps: tuple[ToolCall, Outcome]) -> list[Round]:
         return [self.batch(*steps) for _ in range(times)]
@@ -240,7 +229,7 @@ def test_without_new_evidence_an_unchanged_repeat_is_refused_as_in_the_seed() ->
     prompt.batch((call("read_file", path="a"), fails()))
     second = prompt.batch((call("read_file", path="a"), fails()))
     assert second.ran == 0 and second.answered[0].refused_repeat
-    assert second.admission.flagged_repeats[0].outcome == "repeat"
+    assert second.screening.flagged_repeats[0].outcome == "repeat"
 
 
 @pytest.mark.parametrize(
@@ -262,8 +251,8 @@ def test_a_transient_failure_admits_one_identical_retry(
     prompt.batch((call("fetch", url="https://x/1"), fails(text, error_type)))
     retry = prompt.batch((call("fetch", url="https://x/1"), works()))
     assert retry.ran == 1
-    assert retry.admission.flagged_repeats[0].relaxed is RelaxReason.TRANSIENT
-    assert retry.admission.flagged_repeats[0].outcome == "admitted_transient"
+    assert retry.screening.flagged_repeats[0].relaxed is RelaxReason.TRANSIENT
+    assert retry.screening.flagged_repeats[0].outcome == "admitted_transient"
 
 
 @pytest.mark.parametrize("text", ["500 Internal Server Error", "line 429: syntax error", "404"])
@@ -280,7 +269,7 @@ def test_time_passed_admits_the_repeat_a_waiting_call_between_or_a_waiting_repea
     prompt.batch((call("mcp__timer__sleep", seconds=30), works("")))
     again = prompt.batch((call("job_status", id="7"), fails("pending")))
     assert again.ran == 1
-    assert again.admission.flagged_repeats[0].relaxed is RelaxReason.TIME_PASSED
+    assert again.screening.flagged_repeats[0].relaxed is RelaxReason.TIME_PASSED
     # Nothing waited since that failure: refused.
     assert prompt.batch((call("job_status", id="7"), fails("pending"))).ran == 0
 
@@ -299,7 +288,7 @@ def test_a_refresh_of_the_same_path_admits_the_repeat_once() -> None:
     assert prompt.batch((edit, fails("String to replace was not found"))).ran == 0
     prompt.batch((call("read_file", path="./src/app.py"), works("x = 1")))
     retry = prompt.batch((edit, fails("String to replace was not found")))
-    assert retry.ran == 1 and retry.admission.flagged_repeats[0].relaxed is RelaxReason.REFRESHED
+    assert retry.ran == 1 and retry.screening.flagged_repeats[0].relaxed is RelaxReason.REFRESHED
     # The refresh bought one retry; the same failure again is refused.
     assert prompt.batch((edit, works())).ran == 0
 
@@ -316,7 +305,7 @@ def test_failed_shell_commands_are_admitted_again_and_the_benchmark_can_refuse_t
     prompt = Prompt()
     prompt.batch((sh("gh pr checks 571"), fails("2 pending checks\nExit code: 8")))
     again = prompt.batch((sh("gh pr checks 571"), works("All checks were successful")))
-    assert again.ran == 1 and again.admission.flagged_repeats[0].relaxed is RelaxReason.SHELL
+    assert again.ran == 1 and again.screening.flagged_repeats[0].relaxed is RelaxReason.SHELL
 
     strict = Prompt(settings=LoopSettings(shell_repeats_admitted=False))
     strict.batch((sh("gh pr checks 571"), fails("2 pending checks\nExit code: 8")))
@@ -469,7 +458,7 @@ def test_a_denied_call_asked_again_is_answered_without_asking() -> None:
     assert outcome.denied and outcome.content == DENIED_REPEAT_CONTENT
     assert outcome.status == TerminalStatus.CANCELLED
     assert prompt.protections.counts.denied_repeats == 1
-    assert again.admission.denied_repeats[0].decision.kind is RuleDecisionKind.ANSWERED
+    assert again.screening.denied_repeats[0].decision.kind is RuleDecisionKind.ANSWERED
 
 
 def test_in_shadow_the_denied_call_is_asked_again_and_only_counted() -> None:
@@ -478,7 +467,7 @@ def test_in_shadow_the_denied_call_is_asked_again_and_only_counted() -> None:
     prompt.batch((command, denied))
     again = prompt.batch((command, denied))
     assert again.ran == 1
-    assert again.admission.denied_repeats[0].decision.kind is RuleDecisionKind.WOULD_ANSWER
+    assert again.screening.denied_repeats[0].decision.kind is RuleDecisionKind.WOULD_ANSWER
 
 
 def test_consecutive_denial_rounds_earn_a_reminder_then_a_stop() -> None:

@@ -4,17 +4,16 @@ docs/architecture.md, "The adaptive tool-call cap"). Pure: no server, no Tempora
 from __future__ import annotations
 
 from workflows.activity_io import ToolSpec
-from workflows.batch import BatchProtections
 from workflows.guard import GuardMode
-from workflows.loop_profile import LoopProfile, LoopSettings
 from workflows.outcome import ToolCall
-from workflows.progress_rules import LoopRules
 from workflows.prompt_options import DEFAULT_MAX_TOOL_CALLS_PER_TURN, PromptOptions
 from workflows.protections import (
     ADAPTIVE_CAP_BACKSTOP_FACTOR,
     ADAPTIVE_CAP_REPEATS,
+    BatchProtections,
     ToolCallCap,
 )
+from workflows.rules import LoopProfile, LoopRules, LoopSettings
 
 TOOLS = {"read_file": ToolSpec(name="read_file")}
 DEFAULT = DEFAULT_MAX_TOOL_CALLS_PER_TURN
@@ -89,10 +88,10 @@ def read(n: int, call_id: str) -> ToolCall:
 def test_the_recommended_profile_makes_the_unset_cap_adaptive_and_says_why_it_stopped() -> None:
     p = recommended(PromptOptions())
     for n in range(DEFAULT + 20):
-        assert not p.admit([read(n, f"c{n}")], TOOLS).capped
+        assert not p.screen([read(n, f"c{n}")], TOOLS).capped
     for k in range(ADAPTIVE_CAP_REPEATS - 2):
-        assert not p.admit([read(7, f"again{k}")], TOOLS).capped  # f7's 2nd..5th ask
-    assert p.admit([read(7, "last")], TOOLS).capped  # the sixth
+        assert not p.screen([read(7, f"again{k}")], TOOLS).capped  # f7's 2nd..5th ask
+    assert p.screen([read(7, "last")], TOOLS).capped  # the sixth
     stop = p.cap_stop()
     assert f"passed {DEFAULT} tool calls" in stop.message
     assert f"already made {ADAPTIVE_CAP_REPEATS - 1} times" in stop.message
@@ -101,14 +100,14 @@ def test_the_recommended_profile_makes_the_unset_cap_adaptive_and_says_why_it_st
 def test_the_recommended_profile_keeps_an_explicit_cap_hard() -> None:
     p = recommended(PromptOptions(max_tool_calls_per_turn=DEFAULT))
     for n in range(DEFAULT):
-        assert not p.admit([read(n, f"c{n}")], TOOLS).capped
-    assert p.admit([read(DEFAULT, "over")], TOOLS).capped
+        assert not p.screen([read(n, f"c{n}")], TOOLS).capped
+    assert p.screen([read(DEFAULT, "over")], TOOLS).capped
     assert f"({DEFAULT} calls)" in p.cap_stop().message
 
 
 def test_the_seed_profile_keeps_the_unset_cap_hard() -> None:
     p = BatchProtections(PromptOptions(), "/ws")
     for n in range(DEFAULT):
-        assert not p.admit([read(n, f"c{n}")], TOOLS).capped
-    assert p.admit([read(DEFAULT, "over")], TOOLS).capped
+        assert not p.screen([read(n, f"c{n}")], TOOLS).capped
+    assert p.screen([read(DEFAULT, "over")], TOOLS).capped
     assert f"({DEFAULT} calls)" in p.cap_stop().message

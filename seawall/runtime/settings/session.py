@@ -26,8 +26,8 @@ from pydantic import TypeAdapter, ValidationError
 from seawall.runtime.rollout_policy import check_rollout, deployment_environment, service_version
 from workflows.conversation import DEFAULT_CONTEXT_BUDGET_CHARS, MIN_CONTEXT_BUDGET_CHARS
 from workflows.guard import GuardMode
-from workflows.loop_profile import DEFAULT_LOOP_PROFILE, LoopProfile, LoopSettings
 from workflows.rollout import RolloutPolicies
+from workflows.rules import DEFAULT_LOOP_PROFILE, LoopProfile, LoopSettings
 
 from .catalogue import (
     LOOP_PROFILE_CONFIG_KEY,

@@ -18,7 +18,7 @@ from pydantic import AfterValidator, BeforeValidator
 from seawall.runtime.owners import OWNER_ID, read_owner_tokens
 from seawall.runtime.storage import PayloadStorageKind
 from workflows.guard import GuardMode
-from workflows.loop_profile import LoopProfile
+from workflows.rules import LoopProfile
 
 LogFormat = Literal["json", "console"]
 LOG_FORMATS: tuple[LogFormat, ...] = ("json", "console")

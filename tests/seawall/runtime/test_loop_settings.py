@@ -10,7 +10,7 @@ import pytest
 
 from seawall.runtime.settings import LOOP_PROFILE_ENV, load_settings, resolve_loop_settings
 from workflows.guard import GuardMode
-from workflows.loop_profile import LoopProfile, LoopSettings
+from workflows.rules import LoopProfile, LoopSettings
 
 
 def config(tmp_path: Path, text: str) -> Path:
@@ -74,7 +74,7 @@ def test_each_rule_mode_setting_is_one_field_that_sets_one_loop_settings_field()
     """The per-rule mode settings are declared once (``RULE_MODE_SETTINGS``): each row is a
     field of the settings model, with its variable, and names a ``LoopSettings`` field."""
     from seawall.runtime.settings import RULE_MODE_SETTINGS, SETTINGS_BY_NAME
-    from workflows.loop_profile import LoopSettings
+    from workflows.rules import LoopSettings
 
     for rule in RULE_MODE_SETTINGS:
         assert SETTINGS_BY_NAME[rule.name].env == (rule.env,)

@@ -7,7 +7,7 @@ success. Real loops hide behind exactly that: fail, delete the generated file (s
 regenerate, fail the same way; Ctrl-C the hung dev server (success), start it, time out the
 same way; a browser navigation (a mutating success) between identical read failures.
 
-So, per tool, a failure whose output fingerprint (``workflows.evidence``, the call's own
+So, per tool, a failure whose output fingerprint (``workflows.rules.evidence``, the call's own
 argument values masked) was already seen for that tool in an earlier batch of this prompt is
 a *recurrence*, and recurrences count across successes of other calls. A batch counts once
 per tool, however many of its calls failed that way (siblings that failed together were one
@@ -22,12 +22,11 @@ next recurrence stops the prompt.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from workflows.evidence import CallEvidence, ResultKind
-from workflows.guard import GuardMode
 from workflows.recency import remember_latest
-from workflows.rule_ladder import RuleDecisionKind, Rung, escalate
+from workflows.rules.evidence import ResultKind
+from workflows.rules.ladder import RuleCounter, RuleFinding, RuleReview, escalate
 
 # Batches in which one tool's failure came back, before the reminder: with the batch that
 # first failed, the eighth same failure, the repeated-failure guard's own count (seed 000's
@@ -48,29 +47,23 @@ FAILURE_CYCLE_STOP_MESSAGE = (
 )
 
 
-class FailureCycles(BaseModel):
+class FailureCycles(RuleCounter):
     """One prompt's failure memory per tool: fingerprint → the wait epoch it last came back
-    in, the digests that failed, and where the tool stands on the reminder ladder."""
+    in, the digests that failed, and where the tool stands on the reminder ladder (keyed by
+    the tool's policy name, which telemetry reports as its safe label)."""
 
     threshold: int = Field(default=FAILURE_CYCLE_THRESHOLD, ge=1)
     seen: dict[str, dict[str, int]] = Field(default_factory=dict)
     failed_digests: dict[str, dict[str, int]] = Field(default_factory=dict)
-    rungs: dict[str, Rung] = Field(default_factory=dict)
 
-    def review(
-        self,
-        batch: list[CallEvidence],
-        *,
-        wait_epoch: int,
-        input_arrived: bool,
-        mode: GuardMode,
-    ) -> list[tuple[str, RuleDecisionKind, int]]:
+    def review(self, review: RuleReview) -> list[RuleFinding]:
         """Remember one settled batch and climb the tools whose failures came back.
 
-        ``wait_epoch`` counts the batches before this one in which a waiting call
-        succeeded; a recurrence counts only if none did since the failure last came back.
-        A batch that arrived with user input resets every tool instead of counting.
+        A recurrence counts only if no waiting call succeeded since the failure last came
+        back (``review.wait_epoch`` is unchanged). A batch that arrived with user input
+        resets every tool instead of counting.
         """
+        batch, wait_epoch = review.batch, review.wait_epoch
         recurrences: dict[str, int] = {}
         # Fingerprints first seen in this batch: a sibling failing the same way is not a
         # recurrence (it did not come back; it happened once, in parallel).
@@ -102,7 +95,7 @@ class FailureCycles(BaseModel):
                 wait_epoch,
                 REMEMBERED_PER_TOOL,
             )
-        if input_arrived:
+        if review.input_arrived:
             self.rungs.clear()
             return []
-        return escalate(self.rungs, recurrences, self.threshold, mode)
+        return escalate(self.rungs, recurrences, self.threshold, review.mode)

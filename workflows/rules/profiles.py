@@ -22,6 +22,7 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict
 
 from workflows.guard import GuardMode
+from workflows.rules.registry import LoopRule, rule_spec
 
 
 class LoopProfile(StrEnum):
@@ -42,20 +43,17 @@ def parse_loop_profile(value: str | None) -> LoopProfile | None:
         return None
 
 
-class LoopRule(StrEnum):
-    """The recommended profile's own rules; each value is also its loop type."""
-
-    FAILURE_CYCLE = "repeated_failure_cycle"
-    IDENTICAL_RESULT = "repeated_identical_result"
-    DENIED_CALL = "repeated_denied_call"
-
-
 class LoopSettings(BaseModel):
     """The profile and, per rule, a mode that overrides the guard's (``None``: the rule
     runs in the guard's mode)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    # A payload (``PromptInput.loop_settings``), so the per-rule fields are spelled out
+    # rather than made from the rule table: one ``<name>_mode`` per row of
+    # ``workflows.rules.registry``, checked field for field by
+    # ``tests/workflows/test_rule_registry.py``. (A comment, not the docstring: the
+    # docstring is the payload schema's description.)
     profile: LoopProfile = DEFAULT_LOOP_PROFILE
     failure_cycle_mode: GuardMode | None = None
     identical_result_mode: GuardMode | None = None
@@ -65,11 +63,9 @@ class LoopSettings(BaseModel):
     shell_repeats_admitted: bool = True
 
     def override(self, rule: LoopRule) -> GuardMode | None:
-        if rule is LoopRule.FAILURE_CYCLE:
-            return self.failure_cycle_mode
-        if rule is LoopRule.IDENTICAL_RESULT:
-            return self.identical_result_mode
-        return self.denied_call_mode
+        """The operator's mode for ``rule``, read from the field its table row names."""
+        mode: GuardMode | None = getattr(self, rule_spec(rule).mode_field)
+        return mode
 
 
 SEED_SETTINGS = LoopSettings(profile=LoopProfile.SEED)

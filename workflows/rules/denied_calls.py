@@ -18,12 +18,11 @@ were one request of the model.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from workflows.evidence import CallEvidence, ResultKind
-from workflows.guard import GuardMode
 from workflows.recency import remember_latest
-from workflows.rule_ladder import RuleDecisionKind, Rung, escalate
+from workflows.rules.evidence import ResultKind
+from workflows.rules.ladder import RuleCounter, RuleFinding, RuleReview, escalate
 
 DENIED_CALL_THRESHOLD = 3
 REMEMBERED_DENIALS = 64
@@ -40,24 +39,24 @@ DENIED_CALL_STOP_MESSAGE = (
 )
 
 
-class DeniedCalls(BaseModel):
+class DeniedCalls(RuleCounter):
     """The digests the user denied in this prompt (oldest first) and the run of rounds."""
 
     threshold: int = Field(default=DENIED_CALL_THRESHOLD, ge=1)
     denied: dict[str, None] = Field(default_factory=dict)
-    rungs: dict[str, Rung] = Field(default_factory=dict)
 
-    def remembers(self, digest: str) -> bool:
+    def answers(self, digest: str) -> bool:
+        """The memory: a call the user denied is answered as denied again, unasked."""
         return digest in self.denied
 
-    def review(
-        self, batch: list[CallEvidence], *, input_arrived: bool, mode: GuardMode
-    ) -> list[tuple[str, RuleDecisionKind, int]]:
-        """Remember one settled batch's denials and climb the run of denial rounds."""
+    def review(self, review: RuleReview) -> list[RuleFinding]:
+        """Remember one settled batch's denials and climb the run of denial rounds (time
+        passing changes nothing here: a denial does not expire, only new input lifts it)."""
+        batch = review.batch
         denials = [call for call in batch if call.kind is ResultKind.DENIED]
         for call in denials:
             remember_latest(self.denied, call.digest, None, REMEMBERED_DENIALS)
-        if input_arrived:
+        if review.input_arrived:
             self.denied.clear()
             self.rungs.clear()
             return []
@@ -66,4 +65,4 @@ class DeniedCalls(BaseModel):
             return []
         if not denials:
             return []
-        return escalate(self.rungs, {_PROMPT: 1}, self.threshold, mode)
+        return escalate(self.rungs, {_PROMPT: 1}, self.threshold, review.mode)

@@ -1,20 +1,23 @@
 """The recommended profile's layer over the seed protections, as pure prompt state.
 
-docs/architecture.md, "Loop profiles". ``workflows.batch`` consults one :class:`LoopRules`
-per prompt when the profile is ``recommended`` (never in ``seed``), at three points:
+docs/architecture.md, "Loop profiles". ``workflows.protections.BatchProtections`` consults
+one :class:`LoopRules` per prompt when the profile is ``recommended`` (never in ``seed``), at
+three points:
 
-- **Admission.** An unchanged repeat of a failed call that the seed's failed-call log would
-  refuse is admitted instead when the world may have changed since it failed (R1,
+- **Screening.** An unchanged repeat of a failed call that the seed's failed-call log would
+  refuse is cleared to run instead when the world may have changed since it failed (R1,
   :meth:`LoopRules.relaxation`): time passed, a refresh happened, the failure was
-  transient, or the call is a shell command; an admitted repeat that then fails exactly as
+  transient, or the call is a shell command; a cleared repeat that then fails exactly as
   before counts toward the refusal's repeat limit (:meth:`LoopRules.unchanged_failures_over`).
   An identical re-request of a call the user denied is answered without asking again (R4,
-  :meth:`LoopRules.denial_check`).
-- **Settlement.** Each settled call becomes :class:`~workflows.evidence.CallEvidence`; a
+  :meth:`LoopRules.answer_check`).
+- **Settlement.** Each settled call becomes :class:`~workflows.rules.evidence.CallEvidence`; a
   failure of a call that failed before, now with an output it never had, is marked as
   progress for the guard, which then neither advances nor resets on it (R0).
-- **Review**, after the input drain: failure cycles (R2), identical results (R3) and denial
-  rounds (R4) each climb their reminder ladder (``workflows.rule_ladder``).
+- **Review**, after the input drain: every rule of the table (``workflows.rules.registry``:
+  R4 denial rounds, R2 failure cycles, R3 identical results) reviews the batch with its own
+  counter and climbs its reminder ladder (``workflows.rules.ladder``). Nothing here names a
+  rule: a new row in the table is reviewed, moded and reported without a change here.
 
 Fingerprints and digests stay in this state: never logged, labelled or put in a search
 attribute. No Temporal, no I/O, no clock.
@@ -28,37 +31,28 @@ from enum import StrEnum
 
 from pydantic import BaseModel
 
-from workflows.denied_calls import DENIED_CALL_THRESHOLD, DeniedCalls
-from workflows.evidence import (
+from workflows.guard import GuardMode
+from workflows.outcome import ToolCall, ToolOutcome
+from workflows.recency import remember_latest
+from workflows.rules.evidence import (
     CallEvidence,
     ResultKind,
     call_evidence,
     transient_failure,
     waits_for_time,
 )
-from workflows.failure_cycles import FAILURE_CYCLE_THRESHOLD, FailureCycles
-from workflows.guard import GuardMode
-from workflows.identical_results import IDENTICAL_RESULT_THRESHOLD, IdenticalResults
-from workflows.loop_profile import LoopProfile, LoopRule, LoopSettings, rule_mode
-from workflows.outcome import ToolCall, ToolOutcome
-from workflows.recency import remember_latest
-from workflows.rule_ladder import RuleDecisionKind, effective_rule_mode
+from workflows.rules.ladder import RuleCounter, RuleDecisionKind, RuleReview, effective_rule_mode
+from workflows.rules.profiles import LoopProfile, LoopSettings, rule_mode
+from workflows.rules.registry import RULES, LoopRule
 
 SHELL_TOOL = "run_shell_command"
 # Failure marks and fingerprints kept per prompt (per tool for fingerprints).
 REMEMBERED_MARKS = 256
 REMEMBERED_FINGERPRINTS_PER_TOOL = 256
 
-# The rules in the order they are consulted: the narrowest cause first.
-RULE_ORDER: tuple[LoopRule, ...] = (
-    LoopRule.DENIED_CALL,
-    LoopRule.FAILURE_CYCLE,
-    LoopRule.IDENTICAL_RESULT,
-)
-
 
 class RelaxReason(StrEnum):
-    """Why an unchanged repeat of a failed call was admitted (R1), in the order asked."""
+    """Why an unchanged repeat of a failed call was cleared to run (R1), in the order asked."""
 
     TIME_PASSED = "time_passed"
     TRANSIENT = "transient"
@@ -69,7 +63,7 @@ class RelaxReason(StrEnum):
 class FailureMark(BaseModel):
     """What R1 knows about one remembered failure (keyed by the call's digest): when it
     happened, whether it said it was transient, what it named, whether a refresh followed,
-    its output (as a private fingerprint), and how many admitted repeats in a row failed
+    its output (as a private fingerprint), and how many cleared repeats in a row failed
     exactly like it."""
 
     wait_epoch: int
@@ -82,8 +76,8 @@ class FailureMark(BaseModel):
 
 @dataclass(frozen=True)
 class RuleDecision:
-    """A rule's decision in one batch. ``tool`` is the failing tool's policy name for the
-    failure-cycle rule (telemetry reports only its safe label), else ``None``."""
+    """A rule's decision in one batch. ``tool`` is the failing tool's policy name for a rule
+    whose row ``names_tool`` (telemetry reports only its safe label), else ``None``."""
 
     rule: LoopRule
     kind: RuleDecisionKind
@@ -107,8 +101,8 @@ class LoopRules:
         sensitivity runs only; prompts always use the defaults)."""
         self.settings = settings
         self.modes: dict[LoopRule, GuardMode] = {
-            rule: rule_mode(settings, rule, guard_mode, route_forced_off=route_forced_off)
-            for rule in RULE_ORDER
+            spec.rule: rule_mode(settings, spec.rule, guard_mode, route_forced_off=route_forced_off)
+            for spec in RULES
         }
         # Batches so far in which a call that waits for time to pass succeeded.
         self.wait_epoch = 0
@@ -116,25 +110,21 @@ class LoopRules:
         self.changes = 0
         self.fingerprints: dict[str, dict[str, None]] = {}
         self.marks: dict[str, FailureMark] = {}
-        # Digests admitted in the current batch for a reason other than time passing.
+        # Digests cleared in the current batch for a reason other than time passing.
         self._relaxed: set[str] = set()
         custom = thresholds or {}
-        self.cycles = FailureCycles(
-            threshold=custom.get(LoopRule.FAILURE_CYCLE, FAILURE_CYCLE_THRESHOLD)
-        )
-        self.identical = IdenticalResults(
-            threshold=custom.get(LoopRule.IDENTICAL_RESULT, IDENTICAL_RESULT_THRESHOLD)
-        )
-        self.denials = DeniedCalls(
-            threshold=custom.get(LoopRule.DENIED_CALL, DENIED_CALL_THRESHOLD)
-        )
+        # One counter per rule of the table, in its consultation order.
+        self.counters: dict[LoopRule, RuleCounter] = {
+            spec.rule: spec.counter(threshold=custom.get(spec.rule, spec.threshold))
+            for spec in RULES
+        }
         self._settled: list[CallEvidence] = []
 
     @property
     def active(self) -> bool:
         return self.settings.profile is LoopProfile.RECOMMENDED
 
-    # --- admission ------------------------------------------------------------------------
+    # --- screening ------------------------------------------------------------------------
 
     def relaxation(self, digest: str, call: ToolCall) -> RelaxReason | None:
         """Why an unchanged repeat of the remembered failure ``digest`` may run anyway, or
@@ -156,21 +146,28 @@ class LoopRules:
         return reason
 
     def unchanged_failures_over(self, limit: int) -> bool:
-        """Whether an admitted repeat failed exactly like the failure before it more than
+        """Whether a cleared repeat failed exactly like the failure before it more than
         ``limit`` times in a row (the refusal's ``max_repeats``): nothing had changed after
-        all, so the seed's repeat limit applies as if each had been refused. Repeats admitted
+        all, so the seed's repeat limit applies as if each had been refused. Repeats cleared
         because time passed never count: waiting is not repeating."""
         return any(mark.unchanged_repeats > limit for mark in self.marks.values())
 
-    def denial_check(self, digest: str) -> RuleDecisionKind | None:
-        """``answered`` (warn, enforce) or ``would_answer`` (shadow) for an identical
-        re-request of a call the user denied; ``None`` otherwise."""
-        mode = self.modes[LoopRule.DENIED_CALL]
-        if not self.active or mode is GuardMode.OFF or not self.denials.remembers(digest):
+    def answer_check(self, digest: str) -> RuleDecision | None:
+        """A rule answering the call ``digest`` without running it (the denied-call rule,
+        for an identical re-request of a call the user denied): ``answered`` (warn,
+        enforce) or ``would_answer`` (shadow, which asks as usual); ``None`` otherwise."""
+        if not self.active:
             return None
-        return (
-            RuleDecisionKind.WOULD_ANSWER if mode is GuardMode.SHADOW else RuleDecisionKind.ANSWERED
-        )
+        for spec in RULES:
+            mode = self.modes[spec.rule]
+            if mode is not GuardMode.OFF and self.counters[spec.rule].answers(digest):
+                kind = (
+                    RuleDecisionKind.WOULD_ANSWER
+                    if mode is GuardMode.SHADOW
+                    else RuleDecisionKind.ANSWERED
+                )
+                return RuleDecision(spec.rule, kind, mode, 1)
+        return None
 
     # --- settlement -----------------------------------------------------------------------
 
@@ -229,7 +226,8 @@ class LoopRules:
     # --- review ---------------------------------------------------------------------------
 
     def review(self, *, input_arrived: bool, enforcement_disabled: bool) -> list[RuleDecision]:
-        """After the input drain: refresh the failure marks, climb R2–R4, advance time."""
+        """After the input drain: refresh the failure marks, let every rule of the table
+        review the batch in consultation order, advance time."""
         if not self.active:
             return []
         batch, self._settled = self._settled, []
@@ -241,24 +239,19 @@ class LoopRules:
                 mark.refreshed = True
 
         decisions: list[RuleDecision] = []
-        for rule in RULE_ORDER:
-            mode = self.modes[rule]
+        for spec in RULES:
+            mode = self.modes[spec.rule]
             if mode is GuardMode.OFF:
-                continue
+                continue  # an off rule does not count at all
             mode = effective_rule_mode(mode, enforcement_disabled)
-            if rule is LoopRule.DENIED_CALL:
-                found = self.denials.review(batch, input_arrived=input_arrived, mode=mode)
-            elif rule is LoopRule.FAILURE_CYCLE:
-                found = self.cycles.review(
-                    batch, wait_epoch=self.wait_epoch, input_arrived=input_arrived, mode=mode
+            found = self.counters[spec.rule].review(
+                RuleReview(
+                    batch=batch, wait_epoch=self.wait_epoch, input_arrived=input_arrived, mode=mode
                 )
-            else:
-                found = self.identical.review(
-                    batch, wait_epoch=self.wait_epoch, input_arrived=input_arrived, mode=mode
-                )
+            )
             for key, kind, count in found:
-                tool = key if rule is LoopRule.FAILURE_CYCLE else None
-                decisions.append(RuleDecision(rule, kind, mode, count, tool))
+                tool = key if spec.names_tool else None
+                decisions.append(RuleDecision(spec.rule, kind, mode, count, tool))
 
         if any(call.kind is ResultKind.SUCCESS and call.waits for call in batch):
             self.wait_epoch += 1

@@ -1,6 +1,9 @@
 """One reminder, then a stop: the escalation every recommended-profile rule shares.
 
-docs/architecture.md, "Loop profiles". A rule counts *offences* per key (a tool, a call, the
+docs/architecture.md, "Loop profiles". This module is also the shape every rule's counter
+takes (:class:`RuleCounter`): one ``review`` of one settled batch, whatever the rule counts,
+so ``workflows.rules.loop_rules`` walks the table (``workflows.rules.registry``) instead of
+naming each rule. A rule counts *offences* per key (a tool, a call, the
 prompt). When a key's count reaches the rule's threshold the model gets the rule's fixed
 reminder once; the key's next offence in a later batch, after the model read the reminder,
 stops the prompt. The mode decides what happens, exactly as for the guard: ``shadow``
@@ -13,11 +16,13 @@ returns the key to the bottom.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from workflows.guard import GuardMode
+from workflows.rules.evidence import CallEvidence
 
 
 class RuleDecisionKind(StrEnum):
@@ -28,6 +33,10 @@ class RuleDecisionKind(StrEnum):
     # The denied-call rule answering an identical re-request without asking the user.
     ANSWERED = "answered"
     WOULD_ANSWER = "would_answer"
+
+
+# One decision of a rule in one batch: ``(key, decision, the key's count)``.
+RuleFinding = tuple[str, RuleDecisionKind, int]
 
 
 class Rung(BaseModel):
@@ -70,13 +79,42 @@ def climb(
 
 def escalate(
     rungs: dict[str, Rung], offences: dict[str, int], threshold: int, mode: GuardMode
-) -> list[tuple[str, RuleDecisionKind, int]]:
+) -> list[RuleFinding]:
     """Climb every key that offended in one batch; the decisions, in key order of first
     offence: ``(key, decision, the key's count)``."""
-    decisions: list[tuple[str, RuleDecisionKind, int]] = []
+    decisions: list[RuleFinding] = []
     for key, count in offences.items():
         rung, decision = climb(rungs.get(key, Rung()), count, threshold, mode)
         rungs[key] = rung
         if decision is not None:
             decisions.append((key, decision, rung.count))
     return decisions
+
+
+@dataclass(frozen=True)
+class RuleReview:
+    """What every rule reads after the input drain: the settled batch as evidence, how many
+    batches before it a waiting call succeeded in (``wait_epoch``: time passed), whether the
+    batch arrived with user input (every rule resets then), and the rule's effective mode."""
+
+    batch: list[CallEvidence]
+    wait_epoch: int
+    input_arrived: bool
+    mode: GuardMode
+
+
+class RuleCounter(BaseModel):
+    """One prompt's state of one rule: what it remembers, and where each key stands on the
+    ladder. A rule subclasses it and implements :meth:`review`; a rule that settles a call at
+    screening, without running it, also overrides :meth:`answers` (the denied-call rule)."""
+
+    threshold: int = Field(ge=1)
+    rungs: dict[str, Rung] = Field(default_factory=dict)
+
+    def review(self, review: RuleReview) -> list[RuleFinding]:
+        """Remember one settled batch and climb the keys that offended in it."""
+        raise NotImplementedError
+
+    def answers(self, digest: str) -> bool:
+        """Whether a re-request of the call ``digest`` is answered without running it."""
+        return False

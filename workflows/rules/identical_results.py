@@ -5,7 +5,7 @@ Every seed protection watches failures, so a model that succeeds at nothing new 
 invisible to them: the same ``ls`` with the same listing fifty times, an edit that reports
 success and changes nothing, an API query answering ``[]`` hundreds of times. This rule
 watches successes: per call digest, a success whose output fingerprint
-(``workflows.evidence``) equals the one that call returned last time is a *repeat*.
+(``workflows.rules.evidence``) equals the one that call returned last time is a *repeat*.
 
 Legitimate polling returns identical output too (a job still running), so the threshold is
 high, and a repeat does not count when time passed since the call last returned (a waiting
@@ -21,10 +21,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from workflows.evidence import CallEvidence, ResultKind
-from workflows.guard import GuardMode
 from workflows.recency import remember_latest
-from workflows.rule_ladder import RuleDecisionKind, Rung, escalate
+from workflows.rules.evidence import ResultKind
+from workflows.rules.ladder import RuleCounter, RuleFinding, RuleReview, escalate
 
 # Batches in which one call returned its last result again, before the reminder: with the
 # first result, the eighth identical one — the repeated-failure guard's count, so polling
@@ -51,25 +50,18 @@ class LastResult(BaseModel):
     changes: int
 
 
-class IdenticalResults(BaseModel):
+class IdenticalResults(RuleCounter):
     """One prompt's last result per call digest and where each call stands on the ladder."""
 
     threshold: int = Field(default=IDENTICAL_RESULT_THRESHOLD, ge=1)
     last: dict[str, LastResult] = Field(default_factory=dict)
-    rungs: dict[str, Rung] = Field(default_factory=dict)
 
-    def review(
-        self,
-        batch: list[CallEvidence],
-        *,
-        wait_epoch: int,
-        input_arrived: bool,
-        mode: GuardMode,
-    ) -> list[tuple[str, RuleDecisionKind, int]]:
+    def review(self, review: RuleReview) -> list[RuleFinding]:
         """Remember one settled batch's successes and climb the calls that repeated.
 
         Decisions are keyed by call digest (private: callers report only the rule).
         """
+        batch, wait_epoch = review.batch, review.wait_epoch
         repeats: dict[str, int] = {}
         for call in batch:
             if call.kind is not ResultKind.SUCCESS:
@@ -93,7 +85,7 @@ class IdenticalResults(BaseModel):
             )
             for forgotten in remember_latest(self.last, call.digest, latest, REMEMBERED_CALLS):
                 self.rungs.pop(forgotten, None)
-        if input_arrived:
+        if review.input_arrived:
             self.rungs.clear()
             return []
-        return escalate(self.rungs, repeats, self.threshold, mode)
+        return escalate(self.rungs, repeats, self.threshold, review.mode)

@@ -1,0 +1,152 @@
+"""The table of the recommended profile's own rules: each rule declared once, read by all.
+
+docs/architecture.md, "Loop profiles" ("The rule table"). A rule used to be wired in nine
+places (if-chains in the profile and the prompt layer, two message maps, settings, the
+result, the rule's own module), so adding one touched nine files and forgetting one was
+silent. Now a rule is its own module (its counter, threshold and texts) plus one
+:class:`RuleSpec` row in :data:`RULES`, and everything else reads the row:
+
+- the profile (``workflows.rules.profiles``): which ``LoopSettings`` field holds its mode;
+- the prompt layer (``workflows.rules.loop_rules``): its counter, its threshold, whether
+  its decisions name a tool, and the order the rules are consulted in;
+- the post-batch step (``workflows.batch``): its reminder, its stop text and loop type;
+- results and telemetry: its name (``RuleEntry.rule``, the ``rule`` label);
+- settings (``seawall.runtime.settings``): its setting, variable and help text;
+- docs: the test ``tests/workflows/test_rule_registry.py`` checks that every row has its
+  ``LoopSettings`` field, its ``LoopType``, its setting, its scenario name and its
+  documentation, so a forgotten wiring fails there and not in production.
+
+Two orders, on purpose: :data:`RULES` is the consultation order (the narrowest cause first:
+it decides which stop is recorded and the order of reminders), :class:`LoopRule` the
+catalogue order (settings, their diagnostics, the benchmark's report).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+
+from workflows.rules.denied_calls import (
+    DENIED_CALL_REMINDER,
+    DENIED_CALL_STOP_MESSAGE,
+    DENIED_CALL_THRESHOLD,
+    DeniedCalls,
+)
+from workflows.rules.failure_cycles import (
+    FAILURE_CYCLE_REMINDER,
+    FAILURE_CYCLE_STOP_MESSAGE,
+    FAILURE_CYCLE_THRESHOLD,
+    FailureCycles,
+)
+from workflows.rules.identical_results import (
+    IDENTICAL_RESULT_REMINDER,
+    IDENTICAL_RESULT_STOP_MESSAGE,
+    IDENTICAL_RESULT_THRESHOLD,
+    IdenticalResults,
+)
+from workflows.rules.ladder import RuleCounter
+
+
+class LoopRule(StrEnum):
+    """The recommended profile's own rules; each value is also its loop type (a stable
+    payload value: ``PromptResult.loop_type``, ``RuleEntry.rule``, the search attribute)."""
+
+    FAILURE_CYCLE = "repeated_failure_cycle"
+    IDENTICAL_RESULT = "repeated_identical_result"
+    DENIED_CALL = "repeated_denied_call"
+
+
+@dataclass(frozen=True)
+class RuleSpec:
+    """One rule, whole.
+
+    ``name`` is the short name everything user-facing derives from: the scenario's
+    ``rule_modes`` key, the ``LoopSettings`` field ``<name>_mode`` (a payload field), the
+    setting ``<name>_guard`` and its variable ``SEAWALL_<NAME>_GUARD``. ``docs_id`` is the
+    rule's number in docs/architecture.md ("R2"). ``counter`` keeps one prompt's state of
+    the rule and reviews each settled batch; ``threshold`` is its default reminder
+    threshold. ``names_tool``: its decisions are keyed by the failing tool, so telemetry
+    may name the tool's safe label; other rules key on private digests and name none.
+    """
+
+    rule: LoopRule
+    name: str
+    docs_id: str
+    title: str
+    threshold: int
+    reminder: str
+    stop_message: str
+    counter: type[RuleCounter]
+    names_tool: bool = False
+
+    @property
+    def loop_type(self) -> str:
+        return self.rule.value
+
+    @property
+    def mode_field(self) -> str:
+        """The ``LoopSettings`` field with the operator's mode for this rule."""
+        return f"{self.name}_mode"
+
+    @property
+    def setting(self) -> str:
+        """The setting (also its user config key) of the operator's mode for this rule."""
+        return f"{self.name}_guard"
+
+    @property
+    def env(self) -> str:
+        return f"SEAWALL_{self.name.upper()}_GUARD"
+
+    @property
+    def setting_help(self) -> str:
+        return (
+            f"{self.title} rule of the recommended profile: off | shadow | warn | enforce "
+            "(unset: the guard's mode)"
+        )
+
+
+# The rules in the order they are consulted: the narrowest cause first.
+RULES: tuple[RuleSpec, ...] = (
+    RuleSpec(
+        rule=LoopRule.DENIED_CALL,
+        name="denied_call",
+        docs_id="R4",
+        title="denied-call",
+        threshold=DENIED_CALL_THRESHOLD,
+        reminder=DENIED_CALL_REMINDER,
+        stop_message=DENIED_CALL_STOP_MESSAGE,
+        counter=DeniedCalls,
+    ),
+    RuleSpec(
+        rule=LoopRule.FAILURE_CYCLE,
+        name="failure_cycle",
+        docs_id="R2",
+        title="failure-cycle",
+        threshold=FAILURE_CYCLE_THRESHOLD,
+        reminder=FAILURE_CYCLE_REMINDER,
+        stop_message=FAILURE_CYCLE_STOP_MESSAGE,
+        counter=FailureCycles,
+        names_tool=True,
+    ),
+    RuleSpec(
+        rule=LoopRule.IDENTICAL_RESULT,
+        name="identical_result",
+        docs_id="R3",
+        title="identical-result",
+        threshold=IDENTICAL_RESULT_THRESHOLD,
+        reminder=IDENTICAL_RESULT_REMINDER,
+        stop_message=IDENTICAL_RESULT_STOP_MESSAGE,
+        counter=IdenticalResults,
+    ),
+)
+
+_BY_RULE: Mapping[LoopRule, RuleSpec] = {spec.rule: spec for spec in RULES}
+# A rule with no row, or a row twice, fails at import, not in a prompt.
+if set(_BY_RULE) != set(LoopRule) or len(_BY_RULE) != len(RULES):
+    raise RuntimeError("workflows.rules.registry: every LoopRule needs exactly one RuleSpec")
+
+
+def rule_spec(rule: LoopRule) -> RuleSpec:
+    """The row of ``rule``."""
+    return _BY_RULE[rule]
