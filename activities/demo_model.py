@@ -17,10 +17,10 @@ import asyncio
 import re
 
 from activities.model_stream import TextSink
-from workflows.activity_io import CallModelInput, ModelReply
-from workflows.conversation import MID_TURN_INPUT_PREFIX, Message, Role
-from workflows.guard import REPEATED_TOOL_FAILURE_REMINDER
-from workflows.outcome import ToolCall
+from workflows.contracts import ToolCall
+from workflows.contracts.activity import CallModelInput, ModelReply
+from workflows.contracts.conversation import MID_TURN_INPUT_PREFIX, Message, Role
+from workflows.seed.guard import REPEATED_TOOL_FAILURE_REMINDER
 
 MISSING_PER_BATCH = 4
 WORD_SECONDS = 0.04

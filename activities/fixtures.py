@@ -15,10 +15,10 @@ from pathlib import Path
 
 from temporalio import activity
 
-from workflows.activity_io import ToolSpec
-from workflows.outcome import ExecutionStatus, ToolCall, ToolOutcome, is_denial
-from workflows.scenario_io import FixtureTool
-from workflows.synthetic_outcomes import cancelled_outcome
+from workflows.contracts.activity import ToolSpec
+from workflows.contracts.outcome import ExecutionStatus, ToolCall, ToolOutcome, is_denial
+from workflows.contracts.scenario import FixtureTool
+from workflows.contracts.synthetic_outcomes import cancelled_outcome
 
 # Every fixture execution, one JSON line each, under the prompt's workspace: the side-effect
 # ledger the chaos suite (scripts/chaos.py) reads to prove that no call the workflow already

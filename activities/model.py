@@ -1,7 +1,7 @@
 """The model activity: one request to a language-model provider, one reply.
 
 Providers sit behind :class:`ModelProvider` so the workflow only ever sees
-:class:`~workflows.activity_io.ModelReply`, whatever the backend; the worker hands
+:class:`~workflows.contracts.activity.ModelReply`, whatever the backend; the worker hands
 :class:`ModelActivities` its providers (``worker.py``). ``operator``, the default, is the
 operator's endpoint when one is configured, else the offline demo model. A scenario run's
 script (``CallModelInput.scenario_script``) answers instead of any provider; the scripted
@@ -28,11 +28,10 @@ from temporalio.exceptions import ApplicationError
 
 from activities.heartbeat import activity_heartbeat, heartbeating
 from activities.model_stream import DeltaPublisher, TextSink, workflow_delta_sender
-from workflows.activity_io import CALL_MODEL, CallModelInput, ModelReply, ModelUsage
-from workflows.conversation import Message, Role
-from workflows.guard import REPEATED_TOOL_FAILURE_REMINDER
-from workflows.outcome import ToolCall
-from workflows.scenario_io import ModelScript, ScriptedCall, ScriptedTurn
+from workflows.contracts import Message, Role, ToolCall
+from workflows.contracts.activity import CALL_MODEL, CallModelInput, ModelReply, ModelUsage
+from workflows.contracts.scenario import ModelScript, ScriptedCall, ScriptedTurn
+from workflows.seed.guard import REPEATED_TOOL_FAILURE_REMINDER
 
 from .trust import DENY_ALL, WorkerTrust
 

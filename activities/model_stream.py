@@ -2,8 +2,8 @@
 
 A provider hands each text piece to a :data:`TextSink` as it arrives; the model activity's
 :class:`DeltaPublisher` gathers the pieces and sends them to the prompt workflow as
-``publish_model_delta`` signals (:class:`~workflows.prompt_io.ModelDelta`), which the workflow
-shows to clients as ``message_delta`` events (docs/architecture.md, "Streaming").
+``publish_model_delta`` signals (:class:`~workflows.contracts.prompt.ModelDelta`), which the
+workflow shows to clients as ``message_delta`` events (docs/architecture.md, "Streaming").
 
 Every signal is a workflow history event (plus the workflow task that handles it), so the
 pieces are batched and the batches are bounded: the first piece goes at once (the time to
@@ -32,7 +32,7 @@ from temporalio import activity
 from temporalio.client import RPCTimeoutOrCancelledError
 from temporalio.service import RPCError
 
-from workflows.prompt_io import PUBLISH_MODEL_DELTA, ModelDelta
+from workflows.contracts.prompt import PUBLISH_MODEL_DELTA, ModelDelta
 
 # A provider calls this with each piece of reply text, in order, as it arrives.
 TextSink = Callable[[str], None]

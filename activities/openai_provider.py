@@ -33,9 +33,8 @@ from temporalio.exceptions import ApplicationError
 from activities.model_selection import OpenAISettings
 from activities.model_stream import TextSink
 from seawall.runtime.settings import SettingsError
-from workflows.activity_io import CallModelInput, ModelReply, ModelUsage, ToolSpec
-from workflows.conversation import Message, Role
-from workflows.outcome import ToolCall
+from workflows.contracts import Message, Role, ToolCall
+from workflows.contracts.activity import CallModelInput, ModelReply, ModelUsage, ToolSpec
 
 # A server asking for a longer pause is honoured up to this; Temporal's retry policy and
 # the prompt's lifetime bound the total anyway.

@@ -38,12 +38,12 @@ from seawall.runtime.settings import (
     resolve_loop_settings,
     resolve_rollout_settings,
 )
-from workflows.activity_io import (
+from workflows.contracts.activity import (
     RESOLVE_OPERATOR_SETTINGS,
     OperatorSettings,
     ResolveOperatorSettingsInput,
 )
-from workflows.rollout import assign
+from workflows.seed.rollout import assign
 
 from .trust import DENY_ALL, WorkerTrust
 

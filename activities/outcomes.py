@@ -5,10 +5,16 @@ tool succeeded or failed, and one for a call the prompt cancelled (docs/architec
 
 from __future__ import annotations
 
-from workflows.outcome import ExecutionStatus, TerminalStatus, ToolCall, ToolErrorType, ToolOutcome
+from workflows.contracts import (
+    ExecutionStatus,
+    TerminalStatus,
+    ToolCall,
+    ToolErrorType,
+    ToolOutcome,
+)
 
 # A call the prompt cancelled looks the same whoever noticed: the workflow or a runner.
-from workflows.synthetic_outcomes import CANCELLED_CONTENT, cancelled_outcome
+from workflows.contracts.synthetic_outcomes import CANCELLED_CONTENT, cancelled_outcome
 
 __all__ = [
     "CANCELLED_CONTENT",

@@ -7,7 +7,7 @@ ran, ``cancelled`` when the workflow cancelled it. Post-processing (spilling lon
 file) happens afterwards and may turn the terminal status into an error without touching the
 execution fields, which is exactly the distinction the guard relies on.
 
-A tool error is always a returned :class:`~workflows.outcome.ToolOutcome`, never an
+A tool error is always a returned :class:`~workflows.contracts.outcome.ToolOutcome`, never an
 exception, so Temporal never retries a tool because the tool failed.
 """
 
@@ -28,7 +28,7 @@ from pydantic import BaseModel, ValidationError
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from workflows.activity_io import (
+from workflows.contracts.activity import (
     CHECK_TOOL_CALL,
     LIST_TOOLS,
     LIST_TOOLS_WITHOUT_MCP,
@@ -39,14 +39,14 @@ from workflows.activity_io import (
     RunToolInput,
     ToolSpec,
 )
-from workflows.outcome import (
+from workflows.contracts.outcome import (
     TerminalStatus,
     ToolCall,
     ToolErrorType,
     ToolOutcome,
     ToolType,
 )
-from workflows.scenario_io import FixtureTool
+from workflows.contracts.scenario import FixtureTool
 
 from .fixtures import check_fixture, fixture_tool_spec, record_fixture_run, run_fixture
 from .heartbeat import Heartbeat, activity_heartbeat, heartbeating, no_heartbeat

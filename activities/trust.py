@@ -14,7 +14,7 @@ settings:
   (``seawall.runtime.grants``).
 
 A refusal is a non-retryable ``ApplicationError`` whose type names what was wrong
-(``workflows.grant_io``) and whose message names the setting, never a key, a path or an
+(``workflows.contracts.grant``) and whose message names the setting, never a key, a path or an
 owner id; the log line says only which refusal it was.
 """
 
@@ -33,7 +33,7 @@ from temporalio.exceptions import ApplicationError
 from seawall.runtime.grants import GrantProblem, verify_grant, verifying_keys
 from seawall.runtime.settings import SeawallSettings, load_settings
 from seawall.runtime.workspace_roots import ROOTS_SETTINGS, inside_roots, resolved_roots
-from workflows.grant_io import (
+from workflows.contracts.grant import (
     GRANT_EXPIRED,
     GRANT_INVALID,
     GRANT_MISSING,

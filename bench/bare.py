@@ -28,16 +28,15 @@ with workflow.unsafe.imports_passed_through():
     from activities.tool_runner import ToolActivities
     from activities.tools import BUILTIN_TOOLS
     from bench.trusted import bench_trust
-    from workflows.activity_io import (
+    from workflows.contracts import Message, Role, TerminalStatus, ToolCall, ToolOutcome
+    from workflows.contracts.activity import (
         CallModelInput,
         ModelReply,
         ModelSpec,
         RunToolInput,
         ToolSpec,
     )
-    from workflows.conversation import Message, Role
-    from workflows.outcome import TerminalStatus, ToolCall, ToolOutcome
-    from workflows.scenario_io import FixtureTool, ModelScript
+    from workflows.contracts.scenario import FixtureTool, ModelScript
 
 BARE_MODEL = "bench.bare.model"
 BARE_TOOL = "bench.bare.tool"

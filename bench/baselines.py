@@ -26,8 +26,8 @@ error (invalid arguments, unknown tool) is.
 
 from __future__ import annotations
 
-from workflows.outcome import TerminalStatus, ToolCall, ToolOutcome
-from workflows.repeats import argument_digest
+from workflows.contracts import TerminalStatus, ToolCall, ToolOutcome
+from workflows.seed.failed_call_refusal import argument_digest
 
 IDENTICAL_CALLS_THRESHOLD = 5
 SAME_ERROR_THRESHOLD = 3

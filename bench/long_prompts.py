@@ -60,8 +60,8 @@ from bench.trusted import bench_client, bench_trust, worker_process_environment
 from seawall.runtime.devserver import start_dev_server
 from seawall.runtime.storage import DEFAULT_THRESHOLD_BYTES, FilesystemStorageDriver
 from worker import build_worker
-from workflows.prompt_io import PromptResult
-from workflows.prompt_options import DEFAULT_MAX_MODEL_REQUESTS
+from workflows.contracts.prompt import PromptResult
+from workflows.contracts.prompt_options import DEFAULT_MAX_MODEL_REQUESTS
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -60,7 +60,6 @@ from bench.simulate import (
     verdict_differences,
 )
 from seawall.scenario.format import Scenario, ScenarioError, load_scenario
-from workflows.guard import GuardMode
 from workflows.rules import (
     SEED_SETTINGS,
     LoopProfile,
@@ -68,6 +67,7 @@ from workflows.rules import (
     LoopSettings,
     rule_spec,
 )
+from workflows.seed import GuardMode
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -110,15 +110,15 @@ from bench.server_metrics import (
 from bench.trusted import bench_client, bench_trust, worker_process_environment
 from seawall.runtime.plugin import SeawallPlugin, client_with_plugin, connect
 from seawall.runtime.storage import DEFAULT_THRESHOLD_BYTES, FilesystemStorageDriver
-from workflows.activity_io import CALL_MODEL, ToolSpec
-from workflows.guard import GuardMode
-from workflows.prompt import PromptWorkflow
-from workflows.prompt_io import PromptInput, PromptResult, StopReason
-from workflows.prompt_options import (
+from workflows.contracts.activity import CALL_MODEL, ToolSpec
+from workflows.contracts.prompt import PromptInput, PromptResult, StopReason
+from workflows.contracts.prompt_options import (
     DEFAULT_MAX_MODEL_REQUESTS,
     DEFAULT_MAX_TOOL_CALLS_PER_TURN,
 )
-from workflows.scenario_io import FixtureTool, ModelScript, ScenarioHooks
+from workflows.contracts.scenario import FixtureTool, ModelScript, ScenarioHooks
+from workflows.prompt.workflow import PromptWorkflow
+from workflows.seed import GuardMode
 
 ROOT = Path(__file__).resolve().parent.parent
 

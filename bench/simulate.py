@@ -2,12 +2,12 @@
 
 ``simulate_seawall`` walks a scenario's script through the same pure pieces, in the same
 order, as ``PromptWorkflow`` does: the scripted model (``activities.model.scripted_turn``),
-batch screening and settlement (``workflows.protections.BatchProtections``: the tool-call
+batch screening and settlement (``workflows.seed.protections.BatchProtections``: the tool-call
 cap, provider call-id dedup, the failed-call refusal, the invalid-parameter guard and, in
 the recommended loop profile, ``workflows.rules``), fixture outcomes
 (``activities.fixtures.run_fixture``), the input boundary, and the step after each batch —
 the guard's reduction, the rules' review, the stop or the reminders — which is the
-workflow's own function, ``workflows.batch.after_batch``, not a copy of it. No Temporal, no
+workflow's own function, ``workflows.prompt.batch.after_batch``, not a copy of it. No Temporal, no
 I/O, no clock: the same scenario gives the same result every time, in microseconds.
 What stays the simulator's own is what the workflow does with activities (the model, the
 tools, the scenario's events); ``bench/loops.py`` checks it against the real workflow on a
@@ -39,18 +39,16 @@ from activities.tool_runner import admit, builtin_tool_specs
 from activities.tools import BUILTIN_TOOLS
 from seawall.scenario.driver import prompt_input
 from seawall.scenario.format import Scenario, ScenarioEvent
-from workflows.activity_io import CallModelInput, ToolSpec
-from workflows.batch import DrainedInput, after_batch, rule_entry
-from workflows.conversation import (
+from workflows.contracts import TerminalStatus, ToolCall, ToolOutcome
+from workflows.contracts.activity import CallModelInput, ToolSpec
+from workflows.contracts.conversation import (
     Message,
     Role,
     mid_turn_message,
     system_message,
     tool_message,
 )
-from workflows.guard import GuardMode, GuardState
-from workflows.outcome import TerminalStatus, ToolCall, ToolOutcome
-from workflows.prompt_io import (
+from workflows.contracts.prompt import (
     GuardEntry,
     LoopType,
     PromptInput,
@@ -60,10 +58,12 @@ from workflows.prompt_io import (
     ToolCallCounts,
     guard_forced_off,
 )
-from workflows.protections import BatchProtections, BatchScreening, cap_limit, over_cap
+from workflows.contracts.scenario import ScenarioHooks
+from workflows.contracts.synthetic_outcomes import permission_denied_outcome, skipped_outcome
+from workflows.prompt.batch import DrainedInput, after_batch, rule_entry
 from workflows.rules import SEED_SETTINGS, LoopProfile, LoopRule, LoopRules, LoopSettings
-from workflows.scenario_io import ScenarioHooks
-from workflows.synthetic_outcomes import permission_denied_outcome, skipped_outcome
+from workflows.seed import GuardMode, GuardState
+from workflows.seed.protections import BatchProtections, BatchScreening, cap_limit, over_cap
 
 # Paths in fixture messages are never inside this root, exactly as they are never inside
 # the random temporary workspace of a real run, so masking gives the same text in both.

@@ -14,9 +14,9 @@ from temporalio import workflow
 from temporalio.contrib.workflow_streams import WorkflowStream, WorkflowTopicHandle
 
 with workflow.unsafe.imports_passed_through():
-    from workflows.events import EventLog
-    from workflows.prompt import PromptWorkflow
-    from workflows.prompt_io import AgentEvent, EventKind, PromptInput, PromptResult
+    from workflows.contracts.prompt import AgentEvent, EventKind, PromptInput, PromptResult
+    from workflows.prompt.events import EventLog
+    from workflows.prompt.workflow import PromptWorkflow
 
 EVENTS_TOPIC = "events"
 

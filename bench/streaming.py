@@ -60,10 +60,10 @@ from seawall.client.events import Idle, follow_prompt_events
 from seawall.runtime.devserver import start_dev_server
 from seawall.runtime.plugin import WORKFLOWS, SeawallPlugin, client_with_plugin
 from worker import build_activities
-from workflows.activity_io import CallModelInput, ModelReply, ModelSpec
-from workflows.outcome import ToolCall
-from workflows.prompt import PromptWorkflow
-from workflows.prompt_io import AgentEvent, EventKind, EventsQuery, PromptInput
+from workflows.contracts import ToolCall
+from workflows.contracts.activity import CallModelInput, ModelReply, ModelSpec
+from workflows.contracts.prompt import AgentEvent, EventKind, EventsQuery, PromptInput
+from workflows.prompt.workflow import PromptWorkflow
 
 ROOT = Path(__file__).resolve().parent.parent
 

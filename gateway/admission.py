@@ -2,7 +2,7 @@
 gateway applies them.
 
 docs/architecture.md, "Per-owner prompt limit" and "Per-owner quotas". Before a prompt is
-submitted, the owner's :class:`~workflows.owner_admission.OwnerAdmissionWorkflow` is asked
+submitted, the owner's :class:`~workflows.session.owner_admission.OwnerAdmissionWorkflow` is asked
 (one update-with-start, so it is created on first use) to hold a slot for it and charge its
 bytes; before a session starts, to count it (``admit_session``); before mid-turn input, to
 charge its bytes (``charge_input``). Only when that is refused does the gateway do more: it
@@ -44,8 +44,7 @@ from seawall.client.temporal_ops import (
     read,
     session_handle,
 )
-from workflows.owner_admission import OwnerAdmissionWorkflow
-from workflows.owner_admission_io import (
+from workflows.contracts.owner_admission import (
     Admission,
     AdmissionState,
     AdmitRequest,
@@ -58,7 +57,7 @@ from workflows.owner_admission_io import (
     SlotRelease,
     admission_workflow_id,
 )
-from workflows.session import SessionWorkflow
+from workflows.session import OwnerAdmissionWorkflow, SessionWorkflow
 
 # How long to wait for the outcome of a held slot's submit; one still unknown then is
 # looked at again at the next refusal.

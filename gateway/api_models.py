@@ -11,10 +11,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from workflows.prompt_io import PromptResult, PromptStatus
-from workflows.prompt_options import ApprovalMode
-from workflows.scenario_io import FixtureTool, ModelScript
-from workflows.session_io import MAX_PROMPT_CHARS
+from workflows.contracts.prompt import PromptResult, PromptStatus
+from workflows.contracts.prompt_options import ApprovalMode
+from workflows.contracts.scenario import FixtureTool, ModelScript
+from workflows.contracts.session import MAX_PROMPT_CHARS
 
 _REQUEST = ConfigDict(extra="forbid")
 

@@ -72,12 +72,17 @@ from seawall.client.temporal_ops import (
     update_failure,
 )
 from seawall.runtime.grants import GrantSigner
-from workflows.activity_io import ModelSpec
-from workflows.prompt import PromptWorkflow
-from workflows.prompt_io import PermissionAnswer, UserInput
-from workflows.scenario_io import ScenarioHooks
+from workflows.contracts.activity import ModelSpec
+from workflows.contracts.prompt import PermissionAnswer, UserInput
+from workflows.contracts.scenario import ScenarioHooks
+from workflows.contracts.session import (
+    PromptSubmission,
+    SessionInput,
+    SessionSettings,
+    SessionStatus,
+)
+from workflows.prompt.workflow import PromptWorkflow
 from workflows.session import SessionWorkflow, session_workflow_id
-from workflows.session_io import PromptSubmission, SessionInput, SessionSettings, SessionStatus
 
 ClientFactory = Callable[[], Awaitable[Client]]
 # The most bytes of headers a request may carry (431 beyond).

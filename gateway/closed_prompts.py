@@ -19,9 +19,9 @@ from typing import Any
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 
 from seawall.client.temporal_ops import read
-from workflows.guard import GuardMode
-from workflows.prompt_io import PromptInput, PromptResult, PromptStatus, StopReason
-from workflows.prompt_options import PromptOptions
+from workflows.contracts.prompt import PromptInput, PromptResult, PromptStatus, StopReason
+from workflows.contracts.prompt_options import PromptOptions
+from workflows.seed import GuardMode
 
 # How each closing without a result reads in the prompt's ``error``.
 _CLOSED_AS = {

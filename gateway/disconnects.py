@@ -1,7 +1,7 @@
 """Tell a prompt when a client's event stream ends before the prompt does.
 
 The disconnect half of the seed's "disconnect-or-retry within ten minutes" gate
-(workflows/client_connection.py). The SSE route wraps its stream in
+(workflows/prompt/client_connection.py). The SSE route wraps its stream in
 :func:`tracking_disconnects`: a stream that ends for any reason other than reaching the end
 of the prompt (the client went away, the connection broke) sends ``client_disconnected`` to
 the prompt, best effort, in the background, so nothing about the stream's teardown waits on
@@ -19,8 +19,8 @@ from temporalio.client import Client, WorkflowExecutionStatus
 
 from gateway.prompt_lookup import PROMPT_WORKFLOW_TYPE
 from seawall.client.temporal_ops import RPC_TIMEOUT, prompt_handle
-from workflows.client_connection import ClientDisconnect
-from workflows.prompt import PromptWorkflow
+from workflows.contracts.prompt import ClientDisconnect
+from workflows.prompt.workflow import PromptWorkflow
 
 log = structlog.get_logger("seawall.gateway")
 

@@ -16,8 +16,8 @@ from temporalio.client import Client, WorkflowQueryFailedError
 from temporalio.service import RPCError
 
 from seawall.client.temporal_ops import RPC_TIMEOUT, is_not_found, read, session_handle
+from workflows.contracts.session import SubmitLookup, SubmittedPrompt
 from workflows.session import SessionWorkflow
-from workflows.session_io import SubmitLookup, SubmittedPrompt
 
 
 async def session_exists(client: Client, session_id: str) -> bool:

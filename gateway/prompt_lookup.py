@@ -20,7 +20,7 @@ from temporalio.service import RPCError
 from gateway.errors import not_found_detail
 from seawall.client.temporal_ops import RPC_TIMEOUT, is_not_found, is_pending, prompt_handle, read
 
-# The workflow type every prompt runs as (workflows/prompt.py).
+# The workflow type every prompt runs as (workflows/prompt/workflow.py).
 PROMPT_WORKFLOW_TYPE = "PromptWorkflow"
 
 

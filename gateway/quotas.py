@@ -15,7 +15,7 @@ from typing import Any
 from fastapi import HTTPException
 
 from gateway.settings import GatewaySettings
-from workflows.owner_admission_io import OwnerQuotas
+from workflows.contracts.owner_admission import OwnerQuotas
 
 
 def owner_quotas(settings: GatewaySettings) -> OwnerQuotas | None:

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from seawall.runtime.grants import existing_signing_key
 from seawall.runtime.owners import read_owner_tokens
 from seawall.runtime.settings import SeawallSettings, default_of
-from workflows.prompt_options import ApprovalMode
+from workflows.contracts.prompt_options import ApprovalMode
 
 
 class ConfigurationError(ValueError):

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 from temporalio.client import Client
 
 from seawall.client.events import Idle, follow_prompt_events
-from workflows.prompt_io import AgentEvent
+from workflows.contracts.prompt import AgentEvent
 
 # A comment line now and then keeps proxies from closing an idle stream.
 KEEPALIVE_SECONDS = 15.0

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from workflows.scenario_io import ModelScript, ScriptedCall, ScriptedTurn
+from workflows.contracts.scenario import ModelScript, ScriptedCall, ScriptedTurn
 
 ROOT = Path(__file__).resolve().parent.parent
 MCP_SERVER = "chaos"

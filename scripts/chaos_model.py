@@ -34,8 +34,8 @@ from typing import Any
 
 from scripts.chat_server import ChatServer, Received, Reply, completion, stream_events
 from scripts.chat_server import tool_call as wire_tool_call
-from workflows.guard import REPEATED_TOOL_FAILURE_REMINDER
-from workflows.scenario_io import ModelScript, ScriptedTurn
+from workflows.contracts.scenario import ModelScript, ScriptedTurn
+from workflows.seed.guard import REPEATED_TOOL_FAILURE_REMINDER
 
 FAULT_KINDS = ("rate_limit", "server_error", "hang", "malformed", "cut_stream")
 MARKER = re.compile(r"\[chaos-script (\S+)\]")

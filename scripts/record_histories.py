@@ -35,10 +35,8 @@ from seawall.runtime.storage import FilesystemStorageDriver
 from seawall.scenario.driver import run_scenario
 from seawall.scenario.format import load_scenario
 from worker import WorkerTrust, build_activities, build_worker, trusted_local_run
-from workflows.activity_io import LIST_TOOLS, ModelSpec
-from workflows.guard import GuardMode
-from workflows.owner_admission import OwnerAdmissionWorkflow
-from workflows.owner_admission_io import (
+from workflows.contracts.activity import LIST_TOOLS, ModelSpec
+from workflows.contracts.owner_admission import (
     AdmissionState,
     AdmitRequest,
     InputCharge,
@@ -48,17 +46,18 @@ from workflows.owner_admission_io import (
     SessionObservation,
     SlotRelease,
 )
-from workflows.prompt import PromptWorkflow
-from workflows.prompt_io import ApprovalModeChange, PermissionAnswer, PromptInput
-from workflows.prompt_options import ApprovalMode
-from workflows.scenario_io import ModelScript, ScenarioHooks
-from workflows.session import SessionWorkflow, session_workflow_id
-from workflows.session_io import (
+from workflows.contracts.prompt import ApprovalModeChange, PermissionAnswer, PromptInput
+from workflows.contracts.prompt_options import ApprovalMode
+from workflows.contracts.scenario import ModelScript, ScenarioHooks
+from workflows.contracts.session import (
     PromptSubmission,
     PromptWithdrawal,
     SessionInput,
     SessionSettings,
 )
+from workflows.prompt.workflow import PromptWorkflow
+from workflows.seed import GuardMode
+from workflows.session import OwnerAdmissionWorkflow, SessionWorkflow, session_workflow_id
 
 ROOT = Path(__file__).resolve().parent.parent
 HISTORIES = ROOT / "tests" / "replay" / "histories"

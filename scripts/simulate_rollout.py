@@ -51,13 +51,12 @@ from seawall.runtime.logs import configure_logging
 from seawall.scenario.driver import prepare_workspace
 from seawall.scenario.format import Scenario, load_scenario
 from worker import build_activities, build_worker, trusted_local_run
-from workflows.client_connection import ClientDisconnect
-from workflows.prompt import PromptWorkflow
-from workflows.prompt_io import PromptResult, StopReason
-from workflows.prompt_options import ApprovalMode
-from workflows.scenario_io import ScenarioHooks
+from workflows.contracts.prompt import ClientDisconnect, PromptResult, StopReason
+from workflows.contracts.prompt_options import ApprovalMode
+from workflows.contracts.scenario import ScenarioHooks
+from workflows.contracts.session import PromptSubmission, SessionInput, SessionSettings
+from workflows.prompt.workflow import PromptWorkflow
 from workflows.session import SessionWorkflow, session_workflow_id
-from workflows.session_io import PromptSubmission, SessionInput, SessionSettings
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -6,7 +6,7 @@ tables that a test can read (tests/test_docs_layout.py), in one recognisable for
     <!-- layout: workflows/ -->
     | module | holds |
     |---|---|
-    | `workflows/prompt.py` | `PromptWorkflow`: the loop itself |
+    | `workflows/prompt/workflow.py` | `PromptWorkflow`: the loop itself |
 
 The marker comment (invisible on a rendered page) names the part of the tree the table
 covers: a directory (`workflows/`, every module under it, unless a table with a longer root

@@ -10,13 +10,13 @@ from temporalio.client import Client
 
 from seawall.scenario.driver import run_scenario
 from seawall.scenario.format import Scenario, load_scenario
-from workflows.conversation import Message, Role
-from workflows.guard import (
+from workflows.contracts import Message, Role
+from workflows.contracts.prompt import PromptResult
+from workflows.seed.guard import (
     REPEATED_TOOL_FAILURE_REMINDER,
     REPEATED_TOOL_FAILURE_STOP_MESSAGE,
     GuardMode,
 )
-from workflows.prompt_io import PromptResult
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
 

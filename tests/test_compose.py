@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from workflows import telemetry
+from workflows.prompt import telemetry
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPOSE = ROOT / "docker-compose.yml"

@@ -88,13 +88,26 @@ def test_the_runtime_and_its_plugin_load_no_activity_code() -> None:
 
 
 def test_workflows_load_nothing_of_ours_but_workflows() -> None:
-    workflows = sorted(
-        f"workflows.{path.stem}"
-        for path in (ROOT / "workflows").glob("*.py")
-        if path.stem != "__init__"
-    )
+    workflows = sorted(_module_of(path) for path in (ROOT / "workflows").rglob("*.py"))
     loaded = loaded_by(*workflows)
     assert packages(loaded, *OURS) == packages(loaded, "workflows")
+
+
+def test_every_workflows_module_imports_first() -> None:
+    # A package's __init__ re-exports its public names, and a re-export that closes an import
+    # cycle breaks only a module imported before its package: so each is imported first once.
+    modules = sorted(_module_of(path) for path in (ROOT / "workflows").rglob("*.py"))
+    code = (
+        "import importlib, sys\n"
+        f"for name in {modules!r}:\n"
+        "    for loaded in [m for m in sys.modules if m.partition('.')[0] == 'workflows']:\n"
+        "        del sys.modules[loaded]\n"
+        "    importlib.import_module(name)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
 
 
 def test_the_worker_loads_the_model_and_mcp_sdks_only_when_a_prompt_needs_them() -> None:

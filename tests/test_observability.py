@@ -22,9 +22,9 @@ from bench.server_metrics import free_port
 from seawall.scenario.driver import run_scenario
 from tests.scenario_helpers import scenario_file
 from tests.trust_helpers import harness_environment, signed
-from workflows.guard import GuardMode
-from workflows.prompt import PromptWorkflow
-from workflows.prompt_io import EventsQuery, PromptResult
+from workflows.contracts.prompt import EventsQuery, PromptResult
+from workflows.prompt.workflow import PromptWorkflow
+from workflows.seed import GuardMode
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = re.compile(r"^(seawall_[a-z_]+)\{(.*)\} ([0-9.e+]+)$")

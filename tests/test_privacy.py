@@ -28,12 +28,12 @@ from seawall.scenario.format import Scenario
 from tests.scenario_helpers import fail, ok, scenario
 from tests.telemetry_helpers import GUARD_EVENTS, free_port, worker_process
 from tests.trust_helpers import signed
-from workflows.guard import GuardMode
-from workflows.prompt_io import LoopType, PromptResult, StopReason
-from workflows.prompt_options import ApprovalMode
-from workflows.scenario_io import ModelScript, ScenarioHooks
+from workflows.contracts.prompt import LoopType, PromptResult, StopReason
+from workflows.contracts.prompt_options import ApprovalMode
+from workflows.contracts.scenario import ModelScript, ScenarioHooks
+from workflows.contracts.session import PromptSubmission, SessionInput, SessionSettings
+from workflows.seed import GuardMode
 from workflows.session import SessionWorkflow, session_workflow_id
-from workflows.session_io import PromptSubmission, SessionInput, SessionSettings
 
 KINDS = ("arg", "raw", "result", "path", "err", "mcp", "prompt", "input", "file", "tool")
 

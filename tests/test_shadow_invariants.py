@@ -30,9 +30,9 @@ from temporalio.client import Client
 from seawall.scenario.driver import run_scenario
 from seawall.scenario.format import Scenario
 from tests.scenario_helpers import calls, fail, reminders, scenario, scenario_file, stops
-from workflows.guard import GuardMode, failure_count_bucket
-from workflows.prompt import PromptWorkflow
-from workflows.prompt_io import EventKind, EventsQuery, PromptResult
+from workflows.contracts.prompt import EventKind, EventsQuery, PromptResult
+from workflows.prompt.workflow import PromptWorkflow
+from workflows.seed.guard import GuardMode, failure_count_bucket
 
 COUNTING = frozenset({"tracked", "would_warn", "would_stop", "warn", "stop"})
 FAILURE_BUCKETS = ["0", "1-2", "3-4", "5-7", "8+"]

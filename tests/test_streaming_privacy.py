@@ -18,9 +18,9 @@ from scripts.chat_server import ChatServer, completion
 from seawall.client.events import follow_prompt_events
 from tests.telemetry_helpers import free_port, worker_process
 from tests.trust_helpers import signed
-from workflows.activity_io import ModelSpec
-from workflows.prompt import PromptWorkflow
-from workflows.prompt_io import AgentEvent, EventKind, PromptInput
+from workflows.contracts.activity import ModelSpec
+from workflows.contracts.prompt import AgentEvent, EventKind, PromptInput
+from workflows.prompt.workflow import PromptWorkflow
 
 
 async def test_streamed_text_reaches_clients_but_no_log_or_metric(

@@ -28,7 +28,7 @@ from seawall.scenario.format import Scenario
 from tests.scenario_helpers import scenario_file
 from tests.telemetry_helpers import closed_port, worker_process
 from tests.trust_helpers import signed
-from workflows.prompt_io import PromptResult
+from workflows.contracts.prompt import PromptResult
 
 SEAWALL_EVENTS = (
     "guard_transition",

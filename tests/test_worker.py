@@ -32,12 +32,12 @@ from tests.activities.sandbox_helpers import descendants_running
 from tests.scenario_helpers import tool_messages
 from tests.trust_helpers import harness_environment, harness_trust, signed
 from worker import build_activities, build_worker
-from workflows.activity_io import ModelSpec
-from workflows.guard import GuardMode
-from workflows.prompt import PromptWorkflow
-from workflows.prompt_io import EventKind, EventsQuery, PromptInput, PromptResult
-from workflows.prompt_options import ApprovalMode
-from workflows.scenario_io import ModelScript, ScenarioHooks
+from workflows.contracts.activity import ModelSpec
+from workflows.contracts.prompt import EventKind, EventsQuery, PromptInput, PromptResult
+from workflows.contracts.prompt_options import ApprovalMode
+from workflows.contracts.scenario import ModelScript, ScenarioHooks
+from workflows.prompt.workflow import PromptWorkflow
+from workflows.seed import GuardMode
 
 ROOT = Path(__file__).resolve().parent.parent
 

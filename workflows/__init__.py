@@ -1,13 +1,18 @@
-"""Deterministic code only: workflow definitions, the guard, and the contracts they share.
+"""Deterministic code only: the workflows, the pure state they keep, and the contracts.
 
-Workflows: ``prompt`` (``PromptWorkflow``, the agent loop) with its mixins ``permissions``
-and ``scenario_hooks``; ``session`` (``SessionWorkflow``). Pure state they keep:
-``protections`` (a batch's screening and settlement in ``BatchProtections``, with dedup,
-invalid parameters and the cap) and ``batch`` (``after_batch``, the step after a batch), both
-shared with the benchmark simulator; ``guard`` (the repeated-failure reducer), ``repeats``
-(the failed-call refusal), ``events`` (the event log), ``conversation``,
-``synthetic_outcomes``; the package ``rules`` (the loop profiles, the recommended profile's
-layer and its rules, one table of them). Contracts: ``outcome``, ``activity_io``,
-``prompt_io``, ``prompt_options``, ``scenario_io`` (the scenario channel), ``session_io``;
-telemetry from workflow code: ``telemetry``, ``search_attributes``.
+Nothing here does I/O, reads a clock or imports anything of ours outside ``workflows``
+(docs/architecture.md, "Layers"). The packages, from the bottom up:
+
+- ``contracts``: everything that crosses a boundary (activities, clients, starters, the
+  Temporal UI) — the outcome contract, the conversation, the prompt's, session's,
+  scenario's and owner admission's messages, grants and start claims, search attributes;
+- ``seed``: the design seeds' protections — the repeated-failure guard, the failed-call
+  refusal, call-id dedup, invalid parameters, the tool-call cap — and the guard's rollout;
+- ``rules``: the recommended loop profile's rules over the seed's protections;
+- ``prompt``: ``PromptWorkflow`` (the agent loop) with batch screening and settlement, the
+  event log, its mixins and its telemetry;
+- ``session``: ``SessionWorkflow`` and the per-owner ``OwnerAdmissionWorkflow``.
+
+Each package's ``__init__`` says what each of its modules holds and exports its few
+public names.
 """

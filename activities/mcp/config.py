@@ -49,7 +49,7 @@ import structlog
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from seawall.runtime.settings import SettingsError, default_of, load_settings
-from workflows.activity_io import SettingSource
+from workflows.contracts.activity import SettingSource
 
 SERVER_NAME_PATTERN = re.compile(r"^[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*$")
 MAX_SERVER_NAME_CHARS = 40

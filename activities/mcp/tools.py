@@ -38,8 +38,8 @@ from activities.outcomes import (
     succeeded_outcome,
 )
 from activities.sandbox import UNCONFINED, Sandbox
-from workflows.activity_io import RunToolInput, ToolSpec
-from workflows.outcome import (
+from workflows.contracts.activity import RunToolInput, ToolSpec
+from workflows.contracts.outcome import (
     ExecutionStatus,
     ToolCall,
     ToolErrorType,

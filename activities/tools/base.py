@@ -1,7 +1,7 @@
 """The interface every built-in tool implements, and the one exception type tools raise.
 
 A tool either returns the content for the model or raises :class:`ToolFailure` carrying a
-structured :class:`~workflows.outcome.ToolErrorType`. The runner turns that into the
+structured :class:`~workflows.contracts.outcome.ToolErrorType`. The runner turns that into the
 ``execution_error_type`` of the outcome contract, so the classification is decided here, at
 the point of failure, and never guessed later from message text.
 """
@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from activities.heartbeat import Heartbeat, no_heartbeat
 from activities.sandbox import UNCONFINED, Sandbox
-from workflows.outcome import ToolErrorType
+from workflows.contracts import ToolErrorType
 
 ArgsT = TypeVar("ArgsT", bound=BaseModel)
 

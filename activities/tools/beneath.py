@@ -23,7 +23,7 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
-from workflows.outcome import ToolErrorType
+from workflows.contracts import ToolErrorType
 
 from .base import ToolFailure
 

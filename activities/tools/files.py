@@ -22,7 +22,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
-from workflows.outcome import ToolErrorType
+from workflows.contracts import ToolErrorType
 
 from .base import BuiltinTool, ToolArgs, ToolContext, ToolFailure, expect_args
 from .beneath import (

@@ -22,7 +22,7 @@ from typing import ClassVar, TypeVar
 
 from pydantic import BaseModel, Field
 
-from workflows.outcome import ToolErrorType
+from workflows.contracts import ToolErrorType
 
 from .base import BuiltinTool, ToolArgs, ToolContext, ToolFailure, expect_args
 from .beneath import open_directory, open_file, parent_of, read_all

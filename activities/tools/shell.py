@@ -29,7 +29,7 @@ from pydantic import BaseModel, Field
 
 from activities.heartbeat import HEARTBEAT_INTERVAL_SECONDS
 from activities.sandbox import SandboxUnavailable
-from workflows.outcome import ToolErrorType
+from workflows.contracts import ToolErrorType
 
 from .base import BuiltinTool, ToolArgs, ToolContext, ToolFailure, expect_args
 from .workspace import display_path, resolve_in_workspace

@@ -13,7 +13,7 @@ import os
 import stat
 from pathlib import Path
 
-from workflows.outcome import ToolErrorType
+from workflows.contracts import ToolErrorType
 
 from .base import ToolFailure
 

@@ -64,18 +64,18 @@ from seawall.client.temporal_ops import (
 )
 from seawall.runtime.grants import GrantSigner
 from seawall.runtime.workspace_roots import ROOTS_SETTINGS, inside_roots
-from workflows.activity_io import ModelSpec
-from workflows.prompt_io import ApprovalModeChange
-from workflows.prompt_options import ApprovalMode
-from workflows.scenario_io import ModelScript, ScenarioHooks
-from workflows.session import SessionWorkflow, session_workflow_id
-from workflows.session_io import (
+from workflows.contracts.activity import ModelSpec
+from workflows.contracts.prompt import ApprovalModeChange
+from workflows.contracts.prompt_options import ApprovalMode
+from workflows.contracts.scenario import ModelScript, ScenarioHooks
+from workflows.contracts.session import (
     PromptSubmission,
     PromptWithdrawal,
     SessionInput,
     SessionSettings,
     TranscriptQuery,
 )
+from workflows.session import SessionWorkflow, session_workflow_id
 
 log = structlog.get_logger("seawall.acp")
 

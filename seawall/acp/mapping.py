@@ -36,15 +36,15 @@ from acp.schema import (
     StopReason as AcpStopReason,
 )
 
-from workflows.guard import REPEATED_TOOL_FAILURE_STOP_MESSAGE
-from workflows.outcome import TerminalStatus, ToolCall
-from workflows.prompt_io import AgentEvent, EventKind, StopReason
-from workflows.protections import (
+from workflows.contracts import TerminalStatus, ToolCall
+from workflows.contracts.prompt import AgentEvent, EventKind, StopReason
+from workflows.rules import RULES
+from workflows.seed.guard import REPEATED_TOOL_FAILURE_STOP_MESSAGE
+from workflows.seed.protections import (
     DUPLICATE_STOP_MESSAGE,
     INVALID_PARAMS_STOP_MESSAGE,
     TOOL_CALL_CAP_STOP_MESSAGE,
 )
-from workflows.rules import RULES
 
 # The streamed text delta of a model reply (``EventKind.MESSAGE_DELTA`` where streaming has
 # landed); with status ``retry`` its text restarts the reply (a retried model request said

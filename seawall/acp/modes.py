@@ -9,7 +9,7 @@ from __future__ import annotations
 from acp.schema import SessionMode, SessionModeState
 
 from seawall.acp.errors import invalid_params
-from workflows.prompt_options import ApprovalMode
+from workflows.contracts.prompt_options import ApprovalMode
 
 SESSION_MODES = [
     SessionMode(

@@ -26,7 +26,7 @@ from seawall.acp.mapping import (
     tool_locations,
     tool_title,
 )
-from workflows.conversation import MID_TURN_INPUT_PREFIX, Message, Role
+from workflows.contracts.conversation import MID_TURN_INPUT_PREFIX, Message, Role
 
 ReplayUpdate = SessionUpdate | UserMessageChunk
 

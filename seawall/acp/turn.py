@@ -37,15 +37,15 @@ from seawall.acp.mapping import (
 )
 from seawall.client.events import Idle, follow_prompt_events
 from seawall.client.temporal_ops import RPC_TIMEOUT, is_not_found, prompt_handle
-from workflows.prompt import PromptWorkflow
-from workflows.prompt_io import (
+from workflows.contracts.prompt import (
     AgentEvent,
     EventKind,
     PermissionAnswer,
     StopReason,
     ToolCallsQuery,
 )
-from workflows.prompt_options import DEFAULT_MAX_MODEL_REQUESTS
+from workflows.contracts.prompt_options import DEFAULT_MAX_MODEL_REQUESTS
+from workflows.prompt.workflow import PromptWorkflow
 
 log = structlog.get_logger("seawall.acp")
 

@@ -44,8 +44,8 @@ from seawall.runtime.temporal_connect import (
     temporal_or_exit,
 )
 from seawall.scenario.format import ScenarioError, load_scenario
-from workflows.guard import GuardMode, parse_guard_mode
-from workflows.prompt_io import PromptResult
+from workflows.contracts.prompt import PromptResult
+from workflows.seed.guard import GuardMode, parse_guard_mode
 
 EXIT_USAGE = 2
 

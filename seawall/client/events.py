@@ -43,8 +43,8 @@ from seawall.client.temporal_ops import (
     is_pending,
     prompt_handle,
 )
-from workflows.prompt import PromptWorkflow
-from workflows.prompt_io import AgentEvent, EventKind, EventsQuery, PromptResult
+from workflows.contracts.prompt import AgentEvent, EventKind, EventsQuery, PromptResult
+from workflows.prompt.workflow import PromptWorkflow
 
 log = structlog.get_logger("seawall.client")
 

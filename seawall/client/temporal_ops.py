@@ -23,10 +23,10 @@ from temporalio.client import (
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
-from workflows.prompt import PromptWorkflow
-from workflows.prompt_io import PromptResult
+from workflows.contracts.prompt import PromptResult
+from workflows.contracts.session import SessionStatus
+from workflows.prompt.workflow import PromptWorkflow
 from workflows.session import SessionWorkflow, session_workflow_id
-from workflows.session_io import SessionStatus
 
 # Queries and updates answer in milliseconds when a worker polls the task queue.
 RPC_TIMEOUT = timedelta(seconds=10)

@@ -29,10 +29,10 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from seawall.rollout.records import PromptRecord, ToolActivity
-from workflows import search_attributes
-from workflows.guard import DecisionKind, GuardMode, GuardPhase
-from workflows.prompt_io import GuardEntry, LoopType, StopReason
-from workflows.rollout import Cohort, label_value
+from workflows.contracts import search_attributes
+from workflows.contracts.prompt import GuardEntry, LoopType, StopReason
+from workflows.seed.guard import DecisionKind, GuardMode, GuardPhase
+from workflows.seed.rollout import Cohort, label_value
 
 COUNTING = frozenset({"tracked", "would_warn", "warn", "would_stop", "stop"})
 VOLUME_DECISIONS = ("would_warn", "would_stop", "warn", "stop")

@@ -25,10 +25,9 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client, WorkflowExecution, WorkflowExecutionStatus
 
-from workflows import search_attributes
-from workflows.activity_io import RUN_TOOL, RunToolInput
-from workflows.outcome import ToolOutcome
-from workflows.prompt_io import GuardEntry, PromptInput, PromptResult, route_label
+from workflows.contracts import ToolOutcome, search_attributes
+from workflows.contracts.activity import RUN_TOOL, RunToolInput
+from workflows.contracts.prompt import GuardEntry, PromptInput, PromptResult, route_label
 
 T = TypeVar("T")
 

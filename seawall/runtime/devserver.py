@@ -23,7 +23,7 @@ from temporalio.testing import WorkflowEnvironment
 from seawall.runtime.child_env import dev_server_environment
 from seawall.runtime.plugin import SeawallPlugin
 from seawall.runtime.private_files import private_umask, tighten
-from workflows import search_attributes
+from workflows.contracts import search_attributes
 
 
 class TemporalBinaryMissing(RuntimeError):

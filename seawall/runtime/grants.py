@@ -4,7 +4,7 @@
 The gateway, ``seawall acp`` and ``seawall run`` are the trusted starters: each signs the
 start of the sessions (and root prompts) it starts with :class:`GrantSigner`; the worker
 verifies with :func:`verify_grant` over the same canonical encoding
-(:func:`workflows.grant_io.canonical_claim`). The key is the ``session_signing_key`` setting,
+(:func:`workflows.contracts.grant.canonical_claim`). The key is the ``session_signing_key`` setting,
 else the key file ``<data_dir>/session-signing.key``, which :func:`signing_key` creates
 (mode 0600, atomically) when missing, so the processes of one data directory share one key
 with no step by hand. Nothing here logs a key, a signature or an owner id.
@@ -28,11 +28,11 @@ from temporalio import client as temporal_client
 
 from seawall.runtime.private_files import write_private
 from seawall.runtime.settings import SeawallSettings
-from workflows.grant_io import SessionGrant, StartClaim, canonical_claim
-from workflows.prompt_io import PromptInput
+from workflows.contracts.grant import SessionGrant, StartClaim, canonical_claim
+from workflows.contracts.prompt import PromptInput
+from workflows.contracts.session import SessionInput
+from workflows.contracts.start_claims import prompt_claim, session_claim
 from workflows.session import session_workflow_id
-from workflows.session_io import SessionInput
-from workflows.start_claims import prompt_claim, session_claim
 
 KEY_FILE_NAME = "session-signing.key"
 # How long a grant may wait for a worker to start its workflow. Bounds the replay of a

@@ -33,9 +33,8 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
 from seawall.runtime.sandbox_runner import seawall_sandbox
 from seawall.runtime.temporal_connect import TemporalClientConfig, access_refusal, plain
-from workflows.owner_admission import OwnerAdmissionWorkflow
-from workflows.prompt import PromptWorkflow
-from workflows.session import SessionWorkflow
+from workflows.prompt.workflow import PromptWorkflow
+from workflows.session import OwnerAdmissionWorkflow, SessionWorkflow
 
 PLUGIN_NAME = "seawall"
 

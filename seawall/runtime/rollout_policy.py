@@ -6,7 +6,7 @@ catalogue's ``guard_rollout`` validator) and the operator-settings activity's pe
 read (``resolve_rollout_settings`` in seawall/runtime/settings/session.py) checks it again
 with the same function, on values validated by the same fields, so a policy that started a
 worker is the policy its sessions get. The policy's grammar and the cohort assignment are
-workflow code (workflows/rollout.py); the report over past sessions is ``seawall rollout``
+workflow code (workflows/seed/rollout.py); the report over past sessions is ``seawall rollout``
 (seawall/rollout/).
 """
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from workflows.rollout import (
+from workflows.seed.rollout import (
     MAX_ENFORCE_PERCENT,
     RolloutPolicies,
     RolloutPolicyError,

@@ -15,7 +15,7 @@ from temporalio.api.operatorservice.v1 import (
 from temporalio.client import Client
 from temporalio.service import RPCError
 
-from workflows import search_attributes
+from workflows.contracts import search_attributes
 
 
 class NamespaceSetupError(RuntimeError):

@@ -16,9 +16,7 @@ from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
 from seawall.scenario.format import Scenario, ScenarioError, scenario_loop_settings
-from workflows.guard import GuardMode
-from workflows.prompt import PromptWorkflow
-from workflows.prompt_io import (
+from workflows.contracts.prompt import (
     InputBoundaryReport,
     PermissionAnswer,
     PromptInput,
@@ -26,9 +24,11 @@ from workflows.prompt_io import (
     QueuedPrompt,
     UserInput,
 )
+from workflows.contracts.scenario import ScenarioHooks
+from workflows.prompt.scenario_hooks import BatchRelease, DriverWait
+from workflows.prompt.workflow import PromptWorkflow
 from workflows.rules import LoopSettings
-from workflows.scenario_hooks import BatchRelease, DriverWait
-from workflows.scenario_io import ScenarioHooks
+from workflows.seed import GuardMode
 
 
 def prepare_workspace(scenario: Scenario, root: Path) -> Path:

@@ -13,17 +13,16 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from workflows.conversation import MIN_CONTEXT_BUDGET_CHARS
-from workflows.guard import GuardMode
-from workflows.prompt_io import Route
-from workflows.prompt_options import (
+from workflows.contracts.conversation import MIN_CONTEXT_BUDGET_CHARS
+from workflows.contracts.prompt import Route
+from workflows.contracts.prompt_options import (
     DEFAULT_MAX_MODEL_REQUESTS,
     DEFAULT_MAX_OUTPUT_CHARS,
     ApprovalMode,
 )
-from workflows.repeats import RefusalMode
+from workflows.contracts.scenario import FixtureTool, ModelScript
 from workflows.rules import LoopProfile, LoopSettings
-from workflows.scenario_io import FixtureTool, ModelScript
+from workflows.seed import GuardMode, RefusalMode
 
 # Scenarios answer "ignore" permission choices by letting the request time out: a short
 # default keeps such runs quick (prompts default to DEFAULT_PERMISSION_TIMEOUT_SECONDS).

@@ -43,13 +43,13 @@ from seawall.acp.prompt_text import prompt_text
 from seawall.acp.replay import TranscriptReplay
 from seawall.acp.stdio import check_message
 from seawall.acp.turn import approves
-from workflows.conversation import Message, Role, mid_turn_message, system_message
-from workflows.guard import REPEATED_TOOL_FAILURE_REMINDER, REPEATED_TOOL_FAILURE_STOP_MESSAGE
-from workflows.outcome import ToolCall
-from workflows.prompt_io import AgentEvent, EventKind, StopReason
-from workflows.prompt_options import ApprovalMode
-from workflows.protections import TOOL_CALL_CAP_STOP_MESSAGE
+from workflows.contracts import ToolCall
+from workflows.contracts.conversation import Message, Role, mid_turn_message, system_message
+from workflows.contracts.prompt import AgentEvent, EventKind, StopReason
+from workflows.contracts.prompt_options import ApprovalMode
 from workflows.rules import RULES
+from workflows.seed.guard import REPEATED_TOOL_FAILURE_REMINDER, REPEATED_TOOL_FAILURE_STOP_MESSAGE
+from workflows.seed.protections import TOOL_CALL_CAP_STOP_MESSAGE
 
 WS = Path("/work/space")
 

@@ -22,7 +22,7 @@ from activities.tools import BUILTIN_TOOLS, ToolContext, ToolFailure, resolve_in
 from activities.tools.files import MAX_READ_BYTES, map_read_error, map_write_error
 from activities.tools.search import expand_braces
 from tests.activities.escape_targets import SECRET
-from workflows.outcome import ToolErrorType as E
+from workflows.contracts import ToolErrorType as E
 
 
 def _permissions_enforced() -> bool:

@@ -4,9 +4,9 @@ what it reports once cancelled (docs/architecture.md, "Scenario runs")."""
 from __future__ import annotations
 
 from activities.fixtures import cancelled_fixture_outcome, fixture_tool_spec
-from workflows.outcome import ExecutionStatus, TerminalStatus, ToolCall
-from workflows.scenario_io import FixtureOutcome, FixtureTool
-from workflows.synthetic_outcomes import CANCELLED_CONTENT
+from workflows.contracts import ExecutionStatus, TerminalStatus, ToolCall
+from workflows.contracts.scenario import FixtureOutcome, FixtureTool
+from workflows.contracts.synthetic_outcomes import CANCELLED_CONTENT
 
 CALL = ToolCall(call_id="c1", name="build")
 HANGING = FixtureTool(outcomes=[FixtureOutcome(hang=True)], mutating=True, tool_type="mcp")

@@ -27,8 +27,8 @@ from activities.tools import BUILTIN_TOOLS
 from tests.activities.mcp_helpers import FIXTURE_SERVER, servers_env, stdio_server
 from tests.activities.sandbox_helpers import descendants_running, real_sandbox, scripts_running
 from tests.trust_helpers import harness_trust
-from workflows.activity_io import CheckToolCallInput, ListToolsInput, RunToolInput
-from workflows.outcome import ToolCall, ToolOutcome
+from workflows.contracts import ToolCall, ToolOutcome
+from workflows.contracts.activity import CheckToolCallInput, ListToolsInput, RunToolInput
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="bubblewrap")
 

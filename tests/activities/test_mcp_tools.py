@@ -25,14 +25,14 @@ from activities.tool_runner import ToolActivities
 from activities.tools import BUILTIN_TOOLS
 from bench.server_metrics import free_port
 from tests.trust_helpers import harness_trust
-from workflows.activity_io import (
+from workflows.contracts import ToolCall, ToolOutcome
+from workflows.contracts.activity import (
     CheckToolCallInput,
     ListToolsInput,
     RunToolInput,
     ToolSpec,
 )
-from workflows.grant_io import WORKSPACE_OUTSIDE_ROOT
-from workflows.outcome import ToolCall, ToolOutcome
+from workflows.contracts.grant import WORKSPACE_OUTSIDE_ROOT
 
 from .mcp_helpers import (
     FIXTURE_SERVER,

@@ -18,11 +18,11 @@ from activities.model import (
     to_tool_call,
 )
 from tests.trust_helpers import harness_trust
-from workflows.activity_io import CallModelInput, ModelSpec
-from workflows.conversation import Message, Role, system_message, user_message
-from workflows.guard import REPEATED_TOOL_FAILURE_REMINDER
-from workflows.outcome import ToolCall
-from workflows.scenario_io import ModelScript, ScriptedCall, ScriptedTurn
+from workflows.contracts import ToolCall
+from workflows.contracts.activity import CallModelInput, ModelSpec
+from workflows.contracts.conversation import Message, Role, system_message, user_message
+from workflows.contracts.scenario import ModelScript, ScriptedCall, ScriptedTurn
+from workflows.seed.guard import REPEATED_TOOL_FAILURE_REMINDER
 
 
 def assistant(text: str = "") -> Message:

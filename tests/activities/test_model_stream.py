@@ -16,7 +16,7 @@ from activities.model_stream import (
     DeltaPublisher,
     signal_interval,
 )
-from workflows.prompt_io import ModelDelta
+from workflows.contracts.prompt import ModelDelta
 
 
 class Recorder:

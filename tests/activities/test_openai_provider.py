@@ -33,9 +33,9 @@ from activities.tools import BUILTIN_TOOLS
 from scripts.chat_server import ChatServer, Reply, completion, error, stream_events, tool_call
 from seawall.runtime.settings import SettingsError
 from worker import model_providers
-from workflows.activity_io import CallModelInput, ModelSpec, ToolSpec
-from workflows.conversation import Message, Role, system_message, user_message
-from workflows.outcome import ToolCall
+from workflows.contracts import ToolCall
+from workflows.contracts.activity import CallModelInput, ModelSpec, ToolSpec
+from workflows.contracts.conversation import Message, Role, system_message, user_message
 
 API_KEY = "sk-test-SECRET-0123456789"
 PROVIDER_ENV = (

@@ -18,8 +18,12 @@ from temporalio.testing import ActivityEnvironment
 
 from activities.operator_settings import OperatorSettingsActivities
 from seawall.runtime.settings import GUARD_MODE_ENV, GUARD_MODE_ENV_ALIAS
-from workflows.activity_io import OperatorSettings, ResolveOperatorSettingsInput, SettingSource
-from workflows.guard import GuardMode
+from workflows.contracts.activity import (
+    OperatorSettings,
+    ResolveOperatorSettingsInput,
+    SettingSource,
+)
+from workflows.seed import GuardMode
 
 # The activity as a worker registers it, reading this process's settings sources.
 resolve_operator_settings = OperatorSettingsActivities().resolve_operator_settings
@@ -173,7 +177,7 @@ async def test_the_context_budget_comes_from_the_operator_and_a_broken_one_means
     """docs/settings.md, ``context_budget_chars``: resolved with the guard mode for prompts
     that set no budget; a value that stopped validating since startup never fails a session."""
     from seawall.runtime.settings import resolve_context_budget
-    from workflows.conversation import DEFAULT_CONTEXT_BUDGET_CHARS
+    from workflows.contracts.conversation import DEFAULT_CONTEXT_BUDGET_CHARS
 
     async def budget(environ: dict[str, str]) -> OperatorSettings:
         return await resolved_with("read_context_budget", resolve_context_budget, environ)

@@ -31,8 +31,8 @@ from activities.tools import BUILTIN_TOOLS
 from seawall.runtime.settings import SettingsError, load_settings, render_table
 from tests.activities.sandbox_helpers import real_sandbox, shell
 from tests.trust_helpers import harness_trust
-from workflows.activity_io import RunToolInput
-from workflows.outcome import ToolCall
+from workflows.contracts import ToolCall
+from workflows.contracts.activity import RunToolInput
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="bubblewrap")
 

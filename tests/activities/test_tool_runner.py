@@ -22,9 +22,9 @@ from activities.mcp.pool import McpPool
 from activities.tool_runner import SPILL_DIR, ToolActivities, spill_name
 from activities.tools import BUILTIN_TOOLS, BuiltinTool, ToolArgs, ToolContext
 from tests.trust_helpers import harness_trust
-from workflows.activity_io import CheckToolCallInput, ListToolsInput, RunToolInput
-from workflows.outcome import ToolCall, ToolOutcome
-from workflows.scenario_io import FixtureOutcome, FixtureTool
+from workflows.contracts import ToolCall, ToolOutcome
+from workflows.contracts.activity import CheckToolCallInput, ListToolsInput, RunToolInput
+from workflows.contracts.scenario import FixtureOutcome, FixtureTool
 
 
 @pytest.fixture

@@ -18,11 +18,10 @@ from activities.trust import DENY_ALL, WorkerTrust
 from seawall.runtime.grants import key_file, load_or_create_key_file, signing_key
 from seawall.runtime.settings import load_settings
 from tests.trust_helpers import harness_trust
-from workflows.activity_io import CallModelInput, CheckToolCallInput, ModelSpec, RunToolInput
-from workflows.conversation import Message, Role
-from workflows.grant_io import SCRIPTED_MODELS_DISABLED, WORKSPACE_OUTSIDE_ROOT
-from workflows.outcome import ExecutionStatus, ToolCall, ToolErrorType
-from workflows.scenario_io import FixtureTool, ModelScript
+from workflows.contracts import ExecutionStatus, Message, Role, ToolCall, ToolErrorType
+from workflows.contracts.activity import CallModelInput, CheckToolCallInput, ModelSpec, RunToolInput
+from workflows.contracts.grant import SCRIPTED_MODELS_DISABLED, WORKSPACE_OUTSIDE_ROOT
+from workflows.contracts.scenario import FixtureTool, ModelScript
 
 
 def trust_in(root: Path, *, scripted: bool = False) -> WorkerTrust:

@@ -17,7 +17,7 @@ import pytest
 
 from activities.tools import ToolFailure, files, resolve_in_workspace, search
 from activities.tools.workspace import display_path
-from workflows.outcome import ToolErrorType
+from workflows.contracts import ToolErrorType
 
 SECRET = "TOPSECRET-race"
 

@@ -26,9 +26,9 @@ from bench.baselines import IdenticalCalls, SameError, ToolBudget
 from bench.simulate import result_verdict, simulate_seawall, verdict_differences
 from seawall.scenario.driver import run_scenario
 from seawall.scenario.format import Scenario, load_scenario
-from workflows.guard import GuardMode
-from workflows.outcome import ToolCall, ToolOutcome
+from workflows.contracts import ToolCall, ToolOutcome
 from workflows.rules import SEED_SETTINGS, LoopSettings
+from workflows.seed import GuardMode
 
 CORPUS = make_corpus.CORPUS
 LABELS: dict[str, dict[str, Any]] = yaml.safe_load((CORPUS / "labels.yaml").read_text())

@@ -24,7 +24,10 @@ from bench.overhead import (
     replayer_for,
 )
 from bench.replay_long import measure_long_replay
-from workflows.prompt_options import DEFAULT_MAX_MODEL_REQUESTS, DEFAULT_MAX_TOOL_CALLS_PER_TURN
+from workflows.contracts.prompt_options import (
+    DEFAULT_MAX_MODEL_REQUESTS,
+    DEFAULT_MAX_TOOL_CALLS_PER_TURN,
+)
 
 
 async def test_every_shape_completes_the_workload(client: Client, task_queue: str) -> None:

@@ -37,9 +37,9 @@ from temporalio.testing import WorkflowEnvironment
 from scripts.chat_server import ChatServer, error
 from seawall.client.temporal_ops import prompt_handle, session_handle
 from tests.trust_helpers import TEST_SIGNING_KEY
-from workflows.guard import REPEATED_TOOL_FAILURE_REMINDER, REPEATED_TOOL_FAILURE_STOP_MESSAGE
-from workflows.prompt_io import StopReason
-from workflows.protections import TOOL_CALL_CAP_STOP_MESSAGE
+from workflows.contracts.prompt import StopReason
+from workflows.seed.guard import REPEATED_TOOL_FAILURE_REMINDER, REPEATED_TOOL_FAILURE_STOP_MESSAGE
+from workflows.seed.protections import TOOL_CALL_CAP_STOP_MESSAGE
 from workflows.session import SessionWorkflow
 
 SEAWALL = str(Path(sys.executable).parent / "seawall")

@@ -19,10 +19,10 @@ from scripts.chaos_mcp import Ledger, check_mcp_ledger, cut_off_by_a_kill
 from scripts.chaos_model import FAULT_KINDS, ChaosModel, marked, turn_for
 from scripts.chaos_watch import PromptStuck, keep_logs, log_tails, run_all, waiting_for
 from scripts.chat_server import Received
-from workflows.activity_io import CallModelInput, ModelSpec
-from workflows.conversation import Message, Role
-from workflows.guard import REPEATED_TOOL_FAILURE_REMINDER
-from workflows.scenario_io import ModelScript, ScriptedCall, ScriptedTurn
+from workflows.contracts import Message, Role
+from workflows.contracts.activity import CallModelInput, ModelSpec
+from workflows.contracts.scenario import ModelScript, ScriptedCall, ScriptedTurn
+from workflows.seed.guard import REPEATED_TOOL_FAILURE_REMINDER
 
 
 # The suite's own deadlines (a prompt's 200 s, the stack's start's 120 s) end a stuck run with

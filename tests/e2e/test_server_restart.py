@@ -15,11 +15,11 @@ from seawall.runtime.temporal_setup import ensure_search_attributes
 from tests.e2e.test_stack import free_port, until
 from tests.trust_helpers import harness_trust, signed
 from worker import build_worker
-from workflows.guard import GuardMode
-from workflows.prompt import PromptWorkflow
-from workflows.prompt_io import AgentEvent, EventKind, PromptInput, PromptResult, StopReason
-from workflows.prompt_options import ApprovalMode
-from workflows.scenario_io import ModelScript, ScenarioHooks
+from workflows.contracts.prompt import AgentEvent, EventKind, PromptInput, PromptResult, StopReason
+from workflows.contracts.prompt_options import ApprovalMode
+from workflows.contracts.scenario import ModelScript, ScenarioHooks
+from workflows.prompt.workflow import PromptWorkflow
+from workflows.seed import GuardMode
 
 
 def start_server(config: StackConfig) -> subprocess.Popen[bytes]:

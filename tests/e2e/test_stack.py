@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from bench.server_metrics import free_port
-from workflows.guard import REPEATED_TOOL_FAILURE_STOP_MESSAGE
+from workflows.seed.guard import REPEATED_TOOL_FAILURE_STOP_MESSAGE
 
 SEAWALL = str(Path(sys.executable).parent / "seawall")
 JSON = {"content-type": "application/json"}

@@ -20,7 +20,7 @@ from temporalio.client import Client
 from gateway.app import create_app
 from gateway.settings import ConfigurationError, GatewaySettings, is_loopback
 from gateway.sse import parse_cursor
-from workflows.guard import REPEATED_TOOL_FAILURE_REMINDER
+from workflows.seed.guard import REPEATED_TOOL_FAILURE_REMINDER
 
 TOKEN = "s3cret-token"
 GUARD_ENV = "SEAWALL_REPEATED_TOOL_FAILURE_GUARD"

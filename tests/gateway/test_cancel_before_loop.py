@@ -23,8 +23,8 @@ from temporalio.client import Client, WorkflowExecutionStatus
 from gateway.closed_prompts import closed_without_result, finished_view
 from tests.activities.mcp_helpers import gated_server, servers_env, wait_for_scheduled
 from tests.gateway.owner_helpers import Gateway, auth, view_until
-from workflows.activity_io import LIST_TOOLS
-from workflows.prompt_io import PromptStatus, StopReason, ToolCallCounts
+from workflows.contracts.activity import LIST_TOOLS
+from workflows.contracts.prompt import PromptStatus, StopReason, ToolCallCounts
 
 
 @pytest.fixture

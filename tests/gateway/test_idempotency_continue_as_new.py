@@ -19,8 +19,8 @@ from seawall.client.temporal_ops import prompt_handle, session_handle
 from tests.gateway.owner_helpers import TOKENS, auth
 from tests.trust_helpers import TEST_SIGNING_KEY, harness_trust
 from worker import build_worker
+from workflows.contracts.session import PromptSubmission
 from workflows.session import SessionWorkflow
-from workflows.session_io import PromptSubmission
 
 PROMPTS = 6
 

@@ -20,8 +20,8 @@ from tests.gateway.owner_helpers import (
     view_until,
     waiting_session,
 )
-from workflows.owner_admission import OwnerAdmissionWorkflow
-from workflows.owner_admission_io import AdmissionState, admission_workflow_id
+from workflows.contracts.owner_admission import AdmissionState, admission_workflow_id
+from workflows.session import OwnerAdmissionWorkflow
 
 
 def assert_refused(response: httpx.Response, held: int, limit: int) -> None:

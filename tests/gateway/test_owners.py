@@ -23,12 +23,12 @@ from gateway.settings import GatewaySettings
 from gateway.sse import prompt_events
 from tests.trust_helpers import harness_trust
 from worker import build_activities, build_worker
-from workflows import search_attributes
-from workflows.prompt import PromptWorkflow
-from workflows.prompt_io import PromptResult
-from workflows.rollout import owner_bucket
+from workflows.contracts import search_attributes
+from workflows.contracts.prompt import PromptResult
+from workflows.contracts.session import SessionInput, SessionStatus
+from workflows.prompt.workflow import PromptWorkflow
+from workflows.seed.rollout import owner_bucket
 from workflows.session import session_workflow_id
-from workflows.session_io import SessionInput, SessionStatus
 
 SALT = "pepper"
 TOKENS = {"alice": "alice-token-0123456789", "bob": "bob-token-0123456789ab"}

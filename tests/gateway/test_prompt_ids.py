@@ -24,7 +24,7 @@ from tests.gateway.owner_helpers import (
     permission_request,
     waiting_session,
 )
-from workflows.owner_admission_io import admission_workflow_id
+from workflows.contracts.owner_admission import admission_workflow_id
 
 ROUTES = (
     ("GET", "/v1/prompts/{id}"),

@@ -13,8 +13,8 @@ from temporalio.client import Client
 
 from seawall.client.temporal_ops import session_handle
 from tests.gateway.owner_helpers import WAITING_SCRIPT, Gateway, auth, submit
-from workflows.owner_admission import OwnerAdmissionWorkflow
-from workflows.owner_admission_io import admission_workflow_id
+from workflows.contracts.owner_admission import admission_workflow_id
+from workflows.session import OwnerAdmissionWorkflow
 
 # JSON of exactly this many bytes: {"blob":"xxx..."} (11 bytes around the x's).
 METADATA_BYTES = 100_000

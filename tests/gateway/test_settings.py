@@ -8,7 +8,7 @@ import pytest
 
 from gateway.settings import GatewaySettings
 from seawall.runtime.settings import load_settings
-from workflows.prompt_options import ApprovalMode
+from workflows.contracts.prompt_options import ApprovalMode
 
 
 def gateway_settings(environ: dict[str, str]) -> GatewaySettings:

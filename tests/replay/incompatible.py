@@ -9,9 +9,9 @@ from __future__ import annotations
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from workflows.activity_io import LIST_TOOLS, ListToolsInput, ListToolsOutput
-    from workflows.prompt import QUICK_ACTIVITY, PromptWorkflow
-    from workflows.prompt_io import PromptInput, PromptResult
+    from workflows.contracts.activity import LIST_TOOLS, ListToolsInput, ListToolsOutput
+    from workflows.contracts.prompt import PromptInput, PromptResult
+    from workflows.prompt.workflow import QUICK_ACTIVITY, PromptWorkflow
 
 
 @workflow.defn(name="PromptWorkflow")

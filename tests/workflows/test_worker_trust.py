@@ -32,21 +32,21 @@ from gateway.settings import GatewaySettings
 from seawall.runtime.grants import GrantSigner, new_signing_key, signing_client
 from tests.trust_helpers import TEST_SIGNER, TEST_SIGNING_KEY, harness_trust
 from worker import build_worker
-from workflows.activity_io import CALL_MODEL, RUN_TOOL
-from workflows.grant_io import (
+from workflows.contracts.activity import CALL_MODEL, RUN_TOOL
+from workflows.contracts.grant import (
     GRANT_EXPIRED,
     GRANT_INVALID,
     GRANT_MISSING,
     SCRIPTED_MODELS_DISABLED,
     WORKSPACE_OUTSIDE_ROOT,
 )
-from workflows.guard import GuardMode
-from workflows.prompt import PromptWorkflow
-from workflows.prompt_io import PromptInput, StopReason
-from workflows.prompt_options import ApprovalMode
-from workflows.scenario_io import FixtureTool, ModelScript, ScenarioHooks
+from workflows.contracts.prompt import PromptInput, StopReason
+from workflows.contracts.prompt_options import ApprovalMode
+from workflows.contracts.scenario import FixtureTool, ModelScript, ScenarioHooks
+from workflows.contracts.session import PromptSubmission, SessionInput, SessionSettings
+from workflows.prompt.workflow import PromptWorkflow
+from workflows.seed import GuardMode
 from workflows.session import SessionWorkflow, session_workflow_id
-from workflows.session_io import PromptSubmission, SessionInput, SessionSettings
 
 MARKER = "pwned.txt"
 BOB = "owner-bob"

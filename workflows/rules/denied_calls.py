@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from workflows.recency import remember_latest
 from workflows.rules.evidence import ResultKind
 from workflows.rules.ladder import RuleCounter, RuleFinding, RuleReview, escalate
+from workflows.seed.recency import remember_latest
 
 DENIED_CALL_THRESHOLD = 3
 REMEMBERED_DENIALS = 64

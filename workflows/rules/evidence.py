@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from workflows.outcome import ExecutionStatus, TerminalStatus, ToolCall, ToolOutcome
+from workflows.contracts.outcome import ExecutionStatus, TerminalStatus, ToolCall, ToolOutcome
 
 # Argument values shorter than this are too likely to occur by chance in unrelated output.
 MIN_MASKED_ARGUMENT_CHARS = 3

@@ -24,9 +24,9 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from workflows.recency import remember_latest
 from workflows.rules.evidence import ResultKind
 from workflows.rules.ladder import RuleCounter, RuleFinding, RuleReview, escalate
+from workflows.seed.recency import remember_latest
 
 # Batches in which one tool's failure came back, before the reminder: with the batch that
 # first failed, the eighth same failure, the repeated-failure guard's own count (seed 000's

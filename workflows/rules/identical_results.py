@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from workflows.recency import remember_latest
 from workflows.rules.evidence import ResultKind
 from workflows.rules.ladder import RuleCounter, RuleFinding, RuleReview, escalate
+from workflows.seed.recency import remember_latest
 
 # Batches in which one call returned its last result again, before the reminder: with the
 # first result, the eighth identical one — the repeated-failure guard's count, so polling

@@ -21,8 +21,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from workflows.guard import GuardMode
 from workflows.rules.evidence import CallEvidence
+from workflows.seed.guard import GuardMode
 
 
 class RuleDecisionKind(StrEnum):

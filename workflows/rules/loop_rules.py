@@ -1,6 +1,6 @@
 """The recommended profile's layer over the seed protections, as pure prompt state.
 
-docs/architecture.md, "Loop profiles". ``workflows.protections.BatchProtections`` consults
+docs/architecture.md, "Loop profiles". ``workflows.seed.protections.BatchProtections`` consults
 one :class:`LoopRules` per prompt when the profile is ``recommended`` (never in ``seed``), at
 three points:
 
@@ -31,9 +31,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel
 
-from workflows.guard import GuardMode
-from workflows.outcome import ToolCall, ToolOutcome
-from workflows.recency import remember_latest
+from workflows.contracts.outcome import ToolCall, ToolOutcome
 from workflows.rules.evidence import (
     CallEvidence,
     ResultKind,
@@ -44,6 +42,8 @@ from workflows.rules.evidence import (
 from workflows.rules.ladder import RuleCounter, RuleDecisionKind, RuleReview, effective_rule_mode
 from workflows.rules.profiles import LoopProfile, LoopSettings, rule_mode
 from workflows.rules.registry import RULES, LoopRule
+from workflows.seed.guard import GuardMode
+from workflows.seed.recency import remember_latest
 
 SHELL_TOOL = "run_shell_command"
 # Failure marks and fingerprints kept per prompt (per tool for fingerprints).

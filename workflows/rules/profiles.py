@@ -1,8 +1,8 @@
 """Loop profiles: the seeds' protections verbatim, or the recommended progress-aware ones.
 
 docs/architecture.md, "Loop profiles". The ``seed`` profile runs exactly the rules of the
-design seeds: the repeated-failure guard's reducer (``workflows.guard``) with no progress
-evidence and the failed-call refusal (``workflows.repeats``) as they are. The
+design seeds: the repeated-failure guard's reducer (``workflows.seed.guard``) with no progress
+evidence and the failed-call refusal (``workflows.seed.failed_call_refusal``) as they are. The
 ``recommended`` profile keeps both and adds what real sessions showed they miss: progress
 evidence for the guard, relaxations of the refusal (time passed, a refresh, a transient
 failure, shell commands), and three rules of its own — failure cycles, identical results
@@ -21,8 +21,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
-from workflows.guard import GuardMode
 from workflows.rules.registry import LoopRule, rule_spec
+from workflows.seed.guard import GuardMode
 
 
 class LoopProfile(StrEnum):
@@ -52,7 +52,7 @@ class LoopSettings(BaseModel):
     # A payload (``PromptInput.loop_settings``), so the per-rule fields are spelled out
     # rather than made from the rule table: one ``<name>_mode`` per row of
     # ``workflows.rules.registry``, checked field for field by
-    # ``tests/workflows/test_rule_registry.py``. (A comment, not the docstring: the
+    # ``tests/workflows/rules/test_registry.py``. (A comment, not the docstring: the
     # docstring is the payload schema's description.)
     profile: LoopProfile = DEFAULT_LOOP_PROFILE
     failure_cycle_mode: GuardMode | None = None

@@ -9,10 +9,10 @@ silent. Now a rule is its own module (its counter, threshold and texts) plus one
 - the profile (``workflows.rules.profiles``): which ``LoopSettings`` field holds its mode;
 - the prompt layer (``workflows.rules.loop_rules``): its counter, its threshold, whether
   its decisions name a tool, and the order the rules are consulted in;
-- the post-batch step (``workflows.batch``): its reminder, its stop text and loop type;
+- the post-batch step (``workflows.prompt.batch``): its reminder, its stop text and loop type;
 - results and telemetry: its name (``RuleEntry.rule``, the ``rule`` label);
 - settings (``seawall.runtime.settings``): its setting, variable and help text;
-- docs: the test ``tests/workflows/test_rule_registry.py`` checks that every row has its
+- docs: the test ``tests/workflows/rules/test_registry.py`` checks that every row has its
   ``LoopSettings`` field, its ``LoopType``, its setting, its scenario name and its
   documentation, so a forgotten wiring fails there and not in production.
 

@@ -24,10 +24,10 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from seawall.runtime.rollout_policy import check_rollout, deployment_environment
 from seawall.runtime.storage import DEFAULT_THRESHOLD_BYTES
-from workflows.conversation import DEFAULT_CONTEXT_BUDGET_CHARS, MIN_CONTEXT_BUDGET_CHARS
-from workflows.prompt_options import DEFAULT_PERMISSION_TIMEOUT_SECONDS, ApprovalMode
+from workflows.contracts.conversation import DEFAULT_CONTEXT_BUDGET_CHARS, MIN_CONTEXT_BUDGET_CHARS
+from workflows.contracts.prompt_options import DEFAULT_PERMISSION_TIMEOUT_SECONDS, ApprovalMode
+from workflows.contracts.session import MAX_PROMPT_CHARS
 from workflows.rules import DEFAULT_LOOP_PROFILE
-from workflows.session_io import MAX_PROMPT_CHARS
 
 from .fields import (
     ACP,

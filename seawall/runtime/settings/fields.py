@@ -16,7 +16,7 @@ from pydantic import ConfigDict, Field, TypeAdapter
 from pydantic.config import JsonDict
 from pydantic.fields import FieldInfo
 
-from workflows.activity_io import SettingSource
+from workflows.contracts.activity import SettingSource
 
 CONFIG_DIR_NAME = "seawall"
 CONFIG_FILE_NAME = "config.yaml"

@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from workflows.activity_io import SettingSource
+from workflows.contracts.activity import SettingSource
 
 from . import report
 from .catalogue import SETTINGS_BY_NAME, SeawallSettings

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from seawall.runtime.storage import storage_dir
-from workflows.guard import GuardMode
-from workflows.prompt_options import ApprovalMode
+from workflows.contracts.prompt_options import ApprovalMode
+from workflows.seed import GuardMode
 
 from .catalogue import SETTINGS, SETTINGS_BY_NAME
 

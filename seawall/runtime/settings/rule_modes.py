@@ -7,7 +7,7 @@ row per rule of the rule table (``workflows/rules/registry.py``), its names deri
 the catalogue declares one field per row (its marked block, with :func:`rule_mode_setting`),
 and the session-time read copies each into its ``LoopSettings`` field. Adding a rule: its
 row in the table and one line in that block (tests/seawall/runtime/test_loop_settings.py
-and tests/workflows/test_rule_registry.py check they agree).
+and tests/workflows/rules/test_registry.py check they agree).
 """
 
 from __future__ import annotations

@@ -24,10 +24,10 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from seawall.runtime.rollout_policy import check_rollout, deployment_environment, service_version
-from workflows.conversation import DEFAULT_CONTEXT_BUDGET_CHARS, MIN_CONTEXT_BUDGET_CHARS
-from workflows.guard import GuardMode
-from workflows.rollout import RolloutPolicies
+from workflows.contracts.conversation import DEFAULT_CONTEXT_BUDGET_CHARS, MIN_CONTEXT_BUDGET_CHARS
 from workflows.rules import DEFAULT_LOOP_PROFILE, LoopProfile, LoopSettings
+from workflows.seed import GuardMode
+from workflows.seed.rollout import RolloutPolicies
 
 from .catalogue import (
     LOOP_PROFILE_CONFIG_KEY,

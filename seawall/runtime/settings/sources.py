@@ -28,8 +28,8 @@ from pydantic import TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource
 
-from workflows.activity_io import SettingSource
-from workflows.guard import GuardMode
+from workflows.contracts.activity import SettingSource
+from workflows.seed import GuardMode
 
 from .fields import (
     CONFIG_DIR_NAME,

@@ -17,8 +17,8 @@ from pydantic import AfterValidator, BeforeValidator
 
 from seawall.runtime.owners import OWNER_ID, read_owner_tokens
 from seawall.runtime.storage import PayloadStorageKind
-from workflows.guard import GuardMode
 from workflows.rules import LoopProfile
+from workflows.seed import GuardMode
 
 LogFormat = Literal["json", "console"]
 LOG_FORMATS: tuple[LogFormat, ...] = ("json", "console")

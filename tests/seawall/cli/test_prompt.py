@@ -19,7 +19,7 @@ from temporalio.client import Client
 from gateway.app import create_app
 from gateway.settings import GatewaySettings
 from seawall.cli.prompt import _Printer, add_prompt_arguments, main_prompt, send_prompt
-from workflows.guard import REPEATED_TOOL_FAILURE_REMINDER, REPEATED_TOOL_FAILURE_STOP_MESSAGE
+from workflows.seed.guard import REPEATED_TOOL_FAILURE_REMINDER, REPEATED_TOOL_FAILURE_STOP_MESSAGE
 
 TOKEN = "client-test-token"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from workflows.prompt_io import AgentEvent, EventKind, EventsQuery
+    from workflows.contracts.prompt import AgentEvent, EventKind, EventsQuery
 
 OLD_EVENTS = [
     AgentEvent(seq=1, kind=EventKind.AGENT_MESSAGE, text="from an older worker"),

@@ -13,8 +13,8 @@ from typing import Any
 from seawall.rollout.analysis import build_report, check_invariants, percentile, retried_prompts
 from seawall.rollout.records import PromptRecord, ToolActivity
 from seawall.rollout.render import render_html, render_json, render_text
-from workflows.outcome import ToolOutcome
-from workflows.prompt_io import GuardEntry, PromptResult, StopReason, ToolCallCounts
+from workflows.contracts import ToolOutcome
+from workflows.contracts.prompt import GuardEntry, PromptResult, StopReason, ToolCallCounts
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 T1 = T0 + timedelta(days=8)

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from seawall.runtime.settings import LOOP_PROFILE_ENV, load_settings, resolve_loop_settings
-from workflows.guard import GuardMode
 from workflows.rules import LoopProfile, LoopSettings
+from workflows.seed import GuardMode
 
 
 def config(tmp_path: Path, text: str) -> Path:

@@ -19,9 +19,8 @@ from seawall.runtime.plugin import (
     with_sandbox_passthrough,
 )
 from seawall.runtime.storage import FilesystemStorageDriver
-from workflows.owner_admission import OwnerAdmissionWorkflow
-from workflows.prompt import PromptWorkflow
-from workflows.session import SessionWorkflow
+from workflows.prompt.workflow import PromptWorkflow
+from workflows.session import OwnerAdmissionWorkflow, SessionWorkflow
 
 
 def test_every_passthrough_module_says_why() -> None:

@@ -26,11 +26,11 @@ from seawall.runtime.plugin import SeawallPlugin, client_with_plugin, with_sandb
 from seawall.runtime.sandbox_runner import SeawallSandboxRunner, _Instance
 from tests.scenario_helpers import calls, ok
 from tests.trust_helpers import harness_trust
-from tests.workflows.test_durable_steps import hooks, run_session_prompt
+from tests.workflows.prompt.test_durable_steps import hooks, run_session_prompt
 from worker import build_activities
-from workflows.activity_io import CALL_MODEL, LIST_TOOLS_WITHOUT_MCP, RUN_TOOL
+from workflows.contracts.activity import CALL_MODEL, LIST_TOOLS_WITHOUT_MCP, RUN_TOOL
+from workflows.contracts.session import SessionSettings
 from workflows.session import session_workflow_id
-from workflows.session_io import SessionSettings
 
 Answer = tuple[str, Any, Any, Any]  # (question, command info, direct, through the sandbox)
 

@@ -35,8 +35,8 @@ from seawall.runtime.settings import (
     resolve_guard_mode,
     user_config_path,
 )
-from workflows.activity_io import SettingSource
-from workflows.guard import GuardMode
+from workflows.contracts.activity import SettingSource
+from workflows.seed import GuardMode
 
 ROOT = Path(__file__).resolve().parents[3]
 SECRET_KEY = "sk-SECRET-never-printed-4711"

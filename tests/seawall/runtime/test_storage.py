@@ -35,16 +35,16 @@ from seawall.scenario.driver import prompt_input, run_scenario, workflow_id_for
 from tests.long_prompt_helpers import filesystem_storage, long_prompt, with_storage
 from tests.trust_helpers import harness_trust
 from worker import build_worker
-from workflows.activity_io import CallModelInput
-from workflows.conversation import (
+from workflows.contracts.activity import CallModelInput
+from workflows.contracts.conversation import (
     DEFAULT_CONTEXT_BUDGET_CHARS,
     ELIDED_PREFIX,
     MAX_CONVERSATION_CHARS,
     Role,
 )
-from workflows.prompt import PromptWorkflow
-from workflows.prompt_io import StopReason
-from workflows.scenario_hooks import BatchRelease, DriverWait
+from workflows.contracts.prompt import StopReason
+from workflows.prompt.scenario_hooks import BatchRelease, DriverWait
+from workflows.prompt.workflow import PromptWorkflow
 
 WORKFLOW = StorageDriverStoreContext(
     target=StorageDriverWorkflowInfo(namespace="default", id="prompt-1", type="PromptWorkflow")

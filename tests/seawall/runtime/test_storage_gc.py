@@ -19,7 +19,7 @@ from seawall.scenario.driver import run_scenario
 from tests.long_prompt_helpers import filesystem_storage, long_prompt, with_storage
 from tests.trust_helpers import harness_trust
 from worker import build_worker
-from workflows.prompt_io import PromptResult
+from workflows.contracts.prompt import PromptResult
 
 
 async def delete(client: Client, workflow_id: str) -> None:

@@ -40,9 +40,9 @@ from tests.seawall.runtime.test_storage_gc import delete
 from tests.telemetry_helpers import closed_port
 from tests.trust_helpers import harness_trust
 from worker import build_worker
-from workflows.conversation import Role
-from workflows.prompt import PromptWorkflow
-from workflows.prompt_io import PromptResult, StopReason
+from workflows.contracts import Role
+from workflows.contracts.prompt import PromptResult, StopReason
+from workflows.prompt.workflow import PromptWorkflow
 
 
 @pytest_asyncio.fixture

@@ -9,8 +9,8 @@ import pytest
 
 from seawall.scenario.driver import prompt_input
 from seawall.scenario.format import Scenario, ScenarioError, load_scenario, scenario_loop_settings
-from workflows.guard import GuardMode
 from workflows.rules import LoopProfile, LoopSettings
+from workflows.seed import GuardMode
 
 
 def test_a_scenario_without_them_leaves_them_to_the_operator() -> None:

@@ -1,0 +1,187 @@
+"""Exactly what crosses the workflow/activity boundary, one model per input and output.
+
+Every activity takes a single model so fields can be added without breaking recorded
+histories. Nothing here holds a secret: provider keys and server commands stay in the
+worker's settings and never enter workflow history.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from workflows.contracts.conversation import Message
+from workflows.contracts.grant import StartClaim
+from workflows.contracts.outcome import ToolCall
+from workflows.contracts.prompt_options import (
+    DEFAULT_MAX_OUTPUT_CHARS,
+    DEFAULT_TOOL_TIMEOUT_SECONDS,
+)
+from workflows.contracts.scenario import (
+    FixtureTool,
+    ModelScript,
+    lift_legacy_key,
+    lift_legacy_model_input,
+)
+from workflows.rules import LoopSettings
+from workflows.seed.guard import GuardMode
+from workflows.seed.rollout import RolloutAssignment
+
+# Stable activity names: renaming one breaks every recorded history that used it.
+CALL_MODEL = "seawall.call_model"
+RUN_TOOL = "seawall.run_tool"
+CHECK_TOOL_CALL = "seawall.check_tool_call"
+LIST_TOOLS = "seawall.list_tools"
+# A local activity (TOOLS_WITHOUT_HOP_PATCH): the tools when no MCP server must be asked.
+LIST_TOOLS_WITHOUT_MCP = "seawall.list_tools_without_mcp"
+RESOLVE_OPERATOR_SETTINGS = "seawall.resolve_operator_settings"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+# --- model ------------------------------------------------------------------------------
+
+
+class ModelSpec(_Strict):
+    """Which provider answers. ``operator`` (the default) is the worker's configured
+    provider: the OpenAI-compatible endpoint in the worker's operator settings when one is
+    configured, else the offline demo model (the documented fallback ``make run`` uses).
+    ``demo`` and ``openai`` pin one of them. A scenario run's script answers instead of any
+    provider (``CallModelInput.scenario_script``).
+
+    ``model`` optionally overrides the operator's model name (``SEAWALL_MODEL``) for this
+    prompt. It is not a secret; endpoints and keys never appear here.
+    """
+
+    provider: Literal["operator", "demo", "openai"] = "operator"
+    model: str | None = None
+
+
+class ToolSpec(_Strict):
+    """A tool as the workflow and the model see it; resolved once per prompt."""
+
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = Field(default_factory=dict)
+    mutating: bool = False
+    tool_type: str = "native"
+
+
+class CallModelInput(_Strict):
+    model: ModelSpec
+    messages: list[Message]
+    tools: list[ToolSpec] = Field(default_factory=list)
+    request_number: int
+    # Scenario runs only: the script that answers instead of the provider.
+    scenario_script: ModelScript | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _lift_legacy(cls, data: Any) -> Any:
+        return lift_legacy_model_input(data)
+
+
+class ModelUsage(_Strict):
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+class ModelReply(_Strict):
+    text: str = ""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    usage: ModelUsage = Field(default_factory=ModelUsage)
+
+
+# --- tools ------------------------------------------------------------------------------
+
+
+class ListToolsInput(_Strict):
+    # Scenario runs only: fixture tools, listed over the built-ins of the same name.
+    scenario_tools: dict[str, FixtureTool] | None = None
+    # A root prompt's start, for the worker to check before anything runs
+    # (docs/security-trust.md); None for a session's prompts.
+    start: StartClaim | None = None
+    # The session's workspace: a sandboxed stdio MCP server is started confined to it
+    # (docs/security-sandbox.md, "MCP servers"). None (prompts started before it was
+    # recorded): a scratch workspace of the worker's.
+    workspace_root: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _lift_legacy(cls, data: Any) -> Any:
+        return lift_legacy_key(data, "fixture_tools", "scenario_tools")
+
+
+class ListToolsOutput(_Strict):
+    tools: list[ToolSpec]
+
+
+class RunToolInput(_Strict):
+    call: ToolCall
+    workspace_root: str
+    # How many earlier calls of this tool ran in the prompt: picks a fixture's outcome
+    # deterministically, whatever the retries.
+    ordinal: int = 0
+    batch: int = 0
+    max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS
+    shell_timeout_seconds: float = DEFAULT_TOOL_TIMEOUT_SECONDS
+    # Scenario runs only: the fixture that answers instead of the tool.
+    scenario_fixture: FixtureTool | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _lift_legacy(cls, data: Any) -> Any:
+        return lift_legacy_key(data, "fixture", "scenario_fixture")
+
+
+class CheckToolCallInput(_Strict):
+    """Validate a call without running it (before asking the user for permission)."""
+
+    call: ToolCall
+    # Scenario runs only: the fixture that answers instead of the tool.
+    scenario_fixture: FixtureTool | None = None
+    # As in ListToolsInput: where a sandboxed stdio MCP server of the call runs.
+    workspace_root: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _lift_legacy(cls, data: Any) -> Any:
+        return lift_legacy_key(data, "fixture", "scenario_fixture")
+
+
+# --- operator settings ------------------------------------------------------------------
+
+
+class SettingSource(StrEnum):
+    ENVIRONMENT = "environment"
+    USER_CONFIG = "user_config"
+    DEFAULT = "default"
+
+
+class ResolveOperatorSettingsInput(_Strict):
+    # The session's owner, for its rollout cohort (workflows/seed/rollout.py); None: no owner.
+    owner_id: str | None = None
+    # A session's fresh start, for the worker to check before anything runs
+    # (docs/security-trust.md); None in a continued run and in a prompt's request.
+    start: StartClaim | None = None
+
+
+class OperatorSettings(_Strict):
+    guard_mode: GuardMode
+    guard_mode_source: SettingSource
+    # None in results recorded before loop profiles existed (docs/architecture.md, "Loop
+    # profiles").
+    loop_settings: LoopSettings | None = None
+    # The session's rollout cohort (docs/architecture.md, "Rollout cohorts"); None in results
+    # recorded before rollout cohorts existed.
+    rollout: RolloutAssignment | None = None
+    # The operator's context budget (docs/settings.md, ``context_budget_chars``) for prompts
+    # that set none; None in results recorded before it was an operator setting.
+    context_budget_chars: int | None = None
+    # Whether prompts name their activities in the UI (docs/settings.md,
+    # ``activity_summaries``); None in results recorded before it was a setting.
+    activity_summaries: bool | None = None

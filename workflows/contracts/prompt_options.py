@@ -1,0 +1,75 @@
+"""How a prompt runs: its protection limits, approvals, timeouts and output size, with one
+set of defaults.
+
+``PromptInput`` and ``SessionSettings`` inherit :class:`PromptOptions`, so their JSON stays
+flat and a session hands its prompts exactly the options it was given. The scenario file
+format, the gateway and the CLI reuse the defaults below instead of restating them.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from workflows.contracts.conversation import MIN_CONTEXT_BUDGET_CHARS
+from workflows.seed.failed_call_refusal import MAX_REPEATS, REMEMBERED_FAILURES, RefusalMode
+
+DEFAULT_MAX_TOOL_CALLS_PER_TURN = 100
+DEFAULT_MAX_MODEL_REQUESTS = 50
+DEFAULT_PERMISSION_TIMEOUT_SECONDS = 300.0
+DEFAULT_TOOL_TIMEOUT_SECONDS = 600.0
+DEFAULT_MAX_OUTPUT_CHARS = 20_000
+
+# File edits run without asking in ``auto_edit``; every other mutating tool asks.
+MUTATING_TOOLS_ALLOWED_IN_AUTO_EDIT = frozenset({"write_file", "edit_file"})
+
+
+class ApprovalMode(StrEnum):
+    """Which mutating tools run without asking the user."""
+
+    DEFAULT = "default"  # ask for every mutating tool
+    AUTO_EDIT = "auto_edit"  # file edits run, shell commands ask
+    YOLO = "yolo"  # nothing asks
+
+    def asks_before(self, tool_name: str, *, mutating: bool) -> bool:
+        """Whether a call of this tool waits for the user's approval before it runs."""
+        if not mutating or self is ApprovalMode.YOLO:
+            return False
+        return not (
+            self is ApprovalMode.AUTO_EDIT and tool_name in MUTATING_TOOLS_ALLOWED_IN_AUTO_EDIT
+        )
+
+
+class PromptOptions(BaseModel):
+    """The options every prompt runs with (a session's settings carry them for each of its
+    prompts)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    refusal_mode: RefusalMode = RefusalMode.ENFORCE
+    remembered_failures: int = Field(default=REMEMBERED_FAILURES, ge=1)
+    max_repeats: int = Field(default=MAX_REPEATS, ge=0)
+    # A hard cap; 0 disables it. Unset, the default cap applies (DEFAULT_MAX_TOOL_CALLS_PER_TURN),
+    # hard in the seed profile and adaptive in the recommended one (workflows.seed.protections).
+    # Recorded inputs from before it could be unset carry 100, so they replay unchanged.
+    max_tool_calls_per_turn: int | None = Field(default=None, ge=0)
+    max_model_requests: int = Field(default=DEFAULT_MAX_MODEL_REQUESTS, ge=1)
+    approval_mode: ApprovalMode = ApprovalMode.DEFAULT
+    permission_timeout_seconds: float = Field(default=DEFAULT_PERMISSION_TIMEOUT_SECONDS, gt=0)
+    tool_timeout_seconds: float = Field(default=DEFAULT_TOOL_TIMEOUT_SECONDS, gt=0)
+    max_output_chars: int = Field(default=DEFAULT_MAX_OUTPUT_CHARS, ge=100)
+    # What one model request may carry of the conversation (docs/architecture.md, "The
+    # context policy"); the durable conversation is never cut. Unset: the operator's
+    # ``context_budget_chars`` setting (DEFAULT_CONTEXT_BUDGET_CHARS unless set), resolved
+    # with the guard mode. Inputs recorded before it could be unset carry 400,000.
+    context_budget_chars: int | None = Field(default=None, ge=MIN_CONTEXT_BUDGET_CHARS)
+    # Whether the prompt names its model and tool activities in the Temporal UI (docs/
+    # settings.md, ``activity_summaries``). Unset: the operator's setting where the prompt
+    # resolves operator settings, else off; inputs recorded before it existed run without.
+    activity_summaries: bool | None = None
+
+    def prompt_options(self) -> dict[str, Any]:
+        """Just the options, as keyword arguments for another model that has them."""
+        return {name: getattr(self, name) for name in PromptOptions.model_fields}

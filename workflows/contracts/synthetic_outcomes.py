@@ -1,0 +1,153 @@
+"""Outcomes of calls no tool answered: made up by the prompt loop, one builder and one text
+each (docs/architecture.md, "The outcome contract").
+
+A call the loop answers itself (a resent call id, a refused repeat, a call past the
+tool-call cap, a call the user did not approve), a call cancelled before its tool settled,
+and a call whose activity failed outright still settle with a :class:`ToolOutcome`, so the
+model gets a result for every call and the guard sees honest statuses. Their texts are what
+the model reads; changing one changes recorded conversations (never their commands).
+"""
+
+from __future__ import annotations
+
+from workflows.contracts.outcome import (
+    ExecutionStatus,
+    TerminalStatus,
+    ToolCall,
+    ToolErrorType,
+    ToolOutcome,
+)
+from workflows.seed.failed_call_refusal import refusal_text
+
+# The one "cancelled" text, whoever cancelled the call: the loop, or a tool runner that saw
+# its activity cancelled.
+CANCELLED_CONTENT = "The tool call was cancelled before it finished."
+PERMISSION_DENIED_CONTENT = "The user did not approve this call; it was not run."
+WORKER_LOST_CONTENT = "The tool call could not be completed by the worker."
+DUPLICATE_CALL_CONTENT = (
+    "This tool call id was already handled in this prompt; the call was not run again."
+)
+SKIPPED_CALL_CONTENT = "Not run: this prompt reached its tool-call cap."
+DENIED_REPEAT_CONTENT = (
+    "Not run: the user already denied this exact call in this prompt, so it was not asked "
+    "again. Do not request it again; take another approach or ask the user how to proceed."
+)
+
+
+def cancelled_outcome(
+    call: ToolCall,
+    *,
+    policy_tool_name: str | None,
+    execution_status: ExecutionStatus = ExecutionStatus.CANCELLED,
+    tool_type: str | None = None,
+) -> ToolOutcome:
+    """Cancelled before it settled: ``not_started`` when the tool never ran,
+    ``cancelled`` when it was cut while running. The one builder for every cancelled
+    call, used by the workflow and by the activities' runners."""
+    return ToolOutcome(
+        call_id=call.call_id,
+        tool_name=call.name,
+        policy_tool_name=policy_tool_name,
+        tool_type=tool_type,
+        status=TerminalStatus.CANCELLED,
+        execution_status=execution_status,
+        content=CANCELLED_CONTENT,
+    )
+
+
+def permission_denied_outcome(
+    call: ToolCall, *, policy_tool_name: str | None, tool_type: str | None
+) -> ToolOutcome:
+    """The user rejected the call, or did not answer in time: it never ran."""
+    return ToolOutcome(
+        call_id=call.call_id,
+        tool_name=call.name,
+        policy_tool_name=policy_tool_name,
+        tool_type=tool_type,
+        status=TerminalStatus.CANCELLED,
+        execution_status=ExecutionStatus.NOT_STARTED,
+        error_type=ToolErrorType.EXECUTION_DENIED,
+        content=PERMISSION_DENIED_CONTENT,
+        denied=True,
+    )
+
+
+def worker_lost_outcome(
+    call: ToolCall, *, policy_tool_name: str | None, tool_type: str | None
+) -> ToolOutcome:
+    """The tool activity itself failed (a lost worker, every retry spent): whether the tool
+    ran is unknown, which the guard treats as untrusted."""
+    return ToolOutcome(
+        call_id=call.call_id,
+        tool_name=call.name,
+        policy_tool_name=policy_tool_name,
+        tool_type=tool_type,
+        status=TerminalStatus.ERROR,
+        execution_status=None,
+        error_type=ToolErrorType.UNHANDLED_EXCEPTION,
+        content=WORKER_LOST_CONTENT,
+    )
+
+
+def duplicate_outcome(call: ToolCall, *, policy_tool_name: str | None) -> ToolOutcome:
+    """A resent provider call id: answered, not run again."""
+    return ToolOutcome(
+        call_id=call.call_id,
+        tool_name=call.name,
+        policy_tool_name=policy_tool_name,
+        status=TerminalStatus.ERROR,
+        execution_status=ExecutionStatus.NOT_STARTED,
+        error_type=ToolErrorType.EXECUTION_DENIED,
+        content=DUPLICATE_CALL_CONTENT,
+        provider_duplicate=True,
+    )
+
+
+def skipped_outcome(call: ToolCall) -> ToolOutcome:
+    """A call of the batch that would pass the tool-call cap: nothing of it runs."""
+    return ToolOutcome(
+        call_id=call.call_id,
+        tool_name=call.name,
+        status=TerminalStatus.CANCELLED,
+        execution_status=ExecutionStatus.NOT_STARTED,
+        error_type=ToolErrorType.EXECUTION_DENIED,
+        content=SKIPPED_CALL_CONTENT,
+    )
+
+
+def refused_outcome(
+    call: ToolCall, *, policy_tool_name: str | None, tool_type: str | None, reason: str
+) -> ToolOutcome:
+    """An unchanged repeat of a failed call: answered with the earlier failure's reason
+    instead of running the tool."""
+    text = refusal_text(call.name, reason)
+    return ToolOutcome(
+        call_id=call.call_id,
+        tool_name=call.name,
+        policy_tool_name=policy_tool_name,
+        tool_type=tool_type,
+        status=TerminalStatus.ERROR,
+        execution_status=ExecutionStatus.NOT_STARTED,
+        error_type=ToolErrorType.EXECUTION_DENIED,
+        content=text,
+        error_message=text,
+        refused_repeat=True,
+    )
+
+
+def denied_repeat_outcome(
+    call: ToolCall, *, policy_tool_name: str | None, tool_type: str | None
+) -> ToolOutcome:
+    """An identical re-request of a call the user denied earlier in the prompt: answered as
+    denied again without asking (docs/architecture.md, "Loop profiles")."""
+    return ToolOutcome(
+        call_id=call.call_id,
+        tool_name=call.name,
+        policy_tool_name=policy_tool_name,
+        tool_type=tool_type,
+        status=TerminalStatus.CANCELLED,
+        execution_status=ExecutionStatus.NOT_STARTED,
+        error_type=ToolErrorType.EXECUTION_DENIED,
+        content=DENIED_REPEAT_CONTENT,
+        denied=True,
+    )

@@ -1,0 +1,126 @@
+"""A prompt's event log: the updates clients stream (``events`` query), in order.
+
+Clients read the ``events`` query after the last ``seq`` they saw (the gateway turns that
+into a server-sent event stream), so the log only ever grows and every event keeps its
+number. Pure workflow state: a replayed prompt rebuilds the same log (streamed model text
+arrives as signals, which history records).
+
+:class:`StreamedText` turns the model activity's text deltas into ``message_delta`` events
+such that a client never sees the same text twice (docs/architecture.md, "Streaming").
+"""
+
+from __future__ import annotations
+
+from workflows.contracts.outcome import ToolOutcome
+from workflows.contracts.prompt import (
+    DELTA_RETRY_STATUS,
+    EVENTS_PAGE_CHARS,
+    AgentEvent,
+    EventKind,
+    EventsPage,
+    ModelDelta,
+)
+
+
+class EventLog:
+    """Every event of one prompt; ``seq`` numbers them from 1."""
+
+    def __init__(self) -> None:
+        self._events: list[AgentEvent] = []
+
+    def emit(
+        self,
+        kind: EventKind,
+        *,
+        batch: int,
+        call_id: str | None = None,
+        tool_name: str | None = None,
+        status: str | None = None,
+        text: str | None = None,
+        request_id: str | None = None,
+    ) -> AgentEvent:
+        """Append the next event (and return it)."""
+        event = AgentEvent(
+            seq=len(self._events) + 1,
+            kind=kind,
+            batch=batch,
+            call_id=call_id,
+            tool_name=tool_name,
+            status=status,
+            text=text,
+            request_id=request_id,
+        )
+        self._events.append(event)
+        return event
+
+    def emit_settled(self, outcome: ToolOutcome, *, batch: int) -> None:
+        """A call settled (run, answered by a protection, or cancelled)."""
+        self.emit(
+            EventKind.TOOL_CALL_SETTLED,
+            batch=batch,
+            call_id=outcome.call_id,
+            tool_name=outcome.tool_name,
+            status=outcome.status,
+        )
+
+    def after(self, seq: int) -> list[AgentEvent]:
+        """The events a client that saw ``seq`` has not seen yet."""
+        return self._events[max(seq, 0) :]  # event ``seq`` sits at index ``seq - 1``
+
+    def page(self, seq: int, max_chars: int = EVENTS_PAGE_CHARS) -> EventsPage:
+        """The events after ``seq`` up to ``max_chars`` of text (always at least one)."""
+        events = self.after(seq)
+        size = 0
+        for index, event in enumerate(events):
+            size += len(event.text or "")
+            if index and size > max_chars:
+                return EventsPage(events=events[:index], more=True)
+        return EventsPage(events=events)
+
+
+class StreamedText:
+    """What the clients of one prompt were shown of the model request in flight.
+
+    The model activity publishes its reply's text as it streams, each piece with its
+    attempt and character offset. Clients are shown each character once: a repeated signal
+    adds nothing, and a retried attempt (a lost worker) that streams the same beginning again
+    adds only what goes beyond what was shown. An attempt whose text diverges from what was
+    shown restarts the batch's text with one ``message_delta`` whose status is ``retry``.
+    """
+
+    def __init__(self) -> None:
+        self._request = 0
+        self._attempt = 0
+        self._attempt_text = ""
+        self._shown = ""
+
+    def receive(self, delta: ModelDelta, *, in_flight: int) -> tuple[str, str | None] | None:
+        """The ``(text, status)`` to emit for ``delta`` while model request ``in_flight``
+        runs; ``None`` when the delta shows nothing new (or belongs to another request)."""
+        if delta.request_number != in_flight:
+            return None  # a late delta of a finished request: its agent_message is out
+        if delta.request_number != self._request:
+            self._request, self._attempt, self._attempt_text, self._shown = (
+                delta.request_number,
+                delta.attempt,
+                "",
+                "",
+            )
+        if delta.attempt < self._attempt:
+            return None  # a superseded attempt
+        if delta.attempt > self._attempt:
+            self._attempt, self._attempt_text = delta.attempt, ""
+        known = len(self._attempt_text)
+        if delta.offset + len(delta.text) <= known:
+            return None  # a repeated signal
+        # A gap (a piece the activity could not deliver) is closed up: the text shown is
+        # then incomplete, and the batch's agent_message is the whole of it.
+        self._attempt_text += delta.text[max(0, known - delta.offset) :]
+        if self._attempt_text.startswith(self._shown):
+            new = self._attempt_text[len(self._shown) :]
+            self._shown = self._attempt_text
+            return (new, None) if new else None
+        if self._shown.startswith(self._attempt_text):
+            return None  # the retry is still repeating what was shown
+        self._shown = self._attempt_text
+        return self._attempt_text, DELTA_RETRY_STATUS

@@ -1,0 +1,784 @@
+"""``PromptWorkflow``: one prompt's agent loop as a durable Temporal workflow
+(docs/architecture.md, "The prompt loop").
+
+Loop: model activity → batch screening → gathered tool activities → settlement → drain
+input → after the batch (reduce, review, branch: continue | reminder | stop). The protections
+are consulted most specific first — call-id dedup, invalid parameters, failed-call refusal,
+the repeated-failure guard, then (recommended loop profile) denied calls, failure cycles and
+identical results, and the tool-call cap — and only the first that stops records the loop
+type. All of their state is deterministic workflow state, so a worker crash or a replay
+reaches the same decisions.
+
+This module is the loop itself and its durable side (activities, events, telemetry, search
+attributes). The other concepts of a prompt live beside it. Pure and shared with the
+benchmark simulator: batch screening and settlement (``workflows.seed.protections``) and the
+step after a batch (``workflows.prompt.batch.after_batch``). Beside them: permission requests
+(``workflows.prompt.permissions``), the scenario driver's hooks
+(``workflows.prompt.scenario_hooks``), the event log (``workflows.prompt.events``) and the outcomes
+the loop makes up itself (``workflows.contracts.synthetic_outcomes``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy, SearchAttributeUpdate
+from temporalio.exceptions import ActivityError, CancelledError
+
+with workflow.unsafe.imports_passed_through():
+    from workflows.contracts import search_attributes
+    from workflows.contracts.activity import (
+        CALL_MODEL,
+        CHECK_TOOL_CALL,
+        LIST_TOOLS,
+        LIST_TOOLS_WITHOUT_MCP,
+        RESOLVE_OPERATOR_SETTINGS,
+        RUN_TOOL,
+        CallModelInput,
+        CheckToolCallInput,
+        ListToolsInput,
+        ListToolsOutput,
+        ModelReply,
+        OperatorSettings,
+        ResolveOperatorSettingsInput,
+        RunToolInput,
+        ToolSpec,
+    )
+    from workflows.contracts.conversation import (
+        DEFAULT_CONTEXT_BUDGET_CHARS,
+        MAX_CONVERSATION_CHARS,
+        Message,
+        Role,
+        conversation_chars,
+        elided_outputs,
+        fit_context,
+        system_message,
+        tool_message,
+    )
+    from workflows.contracts.outcome import ExecutionStatus, ToolCall, ToolOutcome
+    from workflows.contracts.prompt import (
+        PUBLISH_MODEL_DELTA,
+        AgentEvent,
+        EventKind,
+        EventsPage,
+        EventsQuery,
+        GuardEntry,
+        InputBoundaryReport,
+        LoopType,
+        ModelDelta,
+        PromptInput,
+        PromptResult,
+        PromptStatus,
+        QueuedPrompt,
+        RuleEntry,
+        StopReason,
+        ToolCallsQuery,
+        UserInput,
+        guard_forced_off,
+        route_label,
+    )
+    from workflows.contracts.start_claims import prompt_claim, refused_start
+    from workflows.contracts.synthetic_outcomes import (
+        cancelled_outcome,
+        permission_denied_outcome,
+        worker_lost_outcome,
+    )
+    from workflows.prompt import telemetry
+    from workflows.prompt.batch import AfterBatch, DrainedInput, after_batch, rule_entry
+    from workflows.prompt.client_connection import ClientConnection
+    from workflows.prompt.events import EventLog, StreamedText
+    from workflows.prompt.permissions import PermissionRequests
+    from workflows.prompt.scenario_hooks import ScenarioDriverHooks
+    from workflows.rules import SEED_SETTINGS, LoopRules, LoopSettings, RuleDecision
+    from workflows.seed.guard import (
+        GuardMode,
+        GuardState,
+        telemetry_record,
+    )
+    from workflows.seed.protections import BatchProtections, BatchScreening, Cleared, LoopStop
+
+MODEL_RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=1),
+    backoff_coefficient=2.0,
+    maximum_interval=timedelta(seconds=30),
+    maximum_attempts=5,
+    non_retryable_error_types=["ModelRequestRejected"],
+)
+# A tool error is a returned outcome; only a lost worker or a crashed activity retries.
+TOOL_RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=1),
+    maximum_interval=timedelta(seconds=10),
+    maximum_attempts=3,
+)
+QUICK_ACTIVITY = timedelta(seconds=30)
+# The operator-settings and tool-listing local activities read the worker's environment and
+# config files: they answer in milliseconds and never raise, so a short timeout and a few
+# retries suffice.
+SETTINGS_LOCAL_ACTIVITY = timedelta(seconds=10)
+SETTINGS_RETRY = RetryPolicy(maximum_interval=timedelta(seconds=5), maximum_attempts=5)
+TOOL_HEARTBEAT_TIMEOUT = timedelta(seconds=10)
+# The model activity heartbeats as its reply streams (and while it waits for the first
+# chunk), so a lost worker's request is retried after seconds, not after the five-minute
+# start-to-close timeout. A command attribute only: replay compares activity ids and types,
+# so prompts started before it replay unchanged (tests/replay).
+MODEL_HEARTBEAT_TIMEOUT = timedelta(seconds=10)
+
+# Prompts started before search attributes existed replay without the upserts.
+SEARCH_ATTRIBUTES_PATCH = "seawall-search-attributes-v1"
+# Prompts started before a successful state-changing call cleared the failed-call log
+# replay with the log kept.
+REFUSAL_FORGETS_AFTER_CHANGE_PATCH = "seawall-refusal-forgets-after-change-v1"
+# Prompts started before loop profiles existed replay with the seed profile (the seeds'
+# rules verbatim) and resolve the operator's settings exactly as they did.
+LOOP_PROFILE_PATCH = "seawall-loop-profile-v1"
+# Prompts started before the context policy replay with the 1,000,000-character stop and send
+# the model the whole conversation; newer ones never stop on size and send the view
+# ``fit_context`` makes within the prompt's context budget (docs/architecture.md, "The
+# context policy"). Sessions hand their prompts history under the same patch.
+CONTEXT_POLICY_PATCH = "seawall-context-policy-v1"
+# The leaner command sequence (docs/architecture.md, "Durable steps per prompt"), one patch
+# for all of it because each patch costs its own marker and search-attribute upsert: a
+# prompt started after it takes the four changes above as given without recording their
+# markers, resolves operator settings its input lacks (the context budget among them) in a
+# local activity instead of an activity hop, and upserts a search attribute only when its
+# value changes. Prompts started before it replay through the patches above as they ran.
+DURABLE_STEPS_PATCH = "seawall-durable-steps-v1"
+# A prompt started after it asks for its tools in a local activity and takes the
+# ``seawall.list_tools`` activity hop only when MCP servers must be asked (docs/
+# architecture.md, "Durable steps per prompt"); prompts started before it replay with the hop.
+# Asked at the start, beside DURABLE_STEPS_PATCH: a patch first asked after a local activity
+# of the same workflow task fails when a worker replays the prompt mid-way (the marker of
+# ``-v1``, asked there, was met before the local activity resolved; that id is retired).
+TOOLS_WITHOUT_HOP_PATCH = "seawall-tools-without-hop-v2"
+# A prompt cancelled while it resolved its settings or listed its tools (before the loop)
+# settles like any cancelled prompt: its result says ``cancelled``. Prompts that took that
+# path before it replay as they ended, cancelled by the SDK without a result (docs/
+# architecture.md, "Cancellation"). Asked only on that path, inside the handler.
+CANCEL_BEFORE_LOOP_PATCH = "seawall-cancel-before-loop-v1"
+
+
+def failure_text(err: ActivityError) -> str:
+    """An activity's failure and the failures that caused it, outermost first: "Failed
+    decoding arguments: stored payload … is missing …" says what happened and why."""
+    texts: list[str] = []
+    cause = err.cause
+    while cause is not None and len(texts) < 5:
+        texts.append(str(cause))
+        cause = cause.__cause__ if isinstance(cause.__cause__, BaseException) else None
+    return ": ".join(texts) if texts else str(err)
+
+
+@workflow.defn(name="PromptWorkflow")
+class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
+    """One prompt's agent loop. The mixins add the ``answer_permission`` update and the
+    scenario driver's ``wait_for_driver`` update and ``release_batch`` signal."""
+
+    @workflow.init
+    def __init__(self, prompt: PromptInput) -> None:
+        super().__init__()
+        self._input = prompt
+        self._messages: list[Message] = []
+        self._log = EventLog()
+        self._streamed = StreamedText()
+        # The number of the model request running now; 0 between requests.
+        self._model_in_flight = 0
+        self._tools: dict[str, ToolSpec] = {}
+        self._guard_mode: GuardMode | None = None
+        self._loop_settings: LoopSettings = SEED_SETTINGS
+        self._guard_state = GuardState()
+        self._guard_entries: list[GuardEntry] = []
+        self._rule_entries: list[RuleEntry] = []
+        self._protections = BatchProtections(prompt, prompt.workspace_root)
+        self._model_requests = 0
+        self._batch = 0
+        self._input_tokens = 0
+        self._output_tokens = 0
+        # Mid-turn input boundary, drained once per settled batch.
+        self._pending_input: list[str] = []
+        self._queued_prompt = False
+        self._input_unreliable = False
+        self._stop_reason: StopReason | None = None
+        # Decided once, when the loop starts (CONTEXT_POLICY_PATCH).
+        self._context_policy = False
+        self._context_budget = prompt.context_budget_chars or DEFAULT_CONTEXT_BUDGET_CHARS
+        # Decided first of all (DURABLE_STEPS_PATCH), and the search attributes this prompt
+        # set, so that an unchanged value is not upserted again.
+        self._durable_steps = False
+        self._search_attribute_values: dict[str, object] = {}
+        self._tools_without_hop = False
+        # Whether activities carry a summary for the UI: each is one more payload through
+        # the converter and the sandbox, so only when the operator asks (docs/settings.md).
+        self._activity_summaries = False
+
+    # --- messages -------------------------------------------------------------------------
+
+    @workflow.signal
+    def submit_input(self, user_input: UserInput) -> None:
+        self._pending_input.append(user_input.text)
+
+    @workflow.signal
+    def set_queued_prompt(self, queued: QueuedPrompt) -> None:
+        self._queued_prompt = self._queued_prompt or queued.queued
+
+    @workflow.signal
+    def report_unreliable_input(self, report: InputBoundaryReport) -> None:
+        self._input_unreliable = True
+
+    @workflow.signal(name=PUBLISH_MODEL_DELTA)
+    def publish_model_delta(self, delta: ModelDelta) -> None:
+        """Model text as it streams: shown to clients as ``message_delta`` events, never
+        added to the conversation (the complete reply is, when the request returns)."""
+        shown = self._streamed.receive(delta, in_flight=self._model_in_flight)
+        if shown is not None:
+            text, status = shown
+            self._emit(EventKind.MESSAGE_DELTA, text=text, status=status)
+
+    @workflow.query
+    def status(self) -> PromptStatus:
+        return PromptStatus(
+            running=self._stop_reason is None,
+            batch=self._batch,
+            model_requests=self._model_requests,
+            guard_mode=self._guard_mode.value if self._guard_mode else None,
+            loop_profile=self._loop_settings.profile.value if self._guard_mode else None,
+            guard_phase=self._guard_state.phase.value,
+            paused_batch=self._paused_batch,
+            pending_permissions=list(self._pending_permissions.values()),
+            tool_calls=self._protections.counts.model_copy(),
+            stop_reason=self._stop_reason,
+        )
+
+    @workflow.query
+    def events(self, query: EventsQuery) -> list[AgentEvent]:
+        return self._log.after(query.after)
+
+    @workflow.query
+    def events_page(self, query: EventsQuery) -> EventsPage:
+        """``events``, in pages of bounded size (what ``follow_prompt_events`` reads)."""
+        return self._log.page(query.after)
+
+    @workflow.query
+    def tool_calls(self, query: ToolCallsQuery) -> list[ToolCall]:
+        wanted = set(query.call_ids)
+        return [
+            call
+            for message in self._messages
+            for call in message.tool_calls
+            if call.call_id in wanted
+        ]
+
+    # --- the loop -------------------------------------------------------------------------
+
+    @workflow.run
+    async def run(self, prompt: PromptInput) -> PromptResult:
+        error: str | None = None
+        loop_type: LoopType | None = None
+        # Before any other command: histories recorded before the patch have none for it.
+        self._durable_steps = workflow.patched(DURABLE_STEPS_PATCH)
+        self._tools_without_hop = workflow.patched(TOOLS_WITHOUT_HOP_PATCH)
+        try:
+            (
+                self._guard_mode,
+                self._loop_settings,
+                self._context_budget,
+                self._activity_summaries,
+            ) = await self._resolve_operator_settings()
+            self._protections.use_loop_rules(
+                LoopRules(
+                    self._loop_settings,
+                    self._guard_mode,
+                    route_forced_off=guard_forced_off(prompt),
+                )
+            )
+            try:
+                listed = await self._list_tools()
+            except ActivityError as err:
+                # The worker refused the prompt's start: fail with its reason, before any
+                # model request or tool call (docs/security-trust.md).
+                refused = refused_start(err)
+                if refused is None:
+                    raise
+                raise refused from None
+            self._tools = {tool.name: tool for tool in listed.tools}
+            self._messages = [*prompt.history, Message(role=Role.USER, content=prompt.prompt)]
+            stop_reason, loop_type, error = await self._loop()
+        except asyncio.CancelledError:
+            stop_reason = StopReason.CANCELLED
+        except ActivityError as err:
+            # Only the settings and tool-listing activities raise here (the loop turns its
+            # own into outcomes): a cancel that arrived while one was awaited.
+            if not (
+                isinstance(err.cause, CancelledError) and workflow.patched(CANCEL_BEFORE_LOOP_PATCH)
+            ):
+                raise
+            stop_reason = StopReason.CANCELLED
+        self._stop_reason = stop_reason
+        self._upsert_search_attributes(
+            search_attributes.STOP_REASON.value_set(stop_reason.value),
+            *([search_attributes.LOOP_TYPE.value_set(loop_type.value)] if loop_type else []),
+        )
+        self._emit(EventKind.PROMPT_FINISHED, status=stop_reason.value)
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        return PromptResult(
+            workflow_id=workflow.info().workflow_id,
+            stop_reason=stop_reason,
+            loop_type=loop_type,
+            error=error,
+            model_requests=self._model_requests,
+            tool_calls=self._protections.counts,
+            guard_mode=(self._guard_mode or GuardMode.OFF).value,
+            refusal_mode=prompt.refusal_mode.value,
+            enforcement_disabled=self._guard_state.enforcement_disabled,
+            pending_input=self._pending_input,
+            input_tokens=self._input_tokens,
+            output_tokens=self._output_tokens,
+            guard=self._guard_entries,
+            messages=self._messages,
+            loop_profile=self._loop_settings.profile.value,
+            rules=self._rule_entries,
+            tool_statuses={
+                event.call_id: event.status
+                for event in self._log.after(0)
+                if event.kind is EventKind.TOOL_CALL_SETTLED and event.call_id and event.status
+            },
+            client_disconnects=self._client_disconnects,
+        )
+
+    def _patched(self, patch_id: str) -> bool:
+        """Whether a change made before DURABLE_STEPS_PATCH applies: always after it, else
+        as the history recorded it."""
+        return self._durable_steps or workflow.patched(patch_id)
+
+    async def _resolve_operator_settings(self) -> tuple[GuardMode, LoopSettings, int, bool]:
+        """The guard mode, the loop settings, the context budget and whether activities
+        carry summaries: from the prompt input when it carries them (a session resolved them
+        once), else from the operator-settings activity — a local activity since
+        DURABLE_STEPS_PATCH: it only reads the worker's settings, is idempotent and needs no
+        heartbeat or cancellation, and its result is recorded in history all the same.
+
+        Summaries alone never start the activity (that would change the commands of
+        prompts recorded before the setting): unset and not resolved, they are off."""
+        prompt = self._input
+        guard_mode = GuardMode.OFF if guard_forced_off(prompt) else prompt.guard_mode
+        loop_settings = prompt.loop_settings if self._patched(LOOP_PROFILE_PATCH) else SEED_SETTINGS
+        budget = prompt.context_budget_chars
+        summaries = prompt.activity_summaries
+        if not self._durable_steps:
+            budget = budget or DEFAULT_CONTEXT_BUDGET_CHARS
+        if guard_mode is None or loop_settings is None or budget is None:
+            settings: OperatorSettings
+            if self._durable_steps:
+                settings = await workflow.execute_local_activity(
+                    RESOLVE_OPERATOR_SETTINGS,
+                    ResolveOperatorSettingsInput(),
+                    result_type=OperatorSettings,
+                    start_to_close_timeout=SETTINGS_LOCAL_ACTIVITY,
+                    retry_policy=SETTINGS_RETRY,
+                )
+            else:
+                settings = await workflow.execute_activity(
+                    RESOLVE_OPERATOR_SETTINGS,
+                    ResolveOperatorSettingsInput(),
+                    result_type=OperatorSettings,
+                    start_to_close_timeout=QUICK_ACTIVITY,
+                )
+            if guard_mode is None:
+                guard_mode = settings.guard_mode
+            if loop_settings is None:
+                loop_settings = settings.loop_settings or LoopSettings()
+            if budget is None:
+                budget = settings.context_budget_chars or DEFAULT_CONTEXT_BUDGET_CHARS
+            if summaries is None:
+                summaries = settings.activity_summaries
+        return guard_mode, loop_settings, budget, bool(summaries)
+
+    async def _list_tools(self) -> ListToolsOutput:
+        """The tools the model may call. Since TOOLS_WITHOUT_HOP_PATCH a local activity
+        answers when no MCP server is configured (the worker's built-ins and the scenario's
+        fixtures: cheap, idempotent, no heartbeat or cancellation needed); otherwise, and in
+        prompts started before the patch, the ``seawall.list_tools`` activity, which may wait
+        on MCP servers and heartbeats while it does."""
+        scenario = self._input.scenario
+        info = workflow.info()
+        # A root prompt's start is checked by the worker; a session's prompts were started
+        # by a checked session (docs/security-trust.md).
+        root = info.parent is None and info.continued_run_id is None
+        request = ListToolsInput(
+            scenario_tools=scenario.fixture_tools if scenario else None,
+            start=prompt_claim(self._input) if root else None,
+            workspace_root=self._input.workspace_root,
+        )
+        if self._tools_without_hop:
+            local: ListToolsOutput | None = await workflow.execute_local_activity(
+                LIST_TOOLS_WITHOUT_MCP,
+                request,
+                result_type=ListToolsOutput | None,  # type: ignore[arg-type]
+                start_to_close_timeout=SETTINGS_LOCAL_ACTIVITY,
+                retry_policy=SETTINGS_RETRY,
+            )
+            if local is not None:
+                return local
+        listed: ListToolsOutput = await workflow.execute_activity(
+            LIST_TOOLS,
+            request,
+            result_type=ListToolsOutput,
+            start_to_close_timeout=QUICK_ACTIVITY,
+            # Listing may wait on MCP servers; a lost worker is noticed in seconds.
+            heartbeat_timeout=TOOL_HEARTBEAT_TIMEOUT,
+        )
+        return listed
+
+    def _summary(self, text: str) -> str | None:
+        """``text`` as an activity's summary in the UI, when the operator turned them on."""
+        return text if self._activity_summaries else None
+
+    async def _loop(self) -> tuple[StopReason, LoopType | None, str | None]:
+        prompt = self._input
+        self._context_policy = self._patched(CONTEXT_POLICY_PATCH)
+        while True:
+            if self._model_requests >= prompt.max_model_requests:
+                return StopReason.MAX_TURN_REQUESTS, None, None
+            if (
+                not self._context_policy
+                and conversation_chars(self._messages) > MAX_CONVERSATION_CHARS
+            ):
+                return (
+                    StopReason.ERROR,
+                    None,
+                    f"the conversation passed {MAX_CONVERSATION_CHARS} characters, the most "
+                    "a durable prompt carries; start a new session or prompt",
+                )
+            try:
+                reply = await self._call_model()
+            except ActivityError as err:
+                if isinstance(err.cause, CancelledError):
+                    raise asyncio.CancelledError() from err
+                return StopReason.ERROR, None, f"model request failed: {failure_text(err)}"
+            self._messages.append(
+                Message(role=Role.ASSISTANT, content=reply.text, tool_calls=reply.tool_calls)
+            )
+            if reply.text:
+                self._emit(EventKind.AGENT_MESSAGE, text=reply.text)
+            if not reply.tool_calls:
+                return StopReason.END_TURN, None, None
+
+            self._batch += 1
+            screening = self._protections.screen(reply.tool_calls, self._tools)
+            if screening.capped:
+                self._messages.extend(tool_message(outcome) for outcome in screening.skipped)
+                stop = self._protections.cap_stop()
+                self._messages.append(system_message(stop.message))
+                self._announce_stop(stop)
+                return StopReason.LOOP_DETECTED, stop.loop_type, None
+
+            outcomes, cancelled = await self._run_batch(screening)
+            self._messages.extend(tool_message(outcome) for outcome in outcomes)
+            if cancelled:
+                raise asyncio.CancelledError()
+
+            step = after_batch(
+                self._protections,
+                self._guard_state,
+                self._guard_mode or GuardMode.OFF,
+                outcomes,
+                self._drain_input(),
+                batch=self._batch,
+            )
+            self._record_guard(step)
+            self._record_rule_decisions(step.rule_decisions)
+            self._messages.extend(step.messages)
+            if step.stop is not None:
+                self._announce_stop(step.stop)
+                # Input that arrived with the stopping batch stays queued for the user.
+                self._pending_input = step.requeued + self._pending_input
+                return StopReason.LOOP_DETECTED, step.stop.loop_type, None
+            for reminder in step.reminders:
+                self._emit(EventKind.REMINDER, text=reminder)
+
+    async def _call_model(self) -> ModelReply:
+        scenario = self._input.scenario
+        self._model_in_flight = self._model_requests + 1
+        try:
+            reply: ModelReply = await workflow.execute_activity(
+                CALL_MODEL,
+                CallModelInput(
+                    model=self._input.model,
+                    messages=self._model_context(),
+                    tools=list(self._tools.values()),
+                    request_number=self._model_in_flight,
+                    scenario_script=scenario.model_script if scenario else None,
+                ),
+                result_type=ModelReply,
+                start_to_close_timeout=timedelta(minutes=5),
+                heartbeat_timeout=MODEL_HEARTBEAT_TIMEOUT,
+                retry_policy=MODEL_RETRY,
+                summary=self._summary(f"model request {self._model_in_flight}"),
+            )
+        finally:
+            self._model_in_flight = 0
+        self._model_requests += 1
+        self._input_tokens += reply.usage.input_tokens
+        self._output_tokens += reply.usage.output_tokens
+        return reply
+
+    def _model_context(self) -> list[Message]:
+        """What the next model request carries: the whole conversation, or (context policy)
+        its view within the prompt's context budget. The durable conversation stays whole."""
+        if not self._context_policy:
+            return self._messages
+        view = fit_context(self._messages, self._context_budget)
+        if view is not self._messages:
+            telemetry.context_fitted(
+                request=self._model_requests + 1,
+                messages=len(self._messages),
+                sent_messages=len(view),
+                elided_outputs=elided_outputs(view) - elided_outputs(self._messages),
+                sent_chars=conversation_chars(view),
+            )
+        return view
+
+    def _announce_stop(self, stop: LoopStop) -> None:
+        """Stream the stop message (already in the conversation) exactly once; the ``stop``
+        event that follows names the loop type only. Then count the stop."""
+        self._emit(EventKind.AGENT_MESSAGE, text=stop.message)
+        self._emit(EventKind.STOP, status=stop.loop_type.value)
+        telemetry.loop_stop(
+            loop_type=stop.loop_type.value,
+            mode=self._guard_mode or GuardMode.OFF,
+            route=route_label(self._input),
+            batch=self._batch,
+        )
+
+    # --- one batch ------------------------------------------------------------------------
+
+    async def _run_batch(self, screening: BatchScreening) -> tuple[list[ToolOutcome], bool]:
+        """Run the cleared calls of one batch concurrently and settle every call, in call
+        order.
+
+        Returns the outcomes and whether the prompt was cancelled while the batch ran; a
+        cancellation still lets every started call settle (as cancelled when it was cut).
+        """
+        batch = self._batch
+        route = route_label(self._input)
+        for flagged in screening.flagged_repeats:
+            telemetry.refusal(
+                outcome=flagged.outcome,
+                tool_name=flagged.policy_tool_name,
+                tool_type=flagged.tool_type,
+                route=route,
+            )
+        for denied in screening.denied_repeats:
+            self._record_rule_decisions(
+                [denied.decision], tool_name=denied.policy_tool_name, tool_type=denied.tool_type
+            )
+        running: dict[int, asyncio.Task[ToolOutcome]] = {}
+        for decision in screening.decisions:
+            if not isinstance(decision, Cleared):
+                self._log.emit_settled(decision.outcome, batch=batch)
+                continue
+            call = decision.call
+            self._emit(EventKind.TOOL_CALL_STARTED, call_id=call.call_id, tool_name=call.name)
+            running[decision.index] = asyncio.create_task(self._run_and_report(decision, batch))
+
+        cancelled = False
+        results: list[ToolOutcome | BaseException]
+        scenario = self._input.scenario
+        try:
+            if scenario is not None and scenario.pauses_at(batch):
+                settling = [
+                    running[d.index]
+                    for d in screening.cleared
+                    if not scenario.scripted_to_hang(d.call.name, d.ordinal)
+                ]
+                await self._pause_for_driver(batch, settling)
+            results = list(await asyncio.gather(*running.values()))
+        except asyncio.CancelledError:
+            cancelled = True
+            for task in running.values():
+                task.cancel()
+            results = await asyncio.gather(*running.values(), return_exceptions=True)
+
+        # A task cancelled before it could start has no outcome: settlement cancels it.
+        ran = {
+            index: result if isinstance(result, ToolOutcome) else None
+            for index, result in zip(running, results, strict=True)
+        }
+        outcomes = self._protections.settle(
+            screening,
+            ran,
+            may_forget=lambda: self._patched(REFUSAL_FORGETS_AFTER_CHANGE_PATCH),
+        )
+        for index, result in ran.items():
+            if result is None:
+                self._log.emit_settled(outcomes[index], batch=batch)
+        return outcomes, cancelled
+
+    async def _run_and_report(self, cleared: Cleared, batch: int) -> ToolOutcome:
+        """Run one call and stream its settlement as soon as it happens."""
+        outcome = await self._run_call(cleared, batch)
+        self._log.emit_settled(outcome, batch=batch)
+        return outcome
+
+    async def _run_call(self, cleared: Cleared, batch: int) -> ToolOutcome:
+        prompt = self._input
+        call, policy = cleared.call, cleared.policy_tool_name
+        spec = self._tools.get(call.name)
+        tool_type = spec.tool_type if spec else None
+        fixture = prompt.scenario.fixture_tools.get(call.name) if prompt.scenario else None
+        try:
+            if spec is not None and self._approval_mode(prompt.approval_mode).asks_before(
+                spec.name, mutating=spec.mutating
+            ):
+                invalid: ToolOutcome | None = await workflow.execute_activity(
+                    CHECK_TOOL_CALL,
+                    CheckToolCallInput(
+                        call=call, scenario_fixture=fixture, workspace_root=prompt.workspace_root
+                    ),
+                    result_type=ToolOutcome | None,  # type: ignore[arg-type]
+                    start_to_close_timeout=QUICK_ACTIVITY,
+                    summary=self._summary(
+                        f"{telemetry.tool_label(policy, tool_type)}: validate (batch {batch})"
+                    ),
+                )
+                if invalid is not None:
+                    return invalid
+                request = self._open_permission_request(call, batch)
+                self._emit(
+                    EventKind.PERMISSION_REQUEST,
+                    call_id=call.call_id,
+                    tool_name=call.name,
+                    request_id=request.request_id,
+                )
+                if not await self._permission_granted(request, prompt.permission_timeout_seconds):
+                    return permission_denied_outcome(
+                        call, policy_tool_name=policy, tool_type=tool_type
+                    )
+            outcome: ToolOutcome = await workflow.execute_activity(
+                RUN_TOOL,
+                RunToolInput(
+                    call=call,
+                    workspace_root=prompt.workspace_root,
+                    ordinal=cleared.ordinal,
+                    batch=batch,
+                    max_output_chars=prompt.max_output_chars,
+                    shell_timeout_seconds=prompt.tool_timeout_seconds,
+                    scenario_fixture=fixture,
+                ),
+                result_type=ToolOutcome,
+                start_to_close_timeout=timedelta(seconds=prompt.tool_timeout_seconds + 30),
+                heartbeat_timeout=TOOL_HEARTBEAT_TIMEOUT,
+                retry_policy=TOOL_RETRY,
+                cancellation_type=workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+                # Names MCP tools only as "mcp": their names carry the server's name.
+                summary=self._summary(f"{telemetry.tool_label(policy, tool_type)} (batch {batch})"),
+            )
+            return outcome
+        except ActivityError as err:
+            if isinstance(err.cause, CancelledError):
+                return cancelled_outcome(
+                    call, policy_tool_name=policy, execution_status=ExecutionStatus.CANCELLED
+                )
+            return worker_lost_outcome(call, policy_tool_name=policy, tool_type=tool_type)
+        except asyncio.CancelledError:
+            return cancelled_outcome(
+                call, policy_tool_name=policy, execution_status=ExecutionStatus.NOT_STARTED
+            )
+
+    # --- input boundary and guard ---------------------------------------------------------
+
+    def _drain_input(self) -> DrainedInput:
+        drained = DrainedInput(
+            texts=self._pending_input,
+            queued=self._queued_prompt,
+            unreliable=self._input_unreliable,
+        )
+        self._pending_input, self._queued_prompt, self._input_unreliable = [], False, False
+        return drained
+
+    def _record_guard(self, step: AfterBatch) -> None:
+        """Keep the guard's new state and entry; on a transition, count it and upsert the
+        guard's search attributes."""
+        mode = self._guard_mode or GuardMode.OFF
+        before, decision = self._guard_state, step.guard
+        self._guard_state = decision.state
+        self._guard_entries.append(step.guard_entry)
+        record = telemetry_record(before, mode, decision)
+        if record is not None:
+            telemetry.guard_transition(record, route=route_label(self._input), batch=self._batch)
+            self._upsert_search_attributes(
+                search_attributes.GUARD_PHASE.value_set(decision.state.phase.value),
+                search_attributes.LAST_DECISION.value_set(decision.kind.value),
+            )
+        workflow.set_current_details(self._details())
+
+    def _record_rule_decisions(
+        self,
+        decisions: list[RuleDecision],
+        *,
+        tool_name: str | None = None,
+        tool_type: str | None = None,
+    ) -> None:
+        """Keep each recommended-profile rule decision in the result and emit its
+        telemetry (never a fingerprint or a digest: a failing tool's safe label at most)."""
+        for decision in decisions:
+            self._rule_entries.append(rule_entry(self._batch, decision))
+            name = decision.tool or tool_name
+            spec = self._tools.get(name) if name else None
+            telemetry.rule_decision(
+                rule=decision.rule.value,
+                decision=decision.kind.value,
+                mode=decision.mode,
+                count=decision.count,
+                tool_name=name,
+                tool_type=tool_type or (spec.tool_type if spec else None),
+                route=route_label(self._input),
+                batch=self._batch,
+            )
+
+    def _upsert_search_attributes(self, *updates: SearchAttributeUpdate[str]) -> None:
+        """Upsert ``updates``; since DURABLE_STEPS_PATCH only those whose value changed
+        (each upsert is a history event and a visibility write)."""
+        if self._durable_steps:
+            updates = tuple(
+                update
+                for update in updates
+                if self._search_attribute_values.get(update.key.name) != update.value
+            )
+            self._search_attribute_values.update({u.key.name: u.value for u in updates})
+            if updates:
+                workflow.upsert_search_attributes(list(updates))
+        elif updates and workflow.patched(SEARCH_ATTRIBUTES_PATCH):
+            workflow.upsert_search_attributes(list(updates))
+
+    def _details(self) -> str:
+        state = self._guard_state
+        counts = self._protections.counts
+        return (
+            f"**Guard** ({(self._guard_mode or GuardMode.OFF).value}): {state.phase.value}, "
+            f"{state.failure_count} failures over {state.batch_count} batches "
+            f"(candidate {state.candidate_ordinal}) after batch {self._batch}; "
+            f"{self._model_requests} model requests, {counts.executed} calls run, "
+            f"{counts.refused} refused."
+        )
+
+    def _emit(
+        self,
+        kind: EventKind,
+        *,
+        call_id: str | None = None,
+        tool_name: str | None = None,
+        status: str | None = None,
+        text: str | None = None,
+        request_id: str | None = None,
+    ) -> None:
+        self._log.emit(
+            kind,
+            batch=self._batch,
+            call_id=call_id,
+            tool_name=tool_name,
+            status=status,
+            text=text,
+            request_id=request_id,
+        )
