@@ -65,7 +65,7 @@ SPILL_DIR = Path(".seawall") / "tool-output"
 _log = structlog.get_logger(__name__)
 
 
-# --- admission: everything decided before the tool runs -----------------------------------
+# --- before the tool runs: its name, its arguments, its parsed input ------------------------------
 
 
 def _not_started(
@@ -96,7 +96,7 @@ def _summarise_validation(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def admit(
+def parse_call(
     call: ToolCall, tools: Mapping[str, BuiltinTool]
 ) -> tuple[BuiltinTool, BaseModel] | ToolOutcome:
     """The tool and its parsed arguments, or the ``not_started`` outcome refusing the call."""
@@ -400,10 +400,10 @@ class ToolActivities:
             return await run_fixture(call, inp.scenario_fixture, inp.ordinal)
         if self._is_mcp_call(call):
             return await self._execute_mcp_call(inp, checked)
-        admitted = admit(call, self._tools)
-        if isinstance(admitted, ToolOutcome):
-            return admitted
-        tool, args = admitted
+        parsed = parse_call(call, self._tools)
+        if isinstance(parsed, ToolOutcome):
+            return parsed
+        tool, args = parsed
         root = _workspace_at(checked)
         ctx = ToolContext(
             workspace_root=root,
@@ -467,8 +467,8 @@ class ToolActivities:
                 sandbox=self.sandbox,
                 workspace=workspace,
             )
-        admitted = admit(inp.call, self._tools)
-        return admitted if isinstance(admitted, ToolOutcome) else None
+        parsed = parse_call(inp.call, self._tools)
+        return parsed if isinstance(parsed, ToolOutcome) else None
 
     @activity.defn(name=LIST_TOOLS)
     async def list_tools(self, inp: ListToolsInput) -> ListToolsOutput:

@@ -35,7 +35,7 @@ from typing import Any, Protocol
 from activities.fixtures import cancelled_fixture_outcome, fixture_tool_spec, run_fixture
 from activities.mcp.names import is_mcp_name
 from activities.model import scripted_turn, to_tool_call
-from activities.tool_runner import admit, builtin_tool_specs
+from activities.tool_runner import builtin_tool_specs, parse_call
 from activities.tools import BUILTIN_TOOLS
 from seawall.scenario.driver import prompt_input
 from seawall.scenario.format import Scenario, ScenarioEvent
@@ -289,7 +289,7 @@ class _Replay:
             spec.name, mutating=spec.mutating
         ):
             if fixture is None:
-                invalid = admit(call, BUILTIN_TOOLS)
+                invalid = parse_call(call, BUILTIN_TOOLS)
                 if isinstance(invalid, ToolOutcome):
                     return invalid
             choice = self.scenario.permissions.get(call.name, "approve")
@@ -305,9 +305,9 @@ class _Replay:
             raise SimulationError(
                 f"{self.scenario.name}: calls the MCP tool {call.name!r} without a fixture"
             )
-        admitted = admit(call, BUILTIN_TOOLS)
-        if isinstance(admitted, ToolOutcome):
-            return admitted
+        parsed = parse_call(call, BUILTIN_TOOLS)
+        if isinstance(parsed, ToolOutcome):
+            return parsed
         raise SimulationError(
             f"{self.scenario.name}: calls the built-in tool {call.name!r} with valid arguments "
             "and no fixture; the simulator cannot run it (script it as a fixture tool)"

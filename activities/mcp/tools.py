@@ -223,7 +223,7 @@ def schema_problems(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> 
     return problems
 
 
-# --- admission and execution --------------------------------------------------------------
+# --- argument checks and execution --------------------------------------------------------------
 
 
 async def _resolve(
@@ -261,7 +261,7 @@ async def _resolve(
     return server, config, connection, tool
 
 
-def _admit_arguments(call: ToolCall, tool: Tool) -> ToolOutcome | None:
+def _check_arguments(call: ToolCall, tool: Tool) -> ToolOutcome | None:
     if call.arguments is None:
         raw = (call.raw_arguments or "")[:200]
         return _not_started(
@@ -296,7 +296,7 @@ async def check_mcp_call(
     if isinstance(resolved, ToolOutcome):
         return resolved
     _server, _config, _connection, tool = resolved
-    return _admit_arguments(call, tool)
+    return _check_arguments(call, tool)
 
 
 def call_timeout(inp: RunToolInput, config: ServerConfig, settings: McpSettings) -> float:
@@ -323,7 +323,7 @@ async def run_mcp_call(
     if isinstance(resolved, ToolOutcome):
         return resolved
     server, config, connection, tool = resolved
-    refused = _admit_arguments(call, tool)
+    refused = _check_arguments(call, tool)
     if refused is not None:
         return refused
     timeout = call_timeout(inp, config, settings)

@@ -51,7 +51,7 @@ def parse_refusal_mode(value: str | None) -> RefusalMode | None:
 class RepeatCheck(StrEnum):
     """What to do with a call before it runs."""
 
-    ADMIT = "admit"
+    RUN = "run"
     WOULD_REFUSE = "would_refuse"  # shadow: count and log, but run it
     REFUSE = "refuse"
 
@@ -156,7 +156,7 @@ class FailedCallLog(BaseModel):
     def check(self, digest: str) -> RepeatCheck:
         """Decide a call before it runs, counting refusals (and shadow would-refusals)."""
         if self.mode is RefusalMode.OFF or digest not in self.failed:
-            return RepeatCheck.ADMIT
+            return RepeatCheck.RUN
         if self.mode is RefusalMode.SHADOW:
             self.would_refuse += 1
             return RepeatCheck.WOULD_REFUSE

@@ -357,8 +357,8 @@ class BatchProtections:
                 if rules and self.failed_calls.earlier_reason(digest) is not None
                 else None
             )
-            check = self.failed_calls.check(digest) if relaxed is None else RepeatCheck.ADMIT
-            if check is not RepeatCheck.ADMIT or relaxed is not None:
+            check = self.failed_calls.check(digest) if relaxed is None else RepeatCheck.RUN
+            if check is not RepeatCheck.RUN or relaxed is not None:
                 screening.flagged_repeats.append(
                     FlaggedRepeat(check, policy, tool_type, relaxed=relaxed)
                 )

@@ -1,5 +1,5 @@
-"""Progress evidence (``workflows/rules/evidence.py``): output fingerprints, waiting calls, transient
-failures, path arguments and what a settled call says."""
+"""Progress evidence (``workflows/rules/evidence.py``): output fingerprints, waiting calls,
+transient failures, path arguments and what a settled call says."""
 
 from __future__ import annotations
 

@@ -120,7 +120,7 @@ def test_a_retried_call_is_remembered() -> None:
 def test_an_unchanged_repeat_gets_the_earlier_reason() -> None:
     log = FailedCallLog()
     d = argument_digest("grep", {"pattern": "foo", "path": "src"})
-    assert log.check(d) is RepeatCheck.ADMIT  # first call runs
+    assert log.check(d) is RepeatCheck.RUN  # first call runs
     log.record(d, failure("grep: regex parse error near 'foo'", name="grep"), WS)
 
     refused = refusal_for(log, argument_digest("grep", {"path": "src", "pattern": "foo"}), "grep")
@@ -137,10 +137,10 @@ def test_a_changed_argument_runs() -> None:
     log = FailedCallLog()
     log.record(argument_digest("grep", {"pattern": "foo", "path": "src"}), failure(), WS)
     assert log.check(argument_digest("grep", {"pattern": "foo", "path": "lib"})) is (
-        RepeatCheck.ADMIT
+        RepeatCheck.RUN
     )
     assert log.check(argument_digest("grep", {"pattern": "fo+", "path": "src"})) is (
-        RepeatCheck.ADMIT
+        RepeatCheck.RUN
     )
     assert log.repeats == 0
 
@@ -149,7 +149,7 @@ def test_a_repeated_successful_call_runs() -> None:
     log = FailedCallLog()
     d = digest(0)
     for _ in range(3):
-        assert log.check(d) is RepeatCheck.ADMIT
+        assert log.check(d) is RepeatCheck.RUN
         assert log.record(d, success(), WS) is False
     assert log.failed == {}
     assert log.repeats == 0
@@ -191,7 +191,7 @@ def test_the_oldest_digest_is_dropped(limit: int) -> None:
     log, digests = failed_log(*(f"reason {i}" for i in range(limit + 1)), **kwargs)
     assert log.remembered_limit == limit
     assert list(log.failed) == digests[1:]
-    assert log.check(digests[0]) is RepeatCheck.ADMIT
+    assert log.check(digests[0]) is RepeatCheck.RUN
     assert log.check(digests[-1]) is RepeatCheck.REFUSE
     assert log.check(digests[1]) is RepeatCheck.REFUSE
 
@@ -263,7 +263,7 @@ def test_outcomes_that_did_not_run_and_fail_are_not_recorded(
     d = digest(0)
     assert log.record(d, not_recorded, WS) is False, label
     assert log.failed == {}
-    assert log.check(d) is RepeatCheck.ADMIT
+    assert log.check(d) is RepeatCheck.RUN
 
 
 def test_rerecording_moves_a_digest_to_the_newest_end() -> None:
@@ -425,7 +425,7 @@ def test_off_mode_records_and_refuses_nothing() -> None:
     assert log.record(digest(0), failure(), WS) is False
     assert log.failed == {}
     log.failed[digest(0)] = "planted"  # even a remembered digest is admitted
-    assert log.check(digest(0)) is RepeatCheck.ADMIT
+    assert log.check(digest(0)) is RepeatCheck.RUN
     assert (log.repeats, log.would_refuse) == (0, 0)
 
 
@@ -435,7 +435,7 @@ def test_shadow_mode_records_and_counts_would_refuse() -> None:
     assert log.record(digest(0), failure(), WS) is True
     assert log.check(digest(0)) is RepeatCheck.WOULD_REFUSE
     assert log.check(digest(0)) is RepeatCheck.WOULD_REFUSE
-    assert log.check(digest(1)) is RepeatCheck.ADMIT
+    assert log.check(digest(1)) is RepeatCheck.RUN
     assert (log.repeats, log.would_refuse) == (0, 2)
     assert log.limit_exceeded is False
 
@@ -504,7 +504,7 @@ def test_log_matches_a_reference_model(ops: list[tuple[str, int]], limit: int) -
         elif op == "succeed":
             assert log.record(d, success(), WS) is False
         else:
-            expected = RepeatCheck.REFUSE if d in ref else RepeatCheck.ADMIT
+            expected = RepeatCheck.REFUSE if d in ref else RepeatCheck.RUN
             refusals += expected is RepeatCheck.REFUSE
             assert log.check(d) is expected
         assert len(log.failed) <= limit
@@ -520,5 +520,5 @@ def test_forgetting_failures_lets_a_recheck_run_and_keeps_the_counters() -> None
 
     assert log.forget_failures() == 1
 
-    assert log.check(recheck) is RepeatCheck.ADMIT
+    assert log.check(recheck) is RepeatCheck.RUN
     assert log.repeats == 1
