@@ -62,8 +62,16 @@ from workflows.contracts.prompt import (
 from workflows.contracts.scenario import ScenarioHooks
 from workflows.contracts.synthetic_outcomes import permission_denied_outcome, skipped_outcome
 from workflows.prompt.batch import DrainedInput, after_batch, rule_entry
-from workflows.rules import SEED_SETTINGS, LoopProfile, LoopRule, LoopRules, LoopSettings
+from workflows.rules import (
+    SEED_SETTINGS,
+    LoopProfile,
+    LoopRule,
+    LoopRules,
+    LoopSettings,
+    rule_spec,
+)
 from workflows.seed import GuardMode, GuardState
+from workflows.seed.guard import REPEATED_TOOL_FAILURE_REMINDER
 from workflows.seed.protections import BatchProtections, BatchScreening, cap_limit, over_cap
 
 # Paths in fixture messages are never inside this root, exactly as they are never inside
@@ -78,6 +86,10 @@ PROFILE_POLICIES: dict[LoopProfile, str] = {
     LoopProfile.SEED: SEAWALL_SEED,
 }
 CAP_RULE = LoopType.TURN_TOOL_CALL_CAP.value
+# Seawall's warnings: the guard's reminder and each recommended rule's (fixed texts).
+SEAWALL_REMINDERS = frozenset(
+    {REPEATED_TOOL_FAILURE_REMINDER, *(rule_spec(rule).reminder for rule in LoopRule)}
+)
 
 
 class SimulationError(Exception):
@@ -424,7 +436,7 @@ def simulate_seawall(
     policy = PROFILE_POLICIES[loop_settings.profile]
 
     def done(stop: StopReason, loop_type: LoopType | None = None) -> SimResult:
-        return r.result(
+        result = r.result(
             policy,
             stop,
             loop_type.value if loop_type else None,
@@ -433,6 +445,10 @@ def simulate_seawall(
             loop_settings.profile,
             rule_entries,
         )
+        result.warnings = sum(
+            1 for m in r.messages if m.role == Role.SYSTEM and m.content in SEAWALL_REMINDERS
+        )
+        return result
 
     while True:
         if r.model_requests >= inp.max_model_requests:

@@ -1,16 +1,34 @@
 """Faithful peer loop detectors for the loop benchmark (docs/benchmarks.md, "Peers").
 
 Why it exists: the claim "Seawall stops more loops than its peers" must hold against the
-peers' real detectors, not stand-ins. Each module re-implements one peer from its published
-source (cited in the module's docstring) to the protocol in :mod:`bench.peers.base`.
-``PEERS`` lists them in report order; add a peer with one line. ``AnyPeer`` is their union.
+peers' real detectors, not stand-ins (``bench/baselines.py`` keeps those). Each module
+re-implements one peer from its published source (cited in the module's docstring) to the
+protocol in :mod:`bench.peers.base`. ``PEERS`` lists them in report order; add a peer with
+one line. :class:`~bench.peers.any_peer.AnyPeer` is their union.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from bench.peers.base import PeerRule, RefusesCalls
+from bench.peers.gemini_cli import GeminiLoopDetection
+from bench.peers.goose import GooseRepetitionInspector
+from bench.peers.openhands import OpenHandsStuckDetector
 
 # Report order. Each entry is a class whose no-argument constructor makes a fresh peer.
-PEERS: tuple[type, ...] = ()
+PEERS: tuple[type, ...] = (
+    OpenHandsStuckDetector,
+    GeminiLoopDetection,
+    GooseRepetitionInspector,
+)
 
-__all__ = ["PEERS", "PeerRule", "RefusesCalls"]
+
+def fresh_peers() -> list[Any]:
+    """One new instance of every peer, then the union of them all, in report order."""
+    from bench.peers.any_peer import AnyPeer
+
+    return [peer() for peer in PEERS] + [AnyPeer()]
+
+
+__all__ = ["PEERS", "PeerRule", "RefusesCalls", "fresh_peers"]
