@@ -16,9 +16,9 @@ refused, and how many got a warning (a Seawall reminder, a peer's injected warni
 warnings), beside how many loops were warned. Every figure is given for the whole corpus
 and for the scenarios modelled on a real public incident (a ``url`` in their label). Every
 loop a profile does not stop is listed with the reason it is out of scope, and every legit
-scenario it halts with its known gap (from ``labels.yaml``); a verdict the labels do not predict is flagged. ``--sensitivity``
-adds the recommended profile's figures with each rule's threshold varied, and with failed
-shell commands refused like any other call.
+scenario it halts with its known gap (from ``labels.yaml``); a verdict the labels do not
+predict is flagged. ``--sensitivity`` adds the recommended profile's figures with each
+rule's threshold varied, and with failed shell commands refused like any other call.
 
 Then a sample (``--sample``, default 8; ``--all-real`` for all) runs through the real
 ``PromptWorkflow`` on an embedded Temporal dev server, and the simulator's verdict (stop

@@ -1,4 +1,4 @@
-""""Any peer": every faithful peer at once, on the same agent (the union).
+""" "Any peer": every faithful peer at once, on the same agent (the union).
 
 Why it exists: the claim "Seawall stops more loops than its peers" must also hold against
 the best of them combined. Every peer sees every reply, call and outcome; a call is refused
