@@ -505,6 +505,7 @@ def simulate_baseline(scenario: Scenario, rule: BaselineRule) -> SimResult:
     observe_model = getattr(rule, "observe_model", None)
     refuse_call = getattr(rule, "refuse_call", None)
     take_warning = getattr(rule, "warning", None)
+    observe_user = getattr(rule, "observe_user", None)
     warning_role: Role = getattr(rule, "warning_role", Role.USER)
 
     def result(stop_reason: StopReason, loop_type: str | None) -> SimResult:
@@ -568,7 +569,10 @@ def simulate_baseline(scenario: Scenario, rule: BaselineRule) -> SimResult:
         r.messages.extend(tool_message(outcome) for outcome in outcomes)
         if cancelled:
             return result(StopReason.CANCELLED, None)
-        r.messages.extend(mid_turn_message(text) for text in r.drain().texts)
+        user_texts = r.drain().texts
+        r.messages.extend(mid_turn_message(text) for text in user_texts)
+        if user_texts and observe_user is not None:
+            observe_user(user_texts)
         stopped = rule.after_batch(calls, outcomes)
         warn()
         if stopped is not None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.peers.base import PeerRule, RefusesCalls
+from bench.peers.base import ObservesUser, PeerRule, RefusesCalls
 from bench.peers.gemini_cli import GeminiLoopDetection
 from bench.peers.goose import GooseRepetitionInspector
 from bench.peers.openhands import OpenHandsStuckDetector
@@ -31,4 +31,4 @@ def fresh_peers() -> list[Any]:
     return [peer() for peer in PEERS] + [AnyPeer()]
 
 
-__all__ = ["PEERS", "PeerRule", "RefusesCalls", "fresh_peers"]
+__all__ = ["PEERS", "ObservesUser", "PeerRule", "RefusesCalls", "fresh_peers"]

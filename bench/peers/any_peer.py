@@ -34,6 +34,11 @@ class AnyPeer:
             if hasattr(peer, "observe_model"):
                 peer.observe_model(text, calls)
 
+    def observe_user(self, texts: list[str]) -> None:
+        for peer in self.peers:
+            if hasattr(peer, "observe_user"):
+                peer.observe_user(texts)
+
     def refuse_call(self, call: ToolCall) -> str | None:
         texts = [peer.refuse_call(call) for peer in self.peers if hasattr(peer, "refuse_call")]
         return next((text for text in texts if text is not None), None)

@@ -17,8 +17,11 @@ The simulator's order, per model reply:
    is skipped), like a detector that checks calls as they stream in.
 4. ``warning()`` — when present; a text is appended to the conversation and counted.
 5. The batch runs; its outcomes settle.
-6. ``after_batch(calls, outcomes)`` — a stop name halts the prompt after the batch.
-7. ``warning()`` again.
+6. ``observe_user(texts)`` — when present (:class:`ObservesUser`) and the user sent input
+   during the batch: those messages, which the conversation now holds after the batch's
+   results.
+7. ``after_batch(calls, outcomes)`` — a stop name halts the prompt after the batch.
+8. ``warning()`` again.
 
 ``warning()`` returns the exact text the real peer injects into the conversation (a "you
 seem to be repeating yourself" nudge), then forgets it, so each warning is returned once.
@@ -76,3 +79,12 @@ class RefusesCalls(Protocol):
     """
 
     def refuse_call(self, call: ToolCall) -> str | None: ...
+
+
+@runtime_checkable
+class ObservesUser(Protocol):
+    """Optional extension: a peer whose window depends on the user's messages (OpenHands
+    restarts its scan after the last one). Called with the user's mid-turn input, after
+    the batch it arrived during, before ``after_batch``."""
+
+    def observe_user(self, texts: list[str]) -> None: ...

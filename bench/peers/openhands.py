@@ -35,8 +35,9 @@ denied call is a ``UserRejectObservation``. Arguments compare as canonical JSON 
 compares parsed ``Action`` models, which ignore key order too). The monologue pattern
 never fires inside one prompt here: a reply without calls ends the prompt (and the SDK's
 run: FINISHED), so no two agent messages are consecutive. The context-window pattern is a
-TODO returning False in the source. Mid-turn user input is not shown to peers, so the
-window is never cut by one (the SDK would restart it there).
+TODO returning False in the source. Mid-turn user input (``observe_user``) is a user
+``MessageEvent`` after the batch's observations, so the next check starts after it, as the
+SDK's does.
 """
 
 from __future__ import annotations
@@ -119,6 +120,7 @@ class OpenHandsStuckDetector:
         self.pattern: str | None = None
         self._warning: str | None = None
         self._last_nudged: int | None = None
+        self._user_texts: list[str] = []
 
     # hooks -------------------------------------------------------------------------------
 
@@ -128,12 +130,17 @@ class OpenHandsStuckDetector:
     def before_batch(self, calls: list[ToolCall]) -> str | None:
         return None
 
+    def observe_user(self, texts: list[str]) -> None:
+        self._user_texts = list(texts)
+
     def after_batch(self, calls: list[ToolCall], outcomes: list[ToolOutcome]) -> str | None:
         for index, (call, outcome) in enumerate(zip(calls, outcomes, strict=True)):
             thought = self.text if index == 0 else ""
             action = _arguments(call) if _observation(outcome).kind != "error" else None
             self.events.append(Event("action", (call.name, thought, action)))
         self.events.extend(_observation(outcome) for outcome in outcomes)
+        self.events.extend(Event("message", (text,), source="user") for text in self._user_texts)
+        self._user_texts = []
         nudge = self._action_error_nudge()
         if nudge is not None:
             self.events.append(Event("message", (nudge,), source="environment"))

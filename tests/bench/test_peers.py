@@ -267,3 +267,13 @@ def test_registry_and_report_names_are_unique() -> None:
     names = [p.name for p in [*fresh_baselines(), *fresh_peers()]]
     assert len(names) == len(set(names))
     assert len(fresh_peers()) == len(PEERS) + 1
+
+
+def test_openhands_restarts_its_window_after_a_user_message() -> None:
+    peer = OpenHandsStuckDetector()
+    for _ in range(3):
+        assert step(peer, [call(path="a")], ok)["after"] is None
+    peer.observe_user(["keep polling, the job takes a while"])  # arrives during batch 4
+    assert step(peer, [call(path="a")], ok)["after"] is None  # batches 1-4 are cut
+    verdicts = [step(peer, [call(path="a")], ok)["after"] for _ in range(4)]
+    assert verdicts == [None, None, None, "openhands_stuck"]
