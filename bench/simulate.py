@@ -14,7 +14,8 @@ tools, the scenario's events); ``bench/loops.py`` checks it against the real wor
 sample, so any drift there shows up.
 
 ``simulate_baseline`` plays the same script with none of Seawall's protections and one of
-the peer rules from ``bench/baselines.py`` instead.
+the peer rules from ``bench/baselines.py`` or one of the faithful peers of ``bench/peers/``
+instead (their protocol, with its optional hooks, is ``bench/peers/base.py``).
 
 What it emulates: fixture tools (every outcome a scenario can script, ``hang`` included
 when a ``cancel`` event ends that batch), calls of unregistered tools and calls whose
