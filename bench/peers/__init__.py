@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bench.peers.any_peer import AnyPeer
 from bench.peers.base import ObservesUser, PeerRule, RefusesCalls
 from bench.peers.gemini_cli import GeminiLoopDetection
 from bench.peers.goose import GooseRepetitionInspector
@@ -26,9 +27,7 @@ PEERS: tuple[type, ...] = (
 
 def fresh_peers() -> list[Any]:
     """One new instance of every peer, then the union of them all, in report order."""
-    from bench.peers.any_peer import AnyPeer
-
-    return [peer() for peer in PEERS] + [AnyPeer()]
+    return [peer() for peer in PEERS] + [AnyPeer([peer() for peer in PEERS])]
 
 
-__all__ = ["PEERS", "ObservesUser", "PeerRule", "RefusesCalls", "fresh_peers"]
+__all__ = ["PEERS", "AnyPeer", "ObservesUser", "PeerRule", "RefusesCalls", "fresh_peers"]

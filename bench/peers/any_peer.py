@@ -16,17 +16,14 @@ from workflows.contracts import ToolCall, ToolOutcome
 
 
 class AnyPeer:
-    """The union of ``bench.peers.PEERS`` (fresh instances)."""
+    """The union of ``peers`` (fresh instances; ``bench.peers.fresh_peers`` passes one of
+    each of ``bench.peers.PEERS``)."""
 
     name = "any_peer"
     title = "any faithful peer (union)"
     warning_role = "user"
 
-    def __init__(self, peers: list[Any] | None = None) -> None:
-        if peers is None:
-            from bench.peers import PEERS
-
-            peers = [peer() for peer in PEERS]
+    def __init__(self, peers: list[Any]) -> None:
         self.peers = peers
 
     def observe_model(self, text: str, calls: list[ToolCall]) -> None:
