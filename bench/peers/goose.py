@@ -2,7 +2,11 @@
 
 Source: aaif-goose/goose (goose's home since it left block/goose), ``crates/goose/src/
 tool_monitor.rs`` at commit 37c043b9; the text a denied call gets is ``DECLINED_RESPONSE``
-of ``crates/goose/src/agents/tool_execution.rs``.
+of ``crates/goose/src/agents/tool_execution.rs``; in the state-machine agent
+(``agents/state_machine/ops_tool_approval.rs`` at a8040f7b) the inspection manager's
+``Deny`` marks the request not executable and ``ops_toolcalling.rs`` answers it with that
+text. Where the agent calls ``record_error``/``record_success`` (REP-002's input) was not
+found in the stored copy; here every settled result feeds them.
 
 What it does there, and here: it is a tool inspector, run on each reply's tool requests
 before they execute, and it never ends the session — it *denies single calls*
