@@ -6,17 +6,19 @@
 Every scenario runs, in the pure simulator (``bench/simulate.py``), through Seawall's
 protections in guard mode ``enforce`` under both loop profiles (docs/architecture.md, "Loop
 profiles"): ``seawall`` is the recommended profile, ``seawall-seed`` the seeds' rules
-verbatim; and through each baseline of ``bench/baselines.py``. For each policy it reports,
+verbatim; through each baseline of ``bench/baselines.py``; and through each faithful peer of
+``bench/peers/`` and their union (``any_peer``). For each policy it reports,
 over the scenarios labeled ``loop``: how many it stopped (by a rule, not by the tool-call
 cap), how many only the cap ended, and the tool calls and model requests spent from the
 batch where the loop started until the policy stopped it (median and p90); over the
-scenarios labeled ``legit``: how many it halted (false halts) and how many of their calls
-it refused. Every figure is given for the whole corpus and for the scenarios modelled on a
-real public incident (a ``url`` in their label). Every loop a profile does not stop is
-listed with the reason it is out of scope, and every legit scenario it halts with its known
-gap (from ``labels.yaml``); a verdict the labels do not predict is flagged. ``--sensitivity``
-adds the recommended profile's figures with each rule's threshold varied, and with failed
-shell commands refused like any other call.
+scenarios labeled ``legit``: how many it halted (false halts), how many of their calls it
+refused, and how many got a warning (a Seawall reminder, a peer's injected warning: false
+warnings), beside how many loops were warned. Every figure is given for the whole corpus
+and for the scenarios modelled on a real public incident (a ``url`` in their label). Every
+loop a profile does not stop is listed with the reason it is out of scope, and every legit
+scenario it halts with its known gap (from ``labels.yaml``); a verdict the labels do not
+predict is flagged. ``--sensitivity`` adds the recommended profile's figures with each
+rule's threshold varied, and with failed shell commands refused like any other call.
 
 Then a sample (``--sample``, default 8; ``--all-real`` for all) runs through the real
 ``PromptWorkflow`` on an embedded Temporal dev server, and the simulator's verdict (stop
@@ -49,6 +51,7 @@ from typing import Any
 import yaml
 
 from bench.baselines import fresh_baselines
+from bench.peers import fresh_peers
 from bench.simulate import (
     SEAWALL,
     SEAWALL_SEED,
@@ -95,7 +98,7 @@ PROFILE_SETTINGS: dict[str, LoopSettings] = {
 POLICY_TITLES = {
     SEAWALL: "Seawall recommended (enforce)",
     SEAWALL_SEED: "Seawall seed profile (enforce)",
-} | {b.name: b.title for b in fresh_baselines()}
+} | {b.name: b.title for b in [*fresh_baselines(), *fresh_peers()]}
 # The label keys that explain a profile's misses (out_of_scope) and false halts (known_gap).
 LABEL_KEYS: dict[str, tuple[str, str]] = {
     SEAWALL: ("out_of_scope", "known_gap"),
@@ -231,7 +234,7 @@ def simulate_policies(
         )
         for policy, settings in PROFILE_SETTINGS.items()
     }
-    for baseline in fresh_baselines():
+    for baseline in [*fresh_baselines(), *fresh_peers()]:
         results[baseline.name] = simulate_baseline(entry.scenario, baseline)
     return results
 
@@ -243,6 +246,7 @@ def _cell(result: SimResult, entry: Entry) -> dict[str, Any]:
         "last_batch": result.last_batch,
         "model_requests": result.model_requests,
         "tool_calls": result.tool_calls.model_dump(),
+        "warnings": result.warnings,
     }
     if entry.kind == "loop":
         cell["wasted_calls"], cell["wasted_requests"] = wasted(result, entry.loop_start)
@@ -275,6 +279,8 @@ def summarize(rows: list[dict[str, Any]], policies: list[str]) -> dict[str, dict
             + cells[r["scenario"]]["tool_calls"].get("denied_repeats", 0)
             for r in legit
         )
+        warned_legit = [r["scenario"] for r in legit if cells[r["scenario"]]["warnings"]]
+        warned_loops = [r["scenario"] for r in loops if cells[r["scenario"]]["warnings"]]
         summary[policy] = {
             "title": POLICY_TITLES[policy],
             "loops": len(loops),
@@ -290,6 +296,9 @@ def summarize(rows: list[dict[str, Any]], policies: list[str]) -> dict[str, dict
             "false_halts": len(halts),
             "false_halt_scenarios": halts,
             "legit_calls_refused": refused,
+            "false_warnings": len(warned_legit),
+            "false_warning_scenarios": warned_legit,
+            "loops_warned": len(warned_loops),
             "loops_missed": cap + not_stopped,
         }
     return summary
@@ -327,7 +336,7 @@ def _label_check(
 
 
 def evaluate(entries: list[Entry]) -> dict[str, Any]:
-    policies = [SEAWALL, SEAWALL_SEED, *(b.name for b in fresh_baselines())]
+    policies = [SEAWALL, SEAWALL_SEED, *(b.name for b in [*fresh_baselines(), *fresh_peers()])]
     rows: list[dict[str, Any]] = []
     errors: list[dict[str, str]] = []
     misses: dict[str, list[dict[str, Any]]] = {p: [] for p in PROFILE_SETTINGS}
@@ -498,12 +507,13 @@ def _print_summary(title: str, summary: dict[str, dict[str, Any]], policies: lis
     print(f"{title}: {first['loops']} loop and {first['legit']} legit scenarios")
     header = (
         f"{'policy':<36} {'loops stopped':>13} {'ended by cap':>12} {'not stopped':>11} "
-        f"{'wasted calls':>13} {'wasted requests':>16} {'false halts':>12} {'refused':>8}"
+        f"{'wasted calls':>13} {'wasted requests':>16} {'false halts':>12} {'refused':>8} "
+        f"{'false warnings':>14} {'loops warned':>12}"
     )
     print(header)
     print(
         f"{'':<36} {'':>13} {'':>12} {'':>11} {'median / p90':>13} {'median / p90':>16} "
-        f"{'(legit)':>12} {'(legit)':>8}"
+        f"{'(legit)':>12} {'(legit)':>8} {'(legit)':>14} {'':>12}"
     )
     print("-" * len(header))
     for policy in policies:
@@ -516,7 +526,9 @@ def _print_summary(title: str, summary: dict[str, dict[str, Any]], policies: lis
             f"{_fmt(s['wasted_calls_median']) + ' / ' + str(s['wasted_calls_p90']):>13} "
             f"{_fmt(s['wasted_requests_median']) + ' / ' + str(s['wasted_requests_p90']):>16} "
             f"{str(s['false_halts']) + '/' + str(s['legit']):>12} "
-            f"{s['legit_calls_refused']:>8}"
+            f"{s['legit_calls_refused']:>8} "
+            f"{str(s['false_warnings']) + '/' + str(s['legit']):>14} "
+            f"{str(s['loops_warned']) + '/' + str(s['loops']):>12}"
         )
     print()
 
@@ -536,7 +548,9 @@ def print_report(corpus: list[str], report: dict[str, Any]) -> None:
         "Wasted = tool calls run and model requests made from the batch where the loop "
         "started until the policy stopped it (or the cap, or the script, ended it). "
         "Refused = calls of legit scenarios not run (failed-call refusals, denied "
-        "re-requests answered without asking)."
+        "re-requests answered without asking, a peer's refused calls). False warnings = "
+        "legit scenarios that got at least one reminder or peer warning; loops warned = "
+        "loops that did."
     )
 
     print()

@@ -14,7 +14,8 @@ tools, the scenario's events); ``bench/loops.py`` checks it against the real wor
 sample, so any drift there shows up.
 
 ``simulate_baseline`` plays the same script with none of Seawall's protections and one of
-the peer rules from ``bench/baselines.py`` instead.
+the peer rules from ``bench/baselines.py`` or one of the faithful peers of ``bench/peers/``
+instead (their protocol, with its optional hooks, is ``bench/peers/base.py``).
 
 What it emulates: fixture tools (every outcome a scenario can script, ``hang`` included
 when a ``cancel`` event ends that batch), calls of unregistered tools and calls whose
@@ -48,6 +49,7 @@ from workflows.contracts.conversation import (
     system_message,
     tool_message,
 )
+from workflows.contracts.outcome import ExecutionStatus, ToolErrorType
 from workflows.contracts.prompt import (
     GuardEntry,
     LoopType,
@@ -61,8 +63,16 @@ from workflows.contracts.prompt import (
 from workflows.contracts.scenario import ScenarioHooks
 from workflows.contracts.synthetic_outcomes import permission_denied_outcome, skipped_outcome
 from workflows.prompt.batch import DrainedInput, after_batch, rule_entry
-from workflows.rules import SEED_SETTINGS, LoopProfile, LoopRule, LoopRules, LoopSettings
+from workflows.rules import (
+    SEED_SETTINGS,
+    LoopProfile,
+    LoopRule,
+    LoopRules,
+    LoopSettings,
+    rule_spec,
+)
 from workflows.seed import GuardMode, GuardState
+from workflows.seed.guard import REPEATED_TOOL_FAILURE_REMINDER
 from workflows.seed.protections import BatchProtections, BatchScreening, cap_limit, over_cap
 
 # Paths in fixture messages are never inside this root, exactly as they are never inside
@@ -77,6 +87,10 @@ PROFILE_POLICIES: dict[LoopProfile, str] = {
     LoopProfile.SEED: SEAWALL_SEED,
 }
 CAP_RULE = LoopType.TURN_TOOL_CALL_CAP.value
+# Seawall's warnings: the guard's reminder and each recommended rule's (fixed texts).
+SEAWALL_REMINDERS = frozenset(
+    {REPEATED_TOOL_FAILURE_REMINDER, *(rule_spec(rule).reminder for rule in LoopRule)}
+)
 
 
 class SimulationError(Exception):
@@ -113,6 +127,9 @@ class SimResult:
     batches: list[BatchTrace] = field(default_factory=list)
     loop_profile: str = LoopProfile.SEED.value
     rules: list[RuleEntry] = field(default_factory=list)
+    # Warnings a peer injected into the conversation (bench/peers/base.py); Seawall's
+    # reminders are in ``rules`` and ``messages``, not here.
+    warnings: int = 0
 
     @property
     def halted(self) -> bool:
@@ -183,14 +200,29 @@ def verdict_differences(simulated: dict[str, Any], real: dict[str, Any]) -> list
 
 
 class BaselineRule(Protocol):
-    """A peer loop rule. ``before_batch`` may refuse to run a batch (it is skipped);
-    ``after_batch`` sees the settled outcomes. Either returns the rule's name to stop."""
+    """The required part of a peer loop rule (the whole protocol, with its optional hooks
+    ``observe_model``, ``refuse_call`` and ``warning``, is ``bench.peers.base.PeerRule``).
+    ``before_batch`` may refuse to run a batch (it is skipped); ``after_batch`` sees the
+    settled outcomes. Either returns the rule's name to stop."""
 
     name: str
 
     def before_batch(self, calls: list[ToolCall]) -> str | None: ...
 
     def after_batch(self, calls: list[ToolCall], outcomes: list[ToolOutcome]) -> str | None: ...
+
+
+def peer_refusal_outcome(call: ToolCall, text: str) -> ToolOutcome:
+    """A call a peer refused to run: it never started and the model reads the peer's text."""
+    return ToolOutcome(
+        call_id=call.call_id,
+        tool_name=call.name,
+        status=TerminalStatus.ERROR,
+        execution_status=ExecutionStatus.NOT_STARTED,
+        error_type=ToolErrorType.EXECUTION_DENIED,
+        content=text,
+        error_message=text,
+    )
 
 
 # --- the replay engine ------------------------------------------------------------------
@@ -405,7 +437,7 @@ def simulate_seawall(
     policy = PROFILE_POLICIES[loop_settings.profile]
 
     def done(stop: StopReason, loop_type: LoopType | None = None) -> SimResult:
-        return r.result(
+        result = r.result(
             policy,
             stop,
             loop_type.value if loop_type else None,
@@ -414,6 +446,10 @@ def simulate_seawall(
             loop_settings.profile,
             rule_entries,
         )
+        result.warnings = sum(
+            1 for m in r.messages if m.role == Role.SYSTEM and m.content in SEAWALL_REMINDERS
+        )
+        return result
 
     while True:
         if r.model_requests >= inp.max_model_requests:
@@ -456,11 +492,34 @@ def simulate_seawall(
 
 def simulate_baseline(scenario: Scenario, rule: BaselineRule) -> SimResult:
     """Replay ``scenario`` with no Seawall protection, under the per-prompt tool-call cap
-    (the scenario's, 100 by default) and ``rule``. Every call the rule lets through runs."""
+    (the scenario's, 100 by default) and ``rule``. Every call the rule lets through runs.
+
+    The optional hooks of ``bench.peers.base.PeerRule`` are called when the rule has them,
+    in the order that module documents: the reply's text, single-call refusals, the batch
+    check, a warning, the batch, the settled check, a warning. A warning is appended to the
+    conversation (as ``rule.warning_role``, ``user`` by default) and counted."""
     r = _Replay(scenario, GuardMode.OFF, SEED_SETTINGS)
     inp = r.input
     calls_requested = 0
     runs_per_tool: dict[str, int] = {}
+    warnings = 0
+    observe_model = getattr(rule, "observe_model", None)
+    refuse_call = getattr(rule, "refuse_call", None)
+    take_warning = getattr(rule, "warning", None)
+    observe_user = getattr(rule, "observe_user", None)
+    warning_role: Role = getattr(rule, "warning_role", Role.USER)
+
+    def result(stop_reason: StopReason, loop_type: str | None) -> SimResult:
+        out = r.result(rule.name, stop_reason, loop_type)
+        out.warnings = warnings
+        return out
+
+    def warn() -> None:
+        nonlocal warnings
+        text = take_warning() if take_warning is not None else None
+        if text is not None:
+            r.messages.append(Message(role=warning_role, content=text))
+            warnings += 1
 
     def skip(calls: list[ToolCall], trace: BatchTrace) -> None:
         r.messages.extend(tool_message(skipped_outcome(call)) for call in calls)
@@ -469,34 +528,53 @@ def simulate_baseline(scenario: Scenario, rule: BaselineRule) -> SimResult:
 
     while True:
         if r.model_requests >= inp.max_model_requests:
-            return r.result(rule.name, StopReason.MAX_TURN_REQUESTS, None)
+            return result(StopReason.MAX_TURN_REQUESTS, None)
         calls = r.next_calls()
         if not calls:
-            return r.result(rule.name, StopReason.END_TURN, None)
+            return result(StopReason.END_TURN, None)
         trace = r.open_batch(calls)
         if over_cap(cap_limit(inp.max_tool_calls_per_turn), calls_requested, len(calls)):
             skip(calls, trace)
-            return r.result(rule.name, StopReason.LOOP_DETECTED, CAP_RULE)
+            return result(StopReason.LOOP_DETECTED, CAP_RULE)
         calls_requested += len(calls)
+        if observe_model is not None:
+            observe_model(r.messages[-1].content, calls)
+        refused: dict[int, ToolOutcome] = {}
+        if refuse_call is not None:
+            for index, call in enumerate(calls):
+                text = refuse_call(call)
+                if text is not None:
+                    refused[index] = peer_refusal_outcome(call, text)
         stopped = rule.before_batch(calls)
         if stopped is not None:
             skip(calls, trace)
-            return r.result(rule.name, StopReason.LOOP_DETECTED, stopped)
+            warn()
+            return result(StopReason.LOOP_DETECTED, stopped)
+        warn()
 
         running: dict[int, ToolOutcome | None] = {}
         for index, call in enumerate(calls):
+            if index in refused:
+                continue
             ordinal = runs_per_tool.get(call.name, 0)
             runs_per_tool[call.name] = ordinal + 1
             r.counts.executed += 1
             trace.executed += 1
             policy = call.name if call.name in r.tools else None
             running[index] = r.run_call(call, policy, ordinal)
+        r.counts.refused += len(refused)
+        trace.refused += len(refused)
         ran, cancelled = r.finish_running(calls, running, trace)
+        ran.update(refused)
         outcomes = [ran[index] for index in range(len(calls))]
         r.messages.extend(tool_message(outcome) for outcome in outcomes)
         if cancelled:
-            return r.result(rule.name, StopReason.CANCELLED, None)
-        r.messages.extend(mid_turn_message(text) for text in r.drain().texts)
+            return result(StopReason.CANCELLED, None)
+        user_texts = r.drain().texts
+        r.messages.extend(mid_turn_message(text) for text in user_texts)
+        if user_texts and observe_user is not None:
+            observe_user(user_texts)
         stopped = rule.after_batch(calls, outcomes)
+        warn()
         if stopped is not None:
-            return r.result(rule.name, StopReason.LOOP_DETECTED, stopped)
+            return result(StopReason.LOOP_DETECTED, stopped)

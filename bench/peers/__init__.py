@@ -1,0 +1,33 @@
+"""Faithful peer loop detectors for the loop benchmark (docs/benchmarks.md, "Peers").
+
+Why it exists: the claim "Seawall stops more loops than its peers" must hold against the
+peers' real detectors, not stand-ins (``bench/baselines.py`` keeps those). Each module
+re-implements one peer from its published source (cited in the module's docstring) to the
+protocol in :mod:`bench.peers.base`. ``PEERS`` lists them in report order; add a peer with
+one line. :class:`~bench.peers.any_peer.AnyPeer` is their union.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench.peers.any_peer import AnyPeer
+from bench.peers.base import ObservesUser, PeerRule, RefusesCalls
+from bench.peers.gemini_cli import GeminiLoopDetection
+from bench.peers.goose import GooseRepetitionInspector
+from bench.peers.openhands import OpenHandsStuckDetector
+
+# Report order. Each entry is a class whose no-argument constructor makes a fresh peer.
+PEERS: tuple[type, ...] = (
+    OpenHandsStuckDetector,
+    GeminiLoopDetection,
+    GooseRepetitionInspector,
+)
+
+
+def fresh_peers() -> list[Any]:
+    """One new instance of every peer, then the union of them all, in report order."""
+    return [peer() for peer in PEERS] + [AnyPeer([peer() for peer in PEERS])]
+
+
+__all__ = ["PEERS", "AnyPeer", "ObservesUser", "PeerRule", "RefusesCalls", "fresh_peers"]
