@@ -13,8 +13,9 @@ mirror here; read from the stored index):
   ``_set_tool_guardrail_halt``) and ``agent/tool_executor.py`` at
   ``0019b9b93bc6edd5789730fd1e2fe420c566ba26`` (``_dispatch_authorized_once``: the
   guardrail's ``before_call`` runs per call, a block answers with a synthetic result);
-  the turn ends after the batch when a halt decision was recorded (conversation loop:
-  ``if agent._tool_guardrail_halt_decision is not None: ... break``).
+  the turn ends after the batch when a halt decision was recorded (the tool round in
+  ``agent/conversation_loop.py``: ``if agent._tool_guardrail_halt_decision is not None:``
+  … ``break``; read in the index without a pinned commit).
 
 The controller is per turn (``reset_for_turn``); a benchmark prompt is one turn. A call's
 signature is its tool name and the SHA-256 of its arguments as compact sorted-key JSON;
