@@ -505,14 +505,15 @@ def _fmt(value: float) -> str:
 def _print_summary(title: str, summary: dict[str, dict[str, Any]], policies: list[str]) -> None:
     first = summary[policies[0]]
     print(f"{title}: {first['loops']} loop and {first['legit']} legit scenarios")
+    width = max(36, *(len(summary[p]["title"]) for p in policies))
     header = (
-        f"{'policy':<36} {'loops stopped':>13} {'ended by cap':>12} {'not stopped':>11} "
+        f"{'policy':<{width}} {'loops stopped':>13} {'ended by cap':>12} {'not stopped':>11} "
         f"{'wasted calls':>13} {'wasted requests':>16} {'false halts':>12} {'refused':>8} "
         f"{'false warnings':>14} {'loops warned':>12}"
     )
     print(header)
     print(
-        f"{'':<36} {'':>13} {'':>12} {'':>11} {'median / p90':>13} {'median / p90':>16} "
+        f"{'':<{width}} {'':>13} {'':>12} {'':>11} {'median / p90':>13} {'median / p90':>16} "
         f"{'(legit)':>12} {'(legit)':>8} {'(legit)':>14} {'':>12}"
     )
     print("-" * len(header))
@@ -520,7 +521,7 @@ def _print_summary(title: str, summary: dict[str, dict[str, Any]], policies: lis
         s = summary[policy]
         share = f" {100 * s['loops_stopped_share']:.0f}%"
         print(
-            f"{s['title']:<36} "
+            f"{s['title']:<{width}} "
             f"{str(s['loops_stopped']) + '/' + str(s['loops']) + share:>13} "
             f"{s['loops_ended_by_cap']:>12} {s['loops_not_stopped']:>11} "
             f"{_fmt(s['wasted_calls_median']) + ' / ' + str(s['wasted_calls_p90']):>13} "

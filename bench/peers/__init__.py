@@ -13,15 +13,25 @@ from typing import Any
 
 from bench.peers.any_peer import AnyPeer
 from bench.peers.base import ObservesUser, PeerRule, RefusesCalls
+from bench.peers.cline import ClineLoopLimits
 from bench.peers.gemini_cli import GeminiLoopDetection
 from bench.peers.goose import GooseRepetitionInspector
+from bench.peers.hermes import HermesGuardrails
 from bench.peers.openhands import OpenHandsStuckDetector
+from bench.peers.pydantic_ai_harness import PydanticAiLoopDetection
+from bench.peers.roo_code import RooToolRepetition
 
-# Report order. Each entry is a class whose no-argument constructor makes a fresh peer.
+# Report order. Each entry is a class whose no-argument constructor makes a fresh peer, in
+# the configuration the peer runs in unattended (no user to answer its questions); the
+# modules also hold the attended or stricter variants their sources offer.
 PEERS: tuple[type, ...] = (
     OpenHandsStuckDetector,
     GeminiLoopDetection,
     GooseRepetitionInspector,
+    HermesGuardrails,
+    ClineLoopLimits,
+    RooToolRepetition,
+    PydanticAiLoopDetection,
 )
 
 

@@ -248,7 +248,10 @@ def test_peers_in_the_simulator_on_a_poll_of_eight_identical_calls() -> None:
     assert goose.stop_reason.value == "end_turn"
     assert (goose.tool_calls.executed, goose.tool_calls.refused) == (5, 3)
 
-    union = simulate_baseline(scenario, fresh_peers()[-1])
+    union = simulate_baseline(
+        scenario,
+        AnyPeer([OpenHandsStuckDetector(), GeminiLoopDetection(), GooseRepetitionInspector()]),
+    )
     assert (union.loop_type, union.last_batch) == ("openhands_stuck", 4)
 
 
