@@ -36,6 +36,7 @@ from typing import Any, Protocol
 from activities.fixtures import cancelled_fixture_outcome, fixture_tool_spec, run_fixture
 from activities.mcp.names import is_mcp_name
 from activities.model import scripted_turn, to_tool_call
+from activities.outcomes import not_started_outcome
 from activities.tool_runner import builtin_tool_specs, parse_call
 from activities.tools import BUILTIN_TOOLS
 from seawall.scenario.driver import prompt_input
@@ -49,7 +50,7 @@ from workflows.contracts.conversation import (
     system_message,
     tool_message,
 )
-from workflows.contracts.outcome import ExecutionStatus, ToolErrorType
+from workflows.contracts.outcome import ToolErrorType
 from workflows.contracts.prompt import (
     GuardEntry,
     LoopType,
@@ -214,14 +215,8 @@ class BaselineRule(Protocol):
 
 def peer_refusal_outcome(call: ToolCall, text: str) -> ToolOutcome:
     """A call a peer refused to run: it never started and the model reads the peer's text."""
-    return ToolOutcome(
-        call_id=call.call_id,
-        tool_name=call.name,
-        status=TerminalStatus.ERROR,
-        execution_status=ExecutionStatus.NOT_STARTED,
-        error_type=ToolErrorType.EXECUTION_DENIED,
-        content=text,
-        error_message=text,
+    return not_started_outcome(
+        call, ToolErrorType.EXECUTION_DENIED, text, policy_tool_name=None, tool_type=None
     )
 
 
