@@ -70,10 +70,8 @@ from workflows.rules import (
     LoopRule,
     LoopRules,
     LoopSettings,
-    rule_spec,
 )
 from workflows.seed import GuardMode, GuardState
-from workflows.seed.guard import REPEATED_TOOL_FAILURE_REMINDER
 from workflows.seed.protections import BatchProtections, BatchScreening, cap_limit, over_cap
 
 # Paths in fixture messages are never inside this root, exactly as they are never inside
@@ -88,10 +86,6 @@ PROFILE_POLICIES: dict[LoopProfile, str] = {
     LoopProfile.SEED: SEAWALL_SEED,
 }
 CAP_RULE = LoopType.TURN_TOOL_CALL_CAP.value
-# Seawall's warnings: the guard's reminder and each recommended rule's (fixed texts).
-SEAWALL_REMINDERS = frozenset(
-    {REPEATED_TOOL_FAILURE_REMINDER, *(rule_spec(rule).reminder for rule in LoopRule)}
-)
 
 
 class SimulationError(Exception):
@@ -128,8 +122,8 @@ class SimResult:
     batches: list[BatchTrace] = field(default_factory=list)
     loop_profile: str = LoopProfile.SEED.value
     rules: list[RuleEntry] = field(default_factory=list)
-    # Warnings a peer injected into the conversation (bench/peers/base.py); Seawall's
-    # reminders are in ``rules`` and ``messages``, not here.
+    # Warnings the policy put into the conversation: Seawall's reminders (the post-batch
+    # step's), or a peer's injected warnings (bench/peers/base.py).
     warnings: int = 0
 
     @property
@@ -430,6 +424,7 @@ def simulate_seawall(
     )
     r.counts = protections.counts
     policy = PROFILE_POLICIES[loop_settings.profile]
+    reminders = 0  # the post-batch step's reminders: Seawall's warnings
 
     def done(stop: StopReason, loop_type: LoopType | None = None) -> SimResult:
         result = r.result(
@@ -441,9 +436,7 @@ def simulate_seawall(
             loop_settings.profile,
             rule_entries,
         )
-        result.warnings = sum(
-            1 for m in r.messages if m.role == Role.SYSTEM and m.content in SEAWALL_REMINDERS
-        )
+        result.warnings = reminders
         return result
 
     while True:
@@ -477,6 +470,7 @@ def simulate_seawall(
         entries.append(step.guard_entry)
         rule_entries.extend(rule_entry(r.batch, d) for d in step.rule_decisions)
         r.messages.extend(step.messages)
+        reminders += len(step.reminders)
         if step.stop is not None:
             r.pending_input = step.requeued + r.pending_input
             return done(StopReason.LOOP_DETECTED, step.stop.loop_type)
