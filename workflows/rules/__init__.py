@@ -15,7 +15,6 @@ from workflows.rules.profiles import (
     SEED_SETTINGS,
     LoopProfile,
     LoopSettings,
-    parse_loop_profile,
 )
 from workflows.rules.registry import RULES, LoopRule, RuleSpec, rule_spec
 
@@ -31,6 +30,5 @@ __all__ = [
     "RuleDecision",
     "RuleDecisionKind",
     "RuleSpec",
-    "parse_loop_profile",
     "rule_spec",
 ]

@@ -33,16 +33,6 @@ class LoopProfile(StrEnum):
 DEFAULT_LOOP_PROFILE = LoopProfile.RECOMMENDED
 
 
-def parse_loop_profile(value: str | None) -> LoopProfile | None:
-    """The profile named by ``value`` (case and surrounding blanks ignored), or ``None``."""
-    if value is None:
-        return None
-    try:
-        return LoopProfile(value.strip().lower())
-    except ValueError:
-        return None
-
-
 class LoopSettings(BaseModel):
     """The profile and, per rule, a mode that overrides the guard's (``None``: the rule
     runs in the guard's mode)."""
