@@ -36,8 +36,12 @@ class ScriptedCall(_Strict):
 
 
 class ScriptedTurn(_Strict):
+    """One scripted reply. ``latency_seconds`` is how long the model is scripted to take to
+    give it: the prompt's clock advances by it (docs/scenarios.md, "Time")."""
+
     text: str = ""
     tool_calls: list[ScriptedCall] = Field(default_factory=list)
+    latency_seconds: float = Field(default=0.0, ge=0)
 
 
 class ModelScript(_Strict):
@@ -55,7 +59,10 @@ class FixtureOutcome(_Strict):
     """A scripted tool outcome. Any contract field may be set, including a missing
     (``None``) or never-seen execution status and contract-violating pairs. ``error_type``
     also sets the frozen ``execution_error_type`` unless that is given; ``hang`` makes the
-    call run until it is cancelled."""
+    call run until it is cancelled. ``duration_seconds`` is how long the call is scripted
+    to take (the prompt's clock advances by it; docs/scenarios.md, "Time"); ``writes`` the
+    files a successful call leaves behind, path to content, as a built-in file tool reports
+    what it changed."""
 
     status: str = "success"
     execution_status: str | None = None
@@ -64,6 +71,8 @@ class FixtureOutcome(_Strict):
     message: str | None = None
     content: str | None = None
     hang: bool = False
+    duration_seconds: float = Field(default=0.0, ge=0)
+    writes: dict[str, str] = Field(default_factory=dict)
 
 
 class FixtureTool(_Strict):

@@ -157,6 +157,11 @@ TOOLS_WITHOUT_HOP_PATCH = "seawall-tools-without-hop-v2"
 # path before it replay as they ended, cancelled by the SDK without a result (docs/
 # architecture.md, "Cancellation"). Asked only on that path, inside the handler.
 CANCEL_BEFORE_LOOP_PATCH = "seawall-cancel-before-loop-v1"
+# A prompt started after it runs the recommended profile's progress rules (the rows of
+# ``workflows.rules.registry`` marked ``progress``) and reads the prompt's clock as evidence
+# (docs/architecture.md, "Loop profiles"); prompts started before it replay with those rules
+# off and no clock, exactly as they ran. Asked at the start, beside the patches above.
+PROGRESS_RULES_PATCH = "seawall-progress-rules-v1"
 
 
 def failure_text(err: ActivityError) -> str:
@@ -278,6 +283,7 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
         # Before any other command: histories recorded before the patch have none for it.
         self._durable_steps = workflow.patched(DURABLE_STEPS_PATCH)
         self._tools_without_hop = workflow.patched(TOOLS_WITHOUT_HOP_PATCH)
+        self._progress_rules = workflow.patched(PROGRESS_RULES_PATCH)
         try:
             (
                 self._guard_mode,
@@ -290,6 +296,7 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
                     self._loop_settings,
                     self._guard_mode,
                     route_forced_off=guard_forced_off(prompt),
+                    progress_rules=self._progress_rules,
                 )
             )
             try:

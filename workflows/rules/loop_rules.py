@@ -96,12 +96,20 @@ class LoopRules:
         *,
         route_forced_off: bool,
         thresholds: Mapping[LoopRule, int] | None = None,
+        progress_rules: bool = True,
     ) -> None:
         """``thresholds`` replaces the rules' reminder thresholds (the benchmark's
-        sensitivity runs only; prompts always use the defaults)."""
+        sensitivity runs only; prompts always use the defaults). ``progress_rules`` is
+        false for a prompt that replays from before the progress rules existed
+        (``PROGRESS_RULES_PATCH``): their rows are off, whatever the settings say."""
         self.settings = settings
+        self.progress_rules = progress_rules
         self.modes: dict[LoopRule, GuardMode] = {
-            spec.rule: rule_mode(settings, spec.rule, guard_mode, route_forced_off=route_forced_off)
+            spec.rule: (
+                GuardMode.OFF
+                if spec.progress and not progress_rules
+                else rule_mode(settings, spec.rule, guard_mode, route_forced_off=route_forced_off)
+            )
             for spec in RULES
         }
         # Batches so far in which a call that waits for time to pass succeeded.

@@ -68,6 +68,8 @@ class RuleSpec:
     the rule and reviews each settled batch; ``threshold`` is its default reminder
     threshold. ``names_tool``: its decisions are keyed by the failing tool, so telemetry
     may name the tool's safe label; other rules key on private digests and name none.
+    ``progress``: a rule introduced with ``PROGRESS_RULES_PATCH`` (a prompt replaying from
+    before it runs with the rule off).
     """
 
     rule: LoopRule
@@ -79,6 +81,7 @@ class RuleSpec:
     stop_message: str
     counter: type[RuleCounter]
     names_tool: bool = False
+    progress: bool = False
 
     @property
     def loop_type(self) -> str:

@@ -23,7 +23,12 @@ from workflows.contracts.conversation import Message, Role, conversation_chars
 from workflows.contracts.prompt import PromptInput, PromptResult, StopReason
 from workflows.contracts.scenario import FixtureTool, ModelScript, ScenarioHooks
 from workflows.contracts.session import PromptSubmission, SessionInput, SessionSettings
-from workflows.prompt.workflow import DURABLE_STEPS_PATCH, TOOLS_WITHOUT_HOP_PATCH, PromptWorkflow
+from workflows.prompt.workflow import (
+    DURABLE_STEPS_PATCH,
+    PROGRESS_RULES_PATCH,
+    TOOLS_WITHOUT_HOP_PATCH,
+    PromptWorkflow,
+)
 from workflows.rules import LoopSettings
 from workflows.seed import GuardMode
 from workflows.session import SessionWorkflow, session_workflow_id
@@ -147,9 +152,13 @@ async def test_a_standalone_prompt_resolves_its_settings_in_one_local_activity(
     assert result.guard_mode == "warn"
     assert result.stop_reason is StopReason.END_TURN
     history = await history_of(client, result.workflow_id)
-    # One patch marker for the leaner sequence, not one per earlier patch, and one for the
-    # tool listing without a hop.
-    assert patch_ids(history) == [DURABLE_STEPS_PATCH, TOOLS_WITHOUT_HOP_PATCH]
+    # One patch marker for the leaner sequence, not one per earlier patch, one for the
+    # tool listing without a hop and one for the progress rules.
+    assert patch_ids(history) == [
+        DURABLE_STEPS_PATCH,
+        TOOLS_WITHOUT_HOP_PATCH,
+        PROGRESS_RULES_PATCH,
+    ]
     # The settings and the tools came from local activities: markers, no activity hop.
     assert markers(history, "core_local_activity") == 2
     assert scheduled_activities(history) == [
@@ -348,7 +357,7 @@ async def test_a_prompt_replayed_at_every_step_takes_the_same_steps(
     assert result.stop_reason is StopReason.END_TURN
     assert result.guard_mode == "enforce"
     history = await history_of(client, result.workflow_id)
-    assert patch_ids(history) == [DURABLE_STEPS_PATCH, TOOLS_WITHOUT_HOP_PATCH]
+    assert patch_ids(history) == [DURABLE_STEPS_PATCH, TOOLS_WITHOUT_HOP_PATCH, PROGRESS_RULES_PATCH]
     assert markers(history, "core_local_activity") == 2
     failed = [
         e for e in history.events if e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED
