@@ -357,7 +357,11 @@ async def test_a_prompt_replayed_at_every_step_takes_the_same_steps(
     assert result.stop_reason is StopReason.END_TURN
     assert result.guard_mode == "enforce"
     history = await history_of(client, result.workflow_id)
-    assert patch_ids(history) == [DURABLE_STEPS_PATCH, TOOLS_WITHOUT_HOP_PATCH, PROGRESS_RULES_PATCH]
+    assert patch_ids(history) == [
+        DURABLE_STEPS_PATCH,
+        TOOLS_WITHOUT_HOP_PATCH,
+        PROGRESS_RULES_PATCH,
+    ]
     assert markers(history, "core_local_activity") == 2
     failed = [
         e for e in history.events if e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED
