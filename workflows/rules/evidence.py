@@ -227,6 +227,11 @@ class CallEvidence:
     paths: frozenset[str]
     changes: bool = False
     changes_before: int = 0
+    # Seconds the call took on the prompt's clock (0 when unknown or instant).
+    duration: float = 0.0
+    # The files a successful call changed, as (path, content digest) pairs, when the tool
+    # knows them (the built-in file tools, a scenario fixture's ``writes``); private.
+    writes: tuple[tuple[str, str], ...] = ()
 
 
 def call_evidence(

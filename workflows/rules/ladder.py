@@ -95,12 +95,15 @@ def escalate(
 class RuleReview:
     """What every rule reads after the input drain: the settled batch as evidence, how many
     batches before it a waiting call succeeded in (``wait_epoch``: time passed), whether the
-    batch arrived with user input (every rule resets then), and the rule's effective mode."""
+    batch arrived with user input (every rule resets then), the rule's effective mode, and
+    the prompt's clock."""
 
     batch: list[CallEvidence]
     wait_epoch: int
     input_arrived: bool
     mode: GuardMode
+    # The prompt's clock when the batch settled: seconds since the prompt started.
+    now: float = 0.0
 
 
 class RuleCounter(BaseModel):
