@@ -17,7 +17,10 @@ warnings), beside how many loops were warned. Every figure is given for the whol
 and for the scenarios modelled on a real public incident (a ``url`` in their label). Every
 loop a profile does not stop is listed with the reason it is out of scope, and every legit
 scenario it halts with its known gap (from ``labels.yaml``); a verdict the labels do not
-predict is flagged. ``--sensitivity`` adds the recommended profile's figures with each
+predict is flagged. The ablation table gives the recommended profile's figures with each
+of its rules off in turn (and the seed protections it builds on: the repeated-failure
+guard, the failed-call refusal), so every rule's share of the result is visible.
+``--sensitivity`` adds the recommended profile's figures with each
 rule's threshold varied, and with failed shell commands refused like any other call.
 
 Then a sample (``--sample``, default 8; ``--all-real`` for all) runs through the real
@@ -64,13 +67,14 @@ from bench.simulate import (
 )
 from seawall.scenario.format import Scenario, ScenarioError, load_scenario
 from workflows.rules import (
+    RULES,
     SEED_SETTINGS,
     LoopProfile,
     LoopRule,
     LoopSettings,
     rule_spec,
 )
-from workflows.seed import GuardMode
+from workflows.seed import GuardMode, RefusalMode
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -397,29 +401,80 @@ def sensitivity(entries: list[Entry]) -> list[dict[str, Any]]:
             recommended.model_copy(update={"shell_repeats_admitted": False}),
         )
     )
-    out: list[dict[str, Any]] = []
-    for name, thresholds, settings in variants:
-        rows = []
-        for entry in entries:
-            try:
-                result = simulate_seawall(
-                    entry.scenario, GuardMode.ENFORCE, loop=settings, thresholds=thresholds
-                )
-            except SimulationError:
-                continue
-            rows.append(
-                {
-                    "scenario": entry.key,
-                    "label": entry.kind,
-                    "real": entry.real,
-                    "policies": {SEAWALL: _cell(result, entry)},
-                }
-            )
-        figures = {
-            subset: summarize([r for r in rows if subset == "all" or r["real"]], [SEAWALL])[SEAWALL]
-            for subset in SUBSETS
+    return [
+        {"variant": name, **_figures(_recommended_rows(entries, settings, thresholds=thresholds))}
+        for name, thresholds, settings in variants
+    ]
+
+
+def _recommended_rows(
+    entries: list[Entry],
+    settings: LoopSettings,
+    *,
+    mode: GuardMode = GuardMode.ENFORCE,
+    thresholds: dict[LoopRule, int] | None = None,
+    refusal: RefusalMode | None = None,
+) -> list[dict[str, Any]]:
+    """Every simulable scenario's cell under one variant of the recommended profile."""
+    rows = []
+    for entry in entries:
+        scenario = entry.scenario
+        if refusal is not None:
+            scenario = scenario.model_copy(update={"refusal": refusal})
+        try:
+            result = simulate_seawall(scenario, mode, loop=settings, thresholds=thresholds)
+        except SimulationError:
+            continue
+        rows.append(
+            {
+                "scenario": entry.key,
+                "label": entry.kind,
+                "real": entry.real,
+                "policies": {SEAWALL: _cell(result, entry)},
+            }
+        )
+    return rows
+
+
+def _figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        subset: summarize([r for r in rows if subset == "all" or r["real"]], [SEAWALL])[SEAWALL]
+        for subset in SUBSETS
+    }
+
+
+def ablation(entries: list[Entry]) -> list[dict[str, Any]]:
+    """The recommended profile with one part off at a time: each rule of the rule table
+    (its mode ``off``), the repeated-failure guard (guard mode ``off``, every rule still
+    ``enforce``), and the failed-call refusal (refusal mode ``off``); whole corpus and real
+    half. The first row is the profile whole."""
+    recommended = PROFILE_SETTINGS[SEAWALL]
+    every_rule_on = {spec.mode_field: GuardMode.ENFORCE for spec in RULES}
+    out = [
+        {
+            "variant": "recommended profile, every part on",
+            **_figures(_recommended_rows(entries, recommended)),
         }
-        out.append({"variant": name, **figures})
+    ]
+    for spec in RULES:
+        off = recommended.model_copy(update={spec.mode_field: GuardMode.OFF})
+        rows = _recommended_rows(entries, off)
+        out.append(
+            {"variant": f"without {spec.docs_id} {spec.title} ({spec.setting})", **_figures(rows)}
+        )
+    without_guard = recommended.model_copy(update=every_rule_on)
+    out.append(
+        {
+            "variant": "without the repeated-failure guard",
+            **_figures(_recommended_rows(entries, without_guard, mode=GuardMode.OFF)),
+        }
+    )
+    out.append(
+        {
+            "variant": "without the failed-call refusal",
+            **_figures(_recommended_rows(entries, recommended, refusal=RefusalMode.OFF)),
+        }
+    )
     return out
 
 
@@ -613,24 +668,40 @@ def print_report(corpus: list[str], report: dict[str, Any]) -> None:
             print(f"  !! {error['scenario']}: {error['error']}")
 
 
-def print_sensitivity(rows: list[dict[str, Any]]) -> None:
+def _print_variants(title: str, rows: list[dict[str, Any]]) -> None:
     print()
+    print(title)
+    width = max(46, *(len(row["variant"]) for row in rows))
     print(
-        "Sensitivity of the recommended profile (one rule's threshold varied at a time; "
-        "thresholds count batches before the reminder, the next offence stops):"
-    )
-    print(
-        f"  {'variant':<46} {'whole: stopped':>14} {'false':>6} {'wasted med':>10}   "
-        f"{'real: stopped':>13} {'false':>6} {'wasted med':>10}"
+        f"  {'variant':<{width}} {'whole: stopped':>14} {'false':>6} {'warned':>6} "
+        f"{'wasted med':>10}   {'real: stopped':>13} {'false':>6} {'warned':>6} "
+        f"{'wasted med':>10}"
     )
     for row in rows:
         a, r = row["all"], row["real"]
         print(
-            f"  {row['variant']:<46} {str(a['loops_stopped']) + '/' + str(a['loops']):>14} "
-            f"{a['false_halts']:>6} {_fmt(a['wasted_calls_median']):>10}   "
+            f"  {row['variant']:<{width}} {str(a['loops_stopped']) + '/' + str(a['loops']):>14} "
+            f"{a['false_halts']:>6} {a['false_warnings']:>6} "
+            f"{_fmt(a['wasted_calls_median']):>10}   "
             f"{str(r['loops_stopped']) + '/' + str(r['loops']):>13} {r['false_halts']:>6} "
-            f"{_fmt(r['wasted_calls_median']):>10}"
+            f"{r['false_warnings']:>6} {_fmt(r['wasted_calls_median']):>10}"
         )
+
+
+def print_sensitivity(rows: list[dict[str, Any]]) -> None:
+    _print_variants(
+        "Sensitivity of the recommended profile (one rule's threshold varied at a time; "
+        "thresholds count batches before the reminder, the next offence stops):",
+        rows,
+    )
+
+
+def print_ablation(rows: list[dict[str, Any]]) -> None:
+    _print_variants(
+        "Ablation of the recommended profile (one part off at a time; false = false halts, "
+        "warned = false warnings, of legit scenarios):",
+        rows,
+    )
 
 
 def print_real(checks: list[dict[str, Any]], seconds: float) -> None:
@@ -705,6 +776,8 @@ def main(argv: list[str] | None = None) -> int:
     corpus = [str(p) for p in args.corpus]
     report = evaluate(entries)
     print_report(corpus, report)
+    parts = ablation(entries)
+    print_ablation(parts)
     rows = sensitivity(entries) if args.sensitivity else []
     if rows:
         print_sensitivity(rows)
@@ -724,6 +797,7 @@ def main(argv: list[str] | None = None) -> int:
         "profiles": {policy: PROFILE_SETTINGS[policy].profile.value for policy in PROFILE_SETTINGS},
         "thresholds": {rule.value: value for rule, value in DEFAULT_THRESHOLDS.items()},
         **report,
+        "ablation": parts,
         "sensitivity": rows,
         "real_workflow_check": {
             "checked": [f"{c['scenario']} [{c['policy']}]" for c in checks],
