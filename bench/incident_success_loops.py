@@ -654,6 +654,43 @@ def loop_opencode_orchestrator_restarts() -> Entry:
     )
 
 
+def loop_ailice_researcher_redispatched() -> Entry:
+    s = TimedScript()
+    ask = (
+        call(
+            "call_agent",
+            {
+                "agentType": "researcher",
+                "agentName": "file_researcher",
+                "msg": "List the files in the current directory.",
+            },
+        ),
+        took(
+            ok("The current directory contains: README.md, ailice/, setup.py, requirements.txt"),
+            12.0,
+        ),
+    )
+    s.timed_until_cap(
+        lambda i: [ask],
+        latency=lambda i: think(i, 4.0),
+        text=lambda i: "The task objective is to list the files in the current directory.",
+    )
+    return Entry(
+        name="real-loop-ailice-researcher-redispatched",
+        label="loop",
+        shape="a subagent re-dispatched although it already answered",
+        description="Asked to list the files in the current directory, the main agent "
+        "delegates it to a researcher agent, gets the list, and delegates the identical "
+        "request again, over and over, stating the same objective each time.",
+        tools=s.tools({"call_agent": MUTATING}),
+        turns=s.turns,
+        loop_starts_at_batch=1,
+        note="AIlice's CALL to an agent is mapped to a call_agent tool; the report wonders "
+        "whether the model sees the output, so the researcher answers every time here.",
+        url="https://github.com/myshell-ai/AIlice/issues/56",
+    )
+
+
 # --- the same file rewritten; an edit undone by a formatter and made again ----------------
 
 
@@ -1076,6 +1113,42 @@ def loop_manus_reread_generated_file() -> Entry:
     )
 
 
+def loop_gemini_waiting_for_instruction() -> Entry:
+    s = TimedScript()
+    s.timed(5.0, (sh("mkdir -p mcp/servers mcp/configs"), took(ok(""), 0.01)))
+    s.timed(6.0, (sh("mv mcp/*.json mcp/configs/ && mv mcp/*.py mcp/servers/"), took(ok(""), 0.02)))
+    listing = took(
+        ok("mcp/configs:\nfilesystem.json\ngithub.json\n\nmcp/servers:\nweather.py"), 0.02
+    )
+    s.timed(4.0, (sh("ls -R mcp"), listing))
+    ready = "I have organized the 'mcp' files and am now waiting for your next instruction."
+    echo = (
+        sh(f'echo "{ready}"'),
+        took(ok(ready), 0.01),
+    )
+    s.timed_until_cap(
+        lambda i: [[echo], [(sh("ls -R mcp"), listing)]][i % 2],
+        latency=lambda i: think(i, 2.0, 3),
+        text=lambda i: "The task is complete; I am waiting for your next instruction.",
+    )
+    return Entry(
+        name="real-loop-gemini-waiting-for-instruction",
+        label="loop",
+        shape="inspection calls on an unchanged tree while waiting for the user",
+        description="Its task done (the mcp files organized), the agent says it is waiting "
+        "for the user's next instruction, yet on every automatic 'Please continue' it runs a "
+        "shell echo of that readiness and lists the unchanged folder again, in a cycle.",
+        tools=s.tools({"run_shell_command": MUTATING}),
+        turns=s.turns,
+        loop_starts_at_batch=4,
+        note="The report shows the echo of readiness; the `ls -R` between echoes is a "
+        "choice standing for the agent re-checking its finished work. The automatic "
+        "'System: Please continue' is the harness continuing the turn, not user input, so "
+        "it is not an event.",
+        url="https://github.com/google-gemini/gemini-cli/issues/13977",
+    )
+
+
 # --- the harness's own notice ignored ------------------------------------------------------
 
 
@@ -1112,6 +1185,48 @@ def loop_claude_wasted_call_reread() -> Entry:
     )
 
 
+def loop_omh_blocked_notice_ignored() -> Entry:
+    s = TimedScript()
+    s.timed(
+        5.0,
+        (
+            call("search_files", {"pattern": "def sync", "path": "src"}),
+            took(
+                ok(
+                    "src/sync/cli.py:14: def sync_command(args):\n"
+                    "src/sync/writer.py:9: def sync_all(root):"
+                ),
+                0.3,
+            ),
+        ),
+    )
+    pattern = "def render_skill|def render_all|def write_skill|def sync_skills|def generate"
+    search = call("search_files", {"pattern": pattern, "path": "src/skills"})
+    blocked = ok(
+        "BLOCKED: this search has been run 4 times with the same arguments. You already "
+        "have this information. STOP re-searching and proceed with your task."
+    )
+    for i in range(3):
+        s.timed(think(i, 3.0), (search, took(ok("0 matches"), 0.3)))
+    s.timed_until_cap(lambda i: [(search, took(blocked, 0.01))])
+    return Entry(
+        name="real-loop-omh-blocked-notice-ignored",
+        label="loop",
+        shape="the harness's notice ignored",
+        description="An earlier search found the real functions; the model then invents "
+        "names, searches for them (0 hits) and re-issues the identical search. From the "
+        "fourth time the host answers 'BLOCKED: ... You already have this information. STOP "
+        "re-searching', and the model reads that notice and searches again, 185 times.",
+        tools=s.tools(),
+        turns=s.turns,
+        loop_starts_at_batch=2,
+        note="The host's notice comes back as the tool's result (a success carrying the "
+        "refusal text, as the report describes it); the later read_file phase with its own "
+        "refusals is left out, the cap comes first.",
+        url="https://github.com/rlaope/oh-my-hermes/issues/1707",
+    )
+
+
 def success_loops() -> list[Entry]:
     """Every scenario of this module, in corpus order."""
     return [
@@ -1126,6 +1241,7 @@ def success_loops() -> list[Entry]:
         loop_gaia_same_search_twelve(),
         loop_shaft_subagent_reinvoked(),
         loop_opencode_orchestrator_restarts(),
+        loop_ailice_researcher_redispatched(),
         loop_cline_write_replace_cycle(),
         loop_copilot_reformat_same_file(),
         loop_orchestkit_formatter_reverts(),
@@ -1137,5 +1253,7 @@ def success_loops() -> list[Entry]:
         loop_conductor_status_while_asking(),
         loop_gemini_readfile_again(),
         loop_manus_reread_generated_file(),
+        loop_gemini_waiting_for_instruction(),
         loop_claude_wasted_call_reread(),
+        loop_omh_blocked_notice_ignored(),
     ]
