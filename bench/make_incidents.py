@@ -34,6 +34,7 @@ from bench.corpus_builders import Entry
 from bench.incident_legit import real_legit
 from bench.incident_loops import real_loops
 from bench.incident_waiting_legit import waiting_legit
+from bench.incident_success_loops import success_loops
 
 # --- what each loop profile does with them ------------------------------------------------
 
@@ -61,6 +62,7 @@ def incidents() -> list[Entry]:
     """Every real-incident scenario, with both profiles' verdict notes applied."""
     entries = [*real_loops(), *real_legit()]
     entries += waiting_legit()
+    entries += success_loops()
     notes = verdict_notes()
     unknown = set(notes) - {entry.name for entry in entries}
     if unknown:
