@@ -39,6 +39,7 @@ from workflows.rules.evidence import (
     transient_failure,
     waits_for_time,
 )
+from workflows.rules.inspection import is_inspection
 from workflows.rules.ladder import RuleCounter, RuleDecisionKind, RuleReview, effective_rule_mode
 from workflows.rules.profiles import LoopProfile, LoopSettings, rule_mode
 from workflows.rules.registry import RULES, LoopRule
@@ -199,7 +200,9 @@ class LoopRules:
                 call,
                 digest,
                 outcome,
-                state_changing=call.name in state_changing,
+                # An inspection command changes nothing, even on a state-changing tool.
+                state_changing=call.name in state_changing
+                and not (self.progress_rules and is_inspection(call)),
                 changes_before=self.changes,
             )
             self.changes += evidence.changes

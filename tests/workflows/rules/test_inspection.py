@@ -1,0 +1,95 @@
+"""Inspection commands (docs/architecture.md, "Inspection commands"): what only looks is no
+change of the world, and anything that might write stays one."""
+
+from __future__ import annotations
+
+import pytest
+
+from workflows.contracts.outcome import ToolCall
+from workflows.rules.inspection import is_inspection
+
+
+def shell(command: object) -> ToolCall:
+    return ToolCall(call_id="c1", name="run_shell_command", arguments={"command": command})
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "ls -la",
+        "echo waiting for instructions",
+        "git status",
+        "git diff --stat",
+        "ps aux | grep vitest",
+        "cd src && ls",
+        "sed -n 1,40p app.py",
+        "ls missing 2>/dev/null",
+        "grep -rn TODO . 2>&1 | head -20",
+        "find . -name '*.py'",
+        "LC_ALL=C sort names.txt",
+        "stat -c %s .lobe/cmd_7/stdout.log",
+    ],
+)
+def test_commands_that_only_look_are_inspection(command: str) -> None:
+    assert is_inspection(shell(command))
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "pytest -q",
+        "rm -rf build",
+        "echo x > notes.txt",
+        "cat a >> b",
+        "sed -i s/a/b/ f.py",
+        "sort -o out.txt in.txt",
+        "find . -name '*.pyc' -delete",
+        "find . -exec rm {} +",
+        "grep -l foo . | xargs rm",
+        "echo $(touch x)",
+        "ls `touch x`",
+        "ls | tee listing.txt",
+        "git commit -m wip",
+        "git -C repo status",
+        "ls && make",
+        "awk 'BEGIN { system(\"rm x\") }'",
+        "ls 'unterminated",
+        "",
+    ],
+)
+def test_anything_that_might_write_or_run_more_is_not(command: str) -> None:
+    assert not is_inspection(shell(command))
+
+
+def test_only_the_shell_tool_with_a_string_command_counts() -> None:
+    assert not is_inspection(ToolCall(call_id="c1", name="read_file", arguments={"path": "a"}))
+    assert not is_inspection(shell(["ls"]))
+    assert not is_inspection(ToolCall(call_id="c1", name="run_shell_command", arguments={}))
+
+
+def _changes_after_an_ls(progress_rules: bool) -> int:
+    from workflows.contracts.outcome import ToolOutcome
+    from workflows.rules import LoopSettings
+    from workflows.rules.loop_rules import LoopRules
+    from workflows.seed import GuardMode
+
+    rules = LoopRules(
+        LoopSettings(), GuardMode.ENFORCE, route_forced_off=False, progress_rules=progress_rules
+    )
+    call = shell("ls -la")
+    outcome = ToolOutcome(
+        call_id="c1",
+        tool_name="run_shell_command",
+        policy_tool_name="run_shell_command",
+        status="success",
+        execution_status="success",
+        content="a.py",
+    )
+    rules.settle([call], ["d1"], [outcome], frozenset({"run_shell_command"}))
+    return rules.changes
+
+
+def test_an_inspection_is_no_change_only_for_prompts_with_the_progress_rules() -> None:
+    # Prompts replaying from before seawall-progress-rules-v1 keep counting it as one.
+    assert _changes_after_an_ls(progress_rules=True) == 0
+    assert _changes_after_an_ls(progress_rules=False) == 1

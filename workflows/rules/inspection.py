@@ -1,0 +1,90 @@
+"""Inspection commands: shell commands that only look, so their success changes nothing.
+
+docs/architecture.md, "Loop profiles" ("Inspection commands"). The shell is a
+state-changing tool (it asks for permission, and a command may write anything), so every
+successful shell call used to count as a change of the world: the identical-result rule
+(R3) forgave every repeat after it, and a model alternating ``echo "waiting"`` with ``ls``
+on an unchanged tree looked busy forever. Most of what a stuck model runs is inspection
+(``ls``, ``cat``, ``git status``, ``grep``, ``ps``), and those commands never change the
+workspace. This module recognizes them, conservatively: a command counts as inspection only
+when every part of it (split on ``|``, ``&&``, ``||`` and ``;``) is a read-only program with
+no option that writes, and nothing in it can write or run something else — no output
+redirection, no command substitution, no ``tee``, ``xargs``, ``-exec``, ``sed -i``. Anything
+it does not recognize stays state-changing, so a mistake here can only make a rule more
+forgiving, never less.
+
+Only the recommended profile's progress rules read it (``PROGRESS_RULES_PATCH``); the seed's
+failed-call refusal keeps the seed's notion that any successful shell call may change the
+world. Pure: no I/O, no clock.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+from workflows.contracts.outcome import ToolCall
+
+SHELL_TOOL = "run_shell_command"
+
+# Programs that only read, whatever their (non-writing) arguments.
+_READ_ONLY_PROGRAMS = frozenset(
+    {
+        "ls", "cat", "head", "tail", "wc", "pwd", "echo", "printf", "grep", "egrep", "fgrep",
+        "rg", "ag", "stat", "file", "which", "type", "tree", "du", "df", "env", "printenv",
+        "date", "whoami", "uname", "id", "nproc", "free", "uptime", "ps", "pgrep", "sort",
+        "uniq", "cut", "tr", "diff", "cmp", "md5sum", "sha1sum", "sha256sum", "readlink",
+        "realpath", "basename", "dirname", "test", "[", "true", "false", "cd", "less", "more",
+        "column", "nl", "jq", "yq", "hostname", "lsof", "top", "htop", "history", "sed", "awk",
+    }
+)  # fmt: skip
+# git subcommands that only read.
+_READ_ONLY_GIT = frozenset(
+    {"status", "diff", "log", "show", "rev-parse", "ls-files", "blame", "describe", "shortlog"}
+)
+# Options that make an otherwise read-only program write (``sed -i``, ``sort -o``).
+_WRITING_PROGRAM_OPTIONS = {"sed": ("-i", "--in-place"), "sort": ("-o", "--output")}
+# Anything that can write a file or run another command.
+_UNSAFE = re.compile(r">|\$\(|`|<\(|\btee\b|\bxargs\b|-exec\b|-execdir\b|-delete\b|-fprint")
+# Redirections that write nothing: stderr into stdout, output thrown away.
+_HARMLESS_REDIRECT = re.compile(r"\s*\d?>&\d|\s*\d?>\s*/dev/null")
+_SEPARATORS = re.compile(r"\|\||&&|[|;]")
+
+
+def _part_is_inspection(part: str) -> bool:
+    try:
+        words = shlex.split(part)
+    except ValueError:
+        return False
+    while words and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=\S*", words[0]):
+        words = words[1:]  # a leading VAR=value assignment
+    if not words:
+        return False
+    program = words[0].rsplit("/", 1)[-1]
+    if program == "git":
+        rest = [w for w in words[1:] if not w.startswith("-")]
+        return bool(rest) and rest[0] in _READ_ONLY_GIT
+    if program == "find":
+        return True  # its writing actions are refused by _UNSAFE
+    if program not in _READ_ONLY_PROGRAMS:
+        return False
+    writing = _WRITING_PROGRAM_OPTIONS.get(program, ())
+    if program == "awk":
+        # awk writes only through print > file or system(), both caught above or here.
+        return "system(" not in part
+    return not any(w.startswith(writing) for w in words[1:] if writing and w.startswith("-"))
+
+
+def is_inspection(call: ToolCall) -> bool:
+    """True for a shell call whose command only reads (``ls``, ``git status``, ``grep``,
+    ``ps | grep x``): its success changes nothing, so it is not a change of the world."""
+    if call.name != SHELL_TOOL:
+        return False
+    command = (call.arguments or {}).get("command")
+    if not isinstance(command, str):
+        return False
+    command = _HARMLESS_REDIRECT.sub("", command)
+    if not command.strip() or _UNSAFE.search(command):
+        return False
+    parts = [p.strip() for p in _SEPARATORS.split(command)]
+    return all(parts) and all(_part_is_inspection(p) for p in parts)
