@@ -636,7 +636,7 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
             index: result if isinstance(result, ToolOutcome) else None
             for index, result in zip(running, results, strict=True)
         }
-        if scenario is not None:
+        if scenario is not None and self._progress_rules:
             # The batch's fixture calls ran concurrently, in no real time: the clock moves on
             # by the longest of their scripted durations.
             self._scripted_seconds += max(

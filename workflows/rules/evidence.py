@@ -25,7 +25,10 @@ status, not a spin; and, like a sleep, it counts as time passed for every other 
 (``LoopRules.wait_epoch``). Only successes: a *failure* that took long is a slow build, a
 test run or a start that timed out, and the same slow failure again is exactly the cycle
 the failure-cycle rule exists for (a dev server that times out the same way after every
-restart), so a failure waits only by what it is (:func:`waits_for_time`), as before.
+restart), so a failure waits only by what it is (:func:`waits_for_time`), as before. The
+price of the measure: a slow check re-run with nothing changed (a green suite that takes a
+minute) waited too, so the identical-result rule no longer counts it; catching that takes
+evidence of what changed between the runs, not of time.
 
 The clock *between* two identical calls is deliberately not evidence on its own. That gap
 is mostly the model's own latency and the harness's overhead: a slower model (a reasoning
