@@ -128,6 +128,7 @@ class ScriptedProvider:
                 input_tokens=estimate_tokens(input_text),
                 output_tokens=estimate_tokens(output_text),
             ),
+            latency_seconds=turn.latency_seconds,
         )
 
 

@@ -8,7 +8,12 @@ the recommended loop profile, ``workflows.rules``), fixture outcomes
 (``activities.fixtures.run_fixture``), the input boundary, and the step after each batch —
 the guard's reduction, the rules' review, the stop or the reminders — which is the
 workflow's own function, ``workflows.prompt.batch.after_batch``, not a copy of it. No Temporal, no
-I/O, no clock: the same scenario gives the same result every time, in microseconds.
+I/O, no real clock: the same scenario gives the same result every time, in microseconds.
+The prompt's clock is the workflow's with no real time in it: it starts at 0 and advances by
+each scripted model turn's ``latency_seconds`` and, after each batch, by the longest
+``duration_seconds`` of the batch's fixture calls (they run concurrently); each fixture
+call's duration and the clock reach the rules exactly as in the workflow (docs/scenarios.md,
+"Time").
 What stays the simulator's own is what the workflow does with activities (the model, the
 tools, the scenario's events); ``bench/loops.py`` checks it against the real workflow on a
 sample, so any drift there shows up.
@@ -253,6 +258,8 @@ class _Replay:
         self.queued_prompt = False
         self.input_unreliable = False
         self.traces: list[BatchTrace] = []
+        # The prompt's clock: scripted seconds since the prompt started.
+        self.clock = 0.0
 
     # model -------------------------------------------------------------------------------
 
@@ -268,6 +275,7 @@ class _Replay:
         )
         calls = [to_tool_call(c, request_number, i) for i, c in enumerate(turn.tool_calls)]
         self.model_requests += 1
+        self.clock += turn.latency_seconds
         self.messages.append(Message(role=Role.ASSISTANT, content=turn.text, tool_calls=calls))
         return calls
 
@@ -304,6 +312,13 @@ class _Replay:
     def run_call(self, call: ToolCall, policy: str | None, ordinal: int) -> ToolOutcome | None:
         """The outcome of one cleared call, as the tool activities would settle it;
         ``None`` while it hangs."""
+        return self.run_timed_call(call, policy, ordinal)[0]
+
+    def run_timed_call(
+        self, call: ToolCall, policy: str | None, ordinal: int
+    ) -> tuple[ToolOutcome | None, float | None]:
+        """:meth:`run_call`, and the seconds the call took when its fixture ran (its
+        scripted duration; ``None`` when no tool ran: denied, invalid, or hanging)."""
         spec = self.tools.get(call.name)
         fixture = self.hooks.fixture_tools.get(call.name)
         if spec is not None and self.input.approval_mode.asks_before(
@@ -312,23 +327,25 @@ class _Replay:
             if fixture is None:
                 invalid = parse_call(call, BUILTIN_TOOLS)
                 if isinstance(invalid, ToolOutcome):
-                    return invalid
+                    return invalid, None
             choice = self.scenario.permissions.get(call.name, "approve")
             if choice != "approve":  # rejected, or ignored until the request timed out
-                return permission_denied_outcome(
+                denied = permission_denied_outcome(
                     call, policy_tool_name=policy, tool_type=spec.tool_type
                 )
+                return denied, None
         if fixture is not None:
-            if fixture.outcome_for(ordinal).hang:
-                return None
-            return _complete(run_fixture(call, fixture, ordinal))
+            scripted = fixture.outcome_for(ordinal)
+            if scripted.hang:
+                return None, None
+            return _complete(run_fixture(call, fixture, ordinal)), scripted.duration_seconds
         if is_mcp_name(call.name) and call.name not in BUILTIN_TOOLS:
             raise SimulationError(
                 f"{self.scenario.name}: calls the MCP tool {call.name!r} without a fixture"
             )
         parsed = parse_call(call, BUILTIN_TOOLS)
         if isinstance(parsed, ToolOutcome):
-            return parsed
+            return parsed, None
         raise SimulationError(
             f"{self.scenario.name}: calls the built-in tool {call.name!r} with valid arguments "
             "and no fixture; the simulator cannot run it (script it as a fixture tool)"
@@ -455,17 +472,26 @@ def simulate_seawall(
             r.messages.append(system_message(cap.message))
             return done(StopReason.LOOP_DETECTED, cap.loop_type)
 
-        running = {
-            cleared.index: r.run_call(cleared.call, cleared.policy_tool_name, cleared.ordinal)
-            for cleared in screening.cleared
-        }
+        running: dict[int, ToolOutcome | None] = {}
+        durations: dict[int, float] = {}
+        for cleared in screening.cleared:
+            outcome, seconds = r.run_timed_call(
+                cleared.call, cleared.policy_tool_name, cleared.ordinal
+            )
+            running[cleared.index] = outcome
+            if seconds is not None:
+                durations[cleared.index] = seconds
         ran, cancelled = r.finish_running(calls, running, trace)
-        outcomes = protections.settle(screening, ran)
+        # The batch's calls ran concurrently: the clock moves on by the longest.
+        r.clock += max(durations.values(), default=0.0)
+        outcomes = protections.settle(screening, ran, durations=durations)
         r.messages.extend(tool_message(outcome) for outcome in outcomes)
         if cancelled:
             return done(StopReason.CANCELLED)
 
-        step = after_batch(protections, state, guard_mode, outcomes, r.drain(), batch=r.batch)
+        step = after_batch(
+            protections, state, guard_mode, outcomes, r.drain(), batch=r.batch, now=r.clock
+        )
         state = step.guard.state
         entries.append(step.guard_entry)
         rule_entries.extend(rule_entry(r.batch, d) for d in step.rule_decisions)

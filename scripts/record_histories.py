@@ -99,6 +99,10 @@ FIXTURES: dict[str, tuple[str, GuardMode | None]] = {
     # Recorded after TOOLS_WITHOUT_HOP_PATCH (-v2): the tools from a local activity (no MCP
     # server configured), beside the settings' local activity; no seawall.list_tools hop.
     "tools-without-hop-v2-warn-then-stop": ("read-missing-file-loop", None),
+    # Recorded after PROGRESS_RULES_PATCH: the prompt's clock. Ten polls that each take a
+    # scripted 30 s end the turn (a replay that ignored them would stop at the ninth), and a
+    # built-in call timed on workflow time.
+    "progress-rules-long-poll": ("long-poll-status", None),
 }
 # Session fixtures: the first recorded before CONTEXT_POLICY_PATCH, the second after it, the
 # third after SESSION_START_CHECK_PATCH (a session started with its guard mode runs the

@@ -166,6 +166,17 @@ async def test_usage_is_a_character_based_estimate() -> None:
     assert reply.usage.output_tokens == 5
 
 
+async def test_a_scripted_turn_reports_its_scripted_latency() -> None:
+    """The prompt's clock moves by it (docs/scenarios.md, "Time"); nothing waits here."""
+    turns = [ScriptedTurn(text="slow", latency_seconds=12.5), ScriptedTurn(text="quick")]
+    first = await ScriptedProvider().complete(request([user_message("go")], turns))
+    assert first.latency_seconds == 12.5
+    second = await ScriptedProvider().complete(
+        request([user_message("go"), assistant("slow")], turns, request_number=2)
+    )
+    assert second.latency_seconds == 0.0
+
+
 # --- the activity ---------------------------------------------------------------------------
 
 

@@ -84,6 +84,8 @@ def test_the_representative_scenarios_are_all_recorded() -> None:
         # CANCEL_BEFORE_LOOP_PATCH (ended CANCELED, no result) and after it (a result).
         "cancel-before-loop-unpatched",
         "cancel-before-loop",
+        # Recorded after PROGRESS_RULES_PATCH: scripted durations on the prompt's clock.
+        "progress-rules-long-poll",
     } <= names
 
 

@@ -94,6 +94,10 @@ class ModelReply(_Strict):
     text: str = ""
     tool_calls: list[ToolCall] = Field(default_factory=list)
     usage: ModelUsage = Field(default_factory=ModelUsage)
+    # A scripted reply's ``latency_seconds``: how long the scenario says the model took, on
+    # the prompt's clock (docs/scenarios.md, "Time"). 0 from a real provider, whose real
+    # latency is on the workflow's clock already.
+    latency_seconds: float = Field(default=0.0, ge=0)
 
 
 # --- tools ------------------------------------------------------------------------------

@@ -111,6 +111,12 @@ class ScenarioHooks(_Strict):
         fixture = self.fixture_tools.get(tool_name)
         return fixture is not None and fixture.outcome_for(ordinal).hang
 
+    def scripted_duration(self, tool_name: str, ordinal: int) -> float | None:
+        """The seconds call number ``ordinal`` of ``tool_name`` is scripted to take, or
+        ``None`` when the tool is not a fixture (docs/scenarios.md, "Time")."""
+        fixture = self.fixture_tools.get(tool_name)
+        return None if fixture is None else fixture.outcome_for(ordinal).duration_seconds
+
 
 # --- payloads from before the channel existed -------------------------------------------
 

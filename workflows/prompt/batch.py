@@ -80,10 +80,12 @@ def after_batch(
     drained: DrainedInput,
     *,
     batch: int,
+    now: float = 0.0,
 ) -> AfterBatch:
     """The step after batch number ``batch`` settled with ``outcomes``: reduce the guard from
-    ``guard_state`` in ``mode``, review the rules (this advances ``protections``' rule
-    state, as settling did its own), choose the stop or the reminders."""
+    ``guard_state`` in ``mode``, review the rules at the prompt's clock ``now`` (this
+    advances ``protections``' rule state, as settling did its own), choose the stop or the
+    reminders."""
     decision = reduce(
         guard_state,
         guard_input(
@@ -99,6 +101,7 @@ def after_batch(
     rule_decisions = protections.review(
         input_arrived=drained.arrived,
         enforcement_disabled=decision.state.enforcement_disabled,
+        now=now,
     )
     stop = protections.stop_after(decision.kind, rule_decisions)
     if stop is not None:

@@ -21,7 +21,7 @@ the loop makes up itself (``workflows.contracts.synthetic_outcomes``).
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy, SearchAttributeUpdate
@@ -216,6 +216,12 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
         # Whether activities carry a summary for the UI: each is one more payload through
         # the converter and the sandbox, so only when the operator asks (docs/settings.md).
         self._activity_summaries = False
+        # Decided first of all (PROGRESS_RULES_PATCH): the progress rules and the prompt's
+        # clock. The clock is workflow time since the prompt started plus the time a
+        # scenario scripts (model latencies, fixture durations), which nothing really waits.
+        self._progress_rules = False
+        self._started_at: datetime | None = None
+        self._scripted_seconds = 0.0
 
     # --- messages -------------------------------------------------------------------------
 
@@ -284,6 +290,8 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
         self._durable_steps = workflow.patched(DURABLE_STEPS_PATCH)
         self._tools_without_hop = workflow.patched(TOOLS_WITHOUT_HOP_PATCH)
         self._progress_rules = workflow.patched(PROGRESS_RULES_PATCH)
+        if self._progress_rules:
+            self._started_at = workflow.now()
         try:
             (
                 self._guard_mode,
@@ -352,6 +360,15 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
             },
             client_disconnects=self._client_disconnects,
         )
+
+    def _clock(self) -> float:
+        """The prompt's clock: seconds since the prompt started, the scenario's scripted time
+        included (docs/architecture.md, "Loop profiles", "Time"); 0 in a prompt replaying
+        from before PROGRESS_RULES_PATCH, which had no clock. ``workflow.now()`` is the
+        workflow task's time, recorded in history, so a replay reads the same clock."""
+        if self._started_at is None:
+            return 0.0
+        return (workflow.now() - self._started_at).total_seconds() + self._scripted_seconds
 
     def _patched(self, patch_id: str) -> bool:
         """Whether a change made before DURABLE_STEPS_PATCH applies: always after it, else
@@ -492,6 +509,7 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
                 outcomes,
                 self._drain_input(),
                 batch=self._batch,
+                now=self._clock(),
             )
             self._record_guard(step)
             self._record_rule_decisions(step.rule_decisions)
@@ -526,6 +544,8 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
         finally:
             self._model_in_flight = 0
         self._model_requests += 1
+        if self._progress_rules:
+            self._scripted_seconds += reply.latency_seconds
         self._input_tokens += reply.usage.input_tokens
         self._output_tokens += reply.usage.output_tokens
         return reply
@@ -581,13 +601,17 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
                 [denied.decision], tool_name=denied.policy_tool_name, tool_type=denied.tool_type
             )
         running: dict[int, asyncio.Task[ToolOutcome]] = {}
+        # Seconds each call that ran took on the prompt's clock, by index (progress rules).
+        durations: dict[int, float] = {}
         for decision in screening.decisions:
             if not isinstance(decision, Cleared):
                 self._log.emit_settled(decision.outcome, batch=batch)
                 continue
             call = decision.call
             self._emit(EventKind.TOOL_CALL_STARTED, call_id=call.call_id, tool_name=call.name)
-            running[decision.index] = asyncio.create_task(self._run_and_report(decision, batch))
+            running[decision.index] = asyncio.create_task(
+                self._run_and_report(decision, batch, durations)
+            )
 
         cancelled = False
         results: list[ToolOutcome | BaseException]
@@ -612,23 +636,43 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
             index: result if isinstance(result, ToolOutcome) else None
             for index, result in zip(running, results, strict=True)
         }
+        if scenario is not None and self._progress_rules:
+            # The batch's fixture calls ran concurrently, in no real time: the clock moves on
+            # by the longest of their scripted durations.
+            self._scripted_seconds += max(
+                (
+                    scenario.scripted_duration(d.call.name, d.ordinal) or 0.0
+                    for d in screening.cleared
+                    if d.index in durations
+                ),
+                default=0.0,
+            )
         outcomes = self._protections.settle(
             screening,
             ran,
             may_forget=lambda: self._patched(REFUSAL_FORGETS_AFTER_CHANGE_PATCH),
+            durations=durations,
         )
         for index, result in ran.items():
             if result is None:
                 self._log.emit_settled(outcomes[index], batch=batch)
         return outcomes, cancelled
 
-    async def _run_and_report(self, cleared: Cleared, batch: int) -> ToolOutcome:
+    async def _run_and_report(
+        self, cleared: Cleared, batch: int, durations: dict[int, float]
+    ) -> ToolOutcome:
         """Run one call and stream its settlement as soon as it happens."""
-        outcome = await self._run_call(cleared, batch)
+        outcome = await self._run_call(cleared, batch, durations)
         self._log.emit_settled(outcome, batch=batch)
         return outcome
 
-    async def _run_call(self, cleared: Cleared, batch: int) -> ToolOutcome:
+    async def _run_call(
+        self, cleared: Cleared, batch: int, durations: dict[int, float]
+    ) -> ToolOutcome:
+        """Run one cleared call (asking permission first when the approval mode says so).
+        Since PROGRESS_RULES_PATCH, a call whose tool ran records in ``durations`` the
+        seconds it took: a fixture its scripted duration, any other tool the workflow
+        time from scheduling its activity to its result (deterministic on replay)."""
         prompt = self._input
         call, policy = cleared.call, cleared.policy_tool_name
         spec = self._tools.get(call.name)
@@ -662,6 +706,7 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
                     return permission_denied_outcome(
                         call, policy_tool_name=policy, tool_type=tool_type
                     )
+            scheduled = workflow.now()
             outcome: ToolOutcome = await workflow.execute_activity(
                 RUN_TOOL,
                 RunToolInput(
@@ -681,6 +726,12 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
                 # Names MCP tools only as "mcp": their names carry the server's name.
                 summary=self._summary(f"{telemetry.tool_label(policy, tool_type)} (batch {batch})"),
             )
+            if self._progress_rules:
+                durations[cleared.index] = (
+                    (workflow.now() - scheduled).total_seconds()
+                    if fixture is None
+                    else fixture.outcome_for(cleared.ordinal).duration_seconds
+                )
             return outcome
         except ActivityError as err:
             if isinstance(err.cause, CancelledError):

@@ -14,6 +14,31 @@ A fingerprint is private, like the failure key: it is kept in workflow state onl
 never logged, labelled or put in a search attribute. Everything here is pure and
 deterministic (no clock, no I/O), so the workflow and the benchmark simulator reach the
 same verdicts.
+
+**Time as evidence.** An identical call that waited is not the same as one that spins
+(docs/architecture.md, "Loop profiles", "Time"). A call *waited* when its point is to let
+time pass (:func:`waits_for_time`: ``sleep``, ``kubectl wait``, a ``wait`` tool), and also
+when it *succeeded after taking* at least :data:`LONG_CALL_SECONDS` on the prompt's clock
+(:func:`waited`): a long poll, a blocking status call, a tool that honoured a retry-after
+before it answered. The world had that long to change, so the same answer again is a
+status, not a spin; and, like a sleep, it counts as time passed for every other call
+(``LoopRules.wait_epoch``). Only successes: a *failure* that took long is a slow build, a
+test run or a start that timed out, and the same slow failure again is exactly the cycle
+the failure-cycle rule exists for (a dev server that times out the same way after every
+restart), so a failure waits only by what it is (:func:`waits_for_time`), as before. The
+price of the measure: a slow check re-run with nothing changed (a green suite that takes a
+minute) waited too, so the identical-result rule no longer counts it; catching that takes
+evidence of what changed between the runs, not of time.
+
+The clock *between* two identical calls is deliberately not evidence on its own. That gap
+is mostly the model's own latency and the harness's overhead: a slower model (a reasoning
+model taking 20 s a turn) spinning on a poll that answers at once is as stuck as a fast
+one, and a rule that excused it would get weaker exactly for slow models and would depend
+on the provider's speed and the worker's load, not on the world (the simulator and the
+workflow would disagree too). Time the model *gave* the world is visible already, as a
+call: a separate ``sleep``/``wait`` call, or any call that itself took long, advances the
+wait epoch, and every rule reads that. The clock itself reaches every rule
+(``RuleReview.now``) for rules that need elapsed time; none of the three here does.
 """
 
 from __future__ import annotations
@@ -110,6 +135,14 @@ _WAITING_COMMAND = re.compile(
     r"|--watch\b|--wait\b|\buntil\b.*\bdo\b"
 )
 _WAITING_TOOL_NAMES = frozenset({"sleep", "wait"})
+
+
+# A successful call that took at least this long (seconds on the prompt's clock) waited
+# for the world: a long poll (CI and queue APIs hold a request 20-60 s), a blocking wait, a
+# tool honouring a retry-after. Ten seconds is far above what an instant status call,
+# listing or read costs (milliseconds to a second or two, model latency not included: it
+# is not the call's), and at or below the shortest long poll or back-off a tool applies.
+LONG_CALL_SECONDS = 10.0
 
 
 def waits_for_time(call: ToolCall) -> bool:
@@ -212,12 +245,20 @@ def result_kind(outcome: ToolOutcome) -> ResultKind:
     return ResultKind.OTHER
 
 
+def waited(call: ToolCall, kind: ResultKind, duration: float) -> bool:
+    """True for a call after which the world may have changed: it waits by what it is
+    (:func:`waits_for_time`), or it succeeded after taking at least
+    :data:`LONG_CALL_SECONDS` (a failure waits only by what it is; see the module doc)."""
+    return waits_for_time(call) or (kind is ResultKind.SUCCESS and duration >= LONG_CALL_SECONDS)
+
+
 @dataclass(frozen=True)
 class CallEvidence:
     """One settled call: its tool, its call digest, what came back (as a private
-    fingerprint), whether it waited for time to pass, whether it changed the world (a
-    state-changing tool succeeded), and how many such changes the prompt saw before it.
-    Never logged or labelled."""
+    fingerprint), whether it waited for time to pass (:func:`waited`: by what it is, or a
+    success that took long), whether it changed the world (a state-changing tool
+    succeeded), and how many such changes the prompt saw before it. Never logged or
+    labelled."""
 
     tool: str
     digest: str
@@ -241,7 +282,10 @@ def call_evidence(
     *,
     state_changing: bool = False,
     changes_before: int = 0,
+    duration: float = 0.0,
 ) -> CallEvidence:
+    """``duration``: the seconds the call took on the prompt's clock (0: unknown or
+    instant)."""
     text = outcome.error_message or outcome.content
     kind = result_kind(outcome)
     return CallEvidence(
@@ -249,8 +293,9 @@ def call_evidence(
         digest=digest,
         kind=kind,
         fingerprint=output_fingerprint(text, call.arguments),
-        waits=waits_for_time(call),
+        waits=waited(call, kind, duration),
         paths=path_values(call),
         changes=state_changing and kind is ResultKind.SUCCESS,
         changes_before=changes_before,
+        duration=duration,
     )

@@ -12,12 +12,14 @@ argument values masked) was already seen for that tool in an earlier batch of th
 a *recurrence*, and recurrences count across successes of other calls. A batch counts once
 per tool, however many of its calls failed that way (siblings that failed together were one
 decision, as the guard's two-batch rule says). A recurrence does not count when time passed
-since the same failure last came back (a waiting call succeeded in between, or the failing
-call itself waits): polling a status that fails until the world changes is waiting, not
-looping. A tool's count resets when a call of that tool that failed earlier now succeeds
-unchanged (the failing thing works now), and every count resets on new user input. At
-:data:`FAILURE_CYCLE_THRESHOLD` recurrences the model gets the reminder below; the tool's
-next recurrence stops the prompt.
+since the same failure last came back (a waiting call succeeded in between — a ``sleep``, or
+any call that succeeded after taking long — or the failing call itself waits by what it is):
+polling a status that fails until the world changes is waiting, not looping. A failure's
+own duration is no excuse (``workflows.rules.evidence``, "Time as evidence"): the same slow
+failure again is the cycle. A tool's count resets when a call of that tool that failed
+earlier now succeeds unchanged (the failing thing works now), and every count resets on new
+user input. At :data:`FAILURE_CYCLE_THRESHOLD` recurrences the model gets the reminder
+below; the tool's next recurrence stops the prompt.
 """
 
 from __future__ import annotations

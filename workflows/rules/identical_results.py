@@ -9,10 +9,13 @@ watches successes: per call digest, a success whose output fingerprint
 
 Legitimate polling returns identical output too (a job still running), so the threshold is
 high, and a repeat does not count when time passed since the call last returned (a waiting
-call succeeded in between, or the call itself waits) or when another call changed the world
-since (a state-changing tool succeeded: re-running the suite after an edit verifies the edit,
-even when the output is the same). An output that changed is progress and returns the call
-to the bottom; new user input resets every call. A batch counts once per call. At
+call succeeded in between, or the call itself waited: by what it is, like ``sleep``, or by
+taking at least ``evidence.LONG_CALL_SECONDS``, like a long poll or a status call that blocks
+until the job moves; ``workflows.rules.evidence``, "Time as evidence") or when another call
+changed the world since (a state-changing tool succeeded: re-running the suite after an edit
+verifies the edit, even when the output is the same). An output that changed is progress
+and returns the call to the bottom; new user input resets every call. A batch counts once
+per call. At
 :data:`IDENTICAL_RESULT_THRESHOLD` repeats of one call the model gets the reminder below;
 that call's next repeat stops the prompt. Failures are the failure-cycle rule's business.
 """

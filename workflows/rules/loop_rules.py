@@ -11,7 +11,8 @@ three points:
   before counts toward the refusal's repeat limit (:meth:`LoopRules.unchanged_failures_over`).
   An identical re-request of a call the user denied is answered without asking again (R4,
   :meth:`LoopRules.answer_check`).
-- **Settlement.** Each settled call becomes :class:`~workflows.rules.evidence.CallEvidence`; a
+- **Settlement.** Each settled call becomes :class:`~workflows.rules.evidence.CallEvidence`,
+  with the seconds it took on the prompt's clock; a
   failure of a call that failed before, now with an output it never had, is marked as
   progress for the guard, which then neither advances nor resets on it (R0).
 - **Review**, after the input drain: every rule of the table (``workflows.rules.registry``:
@@ -19,13 +20,19 @@ three points:
   counter and climbs its reminder ladder (``workflows.rules.ladder``). Nothing here names a
   rule: a new row in the table is reviewed, moded and reported without a change here.
 
+The prompt's clock (seconds since the prompt started, scripted time included: docs/
+architecture.md, "Loop profiles", "Time") is the caller's: the workflow and the simulator
+hand each batch's call durations to :meth:`LoopRules.settle` and the clock to
+:meth:`LoopRules.review`. A prompt that replays from before ``PROGRESS_RULES_PATCH`` has no
+clock: its durations are ignored, whatever it is handed.
+
 Fingerprints and digests stay in this state: never logged, labelled or put in a search
-attribute. No Temporal, no I/O, no clock.
+attribute. No Temporal, no I/O, no clock of its own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -113,7 +120,7 @@ class LoopRules:
             )
             for spec in RULES
         }
-        # Batches so far in which a call that waits for time to pass succeeded.
+        # Batches so far in which a call that waited (evidence.waited) succeeded.
         self.wait_epoch = 0
         # Successful calls of state-changing tools so far.
         self.changes = 0
@@ -186,16 +193,22 @@ class LoopRules:
         digests: list[str],
         outcomes: list[ToolOutcome],
         state_changing: frozenset[str] = frozenset(),
+        durations: Sequence[float] = (),
     ) -> list[bool]:
         """Read one settled batch (``state_changing``: the tools whose success changes the
-        world); returns, per outcome, whether it is progress (R0)."""
+        world; ``durations``: per outcome, the seconds the call took on the prompt's clock,
+        zeros when not given); returns, per outcome, whether it is progress (R0)."""
         if not self.active:
             return [False] * len(outcomes)
+        if not self.progress_rules or not durations:
+            durations = [0.0] * len(outcomes)
         self._settled = []
         relaxed, self._relaxed = self._relaxed, set()
         before = {digest: set(seen) for digest, seen in self.fingerprints.items()}
         progress: list[bool] = []
-        for call, digest, outcome in zip(calls, digests, outcomes, strict=True):
+        for call, digest, outcome, duration in zip(
+            calls, digests, outcomes, durations, strict=True
+        ):
             evidence = call_evidence(
                 call,
                 digest,
@@ -204,6 +217,7 @@ class LoopRules:
                 state_changing=call.name in state_changing
                 and not (self.progress_rules and is_inspection(call)),
                 changes_before=self.changes,
+                duration=duration,
             )
             self.changes += evidence.changes
             self._settled.append(evidence)
@@ -236,9 +250,13 @@ class LoopRules:
 
     # --- review ---------------------------------------------------------------------------
 
-    def review(self, *, input_arrived: bool, enforcement_disabled: bool) -> list[RuleDecision]:
+    def review(
+        self, *, input_arrived: bool, enforcement_disabled: bool, now: float = 0.0
+    ) -> list[RuleDecision]:
         """After the input drain: refresh the failure marks, let every rule of the table
-        review the batch in consultation order, advance time."""
+        review the batch in consultation order (``now``: the prompt's clock when the batch
+        settled, in seconds), advance the wait epoch when a call of the batch waited and
+        succeeded."""
         if not self.active:
             return []
         batch, self._settled = self._settled, []
@@ -257,7 +275,11 @@ class LoopRules:
             mode = effective_rule_mode(mode, enforcement_disabled)
             found = self.counters[spec.rule].review(
                 RuleReview(
-                    batch=batch, wait_epoch=self.wait_epoch, input_arrived=input_arrived, mode=mode
+                    batch=batch,
+                    wait_epoch=self.wait_epoch,
+                    input_arrived=input_arrived,
+                    mode=mode,
+                    now=now if self.progress_rules else 0.0,
                 )
             )
             for key, kind, count in found:

@@ -384,13 +384,16 @@ class BatchProtections:
         ran: Mapping[int, ToolOutcome | None],
         *,
         may_forget: Callable[[], bool] = lambda: True,
+        durations: Mapping[int, float] | None = None,
     ) -> list[ToolOutcome]:
         """Every outcome of the batch in call order, with the protections' state updated.
 
         ``ran`` has the outcome of every cleared call by index, ``None`` for a call cut
         before it could start (it settles as cancelled, not started). ``may_forget`` is
         asked only when a state-changing call succeeded, before its failures are
-        forgotten (the workflow's patch check).
+        forgotten (the workflow's patch check). ``durations``: the seconds each call that
+        ran took on the prompt's clock, by index (the recommended rules' time evidence;
+        a call without one took none).
         """
         outcomes: list[ToolOutcome] = []
         for decision in screening.decisions:
@@ -416,20 +419,26 @@ class BatchProtections:
             self._invalid_params.observe(outcome)
         self.progress = (
             self.loop_rules.settle(
-                screening.calls, screening.digests, outcomes, screening.state_changing
+                screening.calls,
+                screening.digests,
+                outcomes,
+                screening.state_changing,
+                [(durations or {}).get(d.index, 0.0) for d in screening.decisions],
             )
             if self.loop_rules
             else []
         )
         return outcomes
 
-    def review(self, *, input_arrived: bool, enforcement_disabled: bool) -> list[RuleDecision]:
-        """The recommended profile's rules on the settled batch, after the input drain
-        (nothing in the seed profile)."""
+    def review(
+        self, *, input_arrived: bool, enforcement_disabled: bool, now: float = 0.0
+    ) -> list[RuleDecision]:
+        """The recommended profile's rules on the settled batch, after the input drain, at
+        the prompt's clock ``now`` (nothing in the seed profile)."""
         if self.loop_rules is None:
             return []
         return self.loop_rules.review(
-            input_arrived=input_arrived, enforcement_disabled=enforcement_disabled
+            input_arrived=input_arrived, enforcement_disabled=enforcement_disabled, now=now
         )
 
     # --- stopping -------------------------------------------------------------------------

@@ -174,3 +174,11 @@ def test_scripted_hangs_and_pauses_are_read_per_call_and_batch() -> None:
     assert [hooks.scripted_to_hang("build", n) for n in range(3)] == [False, True, True]
     assert not hooks.scripted_to_hang("read_file", 1)
     assert [hooks.pauses_at(batch) for batch in (1, 2, 3)] == [False, True, False]
+
+
+def test_scripted_durations_are_read_per_call_and_none_for_other_tools() -> None:
+    poll = FixtureTool(outcomes=[FixtureOutcome(duration_seconds=30), FixtureOutcome()])
+    hooks = ScenarioHooks(fixture_tools={"job_status": poll})
+
+    assert [hooks.scripted_duration("job_status", n) for n in range(3)] == [30.0, 0.0, 0.0]
+    assert hooks.scripted_duration("read_file", 0) is None

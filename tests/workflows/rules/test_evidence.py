@@ -7,12 +7,14 @@ import pytest
 
 from workflows.contracts import ToolCall, ToolOutcome
 from workflows.rules.evidence import (
+    LONG_CALL_SECONDS,
     ResultKind,
     call_evidence,
     normalized_output,
     output_fingerprint,
     path_values,
     transient_failure,
+    waited,
     waits_for_time,
 )
 
@@ -173,3 +175,47 @@ def test_a_calls_evidence_says_what_kind_of_result_it_was() -> None:
     other = ToolCall(call_id="c", name="read_file", arguments={"path": "b.txt"})
     b = outcome(status="error", execution_status="error", error_message="no b.txt")
     assert call_evidence(other, "e", b).fingerprint == call_evidence(call, "d", failed).fingerprint
+
+
+# --- time as evidence ---------------------------------------------------------------------
+
+
+def _status(status: str, **fields: object) -> ToolOutcome:
+    return ToolOutcome.model_validate(
+        {
+            "call_id": "c",
+            "tool_name": "job_status",
+            "policy_tool_name": "job_status",
+            "status": status,
+            "execution_status": status,
+            "content": "running",
+            **fields,
+        }
+    )
+
+
+def test_a_success_that_took_long_waited_and_an_instant_one_did_not() -> None:
+    poll = ToolCall(call_id="c", name="job_status", arguments={"id": "7"})
+    assert waited(poll, ResultKind.SUCCESS, LONG_CALL_SECONDS)
+    assert waited(poll, ResultKind.SUCCESS, 30.0)
+    assert not waited(poll, ResultKind.SUCCESS, LONG_CALL_SECONDS - 0.1)
+    assert not waited(poll, ResultKind.SUCCESS, 0.0)
+    evidence = call_evidence(poll, "d", _status("success"), duration=30.0)
+    assert evidence.waits and evidence.duration == 30.0
+    assert not call_evidence(poll, "d", _status("success")).waits
+
+
+def test_a_failure_waits_only_by_what_it_is_however_long_it_took() -> None:
+    build = ToolCall(call_id="c", name="run_shell_command", arguments={"command": "make"})
+    assert not waited(build, ResultKind.FAILURE, 600.0)
+    failed = _status("error", error_message="build failed")
+    assert not call_evidence(build, "d", failed, duration=600.0).waits
+    rollout = ToolCall(
+        call_id="c", name="run_shell_command", arguments={"command": "kubectl rollout status x"}
+    )
+    assert waited(rollout, ResultKind.FAILURE, 0.0)
+
+
+def test_a_waiting_command_waits_even_when_instant() -> None:
+    sleep = ToolCall(call_id="c", name="run_shell_command", arguments={"command": "sleep 30"})
+    assert call_evidence(sleep, "d", _status("success"), duration=0.0).waits
