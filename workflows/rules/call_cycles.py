@@ -14,8 +14,12 @@ and output fingerprints of its calls, ``workflows.rules.evidence``), and the rul
 the last batches repeating with a period of 2 to :data:`MAX_PERIOD` batches: a batch that
 repeats the one ``p`` batches before it extends a run, and once the run covers a whole period
 (the cycle came round twice) every further whole period is one *repetition* of that cycle.
-Only the smallest period counts, and a cycle whose batches are all the same (period 1) is not
-a cycle here: that is R3's business, so the two never count the same shape twice.
+Only the smallest period counts, and the *calls* must cycle too: batches that are all the
+same (period 1), or one call whose answer flaps between two values, are R3's business (a
+repeat; a poll). A cycle made only of reads is also seen by R3, call by call, but only at each
+call's eighth identical result: R5 reminds first and, in ``enforce``, stops first, so the
+prompt records the cycle; with the stop off (``warn``) the model may read both reminders,
+once each.
 
 Progress breaks a cycle and returns the rule to zero: a call that waited succeeded (time
 passed: a poll that waits is not a spin), a state-changing success led to a *new* state (its
@@ -80,12 +84,15 @@ def batch_signature(batch: list[CallEvidence]) -> str:
     return _digest("\n".join(parts))
 
 
+def calls_signature(batch: list[CallEvidence]) -> str:
+    """A private digest of what the batch asked, whatever came back."""
+    return _digest("\n".join(sorted(c.digest for c in batch)))
+
+
 def _primitive(window: list[str]) -> bool:
     """Whether ``window`` is not a shorter sequence repeated (``ABAB`` is ``AB`` twice)."""
     size = len(window)
-    return not any(
-        size % q == 0 and window == window[:q] * (size // q) for q in range(1, size)
-    )
+    return not any(size % q == 0 and window == window[:q] * (size // q) for q in range(1, size))
 
 
 def _cycle_key(window: list[str]) -> str:
@@ -99,8 +106,10 @@ class CallCycles(RuleCounter):
     known to hold, and where each cycle stands on the ladder."""
 
     threshold: int = Field(default=CALL_CYCLE_THRESHOLD, ge=1)
-    # The last MAX_PERIOD signatures since the run was last broken, oldest first.
+    # The last MAX_PERIOD signatures since the run was last broken, oldest first, and what
+    # those batches asked (their calls only).
     recent: list[str] = Field(default_factory=list)
+    recent_calls: list[str] = Field(default_factory=list)
     # Per period: how many batches in a row repeated the one that many batches before.
     runs: dict[int, int] = Field(default_factory=dict)
     # The files written so far (path → content digest) and the workspace states seen.
@@ -111,7 +120,12 @@ class CallCycles(RuleCounter):
 
     def _restart(self) -> None:
         self.recent.clear()
+        self.recent_calls.clear()
         self.runs.clear()
+
+    def _remember(self, batch: list[CallEvidence]) -> None:
+        self.recent = [*self.recent, batch_signature(batch)][-MAX_PERIOD:]
+        self.recent_calls = [*self.recent_calls, calls_signature(batch)][-MAX_PERIOD:]
 
     def _progress(self, batch: list[CallEvidence]) -> bool:
         """Whether the batch moved anything: a waiting success, or a change to a new state."""
@@ -145,7 +159,7 @@ class CallCycles(RuleCounter):
             self._restart()
             self.rungs.clear()
             if not review.input_arrived:
-                self.recent.append(batch_signature(batch))
+                self._remember(batch)
             return []
         if not batch or any(call.kind is not ResultKind.SUCCESS for call in batch):
             self._restart()  # failures are R2's business, denials R4's
@@ -154,12 +168,16 @@ class CallCycles(RuleCounter):
         for period in range(2, MAX_PERIOD + 1):
             repeats = len(self.recent) >= period and self.recent[-period] == signature
             self.runs[period] = self.runs.get(period, 0) + 1 if repeats else 0
-        remember = [*self.recent, signature]
-        self.recent = remember[-MAX_PERIOD:]
+        self._remember(batch)
         for period in range(2, MAX_PERIOD + 1):
             run = self.runs[period]
-            window = remember[-period:]
-            if run < period or not _primitive(window):
+            window = self.recent[-period:]
+            # The calls must cycle too: one call whose answer flaps is a poll (R3's business).
+            if (
+                run < period
+                or not _primitive(window)
+                or not _primitive(self.recent_calls[-period:])
+            ):
                 continue
             if run % period:
                 return []  # inside a repetition of the shortest cycle
