@@ -8,6 +8,7 @@ carrying file writes, which the file tools report.
 
 from __future__ import annotations
 
+from workflows.contracts import ToolCall
 from workflows.contracts.prompt import LoopType
 from workflows.rules import LoopRule, LoopSettings, RuleDecisionKind
 from workflows.rules.call_cycles import (
@@ -18,16 +19,19 @@ from workflows.rules.call_cycles import (
 )
 from workflows.rules.evidence import CallEvidence, ResultKind
 from workflows.rules.identical_results import IDENTICAL_RESULT_REMINDER
-from workflows.rules.ladder import RuleReview
+from workflows.rules.ladder import RuleFinding, RuleReview
 from workflows.rules.loop_rules import LoopRules
 from workflows.rules.registry import rule_spec
 from workflows.seed.guard import GuardMode
 from workflows.seed.protections import LoopStop
 
-from .test_loop_rules import Prompt, Round, call, fails, sh, works
+from .test_loop_rules import Outcome, Prompt, Round, call, fails, sh, works
+
+# Each batch of a cycle: its (call, outcome) steps.
+Cycle = list[tuple[tuple[ToolCall, Outcome], ...]]
 
 
-def inspect_cycle() -> list:
+def inspect_cycle() -> Cycle:
     """A period-3 cycle R3 cannot see: two shell commands (state-changing) and a read."""
     return [
         ((sh("git status"), works("nothing to commit, working tree clean")),),
@@ -36,7 +40,7 @@ def inspect_cycle() -> list:
     ]
 
 
-def go_round(prompt: Prompt, cycle: list, times: int) -> list[Round]:
+def go_round(prompt: Prompt, cycle: Cycle, times: int) -> list[Round]:
     return [prompt.batch(*steps) for _ in range(times) for steps in cycle]
 
 
@@ -154,7 +158,7 @@ def test_writes_to_new_states_are_progress_and_back_to_an_earlier_state_is_not()
     kinds = [kind for batch in found for _, kind, _ in batch]
     assert kinds == [RuleDecisionKind.WARN, RuleDecisionKind.STOP]
     # Both states were new the first time round; the cycle starts at the second.
-    assert [i + 1 for i, batch in enumerate(found) if batch][0] == 1 + 2 * (
+    assert next(i + 1 for i, batch in enumerate(found) if batch) == 1 + 2 * (
         CALL_CYCLE_THRESHOLD + 1
     )
     # The same call writing a new content every time (an append) moves the workspace on.
@@ -248,7 +252,7 @@ def evidence(
     )
 
 
-def review(counter: CallCycles, batch: list[CallEvidence]) -> list:
+def review(counter: CallCycles, batch: list[CallEvidence]) -> list[RuleFinding]:
     return counter.review(
         RuleReview(batch=batch, wait_epoch=0, input_arrived=False, mode=GuardMode.ENFORCE)
     )

@@ -18,7 +18,7 @@ from workflows.rules.evidence import (
     inspects_only,
     verification_key,
 )
-from workflows.rules.ladder import RuleReview
+from workflows.rules.ladder import RuleFinding, RuleReview
 from workflows.rules.loop_rules import LoopRules
 from workflows.rules.repeated_verifications import (
     REPEATED_VERIFICATION_REMINDER,
@@ -249,7 +249,7 @@ def check(*, waits: bool = False) -> CallEvidence:
     )
 
 
-def review(counter: RepeatedVerifications, batch: list[CallEvidence]) -> list:
+def review(counter: RepeatedVerifications, batch: list[CallEvidence]) -> list[RuleFinding]:
     return counter.review(
         RuleReview(batch=batch, wait_epoch=0, input_arrived=False, mode=GuardMode.ENFORCE)
     )
