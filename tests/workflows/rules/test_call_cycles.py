@@ -8,6 +8,8 @@ carrying file writes, which the file tools report.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from workflows.contracts import ToolCall
 from workflows.contracts.prompt import LoopType
 from workflows.rules import LoopRule, LoopSettings, RuleDecisionKind
@@ -28,7 +30,7 @@ from workflows.seed.protections import LoopStop
 from .test_loop_rules import Outcome, Prompt, Round, call, fails, sh, works
 
 # Each batch of a cycle: its (call, outcome) steps.
-Cycle = list[tuple[tuple[ToolCall, Outcome], ...]]
+Cycle = Sequence[tuple[tuple[ToolCall, Outcome], ...]]
 
 
 def inspect_cycle() -> Cycle:
