@@ -53,7 +53,7 @@ def last_system_message(result: SimResult) -> str:
 
 def test_a_cycle_of_successful_inspections_is_stopped_as_a_call_cycle() -> None:
     # git_status is a mutating tool (as a shell command is): R3 resets on it every round.
-    tools = {
+    tools: dict[str, Json] = {
         "git_status": {"mutating": True, "outcomes": [ok("nothing to commit, working tree clean")]},
         "read_file": {"outcomes": [ok("def main():\n    return 1\n")]},
         "list_dir": {"outcomes": [ok("app.py\nutil.py")]},
@@ -90,7 +90,7 @@ def test_a_green_suite_rerun_to_confirm_is_stopped_as_a_repeated_verification() 
 
 
 def test_fix_then_recheck_with_the_same_green_result_runs_to_its_end() -> None:
-    tools = {
+    tools: dict[str, Json] = {
         "edit_file": {"mutating": True, "outcomes": [ok("Edited (1 replacement).")]},
         "read_file": {"outcomes": [ok("def h():\n    return old_api()\n")]},
         "run_shell_command": {"outcomes": [ok("120 passed in 8.2s")]},
