@@ -61,7 +61,7 @@ class WorkspaceSpec(_Strict):
 
 
 PermissionChoice = Literal["approve", "reject", "ignore"]
-RuleName = Literal["failure_cycle", "identical_result", "denied_call"]
+RuleName = Literal["failure_cycle", "identical_result", "denied_call", "call_cycle", "verification"]
 
 
 class Scenario(_Strict):

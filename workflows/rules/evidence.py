@@ -51,6 +51,7 @@ from enum import StrEnum
 from typing import Any
 
 from workflows.contracts.outcome import ExecutionStatus, TerminalStatus, ToolCall, ToolOutcome
+from workflows.rules.inspection import is_inspection
 
 # Argument values shorter than this are too likely to occur by chance in unrelated output.
 MIN_MASKED_ARGUMENT_CHARS = 3
@@ -216,6 +217,165 @@ def path_values(call: ToolCall) -> frozenset[str]:
     return frozenset(values)
 
 
+# --- verifications and inspections ----------------------------------------------------
+
+# A *verification* is a call whose point is to check the workspace without changing it: a
+# test run, a linter, a type checker, a build (the repeated-verification rule, R6,
+# docs/architecture.md "Loop profiles"). The classification is deliberately conservative:
+# a shell command is a verification only when every part of it (split on ``&&``, ``||``,
+# ``;`` and pipes) is a known checker, a ``cd``, or a read-only filter of its output, and
+# nothing in it fixes, writes or updates (``--fix``, ``--write``, ``-u``, a redirection to
+# a file). Anything else is not a verification, so it counts as whatever it is (a change,
+# for a shell command). Its key is the checkers it runs, whatever their flags or selection
+# (``pytest -q``, ``pytest -v`` and ``pytest tests/`` are one check); private, like a digest.
+
+_RUNNER_PREFIXES = frozenset({"uv", "poetry", "pipenv", "hatch", "pdm", "rye"})  # ``<x> run``
+_PYTHON = re.compile(r"^python(?:\d(?:\.\d+)?)?$")
+_PACKAGE_MANAGERS = frozenset({"npm", "pnpm", "yarn", "bun"})
+_PACKAGE_SCRIPTS = frozenset(
+    {"test", "tests", "lint", "typecheck", "type-check", "types", "check", "build", "tsc"}
+)
+# Programs that are a check by themselves, whatever their flags (minus the fixing ones).
+_CHECKERS = frozenset(
+    {
+        "pytest",
+        "py.test",
+        "mypy",
+        "pyright",
+        "flake8",
+        "pylint",
+        "eslint",
+        "jest",
+        "vitest",
+        "mocha",
+        "tsc",
+        "shellcheck",
+        "hadolint",
+        "rspec",
+        "phpunit",
+    }
+)
+# Programs that check with one of these subcommands.
+_SUBCOMMAND_CHECKERS: dict[str, frozenset[str]] = {
+    "ruff": frozenset({"check"}),
+    "go": frozenset({"test", "vet", "build"}),
+    "cargo": frozenset({"test", "check", "clippy", "build"}),
+    "make": frozenset({"test", "check", "lint", "typecheck"}),
+    "golangci-lint": frozenset({"run"}),
+    "mvn": frozenset({"test", "verify"}),
+    "./gradlew": frozenset({"test", "check", "build"}),
+    "gradle": frozenset({"test", "check", "build"}),
+    "dotnet": frozenset({"test", "build"}),
+    "deno": frozenset({"test", "lint", "check"}),
+}
+# Formatters that only check with ``--check``.
+_CHECK_FLAG_CHECKERS = frozenset({"black", "prettier", "isort", "rustfmt"})
+_FIXING_FLAG = re.compile(
+    r"^(?:--fix(?:=.*)?|--fix-only|--write|-w|--update-snapshots?|-u|--snapshot-update|"
+    r"--in-place|-i|--inplace|--unsafe-fixes|--watch|--watchAll)$"
+)
+# Read-only filters of a checker's output (``pytest -q | tail -20``) and read-only
+# inspections of the workspace (``git status``, ``ls``): they change nothing.
+_READ_ONLY_PROGRAMS = frozenset(
+    {"cat", "head", "tail", "grep", "rg", "wc", "ls", "pwd", "tree", "stat", "file", "less"}
+)
+_READ_ONLY_GIT = frozenset({"status", "diff", "log", "show", "blame", "rev-parse", "ls-files"})
+_WRITES_UNSAFE = re.compile(r"(?<![0-9&])>|>>|\btee\b|`|\$\(")
+_SEGMENT_SPLIT = re.compile(r"&&|\|\||;|\||\n")
+_REDIRECT_TOKEN = re.compile(r"^\d?>&\d$|^\d?>/dev/null$")
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+# Tool names (the part after an MCP server's ``__``) that run a check.
+_VERIFYING_TOOL_NAMES = frozenset(
+    {
+        "run_tests",
+        "run_test",
+        "test",
+        "tests",
+        "lint",
+        "run_lint",
+        "run_linter",
+        "typecheck",
+        "type_check",
+        "check_types",
+        "run_typecheck",
+        "build",
+        "run_build",
+    }
+)
+
+
+def _segment_checker(words: list[str]) -> str | None:
+    """The checker one command segment runs (``pytest``, ``cargo test``), or ``None``."""
+    while words and _ASSIGNMENT.match(words[0]):
+        words = words[1:]  # FOO=1 pytest
+    if len(words) >= 2 and words[0] in _RUNNER_PREFIXES and words[1] == "run":
+        words = words[2:]  # uv run pytest
+    elif words and words[0] == "npx":
+        words = words[1:]
+    if len(words) >= 3 and _PYTHON.match(words[0]) and words[1] == "-m":
+        words = words[2:]  # python -m pytest
+        if words and words[0] == "unittest":
+            return "unittest"
+    if not words:
+        return None
+    program, rest = words[0], words[1:]
+    if any(_FIXING_FLAG.match(word) for word in rest):
+        return None
+    if program in _PACKAGE_MANAGERS:
+        script = rest[1] if rest[:1] == ["run"] and len(rest) > 1 else (rest[0] if rest else "")
+        return f"{program} {script}" if script in _PACKAGE_SCRIPTS else None
+    if program in _CHECKERS:
+        return program
+    if program in _SUBCOMMAND_CHECKERS:
+        return f"{program} {rest[0]}" if rest and rest[0] in _SUBCOMMAND_CHECKERS[program] else None
+    if program in _CHECK_FLAG_CHECKERS:
+        return program if "--check" in rest else None
+    return None
+
+
+def _read_only(words: list[str]) -> bool:
+    if not words:
+        return True
+    program = words[0]
+    if program == "cd" or program in _READ_ONLY_PROGRAMS:
+        return True
+    return program == "git" and len(words) > 1 and words[1] in _READ_ONLY_GIT
+
+
+def _shell_words(segment: str) -> list[str]:
+    return [word for word in segment.split() if not _REDIRECT_TOKEN.match(word)]
+
+
+def _command(call: ToolCall) -> str | None:
+    command = (call.arguments or {}).get("command")
+    return command if isinstance(command, str) and command.strip() else None
+
+
+def verification_key(call: ToolCall) -> str:
+    """A private key of the checks the call runs (``""``: it is not a verification)."""
+    name = call.name.rsplit("__", 1)[-1].lower()
+    command = _command(call)
+    if command is None:
+        if name not in _VERIFYING_TOOL_NAMES:
+            return ""
+        checkers = [f"tool:{name}"]
+    else:
+        if _WRITES_UNSAFE.search(command):
+            return ""
+        checkers = []
+        for segment in _SEGMENT_SPLIT.split(command):
+            words = _shell_words(segment)
+            checker = _segment_checker(words)
+            if checker is not None:
+                checkers.append(checker)
+            elif not _read_only(words):
+                return ""
+        if not checkers:
+            return ""
+    joined = "\n".join(sorted(set(checkers)))
+    return hashlib.sha256(f"verification\n{joined}".encode()).hexdigest()[:32]
+
+
 # --- one settled call, as the recommended rules read it ---------------------------------
 
 
@@ -273,6 +433,10 @@ class CallEvidence:
     # The files a successful call changed, as (path, content digest) pairs, when the tool
     # knows them (the built-in file tools, a scenario fixture's ``writes``); private.
     writes: tuple[tuple[str, str], ...] = ()
+    # A private key of the checks the call runs (a test suite, a linter; ``""``: none), and
+    # whether it is a shell command that only reads (R6; see ``verification_key``).
+    verifies: str = ""
+    inspects: bool = False
 
 
 def call_evidence(
@@ -298,4 +462,6 @@ def call_evidence(
         changes=state_changing and kind is ResultKind.SUCCESS,
         changes_before=changes_before,
         duration=duration,
+        verifies=verification_key(call),
+        inspects=is_inspection(call),
     )

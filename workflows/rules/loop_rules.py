@@ -16,7 +16,8 @@ three points:
   failure of a call that failed before, now with an output it never had, is marked as
   progress for the guard, which then neither advances nor resets on it (R0).
 - **Review**, after the input drain: every rule of the table (``workflows.rules.registry``:
-  R4 denial rounds, R2 failure cycles, R3 identical results) reviews the batch with its own
+  R4 denial rounds, R2 failure cycles, R3 identical results, R6 repeated verifications, R5
+  call cycles) reviews the batch with its own
   counter and climbs its reminder ladder (``workflows.rules.ladder``). Nothing here names a
   rule: a new row in the table is reviewed, moded and reported without a change here.
 
@@ -95,7 +96,7 @@ class RuleDecision:
 
 
 class LoopRules:
-    """One prompt's recommended-profile state: R0 fingerprints, R1 failure marks, R2–R4."""
+    """One prompt's recommended-profile state: R0 fingerprints, R1 failure marks, R2–R6."""
 
     def __init__(
         self,

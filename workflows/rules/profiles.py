@@ -5,12 +5,12 @@ design seeds: the repeated-failure guard's reducer (``workflows.seed.guard``) wi
 evidence and the failed-call refusal (``workflows.seed.failed_call_refusal``) as they are. The
 ``recommended`` profile keeps both and adds what real sessions showed they miss: progress
 evidence for the guard, relaxations of the refusal (time passed, a refresh, a transient
-failure, shell commands), and three rules of its own — failure cycles, identical results
-and denied calls.
+failure, shell commands), and rules of its own — failure cycles, identical results, denied
+calls, call cycles and repeated verifications.
 
 Which profile runs is an operator policy, resolved like the guard mode: once per session
 (or per prompt started outside one) through the operator-settings activity, recorded in
-history, handed to every prompt. Each of the three new rules runs in the guard's mode
+history, handed to every prompt. Each of these rules runs in the guard's mode
 (``off``/``shadow``/``warn``/``enforce``) unless the operator overrides it per rule, so the
 rules roll out shadow-first exactly like the guard.
 """
@@ -48,6 +48,8 @@ class LoopSettings(BaseModel):
     failure_cycle_mode: GuardMode | None = None
     identical_result_mode: GuardMode | None = None
     denied_call_mode: GuardMode | None = None
+    call_cycle_mode: GuardMode | None = None
+    verification_mode: GuardMode | None = None
     # Whether an unchanged repeat of a failed shell command is admitted (the failure-cycle
     # rule governs shell repeats instead). Only the benchmark turns it off, to measure it.
     shell_repeats_admitted: bool = True

@@ -27,6 +27,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
+from workflows.rules.call_cycles import (
+    CALL_CYCLE_REMINDER,
+    CALL_CYCLE_STOP_MESSAGE,
+    CALL_CYCLE_THRESHOLD,
+    CallCycles,
+)
 from workflows.rules.denied_calls import (
     DENIED_CALL_REMINDER,
     DENIED_CALL_STOP_MESSAGE,
@@ -46,6 +52,12 @@ from workflows.rules.identical_results import (
     IdenticalResults,
 )
 from workflows.rules.ladder import RuleCounter
+from workflows.rules.repeated_verifications import (
+    REPEATED_VERIFICATION_REMINDER,
+    REPEATED_VERIFICATION_STOP_MESSAGE,
+    REPEATED_VERIFICATION_THRESHOLD,
+    RepeatedVerifications,
+)
 
 
 class LoopRule(StrEnum):
@@ -55,6 +67,8 @@ class LoopRule(StrEnum):
     FAILURE_CYCLE = "repeated_failure_cycle"
     IDENTICAL_RESULT = "repeated_identical_result"
     DENIED_CALL = "repeated_denied_call"
+    CALL_CYCLE = "repeated_call_cycle"
+    VERIFICATION = "repeated_verification"
 
 
 @dataclass(frozen=True)
@@ -141,6 +155,29 @@ RULES: tuple[RuleSpec, ...] = (
         reminder=IDENTICAL_RESULT_REMINDER,
         stop_message=IDENTICAL_RESULT_STOP_MESSAGE,
         counter=IdenticalResults,
+    ),
+    # R6 before R5: a re-run check is the narrower cause of a cycle of checks.
+    RuleSpec(
+        rule=LoopRule.VERIFICATION,
+        name="verification",
+        docs_id="R6",
+        title="repeated-verification",
+        threshold=REPEATED_VERIFICATION_THRESHOLD,
+        reminder=REPEATED_VERIFICATION_REMINDER,
+        stop_message=REPEATED_VERIFICATION_STOP_MESSAGE,
+        counter=RepeatedVerifications,
+        progress=True,
+    ),
+    RuleSpec(
+        rule=LoopRule.CALL_CYCLE,
+        name="call_cycle",
+        docs_id="R5",
+        title="call-cycle",
+        threshold=CALL_CYCLE_THRESHOLD,
+        reminder=CALL_CYCLE_REMINDER,
+        stop_message=CALL_CYCLE_STOP_MESSAGE,
+        counter=CallCycles,
+        progress=True,
     ),
 )
 
