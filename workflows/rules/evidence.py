@@ -229,8 +229,9 @@ class CallEvidence:
     changes_before: int = 0
     # Seconds the call took on the prompt's clock (0 when unknown or instant).
     duration: float = 0.0
-    # The files a successful call changed, as (path, content digest) pairs, when the tool
-    # knows them (the built-in file tools, a scenario fixture's ``writes``); private.
+    # The files a successful call changed, as (path digest, content digest) pairs
+    # (``ToolOutcome.writes``), when the tool knows them (the built-in file tools, a
+    # scenario fixture's ``writes``); private.
     writes: tuple[tuple[str, str], ...] = ()
 
 
@@ -253,4 +254,5 @@ def call_evidence(
         paths=path_values(call),
         changes=state_changing and kind is ResultKind.SUCCESS,
         changes_before=changes_before,
+        writes=outcome.writes if kind is ResultKind.SUCCESS else (),
     )
