@@ -61,7 +61,9 @@ class WorkspaceSpec(_Strict):
 
 
 PermissionChoice = Literal["approve", "reject", "ignore"]
-RuleName = Literal["failure_cycle", "identical_result", "denied_call"]
+RuleName = Literal[
+    "failure_cycle", "identical_result", "denied_call", "workspace_revisit", "reformulation"
+]
 
 
 class Scenario(_Strict):

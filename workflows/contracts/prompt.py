@@ -45,6 +45,8 @@ class LoopType(StrEnum):
     REPEATED_DENIED_CALL = "repeated_denied_call"
     REPEATED_FAILURE_CYCLE = "repeated_failure_cycle"
     REPEATED_IDENTICAL_RESULT = "repeated_identical_result"
+    REPEATED_WORKSPACE_STATE = "repeated_workspace_state"
+    REPEATED_REFORMULATION = "repeated_reformulation"
     TURN_TOOL_CALL_CAP = "turn_tool_call_cap"
 
 

@@ -26,6 +26,7 @@ from enum import StrEnum
 from typing import Any
 
 from workflows.contracts.outcome import ExecutionStatus, TerminalStatus, ToolCall, ToolOutcome
+from workflows.rules.searches import search_signature
 
 # Argument values shorter than this are too likely to occur by chance in unrelated output.
 MIN_MASKED_ARGUMENT_CHARS = 3
@@ -233,6 +234,9 @@ class CallEvidence:
     # (``ToolOutcome.writes``), when the tool knows them (the built-in file tools, a
     # scenario fixture's ``writes``); private.
     writes: tuple[tuple[str, str], ...] = ()
+    # What the call searches for, when it is a search (``workflows.rules.searches``): a
+    # private digest, equal for two pages of one search; ``None`` for any other call.
+    search: str | None = None
 
 
 def call_evidence(
@@ -255,4 +259,5 @@ def call_evidence(
         changes=state_changing and kind is ResultKind.SUCCESS,
         changes_before=changes_before,
         writes=outcome.writes if kind is ResultKind.SUCCESS else (),
+        search=search_signature(call),
     )

@@ -46,6 +46,18 @@ from workflows.rules.identical_results import (
     IdenticalResults,
 )
 from workflows.rules.ladder import RuleCounter
+from workflows.rules.reformulations import (
+    REFORMULATION_BUDGET,
+    REFORMULATION_REMINDER,
+    REFORMULATION_STOP_MESSAGE,
+    Reformulations,
+)
+from workflows.rules.workspace_states import (
+    WORKSPACE_REVISIT_REMINDER,
+    WORKSPACE_REVISIT_STOP_MESSAGE,
+    WORKSPACE_REVISIT_THRESHOLD,
+    WorkspaceRevisits,
+)
 
 
 class LoopRule(StrEnum):
@@ -55,6 +67,8 @@ class LoopRule(StrEnum):
     FAILURE_CYCLE = "repeated_failure_cycle"
     IDENTICAL_RESULT = "repeated_identical_result"
     DENIED_CALL = "repeated_denied_call"
+    WORKSPACE_REVISIT = "repeated_workspace_state"
+    REFORMULATION = "repeated_reformulation"
 
 
 @dataclass(frozen=True)
@@ -141,6 +155,28 @@ RULES: tuple[RuleSpec, ...] = (
         reminder=IDENTICAL_RESULT_REMINDER,
         stop_message=IDENTICAL_RESULT_STOP_MESSAGE,
         counter=IdenticalResults,
+    ),
+    RuleSpec(
+        rule=LoopRule.WORKSPACE_REVISIT,
+        name="workspace_revisit",
+        docs_id="R7",
+        title="workspace-revisit",
+        threshold=WORKSPACE_REVISIT_THRESHOLD,
+        reminder=WORKSPACE_REVISIT_REMINDER,
+        stop_message=WORKSPACE_REVISIT_STOP_MESSAGE,
+        counter=WorkspaceRevisits,
+        progress=True,
+    ),
+    RuleSpec(
+        rule=LoopRule.REFORMULATION,
+        name="reformulation",
+        docs_id="R8",
+        title="reformulation-budget",
+        threshold=REFORMULATION_BUDGET,
+        reminder=REFORMULATION_REMINDER,
+        stop_message=REFORMULATION_STOP_MESSAGE,
+        counter=Reformulations,
+        progress=True,
     ),
 )
 

@@ -218,6 +218,8 @@ class SeawallSettings(BaseSettings):
     failure_cycle_guard: RuleModeWord = rule_mode_setting("failure_cycle_guard")
     identical_result_guard: RuleModeWord = rule_mode_setting("identical_result_guard")
     denied_call_guard: RuleModeWord = rule_mode_setting("denied_call_guard")
+    workspace_revisit_guard: RuleModeWord = rule_mode_setting("workspace_revisit_guard")
+    reformulation_guard: RuleModeWord = rule_mode_setting("reformulation_guard")
     # --- (end of the per-rule modes) ------------------------------------------------------
     context_budget_chars: int = setting(
         DEFAULT_CONTEXT_BUDGET_CHARS,
