@@ -16,7 +16,14 @@ from pathlib import Path
 from temporalio import activity
 
 from workflows.contracts.activity import ToolSpec
-from workflows.contracts.outcome import ExecutionStatus, ToolCall, ToolOutcome, is_denial
+from workflows.contracts.outcome import (
+    ExecutionStatus,
+    TerminalStatus,
+    ToolCall,
+    ToolOutcome,
+    file_write,
+    is_denial,
+)
 from workflows.contracts.scenario import FixtureTool
 from workflows.contracts.synthetic_outcomes import cancelled_outcome
 
@@ -94,4 +101,10 @@ async def run_fixture(call: ToolCall, fixture: FixtureTool, ordinal: int) -> Too
         error_message=scripted.message,
         # A scripted denial is the tool's own permission layer saying no.
         denied=is_denial(scripted.status, scripted.execution_status, scripted.error_type),
+        # What it wrote, digested as a built-in file tool's writes are; only on success.
+        writes=(
+            tuple(file_write(path, content) for path, content in scripted.writes.items())
+            if scripted.status == TerminalStatus.SUCCESS
+            else ()
+        ),
     )

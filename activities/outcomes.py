@@ -48,9 +48,15 @@ def not_started_outcome(
 
 
 def succeeded_outcome(
-    call: ToolCall, content: str, *, policy_tool_name: str, tool_type: str
+    call: ToolCall,
+    content: str,
+    *,
+    policy_tool_name: str,
+    tool_type: str,
+    writes: tuple[tuple[str, str], ...] = (),
 ) -> ToolOutcome:
-    """The call ran and its tool succeeded."""
+    """The call ran and its tool succeeded (``writes``: the files it changed, as private
+    digests, when the tool knows them)."""
     return ToolOutcome(
         call_id=call.call_id,
         tool_name=call.name,
@@ -59,6 +65,7 @@ def succeeded_outcome(
         status=TerminalStatus.SUCCESS,
         execution_status=ExecutionStatus.SUCCESS,
         content=content,
+        writes=writes,
     )
 
 

@@ -177,7 +177,13 @@ async def _execute(
             policy_tool_name=tool.name,
             tool_type=ToolType.NATIVE,
         )
-    return succeeded_outcome(call, content, policy_tool_name=tool.name, tool_type=ToolType.NATIVE)
+    return succeeded_outcome(
+        call,
+        content,
+        policy_tool_name=tool.name,
+        tool_type=ToolType.NATIVE,
+        writes=tuple(ctx.written),
+    )
 
 
 # --- post-processing ----------------------------------------------------------------------

@@ -93,6 +93,8 @@ RULE_CODES = {
     "repeated_denied_call": "denied",
     "repeated_failure_cycle": "cycle",
     "repeated_identical_result": "same",
+    "repeated_workspace_state": "revisit",
+    "repeated_reformulation": "reform",
     "turn_tool_call_cap": "cap",
 }
 PROFILE_SETTINGS: dict[str, LoopSettings] = {
@@ -114,6 +116,8 @@ SENSITIVITY: dict[LoopRule, tuple[int, ...]] = {
     LoopRule.FAILURE_CYCLE: (3, 4, 5, 6, 7, 8),
     LoopRule.IDENTICAL_RESULT: (3, 4, 5, 6, 7, 8),
     LoopRule.DENIED_CALL: (2, 3, 4),
+    LoopRule.WORKSPACE_REVISIT: (2, 3, 4, 5),
+    LoopRule.REFORMULATION: (6, 8, 10, 12, 15),
 }
 DEFAULT_THRESHOLDS: dict[LoopRule, int] = {rule: rule_spec(rule).threshold for rule in LoopRule}
 

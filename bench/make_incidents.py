@@ -33,8 +33,8 @@ import yaml
 from bench.corpus_builders import Entry
 from bench.incident_legit import real_legit
 from bench.incident_loops import real_loops
-from bench.incident_waiting_legit import waiting_legit
 from bench.incident_success_loops import success_loops
+from bench.incident_waiting_legit import waiting_legit
 
 # --- what each loop profile does with them ------------------------------------------------
 

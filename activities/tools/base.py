@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict
 from activities.heartbeat import Heartbeat, no_heartbeat
 from activities.sandbox import UNCONFINED, Sandbox
 from workflows.contracts import ToolErrorType
+from workflows.contracts.outcome import file_write
 
 ArgsT = TypeVar("ArgsT", bound=BaseModel)
 
@@ -48,6 +49,15 @@ class ToolContext:
     # The worker's probed sandbox (activities/sandbox/); the tool runner always passes it.
     # The default runs bare: only tests of the tools themselves rely on it.
     sandbox: Sandbox = UNCONFINED
+    # What the call wrote, as ``ToolOutcome.writes`` pairs (one context per call): the file
+    # tools record each file they changed, and the runner copies them into a successful
+    # outcome (progress evidence for the loop rules; docs/architecture.md, "Loop profiles").
+    written: list[tuple[str, str]] = field(default_factory=list)
+
+    def record_write(self, shown: str, content: bytes | None) -> None:
+        """Record that the file ``shown`` (workspace-relative) now holds ``content``
+        (``None``: it was deleted), as private digests only."""
+        self.written.append(file_write(shown, content))
 
 
 class ToolArgs(BaseModel):

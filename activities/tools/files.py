@@ -313,6 +313,7 @@ class WriteFileTool(BuiltinTool):
         shown = display_path(ctx.workspace_root, target)
         data = a.content.encode("utf-8")
         await asyncio.to_thread(_write_bytes, ctx.workspace_root, target, shown, data)
+        ctx.record_write(shown, data)
         return f"Wrote {len(data)} bytes to {shown!r}."
 
 
@@ -327,12 +328,14 @@ class EditFileArgs(ToolArgs):
     )
 
 
-def _edit(root: Path, target: Path, shown: str, a: EditFileArgs) -> str:
+def _edit(root: Path, target: Path, shown: str, a: EditFileArgs) -> tuple[str, bytes]:
+    """Apply the edit; the message for the model and the file's new content."""
     st = _stat(root, target, shown)
     if st is None:
         if a.old_string == "":
-            _write_bytes(root, target, shown, a.new_string.encode("utf-8"))
-            return f"Created new file {shown!r}."
+            data = a.new_string.encode("utf-8")
+            _write_bytes(root, target, shown, data)
+            return f"Created new file {shown!r}.", data
         raise ToolFailure(
             ToolErrorType.FILE_NOT_FOUND,
             f"file {shown!r} does not exist; to create it pass an empty old_string, or use "
@@ -368,8 +371,9 @@ def _edit(root: Path, target: Path, shown: str, a: EditFileArgs) -> str:
             ToolErrorType.EDIT_NO_CHANGE,
             f"old_string and new_string are identical, so {shown!r} would not change.",
         )
-    _write_bytes(root, target, shown, text.replace(a.old_string, a.new_string).encode("utf-8"))
-    return f"Replaced {found} occurrence(s) in {shown!r}."
+    data = text.replace(a.old_string, a.new_string).encode("utf-8")
+    _write_bytes(root, target, shown, data)
+    return f"Replaced {found} occurrence(s) in {shown!r}.", data
 
 
 class EditFileTool(BuiltinTool):
@@ -385,7 +389,9 @@ class EditFileTool(BuiltinTool):
         a = expect_args(args, EditFileArgs)
         target = resolve_in_workspace(ctx.workspace_root, a.path)
         shown = display_path(ctx.workspace_root, target)
-        return await asyncio.to_thread(_edit, ctx.workspace_root, target, shown, a)
+        message, data = await asyncio.to_thread(_edit, ctx.workspace_root, target, shown, a)
+        ctx.record_write(shown, data)
+        return message
 
 
 class ListDirectoryArgs(ToolArgs):

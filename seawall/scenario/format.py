@@ -61,7 +61,15 @@ class WorkspaceSpec(_Strict):
 
 
 PermissionChoice = Literal["approve", "reject", "ignore"]
-RuleName = Literal["failure_cycle", "identical_result", "denied_call", "call_cycle", "verification"]
+RuleName = Literal[
+    "failure_cycle",
+    "identical_result",
+    "denied_call",
+    "call_cycle",
+    "verification",
+    "workspace_revisit",
+    "reformulation",
+]
 
 
 class Scenario(_Strict):

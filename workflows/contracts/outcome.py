@@ -13,6 +13,8 @@ rather than crash. The enums below name the values this code produces.
 
 from __future__ import annotations
 
+import hashlib
+import posixpath
 from enum import StrEnum
 from typing import Any
 
@@ -124,6 +126,11 @@ class ToolOutcome(BaseModel):
     # layer (a fixture's denied outcome). Set explicitly by whoever answered; never
     # inferred from statuses or text (docs/architecture.md, "Loop profiles").
     denied: bool = False
+    # The files a successful call changed, as (path digest, content digest) pairs
+    # (:func:`file_write`): private digests, never the path or the content. Only producers
+    # that know what they wrote fill it (the built-in file tools, a scenario fixture's
+    # ``writes``); empty otherwise, and in every payload recorded before it existed.
+    writes: tuple[tuple[str, str], ...] = ()
 
     @property
     def contract_violation(self) -> bool:
@@ -139,6 +146,27 @@ class ToolOutcome(BaseModel):
         return (
             self.status == TerminalStatus.ERROR and self.execution_status == ExecutionStatus.ERROR
         )
+
+
+# The content digest of a file the call deleted.
+DELETED_FILE = "deleted"
+
+
+def _digest(kind: bytes, data: bytes) -> str:
+    return hashlib.sha256(kind + b"\x00" + data).hexdigest()[:32]
+
+
+def file_write(path: str, content: str | bytes | None) -> tuple[str, str]:
+    """One changed file as :attr:`ToolOutcome.writes` holds it: a private digest of its
+    workspace-relative path (normalized: ``./a//b.py`` is ``a/b.py``) and of its content
+    after the call (:data:`DELETED_FILE` when ``content`` is ``None``: the call deleted it).
+    Equal pairs mean the same file with the same content; neither digest is ever logged."""
+    normalized = posixpath.normpath(path.strip())
+    path_digest = _digest(b"path", normalized.encode("utf-8", "surrogatepass"))
+    if content is None:
+        return path_digest, DELETED_FILE
+    data = content.encode("utf-8", "surrogatepass") if isinstance(content, str) else content
+    return path_digest, _digest(b"content", data)
 
 
 def is_denial(status: str, execution_status: str | None, error_type: str | None) -> bool:

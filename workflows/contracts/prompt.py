@@ -47,6 +47,8 @@ class LoopType(StrEnum):
     REPEATED_IDENTICAL_RESULT = "repeated_identical_result"
     REPEATED_CALL_CYCLE = "repeated_call_cycle"
     REPEATED_VERIFICATION = "repeated_verification"
+    REPEATED_WORKSPACE_STATE = "repeated_workspace_state"
+    REPEATED_REFORMULATION = "repeated_reformulation"
     TURN_TOOL_CALL_CAP = "turn_tool_call_cap"
 
 

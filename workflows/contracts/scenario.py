@@ -61,8 +61,9 @@ class FixtureOutcome(_Strict):
     also sets the frozen ``execution_error_type`` unless that is given; ``hang`` makes the
     call run until it is cancelled. ``duration_seconds`` is how long the call is scripted
     to take (the prompt's clock advances by it; docs/scenarios.md, "Time"); ``writes`` the
-    files a successful call leaves behind, path to content, as a built-in file tool reports
-    what it changed."""
+    files a successful call leaves behind, path to its whole content after the call
+    (``None``: deleted), reported as private digests exactly as a built-in file tool
+    reports what it changed (``ToolOutcome.writes``)."""
 
     status: str = "success"
     execution_status: str | None = None
@@ -72,7 +73,7 @@ class FixtureOutcome(_Strict):
     content: str | None = None
     hang: bool = False
     duration_seconds: float = Field(default=0.0, ge=0)
-    writes: dict[str, str] = Field(default_factory=dict)
+    writes: dict[str, str | None] = Field(default_factory=dict)
 
 
 class FixtureTool(_Strict):

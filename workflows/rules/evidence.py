@@ -52,6 +52,7 @@ from typing import Any
 
 from workflows.contracts.outcome import ExecutionStatus, TerminalStatus, ToolCall, ToolOutcome
 from workflows.rules.inspection import is_inspection
+from workflows.rules.searches import search_signature
 
 # Argument values shorter than this are too likely to occur by chance in unrelated output.
 MIN_MASKED_ARGUMENT_CHARS = 3
@@ -430,13 +431,17 @@ class CallEvidence:
     changes_before: int = 0
     # Seconds the call took on the prompt's clock (0 when unknown or instant).
     duration: float = 0.0
-    # The files a successful call changed, as (path, content digest) pairs, when the tool
-    # knows them (the built-in file tools, a scenario fixture's ``writes``); private.
+    # The files a successful call changed, as (path digest, content digest) pairs
+    # (``ToolOutcome.writes``), when the tool knows them (the built-in file tools, a
+    # scenario fixture's ``writes``); private.
     writes: tuple[tuple[str, str], ...] = ()
     # A private key of the checks the call runs (a test suite, a linter; ``""``: none), and
     # whether it is a shell command that only reads (R6; see ``verification_key``).
     verifies: str = ""
     inspects: bool = False
+    # What the call searches for, when it is a search (``workflows.rules.searches``): a
+    # private digest, equal for two pages of one search; ``None`` for any other call.
+    search: str | None = None
 
 
 def call_evidence(
@@ -464,4 +469,6 @@ def call_evidence(
         duration=duration,
         verifies=verification_key(call),
         inspects=is_inspection(call),
+        writes=outcome.writes if kind is ResultKind.SUCCESS else (),
+        search=search_signature(call),
     )

@@ -50,6 +50,8 @@ class LoopSettings(BaseModel):
     denied_call_mode: GuardMode | None = None
     call_cycle_mode: GuardMode | None = None
     verification_mode: GuardMode | None = None
+    workspace_revisit_mode: GuardMode | None = None
+    reformulation_mode: GuardMode | None = None
     # Whether an unchanged repeat of a failed shell command is admitted (the failure-cycle
     # rule governs shell repeats instead). Only the benchmark turns it off, to measure it.
     shell_repeats_admitted: bool = True

@@ -52,11 +52,23 @@ from workflows.rules.identical_results import (
     IdenticalResults,
 )
 from workflows.rules.ladder import RuleCounter
+from workflows.rules.reformulations import (
+    REFORMULATION_BUDGET,
+    REFORMULATION_REMINDER,
+    REFORMULATION_STOP_MESSAGE,
+    Reformulations,
+)
 from workflows.rules.repeated_verifications import (
     REPEATED_VERIFICATION_REMINDER,
     REPEATED_VERIFICATION_STOP_MESSAGE,
     REPEATED_VERIFICATION_THRESHOLD,
     RepeatedVerifications,
+)
+from workflows.rules.workspace_states import (
+    WORKSPACE_REVISIT_REMINDER,
+    WORKSPACE_REVISIT_STOP_MESSAGE,
+    WORKSPACE_REVISIT_THRESHOLD,
+    WorkspaceRevisits,
 )
 
 
@@ -69,6 +81,8 @@ class LoopRule(StrEnum):
     DENIED_CALL = "repeated_denied_call"
     CALL_CYCLE = "repeated_call_cycle"
     VERIFICATION = "repeated_verification"
+    WORKSPACE_REVISIT = "repeated_workspace_state"
+    REFORMULATION = "repeated_reformulation"
 
 
 @dataclass(frozen=True)
@@ -177,6 +191,28 @@ RULES: tuple[RuleSpec, ...] = (
         reminder=CALL_CYCLE_REMINDER,
         stop_message=CALL_CYCLE_STOP_MESSAGE,
         counter=CallCycles,
+        progress=True,
+    ),
+    RuleSpec(
+        rule=LoopRule.WORKSPACE_REVISIT,
+        name="workspace_revisit",
+        docs_id="R7",
+        title="workspace-revisit",
+        threshold=WORKSPACE_REVISIT_THRESHOLD,
+        reminder=WORKSPACE_REVISIT_REMINDER,
+        stop_message=WORKSPACE_REVISIT_STOP_MESSAGE,
+        counter=WorkspaceRevisits,
+        progress=True,
+    ),
+    RuleSpec(
+        rule=LoopRule.REFORMULATION,
+        name="reformulation",
+        docs_id="R8",
+        title="reformulation-budget",
+        threshold=REFORMULATION_BUDGET,
+        reminder=REFORMULATION_REMINDER,
+        stop_message=REFORMULATION_STOP_MESSAGE,
+        counter=Reformulations,
         progress=True,
     ),
 )

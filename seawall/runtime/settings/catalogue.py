@@ -220,6 +220,8 @@ class SeawallSettings(BaseSettings):
     denied_call_guard: RuleModeWord = rule_mode_setting("denied_call_guard")
     call_cycle_guard: RuleModeWord = rule_mode_setting("call_cycle_guard")
     verification_guard: RuleModeWord = rule_mode_setting("verification_guard")
+    workspace_revisit_guard: RuleModeWord = rule_mode_setting("workspace_revisit_guard")
+    reformulation_guard: RuleModeWord = rule_mode_setting("reformulation_guard")
     # --- (end of the per-rule modes) ------------------------------------------------------
     context_budget_chars: int = setting(
         DEFAULT_CONTEXT_BUDGET_CHARS,

@@ -34,7 +34,7 @@ Cycle = Sequence[tuple[tuple[ToolCall, Outcome], ...]]
 
 
 def inspect_cycle() -> Cycle:
-    """A period-3 cycle R3 cannot see: two shell commands (state-changing) and a read."""
+    """A period-3 cycle: two inspection shell commands and a read, the same results each time."""
     return [
         ((sh("git status"), works("nothing to commit, working tree clean")),),
         ((call("read_file", path="src/app.py"), works("def main():\n    return 1\n")),),
@@ -54,9 +54,9 @@ def test_a_cycle_of_successes_earns_a_reminder_at_its_fourth_time_round_then_a_s
     prompt = Prompt()
     rounds = go_round(prompt, inspect_cycle(), CALL_CYCLE_THRESHOLD + 3)
     period = 3
-    # The first round moved the world as far as the rule knows (each shell command reported
-    # its result for the first time), so the cycle starts at its last new change, batch 3.
-    reminder_at = (period - 1) + period * (CALL_CYCLE_THRESHOLD + 1)
+    # Both shell commands only look (inspection commands), so nothing moved the world: the
+    # cycle counts from its first batch.
+    reminder_at = period * (CALL_CYCLE_THRESHOLD + 1)
     assert cycle_kinds(rounds) == [
         (reminder_at, RuleDecisionKind.WARN),
         (reminder_at + period, RuleDecisionKind.STOP),
