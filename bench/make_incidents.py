@@ -33,6 +33,7 @@ import yaml
 from bench.corpus_builders import Entry
 from bench.incident_legit import real_legit
 from bench.incident_loops import real_loops
+from bench.incident_more import more_incidents
 
 # --- what each loop profile does with them ------------------------------------------------
 
@@ -59,6 +60,7 @@ def verdict_notes() -> dict[str, dict[str, str]]:
 def incidents() -> list[Entry]:
     """Every real-incident scenario, with both profiles' verdict notes applied."""
     entries = [*real_loops(), *real_legit()]
+    entries += more_incidents()
     notes = verdict_notes()
     unknown = set(notes) - {entry.name for entry in entries}
     if unknown:
