@@ -31,6 +31,7 @@ from bench.corpus_builders import (
     ok,
     sh,
     sh_fail,
+    timed_out,
 )
 
 # --- time ---------------------------------------------------------------------------------
@@ -721,6 +722,97 @@ def loop_kilocode_pwd_retried() -> Entry:
     )
 
 
+def loop_agent_framework_rejected_reasked() -> Entry:
+    s = Timed((3.8, 4.3))
+    args = {"subscription_id": "sub_81723", "reason": "customer request"}
+    s.batch((call("cancel_subscription", dict(args)), None))
+    s.batch((call("cancel_subscription", dict(args)), None))
+    s.answer("I could not cancel the subscription: the request was not approved.")
+    return Entry(
+        name="real-loop-agent-framework-rejected-reasked",
+        label="loop",
+        shape="asking again for a call the user already denied",
+        description="The application rejects an approval-required tool call without giving a "
+        "reason; the model immediately asks for approval of the very same call again, and "
+        "only after the second rejection gives up and answers.",
+        tools=s.tools({"cancel_subscription": MUTATING}),
+        turns=s.turns,
+        permissions={"cancel_subscription": "reject"},
+        loop_starts_at_batch=2,
+        note="The tool and its arguments are modelled (the report names only an "
+        "ApprovalRequiredAIFunction); two approval rounds then the answer, as the report's "
+        "table shows for the affected model.",
+        url="https://github.com/microsoft/agent-framework/issues/8503",
+    )
+
+
+def loop_cline_rejected_edit_fallbacks() -> Entry:
+    s = Timed((5.5, 6.0, 4.8))
+    path = "src/config/limits.ts"
+    old = "export const MAX_UPLOAD_MB = 25;"
+    new = "export const MAX_UPLOAD_MB = 100;"
+    content = f"{new}\nexport const MAX_FILES = 10;\n"
+    s.batch(
+        (call("read_file", {"path": path}), took(ok(f"{old}\nexport const MAX_FILES = 10;"), 0.03))
+    )
+    for _ in range(2):
+        s.batch((call("edit_file", {"path": path, "old_string": old, "new_string": new}), None))
+    s.batch((call("write_file", {"path": path, "content": content}), None))
+    heredoc = f"cat > {path} <<'EOF'\n{content}EOF"
+    s.batch(
+        (
+            sh(heredoc),
+            took({**ok(""), "writes": {path: content}}, 0.05),
+        )
+    )
+    s.answer("Raised MAX_UPLOAD_MB to 100 in src/config/limits.ts.")
+    return Entry(
+        name="real-loop-cline-rejected-edit-fallbacks",
+        label="loop",
+        shape="a rejected edit re-proposed, then pushed through other tools",
+        description="The user rejects an edit; the model re-proposes the same change, is "
+        "rejected again, tries writing the whole file, and finally lands the rejected "
+        "content on disk through a shell heredoc, because each rejection came back framed "
+        "as a tool error to work around.",
+        tools=s.tools({"run_shell_command": MUTATING}),
+        turns=s.turns,
+        permissions={"edit_file": "reject", "write_file": "reject"},
+        loop_starts_at_batch=3,
+        note="The file, the change and the exact fallback route are modelled; the PR describes "
+        "re-proposals after rejection and rejected content reaching disk through fallback "
+        "routes in its QA runs.",
+        url="https://github.com/cline/cline/pull/12633",
+    )
+
+
+def loop_hermes_evolution_timeout_spiral() -> Entry:
+    s = Timed((4.5, 5.1))
+    command = sh("npm run build:all && npm run test:e2e", timeout=180)
+    timeout = took(
+        timed_out("Command timed out after 180 s (failure-class=timeout): npm run build:all"),
+        180.0,
+    )
+    s.batch((sh("git pull --ff-only"), took(ok("Already up to date."), 1.1)))
+    for _ in range(29):
+        s.batch((dict(command), timeout))
+    s.answer("The build keeps timing out; I could not complete the end-to-end run.")
+    return Entry(
+        name="real-loop-hermes-evolution-timeout-spiral",
+        label="loop",
+        shape="the same command timing out, retried unchanged",
+        description="A long foreground command hits the terminal's timeout, and the agent "
+        "retries it with identical parameters, 29 times in a row, each attempt waiting the "
+        "full three minutes; a deterministic timeout cannot be fixed by retrying.",
+        tools=s.tools(),
+        turns=s.turns,
+        loop_starts_at_batch=3,
+        note="The report's trace miner counts up to 29 consecutive terminal calls timing out; "
+        "the command and the 180 s limit are modelled, and the model gives up after the "
+        "29th.",
+        url="https://github.com/Lexus2016/hermes-agent-evolution/issues/1091",
+    )
+
+
 # --- legitimate repetition ----------------------------------------------------------------
 
 
@@ -1042,6 +1134,83 @@ def legit_ai_dispatch_sequential_reads() -> Entry:
     )
 
 
+def legit_librefang_kubectl_poll() -> Entry:
+    s = Timed((3.5, 4.2))
+    command = "kubectl get pods -n production-namespace -l app=api --no-headers"
+    s.batch(
+        (
+            sh("kubectl rollout restart deployment/api -n production-namespace"),
+            took(ok("deployment.apps/api restarted"), 0.9),
+        )
+    )
+    ready = [0, 0, 1, 1, 2, 2, 3, 3, 4]
+    for n in ready:
+        lines = [f"api-7d9f-{i}   1/1   Running   0   {20 + 8 * n}s" for i in range(n)]
+        lines += [f"api-7d9f-{i}   0/1   ContainerCreating   0   5s" for i in range(n, 4)]
+        s.batch((sh(command), took(ok("\n".join(lines)), 0.8)))
+    s.answer("The rollout is complete: all four api pods are Running.")
+    return Entry(
+        name="real-legit-librefang-kubectl-poll",
+        label="legit",
+        shape="the same status command until a rollout completes, some answers unchanged",
+        description="After restarting a deployment the agent polls the pods with the same "
+        "kubectl command until all are Running; the loop guard's poll heuristic only "
+        "relaxed its thresholds for short commands, so this one, a few characters too long, "
+        "got the strict thresholds and could be blocked prematurely.",
+        tools=s.tools(),
+        turns=s.turns,
+        note="The report gives the command shape and the misclassification; the rollout, the "
+        "pod counts and the nine polls are modelled.",
+        url="https://github.com/librefang/librefang/issues/991",
+    )
+
+
+def legit_fastclaw_progressing_polls() -> Entry:
+    s = Timed((3.0, 3.6))
+    s.batch(
+        (
+            call("mcp__deploy__create_deployment", {"service": "web", "ref": "v2.14.0"}),
+            took(ok('{"deployment_id": "dep-3391", "status": "pending"}'), 1.5),
+        )
+    )
+    states = [
+        "pending",
+        "building 1/4",
+        "building 2/4",
+        "building 3/4",
+        "building 4/4",
+        "deploying 0/3",
+        "deploying 1/3",
+        "deploying 2/3",
+        "deploying 3/3",
+        "healthy",
+    ]
+    for state in states:
+        body = f'{{"deployment_id": "dep-3391", "status": "{state}"}}'
+        args = {"deployment_id": "dep-3391"}
+        s.batch((call("mcp__deploy__get_deployment", args), took(ok(body), 0.4)))
+    s.answer("v2.14.0 is deployed and healthy.")
+    return Entry(
+        name="real-legit-fastclaw-progressing-polls",
+        label="legit",
+        shape="the same call with the same arguments, a progressing result each time",
+        description="The agent polls a deployment with the same MCP call and arguments; every "
+        "answer shows the next stage until it is healthy. The argument-matching loop "
+        "detector blocked this before the call ran; the fix counts a repeat only when the "
+        "result is identical too.",
+        tools=s.tools(
+            {
+                "mcp__deploy__create_deployment": {**MCP, **MUTATING},
+                "mcp__deploy__get_deployment": MCP,
+            }
+        ),
+        turns=s.turns,
+        note="The PR describes polling whose results progress; the deployment tools and stages "
+        "are modelled.",
+        url="https://github.com/fastclaw-ai/fastclaw/pull/80",
+    )
+
+
 # --- gathering ----------------------------------------------------------------------------
 
 
@@ -1064,6 +1233,9 @@ def more_incidents() -> list[Entry]:
         loop_smolagents_answer_found_repeats(),
         loop_autonomys_current_time(),
         loop_kilocode_pwd_retried(),
+        loop_agent_framework_rejected_reasked(),
+        loop_cline_rejected_edit_fallbacks(),
+        loop_hermes_evolution_timeout_spiral(),
         legit_little_coder_build_after_edit(),
         legit_openmono_poll_background_job(),
         legit_pi_go_poll_bash_output(),
@@ -1071,4 +1243,6 @@ def more_incidents() -> list[Entry]:
         legit_heddle_rerun_verification(),
         legit_anolisa_terminal_steps(),
         legit_ai_dispatch_sequential_reads(),
+        legit_librefang_kubectl_poll(),
+        legit_fastclaw_progressing_polls(),
     ]
