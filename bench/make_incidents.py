@@ -33,6 +33,7 @@ import yaml
 from bench.corpus_builders import Entry
 from bench.incident_legit import real_legit
 from bench.incident_loops import real_loops
+from bench.incident_more import more_incidents
 from bench.incident_success_loops import success_loops
 from bench.incident_waiting_legit import waiting_legit
 
@@ -63,6 +64,7 @@ def incidents() -> list[Entry]:
     entries = [*real_loops(), *real_legit()]
     entries += waiting_legit()
     entries += success_loops()
+    entries += more_incidents()
     notes = verdict_notes()
     unknown = set(notes) - {entry.name for entry in entries}
     if unknown:
