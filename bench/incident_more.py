@@ -868,115 +868,6 @@ def legit_little_coder_build_after_edit() -> Entry:
     )
 
 
-def legit_openmono_poll_background_job() -> Entry:
-    s = Timed((3.5, 4.0))
-    s.batch(
-        (
-            call("start_job", {"name": "reindex-search", "args": {"full": True}}),
-            took(ok('{"job_id": "job-5821", "state": "queued"}'), 0.4),
-        )
-    )
-    progress = [0, 0, 8, 17, 17, 29, 41, 41, 55, 68, 80, 80, 93]
-    for pct in progress:
-        status = f'{{"job_id": "job-5821", "state": "running", "progress": {pct}}}'
-        s.batch((call("check_status", {"job_id": "job-5821"}), took(ok(status), 10.0)))
-    done = '{"job_id": "job-5821", "state": "succeeded", "progress": 100, "indexed": 184220}'
-    s.batch((call("check_status", {"job_id": "job-5821"}), took(ok(done), 10.0)))
-    s.answer("The reindex finished: 184,220 documents indexed.")
-    return Entry(
-        name="real-legit-openmono-poll-background-job",
-        label="legit",
-        shape="the same status call until the job finishes, sometimes the same answer twice",
-        description="Asked to monitor a long background task, the agent calls CheckStatus with "
-        "the same arguments until the job is done; the doom-loop detector aborted it as a "
-        "loop, and the report calls that a false positive: the agent was waiting for "
-        "external state to change.",
-        tools=s.tools({"start_job": MUTATING}),
-        turns=s.turns,
-        note="The status tool is modelled as waiting up to 10 s for a change (a long poll); "
-        "the progress values, with a few unchanged between polls, are modelled.",
-        url="https://github.com/StartupHakk/OpenMonoAgent.ai/issues/47",
-    )
-
-
-def legit_pi_go_poll_bash_output() -> Entry:
-    s = Timed((3.0, 3.4))
-    s.batch(
-        (
-            sh("make test-coverage", run_in_background=True),
-            took(ok("Started background command bg-3 (make test-coverage)"), 0.2),
-        )
-    )
-    packages = [
-        "ok   github.com/dimetron/pi-go/internal/agent   4.112s  coverage: 71.3%",
-        "ok   github.com/dimetron/pi-go/internal/config  0.481s  coverage: 88.0%",
-        "ok   github.com/dimetron/pi-go/internal/llm     6.904s  coverage: 64.9%",
-        "ok   github.com/dimetron/pi-go/internal/session 2.350s  coverage: 79.5%",
-        "ok   github.com/dimetron/pi-go/internal/tools   9.771s  coverage: 68.2%",
-        "ok   github.com/dimetron/pi-go/internal/tui     7.015s  coverage: 52.7%",
-    ]
-    for i in range(12):
-        shown = packages[: i // 2 + 1]
-        body = "\n".join(shown) if i % 2 == 0 else "\n".join([*shown, "=== RUN   TestStream"])
-        s.batch((call("bash_output", {"handle": "bg-3"}), took(ok(body), 5.0)))
-    final = "\n".join([*packages, "total: (statements) 69.8%", "exited (code 0)"])
-    s.batch((call("bash_output", {"handle": "bg-3"}), took(ok(final), 1.2)))
-    s.answer("Coverage is 69.8% overall; every package passes.")
-    return Entry(
-        name="real-legit-pi-go-poll-bash-output",
-        label="legit",
-        shape="the same poll of a background command, new output each time",
-        description="The agent starts a minute-long coverage run in the background and polls its "
-        "output with the same handle; each poll returns new lines until it exits. The stuck "
-        "detector compared name and arguments only and aborted after ten polls while the "
-        "command was still running.",
-        tools=s.tools(),
-        turns=s.turns,
-        note="The package lines and the 5 s each poll waits are modelled; 13 polls for a run of "
-        "a bit over a minute.",
-        url="https://github.com/dimetron/pi-go/pull/102",
-    )
-
-
-def legit_weave_codex_empty_polls() -> Entry:
-    s = Timed((2.8, 3.2))
-    s.batch(
-        (
-            call("exec_command", {"cmd": "cargo test --workspace", "yield_time_ms": 10000}),
-            took(ok("Process running with session ID 4\n   Compiling codex-core v0.31.0"), 10.0),
-        )
-    )
-    empty = took(ok(""), 30.0)
-    for _ in range(7):
-        s.batch(
-            (call("write_stdin", {"session_id": 4, "chars": "", "yield_time_ms": 30000}), empty)
-        )
-    s.batch(
-        (
-            call("write_stdin", {"session_id": 4, "chars": "", "yield_time_ms": 30000}),
-            took(
-                ok("test result: ok. 612 passed; 0 failed; 3 ignored\nProcess exited with code 0"),
-                12.0,
-            ),
-        )
-    )
-    s.answer("The workspace tests pass: 612 passed, 3 ignored.")
-    return Entry(
-        name="real-legit-weave-codex-empty-polls",
-        label="legit",
-        shape="identical empty polls of a running command, each one waiting",
-        description="Codex launches a long test run and then polls it with empty write_stdin "
-        "calls; while the command runs each poll waits and returns nothing new, byte for "
-        "byte the same. A proxy's loop detector broke these healthy polls as a loop; the "
-        "fix exempts launch-plus-poll histories.",
-        tools=s.tools(),
-        turns=s.turns,
-        note="Seven empty polls of 30 s (the review thread's scenario has five or more); the "
-        "command and its output are modelled.",
-        url="https://github.com/weave-os/router/pull/1123",
-    )
-
-
 def legit_heddle_rerun_verification() -> Entry:
     s = Timed((4.2, 5.0))
     verify = "npm run verify:web-search"
@@ -1237,9 +1128,6 @@ def more_incidents() -> list[Entry]:
         loop_cline_rejected_edit_fallbacks(),
         loop_hermes_evolution_timeout_spiral(),
         legit_little_coder_build_after_edit(),
-        legit_openmono_poll_background_job(),
-        legit_pi_go_poll_bash_output(),
-        legit_weave_codex_empty_polls(),
         legit_heddle_rerun_verification(),
         legit_anolisa_terminal_steps(),
         legit_ai_dispatch_sequential_reads(),
