@@ -211,7 +211,7 @@ def test_user_input_resets_and_a_stopped_cycle_is_latched() -> None:
 def test_modes_off_warn_and_the_override() -> None:
     cycle = inspect_cycle()
     off = Prompt(settings=LoopSettings(call_cycle_mode=GuardMode.OFF))
-    assert not any(r.rules for r in go_round(off, cycle, 3 * CALL_CYCLE_THRESHOLD))
+    assert not cycle_kinds(go_round(off, cycle, 3 * CALL_CYCLE_THRESHOLD))
     warn = Prompt(mode=GuardMode.WARN)
     rounds = go_round(warn, cycle, 3 * CALL_CYCLE_THRESHOLD)
     assert [k for _, k in cycle_kinds(rounds)] == [
