@@ -39,8 +39,10 @@ from temporalio.workflow import UpdateMethodMultiParam
 from gateway.idempotency import remembered_submit
 from seawall.client.temporal_ops import (
     RPC_TIMEOUT,
+    is_closed,
     is_not_found,
     is_transient,
+    prompt_handle,
     read,
     session_handle,
 )
@@ -307,8 +309,12 @@ async def observe_session(client: Client, session_id: str, slots: list[Slot]) ->
             status = await read(
                 lambda: handle.query(SessionWorkflow.status, rpc_timeout=RPC_TIMEOUT)
             )
-            live = [*([status.running_prompt_id] if status.running_prompt_id else [])]
-            live += status.queued_prompt_ids
+            running = status.running_prompt_id
+            if running is not None and await prompt_has_finished(client, running):
+                # The prompt's own workflow has closed before its session saw the child
+                # complete: the owner has seen its result, so it holds no slot any more.
+                running = None
+            live = [*([running] if running else []), *status.queued_prompt_ids]
         except RPCError as err:
             if not is_not_found(err):
                 raise
@@ -316,6 +322,16 @@ async def observe_session(client: Client, session_id: str, slots: list[Slot]) ->
     return SessionObservation(
         session_id=session_id, live_prompt_ids=live, submits=submits, state=state
     )
+
+
+async def prompt_has_finished(client: Client, prompt_id: str) -> bool:
+    """Whether the prompt's workflow has closed (one still being started is not)."""
+    try:
+        return await is_closed(prompt_handle(client, prompt_id))
+    except RPCError as err:
+        if is_not_found(err):
+            return False
+        raise
 
 
 async def session_state(
