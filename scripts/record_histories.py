@@ -103,6 +103,12 @@ FIXTURES: dict[str, tuple[str, GuardMode | None]] = {
     # scripted 30 s end the turn (a replay that ignored them would stop at the ninth), and a
     # built-in call timed on workflow time.
     "progress-rules-long-poll": ("long-poll-status", None),
+    # Also after PROGRESS_RULES_PATCH: evidence beyond the call itself. A scroll whose
+    # snapshot moves on ends its turn (a replay without that evidence would stop it), the
+    # runner's refusals ignored are stopped, and the denial rule reminds at its fourth round.
+    "progress-rules-scroll-feed": ("scroll-feed", None),
+    "progress-rules-tool-call-limit": ("tool-call-limit-ignored", None),
+    "progress-rules-denied-call": ("denied-call-repeat", None),
 }
 # Session fixtures: the first recorded before CONTEXT_POLICY_PATCH, the second after it, the
 # third after SESSION_START_CHECK_PATCH (a session started with its guard mode runs the

@@ -84,8 +84,12 @@ def test_the_representative_scenarios_are_all_recorded() -> None:
         # CANCEL_BEFORE_LOOP_PATCH (ended CANCELED, no result) and after it (a result).
         "cancel-before-loop-unpatched",
         "cancel-before-loop",
-        # Recorded after PROGRESS_RULES_PATCH: scripted durations on the prompt's clock.
+        # Recorded after PROGRESS_RULES_PATCH: scripted durations on the prompt's clock, and
+        # evidence beyond the call itself (an observed change, a refusal, four denials).
         "progress-rules-long-poll",
+        "progress-rules-scroll-feed",
+        "progress-rules-tool-call-limit",
+        "progress-rules-denied-call",
     } <= names
 
 

@@ -24,7 +24,11 @@ from workflows.rules.evidence import ResultKind
 from workflows.rules.ladder import RuleCounter, RuleFinding, RuleReview, escalate
 from workflows.seed.recency import remember_latest
 
-DENIED_CALL_THRESHOLD = 3
+# Consecutive denial rounds before the reminder. Four: a user reviewing a plan rejects three
+# batches of writes in a row and the model stops on its own (docs/architecture.md, R4); a
+# prompt replaying from before ``PROGRESS_RULES_PATCH`` keeps the three it started with.
+DENIED_CALL_THRESHOLD = 4
+PRE_PROGRESS_DENIED_CALL_THRESHOLD = 3
 REMEMBERED_DENIALS = 64
 _PROMPT = "prompt"
 

@@ -21,8 +21,10 @@ time pass (:func:`waits_for_time`: ``sleep``, ``kubectl wait``, a ``wait`` tool)
 when it *succeeded after taking* at least :data:`LONG_CALL_SECONDS` on the prompt's clock
 (:func:`waited`): a long poll, a blocking status call, a tool that honoured a retry-after
 before it answered. The world had that long to change, so the same answer again is a
-status, not a spin; and, like a sleep, it counts as time passed for every other call
-(``LoopRules.wait_epoch``). Only successes: a *failure* that took long is a slow build, a
+status, not a spin; unless the call *acts* (a state-changing tool: a subagent dispatch
+that ran for minutes spent them working, and dispatching it again for the same answer is a
+repeat however long each run takes); and, like a sleep, it counts as time passed for every
+other call (``LoopRules.wait_epoch``). Only successes: a *failure* that took long is a slow build, a
 test run or a start that timed out, and the same slow failure again is exactly the cycle
 the failure-cycle rule exists for (a dev server that times out the same way after every
 restart), so a failure waits only by what it is (:func:`waits_for_time`), as before. The
@@ -406,11 +408,26 @@ def result_kind(outcome: ToolOutcome) -> ResultKind:
     return ResultKind.OTHER
 
 
-def waited(call: ToolCall, kind: ResultKind, duration: float) -> bool:
+def waited(call: ToolCall, kind: ResultKind, duration: float, *, acts: bool = False) -> bool:
     """True for a call after which the world may have changed: it waits by what it is
     (:func:`waits_for_time`), or it succeeded after taking at least
-    :data:`LONG_CALL_SECONDS` (a failure waits only by what it is; see the module doc)."""
-    return waits_for_time(call) or (kind is ResultKind.SUCCESS and duration >= LONG_CALL_SECONDS)
+    :data:`LONG_CALL_SECONDS` without acting itself (``acts``: a state-changing tool; a
+    failure waits only by what it is; see the module doc)."""
+    return waits_for_time(call) or (
+        kind is ResultKind.SUCCESS and not acts and duration >= LONG_CALL_SECONDS
+    )
+
+
+def refused_unrun(outcome: ToolOutcome) -> bool:
+    """True for a call the runner refused to start (a tool-call limit, a policy, invalid
+    arguments): it never ran, and what the model reads is the runner's refusal. Denials,
+    cancellations, Seawall's own refusal of a failed repeat and a provider's duplicate are
+    not refusals of this kind."""
+    return (
+        outcome.status == TerminalStatus.ERROR
+        and outcome.execution_status == ExecutionStatus.NOT_STARTED
+        and not (outcome.denied or outcome.refused_repeat or outcome.provider_duplicate)
+    )
 
 
 @dataclass(frozen=True)
@@ -442,6 +459,8 @@ class CallEvidence:
     # What the call searches for, when it is a search (``workflows.rules.searches``): a
     # private digest, equal for two pages of one search; ``None`` for any other call.
     search: str | None = None
+    # The runner refused to start it (:func:`refused_unrun`); its kind is ``OTHER``.
+    refused: bool = False
 
 
 def call_evidence(
@@ -462,7 +481,7 @@ def call_evidence(
         digest=digest,
         kind=kind,
         fingerprint=output_fingerprint(text, call.arguments),
-        waits=waited(call, kind, duration),
+        waits=waited(call, kind, duration, acts=state_changing),
         paths=path_values(call),
         changes=state_changing and kind is ResultKind.SUCCESS,
         changes_before=changes_before,
@@ -471,4 +490,5 @@ def call_evidence(
         inspects=is_inspection(call),
         writes=outcome.writes if kind is ResultKind.SUCCESS else (),
         search=search_signature(call),
+        refused=refused_unrun(outcome),
     )

@@ -13,9 +13,13 @@ call succeeded in between, or the call itself waited: by what it is, like ``slee
 taking at least ``evidence.LONG_CALL_SECONDS``, like a long poll or a status call that blocks
 until the job moves; ``workflows.rules.evidence``, "Time as evidence") or when another call
 changed the world since (a state-changing tool succeeded: re-running the suite after an edit
-verifies the edit, even when the output is the same). An output that changed is progress
-and returns the call to the bottom; new user input resets every call. A batch counts once
-per call. At
+verifies the edit, even when the output is the same) or when another call has *observed*
+a change since (with the progress rules: a call that returned something other than it
+returned last time, like the page snapshot after each key press of a scroll, where the key
+press itself answers the same every time). An output that changed is progress and returns
+the call to the bottom; new user input resets every call. A batch counts once per call.
+With the progress rules, the runner's refusal to start a call (``evidence.refused_unrun``:
+a tool-call limit) is a result like a success: the same refusal again is a repeat. At
 :data:`IDENTICAL_RESULT_THRESHOLD` repeats of one call the model gets the reminder below;
 that call's next repeat stops the prompt. Failures are the failure-cycle rule's business.
 """
@@ -51,6 +55,9 @@ class LastResult(BaseModel):
     wait_epoch: int
     # The prompt's count of state-changing successes right after this call returned.
     changes: int
+    # The prompt's count of observed changes before the batch this call returned in (a
+    # change observed in the same batch, by the snapshot after a key press, comes after it).
+    news: int = 0
 
 
 class IdenticalResults(RuleCounter):
@@ -58,6 +65,9 @@ class IdenticalResults(RuleCounter):
 
     threshold: int = Field(default=IDENTICAL_RESULT_THRESHOLD, ge=1)
     last: dict[str, LastResult] = Field(default_factory=dict)
+    # Successes so far whose output differed from the one their call returned last time
+    # (read only with the progress rules).
+    news: int = 0
 
     def review(self, review: RuleReview) -> list[RuleFinding]:
         """Remember one settled batch's successes and climb the calls that repeated.
@@ -66,17 +76,23 @@ class IdenticalResults(RuleCounter):
         """
         batch, wait_epoch = review.batch, review.wait_epoch
         repeats: dict[str, int] = {}
+        news_before, observed = self.news, 0
         for call in batch:
-            if call.kind is not ResultKind.SUCCESS:
+            # With the progress rules, the runner's refusal to start a call (a tool-call
+            # limit the model ignores) is a result like any other: the same refusal again
+            # is a repeat.
+            if call.kind is not ResultKind.SUCCESS and not (review.progress_rules and call.refused):
                 continue
             previous = self.last.pop(call.digest, None)
             if previous is not None and previous.fingerprint != call.fingerprint:
                 self.rungs.pop(call.digest, None)  # the output changed: progress
                 repeats.pop(call.digest, None)
+                observed += 1
             elif (
                 previous is not None
                 and previous.wait_epoch == wait_epoch
                 and previous.changes == call.changes_before
+                and not (review.progress_rules and previous.news != news_before)
                 and not call.waits
             ):
                 # One per batch: identical siblings were one decision.
@@ -85,9 +101,11 @@ class IdenticalResults(RuleCounter):
                 fingerprint=call.fingerprint,
                 wait_epoch=wait_epoch,
                 changes=call.changes_before + call.changes,
+                news=news_before,
             )
             for forgotten in remember_latest(self.last, call.digest, latest, REMEMBERED_CALLS):
                 self.rungs.pop(forgotten, None)
+        self.news += observed
         if review.input_arrived:
             self.rungs.clear()
             return []

@@ -104,6 +104,9 @@ class RuleReview:
     mode: GuardMode
     # The prompt's clock when the batch settled: seconds since the prompt started.
     now: float = 0.0
+    # Whether the prompt has the progress rules (``PROGRESS_RULES_PATCH``): evidence they
+    # brought (an observation that changed, say) is read only then.
+    progress_rules: bool = False
 
 
 class RuleCounter(BaseModel):

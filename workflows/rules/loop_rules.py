@@ -132,7 +132,9 @@ class LoopRules:
         custom = thresholds or {}
         # One counter per rule of the table, in its consultation order.
         self.counters: dict[LoopRule, RuleCounter] = {
-            spec.rule: spec.counter(threshold=custom.get(spec.rule, spec.threshold))
+            spec.rule: spec.counter(
+                threshold=custom.get(spec.rule, spec.default_threshold(progress_rules))
+            )
             for spec in RULES
         }
         self._settled: list[CallEvidence] = []
@@ -281,6 +283,7 @@ class LoopRules:
                     input_arrived=input_arrived,
                     mode=mode,
                     now=now if self.progress_rules else 0.0,
+                    progress_rules=self.progress_rules,
                 )
             )
             for key, kind, count in found:

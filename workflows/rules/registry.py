@@ -37,6 +37,7 @@ from workflows.rules.denied_calls import (
     DENIED_CALL_REMINDER,
     DENIED_CALL_STOP_MESSAGE,
     DENIED_CALL_THRESHOLD,
+    PRE_PROGRESS_DENIED_CALL_THRESHOLD,
     DeniedCalls,
 )
 from workflows.rules.failure_cycles import (
@@ -97,7 +98,8 @@ class RuleSpec:
     threshold. ``names_tool``: its decisions are keyed by the failing tool, so telemetry
     may name the tool's safe label; other rules key on private digests and name none.
     ``progress``: a rule introduced with ``PROGRESS_RULES_PATCH`` (a prompt replaying from
-    before it runs with the rule off).
+    before it runs with the rule off). ``pre_progress_threshold``: the threshold a prompt
+    replaying from before that patch keeps, when the patch changed it.
     """
 
     rule: LoopRule
@@ -110,6 +112,13 @@ class RuleSpec:
     counter: type[RuleCounter]
     names_tool: bool = False
     progress: bool = False
+    pre_progress_threshold: int | None = None
+
+    def default_threshold(self, progress_rules: bool) -> int:
+        """The reminder threshold of a prompt with (or without) the progress rules."""
+        if progress_rules or self.pre_progress_threshold is None:
+            return self.threshold
+        return self.pre_progress_threshold
 
     @property
     def loop_type(self) -> str:
@@ -145,6 +154,7 @@ RULES: tuple[RuleSpec, ...] = (
         docs_id="R4",
         title="denied-call",
         threshold=DENIED_CALL_THRESHOLD,
+        pre_progress_threshold=PRE_PROGRESS_DENIED_CALL_THRESHOLD,
         reminder=DENIED_CALL_REMINDER,
         stop_message=DENIED_CALL_STOP_MESSAGE,
         counter=DeniedCalls,

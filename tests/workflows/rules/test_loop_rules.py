@@ -31,6 +31,7 @@ from workflows.rules.denied_calls import (
     DENIED_CALL_REMINDER,
     DENIED_CALL_STOP_MESSAGE,
     DENIED_CALL_THRESHOLD,
+    PRE_PROGRESS_DENIED_CALL_THRESHOLD,
 )
 from workflows.rules.failure_cycles import (
     FAILURE_CYCLE_REMINDER,
@@ -56,6 +57,11 @@ TOOLS = {
     "job_status": ToolSpec(name="job_status"),
     "fetch": ToolSpec(name="fetch", tool_type="mcp"),
     "mcp__timer__sleep": ToolSpec(name="mcp__timer__sleep", tool_type="mcp"),
+    # A subagent dispatch: it may act, so it is state-changing.
+    "task": ToolSpec(name="task", mutating=True),
+    "browser_press_key": ToolSpec(name="browser_press_key", tool_type="mcp"),
+    "browser_snapshot": ToolSpec(name="browser_snapshot", tool_type="mcp"),
+    "search": ToolSpec(name="search", tool_type="mcp"),
 }
 # The batch that first fails, then one batch per recurrence up to the threshold.
 CYCLE_REMINDER_AT = FAILURE_CYCLE_THRESHOLD + 1
@@ -485,6 +491,20 @@ def test_consecutive_denial_rounds_earn_a_reminder_then_a_stop() -> None:
     assert all(not r.rules for r in rounds[: DENIED_CALL_THRESHOLD - 1])
     assert rounds[DENIED_CALL_THRESHOLD - 1].reminders == [DENIED_CALL_REMINDER]
     assert rounds[-1].stop == LoopStop(LoopType.REPEATED_DENIED_CALL, DENIED_CALL_STOP_MESSAGE)
+
+
+def test_a_prompt_from_before_the_progress_rules_keeps_three_denial_rounds() -> None:
+    """The progress rules raised the threshold from three rounds to four; a prompt replaying
+    from before them decides as it did."""
+    assert PRE_PROGRESS_DENIED_CALL_THRESHOLD == 3 < DENIED_CALL_THRESHOLD
+    old = LoopRules(LoopSettings(), GuardMode.ENFORCE, route_forced_off=False, progress_rules=False)
+    new = LoopRules(LoopSettings(), GuardMode.ENFORCE, route_forced_off=False)
+    assert old.counters[LoopRule.DENIED_CALL].threshold == PRE_PROGRESS_DENIED_CALL_THRESHOLD
+    assert new.counters[LoopRule.DENIED_CALL].threshold == DENIED_CALL_THRESHOLD
+    # Every other rule's threshold is the same either way.
+    for rule in LoopRule:
+        if rule is not LoopRule.DENIED_CALL:
+            assert old.counters[rule].threshold == new.counters[rule].threshold
 
 
 def test_a_success_or_user_input_ends_the_run_of_denials() -> None:

@@ -107,9 +107,11 @@ async def test_a_denied_call_is_not_asked_again_and_denial_rounds_stop(
     assert result.loop_type is LoopType.REPEATED_DENIED_CALL
     assert [m.content for m in tool_messages(result)] == [PERMISSION_DENIED_CONTENT] + [
         DENIED_REPEAT_CONTENT
-    ] * 3
-    assert result.tool_calls.denied_repeats == 3
+    ] * 4
+    assert result.tool_calls.denied_repeats == 4
+    # Four denial rounds, then the reminder; the fifth round stops.
     assert [d for _, r, d in rule_decisions(result) if r == "repeated_denied_call"] == [
+        "answered",
         "answered",
         "answered",
         "warn",

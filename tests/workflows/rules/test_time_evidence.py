@@ -31,6 +31,7 @@ from workflows.contracts.prompt import LoopType
 from workflows.contracts.prompt_options import PromptOptions
 from workflows.prompt.batch import DrainedInput, after_batch
 from workflows.rules import LoopRule, LoopSettings, RuleDecisionKind
+from workflows.rules.denied_calls import DENIED_CALL_THRESHOLD
 from workflows.rules.evidence import LONG_CALL_SECONDS
 from workflows.rules.failure_cycles import FAILURE_CYCLE_REMINDER
 from workflows.rules.identical_results import (
@@ -193,7 +194,10 @@ def test_every_rule_reads_the_prompts_clock_when_the_batch_settled() -> None:
 
 
 def test_the_clock_changes_no_decision_kind_of_the_other_rules() -> None:
-    """Denials do not expire with time: three denial rounds a minute apart still remind."""
+    """Denials do not expire with time: denial rounds a minute apart still remind."""
     prompt = TimedPrompt(latency=60.0)
-    rounds = [prompt.batch((sh(f"sudo reboot --now {i}"), denied, POLL_SECONDS)) for i in range(3)]
+    rounds = [
+        prompt.batch((sh(f"sudo reboot --now {i}"), denied, POLL_SECONDS))
+        for i in range(DENIED_CALL_THRESHOLD)
+    ]
     assert rounds[-1].kinds(LoopRule.DENIED_CALL) == [RuleDecisionKind.WARN]

@@ -1,0 +1,72 @@
+"""Evidence of progress beyond the call itself, in ``PromptWorkflow`` on a real Temporal dev
+server (docs/architecture.md, "Loop profiles", R3 and R4): the scroll whose snapshot moves
+on ends its turn, the runner's ignored refusals are stopped, and the denial rule reminds at
+its fourth round; each as the simulator says, and each history replays to the same
+decisions. The rules' own cases are in ``tests/workflows/rules/``.
+"""
+
+from __future__ import annotations
+
+import pytest
+from temporalio.client import Client
+
+from bench.simulate import result_verdict, simulate_seawall, verdict_differences
+from seawall.runtime.plugin import WORKFLOWS
+from tests.replay.test_replay import replayer
+from tests.scenario_helpers import run, scenario_file
+from tests.workflows.prompt.test_durable_steps import patch_ids
+from workflows.contracts.prompt import LoopType, StopReason
+from workflows.prompt.workflow import PROGRESS_RULES_PATCH
+from workflows.rules.denied_calls import DENIED_CALL_THRESHOLD
+from workflows.seed.guard import GuardMode
+
+pytestmark = pytest.mark.asyncio
+
+
+@pytest.mark.parametrize(
+    ("name", "stop", "loop_type", "rules"),
+    [
+        ("scroll-feed", StopReason.END_TURN, None, []),
+        (
+            "tool-call-limit-ignored",
+            StopReason.LOOP_DETECTED,
+            LoopType.REPEATED_IDENTICAL_RESULT,
+            [
+                (19, "repeated_identical_result", "warn"),
+                (20, "repeated_identical_result", "warn"),
+                (21, "repeated_identical_result", "stop"),
+            ],
+        ),
+        (
+            "denied-call-repeat",
+            StopReason.LOOP_DETECTED,
+            LoopType.REPEATED_DENIED_CALL,
+            [(n, "repeated_denied_call", "answered") for n in range(2, DENIED_CALL_THRESHOLD)]
+            + [
+                (DENIED_CALL_THRESHOLD, "repeated_denied_call", "answered"),
+                (DENIED_CALL_THRESHOLD, "repeated_denied_call", "warn"),
+                (DENIED_CALL_THRESHOLD + 1, "repeated_denied_call", "answered"),
+                (DENIED_CALL_THRESHOLD + 1, "repeated_denied_call", "stop"),
+            ],
+        ),
+    ],
+)
+async def test_the_workflow_decides_as_the_simulator_and_replays(
+    client: Client,
+    task_queue: str,
+    name: str,
+    stop: StopReason,
+    loop_type: LoopType | None,
+    rules: list[tuple[int, str, str]],
+) -> None:
+    spec = scenario_file(name)
+    result = await run(client, task_queue, spec)
+
+    assert (result.stop_reason, result.loop_type) == (stop, loop_type)
+    assert [(e.batch, e.rule, e.decision) for e in result.rules] == rules
+    simulated = simulate_seawall(spec, GuardMode.ENFORCE).verdict()
+    assert verdict_differences(simulated, result_verdict(result)) == []
+
+    history = await client.get_workflow_handle(result.workflow_id).fetch_history()
+    assert PROGRESS_RULES_PATCH in patch_ids(history)
+    assert (await replayer(*WORKFLOWS).replay_workflow(history)).replay_failure is None
