@@ -15,7 +15,7 @@ one repeating, so outcomes are scripted in the order the calls run when nothing 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -167,7 +167,7 @@ class Script:
     def answer(self, text: str) -> None:
         self.turns.append(answer(text))
 
-    def until_cap(self, make_batch: Callable[[int], list[Step]]) -> None:
+    def until_cap(self, make_batch: Callable[[int], Sequence[Step]]) -> None:
         """A model that never gives up: batches ``make_batch(i)`` until one would pass the
         per-prompt tool-call cap, plus one spare."""
         i = 0
@@ -188,6 +188,55 @@ class Script:
                 outcomes.pop()
             out[name] = tool(*outcomes, **meta.get(name, {}))
         return out
+
+
+class TimedScript(Script):
+    """A :class:`Script` whose model turns carry a latency (docs/scenarios.md, "Time"):
+    ``latencies`` cycled turn by turn (deterministic), unless a batch or answer names its
+    own. The calls' own durations are on their outcomes (:func:`took`)."""
+
+    def __init__(self, latencies: Sequence[float] = (4.0,)) -> None:
+        super().__init__()
+        self.latencies = tuple(latencies)
+
+    def batch(self, *steps: Step, text: str = "", latency: float | None = None) -> None:
+        seconds = self._latency(latency)
+        super().batch(*steps, text=text)
+        self.turns[-1]["latency_seconds"] = seconds
+
+    def answer(self, text: str, latency: float | None = None) -> None:
+        seconds = self._latency(latency)
+        super().answer(text)
+        self.turns[-1]["latency_seconds"] = seconds
+
+    def until_cap(
+        self,
+        make_batch: Callable[[int], Sequence[Step]],
+        latency: Callable[[int], float] | None = None,
+        text: Callable[[int], str] | None = None,
+    ) -> None:
+        """:meth:`Script.until_cap`, with ``latency(i)`` (and ``text(i)``) on batch ``i``."""
+        i = 0
+        while True:
+            last = self.calls > CAP
+            self.batch(
+                *make_batch(i),
+                text=text(i) if text else "",
+                latency=latency(i) if latency else None,
+            )
+            i += 1
+            if last:
+                return
+
+    def _latency(self, latency: float | None) -> float:
+        if latency is not None:
+            return latency
+        return self.latencies[len(self.turns) % len(self.latencies)]
+
+
+def took(outcome: Json, seconds: float) -> Json:
+    """``outcome`` scripted to take ``seconds`` to return."""
+    return {**outcome, "duration_seconds": seconds}
 
 
 def sh(command: str, **extra: object) -> Json:

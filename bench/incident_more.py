@@ -17,53 +17,23 @@ adds the latency to the shared :class:`~bench.corpus_builders.Script` without ch
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from bench.corpus_builders import (
     MCP,
     MUTATING,
     Entry,
     Json,
-    Script,
     Step,
+    TimedScript,
     call,
     fail,
     ok,
     sh,
     sh_fail,
     timed_out,
+    took,
 )
 
 # --- time ---------------------------------------------------------------------------------
-
-
-class Timed(Script):
-    """A :class:`Script` whose model turns carry a latency: ``latencies`` cycled turn by
-    turn (deterministic), unless a batch or answer names its own."""
-
-    def __init__(self, latencies: Sequence[float] = (4.0,)) -> None:
-        super().__init__()
-        self.latencies = tuple(latencies)
-
-    def _next_latency(self, latency: float | None) -> float:
-        if latency is not None:
-            return latency
-        return self.latencies[len(self.turns) % len(self.latencies)]
-
-    def batch(self, *steps: Step, text: str = "", latency: float | None = None) -> None:
-        seconds = self._next_latency(latency)
-        super().batch(*steps, text=text)
-        self.turns[-1]["latency_seconds"] = seconds
-
-    def answer(self, text: str, latency: float | None = None) -> None:
-        seconds = self._next_latency(latency)
-        super().answer(text)
-        self.turns[-1]["latency_seconds"] = seconds
-
-
-def took(outcome: Json, seconds: float) -> Json:
-    """``outcome`` scripted to take ``seconds``."""
-    return {**outcome, "duration_seconds": seconds}
 
 
 def refused(error_type: str, message: str) -> Json:
@@ -80,7 +50,7 @@ def refused(error_type: str, message: str) -> Json:
 
 
 def loop_crush_mcp_401_varied() -> Entry:
-    s = Timed((3.2, 2.8, 3.6))
+    s = TimedScript((3.2, 2.8, 3.6))
     queries = [
         "meeting notes",
         "meeting notes recent",
@@ -128,7 +98,7 @@ def loop_crush_mcp_401_varied() -> Entry:
 
 
 def loop_continue_merged_tool_calls() -> Entry:
-    s = Timed((6.5, 7.1))
+    s = TimedScript((6.5, 7.1))
     merged = call(
         "read_fileread_file",
         '{"filepath": "src/utils/date.ts"}{"filepath": "src/utils/format.ts"}',
@@ -151,7 +121,7 @@ def loop_continue_merged_tool_calls() -> Entry:
 
 
 def loop_copilot_pytest_terminal() -> Entry:
-    s = Timed((5.0, 4.2, 6.3))
+    s = TimedScript((5.0, 4.2, 6.3))
     s.batch((call("read_file", {"path": "tests/test_transforms.py"}), took(ok(TRANSFORMS), 0.04)))
     commands = [
         "pytest tests/test_transforms.py -v",
@@ -204,7 +174,7 @@ TRANSFORMS = (
 
 
 def loop_kilocode_read_file_missing_args() -> Entry:
-    s = Timed((2.4, 3.0))
+    s = TimedScript((2.4, 3.0))
     missing = refused(
         "invalid_tool_params",
         "Kilo Code tried to use read_file without value for required parameter 'args "
@@ -236,7 +206,7 @@ def loop_kilocode_read_file_missing_args() -> Entry:
 
 
 def loop_pydantic_ai_missing_forecast() -> Entry:
-    s = Timed((2.7, 3.1))
+    s = TimedScript((2.7, 3.1))
     s.batch(
         (
             call("get_lat_lng", {"location_description": "Zurich"}),
@@ -277,7 +247,7 @@ def loop_pydantic_ai_missing_forecast() -> Entry:
 
 
 def loop_agno_tool_call_limit_ignored() -> Entry:
-    s = Timed((3.4, 2.9, 3.8))
+    s = TimedScript((3.4, 2.9, 3.8))
     queries = [
         "refund policy for annual plans",
         "annual plan refund policy",
@@ -319,7 +289,7 @@ def loop_agno_tool_call_limit_ignored() -> Entry:
 
 
 def loop_aider_retry_applied_edit() -> Entry:
-    s = Timed((9.0, 8.4))
+    s = TimedScript((9.0, 8.4))
     old = (
         "    else:\n"
         "        for path in sorted(Path(args.json_dir).glob('*.json')):\n"
@@ -375,7 +345,7 @@ def loop_aider_retry_applied_edit() -> Entry:
 
 
 def loop_kimi_alternating_reads() -> Entry:
-    s = Timed((11.5, 12.8, 13.4))
+    s = TimedScript((11.5, 12.8, 13.4))
     path = "stage/review/checkout_flow.ts"
     first = took(ok("120  export function applyCoupon(cart: Cart, code: string) {\n..."), 0.03)
     second = took(ok("200  export function totals(cart: Cart): Totals {\n..."), 0.03)
@@ -424,7 +394,7 @@ def loop_kimi_alternating_reads() -> Entry:
 
 
 def loop_zed_lint_typecheck_silent() -> Entry:
-    s = Timed((3.5, 4.1))
+    s = TimedScript((3.5, 4.1))
     s.batch(
         (
             call(
@@ -464,7 +434,7 @@ def loop_zed_lint_typecheck_silent() -> Entry:
 
 
 def loop_langgraph_save_memory() -> Entry:
-    s = Timed((2.6, 3.0))
+    s = TimedScript((2.6, 3.0))
     s.batch(
         (
             call("retrieve", {"query": "How do I rotate the API signing key?"}),
@@ -507,7 +477,7 @@ def loop_langgraph_save_memory() -> Entry:
 
 
 def loop_openai_agents_send_email_again() -> Entry:
-    s = Timed((8.5, 9.2, 7.8))
+    s = TimedScript((8.5, 9.2, 7.8))
     bodies = [
         "Hi Dana, confirming our meeting on Thursday at 10:00. Best, Sam",
         "Hello Dana, just confirming Thursday's meeting at 10:00. Regards, Sam",
@@ -546,7 +516,7 @@ def loop_openai_agents_send_email_again() -> Entry:
 
 
 def loop_goose_burst_mvn_test() -> Entry:
-    s = Timed((6.0,))
+    s = TimedScript((6.0,))
     passed = took(
         ok(
             "[INFO] Tests run: 48, Failures: 0, Errors: 0, Skipped: 0\n"
@@ -573,7 +543,7 @@ def loop_goose_burst_mvn_test() -> Entry:
 
 
 def loop_wisp_k3_reprint_pages() -> Entry:
-    s = Timed((5.5, 6.2))
+    s = TimedScript((5.5, 6.2))
     s.batch(
         (
             sh(
@@ -631,7 +601,7 @@ def loop_wisp_k3_reprint_pages() -> Entry:
 
 
 def loop_smolagents_answer_found_repeats() -> Entry:
-    s = Timed((3.0, 3.3))
+    s = TimedScript((3.0, 3.3))
     line = took(
         ok(
             "smolagents is a library that enables you to run powerful agents in a few lines "
@@ -659,7 +629,7 @@ def loop_smolagents_answer_found_repeats() -> Entry:
 
 
 def loop_autonomys_current_time() -> Entry:
-    s = Timed((2.5, 2.9, 3.4))
+    s = TimedScript((2.5, 2.9, 3.4))
     base = 9 * 3600 + 14 * 60 + 2  # 09:14:02 UTC
     clock = float(base)
 
@@ -701,7 +671,7 @@ def loop_autonomys_current_time() -> Entry:
 
 
 def loop_kilocode_pwd_retried() -> Entry:
-    s = Timed((4.0, 4.4, 3.9))
+    s = TimedScript((4.0, 4.4, 3.9))
     cwd = took(ok("/home/alex/Python/Quant_Trading"), 0.03)
     for _ in range(3):
         s.batch((sh("pwd"), cwd))
@@ -723,7 +693,7 @@ def loop_kilocode_pwd_retried() -> Entry:
 
 
 def loop_agent_framework_rejected_reasked() -> Entry:
-    s = Timed((3.8, 4.3))
+    s = TimedScript((3.8, 4.3))
     args = {"subscription_id": "sub_81723", "reason": "customer request"}
     s.batch((call("cancel_subscription", dict(args)), None))
     s.batch((call("cancel_subscription", dict(args)), None))
@@ -747,7 +717,7 @@ def loop_agent_framework_rejected_reasked() -> Entry:
 
 
 def loop_cline_rejected_edit_fallbacks() -> Entry:
-    s = Timed((5.5, 6.0, 4.8))
+    s = TimedScript((5.5, 6.0, 4.8))
     path = "src/config/limits.ts"
     old = "export const MAX_UPLOAD_MB = 25;"
     new = "export const MAX_UPLOAD_MB = 100;"
@@ -786,7 +756,7 @@ def loop_cline_rejected_edit_fallbacks() -> Entry:
 
 
 def loop_hermes_evolution_timeout_spiral() -> Entry:
-    s = Timed((4.5, 5.1))
+    s = TimedScript((4.5, 5.1))
     command = sh("npm run build:all && npm run test:e2e", timeout=180)
     timeout = took(
         timed_out("Command timed out after 180 s (failure-class=timeout): npm run build:all"),
@@ -817,7 +787,7 @@ def loop_hermes_evolution_timeout_spiral() -> Entry:
 
 
 def legit_little_coder_build_after_edit() -> Entry:
-    s = Timed((4.5, 5.2, 3.8))
+    s = TimedScript((4.5, 5.2, 3.8))
     errors = [
         "src/parser.c:88:5: error: implicit declaration of function 'tok_peek'",
         "src/parser.c:142:17: error: 'node' undeclared (first use in this function)",
@@ -869,7 +839,7 @@ def legit_little_coder_build_after_edit() -> Entry:
 
 
 def legit_heddle_rerun_verification() -> Entry:
-    s = Timed((4.2, 5.0))
+    s = TimedScript((4.2, 5.0))
     verify = "npm run verify:web-search"
     unauthorized = took(
         sh_fail(
@@ -951,7 +921,7 @@ def legit_heddle_rerun_verification() -> Entry:
 
 
 def legit_anolisa_terminal_steps() -> Entry:
-    s = Timed((3.6, 4.4))
+    s = TimedScript((3.6, 4.4))
     steps = [
         ("pip list --format=freeze | grep -i torch", ok("torch==2.3.1\ntorchvision==0.18.1"), 1.4),
         (
@@ -985,7 +955,7 @@ def legit_anolisa_terminal_steps() -> Entry:
 
 
 def legit_ai_dispatch_sequential_reads() -> Entry:
-    s = Timed((4.0, 5.5, 3.2, 6.8))
+    s = TimedScript((4.0, 5.5, 3.2, 6.8))
     files = [
         "contracts/interfaces/IPLimitRouter.sol",
         "contracts/interfaces/IPAllActionTypeV3.sol",
@@ -1026,7 +996,7 @@ def legit_ai_dispatch_sequential_reads() -> Entry:
 
 
 def legit_librefang_kubectl_poll() -> Entry:
-    s = Timed((3.5, 4.2))
+    s = TimedScript((3.5, 4.2))
     command = "kubectl get pods -n production-namespace -l app=api --no-headers"
     s.batch(
         (
@@ -1057,7 +1027,7 @@ def legit_librefang_kubectl_poll() -> Entry:
 
 
 def legit_fastclaw_progressing_polls() -> Entry:
-    s = Timed((3.0, 3.6))
+    s = TimedScript((3.0, 3.6))
     s.batch(
         (
             call("mcp__deploy__create_deployment", {"service": "web", "ref": "v2.14.0"}),

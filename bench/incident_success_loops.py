@@ -21,27 +21,20 @@ reports' where they give them, otherwise ordinary values for the command (a ``gi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-
 from bench.corpus_builders import (
-    CAP,
     MCP,
     MUTATING,
     Entry,
     Json,
-    Script,
     Step,
+    TimedScript,
     call,
     ok,
     sh,
+    took,
 )
 
 # --- time ---------------------------------------------------------------------------------
-
-
-def took(outcome: Json, seconds: float) -> Json:
-    """``outcome``, scripted to take ``seconds`` (docs/scenarios.md, "Time")."""
-    return {**outcome, "duration_seconds": seconds}
 
 
 def wrote(outcome: Json, path: str, content: str, seconds: float = 0.05) -> Json:
@@ -55,41 +48,13 @@ def think(i: int, base: float = 3.0, spread: int = 5) -> float:
     return base + (i * 7) % spread
 
 
-class TimedScript(Script):
-    """``Script`` with a model latency on each turn."""
-
-    def timed(self, latency: float, *steps: Step, text: str = "") -> None:
-        self.batch(*steps, text=text)
-        self.turns[-1]["latency_seconds"] = latency
-
-    def reply(self, text: str, latency: float) -> None:
-        self.answer(text)
-        self.turns[-1]["latency_seconds"] = latency
-
-    def timed_until_cap(
-        self,
-        make_batch: Callable[[int], Sequence[Step]],
-        latency: Callable[[int], float] = think,
-        text: Callable[[int], str] | None = None,
-    ) -> None:
-        """``Script.until_cap`` with a latency (and optional text) on every turn."""
-        i = 0
-        while True:
-            last = self.calls > CAP
-            self.timed(latency(i), *make_batch(i), text=text(i) if text else "")
-            i += 1
-            if last:
-                return
-
-
 # --- a cycle of the same calls with the same results --------------------------------------
 
 
 def loop_opencode_same_grep() -> Entry:
     s = TimedScript()
     bundle = "node_modules/@cortexkit/opencode-magic-context/dist/index.js"
-    s.timed(
-        4.0,
+    s.batch(
         (
             sh("cat ~/.config/opencode/opencode.json"),
             took(
@@ -100,9 +65,9 @@ def loop_opencode_same_grep() -> Entry:
                 0.05,
             ),
         ),
+        latency=4.0,
     )
-    s.timed(
-        5.0,
+    s.batch(
         (
             sh(f"ls -la {bundle.rsplit('/', 1)[0]}"),
             took(
@@ -113,18 +78,18 @@ def loop_opencode_same_grep() -> Entry:
                 0.05,
             ),
         ),
+        latency=5.0,
     )
-    s.timed(
-        6.0,
+    s.batch(
         (
             sh(f'grep -n "update failed" {bundle}'),
             took(
                 ok("18231:      toast.error(`Magic Context update failed: ${err.message}`);"), 0.3
             ),
         ),
+        latency=6.0,
     )
-    s.timed(
-        5.0,
+    s.batch(
         (
             sh(f"sed -n '18190,18240p' {bundle}"),
             took(
@@ -136,6 +101,7 @@ def loop_opencode_same_grep() -> Entry:
                 0.05,
             ),
         ),
+        latency=5.0,
     )
     grep = (
         sh(f'grep -n "checkForUpdate\\|npm view" {bundle}'),
@@ -148,7 +114,7 @@ def loop_opencode_same_grep() -> Entry:
             0.3,
         ),
     )
-    s.timed_until_cap(lambda i: [grep])
+    s.until_cap(lambda i: [grep], latency=think)
     return Entry(
         name="real-loop-opencode-same-grep",
         label="loop",
@@ -168,8 +134,7 @@ def loop_opencode_same_grep() -> Entry:
 
 def loop_codex_plan_status_cycle() -> Entry:
     s = TimedScript()
-    s.timed(
-        6.0,
+    s.batch(
         (
             sh("npx shadcn@latest add button card dialog"),
             took(
@@ -180,16 +145,16 @@ def loop_codex_plan_status_cycle() -> Entry:
                 14.0,
             ),
         ),
+        latency=6.0,
     )
-    s.timed(
-        5.0,
+    s.batch(
         (
             sh("npm run build"),
             took(ok("> vite build\n✓ 412 modules transformed.\n✓ built in 9.84s"), 11.0),
         ),
+        latency=5.0,
     )
-    s.timed(
-        4.0,
+    s.batch(
         (
             sh('git add -A && git commit -m "feat: migrate dialogs to shadcn"'),
             took(
@@ -200,9 +165,9 @@ def loop_codex_plan_status_cycle() -> Entry:
                 0.2,
             ),
         ),
+        latency=4.0,
     )
-    s.timed(
-        3.0,
+    s.batch(
         (
             sh("git push origin feat/shadcn-migration"),
             took(
@@ -213,6 +178,7 @@ def loop_codex_plan_status_cycle() -> Entry:
                 2.5,
             ),
         ),
+        latency=3.0,
     )
     plan = (
         call(
@@ -231,7 +197,7 @@ def loop_codex_plan_status_cycle() -> Entry:
         took(ok("## feat/shadcn-migration...origin/feat/shadcn-migration"), 0.1),
     )
     push = (sh("git push origin feat/shadcn-migration"), took(ok("Everything up-to-date"), 1.2))
-    s.timed_until_cap(lambda i: [[plan], [status], [push], [status]][i % 4])
+    s.until_cap(lambda i: [[plan], [status], [push], [status]][i % 4], latency=think)
     return Entry(
         name="real-loop-codex-plan-status-cycle",
         label="loop",
@@ -252,7 +218,9 @@ def loop_codex_plan_status_cycle() -> Entry:
 def loop_qwen_read_first_lines() -> Entry:
     s = TimedScript()
     head = "\n".join(f"{n}: line {n} of experiment.log" for n in (1, 2, 3)) + "\n...\n150: ..."
-    s.timed(4.0, (sh("wc -l logs/experiment.log"), took(ok("2841 logs/experiment.log"), 0.02)))
+    s.batch(
+        (sh("wc -l logs/experiment.log"), took(ok("2841 logs/experiment.log"), 0.02)), latency=4.0
+    )
     reads = [
         (
             call("read_file", {"path": "logs/experiment.log", "offset": 1200, "limit": 150}),
@@ -263,7 +231,7 @@ def loop_qwen_read_first_lines() -> Entry:
             took(ok(head), 0.05),
         ),
     ]
-    s.timed_until_cap(lambda i: [reads[i % 2]], latency=lambda i: think(i, 8.0))
+    s.until_cap(lambda i: [reads[i % 2]], latency=lambda i: think(i, 8.0))
     return Entry(
         name="real-loop-qwen-read-first-lines",
         label="loop",
@@ -283,12 +251,12 @@ def loop_qwen_read_first_lines() -> Entry:
 def loop_hermes_skill_reread_windows() -> Entry:
     s = TimedScript()
     path = "~/.hermes/skills/feishu-doc/SKILL.md"
-    s.timed(
-        5.0,
+    s.batch(
         (
             call("mcp__feishu__get_document", {"doc_id": "doxcnQ7v2"}),
             took(ok('{"title": "Flow design", "blocks": 42}'), 1.4),
         ),
+        latency=5.0,
     )
     body = "# Feishu doc skill\n## Drawing a mermaid block\nUse the text-drawing component..."
     windows = [(1, 80), (40, 80), (1, 120)]
@@ -296,7 +264,7 @@ def loop_hermes_skill_reread_windows() -> Entry:
         (call("read_file", {"path": path, "offset": off, "limit": lim}), took(ok(body), 0.05))
         for off, lim in windows
     ]
-    s.timed_until_cap(lambda i: [steps[i % 3]])
+    s.until_cap(lambda i: [steps[i % 3]], latency=think)
     return Entry(
         name="real-loop-hermes-skill-reread-windows",
         label="loop",
@@ -319,19 +287,19 @@ def loop_hermes_skill_reread_windows() -> Entry:
 def loop_trusty_final_confirm_runs() -> Entry:
     s = TimedScript()
     src = "src/bakeoff/l1.rs"
-    s.timed(
-        6.0,
+    s.batch(
         (
             call("read_file", {"path": src}),
             took(ok("pub fn score(input: &str) -> u32 {\n    todo!()\n}\n"), 0.05),
         ),
+        latency=6.0,
     )
-    s.timed(
-        9.0,
+    s.batch(
         (
             call("write_file", {"path": src, "content": "pub fn score(...) { ... }\n"}),
             wrote(ok(f"Wrote {src}"), src, "pub fn score(input: &str) -> u32 { 42 }\n"),
         ),
+        latency=9.0,
     )
     green = took(
         ok(
@@ -340,14 +308,16 @@ def loop_trusty_final_confirm_runs() -> Entry:
         ),
         38.0,
     )
-    s.timed(4.0, (sh("cargo test --workspace"), green))
+    s.batch((sh("cargo test --workspace"), green), latency=4.0)
     texts = [
         "All green. One final run to confirm.",
         "Let me run the full suite once more to be sure nothing regressed.",
         "Final verification run.",
     ]
-    s.timed_until_cap(
-        lambda i: [(sh("cargo test --workspace"), green)], text=lambda i: texts[i % 3]
+    s.until_cap(
+        lambda i: [(sh("cargo test --workspace"), green)],
+        text=lambda i: texts[i % 3],
+        latency=think,
     )
     return Entry(
         name="real-loop-trusty-final-confirm-runs",
@@ -367,8 +337,7 @@ def loop_trusty_final_confirm_runs() -> Entry:
 
 def loop_prflow_zero_change_reruns() -> Entry:
     s = TimedScript()
-    s.timed(
-        7.0,
+    s.batch(
         (
             call(
                 "edit_file",
@@ -376,6 +345,7 @@ def loop_prflow_zero_change_reruns() -> Entry:
             ),
             wrote(ok("Edited lib/gate.sh"), "lib/gate.sh", '#!/bin/sh\n...\nexit "$status"\n'),
         ),
+        latency=7.0,
     )
     suite = took(
         ok(
@@ -384,7 +354,7 @@ def loop_prflow_zero_change_reruns() -> Entry:
         ),
         362.0,
     )
-    s.timed(5.0, (sh("./run.sh monolith | tail -3"), suite))
+    s.batch((sh("./run.sh monolith | tail -3"), suite), latency=5.0)
     reruns = [
         (
             "Let me get explicit PASS evidence for the #1911 assertions.",
@@ -400,8 +370,8 @@ def loop_prflow_zero_change_reruns() -> Entry:
         ),
     ]
     for i, (text, command) in enumerate(reruns):
-        s.timed(think(i, 5.0), (sh(command), suite), text=text)
-    s.reply("The change is implemented and the suite passes (1204/1204).", 6.0)
+        s.batch((sh(command), suite), text=text, latency=think(i, 5.0))
+    s.answer("The change is implemented and the suite passes (1204/1204).", latency=6.0)
     return Entry(
         name="real-loop-prflow-zero-change-reruns",
         label="loop",
@@ -421,8 +391,7 @@ def loop_prflow_zero_change_reruns() -> Entry:
 
 def loop_copilot_tests_without_stopping() -> Entry:
     s = TimedScript()
-    s.timed(
-        5.0,
+    s.batch(
         (
             call(
                 "edit_file",
@@ -438,6 +407,7 @@ def loop_copilot_tests_without_stopping() -> Entry:
                 "describe('cart', () => {\n  it('applies coupon', () => { ... })\n})\n",
             ),
         ),
+        latency=5.0,
     )
     run = took(
         ok(
@@ -446,7 +416,7 @@ def loop_copilot_tests_without_stopping() -> Entry:
         ),
         4.5,
     )
-    s.timed_until_cap(
+    s.until_cap(
         lambda i: [(sh("npx vitest run src/cart.test.ts src/price.test.ts"), run)],
         latency=lambda i: think(i, 2.0),
     )
@@ -498,8 +468,8 @@ def loop_hermes_web_search_spiral() -> Entry:
             f"2. LanceDB vs Chroma - blog.example.org/{i % 4}\n"
             f"3. sqlite-vec: vector search in SQLite - github.com/asg017/sqlite-vec"
         )
-        s.timed(think(i, 3.0), (call("web_search", {"query": query}), took(ok(hits), 1.8)))
-    s.reply("I searched for: " + "; ".join(queries[:6]) + "; ...", 5.0)
+        s.batch((call("web_search", {"query": query}), took(ok(hits), 1.8)), latency=think(i, 3.0))
+    s.answer("I searched for: " + "; ".join(queries[:6]) + "; ...", latency=5.0)
     return Entry(
         name="real-loop-hermes-web-search-spiral",
         label="loop",
@@ -519,20 +489,20 @@ def loop_hermes_web_search_spiral() -> Entry:
 
 def loop_gaia_same_search_twelve() -> Entry:
     s = TimedScript()
-    s.timed(
-        4.0,
+    s.batch(
         (
             call("list_directory", {"path": "docs"}),
             took(ok("api.md\nchangelog.md\ndeploy.md\nfaq.md"), 0.02),
         ),
+        latency=4.0,
     )
     search = (
         call("grep_search", {"pattern": "GAIA_MAX_STEPS", "path": "docs"}),
         took(ok("No matches found."), 0.2),
     )
     for i in range(12):
-        s.timed(think(i, 2.0), search)
-    s.reply("Task completed with grep_search. No further action needed.", 1.0)
+        s.batch(search, latency=think(i, 2.0))
+    s.answer("Task completed with grep_search. No further action needed.", latency=1.0)
     return Entry(
         name="real-loop-gaia-same-search-twelve",
         label="loop",
@@ -554,12 +524,12 @@ def loop_gaia_same_search_twelve() -> Entry:
 
 def loop_shaft_subagent_reinvoked() -> Entry:
     s = TimedScript()
-    s.timed(
-        6.0,
+    s.batch(
         (
             sh("gh pr view 4049 --json state,mergedAt"),
             took(ok('{"state": "MERGED", "mergedAt": "2026-07-26T06:53:00Z"}'), 1.1),
         ),
+        latency=6.0,
     )
     asks = [
         "Triage and fix the flaky WebDriver session cleanup (issue 4031); open a PR.",
@@ -574,7 +544,7 @@ def loop_shaft_subagent_reinvoked() -> Entry:
         ),
         310.0,
     )
-    s.timed_until_cap(
+    s.until_cap(
         lambda i: [(call("task", {"subagent_type": "bug-fixer", "prompt": asks[i % 4]}), done)],
         latency=lambda i: think(i, 6.0),
     )
@@ -596,8 +566,7 @@ def loop_shaft_subagent_reinvoked() -> Entry:
 
 def loop_opencode_orchestrator_restarts() -> Entry:
     s = TimedScript()
-    s.timed(
-        5.0,
+    s.batch(
         (
             call("read_file", {"path": "AGENTS.md"}),
             took(
@@ -608,6 +577,7 @@ def loop_opencode_orchestrator_restarts() -> Entry:
                 0.02,
             ),
         ),
+        latency=5.0,
     )
     handover = (
         call(
@@ -637,7 +607,7 @@ def loop_opencode_orchestrator_restarts() -> Entry:
         ),
         took(ok("Todos updated"), 0.01),
     )
-    s.timed_until_cap(lambda i: [[plan], [handover]][i % 2])
+    s.until_cap(lambda i: [[plan], [handover]][i % 2], latency=think)
     return Entry(
         name="real-loop-opencode-orchestrator-restarts",
         label="loop",
@@ -670,7 +640,7 @@ def loop_ailice_researcher_redispatched() -> Entry:
             12.0,
         ),
     )
-    s.timed_until_cap(
+    s.until_cap(
         lambda i: [ask],
         latency=lambda i: think(i, 4.0),
         text=lambda i: "The task objective is to list the files in the current directory.",
@@ -702,7 +672,7 @@ def loop_cline_write_replace_cycle() -> Entry:
         "  res.json({ token });\n}\n"
     )
     patched = full.replace("res.json({ token })", "res.status(200).json({ token })")
-    s.timed(5.0, (call("read_file", {"path": path}), took(ok(full), 0.02)))
+    s.batch((call("read_file", {"path": path}), took(ok(full), 0.02)), latency=5.0)
     write = (
         call("write_file", {"path": path, "content": full}),
         wrote(ok(f"The content was successfully saved to {path}."), path, full),
@@ -718,7 +688,7 @@ def loop_cline_write_replace_cycle() -> Entry:
         ),
         wrote(ok(f"The content was successfully saved to {path}."), path, patched),
     )
-    s.timed_until_cap(lambda i: [[replace], [write]][i % 2], latency=lambda i: think(i, 6.0))
+    s.until_cap(lambda i: [[replace], [write]][i % 2], latency=lambda i: think(i, 6.0))
     return Entry(
         name="real-loop-cline-write-replace-cycle",
         label="loop",
@@ -752,7 +722,7 @@ def loop_copilot_reformat_same_file() -> Entry:
         "There seem to be some persistent formatting issues. Let's try a complete rewrite of "
         "the file with careful attention to formatting:",
     ]
-    s.timed(5.0, (call("read_file", {"path": path}), took(ok(versions[0]), 0.02)))
+    s.batch((call("read_file", {"path": path}), took(ok(versions[0]), 0.02)), latency=5.0)
     order = [1, 2, 2, 0, 1, 2, 0]
 
     def step(i: int) -> list[Step]:
@@ -764,7 +734,7 @@ def loop_copilot_reformat_same_file() -> Entry:
             )
         ]
 
-    s.timed_until_cap(step, latency=lambda i: think(i, 9.0), text=lambda i: texts[i % 3])
+    s.until_cap(step, latency=lambda i: think(i, 9.0), text=lambda i: texts[i % 3])
     return Entry(
         name="real-loop-copilot-reformat-same-file",
         label="loop",
@@ -786,7 +756,7 @@ def loop_orchestkit_formatter_reverts() -> Entry:
     s = TimedScript()
     path = "src/hooks/src/posttool/auto-lint.ts"
     formatted = "export function lint(file: string) {\n  return run(['ruff', 'format', file]);\n}\n"
-    s.timed(5.0, (call("read_file", {"path": path}), took(ok(formatted), 0.02)))
+    s.batch((call("read_file", {"path": path}), took(ok(formatted), 0.02)), latency=5.0)
     edit = (
         call(
             "edit_file",
@@ -805,7 +775,7 @@ def loop_orchestkit_formatter_reverts() -> Entry:
     )
     read = (call("read_file", {"path": path}), took(ok(formatted), 0.02))
     texts = ["The file does not contain my change; re-applying it.", ""]
-    s.timed_until_cap(lambda i: [[edit], [read]][i % 2], text=lambda i: texts[i % 2])
+    s.until_cap(lambda i: [[edit], [read]][i % 2], text=lambda i: texts[i % 2], latency=think)
     return Entry(
         name="real-loop-orchestkit-formatter-reverts",
         label="loop",
@@ -826,7 +796,7 @@ def loop_claudette_identical_edit() -> Entry:
     s = TimedScript()
     path = "src/parse.py"
     content = 'import re\n\nHEADER = re.compile(r"^\\\\s*#\\\\s*(\\\\w+)")\n'
-    s.timed(6.0, (call("read_file", {"path": path}), took(ok(content), 0.02)))
+    s.batch((call("read_file", {"path": path}), took(ok(content), 0.02)), latency=6.0)
     edit = (
         call(
             "edit_file",
@@ -838,7 +808,7 @@ def loop_claudette_identical_edit() -> Entry:
         ),
         wrote(ok('{"ok": true}'), path, content),
     )
-    s.timed_until_cap(lambda i: [edit], latency=lambda i: think(i, 10.0, 8))
+    s.until_cap(lambda i: [edit], latency=lambda i: think(i, 10.0, 8))
     return Entry(
         name="real-loop-claudette-identical-edit",
         label="loop",
@@ -860,18 +830,18 @@ def loop_localharness_identical_csv() -> Entry:
     s = TimedScript()
     path = "out/summary.csv"
     csv = "region,revenue\nnorth,1204\nsouth,988\neast,1530\nwest,877\n"
-    s.timed(
-        7.0,
+    s.batch(
         (
             sh("python scripts/aggregate.py data/sales.parquet"),
             took(ok("north 1204\nsouth 988\neast 1530\nwest 877"), 2.3),
         ),
+        latency=7.0,
     )
     write = (
         call("write_file", {"path": path, "content": csv}),
         wrote(ok(f"Written {len(csv)} bytes to {path}"), path, csv),
     )
-    s.timed_until_cap(lambda i: [write], latency=lambda i: think(i, 12.0, 6))
+    s.until_cap(lambda i: [write], latency=lambda i: think(i, 12.0, 6))
     return Entry(
         name="real-loop-localharness-identical-csv",
         label="loop",
@@ -892,12 +862,12 @@ def loop_localharness_identical_csv() -> Entry:
 def loop_openclaw_refinement_rewrites() -> Entry:
     s = TimedScript()
     path = "docs/proposal.md"
-    s.timed(
-        6.0,
+    s.batch(
         (
             call("read_file", {"path": "notes/brief.md"}),
             took(ok("Write a one-page proposal for the Q3 data platform."), 0.02),
         ),
+        latency=6.0,
     )
 
     def step(i: int) -> list[Step]:
@@ -912,7 +882,7 @@ def loop_openclaw_refinement_rewrites() -> Entry:
             )
         ]
 
-    s.timed_until_cap(step, latency=lambda i: think(i, 14.0, 9))
+    s.until_cap(step, latency=lambda i: think(i, 14.0, 9))
     return Entry(
         name="real-loop-openclaw-refinement-rewrites",
         label="loop",
@@ -931,12 +901,12 @@ def loop_openclaw_refinement_rewrites() -> Entry:
 
 def loop_reasonix_bash_write_repeat() -> Entry:
     s = TimedScript()
-    s.timed(5.0, (sh("ls config"), took(ok("app.toml\nlogging.toml"), 0.02)))
+    s.batch((sh("ls config"), took(ok("app.toml\nlogging.toml"), 0.02)), latency=5.0)
     command = (
         "cat > config/feature_flags.toml <<'EOF'\n[flags]\nnew_checkout = true\n"
         "beta_search = false\nEOF"
     )
-    s.timed_until_cap(lambda i: [(sh(command), took(ok(""), 0.03))])
+    s.until_cap(lambda i: [(sh(command), took(ok(""), 0.03))], latency=think)
     return Entry(
         name="real-loop-reasonix-bash-write-repeat",
         label="loop",
@@ -958,8 +928,7 @@ def loop_reasonix_bash_write_repeat() -> Entry:
 
 def loop_codex_git_status_fifty() -> Entry:
     s = TimedScript()
-    s.timed(
-        4.0,
+    s.batch(
         (
             call("read_file", {"path": "playlists.html"}),
             took(
@@ -970,14 +939,15 @@ def loop_codex_git_status_fifty() -> Entry:
                 0.02,
             ),
         ),
+        latency=4.0,
     )
     status = (sh("git status -sb"), took(ok("## main...origin/main\n?? playlists.html"), 0.1))
     for i in range(50):
-        s.timed(think(i, 2.0, 3), status)
-    s.reply(
+        s.batch(status, latency=think(i, 2.0, 3))
+    s.answer(
         "Yes: with radio inputs and :checked sibling selectors you can switch playlists "
         "with HTML and CSS only, no JavaScript.",
-        7.0,
+        latency=7.0,
     )
     return Entry(
         name="real-loop-codex-git-status-fifty",
@@ -997,19 +967,19 @@ def loop_codex_git_status_fifty() -> Entry:
 
 def loop_conductor_status_while_asking() -> Entry:
     s = TimedScript()
-    s.timed(
-        5.0,
+    s.batch(
         (
             call("read_file", {"path": "conductor/tracks.md"}),
             took(ok("- [x] Complete the friend request (aka alliance) feature"), 0.02),
         ),
+        latency=5.0,
     )
-    s.timed(
-        6.0,
+    s.batch(
         (
             call("read_file", {"path": "product.md"}),
             took(ok("# Product\nAlliances let players team up."), 0.02),
         ),
+        latency=6.0,
     )
     status = (
         sh("git status"),
@@ -1025,9 +995,10 @@ def loop_conductor_status_while_asking() -> Entry:
         "Track 'Complete the friend request (aka alliance) feature' is finished. Options:\n"
         "A. Archive\nB. Delete\nC. Skip\n\nEnter A, B, or C."
     )
-    s.timed_until_cap(
+    s.until_cap(
         lambda i: [status],
         text=lambda i: ask if i % 2 else "Working tree clean. Synchronization complete.",
+        latency=think,
     )
     return Entry(
         name="real-loop-conductor-status-while-asking",
@@ -1051,15 +1022,15 @@ def loop_gemini_readfile_again() -> Entry:
     path = "src/OfficeS.WebUI/office-details.component.html"
     html = '<div class="office">\n  <h2>{{ office.name }}</h2>\n  <app-map [office]="office">'
     read = (call("read_file", {"path": path}), took(ok(html), 0.02))
-    s.timed(
-        4.0,
+    s.batch(
         (
             call("glob", {"pattern": "**/office-details.*"}),
             took(ok(f"{path}\nsrc/OfficeS.WebUI/office-details.component.ts"), 0.2),
         ),
+        latency=4.0,
     )
-    s.timed(5.0, read)
-    s.timed_until_cap(
+    s.batch(read, latency=5.0)
+    s.until_cap(
         lambda i: [read],
         latency=lambda i: think(i, 2.0, 3),
         text=lambda i: "I need to check the template before editing it.",
@@ -1085,18 +1056,18 @@ def loop_manus_reread_generated_file() -> Entry:
     s = TimedScript()
     path = "/home/ubuntu/upload/analysis.txt"
     text = "Sales analysis\n- Q1 revenue up 12%\n- churn 3.1%\nConclusion: ..."
-    s.timed(
-        8.0,
+    s.batch(
         (
             call("write_file", {"path": path, "content": text}),
             wrote(ok(f"Wrote {path}"), path, text),
         ),
+        latency=8.0,
     )
 
     def read() -> Step:
         return (call("read_file", {"path": path}), took(ok(text), 0.04))
 
-    s.timed_until_cap(lambda i: [read(), read()], latency=lambda i: 5.0)
+    s.until_cap(lambda i: [read(), read()], latency=lambda i: 5.0)
     return Entry(
         name="real-loop-manus-reread-generated-file",
         label="loop",
@@ -1115,18 +1086,21 @@ def loop_manus_reread_generated_file() -> Entry:
 
 def loop_gemini_waiting_for_instruction() -> Entry:
     s = TimedScript()
-    s.timed(5.0, (sh("mkdir -p mcp/servers mcp/configs"), took(ok(""), 0.01)))
-    s.timed(6.0, (sh("mv mcp/*.json mcp/configs/ && mv mcp/*.py mcp/servers/"), took(ok(""), 0.02)))
+    s.batch((sh("mkdir -p mcp/servers mcp/configs"), took(ok(""), 0.01)), latency=5.0)
+    s.batch(
+        (sh("mv mcp/*.json mcp/configs/ && mv mcp/*.py mcp/servers/"), took(ok(""), 0.02)),
+        latency=6.0,
+    )
     listing = took(
         ok("mcp/configs:\nfilesystem.json\ngithub.json\n\nmcp/servers:\nweather.py"), 0.02
     )
-    s.timed(4.0, (sh("ls -R mcp"), listing))
+    s.batch((sh("ls -R mcp"), listing), latency=4.0)
     ready = "I have organized the 'mcp' files and am now waiting for your next instruction."
     echo = (
         sh(f'echo "{ready}"'),
         took(ok(ready), 0.01),
     )
-    s.timed_until_cap(
+    s.until_cap(
         lambda i: [[echo], [(sh("ls -R mcp"), listing)]][i % 2],
         latency=lambda i: think(i, 2.0, 3),
         text=lambda i: "The task is complete; I am waiting for your next instruction.",
@@ -1164,8 +1138,8 @@ def loop_claude_wasted_call_reread() -> Entry:
         "tool_result instead."
     )
     for i, (path, body) in enumerate(zip(paths, bodies, strict=True)):
-        s.timed(4.0 + i, (call("read_file", {"path": path}), took(ok(body), 0.02)))
-    s.timed_until_cap(
+        s.batch((call("read_file", {"path": path}), took(ok(body), 0.02)), latency=4.0 + i)
+    s.until_cap(
         lambda i: [(call("read_file", {"path": paths[i % 2]}), took(notice, 0.01))],
         latency=lambda i: think(i, 5.0),
     )
@@ -1187,8 +1161,7 @@ def loop_claude_wasted_call_reread() -> Entry:
 
 def loop_omh_blocked_notice_ignored() -> Entry:
     s = TimedScript()
-    s.timed(
-        5.0,
+    s.batch(
         (
             call("search_files", {"pattern": "def sync", "path": "src"}),
             took(
@@ -1199,6 +1172,7 @@ def loop_omh_blocked_notice_ignored() -> Entry:
                 0.3,
             ),
         ),
+        latency=5.0,
     )
     pattern = "def render_skill|def render_all|def write_skill|def sync_skills|def generate"
     search = call("search_files", {"pattern": pattern, "path": "src/skills"})
@@ -1207,8 +1181,8 @@ def loop_omh_blocked_notice_ignored() -> Entry:
         "have this information. STOP re-searching and proceed with your task."
     )
     for i in range(3):
-        s.timed(think(i, 3.0), (search, took(ok("0 matches"), 0.3)))
-    s.timed_until_cap(lambda i: [(search, took(blocked, 0.01))])
+        s.batch((search, took(ok("0 matches"), 0.3)), latency=think(i, 3.0))
+    s.until_cap(lambda i: [(search, took(blocked, 0.01))], latency=think)
     return Entry(
         name="real-loop-omh-blocked-notice-ignored",
         label="loop",

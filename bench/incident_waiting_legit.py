@@ -20,14 +20,13 @@ from __future__ import annotations
 from bench.corpus_builders import (
     MCP,
     Entry,
-    Json,
-    Script,
-    Step,
+    TimedScript,
     call,
     fail,
     ok,
     sh,
     sh_fail,
+    took,
 )
 
 # Model turn latencies (seconds), cycled by turn number when a batch names none: a coding
@@ -35,48 +34,25 @@ from bench.corpus_builders import (
 LATENCIES = (4.2, 6.1, 3.4, 5.3, 8.7, 2.9, 4.8, 11.6, 3.8, 6.9)
 
 
-def timed(outcome: Json, seconds: float) -> Json:
-    """An outcome whose call takes ``seconds`` to return."""
-    return {**outcome, "duration_seconds": seconds}
-
-
-class TimedScript(Script):
-    """A :class:`Script` whose every turn says how long the model took to give it."""
-
-    def batch(self, *steps: Step, text: str = "", latency: float | None = None) -> None:
-        super().batch(*steps, text=text)
-        self._stamp(latency)
-
-    def answer(self, text: str, latency: float | None = None) -> None:
-        super().answer(text)
-        self._stamp(latency)
-
-    def _stamp(self, latency: float | None) -> None:
-        n = len(self.turns) - 1
-        self.turns[-1]["latency_seconds"] = (
-            LATENCIES[n % len(LATENCIES)] if latency is None else latency
-        )
-
-
 # --- polling a status that waits and answers the same ---------------------------------------
 
 
 def legit_openmono_check_status_30_polls() -> Entry:
-    s = TimedScript()
+    s = TimedScript(LATENCIES)
     s.batch(
         (
             call("start_job", {"name": "reindex-search", "args": {"index": "products-v7"}}),
-            timed(ok("Started job reindex-2291 (reindex-search)."), 1.2),
+            took(ok("Started job reindex-2291 (reindex-search)."), 1.2),
         )
     )
     status = call("check_status", {"job_id": "reindex-2291"})
-    running = timed(ok("job reindex-2291: running"), 30)
+    running = took(ok("job reindex-2291: running"), 30)
     for _ in range(29):
         s.batch((status, running))
     s.batch(
         (
             status,
-            timed(ok("job reindex-2291: completed (exit 0, 14m52s, 4,812,330 documents)"), 30),
+            took(ok("job reindex-2291: completed (exit 0, 14m52s, 4,812,330 documents)"), 30),
         )
     )
     s.answer("The reindex finished: 4.8M documents in products-v7, in just under 15 minutes.")
@@ -98,11 +74,11 @@ def legit_openmono_check_status_30_polls() -> Entry:
 
 
 def legit_openhands_ci_sleep_and_check() -> Entry:
-    s = TimedScript()
+    s = TimedScript(LATENCIES)
     s.batch(
         (
             sh("git push origin fix/flaky-upload"),
-            timed(
+            took(
                 ok(
                     "To github.com:acme/api.git\n   3f2a9c1..8be04d7  fix/flaky-upload ->"
                     " fix/flaky-upload"
@@ -112,12 +88,12 @@ def legit_openhands_ci_sleep_and_check() -> Entry:
         )
     )
     check = sh("gh run list --branch fix/flaky-upload --limit 1 --json status,conclusion")
-    in_progress = timed(ok('[{"conclusion":"","status":"in_progress"}]'), 1.1)
+    in_progress = took(ok('[{"conclusion":"","status":"in_progress"}]'), 1.1)
     for _ in range(14):
-        s.batch((sh("sleep 30"), timed(ok(""), 30)))
+        s.batch((sh("sleep 30"), took(ok(""), 30)))
         s.batch((check, in_progress))
-    s.batch((sh("sleep 30"), timed(ok(""), 30)))
-    s.batch((check, timed(ok('[{"conclusion":"success","status":"completed"}]'), 1.1)))
+    s.batch((sh("sleep 30"), took(ok(""), 30)))
+    s.batch((check, took(ok('[{"conclusion":"success","status":"completed"}]'), 1.1)))
     s.answer("CI passed on fix/flaky-upload after about eight minutes.")
     return Entry(
         name="real-legit-openhands-ci-sleep-and-check",
@@ -136,11 +112,11 @@ def legit_openhands_ci_sleep_and_check() -> Entry:
 
 
 def legit_weave_codex_write_stdin_polls() -> Entry:
-    s = TimedScript()
+    s = TimedScript(LATENCIES)
     s.batch(
         (
             sh("cargo test --workspace", yield_time_ms=10000),
-            timed(
+            took(
                 ok(
                     "Process running with session ID 3\nOutput:\n   Compiling serde v1.0.210\n"
                     "   Compiling tokio v1.40.0"
@@ -162,11 +138,11 @@ def legit_weave_codex_write_stdin_polls() -> Entry:
         "     Running tests/proxy.rs (target/debug/deps/proxy-a1b9)",
     ]
     for text in outputs:
-        s.batch((poll, timed(ok(f"Process running with session ID 3\nOutput:\n{text}"), 30)))
+        s.batch((poll, took(ok(f"Process running with session ID 3\nOutput:\n{text}"), 30)))
     s.batch(
         (
             poll,
-            timed(
+            took(
                 ok(
                     "Process exited with code 0\nOutput:\ntest result: ok. 96 passed; 0 failed; "
                     "0 ignored; finished in 21.07s"
@@ -193,13 +169,11 @@ def legit_weave_codex_write_stdin_polls() -> Entry:
 
 
 def legit_stella_read_output_sleep() -> Entry:
-    s = TimedScript()
+    s = TimedScript(LATENCIES)
     s.batch(
         (
             call("start_process", {"command": "cargo build --release"}),
-            timed(
-                ok("Started process p-7 (cargo build --release); poll it with read_output."), 0.4
-            ),
+            took(ok("Started process p-7 (cargo build --release); poll it with read_output."), 0.4),
         )
     )
     read = call("read_output", {"handle": "p-7"})
@@ -230,13 +204,13 @@ def legit_stella_read_output_sleep() -> Entry:
         "stella-cli",
     ]
     for k, crate in enumerate(crates):
-        s.batch((sh("sleep 5"), timed(ok(""), 5)), latency=3.1)
-        s.batch((read, timed(ok(f"   Compiling {crate} v{1 + k % 3}.{k}.0"), 0.2)), latency=3.6)
-    s.batch((sh("sleep 5"), timed(ok(""), 5)), latency=3.1)
+        s.batch((sh("sleep 5"), took(ok(""), 5)), latency=3.1)
+        s.batch((read, took(ok(f"   Compiling {crate} v{1 + k % 3}.{k}.0"), 0.2)), latency=3.6)
+    s.batch((sh("sleep 5"), took(ok(""), 5)), latency=3.1)
     s.batch(
         (
             read,
-            timed(
+            took(
                 ok(
                     "    Finished `release` profile [optimized] target(s) in 4m 02s\nexited"
                     " (code 0)"
@@ -264,11 +238,11 @@ def legit_stella_read_output_sleep() -> Entry:
 
 
 def legit_pi_go_bash_output_polls() -> Entry:
-    s = TimedScript()
+    s = TimedScript(LATENCIES)
     s.batch(
         (
             sh("make test-coverage", background=True),
-            timed(ok("Started background command bg-2 (make test-coverage)."), 0.3),
+            took(ok("Started background command bg-2 (make test-coverage)."), 0.3),
         )
     )
     poll = call("bash_output", {"id": "bg-2"})
@@ -287,8 +261,8 @@ def legit_pi_go_bash_output_polls() -> Entry:
         "go tool cover -func=cover.out | tail -1",
     ]
     for text in lines:
-        s.batch((poll, timed(ok(f"status: running\n{text}"), 2)))
-    s.batch((poll, timed(ok("status: exited (0)\ntotal:\t(statements)\t74.8%"), 2)))
+        s.batch((poll, took(ok(f"status: running\n{text}"), 2)))
+    s.batch((poll, took(ok("status: exited (0)\ntotal:\t(statements)\t74.8%"), 2)))
     s.answer("make test-coverage passes; total coverage is 74.8%.")
     return Entry(
         name="real-legit-pi-go-bash-output-polls",
@@ -304,11 +278,11 @@ def legit_pi_go_bash_output_polls() -> Entry:
 
 
 def legit_claude_code_task_output_timeouts() -> Entry:
-    s = TimedScript()
+    s = TimedScript(LATENCIES)
     s.batch(
         (
             sh("poetry run pytest tests/ -q"),
-            timed(
+            took(
                 ok(
                     "Command running in background with ID: bt2kelt7i. Output is being written "
                     "to: /tmp/claude-1000/tasks/bt2kelt7i.output"
@@ -325,13 +299,13 @@ def legit_claude_code_task_output_timeouts() -> Entry:
         s.batch(
             (
                 call("TaskOutput", {"task_id": "bt2kelt7i", "block": True, "timeout": timeout}),
-                timed(ok(waiting), timeout / 1000),
+                took(ok(waiting), timeout / 1000),
             )
         )
     s.batch(
         (
             call("read_file", {"path": "/tmp/claude-1000/tasks/bt2kelt7i.output"}),
-            timed(ok("........................................ [100%]\n148 passed in 4.11s"), 0.1),
+            took(ok("........................................ [100%]\n148 passed in 4.11s"), 0.1),
         )
     )
     s.answer("All 148 tests pass.")
@@ -351,7 +325,7 @@ def legit_claude_code_task_output_timeouts() -> Entry:
 
 
 def legit_claude_code_monitor_gh_run() -> Entry:
-    s = TimedScript()
+    s = TimedScript(LATENCIES)
     loop = (
         "while true; do result=$(gh run view 12345678 --json status,conclusion 2>/dev/null); "
         'status=$(echo "$result" | jq -r .status); echo "status=$status"; '
@@ -360,13 +334,13 @@ def legit_claude_code_monitor_gh_run() -> Entry:
     s.batch(
         (
             sh(loop, run_in_background=True),
-            timed(ok("Command running in background with ID: b7f2."), 0.5),
+            took(ok("Command running in background with ID: b7f2."), 0.5),
         )
     )
     s.batch(
         (
             call("BashOutput", {"bash_id": "b7f2"}),
-            timed(
+            took(
                 fail(
                     "shell_execute_error",
                     'Background command "while true; do ..." failed with exit code 1',
@@ -378,7 +352,7 @@ def legit_claude_code_monitor_gh_run() -> Entry:
     s.batch(
         (
             sh(f"bash -c '{loop}'", run_in_background=True),
-            timed(ok("Command running in background with ID: c9a4."), 0.5),
+            took(ok("Command running in background with ID: c9a4."), 0.5),
         )
     )
     seen: list[str] = []
@@ -392,21 +366,21 @@ def legit_claude_code_monitor_gh_run() -> Entry:
         "in_progress",
     ]:
         seen.append(f"status={status}")
-        s.batch((sh("sleep 30"), timed(ok(""), 30)))
+        s.batch((sh("sleep 30"), took(ok(""), 30)))
         s.batch(
             (
                 call("BashOutput", {"bash_id": "c9a4"}),
-                timed(
+                took(
                     ok("<status>running</status>\n<stdout>\n" + "\n".join(seen) + "\n</stdout>"),
                     0.1,
                 ),
             )
         )
-    s.batch((sh("sleep 30"), timed(ok(""), 30)))
+    s.batch((sh("sleep 30"), took(ok(""), 30)))
     s.batch(
         (
             call("BashOutput", {"bash_id": "c9a4"}),
-            timed(
+            took(
                 ok(
                     "<status>completed</status>\n<exit_code>0</exit_code>\n<stdout>\n"
                     "status=completed\n</stdout>"
@@ -415,9 +389,7 @@ def legit_claude_code_monitor_gh_run() -> Entry:
             ),
         )
     )
-    s.batch(
-        (sh("gh run view 12345678 --json conclusion -q .conclusion"), timed(ok("success"), 1.3))
-    )
+    s.batch((sh("gh run view 12345678 --json conclusion -q .conclusion"), took(ok("success"), 1.3)))
     s.answer("Run 12345678 completed successfully.")
     return Entry(
         name="real-legit-claude-code-monitor-gh-run",
@@ -437,11 +409,11 @@ def legit_claude_code_monitor_gh_run() -> Entry:
 
 
 def legit_vscode_copilot_benchmark_terminal() -> Entry:
-    s = TimedScript()
+    s = TimedScript(LATENCIES)
     s.batch(
         (
             sh("dotnet run -c Release --project bench/Parsers.Bench", isBackground=True),
-            timed(ok("Command is running in terminal 3."), 1.5),
+            took(ok("Command is running in terminal 3."), 1.5),
         )
     )
     poll = call("get_terminal_output", {"id": "3"})
@@ -459,11 +431,11 @@ def legit_vscode_copilot_benchmark_terminal() -> Entry:
         "// Benchmark: CsvParse.CsvHelper: DefaultJob\nWorkloadActual   9: 8192 op, 24412000.00 ns",
     ]
     for text in progress:
-        s.batch((poll, timed(ok(text), 0.2)), latency=9.5)
+        s.batch((poll, took(ok(text), 0.2)), latency=9.5)
     s.batch(
         (
             poll,
-            timed(
+            took(
                 ok(
                     "| Method         | Mean     |\n|--------------- |---------:|\n"
                     "| SystemTextJson | 1.108 us |\n| Newtonsoft     | 2.553 us |\n"
@@ -496,17 +468,17 @@ def legit_vscode_copilot_benchmark_terminal() -> Entry:
 
 
 def legit_hermes_process_poll() -> Entry:
-    s = TimedScript()
+    s = TimedScript(LATENCIES)
     s.batch(
         (
             sh("docker build -t api:dev .", background=True),
-            timed(ok("Started background process proc_41 (docker build -t api:dev .)."), 0.6),
+            took(ok("Started background process proc_41 (docker build -t api:dev .)."), 0.6),
         )
     )
     poll = call("process", {"action": "poll", "session_id": "proc_41"})
-    no_news = timed(ok("status: running\n(no new output)"), 10)
+    no_news = took(ok("status: running\n(no new output)"), 10)
     outputs = [
-        timed(
+        took(
             ok(
                 "status: running\n#5 [builder 2/6] RUN apt-get update && apt-get install -y"
                 " build-essential"
@@ -516,17 +488,17 @@ def legit_hermes_process_poll() -> Entry:
         no_news,
         no_news,
         no_news,
-        timed(
+        took(
             ok("status: running\n#8 [builder 4/6] RUN pip wheel -r requirements.txt -w /wheels"), 10
         ),
         no_news,
         no_news,
-        timed(ok("status: running\n#11 [runtime 3/3] COPY --from=builder /wheels /wheels"), 10),
-        timed(ok("status: exited (0)\n#12 naming to docker.io/library/api:dev done"), 3),
+        took(ok("status: running\n#11 [runtime 3/3] COPY --from=builder /wheels /wheels"), 10),
+        took(ok("status: exited (0)\n#12 naming to docker.io/library/api:dev done"), 3),
     ]
     for outcome in outputs:
         s.batch((poll, outcome))
-    s.batch((sh("docker image ls api:dev --format '{{.Size}}'"), timed(ok("412MB"), 0.4)))
+    s.batch((sh("docker image ls api:dev --format '{{.Size}}'"), took(ok("412MB"), 0.4)))
     s.answer("api:dev is built (412 MB).")
     return Entry(
         name="real-legit-hermes-process-poll",
@@ -545,11 +517,11 @@ def legit_hermes_process_poll() -> Entry:
 
 
 def legit_browser_use_export_waits() -> Entry:
-    s = TimedScript()
+    s = TimedScript(LATENCIES)
     s.batch(
         (
             call("click", {"index": 14, "text": "Export all invoices (CSV)"}),
-            timed(ok("Clicked 'Export all invoices (CSV)'."), 0.8),
+            took(ok("Clicked 'Export all invoices (CSV)'."), 0.8),
         )
     )
     progress = [
@@ -561,19 +533,19 @@ def legit_browser_use_export_waits() -> Entry:
         "Preparing export… 87%",
     ]
     for text in progress:
-        s.batch((call("wait", {"seconds": 5}), timed(ok("Waited 5 seconds."), 5)))
-        s.batch((call("extract_content", {"goal": "export status"}), timed(ok(text), 1.4)))
-    s.batch((call("wait", {"seconds": 5}), timed(ok("Waited 5 seconds."), 5)))
+        s.batch((call("wait", {"seconds": 5}), took(ok("Waited 5 seconds."), 5)))
+        s.batch((call("extract_content", {"goal": "export status"}), took(ok(text), 1.4)))
+    s.batch((call("wait", {"seconds": 5}), took(ok("Waited 5 seconds."), 5)))
     s.batch(
         (
             call("extract_content", {"goal": "export status"}),
-            timed(ok("Export ready: invoices-2026-11.csv (3,412 rows) [Download]"), 1.4),
+            took(ok("Export ready: invoices-2026-11.csv (3,412 rows) [Download]"), 1.4),
         )
     )
     s.batch(
         (
             call("click", {"index": 22, "text": "Download"}),
-            timed(ok("Downloaded invoices-2026-11.csv"), 2.2),
+            took(ok("Downloaded invoices-2026-11.csv"), 2.2),
         )
     )
     s.answer("Exported and downloaded all 3,412 November invoices as CSV.")
@@ -594,13 +566,13 @@ def legit_browser_use_export_waits() -> Entry:
 
 
 def legit_fak_scroll_feed() -> Entry:
-    s = TimedScript()
+    s = TimedScript(LATENCIES)
     s.batch(
         (
             call(
                 "mcp__playwright__browser_navigate", {"url": "https://status.example.com/history"}
             ),
-            timed(ok("Navigated; page title: Incident history"), 2.6),
+            took(ok("Navigated; page title: Incident history"), 2.6),
         )
     )
     scroll = call("mcp__playwright__browser_press_key", {"key": "PageDown"})
@@ -620,12 +592,12 @@ def legit_fak_scroll_feed() -> Entry:
     ]
     for k, month in enumerate(months):
         s.batch(
-            (scroll, timed(ok("Pressed PageDown"), 0.3)),
-            (snap, timed(ok(f'- heading "{month}"\n- list: {2 + k % 4} incidents'), 0.9)),
+            (scroll, took(ok("Pressed PageDown"), 0.3)),
+            (snap, took(ok(f'- heading "{month}"\n- list: {2 + k % 4} incidents'), 0.9)),
         )
     s.batch(
-        (scroll, timed(ok("Pressed PageDown"), 0.3)),
-        (snap, timed(ok('- heading "December 2025"\n- text "End of history"'), 0.9)),
+        (scroll, took(ok("Pressed PageDown"), 0.3)),
+        (snap, took(ok('- heading "December 2025"\n- text "End of history"'), 0.9)),
     )
     s.answer("There were 37 incidents in the last twelve months; the list by month is below.")
     return Entry(
@@ -654,12 +626,12 @@ def legit_fak_scroll_feed() -> Entry:
 
 
 def legit_ggcode_read_large_file_chunks() -> Entry:
-    s = TimedScript()
+    s = TimedScript(LATENCIES)
     path = "internal/agent/agent.go"
     s.batch(
         (
             call("read_file", {"path": path}),
-            timed(ok("package agent\n... (lines 1-2000 of 4733 shown; file truncated)"), 0.2),
+            took(ok("package agent\n... (lines 1-2000 of 4733 shown; file truncated)"), 0.2),
         )
     )
     for start in range(2001, 4734, 400):
@@ -667,7 +639,7 @@ def legit_ggcode_read_large_file_chunks() -> Entry:
         s.batch(
             (
                 call("read_file", {"path": path, "offset": start, "limit": 400}),
-                timed(
+                took(
                     ok(
                         f"{start}\tfunc (a *Agent) step{start // 400}(ctx context.Context) error"
                         f" {{\n... (lines {start}-{end} of 4733)"
@@ -687,11 +659,11 @@ def legit_ggcode_read_large_file_chunks() -> Entry:
                     "new_string": "if len(calls) >= maxCalls {",
                 },
             ),
-            timed(ok("Edited internal/agent/agent.go (1 replacement)."), 0.1),
+            took(ok("Edited internal/agent/agent.go (1 replacement)."), 0.1),
         )
     )
     s.batch(
-        (sh("go test ./internal/agent/..."), timed(ok("ok  \tggcode/internal/agent\t7.418s"), 9.5))
+        (sh("go test ./internal/agent/..."), took(ok("ok  \tggcode/internal/agent\t7.418s"), 9.5))
     )
     s.answer("Fixed the off-by-one in the call cap at line 3130; the agent tests pass.")
     return Entry(
@@ -710,11 +682,11 @@ def legit_ggcode_read_large_file_chunks() -> Entry:
 
 
 def legit_everruns_page_saved_output() -> Entry:
-    s = TimedScript()
+    s = TimedScript(LATENCIES)
     s.batch(
         (
             sh("kubectl logs deploy/ingest -n data --since=6h"),
-            timed(
+            took(
                 ok(
                     "Output too large (2.4 MB); saved to .tool-output/ingest-logs.txt "
                     "(31,840 lines). Read it with read_file."
@@ -730,7 +702,7 @@ def legit_everruns_page_saved_output() -> Entry:
                     "read_file",
                     {"path": ".tool-output/ingest-logs.txt", "offset": 2000 * k, "limit": 2000},
                 ),
-                timed(
+                took(
                     ok(
                         f"{2000 * k + 1}\t2026-12-02T0{k // 2}:{(k % 2) * 30:02d}:00Z INFO batch"
                         f" {4100 + k} committed ..."
@@ -743,7 +715,7 @@ def legit_everruns_page_saved_output() -> Entry:
     s.batch(
         (
             call("grep_search", {"pattern": "ERROR|WARN", "path": ".tool-output/ingest-logs.txt"}),
-            timed(
+            took(
                 ok("18211: 2026-12-02T04:33:10Z ERROR batch 4109 retry 3/3: deadline exceeded"), 0.2
             ),
         )
@@ -768,14 +740,14 @@ def legit_everruns_page_saved_output() -> Entry:
 
 
 def legit_langfuse_mcp_rate_limit_wait() -> Entry:
-    s = TimedScript()
+    s = TimedScript(LATENCIES)
     get_trace = "mcp__langfuse__get_trace"
     ids = [f"tr_{0x3A10 + k:x}" for k in range(34)]
     for k, trace in enumerate(ids[:29]):
         s.batch(
             (
                 call(get_trace, {"traceId": trace}),
-                timed(
+                took(
                     ok(
                         f"trace {trace}: 7 observations, latency {1.2 + k % 5 / 10:.1f}s, cost"
                         f" $0.00{k % 9 + 1}"
@@ -786,19 +758,19 @@ def legit_langfuse_mcp_rate_limit_wait() -> Entry:
             latency=2.8,
         )
     limited = fail("mcp_tool_error", '{"error":"rate_limited","retryAfterSeconds":60}')
-    s.batch((call(get_trace, {"traceId": ids[29]}), timed(limited, 0.3)))
-    s.batch((sh("sleep 60"), timed(ok(""), 60)))
+    s.batch((call(get_trace, {"traceId": ids[29]}), took(limited, 0.3)))
+    s.batch((sh("sleep 60"), took(ok(""), 60)))
     s.batch(
         (
             call(get_trace, {"traceId": ids[29]}),
-            timed(ok(f"trace {ids[29]}: 9 observations, latency 2.4s, cost $0.004"), 0.6),
+            took(ok(f"trace {ids[29]}: 9 observations, latency 2.4s, cost $0.004"), 0.6),
         )
     )
     for trace in ids[30:]:
         s.batch(
             (
                 call(get_trace, {"traceId": trace}),
-                timed(ok(f"trace {trace}: 6 observations, latency 1.1s, cost $0.002"), 0.6),
+                took(ok(f"trace {trace}: 6 observations, latency 1.1s, cost $0.002"), 0.6),
             ),
             latency=2.8,
         )
@@ -820,20 +792,20 @@ def legit_langfuse_mcp_rate_limit_wait() -> Entry:
 
 
 def legit_awslabs_knowledge_backoff() -> Entry:
-    s = TimedScript()
+    s = TimedScript(LATENCIES)
     search = "mcp__aws-iac__search_documentation"
     query = {"search_phrase": "CloudFormation DeletionPolicy Snapshot RDS", "limit": 5}
-    throttled = timed(
+    throttled = took(
         fail("mcp_tool_error", "HTTP 429 Too Many Requests: rate limit exceeded for this IP"), 0.4
     )
     s.batch((call(search, query), throttled))
-    s.batch((sh("sleep 16"), timed(ok(""), 16)))
+    s.batch((sh("sleep 16"), took(ok(""), 16)))
     s.batch((call(search, query), throttled))
-    s.batch((sh("sleep 32"), timed(ok(""), 32)))
+    s.batch((sh("sleep 32"), took(ok(""), 32)))
     s.batch(
         (
             call(search, query),
-            timed(ok("5 results: DeletionPolicy attribute - AWS CloudFormation ..."), 1.8),
+            took(ok("5 results: DeletionPolicy attribute - AWS CloudFormation ..."), 1.8),
         )
     )
     s.batch(
@@ -846,10 +818,10 @@ def legit_awslabs_knowledge_backoff() -> Entry:
                     "new_string": "DeletionPolicy: Snapshot\n    UpdateReplacePolicy: Snapshot",
                 },
             ),
-            timed(ok("Edited templates/db.yaml (1 replacement)."), 0.1),
+            took(ok("Edited templates/db.yaml (1 replacement)."), 0.1),
         )
     )
-    s.batch((sh("cfn-lint templates/db.yaml"), timed(ok(""), 3.2)))
+    s.batch((sh("cfn-lint templates/db.yaml"), took(ok(""), 3.2)))
     s.answer("The database now snapshots on delete and on replacement; cfn-lint is clean.")
     return Entry(
         name="real-legit-awslabs-knowledge-backoff",
@@ -867,7 +839,7 @@ def legit_awslabs_knowledge_backoff() -> Entry:
 
 
 def legit_octrafic_wait_tool_retry_after() -> Entry:
-    s = TimedScript()
+    s = TimedScript(LATENCIES)
     endpoints = [
         "/v1/users",
         "/v1/users/42",
@@ -886,7 +858,7 @@ def legit_octrafic_wait_tool_retry_after() -> Entry:
             s.batch(
                 (
                     test,
-                    timed(
+                    took(
                         ok(
                             f"GET {path} -> 429 Too Many Requests\nRetry-After: {wait_s}\n"
                             f"X-RateLimit-Remaining: 0"
@@ -900,13 +872,13 @@ def legit_octrafic_wait_tool_retry_after() -> Entry:
                     call(
                         "wait", {"seconds": wait_s, "reason": "API returned 429 with Retry-After"}
                     ),
-                    timed(ok(f"Waited {wait_s}s."), wait_s),
+                    took(ok(f"Waited {wait_s}s."), wait_s),
                 )
             )
         s.batch(
             (
                 test,
-                timed(
+                took(
                     ok(
                         f"GET {path} -> 200 OK ({120 + 37 * k} ms)\nX-RateLimit-Remaining:"
                         f" {9 - k % 5}"
@@ -933,21 +905,21 @@ def legit_octrafic_wait_tool_retry_after() -> Entry:
 
 
 def legit_openswarm_infra_error_backoff() -> Entry:
-    s = TimedScript()
+    s = TimedScript(LATENCIES)
     create = sh(
         "gh pr create --base main --head feat/INT-2521 --title 'Harness audit P5' --body-file pr.md"
     )
-    bad_gateway = timed(sh_fail("HTTP 502: Bad Gateway (https://api.github.com/graphql)", 1), 9.8)
+    bad_gateway = took(sh_fail("HTTP 502: Bad Gateway (https://api.github.com/graphql)", 1), 9.8)
     s.batch(
         (
             sh("git push -u origin feat/INT-2521"),
-            timed(ok("branch 'feat/INT-2521' set up to track 'origin/feat/INT-2521'."), 2.6),
+            took(ok("branch 'feat/INT-2521' set up to track 'origin/feat/INT-2521'."), 2.6),
         )
     )
     for backoff in (15, 30, 60):
         s.batch((create, bad_gateway))
-        s.batch((sh(f"sleep {backoff}"), timed(ok(""), backoff)))
-    s.batch((create, timed(ok("https://github.com/Intrect-io/OpenSwarm/pull/262"), 3.1)))
+        s.batch((sh(f"sleep {backoff}"), took(ok(""), backoff)))
+    s.batch((create, took(ok("https://github.com/Intrect-io/OpenSwarm/pull/262"), 3.1)))
     s.answer("Opened PR #262 after GitHub's API recovered from a few minutes of 502s.")
     return Entry(
         name="real-legit-openswarm-infra-error-backoff",
@@ -968,18 +940,18 @@ def legit_openswarm_infra_error_backoff() -> Entry:
 
 
 def legit_mantaui_gh_run_watch() -> Entry:
-    s = TimedScript()
+    s = TimedScript(LATENCIES)
     s.batch(
         (
             sh("git push -u origin bet-472-empty-state"),
-            timed(
+            took(
                 ok("branch 'bet-472-empty-state' set up to track 'origin/bet-472-empty-state'."),
                 2.2,
             ),
         )
     )
     s.batch(
-        (sh("gh pr create --fill"), timed(ok("https://github.com/antoinedc/MantaUI/pull/401"), 3.4))
+        (sh("gh pr create --fill"), took(ok("https://github.com/antoinedc/MantaUI/pull/401"), 3.4))
     )
     s.batch(
         (
@@ -987,13 +959,13 @@ def legit_mantaui_gh_run_watch() -> Entry:
                 "gh run list --branch bet-472-empty-state --limit 1 --json databaseId -q"
                 " '.[0].databaseId'"
             ),
-            timed(ok("9211873302"), 1.2),
+            took(ok("9211873302"), 1.2),
         )
     )
     s.batch(
         (
             sh("gh run watch 9211873302 --exit-status"),
-            timed(
+            took(
                 ok(
                     "✓ bet-472-empty-state CI · 9211873302\nTriggered via push about 17 minutes"
                     " ago\n\nJOBS\n✓ test in 4m12s"
@@ -1020,12 +992,12 @@ def legit_mantaui_gh_run_watch() -> Entry:
 
 
 def legit_zylos_long_tool_in_flight() -> Entry:
-    s = TimedScript()
+    s = TimedScript(LATENCIES)
     e2e = sh("npm run test:e2e -- --reporter=line")
     s.batch(
         (
             e2e,
-            timed(
+            took(
                 sh_fail(
                     "Running 212 tests using 2 workers\n  ✘ checkout/pay.spec.ts:31:5 › pays"
                     " with a saved card (12.1s)\n\n  1 failed\n  211 passed (6.9m)",
@@ -1038,7 +1010,7 @@ def legit_zylos_long_tool_in_flight() -> Entry:
     s.batch(
         (
             call("read_file", {"path": "e2e/checkout/pay.spec.ts", "offset": 20, "limit": 30}),
-            timed(ok("31\ttest('pays with a saved card', async ({ page }) => {"), 0.1),
+            took(ok("31\ttest('pays with a saved card', async ({ page }) => {"), 0.1),
         )
     )
     s.batch(
@@ -1051,10 +1023,10 @@ def legit_zylos_long_tool_in_flight() -> Entry:
                     "new_string": "onClick={() => select(card.id)}",
                 },
             ),
-            timed(ok("Edited src/checkout/SavedCards.tsx (1 replacement)."), 0.1),
+            took(ok("Edited src/checkout/SavedCards.tsx (1 replacement)."), 0.1),
         )
     )
-    s.batch((e2e, timed(ok("Running 212 tests using 2 workers\n\n  212 passed (6.8m)"), 408)))
+    s.batch((e2e, took(ok("Running 212 tests using 2 workers\n\n  212 passed (6.8m)"), 408)))
     s.answer("Fixed the saved-card selection; the full e2e suite passes (212 tests).")
     return Entry(
         name="real-legit-zylos-long-tool-in-flight",
@@ -1078,7 +1050,7 @@ LICENSE_HEADER = "// Copyright 2026 Acme Corp.\n// SPDX-License-Identifier: Apac
 
 
 def legit_gemini_add_headers_many_files() -> Entry:
-    s = TimedScript()
+    s = TimedScript(LATENCIES)
     files = [
         f"packages/core/src/{d}/{f}.ts"
         for d, names in [
@@ -1092,7 +1064,7 @@ def legit_gemini_add_headers_many_files() -> Entry:
     s.batch(
         (
             call("glob", {"pattern": "packages/core/src/**/*.ts", "exclude": "**/*.test.ts"}),
-            timed(ok("\n".join(files)), 0.3),
+            took(ok("\n".join(files)), 0.3),
         )
     )
     for path in files:
@@ -1102,14 +1074,14 @@ def legit_gemini_add_headers_many_files() -> Entry:
                     "edit_file",
                     {"path": path, "old_string": "", "new_string": LICENSE_HEADER, "insert_at": 1},
                 ),
-                timed(ok(f"Inserted 2 lines at the top of {path}."), 0.1),
+                took(ok(f"Inserted 2 lines at the top of {path}."), 0.1),
             ),
             latency=3.6,
         )
     s.batch(
         (
             sh("npm run lint -- --rule header/header"),
-            timed(ok("> lint\n> eslint . --rule header/header\n\n✔ No problems"), 21.4),
+            took(ok("> lint\n> eslint . --rule header/header\n\n✔ No problems"), 21.4),
         )
     )
     s.answer(f"Added the Apache-2.0 header to all {len(files)} source files; lint is clean.")
@@ -1129,7 +1101,7 @@ def legit_gemini_add_headers_many_files() -> Entry:
 
 
 def legit_gemini_rename_with_test_after_each() -> Entry:
-    s = TimedScript()
+    s = TimedScript(LATENCIES)
     modules = [
         "billing",
         "invoices",
@@ -1145,7 +1117,7 @@ def legit_gemini_rename_with_test_after_each() -> Entry:
     s.batch(
         (
             call("grep_search", {"pattern": "get_customer_by_id\\(", "path": "app"}),
-            timed(
+            took(
                 ok(
                     "\n".join(
                         f"app/{m}/service.py:{12 + 7 * k}:    customer = get_customer_by_id(cid)"
@@ -1166,7 +1138,7 @@ def legit_gemini_rename_with_test_after_each() -> Entry:
                     "new_string": "def fetch_customer(",
                 },
             ),
-            timed(ok("Edited app/customers/repo.py (1 replacement)."), 0.1),
+            took(ok("Edited app/customers/repo.py (1 replacement)."), 0.1),
         )
     )
     for k, module in enumerate(modules):
@@ -1181,16 +1153,16 @@ def legit_gemini_rename_with_test_after_each() -> Entry:
                         "replace_all": True,
                     },
                 ),
-                timed(ok(f"Edited app/{module}/service.py ({1 + k % 3} replacements)."), 0.1),
+                took(ok(f"Edited app/{module}/service.py ({1 + k % 3} replacements)."), 0.1),
             )
         )
         s.batch(
             (
                 sh(f"pytest tests/{module} -q"),
-                timed(ok(f"{14 + 3 * k} passed in {6.2 + 1.3 * k:.1f}s"), 6.2 + 1.3 * k),
+                took(ok(f"{14 + 3 * k} passed in {6.2 + 1.3 * k:.1f}s"), 6.2 + 1.3 * k),
             )
         )
-    s.batch((sh("pytest -q"), timed(ok("812 passed in 94.3s"), 94.3)))
+    s.batch((sh("pytest -q"), took(ok("812 passed in 94.3s"), 94.3)))
     s.answer("Renamed get_customer_by_id to fetch_customer in ten modules; the full suite passes.")
     return Entry(
         name="real-legit-gemini-rename-with-test-after-each",
@@ -1208,7 +1180,7 @@ def legit_gemini_rename_with_test_after_each() -> Entry:
 
 
 def legit_qwen_similar_files() -> Entry:
-    s = TimedScript()
+    s = TimedScript(LATENCIES)
     services = [
         "auth",
         "billing",
@@ -1232,7 +1204,7 @@ def legit_qwen_similar_files() -> Entry:
         s.batch(
             (
                 call("read_file", {"path": path}),
-                timed(
+                took(
                     ok(
                         f"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {svc}\n..."
                         f" image: registry.acme.io/{svc}:1.41.2\n... memory: 256Mi"
@@ -1252,14 +1224,14 @@ def legit_qwen_similar_files() -> Entry:
                         "new_string": f"image: registry.acme.io/{svc}:1.42.0",
                     },
                 ),
-                timed(ok(f"Edited {path} (1 replacement)."), 0.1),
+                took(ok(f"Edited {path} (1 replacement)."), 0.1),
             ),
             latency=3.3,
         )
     s.batch(
         (
             sh("kubectl apply --dry-run=server -R -f deploy/k8s/"),
-            timed(
+            took(
                 ok(
                     "\n".join(
                         f"deployment.apps/{svc} configured (server dry run)" for svc in services
