@@ -7,6 +7,7 @@ worker's operator settings, and recorded in history; a session hands them to its
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from pathlib import Path
@@ -197,8 +198,11 @@ async def test_a_session_resolves_the_profile_once_and_hands_it_to_every_prompt(
     )
     first = await handle.execute_update(SessionWorkflow.submit_prompt, PromptSubmission(text="1"))
     second = await handle.execute_update(SessionWorkflow.submit_prompt, PromptSubmission(text="2"))
-    # The operator changes the setting while the session runs: its prompts keep the one
-    # the session resolved.
+    # The operator changes the setting while the session runs (once it has resolved its
+    # own, which its first task does while the updates may already be answered): its
+    # prompts keep the one the session resolved.
+    while (await handle.query(SessionWorkflow.status)).loop_profile is None:
+        await asyncio.sleep(0.05)
     monkeypatch.setenv("SEAWALL_LOOP_PROFILE", "recommended")
     await handle.signal(SessionWorkflow.close)
     await handle.result()
