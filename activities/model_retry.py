@@ -64,7 +64,7 @@ class RetryWindow:
             elapsed = self.elapsed(now)
             if elapsed >= self.window_seconds:
                 raise self._final(
-                    "an attempt was lost", elapsed, self.attempt - 1, "lost_attempt"
+                    "an earlier attempt was lost", elapsed, self.attempt - 1, "lost_attempt"
                 ) from None
 
     def after_failure(self, err: Exception, now: datetime | None = None) -> Exception:
