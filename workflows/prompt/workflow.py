@@ -619,9 +619,9 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
         """The error text of a model request that failed for good, with its reason kept."""
         cause = err.cause
         kind = cause.type if isinstance(cause, ApplicationError) else None
-        if kind == MODEL_RETRIES_EXHAUSTED:
+        if isinstance(cause, ApplicationError) and kind == MODEL_RETRIES_EXHAUSTED:
             self._error_reason = ErrorReason.MODEL_RETRIES_EXHAUSTED
-            return cause.message
+            return str(cause.message)
         self._error_reason = (
             ErrorReason.MODEL_REQUEST_REJECTED
             if kind == MODEL_REQUEST_REJECTED
