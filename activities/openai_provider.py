@@ -9,9 +9,12 @@ Temporal owns retries: the SDK's own are off, and every failure is mapped to an
 understands. Timeouts, connection failures, 408, 409, 429 and 5xx are retryable (a
 ``retry-after``/``retry-after-ms`` header sets the next retry's delay) until the prompt's
 retry window has passed (activities/model_retry.py); any other 4xx is a non-retryable
-``ModelRequestRejected`` that ends the prompt with a clear error. Each error's first detail
-is a short reason without provider text (``HTTP 503``, ``unreachable (ConnectError)``), which
-is all the final error of a request retried past its window repeats.
+``ModelRequestRejected`` that ends the prompt with a clear error. An error's message never
+quotes the endpoint (the worker logs every failed attempt's message): its first detail is a
+short reason (``HTTP 503``, ``unreachable (ConnectError)``), which is all the final error of
+a request retried past its window repeats, and the endpoint's own error text, redacted and
+cut short, is its second detail (workflows/contracts/activity.py), which only a rejection's prompt
+error quotes.
 
 The model's output is never trusted to be well formed: argument text that is not a JSON
 object becomes ``ToolCall(arguments=None, raw_arguments=...)`` and a missing function name
@@ -324,14 +327,16 @@ def status_error(exc: openai.APIStatusError, settings: OpenAISettings) -> Applic
     if status in RETRYABLE_STATUSES or status >= 500:
         delay = retry_after_seconds(exc.response.headers)
         return ApplicationError(
-            f"model endpoint returned HTTP {status}: {detail}",
+            f"model endpoint returned HTTP {status}",
             f"HTTP {status}",
+            detail,
             type="ModelRateLimited" if status == 429 else "ModelRequestFailed",
             next_retry_delay=timedelta(seconds=delay) if delay is not None else None,
         )
     return ApplicationError(
-        f"model request rejected with HTTP {status}: {detail}",
+        f"model request rejected with HTTP {status}",
         f"HTTP {status}",
+        detail,
         type=REJECTED_ERROR_TYPE,
         non_retryable=True,
     )
@@ -356,8 +361,9 @@ def stream_error(exc: Exception, settings: OpenAISettings) -> ApplicationError:
     if isinstance(exc, openai.APIError):
         detail = _redact(" ".join(str(exc.message).split())[:MAX_PROVIDER_MESSAGE_CHARS], settings)
         return ApplicationError(
-            f"model endpoint reported an error while streaming: {detail}",
+            "model endpoint reported an error while streaming",
             "error while streaming",
+            detail,
             type="ModelRequestFailed",
         )
     return ApplicationError(

@@ -43,6 +43,10 @@ RESOLVE_OPERATOR_SETTINGS = "seawall.resolve_operator_settings"
 # never retried), and the endpoint kept failing until the retry window had passed.
 MODEL_REQUEST_REJECTED = "ModelRequestRejected"
 MODEL_RETRIES_EXHAUSTED = "ModelRetriesExhausted"
+# A model error's details: its short reason (``HTTP 503``), then, when the endpoint said
+# anything, the endpoint's own error text (redacted, at most 500 characters). Its message
+# never quotes the endpoint: the worker logs every failed attempt's message.
+
 # The model activity's backoff between attempts: capped exponential. Shared by the retry
 # policy (workflows/prompt/workflow.py) and the activity, which stops retrying when the next
 # attempt could not start within the prompt's retry window (activities/model_retry.py).

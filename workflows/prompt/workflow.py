@@ -622,12 +622,17 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
         if isinstance(cause, ApplicationError) and kind == MODEL_RETRIES_EXHAUSTED:
             self._error_reason = ErrorReason.MODEL_RETRIES_EXHAUSTED
             return str(cause.message)
-        self._error_reason = (
-            ErrorReason.MODEL_REQUEST_REJECTED
-            if kind == MODEL_REQUEST_REJECTED
-            else ErrorReason.MODEL_REQUEST_FAILED
-        )
-        return f"model request failed: {failure_text(err)}"
+        text = f"model request failed: {failure_text(err)}"
+        if isinstance(cause, ApplicationError) and kind == MODEL_REQUEST_REJECTED:
+            # The endpoint's own words on what it refused (a wrong model name, a bad key)
+            # are for the user: in the result, never in a log.
+            self._error_reason = ErrorReason.MODEL_REQUEST_REJECTED
+            details = cause.details
+            if len(details) > 1 and isinstance(details[1], str):
+                text = f"{text}: {details[1]}"
+            return text
+        self._error_reason = ErrorReason.MODEL_REQUEST_FAILED
+        return text
 
     def _model_context(self) -> list[Message]:
         """What the next model request carries: the whole conversation, or (context policy)

@@ -16,6 +16,7 @@ import pytest
 from temporalio.client import Client, WorkflowHandle
 
 from scripts.chat_server import ChatServer, Reply, completion, error, stream_events
+from tests.activities.mcp_helpers import captured_logs
 from tests.workflows.prompt.test_real_providers import (  # noqa: F401 (fixtures)
     OPENAI,
     chat,
@@ -110,10 +111,16 @@ async def test_an_endpoint_down_past_the_window_ends_the_prompt_with_the_truth(
         cut_stream("Half an answer, then") if len(chat.requests) == 1 else error(500, PROVIDER_TEXT)
     )
 
-    result = await run_prompt(client, task_queue, tmp_path, OPENAI)
+    with captured_logs() as logs:
+        result = await run_prompt(client, task_queue, tmp_path, OPENAI)
 
     assert result.stop_reason is StopReason.ERROR
     assert result.error_reason is ErrorReason.MODEL_RETRIES_EXHAUSTED
+    # Every failed attempt was logged (the SDK's failure line, the provider's and the final
+    # model_retries_exhausted), none with the endpoint's own words.
+    assert any("model_retries_exhausted" in line for line in logs)
+    assert any("Completing activity as failed" in line for line in logs)
+    assert not [line for line in logs if PROVIDER_TEXT in line]
     assert result.error is not None
     stopped = re.search(r"retries stopped after (\d+) attempts over (\d+) s", result.error)
     assert stopped is not None, result.error
