@@ -63,6 +63,7 @@ from seawall.runtime.settings import (
     resolve_context_budget,
     resolve_guard_mode,
     resolve_loop_settings,
+    resolve_model_retry_window,
     resolve_rollout_settings,
     settings_or_exit,
 )
@@ -123,6 +124,7 @@ def build_activities(
             functools.partial(resolve_rollout_settings, environ),
             functools.partial(resolve_context_budget, environ),
             functools.partial(resolve_activity_summaries, environ),
+            functools.partial(resolve_model_retry_window, environ),
             trust=trust,
         ),
     )

@@ -15,6 +15,10 @@ reply is still coming (:mod:`activities.model_stream`; docs/architecture.md, "St
 The activity heartbeats for as long as the request runs, so the workflow's heartbeat
 timeout of seconds notices a lost worker. A scenario's script answers at once and is not
 streamed, so a scenario's history is its protections' decisions alone.
+
+A request that carries a retry window (``CallModelInput.retry_window_seconds``) is retried by
+Temporal until that window has passed since its first attempt; the activity decides which
+failure is the last (:mod:`activities.model_retry`).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities.heartbeat import activity_heartbeat, heartbeating
+from activities.model_retry import RetryWindow
 from activities.model_stream import DeltaPublisher, TextSink, workflow_delta_sender
 from workflows.contracts import Message, Role, ToolCall
 from workflows.contracts.activity import CALL_MODEL, CallModelInput, ModelReply, ModelUsage
@@ -211,6 +216,20 @@ class ModelActivities:
                 type="UnknownModelProvider",
                 non_retryable=True,
             )
+        window = _retry_window(request)
+        if window is not None:
+            window.check_start()
+        try:
+            return await self._complete(provider, request)
+        except Exception as err:
+            if window is None:
+                raise
+            final = window.after_failure(err)
+            if final is err:
+                raise
+            raise final from None
+
+    async def _complete(self, provider: ModelProvider, request: CallModelInput) -> ModelReply:
         heartbeat = activity_heartbeat()
         send = workflow_delta_sender() if self._publish_text else None
         async with heartbeating(heartbeat):
@@ -224,3 +243,11 @@ class ModelActivities:
             )
             async with publisher:
                 return await provider.complete(request, publisher)
+
+
+def _retry_window(request: CallModelInput) -> RetryWindow | None:
+    """This attempt's retry window, when the request has one and runs as an activity."""
+    if request.retry_window_seconds is None or not activity.in_activity():
+        return None
+    info = activity.info()
+    return RetryWindow(request.retry_window_seconds, info.scheduled_time, info.attempt)

@@ -7,8 +7,14 @@ workflow history only records ``provider="openai"`` and the conversation.
 Temporal owns retries: the SDK's own are off, and every failure is mapped to an
 :class:`~temporalio.exceptions.ApplicationError` the model activity's retry policy
 understands. Timeouts, connection failures, 408, 409, 429 and 5xx are retryable (a
-``retry-after``/``retry-after-ms`` header sets the next retry's delay); any other 4xx is a
-non-retryable ``ModelRequestRejected`` that ends the prompt with a clear error.
+``retry-after``/``retry-after-ms`` header sets the next retry's delay) until the prompt's
+retry window has passed (activities/model_retry.py); any other 4xx is a non-retryable
+``ModelRequestRejected`` that ends the prompt with a clear error. An error's message never
+quotes the endpoint (the worker logs every failed attempt's message): its first detail is a
+short reason (``HTTP 503``, ``unreachable (ConnectError)``), which is all the final error of
+a request retried past its window repeats, and the endpoint's own error text, redacted and
+cut short, is its second detail (workflows/contracts/activity.py), which only a rejection's prompt
+error quotes.
 
 The model's output is never trusted to be well formed: argument text that is not a JSON
 object becomes ``ToolCall(arguments=None, raw_arguments=...)`` and a missing function name
@@ -34,7 +40,13 @@ from activities.model_selection import OpenAISettings
 from activities.model_stream import TextSink
 from seawall.runtime.settings import SettingsError
 from workflows.contracts import Message, Role, ToolCall
-from workflows.contracts.activity import CallModelInput, ModelReply, ModelUsage, ToolSpec
+from workflows.contracts.activity import (
+    MODEL_REQUEST_REJECTED,
+    CallModelInput,
+    ModelReply,
+    ModelUsage,
+    ToolSpec,
+)
 
 # A server asking for a longer pause is honoured up to this; Temporal's retry policy and
 # the prompt's lifetime bound the total anyway.
@@ -48,7 +60,7 @@ PLACEHOLDER_API_KEY = "seawall-no-key"
 # rejected by some endpoints, which would turn the model's mistake into a failed request.
 MISSING_NAME_PLACEHOLDER = "missing_function_name"
 
-REJECTED_ERROR_TYPE = "ModelRequestRejected"
+REJECTED_ERROR_TYPE = MODEL_REQUEST_REJECTED
 _log = structlog.get_logger(__name__)
 
 
@@ -158,14 +170,15 @@ class StreamedReply:
         self._calls: dict[int, _CallPieces] = {}
         self._choices_seen = False
         self._finished = False
-        self._input_tokens = 0
-        self._output_tokens = 0
+        # None until the stream reports usage: a server that never does leaves them unknown.
+        self._input_tokens: int | None = None
+        self._output_tokens: int | None = None
 
     def add(self, chunk: Any) -> None:
         usage = getattr(chunk, "usage", None)
         if usage is not None:
-            self._input_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
-            self._output_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+            self._input_tokens = _token_count(getattr(usage, "prompt_tokens", None))
+            self._output_tokens = _token_count(getattr(usage, "completion_tokens", None))
         for choice in getattr(chunk, "choices", None) or []:
             if (getattr(choice, "index", 0) or 0) != 0:
                 continue  # only the first choice is ever asked for
@@ -190,12 +203,14 @@ class StreamedReply:
         if not self._choices_seen:
             raise ApplicationError(
                 "the model endpoint returned a stream without choices",
+                "stream without choices",
                 type="ModelResponseInvalid",
             )
         if not self._finished:
             raise ApplicationError(
                 "the model endpoint's stream ended before the reply was complete "
-                "(no finish_reason; will retry)",
+                "(no finish_reason)",
+                "stream ended early",
                 type="ModelResponseInvalid",
             )
         calls = [
@@ -207,6 +222,13 @@ class StreamedReply:
             tool_calls=calls,
             usage=ModelUsage(input_tokens=self._input_tokens, output_tokens=self._output_tokens),
         )
+
+
+def _token_count(value: Any) -> int | None:
+    """A usage field as a count; None when the server left it out or sent no number."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        return None
+    return int(value)
 
 
 class _CallPieces:
@@ -305,12 +327,16 @@ def status_error(exc: openai.APIStatusError, settings: OpenAISettings) -> Applic
     if status in RETRYABLE_STATUSES or status >= 500:
         delay = retry_after_seconds(exc.response.headers)
         return ApplicationError(
-            f"model endpoint returned HTTP {status} (will retry): {detail}",
+            f"model endpoint returned HTTP {status}",
+            f"HTTP {status}",
+            detail,
             type="ModelRateLimited" if status == 429 else "ModelRequestFailed",
             next_retry_delay=timedelta(seconds=delay) if delay is not None else None,
         )
     return ApplicationError(
-        f"model request rejected with HTTP {status}: {detail}",
+        f"model request rejected with HTTP {status}",
+        f"HTTP {status}",
+        detail,
         type=REJECTED_ERROR_TYPE,
         non_retryable=True,
     )
@@ -320,8 +346,10 @@ def connection_error(exc: openai.APIConnectionError) -> ApplicationError:
     what = "timed out" if isinstance(exc, openai.APITimeoutError) else "could not be reached"
     cause = exc.__cause__
     reason = f" ({type(cause).__name__})" if cause is not None else ""
+    short = "timed out" if isinstance(exc, openai.APITimeoutError) else "unreachable"
     return ApplicationError(
-        f"model endpoint {what}{reason} (will retry)",
+        f"model endpoint {what}{reason}",
+        f"{short}{reason}",
         type="ModelTimeout" if isinstance(exc, openai.APITimeoutError) else "ModelUnreachable",
     )
 
@@ -333,11 +361,14 @@ def stream_error(exc: Exception, settings: OpenAISettings) -> ApplicationError:
     if isinstance(exc, openai.APIError):
         detail = _redact(" ".join(str(exc.message).split())[:MAX_PROVIDER_MESSAGE_CHARS], settings)
         return ApplicationError(
-            f"model endpoint reported an error while streaming (will retry): {detail}",
+            "model endpoint reported an error while streaming",
+            "error while streaming",
+            detail,
             type="ModelRequestFailed",
         )
     return ApplicationError(
-        "model endpoint sent a malformed streaming chunk (not a JSON completion chunk; will retry)",
+        "model endpoint sent a malformed streaming chunk (not a JSON completion chunk)",
+        "malformed stream chunk",
         type="ModelResponseInvalid",
     )
 

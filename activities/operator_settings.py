@@ -1,19 +1,19 @@
 """The activity that resolves the operator's settings once per session (docs/architecture.md,
 "The prompt loop").
 
-The guard mode, the loop profile (with its per-rule modes), the context budget and the
-session's rollout cohort (the owner's arm of the rollout policy) are operator decisions, so
-they are read only from the worker's process environment and the operator's user config
-file, through the per-session reads of seawall/runtime/settings/session.py
-(:func:`~seawall.runtime.settings.resolve_guard_mode` and the others), which validate each
-value with the settings model's own field, so a session reads a value as startup did.
-Anything inside a
-workspace (a project ``.env``, ``.seawall/``, ``.qwen/.env``, workspace settings) is under
-the control of whoever wrote the repository, who must not be able to switch the guard off or
-on; nothing here looks at the working directory. Resolving in an activity keeps the
-workflow deterministic: the result is recorded in history and replayed as is. An invalid
-value never fails the prompt: it means the default (``shadow``; the ``recommended``
-profile) and one operator diagnostic in the log.
+The guard mode, the loop profile (with its per-rule modes), the context budget, the model
+retry window and the session's rollout cohort (the owner's arm of the rollout policy) are
+operator decisions, so they are read only from the worker's process environment and the
+operator's user config file, through the per-session reads of
+seawall/runtime/settings/session.py (:func:`~seawall.runtime.settings.resolve_guard_mode`
+and the others), which validate each value with the settings model's own field, so a session
+reads a value as startup did. Anything inside a workspace (a project ``.env``,
+``.seawall/``, ``.qwen/.env``, workspace settings) is under the control of whoever wrote the
+repository, who must not be able to switch the guard off or on; nothing here looks at the
+working directory. Resolving in an activity keeps the workflow deterministic: the result is
+recorded in history and replayed as is. An invalid value never fails the prompt: it means
+the default (``shadow``; the ``recommended`` profile) and one operator diagnostic in the
+log.
 """
 
 from __future__ import annotations
@@ -31,11 +31,13 @@ from seawall.runtime.settings import (
     Diagnostic,
     GuardModeResolution,
     LoopSettingsResolution,
+    ModelRetryWindowResolution,
     RolloutSettings,
     resolve_activity_summaries,
     resolve_context_budget,
     resolve_guard_mode,
     resolve_loop_settings,
+    resolve_model_retry_window,
     resolve_rollout_settings,
 )
 from workflows.contracts.activity import (
@@ -66,6 +68,9 @@ class OperatorSettingsActivities:
         read_activity_summaries: Callable[
             [], ActivitySummariesResolution
         ] = resolve_activity_summaries,
+        read_model_retry_window: Callable[
+            [], ModelRetryWindowResolution
+        ] = resolve_model_retry_window,
         *,
         trust: WorkerTrust = DENY_ALL,
     ) -> None:
@@ -75,6 +80,7 @@ class OperatorSettingsActivities:
         self._read_rollout = read_rollout
         self._read_context_budget = read_context_budget
         self._read_activity_summaries = read_activity_summaries
+        self._read_model_retry_window = read_model_retry_window
 
     def activities(self) -> list[Callable[..., Any]]:
         return [self.resolve_operator_settings]
@@ -92,12 +98,14 @@ class OperatorSettingsActivities:
         rollout = self._read_rollout()
         budget = self._read_context_budget()
         summaries = self._read_activity_summaries()
+        retry_window = self._read_model_retry_window()
         for problem in (
             result.diagnostic,
             *loop.diagnostics,
             rollout.diagnostic,
             budget.diagnostic,
             summaries.diagnostic,
+            retry_window.diagnostic,
         ):
             if problem is not None:
                 _log_diagnostic(problem)
@@ -119,6 +127,7 @@ class OperatorSettingsActivities:
             rollout=assignment,
             context_budget_chars=budget.chars,
             activity_summaries=summaries.enabled,
+            model_retry_window_seconds=retry_window.seconds,
         )
 
 

@@ -21,8 +21,8 @@ moments without depending on timing: the request that draws one is answered with
   ``finish_reason``, no ``[DONE]``: what a proxy cutting the stream looks like).
 
 One conversation state (one model request of one prompt) draws at most one fault: its retry
-must then succeed, so every prompt ends as its undisturbed run did, within the model
-activity's five attempts even when a worker is killed too.
+must then succeed, so every prompt ends as its undisturbed run did, well within the model
+activity's retry window even when a worker is killed too.
 """
 
 from __future__ import annotations

@@ -160,7 +160,12 @@ def stream_events(completion_body: dict[str, Any], include_usage: bool) -> list[
 
 
 class ChatServer:
-    def __init__(self, replies: list[Reply] | Callable[[Received], Reply] | None = None) -> None:
+    """``port`` 0 (the default) binds a free port; a given one lets a test point a client at
+    an endpoint that is down (connection refused) before the server comes up on it."""
+
+    def __init__(
+        self, replies: list[Reply] | Callable[[Received], Reply] | None = None, port: int = 0
+    ) -> None:
         self.replies = replies if replies is not None else []
         self.requests: list[Received] = []
         self.times: list[float] = []
@@ -168,7 +173,7 @@ class ChatServer:
         self.request_seen = asyncio.Event()
         self.client_gone = asyncio.Event()
         self._server: asyncio.Server | None = None
-        self.port = 0
+        self.port = port
 
     @property
     def url(self) -> str:
@@ -178,7 +183,7 @@ class ChatServer:
         return [r.body for r in self.requests]
 
     async def __aenter__(self) -> ChatServer:
-        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        self._server = await asyncio.start_server(self._handle, "127.0.0.1", self.port)
         self.port = self._server.sockets[0].getsockname()[1]
         return self
 

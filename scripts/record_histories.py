@@ -109,6 +109,9 @@ FIXTURES: dict[str, tuple[str, GuardMode | None]] = {
     "progress-rules-scroll-feed": ("scroll-feed", None),
     "progress-rules-tool-call-limit": ("tool-call-limit-ignored", None),
     "progress-rules-denied-call": ("denied-call-repeat", None),
+    # Recorded after MODEL_RETRY_WINDOW_PATCH: its marker beside the three above, and every
+    # model request scheduled with MODEL_RETRY_WINDOW and the prompt's retry window.
+    "model-retry-window-warn-then-stop": ("read-missing-file-loop", None),
 }
 # Session fixtures: the first recorded before CONTEXT_POLICY_PATCH, the second after it, the
 # third after SESSION_START_CHECK_PATCH (a session started with its guard mode runs the

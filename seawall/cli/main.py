@@ -164,6 +164,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _tokens(count: int | None) -> str:
+    """A token count, or ``unknown`` when the endpoint reported none (never 0)."""
+    return "unknown" if count is None else str(count)
+
+
 def summarize(result: PromptResult) -> str:
     counts = result.tool_calls
     lines = [
@@ -173,11 +178,13 @@ def summarize(result: PromptResult) -> str:
         f"guard mode: {result.guard_mode}",
         f"profile:    {result.loop_profile}",
         f"requests:   {result.model_requests}",
+        f"tokens:     {_tokens(result.input_tokens)} in, {_tokens(result.output_tokens)} out",
         f"tool calls: executed {counts.executed}, refused {counts.refused}, "
         f"duplicates {counts.duplicates}, skipped {counts.skipped}",
     ]
     if result.error:
-        lines.append(f"error:      {result.error}")
+        reason = f"({result.error_reason.value}) " if result.error_reason else ""
+        lines.append(f"error:      {reason}{result.error}")
     for entry in result.guard:
         reason = f" reason={entry.reason}" if entry.reason else ""
         lines.append(

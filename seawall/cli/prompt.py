@@ -2,8 +2,11 @@
 
 Creates a session unless one is given, submits the prompt, and prints one line per agent
 update from the prompt's server-sent-events stream (reconnecting from the last event id if
-the connection drops), then the stop reason. Model text is printed as it streams
+the connection drops), then the stop reason — with why, for a prompt that ended ``error``
+(its result's ``error_reason`` and ``error``). Model text is printed as it streams
 (``message_delta``); the complete ``agent_message`` that follows is then not printed again.
+A call the loop's protections refused before it ran has no ``tool_call_started`` event; its
+start line is printed with its settlement, so every call shows both lines.
 Exit code: 0, or 1 when the prompt ended with ``error``, or 2 when the gateway could not be
 reached or refused the request.
 """
@@ -77,6 +80,8 @@ class _Printer:
         # The batches whose text was printed as it streamed, and whether that line is open.
         self.streamed: set[int] = set()
         self.open_line = False
+        # The calls whose start line was printed.
+        self.started: set[str] = set()
 
     def line(self, text: str) -> None:
         self.end_line()
@@ -108,8 +113,12 @@ class _Printer:
             else:
                 self.line(text)
         elif kind == "tool_call_started":
+            self.started.add(str(event.get("call_id")))
             self.line(f"→ {tool} ({event.get('call_id')})")
         elif kind == "tool_call_settled":
+            if str(event.get("call_id")) not in self.started:
+                # Refused before it ran (no started event): its start line first.
+                self.event("tool_call_started", event)
             self.line(f"← {tool} {event.get('status')} ({event.get('call_id')})")
         elif kind == "reminder":
             self.line(f"[reminder] {text}")
@@ -160,17 +169,30 @@ async def _follow(http: httpx.AsyncClient, prompt_id: str, printer: _Printer) ->
         await asyncio.sleep(RETRY_SECONDS)
 
 
-async def _loop_type(http: httpx.AsyncClient, prompt_id: str) -> str | None:
-    """The loop type of a stopped prompt (its result lands just after the last event)."""
+async def _result(http: httpx.AsyncClient, prompt_id: str) -> dict[str, Any] | None:
+    """The prompt's result (it lands just after the last event); None when it does not."""
     for _ in range(20):
         response = await http.get(f"/v1/prompts/{prompt_id}")
         if response.is_success:
             result = response.json().get("result")
-            if result is not None:
-                loop_type = result.get("loop_type")
-                return str(loop_type) if loop_type else None
+            if isinstance(result, dict):
+                return result
         await asyncio.sleep(0.1)
     return None
+
+
+def stop_line(stop_reason: str, result: dict[str, Any] | None) -> str:
+    """``stop: REASON``, with the loop type of a stopped loop or why a prompt ended
+    ``error`` (``stop: error (model_retries_exhausted): the model endpoint failed …``)."""
+    line = f"stop: {stop_reason}"
+    if result is None:
+        return line
+    if stop_reason == "loop_detected" and result.get("loop_type"):
+        return f"{line} ({result['loop_type']})"
+    if stop_reason == "error":
+        reason, error = result.get("error_reason"), result.get("error")
+        return line + (f" ({reason})" if reason else "") + (f": {error}" if error else "")
+    return line
 
 
 async def send_prompt(
@@ -198,13 +220,13 @@ async def send_prompt(
             waiting = f" (queued behind {position})" if position else ""
             print(f"prompt {prompt_id}{waiting}", file=out, flush=True)
             stop_reason = await _follow(http, prompt_id, _Printer(out, prompt_id))
-            loop_type = None
-            if stop_reason == "loop_detected":
-                loop_type = await _loop_type(http, prompt_id)
+            result = None
+            if stop_reason in ("loop_detected", "error"):
+                result = await _result(http, prompt_id)
         except (GatewayError, httpx.HTTPError) as err:
             print(f"seawall: error: gateway {base_url}: {err}", file=sys.stderr, flush=True)
             return EXIT_GATEWAY
-    print(f"stop: {stop_reason}" + (f" ({loop_type})" if loop_type else ""), file=out, flush=True)
+    print(stop_line(stop_reason, result), file=out, flush=True)
     return EXIT_PROMPT_ERROR if stop_reason == "error" else EXIT_OK
 
 

@@ -275,7 +275,8 @@ class PromptMetrics:
     completed: bool
     disconnect_or_retry: bool
     latency: float
-    tokens: int
+    # None when the prompt's token counts are unknown (its endpoint reported no usage).
+    tokens: int | None
     rounds: int
     loop_event: bool
     calls_after_stop: int
@@ -292,7 +293,11 @@ def prompt_metrics(record: PromptRecord, retried: set[str]) -> PromptMetrics | N
         completed=result.stop_reason is StopReason.END_TURN,
         disconnect_or_retry=result.client_disconnects > 0 or record.workflow_id in retried,
         latency=record.latency_seconds or 0.0,
-        tokens=result.input_tokens + result.output_tokens,
+        tokens=(
+            result.input_tokens + result.output_tokens
+            if result.input_tokens is not None and result.output_tokens is not None
+            else None
+        ),
         rounds=result.model_requests,
         loop_event=first_stop is not None,
         calls_after_stop=(
@@ -337,7 +342,7 @@ def cohort_stats(metrics: Sequence[PromptMetrics]) -> CohortStats:
         completion_rate=_mean(float(m.completed) for m in metrics),
         disconnect_or_retry_rate=_mean(float(m.disconnect_or_retry) for m in metrics),
         p95_latency=percentile([m.latency for m in metrics], 95),
-        mean_tokens=_mean(m.tokens for m in metrics),
+        mean_tokens=_mean(m.tokens for m in metrics if m.tokens is not None),
         mean_rounds=_mean(m.rounds for m in metrics),
         loop_rate=_mean(float(m.loop_event) for m in metrics),
         calls_after_stop=_mean(m.calls_after_stop for m in metrics),

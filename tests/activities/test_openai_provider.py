@@ -252,7 +252,10 @@ async def test_429_with_retry_after_is_retryable_then_succeeds(
         assert not err.non_retryable
         assert err.type == "ModelRateLimited"
         assert err.next_retry_delay == timedelta(seconds=1)
-        assert "429" in str(err) and "Rate limit reached" in str(err)
+        assert "HTTP 429" in str(err)
+        # The endpoint's words are a detail, never the (logged) message.
+        assert "Rate limit reached" not in str(err)
+        assert err.details == ("HTTP 429", "Rate limit reached, slow down")
         assert API_KEY not in str(err)
         # The next attempt (Temporal's retry) gets the answer.
         result = await run_activity(request())
@@ -300,8 +303,10 @@ async def test_other_4xx_are_rejected_without_retry(
     assert err.non_retryable
     assert err.type == "ModelRequestRejected"
     assert f"HTTP {status}" in str(err)
-    assert "'tools[0].function.name' is invalid" in str(err)
-    assert API_KEY not in str(err)
+    assert "'tools[0].function.name' is invalid" not in str(err)
+    assert err.details[0] == f"HTTP {status}"
+    assert "'tools[0].function.name' is invalid" in err.details[1]
+    assert API_KEY not in str(err) and API_KEY not in err.details[1]
     assert len(server.requests) == 1
 
 
@@ -311,7 +316,7 @@ async def test_non_json_error_body_is_quoted(clean_env: pytest.MonkeyPatch) -> N
         with pytest.raises(ApplicationError) as caught:
             await run_activity(request())
     assert caught.value.non_retryable
-    assert "model 'x' not found" in str(caught.value)
+    assert caught.value.details[1] == "model 'x' not found"
 
 
 async def test_unreachable_endpoint_is_retryable(clean_env: pytest.MonkeyPatch) -> None:
@@ -400,8 +405,9 @@ async def test_an_error_reported_mid_stream_is_retryable_and_redacted(
             await PROVIDERS["openai"].complete(request())
     assert caught.value.type == "ModelRequestFailed"
     assert not caught.value.non_retryable
-    assert "overloaded" in str(caught.value)
-    assert API_KEY not in str(caught.value)
+    assert "overloaded" not in str(caught.value)
+    assert "overloaded" in caught.value.details[1]
+    assert API_KEY not in str(caught.value) and API_KEY not in caught.value.details[1]
 
 
 async def test_a_stream_without_choices_is_a_model_error(clean_env: pytest.MonkeyPatch) -> None:

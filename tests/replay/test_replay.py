@@ -90,6 +90,8 @@ def test_the_representative_scenarios_are_all_recorded() -> None:
         "progress-rules-scroll-feed",
         "progress-rules-tool-call-limit",
         "progress-rules-denied-call",
+        # Recorded after MODEL_RETRY_WINDOW_PATCH: model requests retried for a window.
+        "model-retry-window-warn-then-stop",
     } <= names
 
 

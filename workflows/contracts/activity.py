@@ -38,6 +38,31 @@ LIST_TOOLS = "seawall.list_tools"
 LIST_TOOLS_WITHOUT_MCP = "seawall.list_tools_without_mcp"
 RESOLVE_OPERATOR_SETTINGS = "seawall.resolve_operator_settings"
 
+# The model activity's failure types the workflow tells apart (docs/architecture.md, "Model
+# requests and outages"): the endpoint refused the request (a 4xx other than 408/409/429;
+# never retried), and the endpoint kept failing until the retry window had passed.
+MODEL_REQUEST_REJECTED = "ModelRequestRejected"
+MODEL_RETRIES_EXHAUSTED = "ModelRetriesExhausted"
+# A model error's details: its short reason (``HTTP 503``), then, when the endpoint said
+# anything, the endpoint's own error text (redacted, at most 500 characters). Its message
+# never quotes the endpoint: the worker logs every failed attempt's message.
+
+# The model activity's backoff between attempts: capped exponential. Shared by the retry
+# policy (workflows/prompt/workflow.py) and the activity, which stops retrying when the next
+# attempt could not start within the prompt's retry window (activities/model_retry.py).
+MODEL_RETRY_INITIAL_SECONDS = 1.0
+MODEL_RETRY_BACKOFF = 2.0
+MODEL_RETRY_MAX_INTERVAL_SECONDS = 30.0
+
+
+def model_retry_delay(attempt: int) -> float:
+    """Seconds Temporal waits after failed attempt ``attempt`` (1, 2, 4, … at most 30)."""
+    exponent = min(max(attempt - 1, 0), 32)
+    return min(
+        MODEL_RETRY_INITIAL_SECONDS * MODEL_RETRY_BACKOFF**exponent,
+        MODEL_RETRY_MAX_INTERVAL_SECONDS,
+    )
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -78,6 +103,10 @@ class CallModelInput(_Strict):
     request_number: int
     # Scenario runs only: the script that answers instead of the provider.
     scenario_script: ModelScript | None = None
+    # Seconds from the request's first attempt after which a failure is final (the prompt's
+    # ``model_retry_window_seconds``); None in requests of prompts started before
+    # MODEL_RETRY_WINDOW_PATCH, whose retry policy counts attempts instead.
+    retry_window_seconds: float | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -86,8 +115,11 @@ class CallModelInput(_Strict):
 
 
 class ModelUsage(_Strict):
-    input_tokens: int = 0
-    output_tokens: int = 0
+    """The tokens one reply cost, as the endpoint reported them; None when it reported none
+    (unknown, never 0)."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
 
 
 class ModelReply(_Strict):
@@ -189,3 +221,6 @@ class OperatorSettings(_Strict):
     # Whether prompts name their activities in the UI (docs/settings.md,
     # ``activity_summaries``); None in results recorded before it was a setting.
     activity_summaries: bool | None = None
+    # How long prompts retry a failing model request (docs/settings.md,
+    # ``model_retry_window_seconds``); None in results recorded before it was a setting.
+    model_retry_window_seconds: float | None = None

@@ -36,6 +36,23 @@ class StopReason(StrEnum):
     ERROR = "error"
 
 
+class ErrorReason(StrEnum):
+    """Why a prompt ended ``error``, for clients and reports (the ``error`` text says more)."""
+
+    # The model endpoint kept failing until the retry window had passed (docs/settings.md,
+    # ``model_retry_window_seconds``).
+    MODEL_RETRIES_EXHAUSTED = "model_retries_exhausted"
+    # The model endpoint refused the request (an HTTP 4xx that retrying cannot change).
+    MODEL_REQUEST_REJECTED = "model_request_rejected"
+    # Any other failed model request: a bad provider setting, an unknown provider, a
+    # scripted model the worker refuses, or attempts counted out (prompts started before
+    # the retry window).
+    MODEL_REQUEST_FAILED = "model_request_failed"
+    # The conversation outgrew what a durable prompt carries (prompts before the context
+    # policy).
+    CONVERSATION_TOO_LARGE = "conversation_too_large"
+
+
 class LoopType(StrEnum):
     GLOBAL_TOOL_CALL_DUPLICATE = "global_tool_call_duplicate"
     INVALID_TOOL_PARAMS_STAGNATION = "invalid_tool_params_stagnation"
@@ -286,13 +303,19 @@ class PromptResult(BaseModel):
     stop_reason: StopReason
     loop_type: LoopType | None = None
     error: str | None = None
+    # Set with ``error``: why, as a word a client can act on; None in results recorded
+    # before it existed.
+    error_reason: ErrorReason | None = None
+    # Model requests made, the one that failed included.
     model_requests: int
     tool_calls: ToolCallCounts
     guard_mode: str
     refusal_mode: str
     enforcement_disabled: bool = False
-    input_tokens: int = 0
-    output_tokens: int = 0
+    # The tokens the completed model replies cost, as the endpoint reported them; None
+    # (unknown) when a reply came without them, never a made-up 0.
+    input_tokens: int | None = None
+    output_tokens: int | None = None
     guard: list[GuardEntry]
     messages: list[Message]
     loop_profile: str = "seed"
@@ -306,3 +329,6 @@ class PromptResult(BaseModel):
     # How often a client's event stream ended before the prompt finished
     # (workflows/prompt/client_connection.py); 0 in results recorded before it was counted.
     client_disconnects: int = 0
+    # The text a model request that failed had streamed to clients before it failed (it is
+    # in no message of the conversation); None when none had.
+    streamed_text: str | None = None

@@ -21,6 +21,11 @@ DEFAULT_MAX_MODEL_REQUESTS = 50
 DEFAULT_PERMISSION_TIMEOUT_SECONDS = 300.0
 DEFAULT_TOOL_TIMEOUT_SECONDS = 600.0
 DEFAULT_MAX_OUTPUT_CHARS = 20_000
+# How long a failing model request is retried, from its first attempt (docs/settings.md,
+# ``model_retry_window_seconds``; docs/architecture.md, "Model requests and outages").
+DEFAULT_MODEL_RETRY_WINDOW_SECONDS = 600.0
+MIN_MODEL_RETRY_WINDOW_SECONDS = 1.0
+MAX_MODEL_RETRY_WINDOW_SECONDS = 86_400.0
 
 # File edits run without asking in ``auto_edit``; every other mutating tool asks.
 MUTATING_TOOLS_ALLOWED_IN_AUTO_EDIT = frozenset({"write_file", "edit_file"})
@@ -69,6 +74,12 @@ class PromptOptions(BaseModel):
     # settings.md, ``activity_summaries``). Unset: the operator's setting where the prompt
     # resolves operator settings, else off; inputs recorded before it existed run without.
     activity_summaries: bool | None = None
+    # How long a failing model request is retried, from its first attempt (docs/settings.md,
+    # ``model_retry_window_seconds``). Unset: the operator's setting where the prompt
+    # resolves operator settings, else DEFAULT_MODEL_RETRY_WINDOW_SECONDS.
+    model_retry_window_seconds: float | None = Field(
+        default=None, ge=MIN_MODEL_RETRY_WINDOW_SECONDS, le=MAX_MODEL_RETRY_WINDOW_SECONDS
+    )
 
     def prompt_options(self) -> dict[str, Any]:
         """Just the options, as keyword arguments for another model that has them."""

@@ -94,6 +94,10 @@ class StreamedText:
         self._attempt_text = ""
         self._shown = ""
 
+    def shown(self, request_number: int) -> str:
+        """What clients were shown of model request ``request_number`` (its last text)."""
+        return self._shown if self._request == request_number else ""
+
     def receive(self, delta: ModelDelta, *, in_flight: int) -> tuple[str, str | None] | None:
         """The ``(text, status)`` to emit for ``delta`` while model request ``in_flight``
         runs; ``None`` when the delta shows nothing new (or belongs to another request)."""

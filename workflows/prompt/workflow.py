@@ -25,7 +25,7 @@ from datetime import datetime, timedelta
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy, SearchAttributeUpdate
-from temporalio.exceptions import ActivityError, CancelledError
+from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
 
 with workflow.unsafe.imports_passed_through():
     from workflows.contracts import search_attributes
@@ -34,6 +34,11 @@ with workflow.unsafe.imports_passed_through():
         CHECK_TOOL_CALL,
         LIST_TOOLS,
         LIST_TOOLS_WITHOUT_MCP,
+        MODEL_REQUEST_REJECTED,
+        MODEL_RETRIES_EXHAUSTED,
+        MODEL_RETRY_BACKOFF,
+        MODEL_RETRY_INITIAL_SECONDS,
+        MODEL_RETRY_MAX_INTERVAL_SECONDS,
         RESOLVE_OPERATOR_SETTINGS,
         RUN_TOOL,
         CallModelInput,
@@ -61,6 +66,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.contracts.prompt import (
         PUBLISH_MODEL_DELTA,
         AgentEvent,
+        ErrorReason,
         EventKind,
         EventsPage,
         EventsQuery,
@@ -79,6 +85,7 @@ with workflow.unsafe.imports_passed_through():
         guard_forced_off,
         route_label,
     )
+    from workflows.contracts.prompt_options import DEFAULT_MODEL_RETRY_WINDOW_SECONDS
     from workflows.contracts.start_claims import prompt_claim, refused_start
     from workflows.contracts.synthetic_outcomes import (
         cancelled_outcome,
@@ -99,12 +106,24 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows.seed.protections import BatchProtections, BatchScreening, Cleared, LoopStop
 
+# Prompts started before MODEL_RETRY_WINDOW_PATCH: five attempts, whatever the outage.
 MODEL_RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=1),
     backoff_coefficient=2.0,
     maximum_interval=timedelta(seconds=30),
     maximum_attempts=5,
-    non_retryable_error_types=["ModelRequestRejected"],
+    non_retryable_error_types=[MODEL_REQUEST_REJECTED],
+)
+# Since MODEL_RETRY_WINDOW_PATCH: the same capped backoff and no attempt limit; the model
+# activity ends the retries once the prompt's retry window has passed since the request's
+# first attempt (activities/model_retry.py; docs/architecture.md, "Model requests and
+# outages").
+MODEL_RETRY_WINDOW = RetryPolicy(
+    initial_interval=timedelta(seconds=MODEL_RETRY_INITIAL_SECONDS),
+    backoff_coefficient=MODEL_RETRY_BACKOFF,
+    maximum_interval=timedelta(seconds=MODEL_RETRY_MAX_INTERVAL_SECONDS),
+    maximum_attempts=0,
+    non_retryable_error_types=[MODEL_REQUEST_REJECTED, MODEL_RETRIES_EXHAUSTED],
 )
 # A tool error is a returned outcome; only a lost worker or a crashed activity retries.
 TOOL_RETRY = RetryPolicy(
@@ -162,6 +181,11 @@ CANCEL_BEFORE_LOOP_PATCH = "seawall-cancel-before-loop-v1"
 # (docs/architecture.md, "Loop profiles"); prompts started before it replay with those rules
 # off and no clock, exactly as they ran. Asked at the start, beside the patches above.
 PROGRESS_RULES_PATCH = "seawall-progress-rules-v1"
+# A prompt started after it retries a failing model request for its retry window (the
+# operator's ``model_retry_window_seconds``, resolved with its other settings) instead of
+# five attempts: MODEL_RETRY_WINDOW, and the window in each request's input. Prompts
+# started before it replay with MODEL_RETRY. Asked at the start, beside the patches above.
+MODEL_RETRY_WINDOW_PATCH = "seawall-model-retry-window-v1"
 
 
 def failure_text(err: ActivityError) -> str:
@@ -173,6 +197,13 @@ def failure_text(err: ActivityError) -> str:
         texts.append(str(cause))
         cause = cause.__cause__ if isinstance(cause.__cause__, BaseException) else None
     return ": ".join(texts) if texts else str(err)
+
+
+def _add_tokens(total: int | None, tokens: int | None) -> int | None:
+    """A prompt's token total: unknown (None) from the first reply that did not report it."""
+    if total is None or tokens is None:
+        return None
+    return total + tokens
 
 
 @workflow.defn(name="PromptWorkflow")
@@ -198,8 +229,9 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
         self._protections = BatchProtections(prompt, prompt.workspace_root)
         self._model_requests = 0
         self._batch = 0
-        self._input_tokens = 0
-        self._output_tokens = 0
+        # None (unknown) once a reply came without usage.
+        self._input_tokens: int | None = 0
+        self._output_tokens: int | None = 0
         # Mid-turn input boundary, drained once per settled batch.
         self._pending_input: list[str] = []
         self._queued_prompt = False
@@ -222,6 +254,13 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
         self._progress_rules = False
         self._started_at: datetime | None = None
         self._scripted_seconds = 0.0
+        # Decided first of all (MODEL_RETRY_WINDOW_PATCH): whether model requests are
+        # retried for a window of time, and its length.
+        self._model_retry_window_patched = False
+        self._model_retry_window = DEFAULT_MODEL_RETRY_WINDOW_SECONDS
+        # Why the prompt ended ``error``, and what the failed model request had streamed.
+        self._error_reason: ErrorReason | None = None
+        self._failed_request_text: str | None = None
 
     # --- messages -------------------------------------------------------------------------
 
@@ -290,6 +329,7 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
         self._durable_steps = workflow.patched(DURABLE_STEPS_PATCH)
         self._tools_without_hop = workflow.patched(TOOLS_WITHOUT_HOP_PATCH)
         self._progress_rules = workflow.patched(PROGRESS_RULES_PATCH)
+        self._model_retry_window_patched = workflow.patched(MODEL_RETRY_WINDOW_PATCH)
         if self._progress_rules:
             self._started_at = workflow.now()
         try:
@@ -298,6 +338,7 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
                 self._loop_settings,
                 self._context_budget,
                 self._activity_summaries,
+                self._model_retry_window,
             ) = await self._resolve_operator_settings()
             self._protections.use_loop_rules(
                 LoopRules(
@@ -341,6 +382,7 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
             stop_reason=stop_reason,
             loop_type=loop_type,
             error=error,
+            error_reason=self._error_reason if error is not None else None,
             model_requests=self._model_requests,
             tool_calls=self._protections.counts,
             guard_mode=(self._guard_mode or GuardMode.OFF).value,
@@ -359,6 +401,7 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
                 if event.kind is EventKind.TOOL_CALL_SETTLED and event.call_id and event.status
             },
             client_disconnects=self._client_disconnects,
+            streamed_text=self._failed_request_text,
         )
 
     def _clock(self) -> float:
@@ -375,20 +418,25 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
         as the history recorded it."""
         return self._durable_steps or workflow.patched(patch_id)
 
-    async def _resolve_operator_settings(self) -> tuple[GuardMode, LoopSettings, int, bool]:
-        """The guard mode, the loop settings, the context budget and whether activities
-        carry summaries: from the prompt input when it carries them (a session resolved them
-        once), else from the operator-settings activity — a local activity since
-        DURABLE_STEPS_PATCH: it only reads the worker's settings, is idempotent and needs no
-        heartbeat or cancellation, and its result is recorded in history all the same.
+    async def _resolve_operator_settings(
+        self,
+    ) -> tuple[GuardMode, LoopSettings, int, bool, float]:
+        """The guard mode, the loop settings, the context budget, whether activities carry
+        summaries and the model retry window: from the prompt input when it carries them (a
+        session resolved them once), else from the operator-settings activity — a local
+        activity since DURABLE_STEPS_PATCH: it only reads the worker's settings, is
+        idempotent and needs no heartbeat or cancellation, and its result is recorded in
+        history all the same.
 
-        Summaries alone never start the activity (that would change the commands of
-        prompts recorded before the setting): unset and not resolved, they are off."""
+        Summaries and the retry window alone never start the activity (that would change
+        the commands of prompts recorded before the setting): unset and not resolved,
+        summaries are off and the window is the default."""
         prompt = self._input
         guard_mode = GuardMode.OFF if guard_forced_off(prompt) else prompt.guard_mode
         loop_settings = prompt.loop_settings if self._patched(LOOP_PROFILE_PATCH) else SEED_SETTINGS
         budget = prompt.context_budget_chars
         summaries = prompt.activity_summaries
+        retry_window = prompt.model_retry_window_seconds
         if not self._durable_steps:
             budget = budget or DEFAULT_CONTEXT_BUDGET_CHARS
         if guard_mode is None or loop_settings is None or budget is None:
@@ -416,7 +464,15 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
                 budget = settings.context_budget_chars or DEFAULT_CONTEXT_BUDGET_CHARS
             if summaries is None:
                 summaries = settings.activity_summaries
-        return guard_mode, loop_settings, budget, bool(summaries)
+            if retry_window is None:
+                retry_window = settings.model_retry_window_seconds
+        return (
+            guard_mode,
+            loop_settings,
+            budget,
+            bool(summaries),
+            retry_window or DEFAULT_MODEL_RETRY_WINDOW_SECONDS,
+        )
 
     async def _list_tools(self) -> ListToolsOutput:
         """The tools the model may call. Since TOOLS_WITHOUT_HOP_PATCH a local activity
@@ -468,6 +524,7 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
                 not self._context_policy
                 and conversation_chars(self._messages) > MAX_CONVERSATION_CHARS
             ):
+                self._error_reason = ErrorReason.CONVERSATION_TOO_LARGE
                 return (
                     StopReason.ERROR,
                     None,
@@ -479,7 +536,7 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
             except ActivityError as err:
                 if isinstance(err.cause, CancelledError):
                     raise asyncio.CancelledError() from err
-                return StopReason.ERROR, None, f"model request failed: {failure_text(err)}"
+                return StopReason.ERROR, None, self._model_failure(err)
             self._messages.append(
                 Message(role=Role.ASSISTANT, content=reply.text, tool_calls=reply.tool_calls)
             )
@@ -524,6 +581,7 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
 
     async def _call_model(self) -> ModelReply:
         scenario = self._input.scenario
+        windowed = self._model_retry_window_patched
         self._model_in_flight = self._model_requests + 1
         try:
             reply: ModelReply = await workflow.execute_activity(
@@ -534,21 +592,47 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
                     tools=list(self._tools.values()),
                     request_number=self._model_in_flight,
                     scenario_script=scenario.model_script if scenario else None,
+                    retry_window_seconds=self._model_retry_window if windowed else None,
                 ),
                 result_type=ModelReply,
                 start_to_close_timeout=timedelta(minutes=5),
                 heartbeat_timeout=MODEL_HEARTBEAT_TIMEOUT,
-                retry_policy=MODEL_RETRY,
+                retry_policy=MODEL_RETRY_WINDOW if windowed else MODEL_RETRY,
                 summary=self._summary(f"model request {self._model_in_flight}"),
             )
+        except ActivityError as err:
+            if not isinstance(err.cause, CancelledError):
+                # A failed request was still made, and clients saw what it streamed.
+                self._model_requests += 1
+                self._failed_request_text = self._streamed.shown(self._model_in_flight) or None
+            raise
         finally:
             self._model_in_flight = 0
         self._model_requests += 1
         if self._progress_rules:
             self._scripted_seconds += reply.latency_seconds
-        self._input_tokens += reply.usage.input_tokens
-        self._output_tokens += reply.usage.output_tokens
+        self._input_tokens = _add_tokens(self._input_tokens, reply.usage.input_tokens)
+        self._output_tokens = _add_tokens(self._output_tokens, reply.usage.output_tokens)
         return reply
+
+    def _model_failure(self, err: ActivityError) -> str:
+        """The error text of a model request that failed for good, with its reason kept."""
+        cause = err.cause
+        kind = cause.type if isinstance(cause, ApplicationError) else None
+        if isinstance(cause, ApplicationError) and kind == MODEL_RETRIES_EXHAUSTED:
+            self._error_reason = ErrorReason.MODEL_RETRIES_EXHAUSTED
+            return str(cause.message)
+        text = f"model request failed: {failure_text(err)}"
+        if isinstance(cause, ApplicationError) and kind == MODEL_REQUEST_REJECTED:
+            # The endpoint's own words on what it refused (a wrong model name, a bad key)
+            # are for the user: in the result, never in a log.
+            self._error_reason = ErrorReason.MODEL_REQUEST_REJECTED
+            details = cause.details
+            if len(details) > 1 and isinstance(details[1], str):
+                text = f"{text}: {details[1]}"
+            return text
+        self._error_reason = ErrorReason.MODEL_REQUEST_FAILED
+        return text
 
     def _model_context(self) -> list[Message]:
         """What the next model request carries: the whole conversation, or (context policy)

@@ -256,6 +256,7 @@ class SessionWorkflow:
     async def run(self, session: SessionInput) -> SessionStatus:
         operator_budget: int | None = None
         operator_summaries: bool | None = None
+        operator_retry_window: float | None = None
         # A fresh start is checked by the worker (its grant, workspace and scenario); a run
         # continue-as-new made carries what the checked start began with.
         claim = session_claim(session) if workflow.info().continued_run_id is None else None
@@ -272,6 +273,7 @@ class SessionWorkflow:
                 self._loop_settings = self._loop_settings or settings.loop_settings
                 operator_budget = settings.context_budget_chars
                 operator_summaries = settings.activity_summaries
+                operator_retry_window = settings.model_retry_window_seconds
             elif claim is not None and workflow.patched(SESSION_START_CHECK_PATCH):
                 await self._resolve_operator_settings(request)  # for the check alone
         except ActivityError as err:
@@ -279,7 +281,7 @@ class SessionWorkflow:
             if refused is None:
                 raise
             raise refused from None
-        self._use_operator_defaults(operator_budget, operator_summaries)
+        self._use_operator_defaults(operator_budget, operator_summaries, operator_retry_window)
         while True:
             await workflow.wait_condition(lambda: bool(self._queue) or self._closing)
             if not self._queue:
@@ -303,18 +305,24 @@ class SessionWorkflow:
         return settings
 
     def _use_operator_defaults(
-        self, operator_budget: int | None, operator_summaries: bool | None
+        self,
+        operator_budget: int | None,
+        operator_summaries: bool | None,
+        operator_retry_window: float | None = None,
     ) -> None:
         """Unless the session's settings set them, the operator's context budget and activity
         summaries (the defaults when the starter gave the session its guard mode, or a worker
         from before the setting resolved them), kept in the settings every prompt inherits
-        and continue-as-new carries."""
+        and continue-as-new carries. The operator's model retry window likewise, when the
+        worker resolved one (else each prompt uses the default)."""
         current = self._input.settings
         update: dict[str, object] = {}
         if current.context_budget_chars is None:
             update["context_budget_chars"] = operator_budget or DEFAULT_CONTEXT_BUDGET_CHARS
         if current.activity_summaries is None:
             update["activity_summaries"] = bool(operator_summaries)
+        if current.model_retry_window_seconds is None and operator_retry_window is not None:
+            update["model_retry_window_seconds"] = operator_retry_window
         if update:
             settings = current.model_copy(update=update)
             self._input = self._input.model_copy(update={"settings": settings})

@@ -25,7 +25,13 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 from seawall.runtime.rollout_policy import check_rollout, deployment_environment
 from seawall.runtime.storage import DEFAULT_THRESHOLD_BYTES
 from workflows.contracts.conversation import DEFAULT_CONTEXT_BUDGET_CHARS, MIN_CONTEXT_BUDGET_CHARS
-from workflows.contracts.prompt_options import DEFAULT_PERMISSION_TIMEOUT_SECONDS, ApprovalMode
+from workflows.contracts.prompt_options import (
+    DEFAULT_MODEL_RETRY_WINDOW_SECONDS,
+    DEFAULT_PERMISSION_TIMEOUT_SECONDS,
+    MAX_MODEL_RETRY_WINDOW_SECONDS,
+    MIN_MODEL_RETRY_WINDOW_SECONDS,
+    ApprovalMode,
+)
 from workflows.contracts.session import MAX_PROMPT_CHARS
 from workflows.rules import DEFAULT_LOOP_PROFILE
 
@@ -286,6 +292,18 @@ class SeawallSettings(BaseSettings):
         read_by=(WORKER,),
         gt=0,
         le=3600,
+    )
+    # Handed to prompts like the context budget (docs/architecture.md, "Model requests and
+    # outages"): a request that keeps failing is retried until this long after its first
+    # attempt, so an endpoint down for minutes does not end the prompt.
+    model_retry_window_seconds: float = setting(
+        DEFAULT_MODEL_RETRY_WINDOW_SECONDS,
+        "how long a failing model request is retried, from its first attempt, before the "
+        "prompt ends `error` (read once per session)",
+        env="SEAWALL_MODEL_RETRY_WINDOW_SECONDS",
+        read_by=(WORKER,),
+        ge=MIN_MODEL_RETRY_WINDOW_SECONDS,
+        le=MAX_MODEL_RETRY_WINDOW_SECONDS,
     )
     # --- MCP tool servers -------------------------------------------------------------------
     # The JSON object of servers; activities.mcp checks each server.

@@ -1,6 +1,7 @@
 """The settings the worker reads again at each session's start (docs/settings.md): the guard
-mode, the loop profile and its per-rule modes, the context budget, activity summaries and the
-rollout policy, for the operator-settings activity (activities/operator_settings.py).
+mode, the loop profile and its per-rule modes, the context budget, activity summaries, the
+model retry window and the rollout policy, for the operator-settings activity
+(activities/operator_settings.py).
 
 A running worker picks up an edited config file this way, and a session never fails over
 it: a value that stopped validating since the worker started means the setting's default
@@ -25,6 +26,11 @@ from pydantic import TypeAdapter, ValidationError
 
 from seawall.runtime.rollout_policy import check_rollout, deployment_environment, service_version
 from workflows.contracts.conversation import DEFAULT_CONTEXT_BUDGET_CHARS, MIN_CONTEXT_BUDGET_CHARS
+from workflows.contracts.prompt_options import (
+    DEFAULT_MODEL_RETRY_WINDOW_SECONDS,
+    MAX_MODEL_RETRY_WINDOW_SECONDS,
+    MIN_MODEL_RETRY_WINDOW_SECONDS,
+)
 from workflows.rules import DEFAULT_LOOP_PROFILE, LoopProfile, LoopSettings
 from workflows.seed import GuardMode
 from workflows.seed.rollout import RolloutPolicies
@@ -56,6 +62,7 @@ SESSION_SETTINGS: tuple[str, ...] = (
     *(rule.name for rule in RULE_MODE_SETTINGS),
     "context_budget_chars",
     "activity_summaries",
+    "model_retry_window_seconds",
     *ROLLOUT_SETTINGS,
 )
 
@@ -231,6 +238,38 @@ def resolve_activity_summaries(
             "activity_summaries",
             "true or false",
             "summaries stay off",
+            found.text,
+        ),
+    )
+
+
+# --- the model retry window -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ModelRetryWindowResolution:
+    seconds: float
+    diagnostic: Diagnostic | None = None
+
+
+def resolve_model_retry_window(
+    environ: Mapping[str, str] | None = None, config_path: Path | None = None
+) -> ModelRetryWindowResolution:
+    """How long prompts retry a failing model request (docs/settings.md,
+    ``model_retry_window_seconds``), from ``SEAWALL_MODEL_RETRY_WINDOW_SECONDS``, else the
+    user config key, else the default; a value that stopped validating means the default
+    plus one diagnostic."""
+    read = read_setting("model_retry_window_seconds", *_sources(environ, config_path))
+    if (found := read.invalid) is None:
+        return ModelRetryWindowResolution(read.value)
+    return ModelRetryWindowResolution(
+        DEFAULT_MODEL_RETRY_WINDOW_SECONDS,
+        found.rejected(
+            "invalid_model_retry_window",
+            "model_retry_window_seconds",
+            f"seconds, from {MIN_MODEL_RETRY_WINDOW_SECONDS:g} to "
+            f"{MAX_MODEL_RETRY_WINDOW_SECONDS:g}",
+            f"using {DEFAULT_MODEL_RETRY_WINDOW_SECONDS:g}",
             found.text,
         ),
     )

@@ -18,7 +18,8 @@ from temporalio.client import Client
 
 from gateway.app import create_app
 from gateway.settings import GatewaySettings
-from seawall.cli.prompt import _Printer, add_prompt_arguments, main_prompt, send_prompt
+from scripts.chat_server import ChatServer, completion, error
+from seawall.cli.prompt import _Printer, add_prompt_arguments, main_prompt, send_prompt, stop_line
 from workflows.seed.guard import REPEATED_TOOL_FAILURE_REMINDER, REPEATED_TOOL_FAILURE_STOP_MESSAGE
 
 TOKEN = "client-test-token"
@@ -149,3 +150,90 @@ def test_streamed_text_is_printed_once_and_a_retry_starts_over() -> None:
         "Bye.",
         "Stopped.",
     ]
+
+
+@pytest.fixture
+def failing_endpoint(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> pytest.MonkeyPatch:
+    """The worker's operator settings for a model endpoint the test serves: a two-second
+    retry window, nothing from a user config file."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "operator-config"))
+    monkeypatch.setenv("SEAWALL_MODEL_RETRY_WINDOW_SECONDS", "2")
+    monkeypatch.setenv("SEAWALL_MODEL", "local-test-model")
+    return monkeypatch
+
+
+async def test_a_model_outage_prints_why_the_prompt_ended(
+    failing_endpoint: pytest.MonkeyPatch, gateway_url: str
+) -> None:
+    async with ChatServer(lambda received: error(503, "upstream shard 7 on fire")) as server:
+        failing_endpoint.setenv("OPENAI_BASE_URL", server.url)
+        out = io.StringIO()
+        code = await send_prompt(gateway_url, "hello", token=TOKEN, out=out)
+
+    assert code == 1
+    last = out.getvalue().splitlines()[-1]
+    assert last.startswith(
+        "stop: error (model_retries_exhausted): the model endpoint failed (HTTP 503) and "
+        "retries stopped after "
+    ), last
+    assert "2 s model retry window" in last
+    assert "upstream shard 7 on fire" not in last
+
+
+async def test_a_reply_without_usage_has_unknown_tokens_in_the_api(
+    failing_endpoint: pytest.MonkeyPatch, gateway_url: str
+) -> None:
+    reply = completion(text="no usage")
+    del reply.body["usage"]
+    async with ChatServer([reply]) as server:
+        failing_endpoint.setenv("OPENAI_BASE_URL", server.url)
+        out = io.StringIO()
+        assert await send_prompt(gateway_url, "hello", token=TOKEN, out=out) == 0
+        prompt_id = out.getvalue().splitlines()[1].removeprefix("prompt ")
+        async with httpx.AsyncClient(
+            base_url=gateway_url, headers={"Authorization": f"Bearer {TOKEN}"}
+        ) as http:
+            async with asyncio.timeout(60):
+                while (body := (await http.get(f"/v1/prompts/{prompt_id}")).json())[
+                    "result"
+                ] is None:
+                    await asyncio.sleep(0.1)
+
+    result = body["result"]
+    assert result["stop_reason"] == "end_turn"
+    assert (result["input_tokens"], result["output_tokens"]) == (None, None)
+    assert result["model_requests"] == 1
+
+
+def test_a_refused_call_prints_its_start_line_too() -> None:
+    out = io.StringIO()
+    printer = _Printer(out, "p-1")
+    printer.event("tool_call_started", {"batch": 1, "tool_name": "read_file", "call_id": "c1"})
+    printer.event(
+        "tool_call_settled",
+        {"batch": 1, "tool_name": "read_file", "call_id": "c1", "status": "error"},
+    )
+    # Refused by a protection: settled without ever starting.
+    printer.event(
+        "tool_call_settled",
+        {"batch": 2, "tool_name": "read_file", "call_id": "c2", "status": "refused"},
+    )
+    assert out.getvalue().splitlines() == [
+        "→ read_file (c1)",
+        "← read_file error (c1)",
+        "→ read_file (c2)",
+        "← read_file refused (c2)",
+    ]
+
+
+def test_the_stop_line_says_why() -> None:
+    assert stop_line("end_turn", None) == "stop: end_turn"
+    assert stop_line("loop_detected", {"loop_type": "repeated_failed_call"}) == (
+        "stop: loop_detected (repeated_failed_call)"
+    )
+    failed = {"error_reason": "model_request_rejected", "error": "model request rejected"}
+    assert stop_line("error", failed) == (
+        "stop: error (model_request_rejected): model request rejected"
+    )
+    # A result from before error_reason existed still shows its error.
+    assert stop_line("error", {"error": "boom"}) == "stop: error: boom"

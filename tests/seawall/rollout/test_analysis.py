@@ -71,6 +71,7 @@ def record(
         refusal_mode="enforce",
         enforcement_disabled=enforcement_disabled,
         input_tokens=tokens,
+        output_tokens=0,
         guard=guard or [],
         messages=[],
         client_disconnects=disconnects,

@@ -29,6 +29,7 @@ from seawall.runtime.settings import (
     resolve_context_budget,
     resolve_guard_mode,
     resolve_loop_settings,
+    resolve_model_retry_window,
     resolve_rollout_settings,
 )
 from seawall.runtime.settings.session import ROLLOUT_SETTINGS
@@ -109,6 +110,9 @@ def session_view(name: str, environ: dict[str, str]) -> tuple[bool, Any]:
     if name == "activity_summaries":
         summaries = resolve_activity_summaries(environ)
         return summaries.diagnostic is None, summaries.enabled
+    if name == "model_retry_window_seconds":
+        window = resolve_model_retry_window(environ)
+        return window.diagnostic is None, window.seconds
     assert name in ROLLOUT_SETTINGS, name
     rollout = resolve_rollout_settings(environ)
     meaning = (

@@ -33,6 +33,7 @@ from seawall.runtime.settings import (
     log_startup_diagnostics,
     render_table,
     resolve_guard_mode,
+    resolve_model_retry_window,
     user_config_path,
 )
 from workflows.contracts.activity import SettingSource
@@ -617,3 +618,25 @@ def test_a_bad_setting_stops_every_entry_point_with_one_line(
     assert done.stderr == (
         f"{program}: error: gateway_port=abc (user config {config_file(home)}): not an integer\n"
     )
+
+
+def test_the_model_retry_window_is_checked_at_startup_and_read_per_session(
+    home: dict[str, str],
+) -> None:
+    """docs/settings.md, ``model_retry_window_seconds``: one error naming the setting's
+    source at startup; at a session's start a value that stopped validating is the default
+    plus a diagnostic."""
+    assert load_settings(home).settings.model_retry_window_seconds == 600
+    environ = {**home, "SEAWALL_MODEL_RETRY_WINDOW_SECONDS": "90"}
+    assert load_settings(environ).settings.model_retry_window_seconds == 90
+    assert resolve_model_retry_window(environ).seconds == 90
+    write(config_file(home), "model_retry_window_seconds: 0\n")
+    with pytest.raises(SettingsError) as raised:
+        load_settings(home)
+    assert str(raised.value).startswith(
+        f"model_retry_window_seconds=0 (user config {config_file(home)}): "
+    )
+    resolved = resolve_model_retry_window(home)
+    assert resolved.seconds == 600
+    assert resolved.diagnostic is not None
+    assert resolved.diagnostic.event == "invalid_model_retry_window"

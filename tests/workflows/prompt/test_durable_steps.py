@@ -25,6 +25,7 @@ from workflows.contracts.scenario import FixtureTool, ModelScript, ScenarioHooks
 from workflows.contracts.session import PromptSubmission, SessionInput, SessionSettings
 from workflows.prompt.workflow import (
     DURABLE_STEPS_PATCH,
+    MODEL_RETRY_WINDOW_PATCH,
     PROGRESS_RULES_PATCH,
     TOOLS_WITHOUT_HOP_PATCH,
     PromptWorkflow,
@@ -153,11 +154,13 @@ async def test_a_standalone_prompt_resolves_its_settings_in_one_local_activity(
     assert result.stop_reason is StopReason.END_TURN
     history = await history_of(client, result.workflow_id)
     # One patch marker for the leaner sequence, not one per earlier patch, one for the
-    # tool listing without a hop and one for the progress rules.
+    # tool listing without a hop, one for the progress rules and one for the model retry
+    # window.
     assert patch_ids(history) == [
         DURABLE_STEPS_PATCH,
         TOOLS_WITHOUT_HOP_PATCH,
         PROGRESS_RULES_PATCH,
+        MODEL_RETRY_WINDOW_PATCH,
     ]
     # The settings and the tools came from local activities: markers, no activity hop.
     assert markers(history, "core_local_activity") == 2
@@ -361,6 +364,7 @@ async def test_a_prompt_replayed_at_every_step_takes_the_same_steps(
         DURABLE_STEPS_PATCH,
         TOOLS_WITHOUT_HOP_PATCH,
         PROGRESS_RULES_PATCH,
+        MODEL_RETRY_WINDOW_PATCH,
     ]
     assert markers(history, "core_local_activity") == 2
     failed = [

@@ -29,7 +29,13 @@ from tests.activities.mcp_helpers import (
 from tests.scenario_helpers import decisions, reminders, stops, tool_messages
 from workflows.contracts import Role
 from workflows.contracts.activity import CALL_MODEL, ModelSpec
-from workflows.contracts.prompt import LoopType, PromptInput, PromptResult, StopReason
+from workflows.contracts.prompt import (
+    ErrorReason,
+    LoopType,
+    PromptInput,
+    PromptResult,
+    StopReason,
+)
 from workflows.contracts.scenario import ModelScript, ScenarioHooks
 from workflows.prompt.workflow import PromptWorkflow
 from workflows.seed import GuardMode
@@ -187,7 +193,9 @@ async def test_rejected_request_fails_the_prompt_without_retries(
     assert "HTTP 400" in result.error
     assert "Invalid value for 'model': no such model" in result.error
     assert API_KEY not in result.error
-    assert result.model_requests == 0
+    assert result.error_reason is ErrorReason.MODEL_REQUEST_REJECTED
+    # The request was made (and refused), so it counts.
+    assert result.model_requests == 1
     assert len(chat.requests) == 1
     assert await model_attempts(client, result.workflow_id) == [1]
 
