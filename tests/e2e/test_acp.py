@@ -695,6 +695,51 @@ async def test_garbage_on_stdin_gets_json_rpc_errors_and_the_bridge_lives_on(
     assert any(json.loads(line).get("event") == "acp_malformed_input" for line in logged)
 
 
+async def test_stdin_and_stdout_may_be_regular_files(
+    temporal_env: WorkflowEnvironment, task_queue: str, tmp_path: Path, workspace: Path
+) -> None:
+    # `seawall acp < requests.jsonl > answers.jsonl`: every request is answered before the
+    # end of the file ends the bridge.
+    requests = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "session/new",
+            "params": {"cwd": str(workspace), "mcpServers": []},
+        },
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "session/prompt",
+            "params": {"sessionId": "nope", "prompt": [{"type": "text", "text": "hi"}]},
+        },
+    ]
+    inbox, outbox = tmp_path / "requests.jsonl", tmp_path / "answers.jsonl"
+    inbox.write_text("".join(json.dumps(r) + "\n" for r in requests))
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": REPO}
+    env.update(bridge_env(temporal_env, task_queue, tmp_path))
+    log = tmp_path / "acp.stderr"
+    with inbox.open("rb") as stdin, outbox.open("wb") as stdout, log.open("wb") as errors:
+        process = await asyncio.create_subprocess_exec(
+            SEAWALL, "acp", env=env, stdin=stdin, stdout=stdout, stderr=errors
+        )
+        assert await asyncio.wait_for(process.wait(), 120) == 0, log.read_text()
+
+    answers = {a["id"]: a for a in map(json.loads, outbox.read_text().splitlines())}
+    assert answers[1]["result"]["protocolVersion"] == 1
+    assert answers[2]["result"]["sessionId"]
+    assert answers[3]["error"]["code"] == -32002
+    assert "Traceback" not in log.read_text()
+
+
+def assert_no_errors_logged(log: Path) -> None:
+    text = log.read_text()
+    assert "Traceback" not in text and "level=ERROR" not in text, text[-3000:]
+    levels = [json.loads(line).get("level") for line in text.splitlines() if line.startswith("{")]
+    assert "error" not in levels, text[-3000:]
+
+
 # --- embedded -------------------------------------------------------------------------------
 
 
@@ -708,7 +753,8 @@ async def test_embedded_runs_its_own_server_and_worker_and_keeps_sessions(
         # The editor folders the embedded worker accepts (docs/security-trust.md).
         "SEAWALL_EDITOR_WORKSPACES": str(tmp_path),
     }
-    async with spawn_bridge(env, tmp_path / "acp.stderr", "--embedded") as (conn, recorder, _):
+    log = tmp_path / "acp.stderr"
+    async with spawn_bridge(env, log, "--embedded") as (conn, recorder, _):
         session_id = await new_session(conn, workspace)  # the offline demo model
         answer = await say(conn, session_id, "hello")
         assert answer.stop_reason == "end_turn"
@@ -717,12 +763,26 @@ async def test_embedded_runs_its_own_server_and_worker_and_keeps_sessions(
     # Every owner's histories are the user's alone (docs/security-gateway.md).
     assert stat.S_IMODE((tmp_path / "data").stat().st_mode) == 0o700
     assert stat.S_IMODE((tmp_path / "data" / "temporal.db").stat().st_mode) == 0o600
+    # A clean exit logs no error: the server's own output is in its log file, not the editor's.
+    assert_no_errors_logged(log)
+    server_log = tmp_path / "data" / "temporal-server.log"
+    assert stat.S_IMODE(server_log.stat().st_mode) == 0o600
 
-    # The editor restarts: the session is still there.
-    async with spawn_bridge(env, tmp_path / "acp.stderr", "--embedded") as (conn, recorder, _):
+    # The editor restarts: the session is still there. This time the editor stops the agent
+    # with SIGTERM (acpx does), which ends it as cleanly, its server and worker with it.
+    async with spawn_bridge(env, log, "--embedded") as (conn, recorder, process):
         await conn.load_session(cwd=str(workspace), session_id=session_id, mcp_servers=[])
         assert recorder.texts(UserMessageChunk) == ["hello"]
         assert "Demo model" in "".join(recorder.texts(AgentMessageChunk))  # streamed in pieces
+        process.terminate()
+        assert await asyncio.wait_for(process.wait(), 60) == 0
+    assert_no_errors_logged(log)
+
+    # Its server is gone with it: a third start opens the same database.
+    async with spawn_bridge(env, log, "--embedded") as (conn, recorder, _):
+        await conn.load_session(cwd=str(workspace), session_id=session_id, mcp_servers=[])
+        assert recorder.texts(UserMessageChunk) == ["hello"]
+    assert_no_errors_logged(log)
 
 
 async def test_embedded_refuses_at_session_new_a_folder_its_worker_would_refuse(
