@@ -48,6 +48,8 @@ class TranscriptReplay:
         self._prompt_id: str | None = None
         # Model replies so far in this prompt: the batch number live events carry.
         self._replies = 0
+        # User messages so far in this prompt (its text, then any mid-turn input).
+        self._users = 0
         self._open: dict[str, tuple[str, ToolCall]] = {}
 
     def updates(
@@ -75,6 +77,7 @@ class TranscriptReplay:
         self._prompt_id = prompt_id
         self._scope = prompt_id or f"{self._session_id}-replay-{self._prompts}"
         self._replies = 0
+        self._users = 0
         self._open = {}
 
     def _message(
@@ -84,7 +87,11 @@ class TranscriptReplay:
         scope = self._scope
         if message.role is Role.USER:
             text = TextContentBlock(type="text", text=message.content)
-            return [UserMessageChunk(session_update="user_message_chunk", content=text)]
+            self._users += 1
+            user = message_id(scope, "user", self._users - 1)
+            return [
+                UserMessageChunk(session_update="user_message_chunk", content=text, message_id=user)
+            ]
         if message.role is Role.SYSTEM:
             if is_stop_message(message.content):
                 stop = message_id(scope, "stop", self._replies)

@@ -54,6 +54,8 @@ def protect_stdout() -> int:
 
 CANCEL_REQUEST = "$/cancel_request"
 FILE_READ_BYTES = 64 * 1024
+# The tasks reading a regular-file stdin (kept so they are not collected while they run).
+_FEEDERS: set[asyncio.Task[None]] = set()
 
 
 def is_regular_file(fd: int) -> bool:
@@ -121,9 +123,6 @@ async def stdin_reader() -> tuple[asyncio.StreamReader, bool]:
         return reader, True
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
     return reader, False
-
-
-_FEEDERS: set[asyncio.Task[None]] = set()
 
 
 class RequestTracker:

@@ -23,7 +23,7 @@ from acp.schema import (
     RequestPermissionResponse,
     ToolCallUpdate,
 )
-from temporalio.client import Client, WorkflowUpdateFailedError
+from temporalio.client import Client, WorkflowQueryFailedError, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
 from seawall.acp.mapping import (
@@ -158,7 +158,7 @@ class PromptFollower:
                 ToolCallsQuery(call_ids=[call_id]),
                 rpc_timeout=RPC_TIMEOUT,
             )
-        except RPCError:
+        except (RPCError, WorkflowQueryFailedError):
             return  # a worker without the query: the call is shown by its tool name
         for call in calls:
             self._mapper.details[call.call_id] = call
@@ -174,7 +174,7 @@ class PromptFollower:
                 ToolCallsQuery(call_ids=[call_id]),
                 rpc_timeout=RPC_TIMEOUT,
             )
-        except RPCError:
+        except (RPCError, WorkflowQueryFailedError):
             return  # a worker without the query: the reason alone is shown
         for result in results:
             self._mapper.results[result.call_id] = result

@@ -457,6 +457,8 @@ def test_a_conversation_replays_as_the_editor_saw_it() -> None:
         "completed",  # unknown status: shown as it ran
     ]
     assert isinstance(updates[0], UserMessageChunk) and updates[0].content.text == "read a"
+    users = [u.message_id for u in updates if isinstance(u, UserMessageChunk)]
+    assert len(set(users)) == 3  # the prompt, its mid-turn input, the next prompt
 
 
 def test_the_replay_shows_the_ids_reasons_and_output_the_live_turn_showed() -> None:

@@ -309,3 +309,56 @@ async def test_the_typescript_sdk_gets_acps_error_codes(
     assert seen["unknownLoad"]["code"] == -32002
     assert seen["badMode"]["code"] == -32602
     quiet(log)
+
+
+async def test_acpx_with_an_embedded_agent_exits_without_an_error(
+    npm_clients: NpmClients, tmp_path: Path, workspace: Path
+) -> None:
+    # acpx ends the agent's stdin, then signals it and its descendants (the embedded dev
+    # server among them) with SIGTERM: the agent still ends cleanly, logging no error.
+    log = tmp_path / "agent.stderr"
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(tmp_path / "home"),
+        "PYTHONPATH": REPO,
+        "SEAWALL_DATA_DIR": str(tmp_path / "data"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "SEAWALL_TASK_QUEUE": "acpx-embedded-test",
+        "SEAWALL_EDITOR_WORKSPACES": str(tmp_path),
+    }
+    # acpx keeps an agent's stderr to itself: the agent's own shell keeps it in a file.
+    agent = f"sh -c 'exec {SEAWALL} acp --embedded --log-format json 2>>{log}'"
+    argv = [*npm_clients.acpx, "--agent", agent, "--cwd", str(workspace), "--approve-all"]
+    argv += ["--format", "json", "exec", "hello"]
+
+    out = await run(argv, env, tmp_path, tmp_path / "acpx.stderr")
+
+    frames = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    [answer] = [f for f in agent_frames(frames) if "stopReason" in (f.get("result") or {})]
+    assert answer["result"]["stopReason"] == "end_turn"
+
+    async def exited() -> None:
+        # acpx may return before its agent has exited: wait until no process (the agent,
+        # its dev server) names the data directory any more.
+        while processes_naming(str(tmp_path / "data")):
+            await asyncio.sleep(0.05)
+
+    await asyncio.wait_for(exited(), 60)
+    events = [json.loads(line).get("event") for line in log.read_text().splitlines()]
+    assert "acp_stopped" in events
+    quiet(log)
+
+
+def processes_naming(text: str) -> list[int]:
+    """This user's processes whose command line or environment contains ``text``."""
+    found = []
+    needle = text.encode()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if any(needle in (entry / part).read_bytes() for part in ("cmdline", "environ")):
+                found.append(int(entry.name))
+        except OSError:
+            continue  # gone meanwhile, or not ours
+    return found
