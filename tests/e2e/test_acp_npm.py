@@ -16,10 +16,13 @@ from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
+from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
+from seawall.client.temporal_ops import prompt_handle
 from tests.e2e.npm_clients import NpmClients, installed_npm_clients
 from tests.e2e.test_acp import GUARD, REPO, SEAWALL, STUBBORN, bridge_env
+from workflows.contracts.activity import CALL_MODEL, RUN_TOOL
 from workflows.seed.guard import REPEATED_TOOL_FAILURE_REMINDER, REPEATED_TOOL_FAILURE_STOP_MESSAGE
 
 NODE_CLIENT = Path(__file__).with_name("acp_node_client.mjs")
@@ -271,6 +274,7 @@ async def test_the_typescript_sdk_cancels_mid_batch_and_no_new_call_starts(
     task_queue: str,
     tmp_path: Path,
     workspace: Path,
+    client: Client,
 ) -> None:
     env = client_env(temporal_env, task_queue, tmp_path)
 
@@ -285,6 +289,19 @@ async def test_the_typescript_sdk_cancels_mid_batch_and_no_new_call_starts(
     assert started == {f"{prompt}/call_1_0", f"{prompt}/call_1_1"}  # batch 1's, no other
     statuses = assert_forward_only(first_turn)
     assert statuses[f"{prompt}/call_1_1"] == ["in_progress", "failed"]
+    # Once the cancel reached the prompt, it scheduled no model request and no tool call.
+    history = await prompt_handle(client, prompt).fetch_history()
+    kinds = [
+        "cancel"
+        if e.HasField("workflow_execution_cancel_requested_event_attributes")
+        else e.activity_task_scheduled_event_attributes.activity_type.name
+        for e in history.events
+        if e.HasField("workflow_execution_cancel_requested_event_attributes")
+        or e.HasField("activity_task_scheduled_event_attributes")
+    ]
+    assert "cancel" in kinds
+    after = kinds[kinds.index("cancel") :]
+    assert CALL_MODEL not in after and RUN_TOOL not in after, kinds
     assert seen["again"]["stopReason"] == "end_turn"  # the session is still usable
     # `$/cancel_request` (sent when the prompt request was aborted) was taken, quietly.
     quiet(log)
