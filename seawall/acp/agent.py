@@ -47,7 +47,13 @@ from temporalio.client import WorkflowExecutionStatus, WorkflowUpdateFailedError
 from temporalio.common import WorkflowIDReusePolicy
 from temporalio.service import RPCError
 
-from seawall.acp.errors import internal_error, invalid_params, invalid_request, unsupported
+from seawall.acp.errors import (
+    internal_error,
+    invalid_params,
+    invalid_request,
+    resource_not_found,
+    unsupported,
+)
 from seawall.acp.mapping import turn_response
 from seawall.acp.modes import approval_mode, mode_state
 from seawall.acp.prompt_text import prompt_text
@@ -262,7 +268,9 @@ class SeawallAgent(Agent):
             description = await handle.describe(rpc_timeout=RPC_TIMEOUT)
         except RPCError as err:
             if is_not_found(err):
-                raise invalid_params(f"no session {session_id!r}", sessionId=session_id) from None
+                raise resource_not_found(
+                    f"no session {session_id!r}", sessionId=session_id
+                ) from None
             raise
         if description.status != WorkflowExecutionStatus.RUNNING:
             raise invalid_params(f"session {session_id!r} is closed", sessionId=session_id)
@@ -273,7 +281,7 @@ class SeawallAgent(Agent):
             page = await handle.query(
                 SessionWorkflow.transcript, TranscriptQuery(after=after), rpc_timeout=RPC_TIMEOUT
             )
-            for update in replay.updates(page.messages, page.tool_statuses):
+            for update in replay.updates(page.messages, page.tool_statuses, page.prompt_ids):
                 await self.conn.session_update(session_id, update)
             if page.next_index >= page.total or page.next_index == after:
                 break
@@ -315,7 +323,7 @@ class SeawallAgent(Agent):
     def _open(self, session_id: str) -> OpenSession:
         session = self._sessions.get(session_id)
         if session is None:
-            raise invalid_params(
+            raise resource_not_found(
                 f"session {session_id!r} is not open on this connection; "
                 "use session/new or session/load",
                 sessionId=session_id,
@@ -424,9 +432,27 @@ class SeawallAgent(Agent):
                 await self._stop_prompt(session_id, turn.prompt_id)
         log.info("acp_cancel", session_id=session_id, turns=len(session.turns))
 
+    def cancel_request(self, request: tuple[str, Any] | None) -> None:
+        """``$/cancel_request`` for an outstanding request (its method and session id, None
+        when none is outstanding): a ``session/prompt`` is cancelled as ``session/cancel``
+        cancels its session's turns, and answers ``cancelled``; every other request answers
+        on its own within moments, so it is left to."""
+        method, session_id = request or (None, None)
+        if method == "session/prompt" and isinstance(session_id, str):
+            self._start_background(self.cancel(session_id))
+        log.info("acp_cancel_request", method=method)
+
     async def _stop_prompt(self, session_id: str, prompt_id: str) -> None:
-        """Withdraw the prompt if it still waits in the queue, else cancel its workflow
-        (waiting for a prompt its session is starting); a finished one is left alone."""
+        """Cancel the prompt's workflow at once when it runs (no call may start after the
+        cancel, so nothing waits before it), else withdraw it if it still waits in the
+        queue, else wait for a prompt its session is starting; a finished one is left alone."""
+        handle = prompt_handle(self._client, prompt_id)
+        try:
+            await handle.cancel(rpc_timeout=RPC_TIMEOUT)
+            return
+        except RPCError as err:
+            if not is_not_found(err):
+                return
         try:
             await session_handle(self._client, session_id).execute_update(
                 SessionWorkflow.withdraw_prompt,
@@ -435,10 +461,9 @@ class SeawallAgent(Agent):
             )
             return
         except WorkflowUpdateFailedError:
-            pass  # not queued: running, starting or finished
+            pass  # not queued: starting, or finished
         except RPCError:
             return  # the session is gone, and its prompts with it
-        handle = prompt_handle(self._client, prompt_id)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + CANCEL_START_WAIT_SECONDS
         while True:

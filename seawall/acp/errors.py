@@ -14,6 +14,8 @@ INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
+# ACP's own code (the schema's ``ErrorCode``): a session, or another resource, not found.
+RESOURCE_NOT_FOUND = -32002
 
 
 def invalid_params(message: str, **data: Any) -> RequestError:
@@ -22,6 +24,10 @@ def invalid_params(message: str, **data: Any) -> RequestError:
 
 def invalid_request(message: str, **data: Any) -> RequestError:
     return RequestError(INVALID_REQUEST, message, data or None)
+
+
+def resource_not_found(message: str, **data: Any) -> RequestError:
+    return RequestError(RESOURCE_NOT_FOUND, message, data or None)
 
 
 def unsupported(method: str) -> RequestError:

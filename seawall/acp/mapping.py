@@ -10,7 +10,12 @@ shown once as ``agent_thought_chunk``; a loop stop ends the turn ``end_turn`` wi
 message as agent text and ``_meta.seawall``.
 
 ACP tool call ids are the prompt's id and the call's id together: a model's call ids are
-unique within one prompt only (the demo model numbers them per prompt).
+unique within one prompt only (the demo model numbers them per prompt). A call's status only
+moves forward (``pending`` while it waits for approval, ``in_progress``, then ``completed``
+or ``failed``), and its settled update carries the start of its output. Each agent message
+and thought has a ``messageId`` made of the prompt's id, its kind and its batch, so its
+chunks join and separate messages do not; ``session/load`` replays the same ids
+(seawall/acp/replay.py).
 """
 
 from __future__ import annotations
@@ -37,7 +42,15 @@ from acp.schema import (
 )
 
 from workflows.contracts import TerminalStatus, ToolCall
-from workflows.contracts.prompt import AgentEvent, EventKind, StopReason
+from workflows.contracts.prompt import (
+    AWAITING_APPROVAL_STATUS,
+    TOOL_RESULT_CHARS,
+    AgentEvent,
+    EventKind,
+    StopReason,
+    ToolResult,
+)
+from workflows.contracts.synthetic_outcomes import PERMISSION_DENIED_CONTENT
 from workflows.rules import RULES
 from workflows.seed.guard import REPEATED_TOOL_FAILURE_STOP_MESSAGE
 from workflows.seed.protections import (
@@ -84,11 +97,20 @@ TOOL_KINDS: Mapping[str, ToolKind] = {
     "run_shell_command": "execute",
 }
 
-# Why a call that settled as failed ended so, by its settled status.
-FAILED_REASON = "Failed: the tool reported an error (the model sees the details)"
+# Why a call that settled as failed ended so, by its settled status (and, for a call that
+# never got its approval, its result): one rule for live updates and for the replay.
+FAILED_REASON = "Failed: the tool reported an error"
 CANCELLED_REASON = "Cancelled"
-REJECTED_REASON = "Rejected: you declined this call"
+REJECTED_REASON = "Rejected: not approved (declined, or no answer in time)"
 TITLE_CHARS = 120
+TRUNCATED_NOTE = "\n… (output truncated)"
+# The forward order of ACP tool call statuses: an update never moves a call back.
+STATUS_ORDER: Mapping[ToolCallStatus, int] = {
+    "pending": 0,
+    "in_progress": 1,
+    "completed": 2,
+    "failed": 2,
+}
 
 
 def tool_kind(tool_name: str) -> ToolKind:
@@ -97,6 +119,44 @@ def tool_kind(tool_name: str) -> ToolKind:
 
 def acp_tool_call_id(prompt_id: str, call_id: str) -> str:
     return f"{prompt_id}/{call_id}"
+
+
+def message_id(prompt_id: str, kind: str, batch: int) -> str:
+    """An agent message's or thought's ACP ``messageId``: the model's reply that opened
+    batch ``batch + 1`` is ``message``, a stop or a reminder after batch ``batch`` is
+    ``stop``/``thought``, a turn's closing explanation is ``note``."""
+    return f"{prompt_id}/{kind}-{batch}"
+
+
+def failure_reason(status: str | None, content: str | None) -> str | None:
+    """Why a call did not complete (None when it did), from its settled status and result."""
+    if status == TerminalStatus.SUCCESS.value:
+        return None
+    if status == TerminalStatus.CANCELLED.value:
+        return REJECTED_REASON if content == PERMISSION_DENIED_CONTENT else CANCELLED_REASON
+    return FAILED_REASON
+
+
+def settled_content(
+    status: str | None,
+    output: str | None,
+    *,
+    truncated: bool = False,
+    diff: list[FileEditToolCallContent] | None = None,
+) -> list[ContentToolCallContent | FileEditToolCallContent] | None:
+    """A settled call's content: why it failed, an edit's diff (an update replaces the
+    card's content, so it is kept), and the start of the tool's output, which only the
+    editor is sent (never logs or telemetry). A cancelled call's output is the reason."""
+    content: list[ContentToolCallContent | FileEditToolCallContent] = []
+    reason = failure_reason(status, output)
+    if reason:
+        content.extend(_note(reason))
+    content.extend(diff or [])
+    text = (output or "")[:TOOL_RESULT_CHARS]
+    truncated = truncated or len(output or "") > TOOL_RESULT_CHARS
+    if text and status != TerminalStatus.CANCELLED.value:
+        content.extend(_note(text + (TRUNCATED_NOTE if truncated else "")))
+    return content or None
 
 
 def _short(text: str) -> str:
@@ -173,17 +233,27 @@ def _note(text: str) -> list[ContentToolCallContent]:
     return [ContentToolCallContent(type="content", content=_text(text))]
 
 
-def agent_text(text: str, *, kind: str | None = None) -> AgentMessageChunk:
+def agent_text(
+    text: str, *, kind: str | None = None, message: str | None = None
+) -> AgentMessageChunk:
     meta = {"seawall": {"kind": kind}} if kind else None
     return AgentMessageChunk(
-        session_update="agent_message_chunk", content=_text(text), field_meta=meta
+        session_update="agent_message_chunk",
+        content=_text(text),
+        message_id=message,
+        field_meta=meta,
     )
 
 
-def agent_thought(text: str, *, kind: str | None = None) -> AgentThoughtChunk:
+def agent_thought(
+    text: str, *, kind: str | None = None, message: str | None = None
+) -> AgentThoughtChunk:
     meta = {"seawall": {"kind": kind}} if kind else None
     return AgentThoughtChunk(
-        session_update="agent_thought_chunk", content=_text(text), field_meta=meta
+        session_update="agent_thought_chunk",
+        content=_text(text),
+        message_id=message,
+        field_meta=meta,
     )
 
 
@@ -194,29 +264,48 @@ def settled_status(status: str | None) -> ToolCallStatus:
 class TurnMapper:
     """Maps one prompt's events, in ``seq`` order, to the updates an editor is sent.
 
-    ``details`` holds the calls (their arguments) the bridge looked up for started calls;
-    ``rejected`` the call ids whose permission request the editor's user declined.
+    ``details`` holds the calls (their arguments) the bridge looked up for started calls,
+    ``results`` the settled calls' results it looked up; ``rejected`` the call ids whose
+    permission request the editor's user declined (the reason when no result is known).
     """
 
     def __init__(self, prompt_id: str, workspace: Path) -> None:
         self.prompt_id = prompt_id
         self.workspace = workspace
         self.details: dict[str, ToolCall] = {}
+        self.results: dict[str, ToolResult] = {}
         self.rejected: set[str] = set()
         self.stop_reason: StopReason | None = None
         self.loop_type: str | None = None
-        self._started: set[str] = set()
+        # Each announced call's status as the editor was last told it.
+        self._status: dict[str, ToolCallStatus] = {}
         self._streamed = ""
         self._reminders: set[str] = set()
 
     def tool_call_id(self, call_id: str) -> str:
         return acp_tool_call_id(self.prompt_id, call_id)
 
-    def start(self, event: AgentEvent, status: ToolCallStatus = "in_progress") -> ToolCallStart:
+    def message_id(self, kind: str, batch: int) -> str:
+        return message_id(self.prompt_id, kind, batch)
+
+    def status(self, call_id: str) -> ToolCallStatus | None:
+        return self._status.get(call_id)
+
+    def _advance(self, call_id: str, status: ToolCallStatus) -> bool:
+        """Record ``status`` if it moves the call forward; False when it would not."""
+        known = self._status.get(call_id)
+        if known is not None and STATUS_ORDER[status] <= STATUS_ORDER[known]:
+            return False
+        self._status[call_id] = status
+        return True
+
+    def start(self, event: AgentEvent, status: ToolCallStatus | None = None) -> ToolCallStart:
         call_id = event.call_id or ""
         tool_name = event.tool_name or ""
         call = self.details.get(call_id)
-        self._started.add(call_id)
+        if status is None:
+            status = "pending" if event.status == AWAITING_APPROVAL_STATUS else "in_progress"
+        self._status[call_id] = status
         return ToolCallStart(
             session_update="tool_call",
             tool_call_id=self.tool_call_id(call_id),
@@ -228,28 +317,15 @@ class TurnMapper:
             raw_input=call.arguments if call is not None else None,
         )
 
-    def pending(self, event: AgentEvent) -> ToolCallProgress:
-        """A call now waiting for the user's approval."""
-        return ToolCallProgress(
-            session_update="tool_call_update",
-            tool_call_id=self.tool_call_id(event.call_id or ""),
-            status="pending",
-        )
-
-    def approved(self, call_id: str) -> ToolCallProgress:
+    def approved(self, call_id: str) -> ToolCallProgress | None:
+        """The call runs now that the user approved it (None if it is past waiting)."""
+        if not self._advance(call_id, "in_progress"):
+            return None
         return ToolCallProgress(
             session_update="tool_call_update",
             tool_call_id=self.tool_call_id(call_id),
             status="in_progress",
         )
-
-    def settle_reason(self, event: AgentEvent) -> str | None:
-        status = event.status
-        if status == TerminalStatus.SUCCESS.value:
-            return None
-        if status == TerminalStatus.CANCELLED.value:
-            return REJECTED_REASON if event.call_id in self.rejected else CANCELLED_REASON
-        return FAILED_REASON
 
     def on_event(self, event: AgentEvent) -> list[SessionUpdate]:
         """The updates for one event (none for the events that only end the turn)."""
@@ -257,9 +333,11 @@ class TurnMapper:
         if kind is EventKind.TOOL_CALL_STARTED:
             return [self.start(event)]
         if kind is EventKind.PERMISSION_REQUEST:
-            return [self.pending(event)]
+            # Announced ``pending`` already (a worker before that status: left as it is,
+            # since a status never moves back); the dialog is the request itself.
+            return []
         if kind is EventKind.TOOL_CALL_SETTLED:
-            return [self._settled(event)]
+            return self._settled(event)
         if kind == MESSAGE_DELTA:
             return self._delta(event)
         if kind is EventKind.AGENT_MESSAGE:
@@ -269,38 +347,63 @@ class TurnMapper:
             if not text or text in self._reminders:
                 return []
             self._reminders.add(text)
-            return [agent_thought(text, kind="reminder")]
+            return [
+                agent_thought(
+                    text, kind="reminder", message=self.message_id("thought", event.batch)
+                )
+            ]
         if kind is EventKind.STOP:
             self.loop_type = event.status
         elif kind is EventKind.PROMPT_FINISHED and event.status is not None:
             self.stop_reason = StopReason(event.status)
         return []
 
-    def _settled(self, event: AgentEvent) -> ToolCallStart | ToolCallProgress:
+    def settled_content(
+        self, event: AgentEvent
+    ) -> list[ContentToolCallContent | FileEditToolCallContent] | None:
+        call_id = event.call_id or ""
+        diff = edit_diff(self.details.get(call_id), self.workspace)
+        result = self.results.get(call_id)
+        if result is not None:
+            return settled_content(
+                result.status, result.content, truncated=result.truncated, diff=diff
+            )
+        # No result known (a worker without the query): the reason from what this bridge saw.
+        rejected = event.status == TerminalStatus.CANCELLED.value and call_id in self.rejected
+        return settled_content(
+            event.status, PERMISSION_DENIED_CONTENT if rejected else None, diff=diff
+        )
+
+    def _settled(self, event: AgentEvent) -> list[SessionUpdate]:
+        call_id = event.call_id or ""
         status = settled_status(event.status)
-        reason = self.settle_reason(event)
-        content = _note(reason) if reason else None
-        if (event.call_id or "") not in self._started:
+        content = self.settled_content(event)
+        if call_id not in self._status:
             # Answered by a protection without running (a refused repeat, a duplicate id).
             start = self.start(event, status)
-            return start.model_copy(update={"content": content})
-        return ToolCallProgress(
-            session_update="tool_call_update",
-            tool_call_id=self.tool_call_id(event.call_id or ""),
-            status=status,
-            content=content,
-        )
+            return [start.model_copy(update={"content": content})]
+        if not self._advance(call_id, status):
+            return []  # settled once already
+        return [
+            ToolCallProgress(
+                session_update="tool_call_update",
+                tool_call_id=self.tool_call_id(call_id),
+                status=status,
+                content=content,
+            )
+        ]
 
     def _delta(self, event: AgentEvent) -> list[SessionUpdate]:
         text = event.text or ""
         if not text:
             return []
+        message = self.message_id("message", event.batch)
         if event.status == DELTA_RETRY_STATUS:
             # What was shown cannot be taken back: say the reply starts over, then show it.
             self._streamed = text
-            return [agent_text(RETRIED_NOTE + text, kind="retry")]
+            return [agent_text(RETRIED_NOTE + text, kind="retry", message=message)]
         self._streamed += text
-        return [agent_text(text)]
+        return [agent_text(text, message=message)]
 
     def _message(self, event: AgentEvent) -> list[SessionUpdate]:
         """A whole message: only what the deltas streamed before it have not shown. A
@@ -312,7 +415,9 @@ class TurnMapper:
             text = text[len(streamed) :]
         if not text:
             return []
-        return [agent_text(text, kind="stop" if is_stop_message(text) else None)]
+        if is_stop_message(text):
+            return [agent_text(text, kind="stop", message=self.message_id("stop", event.batch))]
+        return [agent_text(text, message=self.message_id("message", event.batch))]
 
 
 def explanation(

@@ -2,9 +2,10 @@
 
 The conversation is what the session keeps (docs/architecture.md, "Sessions and the
 gateway"): user prompts, the model's text and tool calls, each call's result and the
-protections' system messages. Each becomes what the editor showed live: the user's text, the
-agent's text, a tool call with the status it settled with, a stop message as agent text and a
-reminder as a thought. Tool results are not shown live, so they are not replayed either.
+protections' system messages. Each becomes what the editor showed live, with the same ids: the
+user's text, the agent's text (its ``messageId`` as live), a tool call (its id as live: the
+prompt's id, which the session keeps per message, and the call's) settled with the status,
+reason and output live updates carry, a stop message as agent text and a reminder as a thought.
 """
 
 from __future__ import annotations
@@ -21,65 +22,107 @@ from seawall.acp.mapping import (
     agent_thought,
     edit_diff,
     is_stop_message,
+    message_id,
+    settled_content,
     settled_status,
     tool_kind,
     tool_locations,
     tool_title,
 )
+from workflows.contracts import ToolCall
 from workflows.contracts.conversation import MID_TURN_INPUT_PREFIX, Message, Role
 
 ReplayUpdate = SessionUpdate | UserMessageChunk
 
 
 class TranscriptReplay:
-    """Maps the conversation page by page (the session answers it in pages); a tool call's
-    id is scoped to the user prompt it belongs to, as live ids are to their prompt."""
+    """Maps the conversation page by page (the session answers it in pages). Ids are scoped
+    to the prompt each message belongs to, as live ids are; a message whose prompt the
+    session does not know (kept before it recorded them) gets a scope of the replay's own."""
 
     def __init__(self, session_id: str, workspace: Path) -> None:
         self._session_id = session_id
         self._workspace = workspace
-        self._prompt = 0
-        self._open: dict[str, str] = {}
-
-    def _scope(self) -> str:
-        return f"{self._session_id}-replay-{self._prompt}"
+        self._prompts = 0
+        self._scope = f"{session_id}-replay-0"
+        self._prompt_id: str | None = None
+        # Model replies so far in this prompt: the batch number live events carry.
+        self._replies = 0
+        # User messages so far in this prompt (its text, then any mid-turn input).
+        self._users = 0
+        self._open: dict[str, tuple[str, ToolCall]] = {}
 
     def updates(
-        self, messages: Sequence[Message], statuses: Sequence[str | None]
+        self,
+        messages: Sequence[Message],
+        statuses: Sequence[str | None],
+        prompt_ids: Sequence[str | None] | None = None,
     ) -> list[ReplayUpdate]:
+        prompts = list(prompt_ids) if prompt_ids else [None] * len(messages)
+        if len(prompts) != len(messages):
+            prompts = [None] * len(messages)
         found: list[ReplayUpdate] = []
-        for message, status in zip(messages, statuses, strict=True):
-            found.extend(self._message(message, status))
+        for message, status, prompt_id in zip(messages, statuses, prompts, strict=True):
+            found.extend(self._message(message, status, prompt_id))
         return found
 
-    def _message(self, message: Message, status: str | None) -> list[ReplayUpdate]:
+    def _enter(self, message: Message, prompt_id: str | None) -> None:
+        """Start a new prompt's scope where the conversation's next prompt begins."""
+        if prompt_id is not None:
+            if prompt_id == self._prompt_id:
+                return
+        elif message.role is not Role.USER or message.content.startswith(MID_TURN_INPUT_PREFIX):
+            return
+        self._prompts += 1
+        self._prompt_id = prompt_id
+        self._scope = prompt_id or f"{self._session_id}-replay-{self._prompts}"
+        self._replies = 0
+        self._users = 0
+        self._open = {}
+
+    def _message(
+        self, message: Message, status: str | None, prompt_id: str | None
+    ) -> list[ReplayUpdate]:
+        self._enter(message, prompt_id)
+        scope = self._scope
         if message.role is Role.USER:
-            if not message.content.startswith(MID_TURN_INPUT_PREFIX):
-                self._prompt += 1
-                self._open = {}
             text = TextContentBlock(type="text", text=message.content)
-            return [UserMessageChunk(session_update="user_message_chunk", content=text)]
+            self._users += 1
+            user = message_id(scope, "user", self._users - 1)
+            return [
+                UserMessageChunk(session_update="user_message_chunk", content=text, message_id=user)
+            ]
         if message.role is Role.SYSTEM:
             if is_stop_message(message.content):
-                return [agent_text(message.content, kind="stop")]
-            return [agent_thought(message.content, kind="reminder")]
+                stop = message_id(scope, "stop", self._replies)
+                return [agent_text(message.content, kind="stop", message=stop)]
+            thought = message_id(scope, "thought", self._replies)
+            return [agent_thought(message.content, kind="reminder", message=thought)]
         if message.role is Role.TOOL:
-            tool_call_id = self._open.pop(message.tool_call_id or "", None)
-            if tool_call_id is None:
+            opened = self._open.pop(message.tool_call_id or "", None)
+            if opened is None:
                 return []
+            tool_call_id, call = opened
             return [
                 ToolCallProgress(
                     session_update="tool_call_update",
                     tool_call_id=tool_call_id,
                     status=settled_status(status) if status else "completed",
+                    content=settled_content(
+                        status, message.content, diff=edit_diff(call, self._workspace)
+                    )
+                    if status
+                    else None,
                 )
             ]
         found: list[ReplayUpdate] = []
         if message.content:
-            found.append(agent_text(message.content))
+            reply = message_id(scope, "message", self._replies)
+            found.append(agent_text(message.content, message=reply))
+        self._replies += 1
         for call in message.tool_calls:
-            tool_call_id = acp_tool_call_id(self._scope(), call.call_id)
-            self._open[call.call_id] = tool_call_id
+            tool_call_id = acp_tool_call_id(scope, call.call_id)
+            self._open[call.call_id] = (tool_call_id, call)
             found.append(
                 ToolCallStart(
                     session_update="tool_call",

@@ -23,7 +23,7 @@ from acp.schema import (
     RequestPermissionResponse,
     ToolCallUpdate,
 )
-from temporalio.client import Client, WorkflowUpdateFailedError
+from temporalio.client import Client, WorkflowQueryFailedError, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
 from seawall.acp.mapping import (
@@ -128,7 +128,7 @@ class PromptFollower:
             mapper.stop_reason, error=error, max_model_requests=await self._max_requests()
         )
         if note and not self._turn.cancel_requested:
-            await self._send(agent_text(note, kind="stop"))
+            await self._send(agent_text(note, kind="stop", message=mapper.message_id("note", 0)))
         return TurnEnd(mapper.stop_reason, mapper.loop_type, error)
 
     async def _on_event(self, event: AgentEvent) -> None:
@@ -136,6 +136,8 @@ class PromptFollower:
             event.kind is EventKind.TOOL_CALL_SETTLED and event.call_id not in self._mapper.details
         ):
             await self._look_up(event.call_id)
+        if event.kind is EventKind.TOOL_CALL_SETTLED:
+            await self._look_up_result(event.call_id)
         for update in self._mapper.on_event(event):
             await self._send(update)
         if event.kind is EventKind.PERMISSION_REQUEST:
@@ -156,10 +158,26 @@ class PromptFollower:
                 ToolCallsQuery(call_ids=[call_id]),
                 rpc_timeout=RPC_TIMEOUT,
             )
-        except RPCError:
+        except (RPCError, WorkflowQueryFailedError):
             return  # a worker without the query: the call is shown by its tool name
         for call in calls:
             self._mapper.details[call.call_id] = call
+
+    async def _look_up_result(self, call_id: str | None) -> None:
+        """The settled call's result, for its reason and output (best effort). Only the
+        editor is sent it: never logged."""
+        if not call_id:
+            return
+        try:
+            results = await prompt_handle(self._client, self._prompt_id).query(
+                PromptWorkflow.tool_results,
+                ToolCallsQuery(call_ids=[call_id]),
+                rpc_timeout=RPC_TIMEOUT,
+            )
+        except (RPCError, WorkflowQueryFailedError):
+            return  # a worker without the query: the reason alone is shown
+        for result in results:
+            self._mapper.results[result.call_id] = result
 
     async def _ask(self, event: AgentEvent) -> None:
         call_id, request_id = event.call_id or "", event.request_id or ""
@@ -173,7 +191,8 @@ class PromptFollower:
                     tool_call_id=mapper.tool_call_id(call_id),
                     title=tool_title(tool_name, call),
                     kind=tool_kind(tool_name),
-                    status="pending",
+                    # Never moves the call back: only a call announced pending says so.
+                    status="pending" if mapper.status(call_id) == "pending" else None,
                     content=edit_diff(call, mapper.workspace),
                 ),
                 options=PERMISSION_OPTIONS,
@@ -187,7 +206,9 @@ class PromptFollower:
         if self._turn.cancel_requested:
             return  # the prompt is being cancelled, and its open request with it
         if approve:
-            await self._send(mapper.approved(call_id))
+            update = mapper.approved(call_id)
+            if update is not None:
+                await self._send(update)
         else:
             mapper.rejected.add(call_id)
         try:

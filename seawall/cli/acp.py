@@ -31,6 +31,9 @@ from seawall.runtime.temporal_connect import (
 )
 
 DATABASE_FILE = "temporal.db"
+# The embedded dev server's own output (its banner, its errors, the ones it logs while it
+# stops) goes here, not to the editor's agent log.
+SERVER_LOG_FILE = "temporal-server.log"
 EXIT_UNREACHABLE = 1
 
 
@@ -144,7 +147,9 @@ async def _serve(
             # Payloads past the threshold live beside the dev server's database.
             storage = payload_storage(settings, root=data_dir / "payloads")
             env = await start_dev_server(
-                database_file=str(data_dir / DATABASE_FILE), storage=storage
+                database_file=str(data_dir / DATABASE_FILE),
+                storage=storage,
+                log_file=data_dir / SERVER_LOG_FILE,
             )
             await stack.enter_async_context(env)
             client = env.client

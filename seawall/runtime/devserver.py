@@ -47,17 +47,21 @@ def temporal_binary() -> str:
     )
 
 
-def write_clean_launcher(directory: Path, binary: str, environ: Mapping[str, str]) -> Path:
+def write_clean_launcher(
+    directory: Path, binary: str, environ: Mapping[str, str], *, log_file: Path | None = None
+) -> Path:
     """A shell script (0700, in ``directory``) that runs ``binary`` with its arguments in
     :func:`dev_server_environment` of ``environ`` only: ``exec env -i NAME=value ... binary``.
-    The ``exec`` keeps the pid the SDK started, so its shutdown still stops the server."""
+    The ``exec`` keeps the pid the SDK started, so its shutdown still stops the server. With
+    ``log_file`` the server's output is appended there instead of this process's."""
     env = shutil.which("env") or "/usr/bin/env"
     kept = [f"{name}={value}" for name, value in sorted(dev_server_environment(environ).items())]
     words = " ".join(shlex.quote(word) for word in [env, "-i", *kept, binary])
+    redirect = f" >>{shlex.quote(str(log_file))} 2>&1" if log_file is not None else ""
     path = directory / "temporal"
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o700)
     with os.fdopen(fd, "w", encoding="utf-8") as out:
-        out.write(f'#!/bin/sh\nexec {words} "$@"\n')
+        out.write(f'#!/bin/sh\nexec {words} "$@"{redirect}\n')
     return path
 
 
@@ -68,18 +72,22 @@ async def start_dev_server(
     port: int | None = None,
     extra_args: Sequence[str] = (),
     storage: ExternalStorage | None = None,
+    log_file: Path | None = None,
 ) -> WorkflowEnvironment:
     """Start a local dev server with Seawall's search attributes registered; the caller
     shuts it down (``async with`` works). Its client carries the Seawall plugin's client
     side. ``extra_args`` go to ``temporal server start-dev`` (e.g.
-    ``--dynamic-config-value``); ``storage`` is its client's payload storage."""
+    ``--dynamic-config-value``); ``storage`` is its client's payload storage; ``log_file``
+    (0600) takes the server's output (its errors, and those it logs while it stops)."""
     if database_file is not None:
         for name in (database_file, f"{database_file}-wal", f"{database_file}-shm"):
             tighten(Path(name))  # left looser by an older version
     # Every owner's histories: the server (a child process) creates its database and
     # journal files 0600 under the umask it starts with.
     with private_umask(), tempfile.TemporaryDirectory(prefix="seawall-devserver-") as launcher_dir:
-        launcher = write_clean_launcher(Path(launcher_dir), temporal_binary(), os.environ)
+        launcher = write_clean_launcher(
+            Path(launcher_dir), temporal_binary(), os.environ, log_file=log_file
+        )
         # Removed once the server runs: the SDK starts it once, then holds its pid.
         return await WorkflowEnvironment.start_local(
             plugins=[SeawallPlugin(storage=storage)],

@@ -3,11 +3,13 @@ conversation, prompt content, modes and the check of incoming lines."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
 import pytest
 from acp import RequestError
+from acp.connection import StreamDirection, StreamEvent
 from acp.schema import (
     AgentMessageChunk,
     AgentThoughtChunk,
@@ -29,6 +31,7 @@ from seawall.acp.mapping import (
     REJECTED_REASON,
     STOP_MESSAGE_PREFIX,
     STOP_MESSAGES,
+    TRUNCATED_NOTE,
     TurnMapper,
     edit_diff,
     explanation,
@@ -41,12 +44,20 @@ from seawall.acp.mapping import (
 from seawall.acp.modes import approval_mode, mode_state
 from seawall.acp.prompt_text import prompt_text
 from seawall.acp.replay import TranscriptReplay
-from seawall.acp.stdio import check_message
+from seawall.acp.stdio import InputFilter, RequestTracker, check_message
 from seawall.acp.turn import approves
 from workflows.contracts import ToolCall
 from workflows.contracts.conversation import Message, Role, mid_turn_message, system_message
-from workflows.contracts.prompt import AgentEvent, EventKind, StopReason
+from workflows.contracts.prompt import (
+    AWAITING_APPROVAL_STATUS,
+    TOOL_RESULT_CHARS,
+    AgentEvent,
+    EventKind,
+    StopReason,
+    ToolResult,
+)
 from workflows.contracts.prompt_options import ApprovalMode
+from workflows.contracts.synthetic_outcomes import CANCELLED_CONTENT, PERMISSION_DENIED_CONTENT
 from workflows.rules import RULES
 from workflows.seed.guard import REPEATED_TOOL_FAILURE_REMINDER, REPEATED_TOOL_FAILURE_STOP_MESSAGE
 from workflows.seed.protections import TOOL_CALL_CAP_STOP_MESSAGE
@@ -134,9 +145,9 @@ def test_a_call_starts_in_progress_and_settles_completed_or_failed_with_its_reas
     assert (done.status, done.content) == ("completed", None)
 
     for status, reason in [("error", FAILED_REASON), ("cancelled", CANCELLED_REASON)]:
-        mapper.on_event(event(EventKind.TOOL_CALL_STARTED, call_id="c2", tool_name="x"))
+        mapper.on_event(event(EventKind.TOOL_CALL_STARTED, call_id=status, tool_name="x"))
         [settled] = mapper.on_event(
-            event(EventKind.TOOL_CALL_SETTLED, call_id="c2", tool_name="x", status=status)
+            event(EventKind.TOOL_CALL_SETTLED, call_id=status, tool_name="x", status=status)
         )
         assert settled.status == "failed"  # ACP has no cancelled status
         assert settled.content is not None and settled.content[0].content.text == reason
@@ -144,11 +155,23 @@ def test_a_call_starts_in_progress_and_settles_completed_or_failed_with_its_reas
 
 def test_a_rejected_call_says_so_and_a_call_settled_without_start_is_announced() -> None:
     mapper = TurnMapper("p", WS)
-    mapper.on_event(event(EventKind.TOOL_CALL_STARTED, call_id="c1", tool_name="write_file"))
     [pending] = mapper.on_event(
-        event(EventKind.PERMISSION_REQUEST, call_id="c1", tool_name="write_file", request_id="r")
+        event(
+            EventKind.TOOL_CALL_STARTED,
+            call_id="c1",
+            tool_name="write_file",
+            status=AWAITING_APPROVAL_STATUS,
+        )
     )
-    assert isinstance(pending, ToolCallProgress) and pending.status == "pending"
+    assert isinstance(pending, ToolCallStart) and pending.status == "pending"
+    assert (
+        mapper.on_event(
+            event(
+                EventKind.PERMISSION_REQUEST, call_id="c1", tool_name="write_file", request_id="r"
+            )
+        )
+        == []
+    )
     mapper.rejected.add("c1")
     [settled] = mapper.on_event(
         event(EventKind.TOOL_CALL_SETTLED, call_id="c1", tool_name="write_file", status="cancelled")
@@ -160,6 +183,95 @@ def test_a_rejected_call_says_so_and_a_call_settled_without_start_is_announced()
         event(EventKind.TOOL_CALL_SETTLED, call_id="c9", tool_name="read_file", status="error")
     )
     assert isinstance(refused, ToolCallStart) and refused.status == "failed"
+
+
+def statuses(updates: list[object]) -> list[str | None]:
+    return [getattr(u, "status", None) for u in updates]
+
+
+def test_a_call_that_asks_first_moves_only_forward() -> None:
+    mapper = TurnMapper("p", WS)
+    started = event(
+        EventKind.TOOL_CALL_STARTED,
+        call_id="c1",
+        tool_name="write_file",
+        status=AWAITING_APPROVAL_STATUS,
+    )
+    asked = event(EventKind.PERMISSION_REQUEST, call_id="c1", tool_name="write_file")
+    settled = event(EventKind.TOOL_CALL_SETTLED, call_id="c1", tool_name="x", status="success")
+    updates = [*mapper.on_event(started), *mapper.on_event(asked)]
+    approved = mapper.approved("c1")
+    assert approved is not None
+    updates += [approved, *mapper.on_event(settled)]
+    assert statuses(updates) == ["pending", "in_progress", "completed"]
+    # Nothing moves it back: a late approval, a second settlement.
+    assert mapper.approved("c1") is None
+    assert mapper.on_event(settled) == []
+
+    # A worker that announced the call in_progress (no approval status): the permission
+    # request leaves it so, and the approval adds nothing.
+    old = TurnMapper("p", WS)
+    first = old.on_event(event(EventKind.TOOL_CALL_STARTED, call_id="c1", tool_name="x"))
+    assert statuses(first) == ["in_progress"]
+    assert old.on_event(asked) == [] and old.approved("c1") is None
+
+
+def test_a_settled_call_shows_its_output_and_an_edit_keeps_its_diff() -> None:
+    mapper = TurnMapper("p", WS)
+    mapper.details["c1"] = call("write_file", path="a.txt", content="new")
+    mapper.on_event(event(EventKind.TOOL_CALL_STARTED, call_id="c1", tool_name="write_file"))
+    mapper.results["c1"] = ToolResult(call_id="c1", status="success", content="wrote 3 bytes")
+    [done] = mapper.on_event(
+        event(EventKind.TOOL_CALL_SETTLED, call_id="c1", tool_name="write_file", status="success")
+    )
+    assert done.content is not None
+    diff, output = done.content
+    assert diff.type == "diff" and diff.new_text == "new"
+    assert output.content.text == "wrote 3 bytes"
+
+    mapper.on_event(event(EventKind.TOOL_CALL_STARTED, call_id="c2", tool_name="read_file"))
+    long = "x" * TOOL_RESULT_CHARS
+    mapper.results["c2"] = ToolResult(call_id="c2", status="error", content=long, truncated=True)
+    [failed] = mapper.on_event(
+        event(EventKind.TOOL_CALL_SETTLED, call_id="c2", tool_name="read_file", status="error")
+    )
+    assert failed.content is not None
+    reason, shown = failed.content
+    assert reason.content.text == FAILED_REASON
+    assert shown.content.text == long + TRUNCATED_NOTE
+
+    # A call that was not approved (declined, or the dialog timed out) says so, by its result.
+    mapper.on_event(event(EventKind.TOOL_CALL_STARTED, call_id="c3", tool_name="write_file"))
+    mapper.results["c3"] = ToolResult(
+        call_id="c3", status="cancelled", content=PERMISSION_DENIED_CONTENT
+    )
+    [rejected] = mapper.on_event(
+        event(EventKind.TOOL_CALL_SETTLED, call_id="c3", tool_name="x", status="cancelled")
+    )
+    assert rejected.content is not None
+    assert [c.content.text for c in rejected.content] == [REJECTED_REASON]
+
+
+def test_each_message_and_thought_has_its_own_stable_id() -> None:
+    mapper = TurnMapper("p", WS)
+    chunks = [
+        *mapper.on_event(delta(0, "Look")),
+        *mapper.on_event(delta(0, "ing.")),
+        *mapper.on_event(event(EventKind.AGENT_MESSAGE, batch=0, text="Looking. Now.")),
+        *mapper.on_event(event(EventKind.REMINDER, batch=1, text=REPEATED_TOOL_FAILURE_REMINDER)),
+        *mapper.on_event(delta(1, "Again")),
+        *mapper.on_event(
+            event(EventKind.AGENT_MESSAGE, batch=2, text=REPEATED_TOOL_FAILURE_STOP_MESSAGE)
+        ),
+    ]
+    assert [c.message_id for c in chunks] == [
+        "p/message-0",
+        "p/message-0",
+        "p/message-0",
+        "p/thought-1",
+        "p/message-1",
+        "p/stop-2",
+    ]
 
 
 def test_the_reminder_is_a_thought_shown_once() -> None:
@@ -345,6 +457,78 @@ def test_a_conversation_replays_as_the_editor_saw_it() -> None:
         "completed",  # unknown status: shown as it ran
     ]
     assert isinstance(updates[0], UserMessageChunk) and updates[0].content.text == "read a"
+    users = [u.message_id for u in updates if isinstance(u, UserMessageChunk)]
+    assert len(set(users)) == 3  # the prompt, its mid-turn input, the next prompt
+
+
+def test_the_replay_shows_the_ids_reasons_and_output_the_live_turn_showed() -> None:
+    prompt = "s-prompt-2"
+    read = ToolCall(call_id="c1", name="read_file", arguments={"path": "a.txt"})
+    write = ToolCall(call_id="c2", name="write_file", arguments={"path": "b", "content": "x"})
+    cut = ToolCall(call_id="c3", name="run_shell_command", arguments={"command": "sleep 9"})
+    messages = [
+        Message(role=Role.USER, content="read a"),
+        Message(role=Role.ASSISTANT, content="Reading.", tool_calls=[read, write, cut]),
+        Message(role=Role.TOOL, tool_call_id="c1", content="no such file"),
+        Message(role=Role.TOOL, tool_call_id="c2", content=PERMISSION_DENIED_CONTENT),
+        Message(role=Role.TOOL, tool_call_id="c3", content=CANCELLED_CONTENT),
+        system_message(REPEATED_TOOL_FAILURE_REMINDER),
+        Message(role=Role.ASSISTANT, content="done"),
+    ]
+    settled = {"c1": "error", "c2": "cancelled", "c3": "cancelled"}
+    statuses = [None, None, "error", "cancelled", "cancelled", None, None]
+
+    live = TurnMapper(prompt, WS)
+    live.details = {c.call_id: c for c in (read, write, cut)}
+    shown = [*live.on_event(delta(0, "Read")), *live.on_event(delta(0, "ing."))]
+    shown += live.on_event(event(EventKind.AGENT_MESSAGE, batch=0, text="Reading."))
+    for c in (read, write, cut):
+        shown += live.on_event(
+            event(EventKind.TOOL_CALL_STARTED, call_id=c.call_id, tool_name=c.name)
+        )
+    for message in messages[2:5]:
+        call_id = message.tool_call_id or ""
+        live.results[call_id] = ToolResult(
+            call_id=call_id, status=settled[call_id], content=message.content
+        )
+        shown += live.on_event(
+            event(EventKind.TOOL_CALL_SETTLED, call_id=call_id, status=settled[call_id])
+        )
+    shown += live.on_event(event(EventKind.REMINDER, batch=1, text=REPEATED_TOOL_FAILURE_REMINDER))
+    shown += live.on_event(event(EventKind.AGENT_MESSAGE, batch=1, text="done"))
+
+    replayed = TranscriptReplay("s", WS).updates(messages, statuses, [prompt] * len(messages))
+
+    def settlements(updates: list[object]) -> dict[str, object]:
+        return {
+            u.tool_call_id: (u.status, u.content)
+            for u in updates
+            if isinstance(u, ToolCallProgress)
+        }
+
+    def message_ids(updates: list[object]) -> list[object]:
+        found = [
+            u.message_id for u in updates if isinstance(u, AgentMessageChunk | AgentThoughtChunk)
+        ]
+        return list(dict.fromkeys(found))
+
+    assert settlements(replayed) == settlements(shown)
+    assert set(settlements(shown)) == {f"{prompt}/c1", f"{prompt}/c2", f"{prompt}/c3"}
+    assert (
+        message_ids(replayed)
+        == message_ids(shown)
+        == [
+            f"{prompt}/message-0",
+            f"{prompt}/thought-1",
+            f"{prompt}/message-1",
+        ]
+    )
+    reasons = {k: v[1][0].content.text for k, v in settlements(shown).items()}  # type: ignore[index]
+    assert reasons == {
+        f"{prompt}/c1": FAILED_REASON,
+        f"{prompt}/c2": REJECTED_REASON,
+        f"{prompt}/c3": CANCELLED_REASON,
+    }
 
 
 # --- prompt content, modes, incoming lines ----------------------------------------------------
@@ -420,3 +604,28 @@ def test_malformed_lines_are_answered(line: bytes, code: int, request_id: object
 )
 def test_well_formed_messages_pass_to_the_sdk(line: bytes) -> None:
     assert check_message(line) is None
+
+
+async def test_a_cancel_request_is_taken_from_the_stream_and_names_its_request() -> None:
+    source = asyncio.StreamReader()
+    lines = [
+        {"jsonrpc": "2.0", "id": 7, "method": "session/prompt", "params": {"sessionId": "s"}},
+        {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 7}},
+    ]
+    for line in lines:
+        source.feed_data(json.dumps(line).encode() + b"\n")
+    source.feed_eof()
+    tracker, named = RequestTracker(), []
+    incoming = InputFilter(
+        source,
+        None,  # type: ignore[arg-type]  # nothing malformed: no answer is written
+        tracker=tracker,
+        on_cancel_request=lambda request_id: named.append(tracker.outstanding.get(request_id)),
+    )
+    await incoming.run()
+    passed = [json.loads(line) for line in (await incoming.reader.read()).splitlines()]
+    assert [m.get("method") for m in passed] == ["session/prompt"]  # the SDK never sees it
+    assert named == [("session/prompt", "s")]
+    # Once answered, the request is no longer outstanding.
+    tracker(StreamEvent(StreamDirection.OUTGOING, {"jsonrpc": "2.0", "id": 7, "result": {}}))
+    assert tracker.outstanding == {} and tracker.idle.is_set()

@@ -43,6 +43,9 @@ from workflows.seed.protections import TOOL_CALL_CAP_STOP_MESSAGE
 from workflows.session import SessionWorkflow
 
 SEAWALL = str(Path(sys.executable).parent / "seawall")
+# The checkout under test: the bridge process imports it first (an editable install may
+# point elsewhere, at another worktree).
+REPO = str(Path(__file__).resolve().parents[2])
 GUARD = "SEAWALL_REPEATED_TOOL_FAILURE_GUARD"
 STUBBORN = "show me a stubborn loop"
 
@@ -111,7 +114,7 @@ async def spawn_bridge(
             SEAWALL,
             "acp",
             *args,
-            env=env,
+            env={"PYTHONPATH": REPO, **env},
             transport_kwargs={"stderr": errors.fileno(), "shutdown_timeout": 60.0},
         ) as (conn, process):
             init = await conn.initialize(
@@ -213,7 +216,7 @@ async def test_the_handshake_advertises_load_session_and_speaks_version_1(
 
 
 async def test_a_plain_turn_streams_its_tool_call_and_text_before_the_answer(
-    bridge: Bridge, workspace: Path
+    bridge: Bridge, workspace: Path, tmp_path: Path
 ) -> None:
     conn, recorder = bridge
     script = [{"text": "Reading.", "tool_calls": [read("notes.txt")]}, {"text": "done"}]
@@ -232,7 +235,15 @@ async def test_a_plain_turn_streams_its_tool_call_and_text_before_the_answer(
     assert start.status == "in_progress"
     assert start.locations[0].path == str(workspace / "notes.txt")
     assert settled.tool_call_id == start.tool_call_id and settled.status == "completed"
+    # The tool's output is shown on the settled call (only to the editor, never logged).
+    [output] = settled.content
+    assert "remember the milk" in output.content.text
     assert recorder.texts(AgentMessageChunk) == ["Reading.", "done"]
+    # Two messages, two ids: a client does not join them.
+    ids = [u.message_id for u in recorder.of(AgentMessageChunk)]
+    assert ids[0] and ids[1] and ids[0] != ids[1]
+    logged = (tmp_path / "acp.stderr").read_text()
+    assert "remember the milk" not in logged
 
 
 async def test_the_stubborn_demo_loop_is_reminded_then_stopped_in_enforce(
@@ -350,9 +361,15 @@ async def test_an_approved_write_runs_and_shows_its_diff(bridge: Bridge, workspa
     diff = start.content[0]
     assert diff.type == "diff" and diff.path == str(workspace / "out.txt")
     assert diff.new_text == "hello\n"
-    statuses = [u.status for u in recorder.of(ToolCallProgress)]
+    # Only forward: announced pending (it asks first), running once approved, then done.
+    statuses = [start.status] + [u.status for u in recorder.of(ToolCallProgress)]
     assert statuses == ["pending", "in_progress", "completed"]
+    assert asked.status == "pending"
     assert (workspace / "out.txt").read_text() == "hello\n"
+    # The settled card keeps the diff and shows the tool's output.
+    done = recorder.of(ToolCallProgress)[-1]
+    assert done.content[0].type == "diff"
+    assert done.content[-1].type == "content" and done.content[-1].content.text
 
 
 @pytest.mark.parametrize("answer", ["reject", "cancelled"])
@@ -497,12 +514,24 @@ async def test_load_after_the_bridge_restarts_replays_the_conversation(
         {"text": "done"},
         {"text": "again"},
     ]
-    async with spawn_bridge(env, tmp_path / "acp.stderr") as (conn, _, _):
+    async with spawn_bridge(env, tmp_path / "acp.stderr") as (conn, live, _):
         session_id = await new_session(conn, workspace, script)
         assert (await say(conn, session_id, "read my notes")).stop_reason == "end_turn"
 
     async with spawn_bridge(env, tmp_path / "acp.stderr") as (conn, recorder, _):
         loaded = await conn.load_session(cwd=str(workspace), session_id=session_id, mcp_servers=[])
+        # The replay names the call and the messages as the live turn did, and settles the
+        # call with the same status and content (its output).
+        for kind in (ToolCallStart, ToolCallProgress):
+            assert [u.tool_call_id for u in recorder.of(kind)] == [
+                u.tool_call_id for u in live.of(kind)
+            ]
+        assert [(u.status, u.content) for u in recorder.of(ToolCallProgress)] == [
+            (u.status, u.content) for u in live.of(ToolCallProgress)
+        ]
+        assert [u.message_id for u in recorder.of(AgentMessageChunk)] == list(
+            dict.fromkeys(u.message_id for u in live.of(AgentMessageChunk))
+        )
         assert loaded.modes is not None and loaded.modes.current_mode_id == "default"
         kinds = [type(u) for u in recorder.updates]
         assert kinds == [
@@ -523,7 +552,10 @@ async def test_load_after_the_bridge_restarts_replays_the_conversation(
 
         with pytest.raises(RequestError) as unknown:
             await conn.load_session(cwd=str(workspace), session_id="nope", mcp_servers=[])
-        assert unknown.value.code == -32602
+        assert unknown.value.code == -32002  # ACP's "resource not found"
+        with pytest.raises(RequestError) as not_open:
+            await say(conn, "not-a-session", "hello")
+        assert not_open.value.code == -32002
 
 
 async def test_a_scripted_model_needs_the_operators_permission(
@@ -618,7 +650,7 @@ async def test_a_detached_prompt_runs_on_and_a_load_reattaches_to_it(
 async def test_garbage_on_stdin_gets_json_rpc_errors_and_the_bridge_lives_on(
     temporal_env: WorkflowEnvironment, task_queue: str, tmp_path: Path
 ) -> None:
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": REPO}
     env.update(bridge_env(temporal_env, task_queue, tmp_path))
     with (tmp_path / "acp.stderr").open("wb") as errors:
         process = await asyncio.create_subprocess_exec(
@@ -663,6 +695,51 @@ async def test_garbage_on_stdin_gets_json_rpc_errors_and_the_bridge_lives_on(
     assert any(json.loads(line).get("event") == "acp_malformed_input" for line in logged)
 
 
+async def test_stdin_and_stdout_may_be_regular_files(
+    temporal_env: WorkflowEnvironment, task_queue: str, tmp_path: Path, workspace: Path
+) -> None:
+    # `seawall acp < requests.jsonl > answers.jsonl`: every request is answered before the
+    # end of the file ends the bridge.
+    requests = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "session/new",
+            "params": {"cwd": str(workspace), "mcpServers": []},
+        },
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "session/prompt",
+            "params": {"sessionId": "nope", "prompt": [{"type": "text", "text": "hi"}]},
+        },
+    ]
+    inbox, outbox = tmp_path / "requests.jsonl", tmp_path / "answers.jsonl"
+    inbox.write_text("".join(json.dumps(r) + "\n" for r in requests))
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": REPO}
+    env.update(bridge_env(temporal_env, task_queue, tmp_path))
+    log = tmp_path / "acp.stderr"
+    with inbox.open("rb") as stdin, outbox.open("wb") as stdout, log.open("wb") as errors:
+        process = await asyncio.create_subprocess_exec(
+            SEAWALL, "acp", env=env, stdin=stdin, stdout=stdout, stderr=errors
+        )
+        assert await asyncio.wait_for(process.wait(), 120) == 0, log.read_text()
+
+    answers = {a["id"]: a for a in map(json.loads, outbox.read_text().splitlines())}
+    assert answers[1]["result"]["protocolVersion"] == 1
+    assert answers[2]["result"]["sessionId"]
+    assert answers[3]["error"]["code"] == -32002
+    assert "Traceback" not in log.read_text()
+
+
+def assert_no_errors_logged(log: Path) -> None:
+    text = log.read_text()
+    assert "Traceback" not in text and "level=ERROR" not in text, text[-3000:]
+    levels = [json.loads(line).get("level") for line in text.splitlines() if line.startswith("{")]
+    assert "error" not in levels, text[-3000:]
+
+
 # --- embedded -------------------------------------------------------------------------------
 
 
@@ -676,7 +753,8 @@ async def test_embedded_runs_its_own_server_and_worker_and_keeps_sessions(
         # The editor folders the embedded worker accepts (docs/security-trust.md).
         "SEAWALL_EDITOR_WORKSPACES": str(tmp_path),
     }
-    async with spawn_bridge(env, tmp_path / "acp.stderr", "--embedded") as (conn, recorder, _):
+    log = tmp_path / "acp.stderr"
+    async with spawn_bridge(env, log, "--embedded") as (conn, recorder, _):
         session_id = await new_session(conn, workspace)  # the offline demo model
         answer = await say(conn, session_id, "hello")
         assert answer.stop_reason == "end_turn"
@@ -685,12 +763,26 @@ async def test_embedded_runs_its_own_server_and_worker_and_keeps_sessions(
     # Every owner's histories are the user's alone (docs/security-gateway.md).
     assert stat.S_IMODE((tmp_path / "data").stat().st_mode) == 0o700
     assert stat.S_IMODE((tmp_path / "data" / "temporal.db").stat().st_mode) == 0o600
+    # A clean exit logs no error: the server's own output is in its log file, not the editor's.
+    assert_no_errors_logged(log)
+    server_log = tmp_path / "data" / "temporal-server.log"
+    assert stat.S_IMODE(server_log.stat().st_mode) == 0o600
 
-    # The editor restarts: the session is still there.
-    async with spawn_bridge(env, tmp_path / "acp.stderr", "--embedded") as (conn, recorder, _):
+    # The editor restarts: the session is still there. This time the editor stops the agent
+    # with SIGTERM (acpx does), which ends it as cleanly, its server and worker with it.
+    async with spawn_bridge(env, log, "--embedded") as (conn, recorder, process):
         await conn.load_session(cwd=str(workspace), session_id=session_id, mcp_servers=[])
         assert recorder.texts(UserMessageChunk) == ["hello"]
         assert "Demo model" in "".join(recorder.texts(AgentMessageChunk))  # streamed in pieces
+        process.terminate()
+        assert await asyncio.wait_for(process.wait(), 60) == 0
+    assert_no_errors_logged(log)
+
+    # Its server is gone with it: a third start opens the same database.
+    async with spawn_bridge(env, log, "--embedded") as (conn, recorder, _):
+        await conn.load_session(cwd=str(workspace), session_id=session_id, mcp_servers=[])
+        assert recorder.texts(UserMessageChunk) == ["hello"]
+    assert_no_errors_logged(log)
 
 
 async def test_embedded_refuses_at_session_new_a_folder_its_worker_would_refuse(

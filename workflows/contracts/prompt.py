@@ -246,6 +246,25 @@ class ToolCallsQuery(BaseModel):
     call_ids: list[str] = Field(max_length=1000)
 
 
+# A ``tool_call_started`` event's status when the call waits for the user's approval
+# before it runs (its ``permission_request`` follows); None when it runs at once.
+AWAITING_APPROVAL_STATUS = "awaiting_approval"
+# How much of a settled call's output the ``tool_results`` query answers: what an editor
+# shows of it (docs/acp.md, "Updates"), not what the model reads.
+TOOL_RESULT_CHARS = 4000
+
+
+class ToolResult(BaseModel):
+    """A settled call's status and the start of its output (query ``tool_results``), for
+    the session's own client only: never logged, never in events or telemetry."""
+
+    model_config = ConfigDict(frozen=True)
+    call_id: str
+    status: str
+    content: str = ""
+    truncated: bool = False
+
+
 class GuardEntry(BaseModel):
     """One settled batch's guard decision, ``none`` included (docs/architecture.md, "Scenario
     runs")."""

@@ -98,6 +98,9 @@ class SessionInput(BaseModel):
     # Aligned with ``conversation``: a tool message's settled status (success | error |
     # cancelled), None for every other message or when it is not known.
     tool_statuses: list[str | None] = Field(default_factory=list)
+    # Aligned with ``conversation``: the id of the prompt that added each message (None when
+    # not known: sessions that continued before it was kept).
+    message_prompt_ids: list[str | None] = Field(default_factory=list)
     # The newest submits' answers (at most SUBMITS_REMEMBERED), oldest first.
     submits: list[RememberedSubmit] = Field(default_factory=list)
 
@@ -195,5 +198,7 @@ class TranscriptPage(BaseModel):
 
     messages: list[Message]
     tool_statuses: list[str | None]
+    # The prompt that added each message (aligned with ``messages``; None when not known).
+    prompt_ids: list[str | None] = Field(default_factory=list)
     next_index: int
     total: int

@@ -15,10 +15,12 @@ from workflows.contracts.outcome import ToolOutcome
 from workflows.contracts.prompt import (
     DELTA_RETRY_STATUS,
     EVENTS_PAGE_CHARS,
+    TOOL_RESULT_CHARS,
     AgentEvent,
     EventKind,
     EventsPage,
     ModelDelta,
+    ToolResult,
 )
 
 
@@ -27,6 +29,9 @@ class EventLog:
 
     def __init__(self) -> None:
         self._events: list[AgentEvent] = []
+        # Each settled call's status and the start of its output, by call id (call ids are
+        # unique within a prompt): what the ``tool_results`` query answers.
+        self._results: dict[str, ToolResult] = {}
 
     def emit(
         self,
@@ -55,6 +60,13 @@ class EventLog:
 
     def emit_settled(self, outcome: ToolOutcome, *, batch: int) -> None:
         """A call settled (run, answered by a protection, or cancelled)."""
+        content = outcome.content or ""
+        self._results[outcome.call_id] = ToolResult(
+            call_id=outcome.call_id,
+            status=outcome.status,
+            content=content[:TOOL_RESULT_CHARS],
+            truncated=len(content) > TOOL_RESULT_CHARS,
+        )
         self.emit(
             EventKind.TOOL_CALL_SETTLED,
             batch=batch,
@@ -62,6 +74,10 @@ class EventLog:
             tool_name=outcome.tool_name,
             status=outcome.status,
         )
+
+    def results(self, call_ids: list[str]) -> list[ToolResult]:
+        """The settled results of these calls (those not settled yet are left out)."""
+        return [self._results[call_id] for call_id in call_ids if call_id in self._results]
 
     def after(self, seq: int) -> list[AgentEvent]:
         """The events a client that saw ``seq`` has not seen yet."""

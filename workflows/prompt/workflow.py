@@ -64,6 +64,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows.contracts.outcome import ExecutionStatus, ToolCall, ToolOutcome
     from workflows.contracts.prompt import (
+        AWAITING_APPROVAL_STATUS,
         PUBLISH_MODEL_DELTA,
         AgentEvent,
         ErrorReason,
@@ -81,6 +82,7 @@ with workflow.unsafe.imports_passed_through():
         RuleEntry,
         StopReason,
         ToolCallsQuery,
+        ToolResult,
         UserInput,
         guard_forced_off,
         route_label,
@@ -318,6 +320,12 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
             for call in message.tool_calls
             if call.call_id in wanted
         ]
+
+    @workflow.query
+    def tool_results(self, query: ToolCallsQuery) -> list[ToolResult]:
+        """The settled calls' statuses and the start of their output (an editor shows them
+        as each call settles; its batch's results reach the conversation only later)."""
+        return self._log.results(query.call_ids)
 
     # --- the loop -------------------------------------------------------------------------
 
@@ -692,7 +700,13 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
                 self._log.emit_settled(decision.outcome, batch=batch)
                 continue
             call = decision.call
-            self._emit(EventKind.TOOL_CALL_STARTED, call_id=call.call_id, tool_name=call.name)
+            self._emit(
+                EventKind.TOOL_CALL_STARTED,
+                call_id=call.call_id,
+                tool_name=call.name,
+                # State only, no command: the call's task asks the same in this activation.
+                status=AWAITING_APPROVAL_STATUS if self._asks_permission(call) else None,
+            )
             running[decision.index] = asyncio.create_task(
                 self._run_and_report(decision, batch, durations)
             )
@@ -750,6 +764,13 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
         self._log.emit_settled(outcome, batch=batch)
         return outcome
 
+    def _asks_permission(self, call: ToolCall) -> bool:
+        """Whether this call waits for the user's approval before it runs (now)."""
+        spec = self._tools.get(call.name)
+        return spec is not None and self._approval_mode(self._input.approval_mode).asks_before(
+            spec.name, mutating=spec.mutating
+        )
+
     async def _run_call(
         self, cleared: Cleared, batch: int, durations: dict[int, float]
     ) -> ToolOutcome:
@@ -763,9 +784,7 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
         tool_type = spec.tool_type if spec else None
         fixture = prompt.scenario.fixture_tools.get(call.name) if prompt.scenario else None
         try:
-            if spec is not None and self._approval_mode(prompt.approval_mode).asks_before(
-                spec.name, mutating=spec.mutating
-            ):
+            if self._asks_permission(call):
                 invalid: ToolOutcome | None = await workflow.execute_activity(
                     CHECK_TOOL_CALL,
                     CheckToolCallInput(

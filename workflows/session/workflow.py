@@ -108,6 +108,7 @@ class SessionWorkflow:
         self._rollout: RolloutAssignment | None = session.rollout
         self._conversation: list[Message] = list(session.conversation)
         self._tool_statuses: list[str | None] = list(session.tool_statuses)
+        self._message_prompts: list[str | None] = list(session.message_prompt_ids)
         self._queue: list[QueuedSessionPrompt] = list(session.queue)
         self._finished: list[FinishedPrompt] = list(session.finished)
         self._submitted = session.prompts_submitted
@@ -211,6 +212,7 @@ class SessionWorkflow:
     def transcript(self, query: TranscriptQuery) -> TranscriptPage:
         total = len(self._conversation)
         statuses = self._tool_statuses if len(self._tool_statuses) == total else [None] * total
+        prompts = self._message_prompts if len(self._message_prompts) == total else [None] * total
         end = query.after
         chars = 0
         while end < total:
@@ -221,6 +223,7 @@ class SessionWorkflow:
         return TranscriptPage(
             messages=self._conversation[query.after : end],
             tool_statuses=statuses[query.after : end],
+            prompt_ids=prompts[query.after : end],
             next_index=max(end, query.after),
             total=total,
         )
@@ -367,6 +370,7 @@ class SessionWorkflow:
         try:
             result = await self._running
             self._tool_statuses = self._statuses_after(history, result)
+            self._message_prompts = self._prompts_after(history, result, item.prompt_id)
             self._conversation = result.messages
             if result.pending_input:
                 self._submitted += 1
@@ -392,6 +396,19 @@ class SessionWorkflow:
             self._running = None
             self._starting = None
         self._finished = [*self._finished, finished][-FINISHED_PROMPTS_KEPT:]
+
+    def _prompts_after(
+        self, history: list[Message], result: PromptResult, prompt_id: str
+    ) -> list[str | None]:
+        """The prompt ids aligned with ``result.messages``, as ``_statuses_after`` aligns the
+        statuses: the history's kept, ``prompt_id`` for the messages the prompt added."""
+        kept: list[str | None] = [None] * len(history)
+        if len(self._message_prompts) == len(self._conversation) and history:
+            kept = self._message_prompts[len(self._conversation) - len(history) :]
+        added = len(result.messages) - len(history)
+        if added < 0 or len(kept) != len(history):
+            return [None] * len(result.messages)
+        return kept + [prompt_id] * added
 
     def _statuses_after(self, history: list[Message], result: PromptResult) -> list[str | None]:
         """The statuses aligned with ``result.messages``: the history's kept, the new
@@ -445,6 +462,7 @@ class SessionWorkflow:
                 "loop_settings": self._loop_settings,
                 "conversation": self._conversation,
                 "tool_statuses": self._tool_statuses,
+                "message_prompt_ids": self._message_prompts,
                 "queue": self._queue,
                 "finished": self._finished,
                 "prompts_submitted": self._submitted,
