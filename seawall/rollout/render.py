@@ -168,18 +168,18 @@ def _esc(value: Any) -> str:
 
 
 def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
-    """About ``count`` round tick values (1, 2 or 5 times a power of ten apart) in [lo, hi]."""
+    """Round tick values in [lo, hi] (1, 2 or 5 times a power of ten apart): the widest
+    such step that still gives at least three ticks, up to about ``count``."""
     if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
         return []
-    raw = (hi - lo) / max(count - 1, 1)
-    power = 10 ** math.floor(math.log10(raw))
-    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
-    first = math.ceil(lo / step) * step
-    ticks = []
-    value = first
-    while value <= hi + step * 1e-9:
-        ticks.append(round(value, 10) + 0.0)
-        value += step
+    power = 10 ** math.floor(math.log10((hi - lo) / max(count - 1, 1)))
+    steps = [m * power for m in (10, 5, 2, 1, 0.5, 0.2, 0.1)]
+    ticks: list[float] = []
+    for step in steps:
+        first = math.ceil(lo / step - 1e-9)
+        ticks = [round(n * step, 10) + 0.0 for n in range(first, math.floor(hi / step + 1e-9) + 1)]
+        if len(ticks) >= 3:
+            break
     return ticks
 
 

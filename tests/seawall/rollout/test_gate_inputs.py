@@ -72,6 +72,7 @@ def test_a_gate_without_data_is_no_data_and_never_promotes() -> None:
         assert report.verdict == "hold"
         assert any(r.startswith("gate mean_tokens: no data") for r in report.reasons)
         assert "NO DATA" in render_text(report)
+        assert 'data-gate="mean_tokens" data-status="no data"' in render_html(report)
     # Tokens in one arm only: still no data, not a ratio against nothing.
     records = cohort_split(100, 0.8)
     without_tokens([r for r in records if r.cohort == "warn"], unknown=True)
@@ -228,7 +229,7 @@ def test_stopped_loops_count_every_rule_the_cohorts_mode_governs() -> None:
     guard = record("guard", guard=[entry(1, "warn"), entry(2, "stop")], mode="enforce")
     metrics = prompt_metrics(guard, set())
     assert metrics is not None and metrics.loop_event
-    report = build_report(records + [stopped], environment="internal", since=T0, until=T1)
+    report = build_report([*records, stopped], environment="internal", since=T0, until=T1)
     assert report.comparison is not None
     assert report.comparison.treatment_stats.loop_rate > 0
 
