@@ -367,6 +367,13 @@ def test_grafana_is_provisioned_with_prometheus_and_the_seawall_dashboard() -> N
         telemetry.LOOP_STOPS,
         telemetry.FAILED_CALL_REFUSALS,
         telemetry.LOOP_RULE_DECISIONS,
+        telemetry.PROMPTS_FINISHED,
+        # Histograms, read as their series (tests/test_grafana_dashboard.py).
+        f"{telemetry.PROMPT_LATENCY}_bucket",
+        f"{telemetry.PROMPT_TOKENS}_sum",
+        f"{telemetry.PROMPT_TOKENS}_count",
+        f"{telemetry.PROMPT_ROUNDS}_sum",
+        f"{telemetry.PROMPT_ROUNDS}_count",
     }
     used = {m for e in exprs for m in re.findall(r"\b(seawall_[a-z_]+)\{", e)}
     assert used == emitted
@@ -385,14 +392,19 @@ def test_grafana_is_provisioned_with_prometheus_and_the_seawall_dashboard() -> N
         "mode",
         "deployment_environment",
         "rule",
+        "stop_reason",
+        "le",
     }
     # The issue's panels: transitions by decision and reset reason, loop stops by type,
     # refusals, per environment and cohort.
     assert {"decision", "reset_reason", "loop_type", "outcome", "cohort"} <= grouped
     variables = {v["name"] for v in dashboard["templating"]["list"]}
-    assert variables == {"environment", "cohort"}
+    # The gate panels compare a treatment cohort with a control (Phase 3: enforce vs warn).
+    assert variables == {"environment", "cohort", "treatment", "control"}
     assert all(
-        'deployment_environment=~"$environment"' in e and 'cohort=~"$cohort"' in e for e in exprs
+        'deployment_environment=~"$environment"' in e
+        and re.search(r'cohort=~"\$(cohort|treatment|control)"', e)
+        for e in exprs
     )
     # Privacy: nothing groups by an identifier.
     assert not any(word in " ".join(exprs) for word in ("owner", "prompt_id", "tool_name"))

@@ -62,5 +62,16 @@ async def test_each_finished_prompt_exports_its_outcome_latency_rounds_and_token
     reported = [r for r in runs if r.input_tokens + r.output_tokens > 0]
     assert total(first, f"{tokens}_count") == len(reported)
     assert total(first, f"{tokens}_sum") == sum(r.input_tokens + r.output_tokens for r in reported)
+    # Every finished-prompt series the dashboard reads is one the worker exports.
+    from tests.test_grafana_dashboard import METRIC, dashboard, expressions
+
+    charted = {
+        name
+        for panel in dashboard()["panels"]
+        for expr in expressions(panel)
+        for name in METRIC.findall(expr)
+        if name.startswith("seawall_prompt")
+    }
+    assert charted and charted <= {metric for metric, _ in first}
     seawall_only = {k: v for k, v in second.items() if k[0].startswith("seawall_prompt")}
     assert seawall_only == {k: v for k, v in first.items() if k[0].startswith("seawall_prompt")}
