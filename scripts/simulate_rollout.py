@@ -25,8 +25,8 @@ whose prompt was stopped (or ended in an error) submits the same text again, in 
 session, with probability ``--retry``; a prompt's client drops its event stream with
 probability ``--disconnect``.
 
-    .venv/bin/python scripts/simulate_rollout.py --owners 60 --prompts 60 \
-        --enforce-percent 50 --data-dir rollout-sim --html report.html
+    .venv/bin/python scripts/simulate_rollout.py --owners 40 --prompts 30 --concurrency 6 \
+        --enforce-percent 50 --data-dir rollout-sim --html report.html   # minutes
 
 Scenarios that need a driver (scripted mid-turn events or permission answers) are left out:
 a session runs its prompts unattended.
