@@ -126,7 +126,8 @@ async def _decode(client: Client, payloads: Sequence[Payload], kind: type[T]) ->
     return value if isinstance(value, kind) else None
 
 
-async def _read(client: Client, execution: WorkflowExecution) -> PromptRecord:
+async def read_execution(client: Client, execution: WorkflowExecution) -> PromptRecord:
+    """One prompt's record from its visibility entry (or description) and its history."""
     history = await client.get_workflow_handle(
         execution.id, run_id=execution.run_id
     ).fetch_history()
@@ -231,7 +232,7 @@ async def read_records(
 
     async def one(execution: WorkflowExecution) -> PromptRecord:
         async with gate:
-            return await _read(client, execution)
+            return await read_execution(client, execution)
 
     records = await asyncio.gather(*(one(e) for e in executions))
     return sorted(records, key=lambda r: (r.start, r.workflow_id))
