@@ -36,7 +36,23 @@ sandbox-tools:
 	  fi; \
 	fi
 
-install: $(STAMP) sandbox-tools
+# Headless Chromium (Debian's chromium), which the tests use to render and screenshot the
+# HTML pages (the rollout report): installed with apt-get like the sandbox's tools; without
+# it those tests skip, saying why.
+.PHONY: browser-tools
+browser-tools:
+	@if ! command -v chromium >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing headless Chromium: chromium"; \
+	    apt-get install -y -q chromium >/dev/null 2>&1 \
+	      || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null; } \
+	      || echo "warning: could not install chromium; run: sudo apt-get install -y chromium" >&2; \
+	  else \
+	    echo "the HTML page tests need chromium; run: sudo apt-get install -y chromium" >&2; \
+	  fi; \
+	fi
+
+install: $(STAMP) sandbox-tools browser-tools
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -45,7 +61,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy workflows activities gateway seawall bench scripts worker.py
 
-test: lint typecheck sandbox-tools
+test: lint typecheck sandbox-tools browser-tools
 	$(BIN)/pytest
 
 # The whole stack on the embedded default: Temporal dev server + UI, worker, gateway.

@@ -9,17 +9,24 @@ activity). The operator's settings change between three phases exactly as the se
 rollout prescribes:
 
 1. **shadow** in both environments;
-2. **warn** in ``internal``, ``public`` still in shadow;
+2. **warn** in ``internal`` with a concurrent shadow control cohort,
+   ``SEAWALL_GUARD_ROLLOUT=warn:50%,shadow:rest`` (``--warn-percent``), ``public`` still in
+   shadow;
 3. **cohort split** in ``internal``: ``SEAWALL_GUARD_ROLLOUT=enforce:5%,warn:rest`` (the
    percentage is ``--enforce-percent``), ``public`` in shadow.
 
 After each phase, ``seawall rollout report``'s own code (:mod:`seawall.rollout`) reads the
-phase's window back from Temporal and reports it. The behaviour of users is a model, stated
-here so nobody mistakes it for evidence: an owner whose prompt was stopped (or ended in an
-error) submits the same text again, in the same session, with probability ``--retry``; a
-prompt's client drops its event stream with probability ``--disconnect``.
+phase's window back from Temporal and reports it. The dev server's database is kept in
+``--data-dir`` (``temporal.db``), and the script ends by printing the exact
+``seawall rollout report --db …`` command that reports the same data again.
 
-    .venv/bin/python scripts/simulate_rollout.py --owners 200 --prompts 400 --html report.html
+The behaviour of users is a model, stated here so nobody mistakes it for evidence: an owner
+whose prompt was stopped (or ended in an error) submits the same text again, in the same
+session, with probability ``--retry``; a prompt's client drops its event stream with
+probability ``--disconnect``.
+
+    .venv/bin/python scripts/simulate_rollout.py --owners 40 --prompts 30 --concurrency 6 \
+        --enforce-percent 50 --data-dir rollout-sim --html report.html   # minutes
 
 Scenarios that need a driver (scripted mid-turn events or permission answers) are left out:
 a session runs its prompts unattended.
@@ -37,7 +44,7 @@ import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from temporalio.client import Client, WorkflowHandle
@@ -89,14 +96,19 @@ class Phase:
     settings: dict[str, dict[str, str]]
 
 
-def phases(enforce_percent: float) -> list[Phase]:
+def phases(enforce_percent: float, warn_percent: float = 50.0) -> list[Phase]:
     shadow = {"SEAWALL_REPEATED_TOOL_FAILURE_GUARD": "shadow"}
-    warn = {"SEAWALL_REPEATED_TOOL_FAILURE_GUARD": "warn"}
+    cohorts = {"SEAWALL_GUARD_ROLLOUT_SALT": SALT, "SEAWALL_GUARD_ROLLOUT_VERSION": VERSION}
+    # Phase 2's control is concurrent: a shadow cohort beside the warn cohort.
+    warn = {
+        "SEAWALL_REPEATED_TOOL_FAILURE_GUARD": "shadow",
+        "SEAWALL_GUARD_ROLLOUT": f"warn:{warn_percent:g}%,shadow:rest",
+        **cohorts,
+    }
     split = {
         "SEAWALL_REPEATED_TOOL_FAILURE_GUARD": "warn",
         "SEAWALL_GUARD_ROLLOUT": f"enforce:{enforce_percent:g}%,warn:rest",
-        "SEAWALL_GUARD_ROLLOUT_SALT": SALT,
-        "SEAWALL_GUARD_ROLLOUT_VERSION": VERSION,
+        **cohorts,
         **({"SEAWALL_GUARD_ROLLOUT_ALLOW_WIDE_ENFORCE": "true"} if enforce_percent > 5 else {}),
     }
     return [
@@ -244,15 +256,15 @@ async def simulate(args: argparse.Namespace, client: Client) -> list[tuple[str, 
             await worker.__aenter__()
         try:
             starts: list[datetime] = []
-            for phase in phases(args.enforce_percent):
+            for phase in phases(args.enforce_percent, args.warn_percent):
                 for env in ENVIRONMENTS:
                     # The operator changes the workers' settings; sessions read them at start.
                     base = worker_environ(env, f"{tmp}/{env}")
                     environs[env].clear()
                     environs[env].update({**base, **phase.settings[env]})
                 starts.append(datetime.now(UTC))
-                # Phase 2 is judged against the shadow baseline: its window covers both.
-                since = starts[0] if phase.name == "warn" else starts[-1]
+                # Each phase is its own window: Phase 2 and 3 have concurrent controls.
+                since = starts[-1]
                 started = time.monotonic()
                 counts = await run_phase(
                     client, queues, scenarios, owners, args, rng, Path(tmp) / "workspaces"
@@ -306,27 +318,54 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--prompts", type=int, default=400, help="sessions per phase")
     parser.add_argument("--only", help="comma-separated corpus scenario names (default: all)")
     parser.add_argument("--enforce-percent", type=float, default=5.0)
+    parser.add_argument(
+        "--warn-percent", type=float, default=50.0, help="Phase 2's warn cohort (rest: shadow)"
+    )
     parser.add_argument("--retry", type=float, default=0.3, help="P(resubmit a stopped prompt)")
     parser.add_argument("--disconnect", type=float, default=0.02, help="P(drop the stream)")
     parser.add_argument("--concurrency", type=int, default=24)
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument(
-        "--min-days", type=float, default=0.0, help="phase length the verdict needs (0: any)"
+        "--min-days",
+        type=float,
+        default=7.0,
+        help="days of data the verdict needs (default the seed's 7, so a simulation holds)",
     )
     parser.add_argument("--html", type=Path, help="write the final internal report's page here")
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=Path("rollout-simulation"),
+        help="where the dev server's database (temporal.db) is kept for the report "
+        "(default ./rollout-simulation; an existing one is added to)",
+    )
     return parser.parse_args(argv)
+
+
+DATABASE = "temporal.db"
+
+
+def report_command(database: Path, environment: str, since: datetime, until: datetime) -> str:
+    """The ``seawall rollout report`` command that reads the simulation's kept data."""
+    return (
+        f"seawall rollout report --db {database} --environment {environment} "
+        f"--since {since.isoformat(timespec='seconds')} "
+        f"--until {until.isoformat(timespec='seconds')} --html {environment}.html"
+    )
 
 
 async def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     configure_logging("console", "ERROR")  # the workers' loop_detected lines would drown it
-    # On a database file, not in memory: an in-memory dev server ran out of memory after
-    # about 1,500 prompts' histories.
-    with tempfile.TemporaryDirectory(prefix="seawall-rollout-server-") as server_dir:
-        database = str(Path(server_dir) / "temporal.db")
-        async with await start_dev_server(database_file=database) as env:
-            reports = await simulate(args, env.client)
+    # On a database file, not in memory (an in-memory dev server ran out of memory after
+    # about 1,500 prompts' histories), and kept: the report can be run on it again.
+    args.data_dir.mkdir(parents=True, exist_ok=True)
+    database = (args.data_dir / DATABASE).resolve()
+    since = datetime.now(UTC) - timedelta(seconds=1)
+    async with await start_dev_server(database_file=str(database)) as env:
+        reports = await simulate(args, env.client)
+    until = datetime.now(UTC) + timedelta(seconds=1)
     for phase, environment, report in reports:
         print(f"\n===== phase: {phase} / environment: {environment} =====")
         print(render_text(report))
@@ -334,6 +373,9 @@ async def main(argv: Sequence[str] | None = None) -> int:
         final = next(r for p, e, r in reversed(reports) if e == "internal")
         args.html.write_text(render_html(final), encoding="utf-8")
         print(f"\nwrote {args.html}", file=sys.stderr)
+    print(f"\nThe data is kept in {database}; report it again (each environment) with:")
+    for environment in ENVIRONMENTS:
+        print(f"  {report_command(database, environment, since, until)}")
     return 0
 
 

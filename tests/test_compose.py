@@ -367,6 +367,13 @@ def test_grafana_is_provisioned_with_prometheus_and_the_seawall_dashboard() -> N
         telemetry.LOOP_STOPS,
         telemetry.FAILED_CALL_REFUSALS,
         telemetry.LOOP_RULE_DECISIONS,
+        telemetry.PROMPTS_FINISHED,
+        # Histograms, read as their series (tests/test_grafana_dashboard.py).
+        f"{telemetry.PROMPT_LATENCY}_bucket",
+        f"{telemetry.PROMPT_TOKENS}_sum",
+        f"{telemetry.PROMPT_TOKENS}_count",
+        f"{telemetry.PROMPT_ROUNDS}_sum",
+        f"{telemetry.PROMPT_ROUNDS}_count",
     }
     used = {m for e in exprs for m in re.findall(r"\b(seawall_[a-z_]+)\{", e)}
     assert used == emitted
@@ -385,14 +392,19 @@ def test_grafana_is_provisioned_with_prometheus_and_the_seawall_dashboard() -> N
         "mode",
         "deployment_environment",
         "rule",
+        "stop_reason",
+        "le",
     }
     # The issue's panels: transitions by decision and reset reason, loop stops by type,
     # refusals, per environment and cohort.
     assert {"decision", "reset_reason", "loop_type", "outcome", "cohort"} <= grouped
     variables = {v["name"] for v in dashboard["templating"]["list"]}
-    assert variables == {"environment", "cohort"}
+    # The gate panels compare a treatment cohort with a control (Phase 3: enforce vs warn).
+    assert variables == {"environment", "cohort", "treatment", "control"}
     assert all(
-        'deployment_environment=~"$environment"' in e and 'cohort=~"$cohort"' in e for e in exprs
+        'deployment_environment=~"$environment"' in e
+        and re.search(r'cohort=~"\$(cohort|treatment|control)"', e)
+        for e in exprs
     )
     # Privacy: nothing groups by an identifier.
     assert not any(word in " ".join(exprs) for word in ("owner", "prompt_id", "tool_name"))
@@ -416,3 +428,58 @@ def test_the_gateway_and_the_worker_share_one_signing_key() -> None:
     )
     assert refused.returncode != 0
     assert "SEAWALL_SESSION_SIGNING_KEY" in refused.stderr
+
+
+# --- owners: the gateway's tokens file, so cohorts work (docs/rollout.md, "Owners") ---
+
+
+def test_the_gateway_gets_the_owners_tokens_file_mounted_so_sessions_have_owners(
+    tmp_path: Path,
+) -> None:
+    from gateway.settings import GatewaySettings
+    from seawall.runtime.settings import load_settings
+
+    tokens = tmp_path / "tokens.yaml"
+    tokens.write_text("alice: " + "a" * 24 + "\nci-bot: [" + "b" * 24 + ", " + "c" * 24 + "]\n")
+    done = config(
+        {
+            "SEAWALL_GATEWAY_TOKEN": "t0ken",
+            "GRAFANA_ADMIN_PASSWORD": "pw",
+            "SEAWALL_GATEWAY_TOKENS_FILE_HOST": str(tokens),
+            "SEAWALL_GUARD_ROLLOUT": "enforce:5%,warn:rest",
+            "SEAWALL_GUARD_ROLLOUT_SALT": "s",
+            "SEAWALL_DEPLOYMENT_ENVIRONMENT": "internal",
+        }
+    )
+    assert done.returncode == 0, done.stderr
+    services = yaml.safe_load(done.stdout)["services"]
+    gateway, worker = services["gateway"], services["worker"]
+    inside = gateway["environment"]["SEAWALL_GATEWAY_TOKENS_FILE"]
+    mounts = {}
+    for volume in gateway["volumes"]:
+        source, target, *mode = volume.split(":")
+        mounts[target] = (source, mode)
+    assert mounts[inside] == (str(tokens), ["ro"])
+    # The worker that assigns the cohorts gets the rollout settings.
+    assert worker["environment"]["SEAWALL_GUARD_ROLLOUT"] == "enforce:5%,warn:rest"
+    assert worker["environment"]["SEAWALL_DEPLOYMENT_ENVIRONMENT"] == "internal"
+
+    # What the gateway would load there: every owner's tokens, alongside the single token.
+    environment = {k: str(v) for k, v in gateway["environment"].items()}
+    environment["SEAWALL_GATEWAY_TOKENS_FILE"] = str(tokens)  # the mount, outside Docker
+    settings = load_settings(environ={**environment, "HOME": "/nonexistent"}).settings
+    owners = GatewaySettings.from_settings(settings).owner_tokens
+    assert sorted(set(owners.values())) == ["alice", "ci-bot"] and len(owners) == 3
+
+    # By default the file is deploy/gateway/tokens.yaml (git-ignored), from the example.
+    default = config({"SEAWALL_GATEWAY_TOKEN": "t0ken", "GRAFANA_ADMIN_PASSWORD": "pw"})
+    volumes = yaml.safe_load(default.stdout)["services"]["gateway"]["volumes"]
+    assert f"{ROOT}/deploy/gateway/tokens.yaml:{inside}:ro" in volumes
+    assert "deploy/gateway/tokens.yaml" in (ROOT / ".gitignore").read_text()
+    example = ROOT / "deploy" / "gateway" / "tokens.example.yaml"
+    environment["SEAWALL_GATEWAY_TOKENS_FILE"] = str(example)
+    settings = load_settings(environ={**environment, "HOME": "/nonexistent"}).settings
+    assert set(GatewaySettings.from_settings(settings).owner_tokens.values()) == {
+        "alice",
+        "ci-bot",
+    }

@@ -9,11 +9,14 @@ list, so the same records give the same report, byte for byte: the bootstrap dra
 opinion of itself: a batch's tool activities and their outcomes are compared with the guard
 decision the prompt's result reports for that batch.
 
-**Gates** compare a treatment with its control. Phase 3: the ``enforce`` cohort against the
-``warn`` cohort (same reminder, differing only in the stop). Phase 2: ``warn`` prompts against
-``shadow`` prompts (does the reminder itself regress anything). Owners, not prompts, are the
-resampled unit ("calls from one owner are not independent samples"); a prompt without an
-owner is its own session's block.
+**Gates** compare a treatment cohort with its concurrent control cohort, over the period both
+ran in (never an earlier period as the control). Phase 3: the ``enforce`` cohort against the
+``warn`` cohort (same reminder, differing only in the stop). Phase 2: the ``warn`` cohort
+against a ``shadow`` cohort (does the reminder itself regress anything). Owners, not prompts,
+are the resampled unit ("calls from one owner are not independent samples"). Every prompt
+that ended is in the rates' denominators; a gate whose quantity an arm lacks (no token
+counts, say) is ``no data``, and any gate short of ``pass`` holds the verdict, as does data
+spanning less than the seed's seven days.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from seawall.rollout.records import PromptRecord, ToolActivity
 from workflows.contracts import search_attributes
 from workflows.contracts.prompt import GuardEntry, LoopType, StopReason
 from workflows.seed.guard import DecisionKind, GuardMode, GuardPhase
-from workflows.seed.rollout import Cohort, label_value
+from workflows.seed.rollout import MAX_ENFORCE_PERCENT, Cohort, label_value
 
 COUNTING = frozenset({"tracked", "would_warn", "warn", "would_stop", "stop"})
 VOLUME_DECISIONS = ("would_warn", "would_stop", "warn", "stop")
@@ -255,9 +258,14 @@ def review_sample(records: Sequence[PromptRecord], size: int) -> tuple[int, list
 # --- gates --------------------------------------------------------------------------------
 
 
+def _answered(record: PromptRecord) -> datetime:
+    """When the prompt's user saw its end: its close, or (still running) its start."""
+    return record.close or record.start
+
+
 def retried_prompts(records: Sequence[PromptRecord]) -> set[str]:
-    """Prompts whose owner (or session) submitted the same text again within ten minutes of
-    their start: the "retry" of the seed's disconnect-or-retry gate."""
+    """Prompts whose owner (or session) submitted the same text again while they ran or
+    within ten minutes of their end: the "retry" of the seed's disconnect-or-retry gate."""
     retried: set[str] = set()
     by_text: dict[tuple[str, str], list[PromptRecord]] = defaultdict(list)
     for record in records:
@@ -265,45 +273,93 @@ def retried_prompts(records: Sequence[PromptRecord]) -> set[str]:
     for group in by_text.values():
         group.sort(key=lambda r: r.start)
         for earlier, later in itertools.pairwise(group):
-            if later.start - earlier.start <= RETRY_WINDOW:
+            if later.start <= _answered(earlier) + RETRY_WINDOW:
                 retried.add(earlier.workflow_id)
     return retried
 
 
-@dataclass(frozen=True)
-class PromptMetrics:
-    completed: bool
-    disconnect_or_retry: bool
-    latency: float
-    # None when the prompt's token counts are unknown (its endpoint reported no usage).
-    tokens: int | None
-    rounds: int
-    loop_event: bool
-    calls_after_stop: int
-    executed: int
+def disconnected(record: PromptRecord) -> bool:
+    """A client dropped the prompt's event stream no later than ten minutes after its end
+    (the signal's time in history)."""
+    return any(moment <= _answered(record) + RETRY_WINDOW for moment in record.disconnects)
 
 
-def prompt_metrics(record: PromptRecord, retried: set[str]) -> PromptMetrics | None:
+STOPS = frozenset({"stop", "would_stop"})
+
+
+def stop_batches(record: PromptRecord) -> list[int]:
+    """The batches where a rule governed by the prompt's mode (the cohort's) stopped the
+    prompt or would have: the guard, and every loop rule running in the guard's mode."""
+    result = record.result
+    if result is None:
+        return []
+    found = [e.batch for e in result.guard if e.decision in STOPS]
+    governed = record.governed_rules
+    for entry in result.rules:
+        if entry.decision not in STOPS:
+            continue
+        if entry.rule in governed if governed is not None else entry.mode == result.guard_mode:
+            found.append(entry.batch)
+    return found
+
+
+def known_tokens(record: PromptRecord) -> float | None:
+    """The prompt's tokens, or None when unknown: no result, a count reported as unknown
+    (None), or a prompt that asked the model and recorded no token at all (a server that
+    sends no usage)."""
     result = record.result
     if result is None:
         return None
-    stop_batches = [e.batch for e in result.guard if e.decision in ("stop", "would_stop")]
-    first_stop = min(stop_batches) if stop_batches else None
+    counts = _known(result.input_tokens), _known(result.output_tokens)
+    if counts[0] is None or counts[1] is None:
+        return None
+    total = counts[0] + counts[1]
+    return None if total == 0 and result.model_requests > 0 else float(total)
+
+
+def _known(value: int | None) -> int | None:
+    """A token count as a result holds it: None is unknown usage, never 0."""
+    return value
+
+
+@dataclass(frozen=True)
+class PromptMetrics:
+    """One closed prompt's inputs to the gates; None: the prompt has no such datum (it
+    ended without a result, or did not record tokens)."""
+
+    completed: bool
+    cancelled: bool
+    disconnect_or_retry: bool
+    latency: float
+    tokens: float | None
+    rounds: float | None
+    loop_event: bool | None
+    calls_after_stop: float | None
+    executed: float | None
+
+
+def prompt_metrics(record: PromptRecord, retried: set[str]) -> PromptMetrics | None:
+    """None for a prompt still running (it has no outcome yet). Every prompt that ended —
+    completed, failed, timed out, terminated, cancelled — is in every rate's denominator."""
+    latency = record.latency_seconds
+    if latency is None:
+        return None
+    result = record.result
+    stops = stop_batches(record)
+    first_stop = min(stops) if stops else None
     return PromptMetrics(
-        completed=result.stop_reason is StopReason.END_TURN,
-        disconnect_or_retry=result.client_disconnects > 0 or record.workflow_id in retried,
-        latency=record.latency_seconds or 0.0,
-        tokens=(
-            result.input_tokens + result.output_tokens
-            if result.input_tokens is not None and result.output_tokens is not None
-            else None
-        ),
-        rounds=result.model_requests,
-        loop_event=first_stop is not None,
-        calls_after_stop=(
-            sum(1 for t in record.tools if t.batch > first_stop) if first_stop is not None else 0
-        ),
-        executed=result.tool_calls.executed,
+        completed=result is not None and result.stop_reason is StopReason.END_TURN,
+        cancelled=record.status == "canceled"
+        or (result is not None and result.stop_reason is StopReason.CANCELLED),
+        disconnect_or_retry=disconnected(record) or record.workflow_id in retried,
+        latency=latency,
+        tokens=known_tokens(record),
+        rounds=float(result.model_requests) if result is not None else None,
+        loop_event=None if result is None else first_stop is not None,
+        calls_after_stop=None
+        if result is None
+        else float(sum(1 for t in record.tools if first_stop is not None and t.batch > first_stop)),
+        executed=float(result.tool_calls.executed) if result is not None else None,
     )
 
 
@@ -318,8 +374,8 @@ def percentile(values: Sequence[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
-def _mean(values: Iterable[float]) -> float:
-    items = list(values)
+def _mean(values: Iterable[float | None]) -> float:
+    items = [v for v in values if v is not None]
     return sum(items) / len(items) if items else math.nan
 
 
@@ -327,6 +383,7 @@ def _mean(values: Iterable[float]) -> float:
 class CohortStats:
     prompts: int
     completion_rate: float
+    cancellation_rate: float
     disconnect_or_retry_rate: float
     p95_latency: float
     mean_tokens: float
@@ -334,20 +391,41 @@ class CohortStats:
     loop_rate: float
     calls_after_stop: float
     executed: float
+    # Prompts that have each quantity (the rates' denominators are every ended prompt).
+    with_result: int = 0
+    with_tokens: int = 0
 
 
 def cohort_stats(metrics: Sequence[PromptMetrics]) -> CohortStats:
     return CohortStats(
         prompts=len(metrics),
         completion_rate=_mean(float(m.completed) for m in metrics),
+        cancellation_rate=_mean(float(m.cancelled) for m in metrics),
         disconnect_or_retry_rate=_mean(float(m.disconnect_or_retry) for m in metrics),
         p95_latency=percentile([m.latency for m in metrics], 95),
-        mean_tokens=_mean(m.tokens for m in metrics if m.tokens is not None),
+        mean_tokens=_mean(m.tokens for m in metrics),
         mean_rounds=_mean(m.rounds for m in metrics),
-        loop_rate=_mean(float(m.loop_event) for m in metrics),
+        loop_rate=_mean(None if m.loop_event is None else float(m.loop_event) for m in metrics),
         calls_after_stop=_mean(m.calls_after_stop for m in metrics),
         executed=_mean(m.executed for m in metrics),
+        with_result=sum(1 for m in metrics if m.rounds is not None),
+        with_tokens=sum(1 for m in metrics if m.tokens is not None),
     )
+
+
+# What a gate's quantity needs in both arms, and how to say it is missing.
+Needs = Literal["prompts", "results", "tokens"]
+NEEDS_WORDS = {
+    "prompts": "no ended prompt",
+    "results": "no prompt with a result",
+    "tokens": "no prompt with token counts",
+}
+
+
+def _available(stats: CohortStats, needs: Needs) -> int:
+    if needs == "tokens":
+        return stats.with_tokens
+    return stats.with_result if needs == "results" else stats.prompts
 
 
 @dataclass(frozen=True)
@@ -363,9 +441,12 @@ class GateSpec:
     rule: Literal["max", "min", "match"]
     threshold: float
     tolerance: float = 0.0
+    needs: Needs = "prompts"
 
 
 def _ratio(a: float, b: float) -> float:
+    if math.isnan(a) or math.isnan(b):
+        return math.nan
     return a / b if b > 0 else (1.0 if a == 0 else math.inf)
 
 
@@ -373,23 +454,15 @@ def _ratio(a: float, b: float) -> float:
 STOP_RATE_TOLERANCE_PP = 2.0
 SAVED_CALLS_TOLERANCE = 1.0
 
-PHASE2_GATES: tuple[GateSpec, ...] = (
-    GateSpec(
-        "completion_rate",
-        "completion rate (treatment - control)",
-        "pp",
-        lambda t, c: 100 * (t.completion_rate - c.completion_rate),
-        "min",
-        -1.0,
-    ),
-    GateSpec(
-        "disconnect_or_retry",
-        "disconnect-or-retry within 10 min (treatment - control)",
-        "pp",
-        lambda t, c: 100 * (t.disconnect_or_retry_rate - c.disconnect_or_retry_rate),
-        "max",
-        0.5,
-    ),
+DISCONNECT_OR_RETRY = GateSpec(
+    "disconnect_or_retry",
+    "disconnect-or-retry within 10 min (treatment - control)",
+    "pp",
+    lambda t, c: 100 * (t.disconnect_or_retry_rate - c.disconnect_or_retry_rate),
+    "max",
+    0.5,
+)
+RATIO_GATES: tuple[GateSpec, ...] = (
     GateSpec(
         "p95_latency",
         "p95 latency (treatment / control)",
@@ -405,6 +478,7 @@ PHASE2_GATES: tuple[GateSpec, ...] = (
         lambda t, c: _ratio(t.mean_tokens, c.mean_tokens),
         "max",
         1.10,
+        needs="tokens",
     ),
     GateSpec(
         "mean_rounds",
@@ -413,10 +487,35 @@ PHASE2_GATES: tuple[GateSpec, ...] = (
         lambda t, c: _ratio(t.mean_rounds, c.mean_rounds),
         "max",
         1.10,
+        needs="results",
     ),
 )
+# Phase 2, the seed: "reminder injection does not increase cancellation, reconnect, latency,
+# token, or round-count regressions". The seed gives Phase 2 no margins; these are Phase 3's
+# for the same quantities (cancellation: the completion rate's 1 pp).
+PHASE2_GATES: tuple[GateSpec, ...] = (
+    GateSpec(
+        "cancellation_rate",
+        "cancellation rate (treatment - control)",
+        "pp",
+        lambda t, c: 100 * (t.cancellation_rate - c.cancellation_rate),
+        "max",
+        1.0,
+    ),
+    DISCONNECT_OR_RETRY,
+    *RATIO_GATES,
+)
 PHASE3_GATES: tuple[GateSpec, ...] = (
-    *PHASE2_GATES,
+    GateSpec(
+        "completion_rate",
+        "completion rate (treatment - control)",
+        "pp",
+        lambda t, c: 100 * (t.completion_rate - c.completion_rate),
+        "min",
+        -1.0,
+    ),
+    DISCONNECT_OR_RETRY,
+    *RATIO_GATES,
     GateSpec(
         "stopped_loop_rate",
         "stopped-loop rate vs warn-mode would-stop rate (difference)",
@@ -425,6 +524,7 @@ PHASE3_GATES: tuple[GateSpec, ...] = (
         "match",
         0.0,
         STOP_RATE_TOLERANCE_PP,
+        needs="results",
     ),
     GateSpec(
         "saved_calls",
@@ -434,6 +534,7 @@ PHASE3_GATES: tuple[GateSpec, ...] = (
         "match",
         0.0,
         SAVED_CALLS_TOLERANCE,
+        needs="results",
     ),
 )
 
@@ -450,6 +551,8 @@ class Gate:
     low: float
     high: float
     status: GateStatus
+    # Why the gate has no data (empty otherwise).
+    note: str = ""
 
 
 def _judge(spec: GateSpec, low: float, high: float) -> GateStatus:
@@ -480,6 +583,18 @@ def _finite(value: float) -> float:
     return value if math.isfinite(value) else math.nan
 
 
+def _missing(spec: GateSpec, treatment: CohortStats, control: CohortStats) -> str:
+    """Why ``spec`` cannot be computed from these arms ("" when it can)."""
+    empty = [
+        name
+        for name, stats in (("treatment", treatment), ("control", control))
+        if _available(stats, spec.needs) == 0
+    ]
+    if not empty:
+        return ""
+    return f"{NEEDS_WORDS[spec.needs]} in the {' and the '.join(empty)}"
+
+
 def compare(
     treatment: Sequence[tuple[PromptRecord, PromptMetrics]],
     control: Sequence[tuple[PromptRecord, PromptMetrics]],
@@ -488,44 +603,29 @@ def compare(
     resamples: int,
     seed: int,
 ) -> tuple[CohortStats, CohortStats, list[Gate]]:
-    """Each gate's estimate and its 95 % owner-level blocked bootstrap interval."""
+    """Each gate's estimate and its 95 % owner-level blocked bootstrap interval; a gate
+    whose quantity either arm lacks is ``no data``, never a pass."""
     t_blocks, c_blocks = _blocks(treatment), _blocks(control)
     t_stats = cohort_stats([m for _, m in treatment])
     c_stats = cohort_stats([m for _, m in control])
-    if not t_blocks or not c_blocks:
-        nan = math.nan
-        return (
-            t_stats,
-            c_stats,
-            [
-                Gate(
-                    g.key,
-                    g.title,
-                    g.unit,
-                    g.rule,
-                    g.threshold,
-                    g.tolerance,
-                    nan,
-                    nan,
-                    nan,
-                    "no data",
-                )
-                for g in gates
-            ],
-        )
-    rng = random.Random(seed)
+    missing = [_missing(spec, t_stats, c_stats) for spec in gates]
     draws: list[list[float]] = [[] for _ in gates]
-    for _ in range(resamples):
-        t = cohort_stats([m for b in rng.choices(t_blocks, k=len(t_blocks)) for m in b])
-        c = cohort_stats([m for b in rng.choices(c_blocks, k=len(c_blocks)) for m in b])
-        for i, spec in enumerate(gates):
-            draws[i].append(spec.estimate(t, c))
+    if t_blocks and c_blocks and not all(missing):
+        rng = random.Random(seed)
+        for _ in range(resamples):
+            t = cohort_stats([m for b in rng.choices(t_blocks, k=len(t_blocks)) for m in b])
+            c = cohort_stats([m for b in rng.choices(c_blocks, k=len(c_blocks)) for m in b])
+            for i, spec in enumerate(gates):
+                draws[i].append(spec.estimate(t, c))
     results = []
-    for spec, values in zip(gates, draws, strict=True):
+    for spec, values, note in zip(gates, draws, missing, strict=True):
         finite = [v for v in values if math.isfinite(v)]
-        low = percentile(finite, 2.5) if finite else math.nan
-        high = percentile(finite, 97.5) if finite else math.nan
-        estimate = _finite(spec.estimate(t_stats, c_stats))
+        if note or not finite:
+            low = high = estimate = math.nan
+            note = note or "no resample gave a finite estimate"
+        else:
+            low, high = percentile(finite, 2.5), percentile(finite, 97.5)
+            estimate = _finite(spec.estimate(t_stats, c_stats))
         results.append(
             Gate(
                 spec.key,
@@ -537,7 +637,8 @@ def compare(
                 estimate,
                 low,
                 high,
-                _judge(spec, low, high),
+                "no data" if note else _judge(spec, low, high),
+                note,
             )
         )
     return t_stats, c_stats, results
@@ -556,6 +657,20 @@ class Comparison:
     treatment_stats: CohortStats
     control_stats: CohortStats
     gates: list[Gate]
+    # The period both arms ran in (the first to the last start both arms share); only
+    # prompts started in it are compared. None: the arms never ran at the same time.
+    concurrent_since: datetime | None = None
+    concurrent_until: datetime | None = None
+    # Prompts of either arm left out because they started outside the concurrent period.
+    not_concurrent: int = 0
+    # Why an arm is empty (what the operator must set), when one is.
+    missing_arm: str = ""
+
+    @property
+    def span_days(self) -> float:
+        if self.concurrent_since is None or self.concurrent_until is None:
+            return 0.0
+        return (self.concurrent_until - self.concurrent_since).total_seconds() / 86400
 
 
 @dataclass
@@ -577,10 +692,25 @@ class Report:
     reasons: list[str]
     resamples: int
     seed: int
+    # Distinct owners per cohort (a prompt without an owner counts under its own session).
+    cohort_owners: dict[str, int] = field(default_factory=dict)
+    # Owners in the enforce cohort, and their share of every owner in the window.
+    enforced_owners: int = 0
+    enforced_share: float = math.nan
+    # The data's own span: the first prompt's start to the last one's (days).
+    first_start: datetime | None = None
+    last_start: datetime | None = None
+    min_days: float = 7.0
 
     @property
     def empty(self) -> bool:
         return self.prompts == 0
+
+    @property
+    def span_days(self) -> float:
+        if self.first_start is None or self.last_start is None:
+            return 0.0
+        return (self.last_start - self.first_start).total_seconds() / 86400
 
     def as_json(self) -> dict[str, Any]:
         def number(value: float) -> float | None:
@@ -589,16 +719,27 @@ class Report:
         def stats(s: CohortStats) -> dict[str, Any]:
             return {k: (number(v) if isinstance(v, float) else v) for k, v in s.__dict__.items()}
 
+        def moment(value: datetime | None) -> str | None:
+            return value.isoformat() if value is not None else None
+
         comparison = self.comparison
         return {
             "environment": self.environment,
             "since": self.since.isoformat(),
             "until": self.until.isoformat(),
+            "data_span": {
+                "first_start": moment(self.first_start),
+                "last_start": moment(self.last_start),
+                "days": number(self.span_days),
+                "min_days": self.min_days,
+            },
             "empty": self.empty,
             "prompts": self.prompts,
             "owners": self.owners,
             "modes": self.modes,
             "cohorts": self.cohorts,
+            "cohort_owners": self.cohort_owners,
+            "enforced": {"owners": self.enforced_owners, "share": number(self.enforced_share)},
             "service_versions": self.versions,
             "verdict": self.verdict,
             "reasons": self.reasons,
@@ -633,6 +774,13 @@ class Report:
                 "control": comparison.control,
                 "treatment_owners": comparison.treatment_owners,
                 "control_owners": comparison.control_owners,
+                "concurrent": {
+                    "since": moment(comparison.concurrent_since),
+                    "until": moment(comparison.concurrent_until),
+                    "days": number(comparison.span_days),
+                    "not_concurrent_prompts": comparison.not_concurrent,
+                },
+                "missing_arm": comparison.missing_arm or None,
                 "treatment_stats": stats(comparison.treatment_stats),
                 "control_stats": stats(comparison.control_stats),
                 "gates": [
@@ -646,6 +794,7 @@ class Report:
                         "estimate": number(g.estimate),
                         "ci95": [number(g.low), number(g.high)],
                         "status": g.status,
+                        "note": g.note or None,
                     }
                     for g in comparison.gates
                 ],
@@ -672,37 +821,112 @@ def _pairs(
     return pairs
 
 
+@dataclass(frozen=True)
+class Arms:
+    """Which comparison a window calls for: Phase 3 when any prompt ran in ``enforce``, else
+    Phase 2 when any ran in ``warn``; each treatment cohort against its concurrent control
+    cohort (seed 000, "Rollout")."""
+
+    phase: int
+    treatment: Cohort
+    control: Cohort
+    gates: tuple[GateSpec, ...]
+    # What the operator sets for a concurrent control, when it is missing.
+    policy_hint: str
+
+
+PHASE3_ARMS = Arms(3, Cohort.ENFORCE, Cohort.WARN, PHASE3_GATES, "enforce:5%,warn:rest")
+PHASE2_ARMS = Arms(2, Cohort.WARN, Cohort.SHADOW, PHASE2_GATES, "warn:95%,shadow:rest")
+
+
+def _arms_for(records: Sequence[PromptRecord]) -> Arms | None:
+    modes = {r.guard_mode for r in records}
+    if GuardMode.ENFORCE.value in modes:
+        return PHASE3_ARMS
+    if GuardMode.WARN.value in modes:
+        return PHASE2_ARMS
+    return None
+
+
+def _concurrent(
+    treatment: list[tuple[PromptRecord, PromptMetrics]],
+    control: list[tuple[PromptRecord, PromptMetrics]],
+) -> tuple[datetime | None, datetime | None]:
+    """The period both arms ran in: from the later of their first starts to the earlier of
+    their last starts (None, None when they never overlapped)."""
+    if not treatment or not control:
+        return None, None
+    t = [r.start for r, _ in treatment]
+    c = [r.start for r, _ in control]
+    since, until = max(min(t), min(c)), min(max(t), max(c))
+    return (since, until) if since <= until else (None, None)
+
+
 def _comparison(records: Sequence[PromptRecord], *, resamples: int, seed: int) -> Comparison | None:
-    """Phase 3 when both the enforce and the warn cohort have owned prompts; else Phase 2
-    when warn and shadow prompts both ran; else none."""
+    """The treatment cohort against the control cohort of the same environment over the
+    period both ran in (a concurrent control: never an earlier period)."""
+    arms = _arms_for(records)
+    if arms is None:
+        return None
     retried = retried_prompts(records)
     supported = [r for r in records if not unreliable_input(r)]
-    enforce = _pairs(supported, retried, lambda r: r.owned and r.cohort == Cohort.ENFORCE.value)
-    warn_cohort = _pairs(supported, retried, lambda r: r.owned and r.cohort == Cohort.WARN.value)
-    if enforce and warn_cohort:
-        phase, treatment, control, gates = 3, enforce, warn_cohort, PHASE3_GATES
-        names = ("enforce cohort", "warn cohort")
+    treatment = _pairs(supported, retried, lambda r: r.owned and r.cohort == arms.treatment.value)
+    control = _pairs(supported, retried, lambda r: r.owned and r.cohort == arms.control.value)
+    missing = [
+        cohort.value
+        for cohort, arm in ((arms.treatment, treatment), (arms.control, control))
+        if not arm
+    ]
+    since, until = _concurrent(treatment, control)
+    missing_arm = ""
+    if missing:
+        missing_arm = (
+            f"no owned prompt of the {' or the '.join(missing)} cohort: Phase {arms.phase} "
+            f"compares the {arms.treatment.value} cohort with a concurrent "
+            f"{arms.control.value} cohort (SEAWALL_GUARD_ROLLOUT={arms.policy_hint!r})"
+        )
+    elif since is None:
+        missing_arm = (
+            f"the {arms.treatment.value} and {arms.control.value} cohorts never ran at the "
+            "same time: the control must be concurrent"
+        )
+    total = len(treatment) + len(control)
+    if since is not None and until is not None:
+        treatment = [(r, m) for r, m in treatment if since <= r.start <= until]
+        control = [(r, m) for r, m in control if since <= r.start <= until]
     else:
-        warn = _pairs(supported, retried, lambda r: r.guard_mode == GuardMode.WARN.value)
-        shadow = _pairs(supported, retried, lambda r: r.guard_mode == GuardMode.SHADOW.value)
-        if not (warn and shadow):
-            return None
-        phase, treatment, control, gates = 2, warn, shadow, PHASE2_GATES
-        names = ("warn", "shadow")
-    t_stats, c_stats, results = compare(treatment, control, gates, resamples=resamples, seed=seed)
+        treatment, control = [], []
+    t_stats, c_stats, results = compare(
+        treatment, control, arms.gates, resamples=resamples, seed=seed
+    )
     owners = (len({r.block for r, _ in treatment}), len({r.block for r, _ in control}))
     if min(owners) < MIN_OWNERS_PER_ARM:
         for gate in results:
             gate.status = "inconclusive" if gate.status != "no data" else gate.status
     return Comparison(
-        phase=phase,
-        treatment=names[0],
-        control=names[1],
+        phase=arms.phase,
+        treatment=f"{arms.treatment.value} cohort",
+        control=f"{arms.control.value} cohort",
         treatment_owners=owners[0],
         control_owners=owners[1],
         treatment_stats=t_stats,
         control_stats=c_stats,
         gates=results,
+        concurrent_since=since,
+        concurrent_until=until,
+        not_concurrent=total - len(treatment) - len(control),
+        missing_arm=missing_arm,
+    )
+
+
+def _gate_reason(gate: Gate) -> str:
+    return f"gate {gate.key}: {gate.status}" + (f" ({gate.note})" if gate.note else "")
+
+
+def _span_reason(days: float, min_days: float, what: str) -> str:
+    return (
+        f"the data spans {days:.2f} days ({what}); the seed holds each phase at least "
+        f"{min_days:g} days"
     )
 
 
@@ -721,10 +945,18 @@ def build_report(
     volumes = decision_volumes(records, since, until)
     review_total, sample = review_sample(records, review_size)
     comparison = _comparison(records, resamples=resamples, seed=seed) if records else None
+    starts = [r.start for r in records]
+    first, last = (min(starts), max(starts)) if starts else (None, None)
+    span_days = (last - first).total_seconds() / 86400 if first and last else 0.0
+    owners_by_cohort: dict[str, set[str]] = defaultdict(set)
+    for r in records:
+        owners_by_cohort[r.cohort or "unknown"].add(r.block)
+    owned = {r.block for r in records if r.owned}
+    enforced = {r.block for r in records if r.owned and r.cohort == Cohort.ENFORCE.value}
+    share = len(enforced) / len(owned) if owned else math.nan
     reasons: list[str] = []
     verdict: Verdict
     violated = [i for i in invariants if i.violations]
-    days = (until - since).total_seconds() / 86400
     if not records:
         verdict = "hold"
         reasons.append(f"no prompts in environment {environment!r} in this window")
@@ -732,36 +964,45 @@ def build_report(
         verdict = "return to shadow"
         reasons.extend(f"invariant violated: {i.title} ({i.violations})" for i in violated)
     elif comparison is not None:
+        if comparison.missing_arm:
+            reasons.append(comparison.missing_arm)
         failing = [g for g in comparison.gates if g.status != "pass"]
         few = min(comparison.treatment_owners, comparison.control_owners)
         if few < MIN_OWNERS_PER_ARM:
             reasons.append(
                 f"{few} owners in the smaller arm; the gates need {MIN_OWNERS_PER_ARM} per arm"
             )
-        if failing:
+        reasons.extend(_gate_reason(g) for g in failing)
+        short = comparison.span_days < min_days
+        if short:
+            reasons.append(
+                _span_reason(comparison.span_days, min_days, "both cohorts running concurrently")
+            )
+        if failing or short or comparison.missing_arm:
             verdict = "hold"
-            reasons.extend(f"gate {g.key}: {g.status}" for g in failing)
-        elif days < min_days:
-            verdict = "hold"
-            reasons.append(f"the window is {days:.1f} days; the seed holds each phase {min_days:g}")
         else:
             verdict = "promote"
             reasons.append(f"Phase {comparison.phase}: every gate passes, every invariant is zero")
-    elif days < min_days:
+    elif span_days < min_days:
         verdict = "hold"
-        reasons.append(f"the window is {days:.1f} days; the seed runs shadow {min_days:g}")
+        reasons.append(_span_reason(span_days, min_days, "first to last prompt"))
     else:
         verdict = "promote"
         reasons.append(
             "Phase 1: every invariant is zero; advance to warn after the manual review of "
             f"the {review_total} would-stop prompts (sample listed)"
         )
+    if math.isfinite(share) and share * 100 > float(MAX_ENFORCE_PERCENT):
+        reasons.append(
+            f"{100 * share:.1f} % of owners are enforced, above the seed's "
+            f"{MAX_ENFORCE_PERCENT} %: check treatment saturation before ramping"
+        )
     return Report(
         environment=environment,
         since=since,
         until=until,
         prompts=len(records),
-        owners=len({r.block for r in records if r.owned}),
+        owners=len(owned),
         modes=dict(sorted(Counter(r.guard_mode or "unknown" for r in records).items())),
         cohorts=dict(sorted(Counter(r.cohort or "unknown" for r in records).items())),
         versions=dict(sorted(Counter(r.service_version or "unset" for r in records).items())),
@@ -774,4 +1015,10 @@ def build_report(
         reasons=reasons,
         resamples=resamples,
         seed=seed,
+        cohort_owners={k: len(v) for k, v in sorted(owners_by_cohort.items())},
+        enforced_owners=len(enforced),
+        enforced_share=share,
+        first_start=first,
+        last_start=last,
+        min_days=min_days,
     )

@@ -3,15 +3,20 @@
 Connects to the Temporal service of the ``temporal_address`` setting (the embedded server of
 ``seawall up`` or the compose stack's), reads the window's prompts from visibility and their
 histories (:mod:`seawall.rollout.records`), and prints the report; ``--json`` prints it as
-one JSON object, ``--html PATH`` also writes the page. Exit code 0 with a report (an empty
-window says so), 2 for bad arguments or settings, 1 when Temporal cannot be reached.
+one JSON object, ``--html PATH`` also writes the page. ``--db FILE`` reads a dev server's
+database file instead (the one ``scripts/simulate_rollout.py`` keeps): the report starts an
+embedded dev server on it, reads, and stops it. Exit code 0 with a report (an empty window
+says so), 2 for bad arguments or settings, 1 when Temporal cannot be reached.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import os
 import sys
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -19,7 +24,7 @@ from typing import Any
 from temporalio.service import RPCError
 
 from seawall.rollout.analysis import Report, build_report
-from seawall.rollout.records import read_records
+from seawall.rollout.records import PromptRecord, read_records
 from seawall.rollout.render import render_html, render_json, render_text
 from seawall.runtime.temporal_connect import TemporalClientConfig
 
@@ -87,14 +92,49 @@ def add_rollout_command(commands: Any) -> None:
         default=7.0,
         help="days a phase must run before promotion (the seed's seven; default 7)",
     )
-    report.add_argument("--address", help="Temporal address (default: temporal_address)")
+    source = report.add_mutually_exclusive_group()
+    source.add_argument("--address", help="Temporal address (default: temporal_address)")
+    source.add_argument(
+        "--db",
+        type=Path,
+        metavar="FILE",
+        help="read a dev server's database file (e.g. the simulated rollout's) on an "
+        "embedded server instead of connecting to one",
+    )
 
 
 async def collect(args: argparse.Namespace, temporal: TemporalClientConfig) -> Report:
+    if args.db is not None:
+        from seawall.runtime.devserver import start_dev_server
+
+        with _stdout_to_stderr():  # the server's banner is not the report
+            server = await start_dev_server(database_file=str(args.db))
+        async with server as env:
+            return _report(args, await read_records(env.client, *_window(args)))
     from seawall.runtime.plugin import connect
 
     client = await connect(temporal.with_target(args.address))
-    records = await read_records(client, args.environment, args.since, args.until)
+    return _report(args, await read_records(client, *_window(args)))
+
+
+@contextlib.contextmanager
+def _stdout_to_stderr() -> Iterator[None]:
+    """File descriptor 1 is stderr meanwhile: what a child started now prints goes there."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def _window(args: argparse.Namespace) -> tuple[str, datetime, datetime]:
+    return args.environment, args.since, args.until
+
+
+def _report(args: argparse.Namespace, records: list[PromptRecord]) -> Report:
     return build_report(
         records,
         environment=args.environment,
@@ -119,6 +159,9 @@ def main_rollout(args: argparse.Namespace, temporal: TemporalClientConfig) -> in
         return 2
     if args.resamples < 1:
         print("seawall: error: --resamples must be at least 1", file=sys.stderr)
+        return 2
+    if args.db is not None and not args.db.is_file():
+        print(f"seawall: error: --db {args.db}: no such database file", file=sys.stderr)
         return 2
     try:
         report = asyncio.run(collect(args, temporal))

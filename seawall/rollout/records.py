@@ -3,8 +3,10 @@
 No new database (issue 14): the prompts of a window and an environment are listed from
 visibility by their search attributes (``SeawallEnvironment``, set when a session starts the
 prompt; docs/architecture.md, "Rollout cohorts"), and each prompt's history supplies the
-rest: its input (owner, route, text digest, tool-call cap), every tool activity with its
-batch and outcome, and its result (stop, guard decisions, tokens, rounds, disconnects).
+rest: its input (owner, route, text digest, tool-call cap, which loop rules run in the guard's
+mode), every tool activity with its batch and outcome, when a client dropped its event stream,
+and its result (stop, guard and rule decisions, tokens, rounds). A prompt that failed, timed
+out or was terminated has no result; it is still a record (its status says how it ended).
 
 The owner id and the prompt text are read only to block the bootstrap by owner and to
 recognise a resubmission; a record keeps the owner id in memory and a digest of the text,
@@ -28,9 +30,14 @@ from temporalio.client import Client, WorkflowExecution, WorkflowExecutionStatus
 from workflows.contracts import ToolOutcome, search_attributes
 from workflows.contracts.activity import RUN_TOOL, RunToolInput
 from workflows.contracts.prompt import GuardEntry, PromptInput, PromptResult, route_label
+from workflows.rules.profiles import LoopProfile
+from workflows.rules.registry import LoopRule
 
 T = TypeVar("T")
 
+# The prompt's signal that a client's event stream ended early (workflows/prompt/
+# client_connection.py); its history event carries the time it arrived.
+CLIENT_DISCONNECTED = "client_disconnected"
 # Histories fetched at once: enough to keep a remote frontend busy, few enough for a laptop.
 FETCH_CONCURRENCY = 16
 
@@ -67,6 +74,12 @@ class PromptRecord:
     tools: list[ToolActivity] = field(default_factory=list)
     # Every Seawall search attribute as Temporal holds it (the privacy invariant checks them).
     attributes: dict[str, str] = field(default_factory=dict)
+    # When each client_disconnected signal arrived (history event times).
+    disconnects: list[datetime] = field(default_factory=list)
+    # The loop rules that run in the prompt's guard mode, i.e. the cohort's (the recommended
+    # profile's rules without an operator override); None: the input did not say (a rule
+    # decision then counts when its mode is the guard's).
+    governed_rules: frozenset[str] | None = None
 
     @property
     def guard(self) -> list[GuardEntry]:
@@ -113,18 +126,24 @@ async def _decode(client: Client, payloads: Sequence[Payload], kind: type[T]) ->
     return value if isinstance(value, kind) else None
 
 
-async def _read(client: Client, execution: WorkflowExecution) -> PromptRecord:
+async def read_execution(client: Client, execution: WorkflowExecution) -> PromptRecord:
+    """One prompt's record from its visibility entry (or description) and its history."""
     history = await client.get_workflow_handle(
         execution.id, run_id=execution.run_id
     ).fetch_history()
     prompt: PromptInput | None = None
     result: PromptResult | None = None
     tools: dict[int, ToolActivity] = {}
+    disconnects: list[datetime] = []
     for event in history.events:
         prompt = await _on_event(client, event, tools, prompt) or prompt
         if event.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED:
             attrs = event.workflow_execution_completed_event_attributes
             result = await _decode(client, attrs.result.payloads, PromptResult)
+        elif event.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
+            signal = event.workflow_execution_signaled_event_attributes
+            if signal.signal_name == CLIENT_DISCONNECTED:
+                disconnects.append(event.event_time.ToDatetime(tzinfo=UTC))
     attributes = {pair.key.name: str(pair.value) for pair in execution.typed_search_attributes}
     owner = prompt.owner_id if prompt is not None else None
     session = execution.parent_id
@@ -146,7 +165,20 @@ async def _read(client: Client, execution: WorkflowExecution) -> PromptRecord:
         result=result,
         tools=list(tools.values()),
         attributes=attributes,
+        disconnects=disconnects,
+        governed_rules=governed_rules(prompt),
     )
+
+
+def governed_rules(prompt: PromptInput | None) -> frozenset[str] | None:
+    """The rules whose mode is the prompt's guard mode (docs/architecture.md, "Loop
+    profiles"): none in the seed profile, else every rule without its own mode."""
+    if prompt is None or prompt.loop_settings is None:
+        return None
+    settings = prompt.loop_settings
+    if settings.profile is LoopProfile.SEED:
+        return frozenset()
+    return frozenset(rule.value for rule in LoopRule if settings.override(rule) is None)
 
 
 async def _on_event(
@@ -200,7 +232,7 @@ async def read_records(
 
     async def one(execution: WorkflowExecution) -> PromptRecord:
         async with gate:
-            return await _read(client, execution)
+            return await read_execution(client, execution)
 
     records = await asyncio.gather(*(one(e) for e in executions))
     return sorted(records, key=lambda r: (r.start, r.workflow_id))

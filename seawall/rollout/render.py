@@ -14,7 +14,7 @@ import json
 import math
 from typing import Any
 
-from seawall.rollout.analysis import VOLUME_DECISIONS, Gate, Report
+from seawall.rollout.analysis import VOLUME_DECISIONS, Comparison, Gate, Report
 
 COLOURS = {
     "would_warn": "#f2c14e",
@@ -41,15 +41,64 @@ def _fmt(value: float, unit: str = "") -> str:
     return f"{value:.2f}{(' ' + unit) if unit else ''}"
 
 
-def _gate_line(gate: Gate) -> str:
+def _needs(gate: Gate) -> str:
     bound = {"max": "<=", "min": ">=", "match": "within"}[gate.rule]
     threshold = _fmt(gate.threshold, gate.unit)
     if gate.rule == "match":
         threshold = f"{threshold} +- {_fmt(gate.tolerance, gate.unit).lstrip('+')}"
+    return f"needs {bound} {threshold}"
+
+
+def _gate_line(gate: Gate) -> str:
+    if gate.status == "no data":
+        return f"  {'NO DATA':<12} {gate.title}: {gate.note}  ({_needs(gate)})"
     return (
         f"  {gate.status.upper():<12} {gate.title}: {_fmt(gate.estimate, gate.unit)} "
-        f"[{_fmt(gate.low, gate.unit)}, {_fmt(gate.high, gate.unit)}]  (needs {bound} {threshold})"
+        f"[{_fmt(gate.low, gate.unit)}, {_fmt(gate.high, gate.unit)}]  ({_needs(gate)})"
     )
+
+
+def _pct(value: float) -> str:
+    return f"{100 * value:.1f} %" if math.isfinite(value) else "n/a"
+
+
+def _span_line(report: Report) -> str:
+    first = report.first_start.isoformat() if report.first_start else "n/a"
+    last = report.last_start.isoformat() if report.last_start else "n/a"
+    return (
+        f"data spans {report.span_days:.2f} days (first prompt {first}, last {last}); "
+        f"promotion needs {report.min_days:g}"
+    )
+
+
+def _owners_line(report: Report) -> str:
+    return (
+        f"owners per cohort: {_counts(report.cohort_owners)}; enforced owners "
+        f"{report.enforced_owners} of {report.owners} ({_pct(report.enforced_share)})"
+    )
+
+
+def _comparison_lines(report: Report) -> list[str]:
+    comparison = report.comparison
+    if comparison is None:
+        return ["Gates: no treatment/control pair in this window (Phase 1 only)."]
+    lines = [
+        f"Phase {comparison.phase} gates: {comparison.treatment} "
+        f"({comparison.treatment_owners} owners, {comparison.treatment_stats.prompts} "
+        f"prompts) vs {comparison.control} ({comparison.control_owners} owners, "
+        f"{comparison.control_stats.prompts} prompts); 95% owner-level bootstrap, "
+        f"{report.resamples} resamples, seed {report.seed}"
+    ]
+    if comparison.concurrent_since is not None and comparison.concurrent_until is not None:
+        lines.append(
+            f"  concurrent period {comparison.concurrent_since.isoformat()} .. "
+            f"{comparison.concurrent_until.isoformat()} ({comparison.span_days:.2f} days); "
+            f"{comparison.not_concurrent} prompts outside it left out"
+        )
+    if comparison.missing_arm:
+        lines.append(f"  {comparison.missing_arm}")
+    lines.extend(_gate_line(g) for g in comparison.gates)
+    return lines
 
 
 def render_text(report: Report) -> str:
@@ -68,6 +117,8 @@ def render_text(report: Report) -> str:
         f"prompts {report.prompts}, owners {report.owners}; modes {_counts(report.modes)}; "
         f"cohorts {_counts(report.cohorts)}; versions {_counts(report.versions)}"
     )
+    lines.append(_owners_line(report))
+    lines.append(_span_line(report))
     lines.append("")
     lines.append("Phase 1 invariants (violations / checked):")
     for invariant in report.invariants:
@@ -93,19 +144,8 @@ def render_text(report: Report) -> str:
         f"Manual review: {report.review_total} would-stop prompts; sample "
         f"({len(report.review_sample)}): {', '.join(report.review_sample) or 'none'}"
     )
-    comparison = report.comparison
     lines.append("")
-    if comparison is None:
-        lines.append("Gates: no treatment/control pair in this window (Phase 1 only).")
-    else:
-        lines.append(
-            f"Phase {comparison.phase} gates: {comparison.treatment} "
-            f"({comparison.treatment_owners} owners, {comparison.treatment_stats.prompts} "
-            f"prompts) vs {comparison.control} ({comparison.control_owners} owners, "
-            f"{comparison.control_stats.prompts} prompts); 95% owner-level bootstrap, "
-            f"{report.resamples} resamples, seed {report.seed}"
-        )
-        lines.extend(_gate_line(g) for g in comparison.gates)
+    lines.extend(_comparison_lines(report))
     lines.append("")
     lines.append(f"VERDICT: {report.verdict}")
     lines.extend(f"  - {reason}" for reason in report.reasons)
@@ -127,25 +167,63 @@ def _esc(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
-def volumes_svg(report: Report, width: int = 720, height: int = 220) -> str:
-    """Stacked bars: the guard's decisions per time bucket."""
+def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
+    """Round tick values in [lo, hi] (1, 2 or 5 times a power of ten apart): the widest
+    such step that still gives at least three ticks, up to about ``count``."""
+    if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
+        return []
+    power = 10 ** math.floor(math.log10((hi - lo) / max(count - 1, 1)))
+    steps = [m * power for m in (10, 5, 2, 1, 0.5, 0.2, 0.1)]
+    ticks: list[float] = []
+    for step in steps:
+        first = math.ceil(lo / step - 1e-9)
+        ticks = [round(n * step, 10) + 0.0 for n in range(first, math.floor(hi / step + 1e-9) + 1)]
+        if len(ticks) >= 3:
+            break
+    return ticks
+
+
+def _tick_label(value: float, unit: str) -> str:
+    text = f"{value:g}"
+    return {"pp": f"{text} pp", "x": f"{text}x"}.get(unit, text)
+
+
+def _bucket_label(moment: str) -> str:
+    return moment[:16].replace("T", " ")
+
+
+def volumes_svg(report: Report, width: int = 720, height: int = 250) -> str:
+    """Stacked bars: the guard's decisions per time bucket, with a labelled count axis and a
+    time axis from the window's start to its end."""
     buckets = list(report.volumes.over_time.items())
-    left, bottom, top = 40, 30, 10
-    plot_w, plot_h = width - left - 10, height - bottom - top
+    left, right, bottom, top = 56, 14, 52, 24
+    plot_w, plot_h = width - left - right, height - bottom - top
     totals = [sum(v.values()) for _, v in buckets] or [0]
-    peak = max(max(totals), 1)
+    ticks = nice_ticks(0, max(max(totals), 1), 4)
+    peak = max(ticks[-1] if ticks else 1, max(totals), 1)
     bar_w = plot_w / max(len(buckets), 1)
+    base = top + plot_h
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" id="volumes" role="img" '
         f'width="{width}" height="{height}" viewBox="0 0 {width} {height}">',
         "<title>Guard decisions over time</title>",
-        f'<line x1="{left}" y1="{top + plot_h}" x2="{left + plot_w}" y2="{top + plot_h}" '
+        f'<line class="axis" x1="{left}" y1="{base}" x2="{left + plot_w}" y2="{base}" '
         'stroke="#444"/>',
-        f'<text x="4" y="{top + 10}" font-size="10">{peak}</text>',
-        f'<text x="4" y="{top + plot_h}" font-size="10">0</text>',
+        f'<line class="axis" x1="{left}" y1="{top}" x2="{left}" y2="{base}" stroke="#444"/>',
+        f'<text class="axis-label" id="volumes-y-label" x="14" y="{top + plot_h / 2:.0f}" '
+        f'font-size="11" text-anchor="middle" transform="rotate(-90 14 {top + plot_h / 2:.0f})">'
+        "decisions per bucket</text>",
     ]
+    for tick in ticks:
+        y = base - plot_h * tick / peak
+        parts.append(
+            f'<line class="tick" x1="{left - 4}" y1="{y:.1f}" x2="{left}" y2="{y:.1f}" '
+            f'stroke="#444"/><line x1="{left}" y1="{y:.1f}" x2="{left + plot_w}" y2="{y:.1f}" '
+            f'stroke="#eee"/><text class="tick-label" x="{left - 6}" y="{y + 3:.1f}" '
+            f'font-size="10" text-anchor="end">{tick:g}</text>'
+        )
     for i, (start, counts) in enumerate(buckets):
-        y = float(top + plot_h)
+        y = float(base)
         for decision in VOLUME_DECISIONS:
             count = counts.get(decision, 0)
             if not count:
@@ -158,29 +236,63 @@ def volumes_svg(report: Report, width: int = 720, height: int = 220) -> str:
                 f'height="{h:.1f}" fill="{COLOURS[decision]}"><title>{_esc(start)}: '
                 f"{count} {decision}</title></rect>"
             )
-    if buckets:
+    # The time axis runs from the window's start to its end: the right-hand label is the
+    # window's end, not the start of the last bucket.
+    since, until = report.since, report.until
+    middle = since + (until - since) / 2
+    for x, moment, anchor, key in (
+        (left, since, "start", "start"),
+        (left + plot_w / 2, middle, "middle", "middle"),
+        (left + plot_w, until, "end", "end"),
+    ):
         parts.append(
-            f'<text x="{left}" y="{height - 8}" font-size="10">{_esc(buckets[0][0][:16])}</text>'
+            f'<line class="tick" x1="{x:.1f}" y1="{base}" x2="{x:.1f}" y2="{base + 4}" '
+            f'stroke="#444"/><text class="time-label" data-edge="{key}" x="{x:.1f}" '
+            f'y="{base + 16}" font-size="10" text-anchor="{anchor}">'
+            f"{_esc(_bucket_label(moment.isoformat()))}</text>"
         )
-        parts.append(
-            f'<text x="{left + plot_w}" y="{height - 8}" font-size="10" text-anchor="end">'
-            f"{_esc(buckets[-1][0][:16])}</text>"
-        )
+    width_minutes = (until - since).total_seconds() / 60 / max(len(buckets), 1)
+    parts.append(
+        f'<text class="axis-label" id="volumes-x-label" x="{left + plot_w / 2:.0f}" '
+        f'y="{height - 8}" font-size="11" text-anchor="middle">prompt start time (UTC); '
+        f"one bar per {_esc(_duration(width_minutes))}</text>"
+    )
     for n, decision in enumerate(VOLUME_DECISIONS):
         x = left + 10 + n * 110
         parts.append(
-            f'<rect x="{x}" y="{top}" width="10" height="10" fill="{COLOURS[decision]}"/>'
-            f'<text x="{x + 14}" y="{top + 9}" font-size="10">{decision}</text>'
+            f'<rect x="{x}" y="4" width="10" height="10" fill="{COLOURS[decision]}"/>'
+            f'<text x="{x + 14}" y="13" font-size="10">{decision}</text>'
         )
     parts.append("</svg>")
     return "".join(parts)
 
 
-def gates_svg(gates: list[Gate], width: int = 720) -> str:
-    """One row per gate: the estimate, its 95 % interval and the threshold, on the gate's
-    own scale."""
-    row, left, right = 46, 300, 20
-    height = max(len(gates), 1) * row + 20
+def _duration(minutes: float) -> str:
+    if minutes >= 120 * 24:
+        return f"{minutes / 1440:.0f} days"
+    if minutes >= 120:
+        return f"{minutes / 60:.1f} h"
+    if minutes >= 2:
+        return f"{minutes:.0f} min"
+    return f"{minutes * 60:.0f} s"
+
+
+AXIS_NAMES = {"pp": "percentage points", "x": "times control", "calls": "calls per prompt"}
+
+
+def _threshold_label(gate: Gate) -> str:
+    bound = {"max": "\u2264", "min": "\u2265", "match": "\u00b1"}[gate.rule]
+    if gate.rule == "match":
+        return f"match {_fmt(gate.threshold, gate.unit)} {bound} {gate.tolerance:g}"
+    return f"threshold {bound} {_fmt(gate.threshold, gate.unit)}"
+
+
+def gates_svg(gates: list[Gate], width: int = 760) -> str:
+    """One row per gate on the gate's own scale: an axis with ticks and its unit, the
+    threshold (and a match gate's tolerance band) drawn and labelled, the 95 % interval and
+    the estimate; a gate without data says so on its row."""
+    row, left, right = 84, 300, 24
+    height = max(len(gates), 1) * row + 10
     plot_w = width - left - right
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" id="gates" role="img" '
@@ -188,41 +300,71 @@ def gates_svg(gates: list[Gate], width: int = 720) -> str:
         "<title>Promotion gates with 95% owner-level bootstrap intervals</title>",
     ]
     for i, gate in enumerate(gates):
-        y = 20 + i * row
+        top = 8 + i * row
+        axis_y = top + 44
         band = (gate.threshold - gate.tolerance, gate.threshold + gate.tolerance)
         values = [v for v in (gate.low, gate.high, gate.estimate, *band) if math.isfinite(v)]
-        lo, hi = (min(values), max(values)) if values else (0.0, 1.0)
-        pad = (hi - lo) * 0.15 or 1.0
-        lo, hi = lo - pad, hi + pad
+        lo, hi = min(values), max(values)
+        pad = (hi - lo) * 0.2 or max(abs(gate.threshold) * 0.1, 1.0)
+        ticks = nice_ticks(lo - pad, hi + pad, 5)
+        lo, hi = min([*ticks, lo - pad]), max([*ticks, hi + pad])
 
         def x(value: float, lo: float = lo, hi: float = hi) -> float:
             return left + plot_w * (value - lo) / (hi - lo)
 
         colour = STATUS_COLOURS[gate.status]
+        if gate.status == "no data":
+            summary = f"no data: {gate.note}"
+        else:
+            summary = (
+                f"{gate.status}: {_fmt(gate.estimate, gate.unit)} "
+                f"[{_fmt(gate.low, gate.unit)}, {_fmt(gate.high, gate.unit)}]"
+            )
         parts.append(
             f'<g class="gate" data-gate="{_esc(gate.key)}" data-status="{_esc(gate.status)}">'
-            f'<text x="4" y="{y + 4}" font-size="11">{_esc(gate.title)}</text>'
-            f'<text x="4" y="{y + 18}" font-size="10" fill="{colour}">{_esc(gate.status)}: '
-            f"{_esc(_fmt(gate.estimate, gate.unit))} [{_esc(_fmt(gate.low, gate.unit))}, "
-            f"{_esc(_fmt(gate.high, gate.unit))}]</text>"
-            f'<line x1="{left}" y1="{y + 8}" x2="{left + plot_w}" y2="{y + 8}" stroke="#ddd"/>'
-            f'<line class="threshold" x1="{x(gate.threshold):.1f}" y1="{y - 6}" '
-            f'x2="{x(gate.threshold):.1f}" y2="{y + 22}" stroke="#222" stroke-dasharray="3,2"/>'
+            f'<text x="4" y="{top + 30}" font-size="11">{_esc(gate.title)}</text>'
+            f'<text class="gate-status" x="4" y="{top + 46}" font-size="10" fill="{colour}">'
+            f"{_esc(summary[:60])}</text>"
+            f'<line class="axis" x1="{left}" y1="{axis_y}" x2="{left + plot_w}" y2="{axis_y}" '
+            'stroke="#444"/>'
+        )
+        for tick in ticks:
+            parts.append(
+                f'<line class="tick" x1="{x(tick):.1f}" y1="{axis_y}" x2="{x(tick):.1f}" '
+                f'y2="{axis_y + 4}" stroke="#444"/><text class="tick-label" x="{x(tick):.1f}" '
+                f'y="{axis_y + 15}" font-size="9" text-anchor="middle">'
+                f"{_esc(_tick_label(tick, gate.unit))}</text>"
+            )
+        parts.append(
+            f'<text class="axis-label" x="{left + plot_w}" y="{axis_y + 28}" font-size="9" '
+            f'text-anchor="end" fill="#555">{_esc(AXIS_NAMES.get(gate.unit, gate.unit))}</text>'
         )
         if gate.rule == "match":
-            parts.extend(
-                f'<line class="tolerance" x1="{x(edge):.1f}" y1="{y}" x2="{x(edge):.1f}" '
-                f'y2="{y + 16}" stroke="#888" stroke-dasharray="1,2"/>'
-                for edge in band
+            parts.append(
+                f'<rect class="tolerance" x="{x(band[0]):.1f}" y="{axis_y - 14}" '
+                f'width="{x(band[1]) - x(band[0]):.1f}" height="22" fill="#2e7d32" '
+                'fill-opacity="0.12"/>'
+            )
+        parts.append(
+            f'<line class="threshold" x1="{x(gate.threshold):.1f}" y1="{axis_y - 22}" '
+            f'x2="{x(gate.threshold):.1f}" y2="{axis_y + 6}" stroke="#222" '
+            'stroke-dasharray="3,2"/>'
+            f'<text class="threshold-label" x="{x(gate.threshold):.1f}" y="{axis_y - 25}" '
+            f'font-size="10" text-anchor="middle">{_esc(_threshold_label(gate))}</text>'
+        )
+        if gate.status == "no data":
+            parts.append(
+                f'<text class="no-data" x="{left + plot_w / 2:.1f}" y="{axis_y - 4}" '
+                f'font-size="11" text-anchor="middle" fill="{colour}">no data</text>'
             )
         if math.isfinite(gate.low) and math.isfinite(gate.high):
             parts.append(
-                f'<line class="interval" x1="{x(gate.low):.1f}" y1="{y + 8}" '
-                f'x2="{x(gate.high):.1f}" y2="{y + 8}" stroke="{colour}" stroke-width="3"/>'
+                f'<line class="interval" x1="{x(gate.low):.1f}" y1="{axis_y - 6}" '
+                f'x2="{x(gate.high):.1f}" y2="{axis_y - 6}" stroke="{colour}" stroke-width="4"/>'
             )
         if math.isfinite(gate.estimate):
             parts.append(
-                f'<circle class="estimate" cx="{x(gate.estimate):.1f}" cy="{y + 8}" r="5" '
+                f'<circle class="estimate" cx="{x(gate.estimate):.1f}" cy="{axis_y - 6}" r="5" '
                 f'fill="{colour}"/>'
             )
         parts.append("</g>")
@@ -239,6 +381,95 @@ font-size:.9em;text-align:left}th{background:#f4f4f4}
 .verdict{display:inline-block;padding:6px 14px;border-radius:4px;color:#fff;font-weight:600}
 .ok{color:#2e7d32}.bad{color:#c62828;font-weight:600}code{font-size:.9em}
 """
+
+
+def _percent(value: float) -> str:
+    return f"{100 * value:.2f} %" if math.isfinite(value) else "n/a"
+
+
+def _cohort_table(comparison: Comparison) -> str:
+    """The arms side by side: rates in %, so the difference is in pp as on the gates."""
+    t, c = comparison.treatment_stats, comparison.control_stats
+
+    def pp(a: float, b: float) -> str:
+        return _fmt(100 * (a - b), "pp")
+
+    def times(a: float, b: float) -> str:
+        return _fmt(a / b, "x") if math.isfinite(a) and math.isfinite(b) and b > 0 else "n/a"
+
+    rows = [
+        (
+            "completion rate",
+            _percent(t.completion_rate),
+            _percent(c.completion_rate),
+            pp(t.completion_rate, c.completion_rate),
+        ),
+        (
+            "cancellation rate",
+            _percent(t.cancellation_rate),
+            _percent(c.cancellation_rate),
+            pp(t.cancellation_rate, c.cancellation_rate),
+        ),
+        (
+            "disconnect-or-retry within 10 min",
+            _percent(t.disconnect_or_retry_rate),
+            _percent(c.disconnect_or_retry_rate),
+            pp(t.disconnect_or_retry_rate, c.disconnect_or_retry_rate),
+        ),
+        (
+            "p95 latency",
+            _fmt(t.p95_latency, "s"),
+            _fmt(c.p95_latency, "s"),
+            times(t.p95_latency, c.p95_latency),
+        ),
+        (
+            "mean tokens",
+            _fmt(t.mean_tokens),
+            _fmt(c.mean_tokens),
+            times(t.mean_tokens, c.mean_tokens),
+        ),
+        (
+            "mean rounds",
+            _fmt(t.mean_rounds),
+            _fmt(c.mean_rounds),
+            times(t.mean_rounds, c.mean_rounds),
+        ),
+        (
+            "stopped-loop / would-stop rate",
+            _percent(t.loop_rate),
+            _percent(c.loop_rate),
+            pp(t.loop_rate, c.loop_rate),
+        ),
+        ("tool calls per prompt", _fmt(t.executed), _fmt(c.executed), ""),
+        (
+            "prompts (with a result; with token counts)",
+            f"{t.prompts} ({t.with_result}; {t.with_tokens})",
+            f"{c.prompts} ({c.with_result}; {c.with_tokens})",
+            "",
+        ),
+    ]
+    cells = "".join(
+        f"<tr><td>{_esc(name)}</td><td>{_esc(tv)}</td><td>{_esc(cv)}</td><td>{_esc(d)}</td></tr>"
+        for name, tv, cv, d in rows
+    )
+    return (
+        f"<table id='cohorts'><tr><th></th><th>{_esc(comparison.treatment)}</th>"
+        f"<th>{_esc(comparison.control)}</th><th>treatment vs control</th></tr>{cells}</table>"
+    )
+
+
+def _owners_table(report: Report) -> str:
+    rows = "".join(
+        f"<tr data-cohort='{_esc(k)}'><td>{_esc(k)}</td><td>{report.cohorts.get(k, 0)}</td>"
+        f"<td>{n}</td></tr>"
+        for k, n in report.cohort_owners.items()
+    )
+    return (
+        "<table id='cohort-owners'><tr><th>cohort</th><th>prompts</th><th>owners</th></tr>"
+        f"{rows}</table><p id='enforced-share'>Enforced owners: {report.enforced_owners} of "
+        f"{report.owners} ({_esc(_pct(report.enforced_share))}; the seed allows at most 5 %)."
+        "</p>"
+    )
 
 
 def render_html(report: Report) -> str:
@@ -263,6 +494,9 @@ def render_html(report: Report) -> str:
             f"{esc(_counts(report.modes))}. Cohorts: {esc(_counts(report.cohorts))}. "
             f"Service versions: {esc(_counts(report.versions))}.</p>"
         )
+        body.append(f"<p id='data-span'>{esc(_span_line(report))}.</p>")
+        body.append("<h2>Cohorts and owners</h2>")
+        body.append(_owners_table(report))
         body.append("<h2>Phase 1 invariants</h2>")
         rows = "".join(
             f'<tr data-invariant="{esc(i.key)}"><td>{esc(i.title)}</td>'
@@ -309,31 +543,21 @@ def render_html(report: Report) -> str:
                 f"prompts) vs {esc(comparison.control)} ({comparison.control_owners} owners, "
                 f"{comparison.control_stats.prompts} prompts). 95% intervals from an "
                 f"owner-level blocked bootstrap ({report.resamples} resamples, seed "
-                f"{report.seed}); dashed line: the threshold.</p>"
+                f"{report.seed}); dashed line: the threshold; each row on its gate's own "
+                "scale.</p>"
             )
+            if comparison.concurrent_since is not None and comparison.concurrent_until is not None:
+                body.append(
+                    f"<p id='concurrent'>Concurrent period: "
+                    f"{esc(comparison.concurrent_since.isoformat())} &ndash; "
+                    f"{esc(comparison.concurrent_until.isoformat())} "
+                    f"({comparison.span_days:.2f} days); {comparison.not_concurrent} prompts "
+                    "outside it left out.</p>"
+                )
+            if comparison.missing_arm:
+                body.append(f"<p id='missing-arm' class='bad'>{esc(comparison.missing_arm)}</p>")
             body.append(gates_svg(comparison.gates))
-            t, c = comparison.treatment_stats, comparison.control_stats
-            metric_rows = [
-                ("completion rate", t.completion_rate, c.completion_rate),
-                (
-                    "disconnect-or-retry rate",
-                    t.disconnect_or_retry_rate,
-                    c.disconnect_or_retry_rate,
-                ),
-                ("p95 latency (s)", t.p95_latency, c.p95_latency),
-                ("mean tokens", t.mean_tokens, c.mean_tokens),
-                ("mean rounds", t.mean_rounds, c.mean_rounds),
-                ("loop stop / would-stop rate", t.loop_rate, c.loop_rate),
-                ("tool calls per prompt", t.executed, c.executed),
-            ]
-            rows = "".join(
-                f"<tr><td>{esc(name)}</td><td>{_fmt(tv)}</td><td>{_fmt(cv)}</td></tr>"
-                for name, tv, cv in metric_rows
-            )
-            body.append(
-                f"<table id='cohorts'><tr><th></th><th>{esc(comparison.treatment)}</th>"
-                f"<th>{esc(comparison.control)}</th></tr>{rows}</table>"
-            )
+            body.append(_cohort_table(comparison))
     return (
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
         f"<title>Seawall rollout report: {esc(report.environment)}</title>"

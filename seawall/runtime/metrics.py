@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 
 from temporalio.runtime import OpenTelemetryConfig, PrometheusConfig, Runtime, TelemetryConfig
 
+from workflows.prompt.telemetry import PROMPT_HISTOGRAM_BUCKETS
+
 if TYPE_CHECKING:
     from seawall.runtime.settings import SeawallSettings
 
@@ -60,7 +62,10 @@ def build_runtime(
     """
     metrics: PrometheusConfig | OpenTelemetryConfig | None = None
     if metrics_bind:
-        metrics = PrometheusConfig(bind_address=metrics_bind)
+        metrics = PrometheusConfig(
+            bind_address=metrics_bind,
+            histogram_bucket_overrides={k: list(v) for k, v in PROMPT_HISTOGRAM_BUCKETS.items()},
+        )
         # Prometheus label names allow no dots: deployment.environment → deployment_environment.
         attributes = {key.replace(".", "_"): value for key, value in attributes.items()}
     elif otlp_endpoint:

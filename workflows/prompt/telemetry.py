@@ -24,6 +24,33 @@ GUARD_TRANSITIONS = "seawall_guard_transitions"
 FAILED_CALL_REFUSALS = "seawall_failed_call_refusals"
 LOOP_STOPS = "seawall_loop_stops"
 LOOP_RULE_DECISIONS = "seawall_loop_rule_decisions"
+# One per finished prompt: the rollout gates' quantities, per cohort (docs/rollout.md,
+# "Dashboards"): completion (by stop reason), latency, tokens (only when the model reported
+# usage) and rounds (model requests).
+PROMPTS_FINISHED = "seawall_prompts_finished"
+PROMPT_LATENCY = "seawall_prompt_latency_seconds"
+PROMPT_TOKENS = "seawall_prompt_tokens"
+PROMPT_ROUNDS = "seawall_prompt_rounds"
+# Their Prometheus buckets (seawall/runtime/metrics.py), so a p95 has resolution where
+# prompts are: seconds to an hour, tens to a million tokens, one to a few hundred rounds.
+PROMPT_HISTOGRAM_BUCKETS: dict[str, tuple[float, ...]] = {
+    PROMPT_LATENCY: (1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1200, 1800, 3600),
+    PROMPT_TOKENS: (
+        100,
+        500,
+        1000,
+        2000,
+        5000,
+        10_000,
+        20_000,
+        50_000,
+        100_000,
+        200_000,
+        500_000,
+        1_000_000,
+    ),
+    PROMPT_ROUNDS: (1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 233),
+}
 
 
 @contextlib.contextmanager
@@ -177,3 +204,38 @@ def context_fitted(
                 "sent_chars": sent_chars,
             },
         )
+
+
+def prompt_finished(
+    *,
+    stop_reason: str,
+    mode: GuardMode,
+    route: str,
+    seconds: float,
+    input_tokens: int | None,
+    output_tokens: int | None,
+    rounds: int,
+) -> None:
+    """A finished prompt's outcome, latency, tokens and rounds, labelled by cohort and mode
+    (the rollout gates' inputs, docs/architecture.md, "The rollout report"). Tokens are left
+    out when unknown: a None count, or none at all from a prompt that asked the model (a
+    server that sends no usage), so a mean is over known counts only."""
+    labels = {"route": route, "cohort": cohort_label(), "mode": mode.value}
+    with _never_fails():
+        meter = workflow.metric_meter()
+        meter.create_counter(
+            PROMPTS_FINISHED, "Finished prompts, by stop reason (completion is end_turn)."
+        ).add(1, {**labels, "stop_reason": stop_reason})
+        meter.create_histogram_float(
+            PROMPT_LATENCY, "Prompt latency, start to finish.", "s"
+        ).record(max(seconds, 0.0), labels)
+        meter.create_histogram(PROMPT_ROUNDS, "Model requests (rounds) per prompt.").record(
+            max(rounds, 0), labels
+        )
+        tokens = (
+            None if input_tokens is None or output_tokens is None else input_tokens + output_tokens
+        )
+        if tokens is not None and (tokens > 0 or rounds == 0):
+            meter.create_histogram(
+                PROMPT_TOKENS, "Tokens (input and output) per prompt, when reported."
+            ).record(tokens, labels)

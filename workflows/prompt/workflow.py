@@ -384,6 +384,15 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
             *([search_attributes.LOOP_TYPE.value_set(loop_type.value)] if loop_type else []),
         )
         self._emit(EventKind.PROMPT_FINISHED, status=stop_reason.value)
+        telemetry.prompt_finished(
+            stop_reason=stop_reason.value,
+            mode=self._guard_mode or GuardMode.OFF,
+            route=route_label(prompt),
+            seconds=(workflow.now() - workflow.info().workflow_start_time).total_seconds(),
+            input_tokens=self._input_tokens,
+            output_tokens=self._output_tokens,
+            rounds=self._model_requests,
+        )
         await workflow.wait_condition(workflow.all_handlers_finished)
         return PromptResult(
             workflow_id=workflow.info().workflow_id,

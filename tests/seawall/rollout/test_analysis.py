@@ -14,7 +14,13 @@ from seawall.rollout.analysis import build_report, check_invariants, percentile,
 from seawall.rollout.records import PromptRecord, ToolActivity
 from seawall.rollout.render import render_html, render_json, render_text
 from workflows.contracts import ToolOutcome
-from workflows.contracts.prompt import GuardEntry, PromptResult, StopReason, ToolCallCounts
+from workflows.contracts.prompt import (
+    GuardEntry,
+    PromptResult,
+    RuleEntry,
+    StopReason,
+    ToolCallCounts,
+)
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 T1 = T0 + timedelta(days=8)
@@ -60,6 +66,9 @@ def record(
     disconnects: int = 0,
     enforcement_disabled: bool = False,
     attributes: dict[str, str] | None = None,
+    status: str = "completed",
+    rules: list[RuleEntry] | None = None,
+    governed: frozenset[str] | None = None,
 ) -> PromptRecord:
     tools = tools or []
     result = PromptResult(
@@ -75,7 +84,9 @@ def record(
         guard=guard or [],
         messages=[],
         client_disconnects=disconnects,
+        rules=rules or [],
     )
+    close = start + timedelta(seconds=seconds)
     return PromptRecord(
         workflow_id=wid,
         block=f"owner:{owner}" if owner else f"session:{wid}",
@@ -87,11 +98,11 @@ def record(
         guard_mode=mode,
         route="interactive",
         start=start,
-        close=start + timedelta(seconds=seconds),
-        status="completed",
+        close=close,
+        status=status,
         text_digest=text,
         max_tool_calls=None,
-        result=result,
+        result=result if status == "completed" else None,
         tools=tools,
         attributes=attributes
         or {
@@ -99,6 +110,8 @@ def record(
             "SeawallGuardMode": mode,
             "SeawallEnvironment": "internal",
         },
+        disconnects=[close - timedelta(seconds=1)] * disconnects,
+        governed_rules=governed,
     )
 
 
@@ -112,7 +125,8 @@ def test_clean_shadow_evidence_has_zero_violations_and_a_review_list() -> None:
         guard=[entry(1, "tracked"), entry(2, "would_warn"), entry(3, "would_stop")],
         tools=[failed(b, f"c{b}") for b in (1, 2, 3)],
     )
-    report = build_report([loop, record("p-ok")], environment="internal", since=T0, until=T1)
+    late = record("p-ok", start=T0 + timedelta(days=7, hours=2))
+    report = build_report([loop, late], environment="internal", since=T0, until=T1)
     assert all(i.violations == 0 for i in report.invariants)
     assert report.review_total == 1 and report.review_sample == ["p-loop"]
     assert report.volumes.by_kind == {
@@ -190,9 +204,10 @@ def test_a_retry_is_the_same_owner_and_text_within_ten_minutes() -> None:
 
 
 def cohort_split(enforce_tokens: int, enforce_completed: float) -> list[PromptRecord]:
+    """40 owners, every other one enforced, five prompts each, over eight days."""
     records = []
     for n in range(40):
-        enforce = n < 20
+        enforce = n % 2 == 0
         owner = f"ownr{n}x"
         for k in range(5):
             done = (k / 5) < (enforce_completed if enforce else 0.8)
@@ -205,7 +220,7 @@ def cohort_split(enforce_tokens: int, enforce_completed: float) -> list[PromptRe
                     stop=StopReason.END_TURN if done else StopReason.MAX_TURN_REQUESTS,
                     tokens=enforce_tokens if enforce else 100,
                     seconds=10 + k,
-                    start=T0 + timedelta(hours=n, minutes=k * 20),
+                    start=T0 + timedelta(hours=(n // 2) * 9.8, minutes=k * 20),
                     text=f"{n}-{k}",
                 )
             )
@@ -312,7 +327,7 @@ def test_the_html_page_is_self_contained_with_both_plots() -> None:
 
 
 def test_with_few_owners_in_an_arm_every_gate_is_inconclusive() -> None:
-    few = {f"owner:ownr{n}x" for n in range(5)}
+    few = {f"owner:ownr{n}x" for n in range(0, 10, 2)}
     records = [r for r in cohort_split(100, 0.8) if r.cohort == "warn" or r.block in few]
     report = build_report(records, environment="internal", since=T0, until=T1, resamples=100)
     assert report.comparison is not None

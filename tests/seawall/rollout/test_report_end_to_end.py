@@ -66,9 +66,11 @@ async def test_a_small_simulated_rollout_is_reported_end_to_end(
         assert report.prompts >= 1
     by_key = {(phase, env): report for phase, env, report in reports}
     assert set(by_key["shadow", "internal"].modes) == {"shadow"}
-    # Phase 2's window covers the shadow baseline: warn is compared with it.
+    # Phase 2: the warn cohort against the concurrent shadow cohort of the same phase.
     warn = by_key["warn", "internal"]
     assert warn.comparison is not None and warn.comparison.phase == 2
+    assert set(warn.cohorts) <= {"warn", "shadow"}
+    assert (warn.comparison.treatment, warn.comparison.control) == ("warn cohort", "shadow cohort")
     split = by_key["cohort split", "internal"]
     assert set(split.cohorts) <= {"enforce", "warn"}
     assert set(by_key["cohort split", "public"].modes) == {"shadow"}
@@ -94,14 +96,15 @@ async def test_a_small_simulated_rollout_is_reported_end_to_end(
     )
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
-    assert report["prompts"] == sum(
-        r.prompts for p, e, r in reports if e == "internal" and p != "warn"
-    ) + (by_key["warn", "internal"].prompts - by_key["shadow", "internal"].prompts)
-    assert report["verdict"] in ("promote", "hold")
+    assert report["prompts"] == sum(r.prompts for p, e, r in reports if e == "internal")
+    # Minutes of data: never promoted, and the report says why.
+    assert report["verdict"] == "hold"
+    assert any("the data spans" in reason for reason in report["reasons"])
     assert {i["key"]: i["violations"] for i in report["invariants"]} == {
         i.key: 0 for i in split.invariants
     }
     assert report["modes"].keys() >= {"shadow", "warn"}
+    assert sum(report["cohort_owners"].values()) >= 1 and report["enforced"]["owners"] >= 0
     parsed = Page()
     parsed.feed(page.read_text())
     assert {"verdict", "volumes", "invariants"} <= parsed.ids and parsed.external == []
@@ -120,3 +123,61 @@ async def test_a_small_simulated_rollout_is_reported_end_to_end(
         address, "rollout", "report", "--environment", "x", "--since", "now", "--until=-1h"
     )
     assert backwards.returncode == 2 and "--since must be before --until" in backwards.stderr
+
+
+def test_the_simulation_keeps_its_data_and_the_printed_command_reports_it(tmp_path: Path) -> None:
+    data = tmp_path / "sim"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "scripts.simulate_rollout",
+            "--owners",
+            "4",
+            "--prompts",
+            "2",
+            "--only",
+            SCENARIOS.split(",")[0],
+            "--enforce-percent",
+            "50",
+            "--resamples",
+            "20",
+            "--data-dir",
+            str(data),
+        ],
+        cwd=ROOT,
+        env={k: v for k, v in os.environ.items() if not k.startswith(("SEAWALL_", "OTEL_"))},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (data / "temporal.db").is_file()  # kept after the server stopped
+    commands = [
+        line.strip() for line in done.stdout.splitlines() if line.strip().startswith("seawall ")
+    ]
+    assert len(commands) == 2, done.stdout[-2000:]
+    internal = commands[0].split()
+    assert internal[:3] == ["seawall", "rollout", "report"] and "--db" in internal
+    # The printed command, as printed (its --html written beside), plus --json to read it.
+    report = subprocess.run(
+        [sys.executable, "-m", "seawall.cli.main", *internal[1:], "--json"],
+        cwd=tmp_path,
+        env={
+            **{k: v for k, v in os.environ.items() if not k.startswith(("SEAWALL_", "OTEL_"))},
+            "PYTHONPATH": str(ROOT),
+        },
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert report.returncode == 0, report.stderr[-3000:]
+    parsed = json.loads(report.stdout)
+    simulated = sum(
+        int(line.split(": ")[1].split()[0])
+        for line in done.stderr.splitlines()
+        if line.startswith("phase ")
+    )
+    assert 1 <= parsed["prompts"] <= simulated
+    assert parsed["modes"].keys() >= {"shadow"}
+    assert (tmp_path / "internal.html").is_file()
