@@ -53,7 +53,7 @@ def model_env(endpoint: str) -> dict[str, str]:
         "OPENAI_BASE_URL": endpoint,
         "SEAWALL_MODEL": MODEL_NAME,
         "SEAWALL_MODEL_TEMPERATURE": "0",
-        "SEAWALL_MODEL_MAX_TOKENS": "160",
+        "SEAWALL_MODEL_MAX_TOKENS": "128",
         "SEAWALL_MODEL_TIMEOUT_SECONDS": str(MODEL_TIMEOUT_SECONDS),
     }
 
@@ -122,7 +122,8 @@ async def llama_server(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterato
         "--port", str(port),
         "--ctx-size", "8192",
         "--parallel", "2",
-        "--threads", "2",
+        # One thread: on a loaded machine two threads wait on each other (several times slower).
+        "--threads", "1",
     ]  # fmt: skip
     if _amx_cpu():
         # The AMX repacking of weights crashes this build on AMX CPUs (issue 26).
