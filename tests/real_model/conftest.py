@@ -48,8 +48,10 @@ STARTUP_SECONDS = 180.0
 
 
 def model_env(endpoint: str) -> dict[str, str]:
-    """The worker settings that point Seawall at the real model behind ``endpoint``."""
+    """The worker settings that point Seawall at the real model behind ``endpoint``, for a
+    Seawall process that runs this checkout's code (ahead of any other install)."""
     return {
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
         "OPENAI_BASE_URL": endpoint,
         "SEAWALL_MODEL": MODEL_NAME,
         "SEAWALL_MODEL_TEMPERATURE": "0",
