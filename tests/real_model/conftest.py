@@ -128,7 +128,7 @@ async def llama_server(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterato
         "--threads", "1",
     ]  # fmt: skip
     if _amx_cpu():
-        # The AMX repacking of weights crashes this build on AMX CPUs (issue 26).
+        # llama-server needs it on CPUs with AMX (issue 26): no repacking of the weights.
         args.append("--no-repack")
     with log.open("wb") as out:
         process = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT)
