@@ -22,14 +22,16 @@ times), each tool taking S seconds, then a final text — through:
 Each runs in a worker process of its own (so its CPU time and peak RSS are its own),
 started by this script with ``--serve-worker``. The peers need the ``peers`` extra; a peer
 whose packages are missing is reported as such and skipped. At each concurrency the peers
-run in turn, the order rotated per level, after two warm-up prompts each.
+run in turn, the order rotated per level, after two warm-up prompts each; prompts per level
+as `bench/overhead.py` (12, 60, 200 at 1, 10, 100) unless `--prompts` says.
 
 Reported per peer and concurrency: per-batch latency (median, p95: the gaps between
 consecutive model-activity schedules in the prompts' histories, server time), prompts per
 second, history events, history bytes and payload bytes per prompt (fetched histories),
 worker CPU seconds per prompt (``/proc`` user + system of the worker process), the worker's
-peak RSS (``VmHWM``); and once per peer the replay time of one L-batch history on the
-peer's own replayer (its plugins, the SDK's sandbox as the plugins set it).
+peak RSS (``VmHWM``) and its RSS growth per in-flight prompt (sampled every 0.2 s); and once
+per peer the replay time of one L-batch history on the peer's own replayer (its plugins, the
+SDK's sandbox as the plugins set it).
 """
 
 from __future__ import annotations
@@ -70,6 +72,7 @@ from temporalio.worker import (
 
 from bench import peer_script
 from bench.overhead import (
+    PROMPTS_PER_LEVEL,
     Workload,
     git_commit,
     machine,
@@ -89,6 +92,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_JSON = ROOT / "bench" / "results" / "durable_peers.json"
 WARMUP_PROMPTS = 2
 REPLAY_REPEATS = 3
+RSS_SAMPLE_SECONDS = 0.2
 PAYLOAD_TYPE = "temporal.api.common.v1.Payload"
 
 
@@ -376,7 +380,8 @@ class Level:
     history_bytes: int = 0
     payload_bytes: int = 0
     rss_before_kib: int = 0
-    peak_rss_kib: int = 0
+    peak_rss_kib: int = 0  # VmHWM: the process's peak so far
+    level_peak_rss_kib: int = 0  # the highest RSS sampled during this level
 
     def summary(self) -> dict[str, Any]:
         n = max(1, self.prompts)
@@ -398,7 +403,18 @@ class Level:
             "worker_cpu_ms_per_prompt": round(self.worker_cpu_seconds / n * 1000, 1),
             "worker_rss_mib_before": round(self.rss_before_kib / 1024, 1),
             "worker_peak_rss_mib": round(self.peak_rss_kib / 1024, 1),
+            # What holding one more prompt in flight costs the worker, at this concurrency.
+            "worker_rss_growth_kib_per_inflight_prompt": round(
+                (self.level_peak_rss_kib - self.rss_before_kib) / self.concurrency, 1
+            ),
         }
+
+
+async def sample_rss(worker: WorkerProcess, samples: list[int]) -> None:
+    """The worker's RSS every 0.2 s until cancelled: its peak within one level."""
+    while True:
+        samples.append(worker.rss_kib())
+        await asyncio.sleep(RSS_SAMPLE_SECONDS)
 
 
 async def measure_level(
@@ -406,8 +422,13 @@ async def measure_level(
 ) -> Level:
     rss_before = worker.rss_kib()
     cpu_before = worker.cpu_seconds()
+    samples: list[int] = []
+    sampler = asyncio.create_task(sample_rss(worker, samples))
     started = time.perf_counter()
-    ids = await driver.many(args.batches, args.calls, prompts, concurrency)
+    try:
+        ids = await driver.many(args.batches, args.calls, prompts, concurrency)
+    finally:
+        sampler.cancel()
     level = Level(
         driver.peer.key,
         concurrency,
@@ -416,6 +437,7 @@ async def measure_level(
         worker.cpu_seconds() - cpu_before,
         rss_before_kib=rss_before,
         peak_rss_kib=worker.peak_rss_kib(),
+        level_peak_rss_kib=max([rss_before, *samples]),
     )
     for workflow_id in ids:
         history = await driver.client.get_workflow_handle(workflow_id).fetch_history()
@@ -502,7 +524,8 @@ async def run(args: argparse.Namespace, log: Callable[[str], None] = print) -> d
             await drivers[peer.key].many(args.batches, args.calls, WARMUP_PROMPTS, WARMUP_PROMPTS)
         levels: list[dict[str, Any]] = []
         for i, concurrency in enumerate(args.concurrency):
-            prompts = max(concurrency, args.prompts or 2 * concurrency)
+            default = PROMPTS_PER_LEVEL.get(concurrency, 2 * concurrency)
+            prompts = max(concurrency, args.prompts or default)
             order = peers[i % len(peers) :] + peers[: i % len(peers)] if peers else []
             for peer in order:
                 level = await measure_level(
@@ -559,6 +582,7 @@ COLUMNS = (
     ("payload_bytes_per_prompt", "payload B/prompt"),
     ("worker_cpu_ms_per_prompt", "worker CPU ms/prompt"),
     ("worker_peak_rss_mib", "worker peak RSS MiB"),
+    ("worker_rss_growth_kib_per_inflight_prompt", "RSS KiB/in-flight"),
 )
 
 
@@ -599,7 +623,10 @@ def main(argv: list[str] | None = None) -> int:
         "--concurrency", type=lambda s: [int(x) for x in s.split(",")], default=[1, 10, 100]
     )
     parser.add_argument(
-        "--prompts", type=int, default=0, help="per peer per level (default 2x concurrency)"
+        "--prompts",
+        type=int,
+        default=0,
+        help="per peer per level, at least the concurrency (default: overhead.py's 12, 60, 200)",
     )
     parser.add_argument(
         "--long-batches", type=int, default=50, help="batches of the replayed history (0: none)"

@@ -10,9 +10,9 @@ documentation shows: a module-level ``Agent`` with ``@agent.tool`` tools, wrappe
 The model is a ``FunctionModel`` that replays the script of :mod:`bench.peer_script`.
 Needs the ``peers`` extra; imported only by the peer benchmark.
 
-(``TemporalAgent`` is deprecated since pydantic-ai 2.x in favour of the
-``TemporalDurability`` capability; it is what the issue names and still what most
-published examples use, and it registers the same activities.)
+(In pydantic-ai-slim 2.68, the version measured, ``TemporalAgent`` is deprecated in favour
+of an ``Agent`` with the ``TemporalDurability`` capability; this module uses the wrapper
+the issue names. The capability path is not measured yet.)
 """
 
 from __future__ import annotations
