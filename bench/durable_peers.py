@@ -1,0 +1,667 @@
+"""Seawall beside the durable agents a Temporal user would pick instead (issue 27).
+
+    python bench/durable_peers.py [--batches B] [--calls M] [--tool-latency S]
+                                  [--concurrency 1,10,100] [--prompts N]
+                                  [--long-batches L] [--peers seawall,pydantic-ai,openai-agents]
+                                  [--json PATH]
+
+(Named ``durable_peers``, not ``peers``: ``bench/peers/`` is the loop benchmark's package of
+peer loop detectors.) One embedded dev server; one conversation — B batches of M tool calls
+(``bench.overhead.Workload``'s: ``fetch_k`` calls and a ``flaky_api`` that fails five
+times), each tool taking S seconds, then a final text — through:
+
+- ``seawall``: Seawall's worker as it ships (``worker.build_worker``), the guard in enforce
+  and the loop profile's rules on (``LoopSettings()``, the default profile), the model
+  scripted and the tools fixtures (``ScenarioHooks``); the tool latency is an activity
+  interceptor that sleeps S before each ``seawall.run_tool`` (fixtures answer at once);
+- ``pydantic-ai``: ``TemporalAgent`` with a ``FunctionModel`` and ``@agent.tool`` tools
+  (``bench/peer_pydantic_ai.py``);
+- ``openai-agents``: the OpenAI Agents SDK on Temporal with a fake model provider and
+  ``activity_as_tool`` tools (``bench/peer_openai_agents.py``).
+
+Each runs in a worker process of its own (so its CPU time and peak RSS are its own),
+started by this script with ``--serve-worker``. The peers need the ``peers`` extra; a peer
+whose packages are missing is reported as such and skipped. At each concurrency the peers
+run in turn, the order rotated per level, after two warm-up prompts each; prompts per level
+as `bench/overhead.py` (12, 60, 200 at 1, 10, 100) unless `--prompts` says.
+
+Reported per peer and concurrency: per-batch latency (median, p95: the gaps between
+consecutive model-activity schedules in the prompts' histories, server time), prompts per
+second, history events, history bytes and payload bytes per prompt (fetched histories),
+worker CPU seconds per prompt (``/proc`` user + system of the worker process), the worker's
+peak RSS (``VmHWM``) and its RSS growth per in-flight prompt (sampled every 0.2 s); and once
+per peer the replay time of one L-batch history on the peer's own replayer (its plugins, the
+SDK's sandbox as the plugins set it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import importlib.util
+import itertools
+import json
+import os
+import shutil
+import signal
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.message import Message
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import Client, WorkflowHistory
+from temporalio.client import Interceptor as ClientInterceptor
+from temporalio.worker import (
+    ActivityInboundInterceptor,
+    ExecuteActivityInput,
+    Interceptor,
+    Replayer,
+    Worker,
+)
+
+from bench import peer_script
+from bench.overhead import (
+    PROMPTS_PER_LEVEL,
+    Workload,
+    git_commit,
+    machine,
+    replayer_for,
+    seawall_worker,
+    start_server_with_retries,
+)
+from bench.server_metrics import process_cpu_seconds
+from bench.trusted import bench_client, worker_process_environment
+from workflows.contracts.activity import CALL_MODEL, RUN_TOOL
+from workflows.contracts.prompt import PromptResult, StopReason
+from workflows.prompt.workflow import PromptWorkflow
+from workflows.rules import LoopSettings
+from workflows.seed import GuardMode
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_JSON = ROOT / "bench" / "results" / "durable_peers.json"
+WARMUP_PROMPTS = 2
+REPLAY_REPEATS = 3
+RSS_SAMPLE_SECONDS = 0.2
+PAYLOAD_TYPE = "temporal.api.common.v1.Payload"
+
+
+@dataclass(frozen=True)
+class Peer:
+    key: str
+    title: str
+    module: str | None  # the peer's workflow module; None for Seawall
+    needs: tuple[str, ...]  # import names the peer needs (the ``peers`` extra)
+    model_mark: str  # a substring of its model activities' type names
+
+
+PEERS: dict[str, Peer] = {
+    p.key: p
+    for p in (
+        Peer("seawall", "Seawall (guard + rules, enforce)", None, (), CALL_MODEL),
+        Peer(
+            "pydantic-ai",
+            "pydantic-ai TemporalAgent",
+            "bench.peer_pydantic_ai",
+            ("pydantic_ai", "pydantic_ai.durable_exec.temporal"),
+            "model_request",
+        ),
+        Peer(
+            "openai-agents",
+            "OpenAI Agents SDK on Temporal",
+            "bench.peer_openai_agents",
+            ("agents", "temporalio.openai_agents"),
+            "invoke_model_activity",
+        ),
+    )
+}
+
+
+def missing(peer: Peer) -> str | None:
+    """Why ``peer`` cannot run here (a package it needs is not installed), or None."""
+    for name in peer.needs:
+        try:
+            found = importlib.util.find_spec(name) is not None
+        except ModuleNotFoundError:
+            found = False
+        if not found:
+            return f"{name} is not installed (pip install -e '.[peers]')"
+    return None
+
+
+def set_shape(calls: int, tool_latency: float) -> None:
+    """Before a peer module is imported: its module-level agent is built from this."""
+    peer_script.SHAPE.calls = calls
+    peer_script.SHAPE.tool_latency_seconds = tool_latency
+
+
+def peer_module(peer: Peer) -> ModuleType:
+    assert peer.module is not None
+    return importlib.import_module(peer.module)
+
+
+# --- the worker processes -----------------------------------------------------------------
+
+
+class _SleepingTools(ActivityInboundInterceptor):
+    def __init__(self, next: ActivityInboundInterceptor, seconds: float) -> None:
+        super().__init__(next)
+        self._seconds = seconds
+
+    async def execute_activity(self, input: ExecuteActivityInput) -> Any:
+        from temporalio import activity
+
+        if activity.info().activity_type == RUN_TOOL and self._seconds > 0:
+            await asyncio.sleep(self._seconds)
+        return await super().execute_activity(input)
+
+
+class ToolLatency(ClientInterceptor, Interceptor):
+    """Seawall's fixture tools answer at once; this makes each tool call take the same
+    time the peers' tools sleep, in the tool activity, before the tool runs."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    def intercept_activity(self, next: ActivityInboundInterceptor) -> ActivityInboundInterceptor:
+        return _SleepingTools(next, self.seconds)
+
+
+async def peer_client(address: str, namespace: str, peer: Peer) -> Client:
+    module = peer_module(peer)
+    return await Client.connect(address, namespace=namespace, plugins=module.client_plugins())
+
+
+async def build_peer_worker(address: str, namespace: str, peer: Peer, queue: str) -> Worker:
+    if peer.module is None:
+        from seawall.runtime.plugin import connect
+
+        client = await connect(
+            address, namespace, interceptors=[ToolLatency(peer_script.SHAPE.tool_latency_seconds)]
+        )
+        return seawall_worker(client, queue)
+    module = peer_module(peer)
+    client = await peer_client(address, namespace, peer)
+    # The SDK's defaults (sandboxed runner, cache size, pollers), with the peer's plugins.
+    return Worker(
+        client,
+        task_queue=queue,
+        workflows=module.WORKFLOWS,
+        activities=module.ACTIVITIES,
+        plugins=module.worker_plugins(),
+        graceful_shutdown_timeout=timedelta(seconds=5),
+    )
+
+
+async def serve_worker(args: argparse.Namespace) -> None:
+    """``--serve-worker``: one peer's worker until SIGTERM."""
+    from seawall.runtime.logs import configure_logging
+
+    configure_logging("json", "ERROR")
+    set_shape(args.calls, args.tool_latency)
+    worker = await build_peer_worker(
+        args.address, args.namespace, PEERS[args.peer], args.task_queue
+    )
+    stop = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+    async with worker:
+        print("ready", flush=True)
+        await stop.wait()
+
+
+def status_kib(pid: int, key: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(key + ":"):
+            return int(line.split()[1])
+    return 0
+
+
+@dataclass
+class WorkerProcess:
+    peer: Peer
+    queue: str
+    process: asyncio.subprocess.Process
+
+    @classmethod
+    async def start(
+        cls, peer: Peer, address: str, namespace: str, args: argparse.Namespace
+    ) -> WorkerProcess:
+        queue = f"bench-peer-{peer.key}-{uuid.uuid4().hex[:8]}"
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            str(Path(__file__).resolve()),
+            "--serve-worker",
+            "--peer",
+            peer.key,
+            "--address",
+            address,
+            "--namespace",
+            namespace,
+            "--task-queue",
+            queue,
+            "--calls",
+            str(args.calls),
+            "--tool-latency",
+            str(args.tool_latency),
+            env=worker_process_environment(),
+            stdout=asyncio.subprocess.PIPE,
+        )
+        assert proc.stdout is not None
+        line = await asyncio.wait_for(proc.stdout.readline(), 180)
+        if line.strip() != b"ready":
+            proc.kill()
+            await proc.wait()
+            raise RuntimeError(f"the {peer.key} worker did not start: {line!r}")
+        return cls(peer, queue, proc)
+
+    def cpu_seconds(self) -> float:
+        return process_cpu_seconds(self.process.pid)
+
+    def rss_kib(self) -> int:
+        return status_kib(self.process.pid, "VmRSS")
+
+    def peak_rss_kib(self) -> int:
+        return status_kib(self.process.pid, "VmHWM")
+
+    async def stop(self) -> None:
+        if self.process.returncode is None:
+            self.process.send_signal(signal.SIGTERM)
+        try:
+            await asyncio.wait_for(self.process.wait(), 30)
+        except TimeoutError:
+            self.process.kill()
+            await self.process.wait()
+
+
+# --- the driver ---------------------------------------------------------------------------
+
+
+@dataclass
+class Driver:
+    """Starts one peer's prompts and checks each ended with the script's answer."""
+
+    peer: Peer
+    client: Client
+    queue: str
+    workspace: str
+
+    async def one(self, batches: int, calls: int) -> str:
+        workflow_id = f"bench-peer-{self.peer.key}-{uuid.uuid4().hex[:12]}"
+        if self.peer.module is None:
+            prompt = Workload(batches=batches, calls=calls).seawall_input(
+                GuardMode.ENFORCE, self.workspace
+            )
+            prompt = prompt.model_copy(update={"loop_settings": LoopSettings()})
+            result: PromptResult = await self.client.execute_workflow(
+                PromptWorkflow.run, prompt, id=workflow_id, task_queue=self.queue
+            )
+            assert result.stop_reason is StopReason.END_TURN, result.stop_reason
+            assert result.model_requests == batches + 1, result.model_requests
+        else:
+            text = await self.client.execute_workflow(
+                peer_module(self.peer).WORKFLOW_NAME,
+                peer_script.prompt_text(batches),
+                id=workflow_id,
+                task_queue=self.queue,
+                result_type=str,
+            )
+            assert text == peer_script.FINAL_TEXT, text
+        return workflow_id
+
+    async def many(self, batches: int, calls: int, prompts: int, concurrency: int) -> list[str]:
+        limit = asyncio.Semaphore(concurrency)
+
+        async def guarded() -> str:
+            async with limit:
+                return await self.one(batches, calls)
+
+        return list(await asyncio.gather(*(guarded() for _ in range(prompts))))
+
+
+def payload_bytes(message: Message) -> int:
+    """The bytes of every ``Payload`` inside ``message`` (inputs, results, markers...)."""
+    total = 0
+    for fd, value in message.ListFields():
+        if fd.type != FieldDescriptor.TYPE_MESSAGE:
+            continue
+        assert fd.message_type is not None
+        if fd.message_type.GetOptions().map_entry:
+            inner = fd.message_type.fields_by_name["value"]
+            items = list(value.values()) if inner.type == FieldDescriptor.TYPE_MESSAGE else []
+        elif fd.is_repeated:
+            items = list(value)
+        else:
+            items = [value]
+        for item in items:
+            if item.DESCRIPTOR.full_name == PAYLOAD_TYPE:
+                total += item.ByteSize()
+            else:
+                total += payload_bytes(item)
+    return total
+
+
+def batch_gaps(history: WorkflowHistory, model_mark: str) -> list[float]:
+    """Seconds between consecutive model-activity schedules: one per batch."""
+    times = [
+        e.event_time.ToDatetime().timestamp()
+        for e in history.events
+        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+        and model_mark in e.activity_task_scheduled_event_attributes.activity_type.name
+    ]
+    return [b - a for a, b in itertools.pairwise(times)]
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return 0.0
+    return ordered[max(0, int(q * len(ordered) + 0.999999) - 1)]
+
+
+@dataclass
+class Level:
+    peer: str
+    concurrency: int
+    prompts: int
+    wall_seconds: float
+    worker_cpu_seconds: float
+    gaps: list[float] = field(default_factory=list)
+    events: int = 0
+    history_bytes: int = 0
+    payload_bytes: int = 0
+    rss_before_kib: int = 0
+    peak_rss_kib: int = 0  # VmHWM: the process's peak so far
+    level_peak_rss_kib: int = 0  # the highest RSS sampled during this level
+
+    def summary(self) -> dict[str, Any]:
+        n = max(1, self.prompts)
+        return {
+            "peer": self.peer,
+            "concurrency": self.concurrency,
+            "prompts": self.prompts,
+            "batches_measured": len(self.gaps),
+            "batch_latency_ms_median": round(statistics.median(self.gaps) * 1000, 2)
+            if self.gaps
+            else None,
+            "batch_latency_ms_p95": round(percentile(self.gaps, 0.95) * 1000, 2)
+            if self.gaps
+            else None,
+            "prompts_per_second": round(self.prompts / self.wall_seconds, 3),
+            "history_events_per_prompt": round(self.events / n, 1),
+            "history_bytes_per_prompt": round(self.history_bytes / n),
+            "payload_bytes_per_prompt": round(self.payload_bytes / n),
+            "worker_cpu_ms_per_prompt": round(self.worker_cpu_seconds / n * 1000, 1),
+            "worker_rss_mib_before": round(self.rss_before_kib / 1024, 1),
+            "worker_peak_rss_mib": round(self.peak_rss_kib / 1024, 1),
+            # What holding one more prompt in flight costs the worker, at this concurrency.
+            "worker_rss_growth_kib_per_inflight_prompt": round(
+                (self.level_peak_rss_kib - self.rss_before_kib) / self.concurrency, 1
+            ),
+        }
+
+
+async def sample_rss(worker: WorkerProcess, samples: list[int]) -> None:
+    """The worker's RSS every 0.2 s until cancelled: its peak within one level."""
+    while True:
+        samples.append(worker.rss_kib())
+        await asyncio.sleep(RSS_SAMPLE_SECONDS)
+
+
+async def measure_level(
+    driver: Driver, worker: WorkerProcess, args: argparse.Namespace, prompts: int, concurrency: int
+) -> Level:
+    rss_before = worker.rss_kib()
+    cpu_before = worker.cpu_seconds()
+    samples: list[int] = []
+    sampler = asyncio.create_task(sample_rss(worker, samples))
+    started = time.perf_counter()
+    try:
+        ids = await driver.many(args.batches, args.calls, prompts, concurrency)
+    finally:
+        sampler.cancel()
+    level = Level(
+        driver.peer.key,
+        concurrency,
+        prompts,
+        time.perf_counter() - started,
+        worker.cpu_seconds() - cpu_before,
+        rss_before_kib=rss_before,
+        peak_rss_kib=worker.peak_rss_kib(),
+        level_peak_rss_kib=max([rss_before, *samples]),
+    )
+    for workflow_id in ids:
+        history = await driver.client.get_workflow_handle(workflow_id).fetch_history()
+        level.gaps.extend(batch_gaps(history, driver.peer.model_mark))
+        level.events += len(history.events)
+        level.history_bytes += sum(e.ByteSize() for e in history.events)
+        level.payload_bytes += sum(payload_bytes(e) for e in history.events)
+    return level
+
+
+def replayer(peer: Peer) -> Replayer:
+    """The peer's replayer as its worker would run the workflow."""
+    if peer.module is None:
+        return replayer_for("b")
+    module = peer_module(peer)
+    return Replayer(
+        workflows=module.WORKFLOWS, plugins=[*module.client_plugins(), *module.worker_plugins()]
+    )
+
+
+async def _one(history: WorkflowHistory) -> AsyncIterator[WorkflowHistory]:
+    yield history
+
+
+async def measure_replay(driver: Driver, args: argparse.Namespace) -> dict[str, Any]:
+    workflow_id = await driver.one(args.long_batches, args.calls)
+    history = await driver.client.get_workflow_handle(workflow_id).fetch_history()
+    runner = replayer(driver.peer)
+    timings = []
+    for _ in range(REPLAY_REPEATS):
+        started = time.perf_counter()
+        results = await runner.replay_workflows(_one(history), raise_on_replay_failure=True)
+        timings.append(time.perf_counter() - started)
+        assert results.replay_failures == {}
+    return {
+        "peer": driver.peer.key,
+        "batches": args.long_batches,
+        "events": len(history.events),
+        "seconds_median": round(statistics.median(timings), 4),
+        "ms_per_1000_events": round(statistics.median(timings) / len(history.events) * 1e6, 2),
+    }
+
+
+async def run(args: argparse.Namespace, log: Callable[[str], None] = print) -> dict[str, Any]:
+    set_shape(args.calls, args.tool_latency)
+    wanted = [PEERS[k] for k in args.peers]
+    skipped = {p.key: reason for p in wanted if (reason := missing(p)) is not None}
+    peers = [p for p in wanted if p.key not in skipped]
+    for key, reason in skipped.items():
+        log(f"skipping {key}: {reason}")
+    report: dict[str, Any] = {
+        "machine": machine(),
+        "commit": git_commit(),
+        "load_average_before": [round(x, 2) for x in os.getloadavg()],
+        "workload": {
+            "batches_per_prompt": args.batches,
+            "calls_per_batch": args.calls,
+            "tool_latency_seconds": args.tool_latency,
+            "long_batches": args.long_batches,
+        },
+        "peers": {p.key: p.title for p in peers},
+        "skipped": skipped,
+        "versions": versions(),
+    }
+    started = time.perf_counter()
+    env = await start_server_with_retries()
+    workspace = tempfile.mkdtemp(prefix="seawall-bench-peers-")
+    workers: list[WorkerProcess] = []
+    try:
+        address = env.client.service_client.config.target_host
+        namespace = env.client.namespace
+        drivers: dict[str, Driver] = {}
+        processes: dict[str, WorkerProcess] = {}
+        for peer in peers:
+            worker = await WorkerProcess.start(peer, address, namespace, args)
+            workers.append(worker)
+            client = (
+                bench_client(env.client)
+                if peer.module is None
+                else await peer_client(address, namespace, peer)
+            )
+            drivers[peer.key] = Driver(peer, client, worker.queue, workspace)
+            processes[peer.key] = worker
+            await drivers[peer.key].many(args.batches, args.calls, WARMUP_PROMPTS, WARMUP_PROMPTS)
+        levels: list[dict[str, Any]] = []
+        for i, concurrency in enumerate(args.concurrency):
+            default = PROMPTS_PER_LEVEL.get(concurrency, 2 * concurrency)
+            prompts = max(concurrency, args.prompts or default)
+            order = peers[i % len(peers) :] + peers[: i % len(peers)] if peers else []
+            for peer in order:
+                level = await measure_level(
+                    drivers[peer.key], processes[peer.key], args, prompts, concurrency
+                )
+                levels.append(level.summary())
+                log(
+                    f"  {peer.key} at concurrency {concurrency}: {prompts} prompts, "
+                    f"median batch {levels[-1]['batch_latency_ms_median']} ms"
+                )
+        report["levels"] = levels
+        report["replay"] = []
+        if args.long_batches > 0:
+            for peer in peers:
+                try:
+                    report["replay"].append(await measure_replay(drivers[peer.key], args))
+                except Exception as err:  # one peer's failure must not lose the others' figures
+                    log(f"  {peer.key}: the long prompt or its replay failed: {err!r}")
+                    report["replay"].append({"peer": peer.key, "error": repr(err)})
+    finally:
+        for worker in workers:
+            await worker.stop()
+        await env.shutdown()
+        shutil.rmtree(workspace, ignore_errors=True)
+    report["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
+    report["seconds"] = round(time.perf_counter() - started, 1)
+    return report
+
+
+def versions() -> dict[str, str]:
+    from importlib import metadata
+
+    out = {}
+    for dist in (
+        "temporalio",
+        "pydantic-ai-slim",
+        "openai-agents",
+        "temporalio-openai-agents",
+        "openai",
+    ):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = "not installed"
+    return out
+
+
+COLUMNS = (
+    ("batch_latency_ms_median", "batch ms p50"),
+    ("batch_latency_ms_p95", "batch ms p95"),
+    ("prompts_per_second", "prompts/s"),
+    ("history_events_per_prompt", "events/prompt"),
+    ("history_bytes_per_prompt", "hist B/prompt"),
+    ("payload_bytes_per_prompt", "payload B/prompt"),
+    ("worker_cpu_ms_per_prompt", "worker CPU ms/prompt"),
+    ("worker_peak_rss_mib", "worker peak RSS MiB"),
+    ("worker_rss_growth_kib_per_inflight_prompt", "RSS KiB/in-flight"),
+)
+
+
+def print_tables(report: dict[str, Any]) -> None:
+    w = report["workload"]
+    print(
+        f"\n{w['batches_per_prompt']} batches x {w['calls_per_batch']} calls per prompt, "
+        f"tool latency {w['tool_latency_seconds']} s; versions: "
+        + ", ".join(f"{k} {v}" for k, v in report["versions"].items())
+    )
+    keys = list(report["peers"])
+    for concurrency in sorted({row["concurrency"] for row in report["levels"]}):
+        rows = {r["peer"]: r for r in report["levels"] if r["concurrency"] == concurrency}
+        print(f"\nconcurrency {concurrency} ({rows[keys[0]]['prompts']} prompts per peer)")
+        print(f"  {'':22}" + "".join(f"{k:>16}" for k in keys))
+        for key, label in COLUMNS:
+            print(f"  {label:22}" + "".join(f"{rows[k][key]!s:>16}" for k in keys))
+    if report.get("replay"):
+        print("\nreplay of one long history")
+        for r in report["replay"]:
+            if "error" in r:
+                print(f"  {r['peer']:16} failed: {r['error']}")
+                continue
+            print(
+                f"  {r['peer']:16} {r['batches']} batches, {r['events']} events: "
+                f"{r['seconds_median']:.3f} s ({r['ms_per_1000_events']} ms per 1,000 events)"
+            )
+    for key, reason in report["skipped"].items():
+        print(f"  not run: {key}: {reason}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--batches", type=int, default=5)
+    parser.add_argument("--calls", type=int, default=4)
+    parser.add_argument("--tool-latency", type=float, default=0.0, help="seconds per tool call")
+    parser.add_argument(
+        "--concurrency", type=lambda s: [int(x) for x in s.split(",")], default=[1, 10, 100]
+    )
+    parser.add_argument(
+        "--prompts",
+        type=int,
+        default=0,
+        help="per peer per level, at least the concurrency (default: overhead.py's 12, 60, 200)",
+    )
+    parser.add_argument(
+        "--long-batches", type=int, default=50, help="batches of the replayed history (0: none)"
+    )
+    parser.add_argument(
+        "--peers",
+        type=lambda s: [x for x in s.split(",") if x],
+        default=list(PEERS),
+        help="comma-separated: " + ",".join(PEERS),
+    )
+    parser.add_argument(
+        "--json", type=Path, default=None, help=f"write the report (e.g. {DEFAULT_JSON})"
+    )
+    parser.add_argument("--serve-worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--peer", default="seawall", help=argparse.SUPPRESS)
+    parser.add_argument("--address", default="", help=argparse.SUPPRESS)
+    parser.add_argument("--namespace", default="default", help=argparse.SUPPRESS)
+    parser.add_argument("--task-queue", default="", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.serve_worker:
+        asyncio.run(serve_worker(args))
+        return 0
+    unknown = [k for k in args.peers if k not in PEERS]
+    if unknown:
+        parser.error(f"--peers: unknown {', '.join(unknown)} (known: {', '.join(PEERS)})")
+    if args.batches < 1 or args.calls < 2:
+        parser.error("--batches must be ≥ 1 and --calls ≥ 2 (the fetch calls and flaky_api)")
+    report = asyncio.run(run(args))
+    print_tables(report)
+    if args.json is not None:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(report, indent=2) + "\n")
+        print(f"\nwrote {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

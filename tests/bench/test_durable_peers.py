@@ -1,0 +1,100 @@
+"""The durable-agent peer benchmark (bench/durable_peers.py) runs one conversation through
+every peer that is installed, and that conversation is Seawall's.
+
+No timing here (bench/durable_peers.py prints figures, never assertions): that the peers'
+script states the same calls and results as ``bench.overhead.Workload``, and that the
+benchmark at its smallest size completes every installed peer's prompts with the script's
+answer and reports every figure. The peers need the ``peers`` extra
+(``pip install -e '.[peers]'``); without it the run is skipped, saying so.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench import durable_peers, peer_script
+from bench.overhead import Workload
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize(("batches", "calls"), [(2, 3), (5, 4), (8, 2)])
+def test_the_peers_script_is_the_workloads(batches: int, calls: int) -> None:
+    workload = Workload(batches=batches, calls=calls)
+    turns = workload.script().turns
+    assert len(turns) == batches + 1
+    for b, turn in enumerate(turns[:-1]):
+        assert [(c.name, c.arguments) for c in turn.tool_calls] == [
+            (c.name, c.arguments) for c in peer_script.batch_calls(b, calls)
+        ]
+    assert turns[-1].text == peer_script.FINAL_TEXT and not turns[-1].tool_calls
+    fixtures = workload.fixtures()
+    for b in range(batches):
+        flaky = fixtures["flaky_api"].outcome_for(b)
+        assert (flaky.content or flaky.message) == peer_script.flaky_result(b)
+        for name in peer_script.fetch_names(calls):
+            assert fixtures[name].outcome_for(b).content == peer_script.fetch_result()
+    assert peer_script.batches_in(peer_script.prompt_text(batches)) == batches
+
+
+INSTALLED = [
+    key
+    for key, peer in durable_peers.PEERS.items()
+    if peer.module is not None and durable_peers.missing(peer) is None
+]
+
+
+@pytest.mark.skipif(
+    not INSTALLED,
+    reason="no durable-agent peer installed: the `peers` extra (pip install -e '.[peers]')",
+)
+def test_the_smallest_run_reports_every_installed_peer(tmp_path: Path) -> None:
+    out = tmp_path / "peers.json"
+    peers = ["seawall", *INSTALLED]
+    batches, prompts = 2, 2
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "durable_peers.py"),
+            "--batches",
+            str(batches),
+            "--calls",
+            "2",
+            "--concurrency",
+            "1",
+            "--prompts",
+            str(prompts),
+            "--long-batches",
+            "3",
+            "--peers",
+            ",".join(peers),
+            "--json",
+            str(out),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=280,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(out.read_text())
+    assert report["skipped"] == {}
+    assert sorted(report["peers"]) == sorted(peers)
+    levels = {row["peer"]: row for row in report["levels"]}
+    assert sorted(levels) == sorted(peers)
+    for row in levels.values():
+        assert row["prompts"] == prompts
+        # One gap between consecutive model steps per batch, in every prompt's history.
+        assert row["batches_measured"] == prompts * batches
+        assert row["history_events_per_prompt"] > 0
+        assert 0 < row["payload_bytes_per_prompt"] < row["history_bytes_per_prompt"]
+        assert row["worker_peak_rss_mib"] > 0
+    replays = {r["peer"]: r for r in report["replay"]}
+    assert sorted(replays) == sorted(peers)
+    assert all(r["events"] > 0 and r["batches"] == 3 for r in replays.values())
