@@ -270,7 +270,11 @@ def test_benchmarks_measure_the_worker_but_never_import_the_clients() -> None:
         "activities",
         "worker",
     )
-    assert violations(("bench",), allowed, forbidden_sdks=True) == []
+    # The OpenAI Agents SDK peer of bench/durable_peers.py is that SDK's own agent: its
+    # scripted model answers in the SDK's response types, so it imports them.
+    peer = "bench/peer_openai_agents.py:"
+    found = violations(("bench",), allowed, forbidden_sdks=True)
+    assert [v for v in found if not (v.startswith(peer) and " imports openai." in v)] == []
 
 
 def test_the_import_scanner_sees_relative_and_function_level_imports() -> None:
