@@ -13,19 +13,16 @@ from __future__ import annotations
 
 from tests.workflows.rules.test_loop_rules import (
     SAME_REMINDER_AT,
-    Outcome,
     Round,
     call,
     denied,
+    fails,
     works,
 )
 from tests.workflows.rules.test_time_evidence import TimedPrompt, assert_reminded_then_stopped
 from workflows.contracts import (
     ExecutionStatus,
-    TerminalStatus,
-    ToolCall,
     ToolErrorType,
-    ToolOutcome,
 )
 from workflows.contracts.prompt import LoopType
 from workflows.rules.evidence import LONG_CALL_SECONDS, ResultKind, call_evidence, waited
@@ -71,24 +68,11 @@ def test_an_observation_that_stops_changing_no_longer_excuses_the_repeat() -> No
     assert_reminded_then_stopped(rounds)
 
 
-def refused(text: str) -> Outcome:
-    def outcome(c: ToolCall) -> ToolOutcome:
-        return ToolOutcome(
-            call_id=c.call_id,
-            tool_name=c.name,
-            policy_tool_name=c.name,
-            status=TerminalStatus.ERROR,
-            execution_status=ExecutionStatus.NOT_STARTED,
-            execution_error_type=ToolErrorType.UNKNOWN,
-            error_type=ToolErrorType.UNKNOWN,
-            content=text,
-            error_message=text,
-        )
-
-    return outcome
-
-
-LIMIT = refused("Tool call limit reached. Tool call search not executed. Don't try again.")
+LIMIT = fails(
+    "Tool call limit reached. Tool call search not executed. Don't try again.",
+    ToolErrorType.UNKNOWN,
+    ExecutionStatus.NOT_STARTED,
+)
 
 
 def test_the_same_refusal_of_the_runner_again_is_a_repeat() -> None:

@@ -79,15 +79,20 @@ def sh(command: str) -> ToolCall:
 
 
 def fails(
-    text: str = "no such file", error_type: ToolErrorType = ToolErrorType.EXECUTION_FAILED
+    text: str = "no such file",
+    error_type: ToolErrorType = ToolErrorType.EXECUTION_FAILED,
+    execution_status: ExecutionStatus = ExecutionStatus.ERROR,
 ) -> Outcome:
+    """An error outcome; ``execution_status`` ``NOT_STARTED``: the runner refused to start
+    the call (a tool-call limit, say)."""
+
     def outcome(c: ToolCall) -> ToolOutcome:
         return ToolOutcome(
             call_id=c.call_id,
             tool_name=c.name,
             policy_tool_name=c.name,
             status=TerminalStatus.ERROR,
-            execution_status=ExecutionStatus.ERROR,
+            execution_status=execution_status,
             execution_error_type=error_type,
             error_type=error_type,
             content=text,
