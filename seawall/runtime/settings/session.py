@@ -88,6 +88,12 @@ class SessionRead:
         """What was found, when it does not validate."""
         return self.found if self.error is not None else None
 
+    def diagnostic(self, event: str, what: str, expected: str, instead: str) -> Diagnostic | None:
+        """The diagnostic of a found value that does not validate (the start then uses the
+        default, ``value``); None when the value is valid or unset."""
+        found = self.invalid
+        return None if found is None else found.rejected(event, what, expected, instead, found.text)
+
 
 def read_setting(name: str, environ: Mapping[str, str], config: UserConfig) -> SessionRead:
     """Setting ``name`` from its variable, else its user config key (a file that stopped
@@ -199,16 +205,13 @@ def resolve_context_budget(
     ``SEAWALL_CONTEXT_BUDGET_CHARS``, else the user config key ``context_budget_chars``, else
     the default; a value that stopped validating means the default plus one diagnostic."""
     read = read_setting("context_budget_chars", *_sources(environ, config_path))
-    if (found := read.invalid) is None:
-        return ContextBudgetResolution(read.value)
     return ContextBudgetResolution(
-        DEFAULT_CONTEXT_BUDGET_CHARS,
-        found.rejected(
+        read.value,
+        read.diagnostic(
             "invalid_context_budget",
             "context budget",
             f"a whole number of characters, at least {MIN_CONTEXT_BUDGET_CHARS}",
             f"using {DEFAULT_CONTEXT_BUDGET_CHARS}",
-            found.text,
         ),
     )
 
@@ -229,16 +232,13 @@ def resolve_activity_summaries(
     ``activity_summaries``), from ``SEAWALL_ACTIVITY_SUMMARIES``, else the user config key,
     else off; a value that stopped validating means off plus one diagnostic."""
     read = read_setting("activity_summaries", *_sources(environ, config_path))
-    if (found := read.invalid) is None:
-        return ActivitySummariesResolution(read.value)
     return ActivitySummariesResolution(
-        False,
-        found.rejected(
+        read.value,
+        read.diagnostic(
             "invalid_activity_summaries",
             "activity_summaries",
             "true or false",
             "summaries stay off",
-            found.text,
         ),
     )
 
@@ -260,17 +260,14 @@ def resolve_model_retry_window(
     user config key, else the default; a value that stopped validating means the default
     plus one diagnostic."""
     read = read_setting("model_retry_window_seconds", *_sources(environ, config_path))
-    if (found := read.invalid) is None:
-        return ModelRetryWindowResolution(read.value)
     return ModelRetryWindowResolution(
-        DEFAULT_MODEL_RETRY_WINDOW_SECONDS,
-        found.rejected(
+        read.value,
+        read.diagnostic(
             "invalid_model_retry_window",
             "model_retry_window_seconds",
             f"seconds, from {MIN_MODEL_RETRY_WINDOW_SECONDS:g} to "
             f"{MAX_MODEL_RETRY_WINDOW_SECONDS:g}",
             f"using {DEFAULT_MODEL_RETRY_WINDOW_SECONDS:g}",
-            found.text,
         ),
     )
 
