@@ -24,9 +24,9 @@ before it answered. The world had that long to change, so the same answer again 
 status, not a spin; unless the call *acts* (a state-changing tool: a subagent dispatch
 that ran for minutes spent them working, and dispatching it again for the same answer is a
 repeat however long each run takes); and, like a sleep, it counts as time passed for every
-other call (``LoopRules.wait_epoch``). Only successes: a *failure* that took long is a slow build, a
-test run or a start that timed out, and the same slow failure again is exactly the cycle
-the failure-cycle rule exists for (a dev server that times out the same way after every
+other call (``LoopRules.wait_epoch``). Only successes: a *failure* that took long is a slow
+build, a test run or a start that timed out, and the same slow failure again is exactly the
+cycle the failure-cycle rule exists for (a dev server that times out the same way after every
 restart), so a failure waits only by what it is (:func:`waits_for_time`), as before. The
 price of the measure: a slow check re-run with nothing changed (a green suite that takes a
 minute) waited too, so the identical-result rule no longer counts it; catching that takes
