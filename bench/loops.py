@@ -7,7 +7,7 @@ Every scenario runs, in the pure simulator (``bench/simulate.py``), through Seaw
 protections in guard mode ``enforce`` under both loop profiles (docs/architecture.md, "Loop
 profiles"): ``seawall`` is the recommended profile, ``seawall-seed`` the seeds' rules
 verbatim; through each baseline of ``bench/baselines.py``; and through each faithful peer of
-``bench/peers/`` and their union (``any_peer``). For each policy it reports,
+``bench/loop_peers/`` and their union (``any_peer``). For each policy it reports,
 over the scenarios labeled ``loop``: how many it stopped (by a rule, not by the tool-call
 cap), how many only the cap ended, and the tool calls and model requests spent from the
 batch where the loop started until the policy stopped it (median and p90); over the
@@ -54,7 +54,7 @@ from typing import Any
 import yaml
 
 from bench.baselines import fresh_baselines
-from bench.peers import fresh_peers
+from bench.loop_peers import fresh_peers
 from bench.simulate import (
     SEAWALL,
     SEAWALL_SEED,

@@ -1,4 +1,4 @@
-"""The OpenAI Agents SDK on Temporal, as a peer of Seawall in bench/durable_peers.py.
+"""The OpenAI Agents SDK on Temporal, as a peer of Seawall in bench/peers.py.
 
 Why it exists: the other durable agent a Temporal user may pick is the OpenAI Agents SDK
 with Temporal's integration (``temporalio.contrib.openai_agents``, since temporalio 1.35 a

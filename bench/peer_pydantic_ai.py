@@ -1,4 +1,4 @@
-"""pydantic-ai's durable agent on Temporal, as a peer of Seawall in bench/durable_peers.py.
+"""pydantic-ai's durable agent on Temporal, as a peer of Seawall in bench/peers.py.
 
 Why it exists: a user building a durable agent on Temporal may pick pydantic-ai's
 ``TemporalAgent`` (``pydantic_ai.durable_exec.temporal``) instead of Seawall; the peer

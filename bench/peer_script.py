@@ -1,11 +1,11 @@
-"""The scripted agent conversation the durable-agent peers replay (bench/durable_peers.py).
+"""The scripted agent conversation the durable-agent peers replay (bench/peers.py).
 
 Why it exists: the peers' workflows run in Temporal's sandbox, which re-imports their
 modules; this module is small and imports nothing but the standard library so that cost is
 the peers' own, not ours. It states the same conversation as ``bench.overhead.Workload``
 (batch ``b`` calls ``fetch_k(path="data/b/k.json")`` for ``k < M-1`` and
 ``flaky_api(attempt=b)``, which fails in the first five batches; then one final text) and
-the same tool results; ``tests/bench/test_durable_peers.py`` checks that the two agree.
+the same tool results; ``tests/bench/test_peers.py`` checks that the two agree.
 """
 
 from __future__ import annotations

@@ -19,8 +19,8 @@ tools, the scenario's events); ``bench/loops.py`` checks it against the real wor
 sample, so any drift there shows up.
 
 ``simulate_baseline`` plays the same script with none of Seawall's protections and one of
-the peer rules from ``bench/baselines.py`` or one of the faithful peers of ``bench/peers/``
-instead (their protocol, with its optional hooks, is ``bench/peers/base.py``).
+the peer rules from ``bench/baselines.py`` or one of the faithful peers of ``bench/loop_peers/``
+instead (their protocol, with its optional hooks, is ``bench/loop_peers/base.py``).
 
 What it emulates: fixture tools (every outcome a scenario can script, ``hang`` included
 when a ``cancel`` event ends that batch), calls of unregistered tools and calls whose
@@ -128,7 +128,7 @@ class SimResult:
     loop_profile: str = LoopProfile.SEED.value
     rules: list[RuleEntry] = field(default_factory=list)
     # Warnings the policy put into the conversation: Seawall's reminders (the post-batch
-    # step's), or a peer's injected warnings (bench/peers/base.py).
+    # step's), or a peer's injected warnings (bench/loop_peers/base.py).
     warnings: int = 0
 
     @property
@@ -201,7 +201,7 @@ def verdict_differences(simulated: dict[str, Any], real: dict[str, Any]) -> list
 
 class BaselineRule(Protocol):
     """The required part of a peer loop rule (the whole protocol, with its optional hooks
-    ``observe_model``, ``refuse_call`` and ``warning``, is ``bench.peers.base.PeerRule``).
+    ``observe_model``, ``refuse_call`` and ``warning``, is ``bench.loop_peers.base.PeerRule``).
     ``before_batch`` may refuse to run a batch (it is skipped); ``after_batch`` sees the
     settled outcomes. Either returns the rule's name to stop."""
 
@@ -509,7 +509,7 @@ def simulate_baseline(scenario: Scenario, rule: BaselineRule) -> SimResult:
     """Replay ``scenario`` with no Seawall protection, under the per-prompt tool-call cap
     (the scenario's, 100 by default) and ``rule``. Every call the rule lets through runs.
 
-    The optional hooks of ``bench.peers.base.PeerRule`` are called when the rule has them,
+    The optional hooks of ``bench.loop_peers.base.PeerRule`` are called when the rule has them,
     in the order that module documents: the reply's text, single-call refusals, the batch
     check, a warning, the batch, the settled check, a warning. A warning is appended to the
     conversation (as ``rule.warning_role``, ``user`` by default) and counted."""

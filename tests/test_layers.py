@@ -270,7 +270,7 @@ def test_benchmarks_measure_the_worker_but_never_import_the_clients() -> None:
         "activities",
         "worker",
     )
-    # The OpenAI Agents SDK peer of bench/durable_peers.py is that SDK's own agent: its
+    # The OpenAI Agents SDK peer of bench/peers.py is that SDK's own agent: its
     # scripted model answers in the SDK's response types, so it imports them.
     peer = "bench/peer_openai_agents.py:"
     found = violations(("bench",), allowed, forbidden_sdks=True)

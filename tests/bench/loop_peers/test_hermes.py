@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 
-from bench.peers.hermes import HermesGuardrails, HermesGuardrailsAttended
+from bench.loop_peers.hermes import HermesGuardrails, HermesGuardrailsAttended
 from workflows.contracts import TerminalStatus, ToolCall, ToolOutcome
 
 _ids = itertools.count()

@@ -16,8 +16,8 @@ from workflows.contracts import ToolCall, ToolOutcome
 
 
 class AnyPeer:
-    """The union of ``peers`` (fresh instances; ``bench.peers.fresh_peers`` passes one of
-    each of ``bench.peers.PEERS``)."""
+    """The union of ``peers`` (fresh instances; ``bench.loop_peers.fresh_peers`` passes one of
+    each of ``bench.loop_peers.PEERS``)."""
 
     name = "any_peer"
     title = "any faithful peer (union)"

@@ -1,7 +1,7 @@
 """Roo Code's ``ToolRepetitionDetector``, re-implemented from its published source.
 
 Why it exists: the loop benchmark compares Seawall with the peers' real detectors
-(bench/peers/__init__.py). Source: github.com/RooCodeInc/Roo-Code at commit
+(bench/loop_peers/__init__.py). Source: github.com/RooCodeInc/Roo-Code at commit
 ``cb836567180a3ff1da6d082f3178b90c3bd22a70`` (2026-04-14; extension 3.52.1, CLI 0.1.17):
 
 - ``src/core/tools/ToolRepetitionDetector.ts`` (last changed in 04ffb64): the detector;

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from bench.peers.roo_code import RooToolRepetition, RooToolRepetitionAsk, roo_refusal_text
+from bench.loop_peers.roo_code import RooToolRepetition, RooToolRepetitionAsk, roo_refusal_text
 from workflows.contracts import ToolCall
 
 

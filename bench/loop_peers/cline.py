@@ -1,7 +1,7 @@
 """Cline's soft/hard loop limits and consecutive-mistake limit, from its published source.
 
 Why it exists: the loop benchmark compares Seawall with the peers' real detectors
-(bench/peers/__init__.py). Source: github.com/cline/cline at commit
+(bench/loop_peers/__init__.py). Source: github.com/cline/cline at commit
 ``21cb8d2525bcedf1f4b6890b27a74a14fe7451e4`` (2026-08-22, "release v0.0.78": SDK core
 0.0.78, CLI 3.0.56). Cline's agent loop now lives in its SDK; the older extension-only
 ``Task.consecutiveMistakeCount`` was ported there (the files cite "parity with pre-Step-9

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bench.peers.cline import ClineLoopLimits, cline_soft_message
+from bench.loop_peers.cline import ClineLoopLimits, cline_soft_message
 from workflows.contracts import TerminalStatus, ToolCall, ToolOutcome
 
 

@@ -2,7 +2,7 @@
 
 Why it exists: ``bench/simulate.py`` plays every scenario under each peer exactly as the
 peer's own agent would run it, warnings included, and ``bench/loops.py`` reports them beside
-Seawall. Each peer module in ``bench/peers/`` holds one class written to this protocol; a
+Seawall. Each peer module in ``bench/loop_peers/`` holds one class written to this protocol; a
 peer keeps its state in the instance, so the benchmark makes a fresh one per scenario.
 
 The simulator's order, per model reply:

@@ -1,12 +1,12 @@
 """Seawall beside the durable agents a Temporal user would pick instead (issue 27).
 
-    python bench/durable_peers.py [--batches B] [--calls M] [--tool-latency S]
-                                  [--concurrency 1,10,100] [--prompts N]
-                                  [--long-batches L] [--peers seawall,pydantic-ai,openai-agents]
-                                  [--json PATH]
+    python bench/peers.py [--batches B] [--calls M] [--tool-latency S]
+                          [--concurrency 1,10,100] [--prompts N]
+                          [--long-batches L] [--peers seawall,pydantic-ai,openai-agents]
+                          [--json PATH]
 
-(Named ``durable_peers``, not ``peers``: ``bench/peers/`` is the loop benchmark's package of
-peer loop detectors.) One embedded dev server; one conversation — B batches of M tool calls
+(The loop benchmark's peers, the loop detectors of other agents, are ``bench/loop_peers/``;
+these are the durable agents.) One embedded dev server; one conversation — B batches of M tool calls
 (``bench.overhead.Workload``'s: ``fetch_k`` calls and a ``flaky_api`` that fails five
 times), each tool taking S seconds, then a final text — through:
 
@@ -89,7 +89,7 @@ from workflows.rules import LoopSettings
 from workflows.seed import GuardMode
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_JSON = ROOT / "bench" / "results" / "durable_peers.json"
+DEFAULT_JSON = ROOT / "bench" / "results" / "peers.json"
 WARMUP_PROMPTS = 2
 REPLAY_REPEATS = 3
 RSS_SAMPLE_SECONDS = 0.2

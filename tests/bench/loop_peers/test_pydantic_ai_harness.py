@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 
-from bench.peers.pydantic_ai_harness import (
+from bench.loop_peers.pydantic_ai_harness import (
     PydanticAiLoopDetection,
     PydanticAiLoopDetectionError,
     pydantic_fingerprint,

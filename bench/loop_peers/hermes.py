@@ -1,7 +1,7 @@
 """hermes-agent's tool-call loop guardrails, re-implemented from its published source.
 
 Why it exists: the loop benchmark compares Seawall with the peers' real detectors
-(bench/peers/__init__.py). Source: github.com/NousResearch/hermes-agent (too large to
+(bench/loop_peers/__init__.py). Source: github.com/NousResearch/hermes-agent (too large to
 mirror here; read from the stored index):
 
 - ``agent/tool_guardrails.py`` at commit ``06c25ac90be80f38672ba0169814d9620fe8c9fa``:

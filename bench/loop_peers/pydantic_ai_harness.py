@@ -1,7 +1,7 @@
 """pydantic-ai-harness's ``LoopDetection`` capability, re-implemented from its published source.
 
 Why it exists: the loop benchmark compares Seawall with the peers' real detectors
-(bench/peers/__init__.py). Source: github.com/pydantic/pydantic-ai-harness,
+(bench/loop_peers/__init__.py). Source: github.com/pydantic/pydantic-ai-harness,
 ``pydantic_ai_harness/loop_detection/_capability.py`` and ``README.md`` at commit
 ``f62e67ee976f5fc239c24e7c73958a517dd818a6`` (read from the stored index; the repository
 could not be mirrored here). The README calls it "a released, non-experimental
