@@ -973,6 +973,20 @@ def print_long_replay(replay: dict[str, Any]) -> None:
         )
         for runner, seconds in r.get("runners", {}).items():
             print(f"      the same history on {OTHER_RUNNERS[runner]}: {seconds:.2f} s")
+    ratios = replay.get("seawall_over_bare") or {}
+    if ratios:
+        b, d = replay["variants"]["b"]["runners"], replay["variants"]["d"]["runners"]
+        print(
+            f"  Seawall over the bare floor, the same history shape on the same runner "
+            f"(target ≤ {replay['floor_target']}×):"
+        )
+        print(f"    {'runner':<42}{'Seawall s':>10}{'bare s':>10}{'ratio':>8}")
+        for runner, ratio in ratios.items():
+            mark = "" if ratio <= replay["floor_target"] else "  over target"
+            print(
+                f"    {OTHER_RUNNERS[runner]:<42}{b[runner]:>10.2f}{d[runner]:>10.2f}"
+                f"{ratio:>7.2f}×{mark}"
+            )
 
 
 def print_tables(report: dict[str, Any]) -> None:

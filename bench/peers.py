@@ -73,6 +73,7 @@ from temporalio.worker import (
 from bench import peer_script
 from bench.overhead import (
     PROMPTS_PER_LEVEL,
+    ROUNDS,
     Workload,
     git_commit,
     machine,
@@ -83,6 +84,7 @@ from bench.overhead import (
 from bench.server_metrics import process_cpu_seconds
 from bench.trusted import bench_client, worker_process_environment
 from workflows.contracts.activity import CALL_MODEL, RUN_TOOL
+from workflows.contracts.conversation import DEFAULT_CONTEXT_BUDGET_CHARS
 from workflows.contracts.prompt import PromptResult, StopReason
 from workflows.prompt.workflow import PromptWorkflow
 from workflows.rules import LoopSettings
@@ -301,7 +303,15 @@ class Driver:
             prompt = Workload(batches=batches, calls=calls).seawall_input(
                 GuardMode.ENFORCE, self.workspace
             )
-            prompt = prompt.model_copy(update={"loop_settings": LoopSettings()})
+            # Settings resolved, as a session resolves them once for all its prompts (every
+            # gateway and editor prompt runs in a session): the prompt's history then holds
+            # no settings step, as in production.
+            prompt = prompt.model_copy(
+                update={
+                    "loop_settings": LoopSettings(),
+                    "context_budget_chars": DEFAULT_CONTEXT_BUDGET_CHARS,
+                }
+            )
             result: PromptResult = await self.client.execute_workflow(
                 PromptWorkflow.run, prompt, id=workflow_id, task_queue=self.queue
             )
@@ -377,11 +387,29 @@ class Level:
     worker_cpu_seconds: float
     gaps: list[float] = field(default_factory=list)
     events: int = 0
+    event_types: dict[str, int] = field(default_factory=dict)
     history_bytes: int = 0
     payload_bytes: int = 0
     rss_before_kib: int = 0
     peak_rss_kib: int = 0  # VmHWM: the process's peak so far
     level_peak_rss_kib: int = 0  # the highest RSS sampled during this level
+
+    round_rates: list[float] = field(default_factory=list)  # prompts/s of each round
+
+    def merge(self, other: Level) -> None:
+        """Add another round of the same peer and concurrency."""
+        self.prompts += other.prompts
+        self.wall_seconds += other.wall_seconds
+        self.worker_cpu_seconds += other.worker_cpu_seconds
+        self.gaps.extend(other.gaps)
+        self.events += other.events
+        for kind, count in other.event_types.items():
+            self.event_types[kind] = self.event_types.get(kind, 0) + count
+        self.history_bytes += other.history_bytes
+        self.payload_bytes += other.payload_bytes
+        self.peak_rss_kib = max(self.peak_rss_kib, other.peak_rss_kib)
+        self.level_peak_rss_kib = max(self.level_peak_rss_kib, other.level_peak_rss_kib)
+        self.round_rates.extend(other.round_rates)
 
     def summary(self) -> dict[str, Any]:
         n = max(1, self.prompts)
@@ -397,7 +425,11 @@ class Level:
             if self.gaps
             else None,
             "prompts_per_second": round(self.prompts / self.wall_seconds, 3),
+            "prompts_per_second_by_round": [round(r, 3) for r in self.round_rates],
             "history_events_per_prompt": round(self.events / n, 1),
+            "history_event_types_per_prompt": {
+                k: round(v / n, 2) for k, v in sorted(self.event_types.items())
+            },
             "history_bytes_per_prompt": round(self.history_bytes / n),
             "payload_bytes_per_prompt": round(self.payload_bytes / n),
             "worker_cpu_ms_per_prompt": round(self.worker_cpu_seconds / n * 1000, 1),
@@ -439,10 +471,14 @@ async def measure_level(
         peak_rss_kib=worker.peak_rss_kib(),
         level_peak_rss_kib=max([rss_before, *samples]),
     )
+    level.round_rates.append(prompts / level.wall_seconds)
     for workflow_id in ids:
         history = await driver.client.get_workflow_handle(workflow_id).fetch_history()
         level.gaps.extend(batch_gaps(history, driver.peer.model_mark))
         level.events += len(history.events)
+        for event in history.events:
+            kind = EventType.Name(event.event_type).removeprefix("EVENT_TYPE_")
+            level.event_types[kind] = level.event_types.get(kind, 0) + 1
         level.history_bytes += sum(e.ByteSize() for e in history.events)
         level.payload_bytes += sum(payload_bytes(e) for e in history.events)
     return level
@@ -523,20 +559,32 @@ async def run(args: argparse.Namespace, log: Callable[[str], None] = print) -> d
             processes[peer.key] = worker
             await drivers[peer.key].many(args.batches, args.calls, WARMUP_PROMPTS, WARMUP_PROMPTS)
         levels: list[dict[str, Any]] = []
-        for i, concurrency in enumerate(args.concurrency):
+        for concurrency in args.concurrency:
             default = PROMPTS_PER_LEVEL.get(concurrency, 2 * concurrency)
-            prompts = max(concurrency, args.prompts or default)
-            order = peers[i % len(peers) :] + peers[: i % len(peers)] if peers else []
-            for peer in order:
-                level = await measure_level(
-                    drivers[peer.key], processes[peer.key], args, prompts, concurrency
-                )
-                levels.append(level.summary())
+            rounds = ROUNDS.get(concurrency, 2) if args.rounds is None else args.rounds
+            per_round = max(concurrency, (args.prompts or default) // max(1, rounds))
+            merged: dict[str, Level] = {}
+            # Interleaved rounds, the order rotated each round: a change in the machine's
+            # load (2 cores here) hits every peer alike instead of whichever ran then.
+            for r in range(max(1, rounds)):
+                order = peers[r % len(peers) :] + peers[: r % len(peers)] if peers else []
+                for peer in order:
+                    level = await measure_level(
+                        drivers[peer.key], processes[peer.key], args, per_round, concurrency
+                    )
+                    if peer.key in merged:
+                        merged[peer.key].merge(level)
+                    else:
+                        merged[peer.key] = level
+            for peer in peers:
+                levels.append(merged[peer.key].summary())
                 log(
-                    f"  {peer.key} at concurrency {concurrency}: {prompts} prompts, "
-                    f"median batch {levels[-1]['batch_latency_ms_median']} ms"
+                    f"  {peer.key} at concurrency {concurrency}: {levels[-1]['prompts']} "
+                    f"prompts in {rounds} rounds, median batch "
+                    f"{levels[-1]['batch_latency_ms_median']} ms"
                 )
         report["levels"] = levels
+        report["against_best_peer"] = against_best_peer(levels)
         report["replay"] = []
         if args.long_batches > 0:
             for peer in peers:
@@ -553,6 +601,45 @@ async def run(args: argparse.Namespace, log: Callable[[str], None] = print) -> d
     report["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
     report["seconds"] = round(time.perf_counter() - started, 1)
     return report
+
+
+# The figures issue 27 sets targets on: Seawall's over the best peer's, ≤ 1.0 each. Lower
+# is better for all of them (prompts per second enters as its inverse).
+TARGETS = (
+    ("batch_latency_ms_median", "batch latency p50"),
+    ("batch_latency_ms_p95", "batch latency p95"),
+    ("seconds_per_prompt", "inverse throughput"),
+    ("history_events_per_prompt", "history events per prompt"),
+)
+
+
+def against_best_peer(levels: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per concurrency and target figure: Seawall's value, the best other peer's (and
+    which), and their ratio."""
+    out = []
+    for concurrency in sorted({row["concurrency"] for row in levels}):
+        rows = {r["peer"]: r for r in levels if r["concurrency"] == concurrency}
+        if "seawall" not in rows or len(rows) < 2:
+            continue
+        for row in rows.values():
+            row["seconds_per_prompt"] = round(1 / row["prompts_per_second"], 4)
+        for key, title in TARGETS:
+            others = {k: r[key] for k, r in rows.items() if k != "seawall" and r[key]}
+            if not others or not rows["seawall"][key]:
+                continue
+            best = min(others, key=lambda k: others[k])
+            out.append(
+                {
+                    "concurrency": concurrency,
+                    "figure": key,
+                    "title": title,
+                    "seawall": rows["seawall"][key],
+                    "best_peer": best,
+                    "best_peer_value": others[best],
+                    "ratio": round(rows["seawall"][key] / others[best], 3),
+                }
+            )
+    return out
 
 
 def versions() -> dict[str, str]:
@@ -600,6 +687,14 @@ def print_tables(report: dict[str, Any]) -> None:
         print(f"  {'':22}" + "".join(f"{k:>16}" for k in keys))
         for key, label in COLUMNS:
             print(f"  {label:22}" + "".join(f"{rows[k][key]!s:>16}" for k in keys))
+    if report.get("against_best_peer"):
+        print("\nSeawall over the best peer on each figure (target ≤ 1.00×)")
+        for row in report["against_best_peer"]:
+            mark = "" if row["ratio"] <= 1.0 else "  over target"
+            print(
+                f"  c={row['concurrency']:<4} {row['title']:<28} {row['seawall']!s:>10} vs "
+                f"{row['best_peer_value']!s:>10} ({row['best_peer']}): {row['ratio']:.2f}×{mark}"
+            )
     if report.get("replay"):
         print("\nreplay of one long history")
         for r in report["replay"]:
@@ -627,6 +722,12 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         default=0,
         help="per peer per level, at least the concurrency (default: overhead.py's 12, 60, 200)",
+    )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=None,
+        help="interleaved rounds per level (default: overhead.py's 4, 4, 2 at 1, 10, 100)",
     )
     parser.add_argument(
         "--long-batches", type=int, default=50, help="batches of the replayed history (0: none)"

@@ -27,6 +27,8 @@ from bench.server_metrics import state_transitions
 
 TARGET_EVENTS = 10_000
 TARGET_SECONDS = 2.0
+# Issue 27: Seawall's replay within 1.3x of the same-shape bare workflow on the same runner.
+FLOOR_TARGET = 1.3
 DEFAULT_BATCHES = 50
 DEFAULT_CALLS = 70
 
@@ -115,4 +117,15 @@ async def measure_long_replay(
                 for name, other in (other_runners or {}).items()
             },
         }
+    out["floor_target"] = FLOOR_TARGET
+    out["seawall_over_bare"] = over_bare(out["variants"])
     return out
+
+
+def over_bare(variants: dict[str, Any]) -> dict[str, float]:
+    """Seawall's replay (``b``) over the bare workflow's (``d``) on each workflow runner both
+    were replayed on: the same runner, so the ratio is what Seawall's own code costs."""
+    if "b" not in variants or "d" not in variants:
+        return {}
+    b, d = variants["b"]["runners"], variants["d"]["runners"]
+    return {runner: round(b[runner] / d[runner], 3) for runner in b if d.get(runner)}

@@ -112,6 +112,11 @@ FIXTURES: dict[str, tuple[str, GuardMode | None]] = {
     # Recorded after MODEL_RETRY_WINDOW_PATCH: its marker beside the three above, and every
     # model request scheduled with MODEL_RETRY_WINDOW and the prompt's retry window.
     "model-retry-window-warn-then-stop": ("read-missing-file-loop", None),
+    # Recorded after ONE_MARKER_PATCH: its one marker for the five patches before it, and
+    # the guard's search attributes from its warning on (the second tracks a denied call's
+    # failures before its reminders).
+    "one-marker-warn-then-stop": ("read-missing-file-loop", None),
+    "one-marker-denied-call": ("denied-call-repeat", None),
 }
 # Session fixtures: the first recorded before CONTEXT_POLICY_PATCH, the second after it, the
 # third after SESSION_START_CHECK_PATCH (a session started with its guard mode runs the

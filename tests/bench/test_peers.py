@@ -69,6 +69,8 @@ def test_the_smallest_run_reports_every_installed_peer(tmp_path: Path) -> None:
             "1",
             "--prompts",
             str(prompts),
+            "--rounds",
+            str(prompts),
             "--long-batches",
             "3",
             "--peers",
@@ -95,6 +97,23 @@ def test_the_smallest_run_reports_every_installed_peer(tmp_path: Path) -> None:
         assert row["history_events_per_prompt"] > 0
         assert 0 < row["payload_bytes_per_prompt"] < row["history_bytes_per_prompt"]
         assert row["worker_peak_rss_mib"] > 0
+        # Interleaved rounds of one prompt each, merged into one row.
+        assert len(row["prompts_per_second_by_round"]) == prompts
+    # Seawall beside the best other peer on each target figure, the ratio of the two.
+    compared = {row["figure"]: row for row in report["against_best_peer"]}
+    assert sorted(compared) == sorted(
+        [
+            "batch_latency_ms_median",
+            "batch_latency_ms_p95",
+            "seconds_per_prompt",
+            "history_events_per_prompt",
+        ]
+    )
+    for key, row in compared.items():
+        others = {p: levels[p][key] for p in INSTALLED}
+        assert row["best_peer_value"] == min(others.values())
+        assert row["seawall"] == levels["seawall"][key]
+        assert row["ratio"] == round(row["seawall"] / row["best_peer_value"], 3)
     replays = {r["peer"]: r for r in report["replay"]}
     assert sorted(replays) == sorted(peers)
     assert all(r["events"] > 0 and r["batches"] == 3 for r in replays.values())

@@ -92,6 +92,9 @@ def test_the_representative_scenarios_are_all_recorded() -> None:
         "progress-rules-denied-call",
         # Recorded after MODEL_RETRY_WINDOW_PATCH: model requests retried for a window.
         "model-retry-window-warn-then-stop",
+        # Recorded after ONE_MARKER_PATCH: one marker; guard attributes from the warning on.
+        "one-marker-warn-then-stop",
+        "one-marker-denied-call",
     } <= names
 
 

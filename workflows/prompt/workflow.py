@@ -102,6 +102,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.prompt.scenario_hooks import ScenarioDriverHooks
     from workflows.rules import SEED_SETTINGS, LoopRules, LoopSettings, RuleDecision
     from workflows.seed.guard import (
+        GuardDecision,
         GuardMode,
         GuardState,
         telemetry_record,
@@ -188,6 +189,15 @@ PROGRESS_RULES_PATCH = "seawall-progress-rules-v1"
 # five attempts: MODEL_RETRY_WINDOW, and the window in each request's input. Prompts
 # started before it replay with MODEL_RETRY. Asked at the start, beside the patches above.
 MODEL_RETRY_WINDOW_PATCH = "seawall-model-retry-window-v1"
+# One marker again, as DURABLE_STEPS_PATCH did before four more patches each added its own
+# (and the SDK's ``TemporalChangeVersion`` upsert): a prompt started after it takes the four
+# patches asked at the start (durable steps, tools without the hop, progress rules, the model
+# retry window) and the cancel-before-loop patch as given without recording them, and upserts
+# the guard's search attributes only from the guard's first warning or stop decision on (what
+# an operator lists prompts by), not for a streak it merely tracked (docs/architecture.md,
+# "Durable steps per prompt"). Prompts started before it replay through those patches and
+# upsert every change, exactly as they ran. Asked first of all.
+ONE_MARKER_PATCH = "seawall-one-marker-v1"
 
 
 def failure_text(err: ActivityError) -> str:
@@ -245,6 +255,8 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
         # Decided first of all (DURABLE_STEPS_PATCH), and the search attributes this prompt
         # set, so that an unchanged value is not upserted again.
         self._durable_steps = False
+        # Decided first of all (ONE_MARKER_PATCH): the start patches apply without markers.
+        self._one_marker = False
         self._search_attribute_values: dict[str, object] = {}
         self._tools_without_hop = False
         # Whether activities carry a summary for the UI: each is one more payload through
@@ -334,10 +346,15 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
         error: str | None = None
         loop_type: LoopType | None = None
         # Before any other command: histories recorded before the patch have none for it.
-        self._durable_steps = workflow.patched(DURABLE_STEPS_PATCH)
-        self._tools_without_hop = workflow.patched(TOOLS_WITHOUT_HOP_PATCH)
-        self._progress_rules = workflow.patched(PROGRESS_RULES_PATCH)
-        self._model_retry_window_patched = workflow.patched(MODEL_RETRY_WINDOW_PATCH)
+        self._one_marker = workflow.patched(ONE_MARKER_PATCH)
+        if self._one_marker:
+            self._durable_steps = self._tools_without_hop = True
+            self._progress_rules = self._model_retry_window_patched = True
+        else:
+            self._durable_steps = workflow.patched(DURABLE_STEPS_PATCH)
+            self._tools_without_hop = workflow.patched(TOOLS_WITHOUT_HOP_PATCH)
+            self._progress_rules = workflow.patched(PROGRESS_RULES_PATCH)
+            self._model_retry_window_patched = workflow.patched(MODEL_RETRY_WINDOW_PATCH)
         if self._progress_rules:
             self._started_at = workflow.now()
         try:
@@ -374,7 +391,8 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
             # Only the settings and tool-listing activities raise here (the loop turns its
             # own into outcomes): a cancel that arrived while one was awaited.
             if not (
-                isinstance(err.cause, CancelledError) and workflow.patched(CANCEL_BEFORE_LOOP_PATCH)
+                isinstance(err.cause, CancelledError)
+                and (self._one_marker or workflow.patched(CANCEL_BEFORE_LOOP_PATCH))
             ):
                 raise
             stop_reason = StopReason.CANCELLED
@@ -877,11 +895,20 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
         record = telemetry_record(before, mode, decision)
         if record is not None:
             telemetry.guard_transition(record, route=route_label(self._input), batch=self._batch)
+        if record is not None and self._guard_attributes_due(decision):
             self._upsert_search_attributes(
                 search_attributes.GUARD_PHASE.value_set(decision.state.phase.value),
                 search_attributes.LAST_DECISION.value_set(decision.kind.value),
             )
         workflow.set_current_details(self._details())
+
+    def _guard_attributes_due(self, decision: GuardDecision) -> bool:
+        """Whether a guard transition upserts the guard's search attributes: always before
+        ONE_MARKER_PATCH; since, from the guard's first warning or stop on (or what it would
+        have been, in shadow), never for a streak it only tracked or reset before that: an
+        operator lists prompts by warnings and stops, and each upsert is a history event."""
+        already = search_attributes.GUARD_PHASE.name in self._search_attribute_values
+        return not self._one_marker or already or decision.warns_or_stops
 
     def _record_rule_decisions(
         self,

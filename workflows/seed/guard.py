@@ -153,6 +153,18 @@ class GuardDecision(BaseModel):
     reason: ResetReason | None = None
     candidate: Candidate | None = None
 
+    @property
+    def warns_or_stops(self) -> bool:
+        """A warning or a stop, taken or (in shadow) only recorded, or a state one left: what
+        an operator lists prompts by, as against a streak merely tracked or reset."""
+        return self.kind in _WARNING_OR_STOP or self.state.phase in _WARNED_OR_LATCHED
+
+
+_WARNING_OR_STOP = frozenset(
+    {DecisionKind.WOULD_WARN, DecisionKind.WARN, DecisionKind.WOULD_STOP, DecisionKind.STOP}
+)
+_WARNED_OR_LATCHED = frozenset({GuardPhase.WARNED, GuardPhase.LATCHED})
+
 
 # Highest first: the reason a mixed-ineligible batch reports.
 _INELIGIBLE_PRECEDENCE: tuple[ResetReason, ...] = (

@@ -25,7 +25,7 @@ from workflows.contracts import search_attributes
 from workflows.contracts.activity import LIST_TOOLS, ModelSpec
 from workflows.contracts.prompt import EventKind, EventsQuery, PromptInput, PromptResult, StopReason
 from workflows.contracts.scenario import ModelScript, ScenarioHooks
-from workflows.prompt.workflow import CANCEL_BEFORE_LOOP_PATCH, PromptWorkflow
+from workflows.prompt.workflow import CANCEL_BEFORE_LOOP_PATCH, ONE_MARKER_PATCH, PromptWorkflow
 from workflows.seed import GuardMode
 
 pytestmark = pytest.mark.asyncio
@@ -96,7 +96,8 @@ async def test_a_prompt_cancelled_while_its_tools_list_ends_cancelled_with_a_res
     assert [event.status for event in finished] == ["cancelled"]
     values = {pair.key.name: pair.value for pair in described.typed_search_attributes}
     assert values[search_attributes.STOP_REASON.name] == "cancelled"
-    assert CANCEL_BEFORE_LOOP_PATCH in patch_ids(list(history.events))
+    # Since ONE_MARKER_PATCH the patch is taken as given: the one marker, asked at the start.
+    assert patch_ids(list(history.events)) == [ONE_MARKER_PATCH]
     failed = [
         e for e in history.events if e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED
     ]
@@ -133,7 +134,8 @@ async def test_a_prompt_cancelled_as_it_starts_ends_cancelled_with_a_result(
     assert result.stop_reason is StopReason.CANCELLED
     assert result.model_requests == 0
     # Surfaced as asyncio.CancelledError (cancelled before the local activity was started):
-    # the path prompts always took, so the patch is not asked.
+    # the path prompts always took, so the patch is not asked (nor, since ONE_MARKER_PATCH,
+    # recorded at all).
     assert CANCEL_BEFORE_LOOP_PATCH not in patch_ids(list(history.events))
     failed = [
         e for e in history.events if e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED

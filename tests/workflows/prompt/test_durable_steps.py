@@ -1,7 +1,8 @@
 """The durable steps a prompt takes besides its model and tool activities
 (docs/architecture.md, "Durable steps per prompt"): one patch marker, operator settings
-resolved by the session or in one local activity, a search attribute upserted only when
-its value changes, and the operator's context budget for prompts that set none."""
+resolved by the session or in one local activity, the guard's search attributes from its
+first warning or stop on and then only when they change, and the operator's context budget
+for prompts that set none."""
 
 from __future__ import annotations
 
@@ -23,13 +24,7 @@ from workflows.contracts.conversation import Message, Role, conversation_chars
 from workflows.contracts.prompt import PromptInput, PromptResult, StopReason
 from workflows.contracts.scenario import FixtureTool, ModelScript, ScenarioHooks
 from workflows.contracts.session import PromptSubmission, SessionInput, SessionSettings
-from workflows.prompt.workflow import (
-    DURABLE_STEPS_PATCH,
-    MODEL_RETRY_WINDOW_PATCH,
-    PROGRESS_RULES_PATCH,
-    TOOLS_WITHOUT_HOP_PATCH,
-    PromptWorkflow,
-)
+from workflows.prompt.workflow import ONE_MARKER_PATCH, PromptWorkflow
 from workflows.rules import LoopSettings
 from workflows.seed import GuardMode
 from workflows.session import SessionWorkflow, session_workflow_id
@@ -109,6 +104,17 @@ def scheduled_activities(history: WorkflowHistory) -> list[str]:
     ]
 
 
+def version_upserts(history: WorkflowHistory) -> int:
+    """The SDK's own ``TemporalChangeVersion`` upserts: one per patch marker recorded."""
+    return sum(
+        1
+        for e in history.events
+        if e.event_type == EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES
+        and "TemporalChangeVersion"
+        in e.upsert_workflow_search_attributes_event_attributes.search_attributes.indexed_fields
+    )
+
+
 def upserted_keys(history: WorkflowHistory) -> list[set[str]]:
     """The Seawall keys of each upsert (the SDK's own TemporalChangeVersion left out)."""
     upserts = []
@@ -153,15 +159,11 @@ async def test_a_standalone_prompt_resolves_its_settings_in_one_local_activity(
     assert result.guard_mode == "warn"
     assert result.stop_reason is StopReason.END_TURN
     history = await history_of(client, result.workflow_id)
-    # One patch marker for the leaner sequence, not one per earlier patch, one for the
-    # tool listing without a hop, one for the progress rules and one for the model retry
-    # window.
-    assert patch_ids(history) == [
-        DURABLE_STEPS_PATCH,
-        TOOLS_WITHOUT_HOP_PATCH,
-        PROGRESS_RULES_PATCH,
-        MODEL_RETRY_WINDOW_PATCH,
-    ]
+    # One patch marker (and the one version upsert the SDK adds to it), not one for the
+    # leaner sequence, one for the tool listing without a hop, one for the progress rules
+    # and one for the model retry window.
+    assert patch_ids(history) == [ONE_MARKER_PATCH]
+    assert version_upserts(history) == 1
     # The settings and the tools came from local activities: markers, no activity hop.
     assert markers(history, "core_local_activity") == 2
     assert scheduled_activities(history) == [
@@ -191,11 +193,23 @@ async def test_a_prompt_given_its_settings_resolves_nothing(
     assert scheduled_activities(history) == ["seawall.call_model"]
 
 
-async def test_guard_search_attributes_are_upserted_only_when_they_change(
+def upserted_values(history: WorkflowHistory, key: str) -> list[str]:
+    """The values upserted for the Seawall keyword ``key``, in order."""
+    values = []
+    for e in history.events:
+        if e.event_type != EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES:
+            continue
+        fields = e.upsert_workflow_search_attributes_event_attributes.search_attributes
+        if key in fields.indexed_fields:
+            values.append(json.loads(fields.indexed_fields[key].data))
+    return values
+
+
+async def test_a_streak_the_guard_only_tracks_upserts_no_guard_attribute(
     client: Client, task_queue: str, tmp_path: Path
 ) -> None:
     # A failing call with new arguments each batch: the guard tracks the same streak in
-    # four batches, so its phase and decision stay "tracking" / "tracked".
+    # four batches and never warns, so nothing an operator lists prompts by happened.
     turns = [
         {
             "tool_calls": [
@@ -219,13 +233,64 @@ async def test_guard_search_attributes_are_upserted_only_when_they_change(
 
     assert decisions(result) == ["tracked"] * 4
     history = await history_of(client, result.workflow_id)
-    guard_keys = {search_attributes.GUARD_PHASE.name, search_attributes.LAST_DECISION.name}
-    assert upserted_keys(history) == [guard_keys, {search_attributes.STOP_REASON.name}]
+    assert upserted_keys(history) == [{search_attributes.STOP_REASON.name}]
     described = await client.get_workflow_handle(result.workflow_id).describe()
     values = {pair.key.name: pair.value for pair in described.typed_search_attributes}
-    assert values[search_attributes.GUARD_PHASE.name] == "tracking"
-    assert values[search_attributes.LAST_DECISION.name] == "tracked"
+    assert search_attributes.GUARD_PHASE.name not in values
     assert values[search_attributes.STOP_REASON.name] == "end_turn"
+
+
+# The seed's failure loop (scenarios/read-missing-file-loop.yaml): 4, 4 and 1 calls of one
+# tool, each failing the same way with new arguments; or the same two batches and then
+# another tool's success.
+FAILURE_LOOP = [calls("flaky", 4), calls("flaky", 4, start=4), calls("flaky", 1, start=8)]
+RECOVERED = [calls("flaky", 4), calls("flaky", 4, start=4), calls("fetch", 1)]
+
+
+@pytest.mark.parametrize(
+    ("mode", "turns", "phases", "last_decisions"),
+    [
+        # Tracked (no upsert), warned (the first upsert), then stopped: each change once.
+        (GuardMode.ENFORCE, FAILURE_LOOP, ["warned", "latched"], ["warn", "stop"]),
+        # After the warning even a quiet decision is a change: the phase stays, the last
+        # decision follows (an attribute set once is kept true).
+        (GuardMode.ENFORCE, RECOVERED, ["warned"], ["warn", "none"]),
+        # Shadow records what it would have done: the evidence an operator lists.
+        (GuardMode.SHADOW, FAILURE_LOOP, ["warned", "latched"], ["would_warn", "would_stop"]),
+    ],
+    ids=["enforce-stopped", "enforce-recovered", "shadow"],
+)
+async def test_guard_attributes_start_at_the_first_warning_and_follow_every_change(
+    client: Client,
+    task_queue: str,
+    tmp_path: Path,
+    mode: GuardMode,
+    turns: list[dict[str, Any]],
+    phases: list[str],
+    last_decisions: list[str],
+) -> None:
+    prompt = PromptInput(
+        prompt="go",
+        workspace_root=str(tmp_path),
+        guard_mode=mode,
+        loop_settings=LoopSettings(),
+        scenario=hooks(
+            {"fetch": {"outcomes": [ok()]}, "flaky": {"outcomes": [fail()]}},
+            [*turns, {"text": "gave up"}],
+        ),
+    )
+    result = await run_prompt(client, task_queue, prompt)
+
+    assert decisions(result)[0] == "tracked"
+    history = await history_of(client, result.workflow_id)
+    assert upserted_values(history, search_attributes.GUARD_PHASE.name) == phases
+    assert upserted_values(history, search_attributes.LAST_DECISION.name) == last_decisions
+    described = await client.get_workflow_handle(result.workflow_id).describe()
+    values = {pair.key.name: pair.value for pair in described.typed_search_attributes}
+    assert (
+        values[search_attributes.GUARD_PHASE.name],
+        values[search_attributes.LAST_DECISION.name],
+    ) == (phases[-1], last_decisions[-1])
 
 
 def long_history(pages: int, chars: int) -> list[Message]:
@@ -360,12 +425,7 @@ async def test_a_prompt_replayed_at_every_step_takes_the_same_steps(
     assert result.stop_reason is StopReason.END_TURN
     assert result.guard_mode == "enforce"
     history = await history_of(client, result.workflow_id)
-    assert patch_ids(history) == [
-        DURABLE_STEPS_PATCH,
-        TOOLS_WITHOUT_HOP_PATCH,
-        PROGRESS_RULES_PATCH,
-        MODEL_RETRY_WINDOW_PATCH,
-    ]
+    assert patch_ids(history) == [ONE_MARKER_PATCH]
     assert markers(history, "core_local_activity") == 2
     failed = [
         e for e in history.events if e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED
