@@ -57,8 +57,6 @@ with workflow.unsafe.imports_passed_through():
         Message,
         Role,
         conversation_chars,
-        elided_outputs,
-        fit_context,
         system_message,
         tool_message,
     )
@@ -97,6 +95,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.prompt import telemetry
     from workflows.prompt.batch import AfterBatch, DrainedInput, after_batch, rule_entry
     from workflows.prompt.client_connection import ClientConnection
+    from workflows.prompt.context_window import ContextWindow
     from workflows.prompt.events import EventLog, StreamedText
     from workflows.prompt.permissions import PermissionRequests
     from workflows.prompt.scenario_hooks import ScenarioDriverHooks
@@ -249,8 +248,10 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
         self._queued_prompt = False
         self._input_unreliable = False
         self._stop_reason: StopReason | None = None
-        # Decided once, when the loop starts (CONTEXT_POLICY_PATCH).
+        # Decided once, when the loop starts (CONTEXT_POLICY_PATCH); the policy's view, kept
+        # between requests and extended (fit_context's view, without re-walking it).
         self._context_policy = False
+        self._context_window: ContextWindow | None = None
         self._context_budget = prompt.context_budget_chars or DEFAULT_CONTEXT_BUDGET_CHARS
         # Decided first of all (DURABLE_STEPS_PATCH), and the search attributes this prompt
         # set, so that an unchanged value is not upserted again.
@@ -674,16 +675,18 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
         its view within the prompt's context budget. The durable conversation stays whole."""
         if not self._context_policy:
             return self._messages
-        view = fit_context(self._messages, self._context_budget)
-        if view is not self._messages:
+        if self._context_window is None:
+            self._context_window = ContextWindow(self._context_budget)
+        view = self._context_window.fit(self._messages)
+        if view.fitted:
             telemetry.context_fitted(
                 request=self._model_requests + 1,
                 messages=len(self._messages),
-                sent_messages=len(view),
-                elided_outputs=elided_outputs(view) - elided_outputs(self._messages),
-                sent_chars=conversation_chars(view),
+                sent_messages=len(view.messages),
+                elided_outputs=view.elided_outputs,
+                sent_chars=view.sent_chars,
             )
-        return view
+        return view.messages
 
     def _announce_stop(self, stop: LoopStop) -> None:
         """Stream the stop message (already in the conversation) exactly once; the ``stop``
