@@ -75,14 +75,18 @@ clean:
 # thresholds' sensitivity), the cost of durability, and live streaming (delta latency,
 # events per second, history per prompt, against polling and workflow_streams), throughput
 # against worker count, the capacity plan computed from those figures (docs/capacity.md), and
-# the per-call cost of the sandbox beside the bare command (bench/sandbox.py).
-# Prints the tables and writes bench/results/{loops,overhead,streaming,scaling,sandbox}.json.
+# the per-call cost of the sandbox beside the bare command (bench/sandbox.py), and Seawall
+# beside the durable agents a Temporal user would pick instead (bench/peers.py: pydantic-ai's
+# TemporalAgent, the OpenAI Agents SDK on Temporal; the `peers` extra, which `make install`
+# installs). Prints the tables and writes
+# bench/results/{loops,overhead,streaming,scaling,peers,sandbox}.json.
 .PHONY: bench
 bench: $(STAMP) sandbox-tools
 	$(BIN)/python bench/loops.py --sensitivity
 	$(BIN)/python bench/overhead.py
 	$(BIN)/python bench/streaming.py
 	$(BIN)/python bench/scaling.py
+	$(BIN)/python bench/peers.py --json bench/results/peers.json
 	$(BIN)/python bench/capacity.py
 	$(BIN)/python bench/sandbox.py --json bench/results/sandbox.json
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from pathlib import Path
 
 from temporalio import activity
@@ -44,10 +45,20 @@ def record_fixture_run(workspace_root: Path, call_id: str) -> None:
         "attempt": info.attempt,
         "call_id": call_id,
     }
-    ledger = workspace_root / FIXTURE_LEDGER
-    ledger.parent.mkdir(parents=True, exist_ok=True)
-    with ledger.open("a", encoding="utf-8") as out:
-        out.write(json.dumps(entry) + "\n")
+    ledger = os.path.join(workspace_root, FIXTURE_LEDGER)
+    line = (json.dumps(entry) + "\n").encode("utf-8")
+    # One append of one line, the directory made only the first time: every fixture call of
+    # every scenario and benchmark pays for this, so no Path objects and no mkdir each call.
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+    try:
+        fd = os.open(ledger, flags, 0o644)
+    except FileNotFoundError:
+        os.makedirs(os.path.dirname(ledger), exist_ok=True)
+        fd = os.open(ledger, flags, 0o644)
+    try:
+        os.write(fd, line)
+    finally:
+        os.close(fd)
 
 
 def fixture_tool_spec(name: str, fixture: FixtureTool) -> ToolSpec:

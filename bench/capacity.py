@@ -13,7 +13,9 @@ whenever the benchmarks are (after the perf work lands: ``make bench``, then thi
 - ``bench/results/scaling.json`` — worker CPU per prompt measured in worker processes
   (without the benchmark driver) and where throughput stopped growing with workers;
 - ``bench/results/long_prompts.json`` — the bytes a long prompt puts in the payload store
-  (S3 in production).
+  (S3 in production);
+- ``bench/results/peers.json`` — Seawall beside pydantic-ai's ``TemporalAgent`` and the
+  OpenAI Agents SDK on Temporal (``bench/peers.py``), shown as a table with ``--markdown``.
 
 Everything else is an *assumption*, listed in :data:`ASSUMPTIONS` with why, printed
 beside the figures and changeable by flag: how long a batch takes in production (model and
@@ -298,6 +300,65 @@ def cost_rows(results: Path, level_wanted: int = LEVEL) -> list[tuple[str, str, 
     return rows
 
 
+# The peer benchmark's figures (bench/peers.py) shown beside each other, lower better except
+# prompts per second.
+PEER_FIGURES = (
+    ("batch_latency_ms_median", "per-batch latency, median ms", "{:,.1f}"),
+    ("batch_latency_ms_p95", "per-batch latency, p95 ms", "{:,.1f}"),
+    ("prompts_per_second", "prompts per second", "{:,.2f}"),
+    ("history_events_per_prompt", "history events", "{:,.1f}"),
+    ("payload_bytes_per_prompt", "payload bytes", "{:,.0f}"),
+    ("worker_cpu_ms_per_prompt", "worker CPU ms", "{:,.1f}"),
+    ("worker_peak_rss_mib", "worker peak RSS, MiB", "{:,.1f}"),
+)
+
+
+def peer_table(results: Path) -> list[str]:
+    """Seawall beside the durable agents a Temporal user would pick instead, from
+    ``bench/results/peers.json`` (``bench/peers.py``), as markdown; nothing when not run."""
+    report = load("peers.json", results)
+    if not report.get("levels"):
+        return []
+    keys = list(report["peers"])
+    w = report["workload"]
+    out = [
+        f"`bench/peers.py` (commit {report.get('commit', 'unknown')}, load average "
+        f"{report.get('load_average_before')} before, {report.get('load_average_after')} "
+        f"after; {w['batches_per_prompt']} batches of {w['calls_per_batch']} calls, tool "
+        f"latency {w['tool_latency_seconds']} s; "
+        + ", ".join(f"{k} {v}" for k, v in report.get("versions", {}).items())
+        + "):",
+        "",
+        "| per prompt | concurrency | " + " | ".join(report["peers"][k] for k in keys) + " |",
+        "|---|---|" + "---|" * len(keys),
+    ]
+    for key, title, fmt in PEER_FIGURES:
+        for concurrency in sorted({r["concurrency"] for r in report["levels"]}):
+            rows = {r["peer"]: r for r in report["levels"] if r["concurrency"] == concurrency}
+            cells = [fmt.format(rows[k][key]) if rows.get(k, {}).get(key) else "-" for k in keys]
+            out.append(f"| {title} | {concurrency} | " + " | ".join(cells) + " |")
+    replays = {r["peer"]: r for r in report.get("replay", []) if "error" not in r}
+    if replays:
+        cells = [
+            f"{replays[k]['seconds_median']:.2f} ({replays[k]['events']:,} events)"
+            if k in replays
+            else "-"
+            for k in keys
+        ]
+        batches = next(iter(replays.values()))["batches"]
+        out.append(f"| replay of a {batches}-batch history, s | - | " + " | ".join(cells) + " |")
+    compared = report.get("against_best_peer") or []
+    if compared:
+        out += ["", "| Seawall over the best peer (target ≤ 1.00) | concurrency | ratio |"]
+        out.append("|---|---|---|")
+        for row in compared:
+            out.append(
+                f"| {row['title']} (best: {row['best_peer']}) | {row['concurrency']} | "
+                f"{row['ratio']:.2f} |"
+            )
+    return out
+
+
 def power_of_two(n: float) -> int:
     return 1 << max(0, math.ceil(math.log2(max(n, 1))))
 
@@ -472,6 +533,7 @@ def render(
     rows: list[tuple[str, str, str, str]] | None = None,
     source: str = "",
     level: int = LEVEL,
+    results: Path | None = None,
 ) -> str:
     out: list[str] = []
     put = out.append
@@ -523,6 +585,12 @@ def render(
                 put(f"  {line.what:<{width}}  {line.value:<36}  = {line.arithmetic}")
             put(f"  {verdict}")
         put("")
+    peers = peer_table(results) if results is not None else []
+    if peers and markdown:
+        put("#### Against the durable agents on Temporal")
+        put("")
+        out.extend(peers)
+        put("")
     put("Assumptions (flags change them):")
     for name, assumption in ASSUMPTIONS.items():
         put(
@@ -563,6 +631,7 @@ def main(argv: list[str] | None = None) -> int:
             cost_rows(args.results, args.level),
             figures_from(args.results),
             args.level,
+            args.results,
         )
     )
     return 0

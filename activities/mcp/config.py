@@ -40,6 +40,7 @@ a server by its position in the configuration instead.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from pathlib import PurePosixPath
@@ -48,7 +49,13 @@ from typing import Any, Literal
 import structlog
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from seawall.runtime.settings import SettingsError, default_of, load_settings
+from seawall.runtime.settings import (
+    MCP_FILE_NAME,
+    SettingsError,
+    default_of,
+    load_settings,
+    user_config_path,
+)
 from workflows.contracts.activity import SettingSource
 
 SERVER_NAME_PATTERN = re.compile(r"^[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*$")
@@ -206,10 +213,37 @@ def load_mcp_settings(environ: Mapping[str, str] | None = None) -> McpSettings:
 _reported_problems: set[str] = set()
 
 
+# The settings last read, by what they were read from: a prompt reads them at its start (the
+# tool listing's local activity, on the critical path of every prompt), and reading them
+# (every setting through pydantic-settings, two files) took about 6 ms a prompt.
+_last_read: tuple[tuple[object, ...], McpSettings] | None = None
+
+
+def _read_from(environ: Mapping[str, str]) -> tuple[object, ...]:
+    """What the settings are read from: the environment, and the bytes of the user config
+    file and of the ``mcp.json`` beside it (``None`` when absent or unreadable). The bytes,
+    not the files' change times, which can stay the same across two quick edits."""
+    config = user_config_path(environ)
+    stamps: list[object] = [frozenset(environ.items())]
+    for path in (config, config.with_name(MCP_FILE_NAME)):
+        try:
+            stamps.append(path.read_bytes())
+        except OSError:
+            stamps.append(None)
+    return tuple(stamps)
+
+
 def current_settings(environ: Mapping[str, str] | None = None) -> McpSettings:
-    """The operator's MCP settings, read now (so a changed environment or file applies to
-    the next prompt); each configuration problem is logged once per worker."""
+    """The operator's MCP settings as they are now (so a changed environment or file applies
+    to the next prompt): read again whenever the environment or either file changed, else
+    the settings last read. Each configuration problem is logged once per worker."""
+    global _last_read
+    source = os.environ if environ is None else environ
+    read_from = _read_from(source)
+    if _last_read is not None and _last_read[0] == read_from:
+        return _last_read[1]
     settings = load_mcp_settings(environ)
+    _last_read = (read_from, settings)
     for problem in settings.problems:
         if problem not in _reported_problems:
             _reported_problems.add(problem)

@@ -18,7 +18,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
 import activities.heartbeat as heartbeat
-from activities.mcp import load_mcp_settings, qualified_name, server_of
+from activities.mcp import current_settings, load_mcp_settings, qualified_name, server_of
 from activities.mcp.pool import McpPool
 from activities.sandbox import UNCONFINED
 from activities.tool_runner import ToolActivities
@@ -503,3 +503,32 @@ def test_qualified_names() -> None:
     assert server_of("mcp__files__read__deep") == "files"
     assert server_of("mcp__files") is None
     assert server_of("read_file") is None
+
+
+def test_the_settings_are_read_again_only_when_what_they_come_from_changed(
+    tmp_path: Path,
+) -> None:
+    # Each prompt asks at its start; reading every setting takes milliseconds, so the last
+    # read is kept while the environment and both files are as they were.
+    environ = {"XDG_CONFIG_HOME": str(tmp_path)}
+    first = current_settings(environ)
+    assert current_settings(dict(environ)) is first
+    assert first.servers == {}
+
+    # mcp.json appears: read again.
+    path = tmp_path / "seawall" / "mcp.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(servers_env({"mcpServers": {"files": stdio_server()}}))
+    with_file = current_settings(environ)
+    assert set(with_file.servers) == {"files"}
+    assert current_settings(environ) is with_file
+
+    # The file is replaced by one of the same size (another name): read again.
+    path.write_text(servers_env({"mcpServers": {"other": stdio_server()}}))
+    assert set(current_settings(environ).servers) == {"other"}
+
+    # config.yaml beside it, and the environment, count too.
+    (tmp_path / "seawall" / "config.yaml").write_text("mcp_tool_timeout_seconds: 7\n")
+    assert current_settings(environ).tool_timeout_seconds == 7
+    changed = {**environ, "SEAWALL_MCP_TOOL_TIMEOUT_SECONDS": "9"}
+    assert current_settings(changed).tool_timeout_seconds == 9
