@@ -33,16 +33,22 @@ def activity_heartbeat() -> Heartbeat | None:
 
 @contextlib.asynccontextmanager
 async def heartbeating(heartbeat: Heartbeat | None) -> AsyncIterator[None]:
-    """Call ``heartbeat`` every :data:`HEARTBEAT_INTERVAL_SECONDS` while the body runs
-    (``None``: the body runs without heartbeats)."""
+    """Call ``heartbeat`` every :data:`HEARTBEAT_INTERVAL_SECONDS` while the body runs,
+    the first time one interval in (``None``: the body runs without heartbeats).
+
+    Not at once: the worker sends an activity's first heartbeat to the server immediately
+    (only later ones are throttled), so a beat at the start cost every call one more
+    request to the server, most calls being done long before a second. A cancel is still
+    heard within about a second (the first beat's response), as before; the heartbeat
+    timeout (ten seconds) is far off."""
     if heartbeat is None:
         yield
         return
 
     async def beat() -> None:
         while True:
-            heartbeat()
             await asyncio.sleep(HEARTBEAT_INTERVAL_SECONDS)
+            heartbeat()
 
     task = asyncio.create_task(beat())
     try:

@@ -1,24 +1,29 @@
-"""pydantic-ai's durable agent on Temporal, as a peer of Seawall in bench/peers.py.
+"""pydantic-ai's durable agents on Temporal, as peers of Seawall in bench/peers.py.
 
-Why it exists: a user building a durable agent on Temporal may pick pydantic-ai's
-``TemporalAgent`` (``pydantic_ai.durable_exec.temporal``) instead of Seawall; the peer
-benchmark runs the same scripted conversation through it. Set up as pydantic-ai's Temporal
-documentation shows: a module-level ``Agent`` with ``@agent.tool`` tools, wrapped in a
-``TemporalAgent``, listed in the workflow's ``__pydantic_ai_agents__``; the client carries
-``PydanticAIPlugin`` (its converter and its sandbox passthroughs) and the worker
-``AgentPlugin``; the workflow runs in the SDK's default sandbox as the plugin adjusts it.
-The model is a ``FunctionModel`` that replays the script of :mod:`bench.peer_script`.
-Needs the ``peers`` extra; imported only by the peer benchmark.
+Why it exists: a user building a durable agent on Temporal may pick pydantic-ai
+(``pydantic_ai.durable_exec.temporal``) instead of Seawall; the peer benchmark runs the same
+scripted conversation through it, both ways its documentation has shown:
 
-(In pydantic-ai-slim 2.68, the version measured, ``TemporalAgent`` is deprecated in favour
-of an ``Agent`` with the ``TemporalDurability`` capability; this module uses the wrapper
-the issue names. The capability path is not measured yet.)
+- ``TemporalAgent``, the wrapper issue 27 names: a module-level ``Agent`` with
+  ``@agent.tool`` tools wrapped in a ``TemporalAgent`` listed in the workflow's
+  ``__pydantic_ai_agents__`` (:class:`PeerPydanticAiWorkflow`). Deprecated in
+  pydantic-ai-slim 2.68, the version measured;
+- the ``TemporalDurability`` capability that replaces it: the same agent built with
+  ``capabilities=[TemporalDurability()]`` and run directly
+  (:mod:`bench.peer_pydantic_ai_durability`).
+
+Either way the client carries ``PydanticAIPlugin`` (its converter and its sandbox
+passthroughs) and the worker ``AgentPlugin``; the workflow runs in the SDK's default sandbox
+as the plugin adjusts it. The model is a ``FunctionModel`` that replays the script of
+:mod:`bench.peer_script`. Needs the ``peers`` extra; imported only by the peer benchmark.
 """
 
 from __future__ import annotations
 
 import asyncio
 import warnings
+from collections.abc import Sequence
+from typing import Any
 
 from temporalio import workflow
 
@@ -63,10 +68,7 @@ def scripted_reply(messages: list[ModelMessage], info: AgentInfo) -> ModelRespon
     )
 
 
-agent: Agent[None, str] = Agent(FunctionModel(scripted_reply), name="peer_agent")
-
-
-def _fetch_tool(name: str) -> None:
+def _fetch_tool(agent: Agent[None, str], name: str) -> None:
     async def fetch(ctx: RunContext[None], path: str) -> str:
         """Fetch one data file."""
         await asyncio.sleep(peer_script.SHAPE.tool_latency_seconds)
@@ -75,17 +77,30 @@ def _fetch_tool(name: str) -> None:
     agent.tool(name=name)(fetch)
 
 
-for _name in peer_script.fetch_names(peer_script.SHAPE.calls):
-    _fetch_tool(_name)
-
-
-@agent.tool  # type: ignore[untyped-decorator]  # pydantic-ai is not followed (pyproject)
 async def flaky_api(ctx: RunContext[None], attempt: int) -> str:
     """Call the flaky endpoint."""
     await asyncio.sleep(peer_script.SHAPE.tool_latency_seconds)
     return peer_script.flaky_result(attempt)
 
 
+def scripted_agent(name: str, capabilities: Sequence[Any] = ()) -> Agent[None, str]:
+    """The agent both peers run: the scripted model and the script's tools."""
+    agent: Agent[None, str] = Agent(
+        FunctionModel(scripted_reply), name=name, capabilities=list(capabilities)
+    )
+    for tool in peer_script.fetch_names(peer_script.SHAPE.calls):
+        _fetch_tool(agent, tool)
+    agent.tool(name="flaky_api")(flaky_api)
+    return agent
+
+
+def usage_limits(prompt: str) -> UsageLimits:
+    """Room for every model step, as Seawall's long workload raises its own cap
+    (``Workload.limits``); pydantic-ai's default request limit is 50."""
+    return UsageLimits(request_limit=peer_script.batches_in(prompt) + 1)
+
+
+agent = scripted_agent("peer_agent")
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # PydanticAIDeprecationWarning: see the docstring
     temporal_agent = TemporalAgent(agent)
@@ -97,10 +112,7 @@ class PeerPydanticAiWorkflow:
 
     @workflow.run
     async def run(self, prompt: str) -> str:
-        # Room for every model step, as Seawall's long workload raises its own cap
-        # (``Workload.limits``); pydantic-ai's default request limit is 50.
-        limits = UsageLimits(request_limit=peer_script.batches_in(prompt) + 1)
-        result = await temporal_agent.run(prompt, usage_limits=limits)
+        result = await temporal_agent.run(prompt, usage_limits=usage_limits(prompt))
         return str(result.output)
 
 

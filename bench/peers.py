@@ -1,37 +1,43 @@
 """Seawall beside the durable agents a Temporal user would pick instead (issue 27).
 
     python bench/peers.py [--batches B] [--calls M] [--tool-latency S]
-                          [--concurrency 1,10,100] [--prompts N]
-                          [--long-batches L] [--peers seawall,pydantic-ai,openai-agents]
+                          [--concurrency 1,10,100] [--prompts N] [--rounds R]
+                          [--long-batches L]
+                          [--peers seawall,pydantic-ai,pydantic-ai-durability,openai-agents]
                           [--json PATH]
 
 (The loop benchmark's peers, the loop detectors of other agents, are ``bench/loop_peers/``;
-these are the durable agents.) One embedded dev server; one conversation — B batches of M tool calls
-(``bench.overhead.Workload``'s: ``fetch_k`` calls and a ``flaky_api`` that fails five
-times), each tool taking S seconds, then a final text — through:
+these are the durable agents.) One embedded dev server; one conversation — B batches of M
+tool calls (``bench.overhead.Workload``'s: ``fetch_k`` calls and a ``flaky_api`` that fails
+five times), each tool taking S seconds, then a final text — through:
 
 - ``seawall``: Seawall's worker as it ships (``worker.build_worker``), the guard in enforce
-  and the loop profile's rules on (``LoopSettings()``, the default profile), the model
-  scripted and the tools fixtures (``ScenarioHooks``); the tool latency is an activity
-  interceptor that sleeps S before each ``seawall.run_tool`` (fixtures answer at once);
+  and the loop profile's rules on (``LoopSettings()``, the default profile), its settings
+  resolved as a session resolves them for its prompts, the model scripted and the tools
+  fixtures (``ScenarioHooks``); the tool latency is an activity interceptor that sleeps S
+  before each ``seawall.run_tool`` (fixtures answer at once);
 - ``pydantic-ai``: ``TemporalAgent`` with a ``FunctionModel`` and ``@agent.tool`` tools
   (``bench/peer_pydantic_ai.py``);
+- ``pydantic-ai-durability``: the same agent with the ``TemporalDurability`` capability,
+  which pydantic-ai 2.68 recommends instead (``bench/peer_pydantic_ai_durability.py``);
 - ``openai-agents``: the OpenAI Agents SDK on Temporal with a fake model provider and
   ``activity_as_tool`` tools (``bench/peer_openai_agents.py``).
 
 Each runs in a worker process of its own (so its CPU time and peak RSS are its own),
 started by this script with ``--serve-worker``. The peers need the ``peers`` extra; a peer
-whose packages are missing is reported as such and skipped. At each concurrency the peers
-run in turn, the order rotated per level, after two warm-up prompts each; prompts per level
-as `bench/overhead.py` (12, 60, 200 at 1, 10, 100) unless `--prompts` says.
+whose packages are missing is reported as such and skipped. Each peer runs two warm-up
+prompts; then at each concurrency the peers run in interleaved rounds, the order rotated
+each round (40 prompts in 8 rounds at 1, 60 in 4 at 10, 200 in 2 at 100, unless
+``--prompts`` and ``--rounds`` say).
 
 Reported per peer and concurrency: per-batch latency (median, p95: the gaps between
 consecutive model-activity schedules in the prompts' histories, server time), prompts per
-second, history events, history bytes and payload bytes per prompt (fetched histories),
-worker CPU seconds per prompt (``/proc`` user + system of the worker process), the worker's
-peak RSS (``VmHWM``) and its RSS growth per in-flight prompt (sampled every 0.2 s); and once
-per peer the replay time of one L-batch history on the peer's own replayer (its plugins, the
-SDK's sandbox as the plugins set it).
+second (and per round), history events (and their types), history bytes and payload bytes
+per prompt (fetched histories), worker CPU seconds per prompt (``/proc`` user + system of
+the worker process), the worker's peak RSS (``VmHWM``) and its RSS growth per in-flight
+prompt (sampled every 0.2 s); once per peer the replay time of one L-batch history on the
+peer's own replayer (its plugins, the SDK's sandbox as the plugins set it); and Seawall over
+the best other peer on each figure issue 27 sets a target on.
 """
 
 from __future__ import annotations
@@ -72,8 +78,6 @@ from temporalio.worker import (
 
 from bench import peer_script
 from bench.overhead import (
-    PROMPTS_PER_LEVEL,
-    ROUNDS,
     Workload,
     git_commit,
     machine,
@@ -93,6 +97,11 @@ from workflows.seed import GuardMode
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_JSON = ROOT / "bench" / "results" / "peers.json"
 WARMUP_PROMPTS = 2
+# Prompts per peer and interleaved rounds at each concurrency. At one prompt in flight a
+# batch takes ~100 ms and the peers differ by a few per cent, less than one round of a few
+# prompts varies on this machine: more prompts and rounds there than bench/overhead.py's.
+PROMPTS = {1: 40, 10: 60, 100: 200}
+ROUNDS = {1: 8, 10: 4, 100: 2}
 REPLAY_REPEATS = 3
 RSS_SAMPLE_SECONDS = 0.2
 PAYLOAD_TYPE = "temporal.api.common.v1.Payload"
@@ -115,6 +124,13 @@ PEERS: dict[str, Peer] = {
             "pydantic-ai",
             "pydantic-ai TemporalAgent",
             "bench.peer_pydantic_ai",
+            ("pydantic_ai", "pydantic_ai.durable_exec.temporal"),
+            "model_request",
+        ),
+        Peer(
+            "pydantic-ai-durability",
+            "pydantic-ai TemporalDurability",
+            "bench.peer_pydantic_ai_durability",
             ("pydantic_ai", "pydantic_ai.durable_exec.temporal"),
             "model_request",
         ),
@@ -560,7 +576,7 @@ async def run(args: argparse.Namespace, log: Callable[[str], None] = print) -> d
             await drivers[peer.key].many(args.batches, args.calls, WARMUP_PROMPTS, WARMUP_PROMPTS)
         levels: list[dict[str, Any]] = []
         for concurrency in args.concurrency:
-            default = PROMPTS_PER_LEVEL.get(concurrency, 2 * concurrency)
+            default = PROMPTS.get(concurrency, 2 * concurrency)
             rounds = ROUNDS.get(concurrency, 2) if args.rounds is None else args.rounds
             per_round = max(concurrency, (args.prompts or default) // max(1, rounds))
             merged: dict[str, Level] = {}
@@ -681,12 +697,13 @@ def print_tables(report: dict[str, Any]) -> None:
         + ", ".join(f"{k} {v}" for k, v in report["versions"].items())
     )
     keys = list(report["peers"])
+    width = max([16, *(len(k) + 2 for k in keys)])
     for concurrency in sorted({row["concurrency"] for row in report["levels"]}):
         rows = {r["peer"]: r for r in report["levels"] if r["concurrency"] == concurrency}
         print(f"\nconcurrency {concurrency} ({rows[keys[0]]['prompts']} prompts per peer)")
-        print(f"  {'':22}" + "".join(f"{k:>16}" for k in keys))
+        print(f"  {'':22}" + "".join(f"{k:>{width}}" for k in keys))
         for key, label in COLUMNS:
-            print(f"  {label:22}" + "".join(f"{rows[k][key]!s:>16}" for k in keys))
+            print(f"  {label:22}" + "".join(f"{rows[k][key]!s:>{width}}" for k in keys))
     if report.get("against_best_peer"):
         print("\nSeawall over the best peer on each figure (target ≤ 1.00×)")
         for row in report["against_best_peer"]:
@@ -699,10 +716,10 @@ def print_tables(report: dict[str, Any]) -> None:
         print("\nreplay of one long history")
         for r in report["replay"]:
             if "error" in r:
-                print(f"  {r['peer']:16} failed: {r['error']}")
+                print(f"  {r['peer']:{width}} failed: {r['error']}")
                 continue
             print(
-                f"  {r['peer']:16} {r['batches']} batches, {r['events']} events: "
+                f"  {r['peer']:{width}} {r['batches']} batches, {r['events']} events: "
                 f"{r['seconds_median']:.3f} s ({r['ms_per_1000_events']} ms per 1,000 events)"
             )
     for key, reason in report["skipped"].items():
@@ -721,13 +738,13 @@ def main(argv: list[str] | None = None) -> int:
         "--prompts",
         type=int,
         default=0,
-        help="per peer per level, at least the concurrency (default: overhead.py's 12, 60, 200)",
+        help="per peer per level, at least the concurrency (default: 40, 60, 200 at 1, 10, 100)",
     )
     parser.add_argument(
         "--rounds",
         type=int,
         default=None,
-        help="interleaved rounds per level (default: overhead.py's 4, 4, 2 at 1, 10, 100)",
+        help="interleaved rounds per level (default: 8, 4, 2 at 1, 10, 100)",
     )
     parser.add_argument(
         "--long-batches", type=int, default=50, help="batches of the replayed history (0: none)"
