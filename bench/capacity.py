@@ -337,6 +337,17 @@ def peer_table(results: Path) -> list[str]:
             rows = {r["peer"]: r for r in report["levels"] if r["concurrency"] == concurrency}
             cells = [fmt.format(rows[k][key]) if rows.get(k, {}).get(key) else "-" for k in keys]
             out.append(f"| {title} | {concurrency} | " + " | ".join(cells) + " |")
+    segments = [name for name in report["levels"][0].get("batch_segments_ms_median", {})]
+    for name in segments:
+        for concurrency in sorted({r["concurrency"] for r in report["levels"]}):
+            rows = {r["peer"]: r for r in report["levels"] if r["concurrency"] == concurrency}
+            values = [rows.get(k, {}).get("batch_segments_ms_median", {}).get(name) for k in keys]
+            cells = ["-" if v is None else f"{v:,.1f}" for v in values]
+            out.append(
+                f'| a batch\'s step "{name}", median ms | {concurrency} | '
+                + " | ".join(cells)
+                + " |"
+            )
     replays = {r["peer"]: r for r in report.get("replay", []) if "error" not in r}
     if replays:
         cells = [

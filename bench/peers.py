@@ -387,6 +387,50 @@ def batch_gaps(history: WorkflowHistory, model_mark: str) -> list[float]:
     return [b - a for a, b in itertools.pairwise(times)]
 
 
+# The steps of one batch, in order: where its per-batch latency goes (server time).
+SEGMENTS = (
+    "model request",  # the model activity scheduled -> completed
+    "reply to calls",  # the model's reply -> the batch's calls scheduled (a workflow task)
+    "tool calls",  # the calls scheduled -> the last one completed
+    "calls to request",  # the last call completed -> the next model request scheduled
+)
+
+
+def batch_segments(history: WorkflowHistory, model_mark: str) -> dict[str, list[float]]:
+    """Per batch of ``history``, the seconds of each of :data:`SEGMENTS`."""
+    out: dict[str, list[float]] = {name: [] for name in SEGMENTS}
+    model: dict[int, bool] = {}
+    scheduled = replied = calls_from = last_call = None
+    pending = 0
+    for e in history.events:
+        at = e.event_time.ToDatetime().timestamp()
+        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+            is_model = model_mark in e.activity_task_scheduled_event_attributes.activity_type.name
+            model[e.event_id] = is_model
+            if is_model:
+                if last_call is not None:
+                    out["calls to request"].append(at - last_call)
+                scheduled, last_call = at, None
+            else:
+                if pending == 0:
+                    calls_from = at
+                    if replied is not None:
+                        out["reply to calls"].append(at - replied)
+                        replied = None
+                pending += 1
+        elif e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+            if model.get(e.activity_task_completed_event_attributes.scheduled_event_id):
+                if scheduled is not None:
+                    out["model request"].append(at - scheduled)
+                replied = at
+            elif pending > 0:
+                pending -= 1
+                if pending == 0 and calls_from is not None:
+                    out["tool calls"].append(at - calls_from)
+                    last_call = at
+    return out
+
+
 def percentile(values: Sequence[float], q: float) -> float:
     ordered = sorted(values)
     if not ordered:
@@ -402,6 +446,7 @@ class Level:
     wall_seconds: float
     worker_cpu_seconds: float
     gaps: list[float] = field(default_factory=list)
+    segments: dict[str, list[float]] = field(default_factory=lambda: {n: [] for n in SEGMENTS})
     events: int = 0
     event_types: dict[str, int] = field(default_factory=dict)
     history_bytes: int = 0
@@ -418,6 +463,8 @@ class Level:
         self.wall_seconds += other.wall_seconds
         self.worker_cpu_seconds += other.worker_cpu_seconds
         self.gaps.extend(other.gaps)
+        for name, values in other.segments.items():
+            self.segments[name].extend(values)
         self.events += other.events
         for kind, count in other.event_types.items():
             self.event_types[kind] = self.event_types.get(kind, 0) + count
@@ -440,6 +487,10 @@ class Level:
             "batch_latency_ms_p95": round(percentile(self.gaps, 0.95) * 1000, 2)
             if self.gaps
             else None,
+            "batch_segments_ms_median": {
+                name: round(statistics.median(values) * 1000, 2) if values else None
+                for name, values in self.segments.items()
+            },
             "prompts_per_second": round(self.prompts / self.wall_seconds, 3),
             "prompts_per_second_by_round": [round(r, 3) for r in self.round_rates],
             "history_events_per_prompt": round(self.events / n, 1),
@@ -491,6 +542,8 @@ async def measure_level(
     for workflow_id in ids:
         history = await driver.client.get_workflow_handle(workflow_id).fetch_history()
         level.gaps.extend(batch_gaps(history, driver.peer.model_mark))
+        for name, values in batch_segments(history, driver.peer.model_mark).items():
+            level.segments[name].extend(values)
         level.events += len(history.events)
         for event in history.events:
             kind = EventType.Name(event.event_type).removeprefix("EVENT_TYPE_")
@@ -704,6 +757,9 @@ def print_tables(report: dict[str, Any]) -> None:
         print(f"  {'':22}" + "".join(f"{k:>{width}}" for k in keys))
         for key, label in COLUMNS:
             print(f"  {label:22}" + "".join(f"{rows[k][key]!s:>{width}}" for k in keys))
+        for name in SEGMENTS:
+            cells = "".join(f"{rows[k]['batch_segments_ms_median'][name]!s:>{width}}" for k in keys)
+            print(f"  {'  ' + name + ' ms':22}" + cells)
     if report.get("against_best_peer"):
         print("\nSeawall over the best peer on each figure (target ≤ 1.00×)")
         for row in report["against_best_peer"]:

@@ -97,6 +97,9 @@ def test_the_smallest_run_reports_every_installed_peer(tmp_path: Path) -> None:
         assert row["history_events_per_prompt"] > 0
         assert 0 < row["payload_bytes_per_prompt"] < row["history_bytes_per_prompt"]
         assert row["worker_peak_rss_mib"] > 0
+        # Where a batch's time goes: each step measured in every batch but the last (the
+        # last batch's calls lead to the final answer, not another batch).
+        assert all(v is not None and v > 0 for v in row["batch_segments_ms_median"].values())
         # Interleaved rounds of one prompt each, merged into one row.
         assert len(row["prompts_per_second_by_round"]) == prompts
     # Seawall beside the best other peer on each target figure, the ratio of the two.
