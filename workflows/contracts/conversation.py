@@ -124,6 +124,13 @@ def fit_context(messages: list[Message], budget: int) -> list[Message]:
             total -= saved
     if total <= budget:
         return view
+    return earlier_prompts_left_out(view, total, budget)
+
+
+def earlier_prompts_left_out(view: list[Message], total: int, budget: int) -> list[Message]:
+    """The policy's second step: ``view`` (``total`` characters, every output already
+    elided) without its oldest whole earlier prompts, cut only where a user prompt starts,
+    as few as fit ``budget``; never the newest prompt (``view`` itself when it has none)."""
     starts = [i for i, m in enumerate(view) if is_prompt_start(m)]
     for start in starts[1:]:
         if total - conversation_chars(view[:start]) <= budget:

@@ -5,17 +5,17 @@ request carries, and computes it from scratch: it counts every message and walks
 conversation from its start. Called before every request of a long prompt that is quadratic
 in the conversation, and a replay pays it again for every request it rebuilds (40 % of
 the workflow's time in a 50-batch prompt's replay, docs/architecture.md, "The context
-policy"). A
-prompt's conversation only grows, and the policy elides the oldest outputs first, so the view
-for a longer conversation is the view for the shorter one with the new messages appended and
-perhaps more outputs elided after the last one elided. :class:`ContextWindow` keeps that view
-and extends it: each request costs its new messages, not the conversation.
+policy"). A prompt's conversation only grows, and the policy elides the oldest outputs
+first, so the view for a longer conversation is the view for the shorter one with the new
+messages appended and perhaps more outputs elided after the last one elided.
+:class:`ContextWindow` keeps that view and extends it: each request costs its new messages,
+not the conversation.
 
 It returns exactly what ``fit_context`` returns for the same conversation and budget (the
 same list object when nothing is elided, equal messages otherwise);
 ``tests/workflows/prompt/test_context_window.py`` checks it against ``fit_context`` request
 by request on generated conversations. The rare second step of the policy (leaving out whole
-earlier prompts once every output is elided) is computed afresh from the kept view.
+earlier prompts once every output is elided) is fit_context's own, on the kept view.
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from workflows.contracts.conversation import (
     Message,
     Role,
     conversation_chars,
+    earlier_prompts_left_out,
     elided,
     elided_outputs,
-    is_prompt_start,
 )
 
 
@@ -88,17 +88,11 @@ class ContextWindow:
         return self._cut(messages, view)
 
     def _cut(self, messages: list[Message], view: list[Message]) -> FittedView:
-        """Step 2: every output elided and still too long; the oldest whole earlier prompts
-        are left out, never the newest one (fit_context's own loop, on the kept view)."""
-        total = self._view_chars
-        starts = [i for i, m in enumerate(view) if is_prompt_start(m)]
-        cut: list[Message] | None = None
-        for start in starts[1:]:
-            if total - conversation_chars(view[:start]) <= self._budget:
-                cut = view[start:]
-                break
-        if cut is None:
-            cut = view[starts[-1] :] if starts else list(view)
+        """Step 2: every output elided and still too long; fit_context's own second step on
+        the kept view (a copy of it when nothing is cut: the view is this window's state)."""
+        cut = earlier_prompts_left_out(view, self._view_chars, self._budget)
+        if cut is view:
+            cut = list(view)
         return FittedView(
             cut,
             True,
