@@ -78,8 +78,10 @@ clean:
 # the per-call cost of the sandbox beside the bare command (bench/sandbox.py), and Seawall
 # beside the durable agents a Temporal user would pick instead (bench/peers.py: pydantic-ai's
 # TemporalAgent, the OpenAI Agents SDK on Temporal; the `peers` extra, which `make install`
-# installs). Prints the tables and writes
-# bench/results/{loops,overhead,streaming,scaling,peers,sandbox}.json.
+# installs), on the dev server as it ships and again at 1 and 10 prompts in flight with its
+# transfer-queue reads unthrottled (what is left is the harnesses' own time). Prints the
+# tables and writes
+# bench/results/{loops,overhead,streaming,scaling,peers,peers-unthrottled,sandbox}.json.
 .PHONY: bench
 bench: $(STAMP) sandbox-tools
 	$(BIN)/python bench/loops.py --sensitivity
@@ -87,6 +89,8 @@ bench: $(STAMP) sandbox-tools
 	$(BIN)/python bench/streaming.py
 	$(BIN)/python bench/scaling.py
 	$(BIN)/python bench/peers.py --json bench/results/peers.json
+	$(BIN)/python bench/peers.py --reader-polls-per-second 1000 --concurrency 1,10 \
+	    --long-batches 0 --json bench/results/peers-unthrottled.json
 	$(BIN)/python bench/capacity.py
 	$(BIN)/python bench/sandbox.py --json bench/results/sandbox.json
 

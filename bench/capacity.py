@@ -310,22 +310,34 @@ PEER_FIGURES = (
     ("payload_bytes_per_prompt", "payload bytes", "{:,.0f}"),
     ("worker_cpu_ms_per_prompt", "worker CPU ms", "{:,.1f}"),
     ("worker_peak_rss_mib", "worker peak RSS, MiB", "{:,.1f}"),
+    ("server_handoffs_per_prompt", "server hand-offs to matching", "{:,.1f}"),
+    ("server_handoff_wait_ms_mean", "their wait for the transfer-queue read, mean ms", "{:,.1f}"),
 )
+# bench/peers.py's two runs: the dev server as it ships, and with its history service's
+# transfer-queue reads unthrottled (--reader-polls-per-second), which leaves the harnesses'
+# own time at one prompt in flight (docs/capacity.md).
+PEER_RESULTS = ("peers.json", "peers-unthrottled.json")
 
 
-def peer_table(results: Path) -> list[str]:
-    """Seawall beside the durable agents a Temporal user would pick instead, from
-    ``bench/results/peers.json`` (``bench/peers.py``), as markdown; nothing when not run."""
-    report = load("peers.json", results)
+def peer_table(results: Path, name: str = PEER_RESULTS[0]) -> list[str]:
+    """Seawall beside the durable agents a Temporal user would pick instead, from one of
+    ``bench/peers.py``'s results (:data:`PEER_RESULTS`), as markdown; nothing when not run."""
+    report = load(name, results)
     if not report.get("levels"):
         return []
     keys = list(report["peers"])
     w = report["workload"]
+    config = report.get("server_config") or {}
+    server = (
+        "dev server with " + ", ".join(f"`{k}={v}`" for k, v in config.items())
+        if config
+        else "dev server as it ships"
+    )
     out = [
         f"`bench/peers.py` (commit {report.get('commit', 'unknown')}, load average "
         f"{report.get('load_average_before')} before, {report.get('load_average_after')} "
         f"after; {w['batches_per_prompt']} batches of {w['calls_per_batch']} calls, tool "
-        f"latency {w['tool_latency_seconds']} s; "
+        f"latency {w['tool_latency_seconds']} s; {server}; "
         + ", ".join(f"{k} {v}" for k, v in report.get("versions", {}).items())
         + "):",
         "",
@@ -596,12 +608,13 @@ def render(
                 put(f"  {line.what:<{width}}  {line.value:<36}  = {line.arithmetic}")
             put(f"  {verdict}")
         put("")
-    peers = peer_table(results) if results is not None else []
-    if peers and markdown:
+    peers = [peer_table(results, name) for name in PEER_RESULTS] if results is not None else []
+    if any(peers) and markdown:
         put("#### Against the durable agents on Temporal")
         put("")
-        out.extend(peers)
-        put("")
+        for table in (t for t in peers if t):
+            out.extend(table)
+            put("")
     put("Assumptions (flags change them):")
     for name, assumption in ASSUMPTIONS.items():
         put(

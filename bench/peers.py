@@ -2,7 +2,7 @@
 
     python bench/peers.py [--batches B] [--calls M] [--tool-latency S]
                           [--concurrency 1,10,100] [--prompts N] [--rounds R]
-                          [--long-batches L]
+                          [--long-batches L] [--reader-polls-per-second N]
                           [--peers seawall,pydantic-ai,pydantic-ai-durability,openai-agents]
                           [--json PATH]
 
@@ -38,6 +38,14 @@ the worker process), the worker's peak RSS (``VmHWM``) and its RSS growth per in
 prompt (sampled every 0.2 s); once per peer the replay time of one L-batch history on the
 peer's own replayer (its plugins, the SDK's sandbox as the plugins set it); and Seawall over
 the best other peer on each figure issue 27 sets a target on.
+
+The dev server runs as it ships, except with ``--reader-polls-per-second N``: its history
+service then reads its transfer queue (the tasks that hand a workflow task or a
+non-eager activity to matching) up to N times a second instead of the server's default 20
+(``history.transferProcessorMaxPollRPS``). At one prompt in flight each such hand-off waits
+for the next of those reads, 25 ms on average and up to 50, which every peer pays alike
+and which sets most of a batch's latency; lifted, what remains is the harnesses' own time
+(docs/capacity.md, "Against the durable agents on Temporal").
 """
 
 from __future__ import annotations
@@ -83,7 +91,7 @@ from bench.overhead import (
     start_server_with_retries,
 )
 from bench.peer_history import SEGMENTS, batch_gaps, batch_segments, payload_bytes
-from bench.server_metrics import process_cpu_seconds
+from bench.server_metrics import ServerCounters, free_port, process_cpu_seconds, read_counters
 from bench.trusted import bench_client, worker_process_environment
 from workflows.contracts.activity import CALL_MODEL, RUN_TOOL
 from workflows.contracts.conversation import DEFAULT_CONTEXT_BUDGET_CHARS
@@ -374,6 +382,9 @@ class Level:
     rss_before_kib: int = 0
     peak_rss_kib: int = 0  # VmHWM: the process's peak so far
     level_peak_rss_kib: int = 0  # the highest RSS sampled during this level
+    # The dev server's hand-offs to matching in this level, and their wait for the history
+    # service's transfer-queue reads (bench/server_metrics.py).
+    server: ServerCounters = field(default_factory=ServerCounters)
 
     round_rates: list[float] = field(default_factory=list)  # prompts/s of each round
 
@@ -393,6 +404,7 @@ class Level:
         self.peak_rss_kib = max(self.peak_rss_kib, other.peak_rss_kib)
         self.level_peak_rss_kib = max(self.level_peak_rss_kib, other.level_peak_rss_kib)
         self.round_rates.extend(other.round_rates)
+        self.server = self.server + other.server
 
     def summary(self) -> dict[str, Any]:
         n = max(1, self.prompts)
@@ -420,6 +432,12 @@ class Level:
             "history_bytes_per_prompt": round(self.history_bytes / n),
             "payload_bytes_per_prompt": round(self.payload_bytes / n),
             "worker_cpu_ms_per_prompt": round(self.worker_cpu_seconds / n * 1000, 1),
+            "server_handoffs_per_prompt": round(self.server.handoffs / n, 1),
+            "server_handoff_wait_ms_mean": round(
+                self.server.handoff_wait_seconds / self.server.handoffs * 1000, 2
+            )
+            if self.server.handoffs
+            else None,
             "worker_rss_mib_before": round(self.rss_before_kib / 1024, 1),
             "worker_peak_rss_mib": round(self.peak_rss_kib / 1024, 1),
             # What holding one more prompt in flight costs the worker, at this concurrency.
@@ -437,8 +455,14 @@ async def sample_rss(worker: WorkerProcess, samples: list[int]) -> None:
 
 
 async def measure_level(
-    driver: Driver, worker: WorkerProcess, args: argparse.Namespace, prompts: int, concurrency: int
+    driver: Driver,
+    worker: WorkerProcess,
+    args: argparse.Namespace,
+    prompts: int,
+    concurrency: int,
+    metrics_port: int | None = None,
 ) -> Level:
+    server_before = read_counters(metrics_port)
     rss_before = worker.rss_kib()
     cpu_before = worker.cpu_seconds()
     samples: list[int] = []
@@ -457,6 +481,7 @@ async def measure_level(
         rss_before_kib=rss_before,
         peak_rss_kib=worker.peak_rss_kib(),
         level_peak_rss_kib=max([rss_before, *samples]),
+        server=read_counters(metrics_port) - server_before,
     )
     level.round_rates.append(prompts / level.wall_seconds)
     for workflow_id in ids:
@@ -528,7 +553,19 @@ async def run(args: argparse.Namespace, log: Callable[[str], None] = print) -> d
         "versions": versions(),
     }
     started = time.perf_counter()
-    env = await start_server_with_retries()
+    report["server_config"] = server_config(args)
+    metrics_port = free_port()
+    env = await start_server_with_retries(
+        extra_args=[
+            "--metrics-port",
+            str(metrics_port),
+            *(
+                arg
+                for key, value in report["server_config"].items()
+                for arg in ("--dynamic-config-value", f"{key}={value}")
+            ),
+        ]
+    )
     workspace = tempfile.mkdtemp(prefix="seawall-bench-peers-")
     workers: list[WorkerProcess] = []
     try:
@@ -559,7 +596,12 @@ async def run(args: argparse.Namespace, log: Callable[[str], None] = print) -> d
                 order = peers[r % len(peers) :] + peers[: r % len(peers)] if peers else []
                 for peer in order:
                     level = await measure_level(
-                        drivers[peer.key], processes[peer.key], args, per_round, concurrency
+                        drivers[peer.key],
+                        processes[peer.key],
+                        args,
+                        per_round,
+                        concurrency,
+                        metrics_port,
                     )
                     if peer.key in merged:
                         merged[peer.key].merge(level)
@@ -590,6 +632,19 @@ async def run(args: argparse.Namespace, log: Callable[[str], None] = print) -> d
     report["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
     report["seconds"] = round(time.perf_counter() - started, 1)
     return report
+
+
+# The dev server's history service reads its transfer queue at most this often a second
+# unless told otherwise (the server's default of history.transferProcessorMaxPollRPS).
+SERVER_DEFAULT_READER_POLLS = 20
+READER_POLLS_KEY = "history.transferProcessorMaxPollRPS"
+
+
+def server_config(args: argparse.Namespace) -> dict[str, int]:
+    """The dynamic-config values the dev server runs with (none: as it ships)."""
+    if args.reader_polls_per_second in (None, SERVER_DEFAULT_READER_POLLS):
+        return {}
+    return {READER_POLLS_KEY: args.reader_polls_per_second}
 
 
 # The figures issue 27 sets targets on: Seawall's over the best peer's, ≤ 1.0 each. Lower
@@ -659,6 +714,8 @@ COLUMNS = (
     ("worker_cpu_ms_per_prompt", "worker CPU ms/prompt"),
     ("worker_peak_rss_mib", "worker peak RSS MiB"),
     ("worker_rss_growth_kib_per_inflight_prompt", "RSS KiB/in-flight"),
+    ("server_handoffs_per_prompt", "hand-offs/prompt"),
+    ("server_handoff_wait_ms_mean", "hand-off wait ms mean"),
 )
 
 
@@ -666,7 +723,13 @@ def print_tables(report: dict[str, Any]) -> None:
     w = report["workload"]
     print(
         f"\n{w['batches_per_prompt']} batches x {w['calls_per_batch']} calls per prompt, "
-        f"tool latency {w['tool_latency_seconds']} s; versions: "
+        f"tool latency {w['tool_latency_seconds']} s; dev server "
+        + (
+            ", ".join(f"{k}={v}" for k, v in report["server_config"].items())
+            if report.get("server_config")
+            else "as it ships"
+        )
+        + "; versions: "
         + ", ".join(f"{k} {v}" for k, v in report["versions"].items())
     )
     keys = list(report["peers"])
@@ -726,6 +789,13 @@ def main(argv: list[str] | None = None) -> int:
         "--long-batches", type=int, default=50, help="batches of the replayed history (0: none)"
     )
     parser.add_argument(
+        "--reader-polls-per-second",
+        type=int,
+        default=None,
+        help="the dev server's transfer-queue reads per second "
+        f"({READER_POLLS_KEY}; default: the server's {SERVER_DEFAULT_READER_POLLS})",
+    )
+    parser.add_argument(
         "--peers",
         type=lambda s: [x for x in s.split(",") if x],
         default=list(PEERS),
@@ -746,6 +816,8 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [k for k in args.peers if k not in PEERS]
     if unknown:
         parser.error(f"--peers: unknown {', '.join(unknown)} (known: {', '.join(PEERS)})")
+    if args.reader_polls_per_second is not None and args.reader_polls_per_second < 1:
+        parser.error("--reader-polls-per-second must be ≥ 1")
     if args.batches < 1 or args.calls < 2:
         parser.error("--batches must be ≥ 1 and --calls ≥ 2 (the fetch calls and flaky_api)")
     report = asyncio.run(run(args))

@@ -10,7 +10,10 @@ holding every Temporal service and its SQLite store. Two windows onto it:
   workflow update makes to the store; in production each is a PostgreSQL/Cassandra
   transaction). Its ``state_transition_count`` histogram records each execution's running
   total at every update, so its sum is not a count of transitions; a prompt's own count
-  is ``state_transition_count`` in its description (:func:`state_transitions`).
+  is ``state_transition_count`` in its description (:func:`state_transitions`). Its
+  ``task_latency_queue`` histogram times each transfer task from its creation to its
+  processing: the hand-offs (:data:`HANDOFF_TASKS`) of a workflow task or a non-eager
+  activity to matching, which wait for the history service's next transfer-queue read.
 
 These are the per-prompt figures ``bench/capacity.py`` sizes a production cluster from
 (docs/capacity.md). Counters are for the ``default`` namespace only, so the server's own
@@ -19,6 +22,7 @@ system workflows stay out.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import socket
@@ -34,6 +38,9 @@ NAMESPACE = "default"
 WRITE_OPERATIONS = frozenset(
     {"CreateWorkflowExecution", "UpdateWorkflowExecution", "ConflictResolveWorkflowExecution"}
 )
+# Transfer tasks that hand work to matching: a workflow task (after an activity result, a
+# signal, a start) and an activity the worker did not take eagerly.
+HANDOFF_TASKS = frozenset({"TransferActiveTaskWorkflowTask", "TransferActiveTaskActivity"})
 _SAMPLE = re.compile(
     r"^(?P<name>[a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(?P<labels>[^}]*)\})?\s+(?P<value>\S+)"
 )
@@ -56,25 +63,22 @@ class ServerCounters:
     workflow_writes: float = 0.0  # WRITE_OPERATIONS on the history service
     persistence_requests: float = 0.0  # every operation, every service, this namespace
     history_reads: float = 0.0  # ReadHistoryBranch: replays after cache eviction, fetches
+    handoffs: float = 0.0  # HANDOFF_TASKS processed
+    handoff_wait_seconds: float = 0.0  # their summed creation-to-processing time
+
+    def _pairs(self, other: ServerCounters) -> zip[tuple[float, float]]:
+        return zip(dataclasses.astuple(self), dataclasses.astuple(other), strict=True)
 
     def __sub__(self, other: ServerCounters) -> ServerCounters:
-        return ServerCounters(
-            self.workflow_writes - other.workflow_writes,
-            self.persistence_requests - other.persistence_requests,
-            self.history_reads - other.history_reads,
-        )
+        return ServerCounters(*(a - b for a, b in self._pairs(other)))
 
     def __add__(self, other: ServerCounters) -> ServerCounters:
-        return ServerCounters(
-            self.workflow_writes + other.workflow_writes,
-            self.persistence_requests + other.persistence_requests,
-            self.history_reads + other.history_reads,
-        )
+        return ServerCounters(*(a + b for a, b in self._pairs(other)))
 
 
 def parse_counters(text: str) -> ServerCounters:
     """The counters of one Prometheus text exposition."""
-    writes = requests = reads = 0.0
+    writes = requests = reads = handoffs = handoff_wait = 0.0
     for line in text.splitlines():
         match = _SAMPLE.match(line)
         if match is None:
@@ -90,7 +94,12 @@ def parse_counters(text: str) -> ServerCounters:
                 writes += value
             elif operation == "ReadHistoryBranch":
                 reads += value
-    return ServerCounters(writes, requests, reads)
+        elif name.startswith("task_latency_queue_") and labels.get("operation") in HANDOFF_TASKS:
+            if name == "task_latency_queue_count":
+                handoffs += value
+            elif name == "task_latency_queue_sum":
+                handoff_wait += value
+    return ServerCounters(writes, requests, reads, handoffs, handoff_wait)
 
 
 def read_counters(port: int | None) -> ServerCounters:

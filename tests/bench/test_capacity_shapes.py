@@ -127,3 +127,32 @@ def test_server_counters_read_the_default_namespace_only() -> None:
     assert counters.workflow_writes == 33
     assert counters.history_reads == 5
     assert counters.persistence_requests == 38
+
+
+def test_server_counters_time_the_handoffs_to_matching_only() -> None:
+    def line(kind: str, operation: str, value: float, namespace: str = "default") -> str:
+        return (
+            f'task_latency_queue_{kind}{{namespace="{namespace}",operation="{operation}",'
+            f'service_name="history"}} {value}'
+        )
+
+    text = "\n".join(
+        [
+            line("count", "TransferActiveTaskActivity", 40),
+            line("sum", "TransferActiveTaskActivity", 1.6),
+            line("count", "TransferActiveTaskWorkflowTask", 10),
+            line("sum", "TransferActiveTaskWorkflowTask", 0.4),
+            # Not a hand-off to matching: a closed execution, a visibility record.
+            line("count", "TransferActiveTaskCloseExecution", 7),
+            line("sum", "VisibilityTaskStartExecution", 9.0),
+            line("count", "TransferActiveTaskActivity", 500, namespace="temporal-system"),
+            'task_latency_queue_bucket{namespace="default",operation='
+            '"TransferActiveTaskActivity",le="0.05"} 33',
+        ]
+    )
+    later = parse_counters(text)
+    assert later.handoffs == 50
+    assert later.handoff_wait_seconds == pytest.approx(2.0)
+    run = later - parse_counters(line("count", "TransferActiveTaskActivity", 30))
+    assert run.handoffs == 20
+    assert run.workflow_writes == 0

@@ -10,6 +10,7 @@ answer and reports every figure. The peers need the ``peers`` extra
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -18,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from bench import peer_script, peers
+from bench import peers as peers_module
 from bench.overhead import Workload
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,6 +42,29 @@ def test_the_peers_script_is_the_workloads(batches: int, calls: int) -> None:
         for name in peer_script.fetch_names(calls):
             assert fixtures[name].outcome_for(b).content == peer_script.fetch_result()
     assert peer_script.batches_in(peer_script.prompt_text(batches)) == batches
+
+
+@pytest.mark.parametrize(
+    ("flag", "config"),
+    [
+        ([], {}),
+        (["--reader-polls-per-second", "20"], {}),  # the server's own default: as it ships
+        (["--reader-polls-per-second", "1000"], {"history.transferProcessorMaxPollRPS": 1000}),
+    ],
+)
+def test_the_dev_server_runs_as_it_ships_unless_told(
+    flag: list[str], config: dict[str, int]
+) -> None:
+    parser_args = argparse.Namespace(reader_polls_per_second=None)
+    if flag:
+        parser_args.reader_polls_per_second = int(flag[1])
+    assert peers.server_config(parser_args) == config
+
+
+def test_a_reader_rate_below_one_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        peers.main(["--reader-polls-per-second", "0"])
+    assert "--reader-polls-per-second must be ≥ 1" in capsys.readouterr().err
 
 
 INSTALLED = [
@@ -73,6 +98,9 @@ def test_the_smallest_run_reports_every_installed_peer(tmp_path: Path) -> None:
             str(prompts),
             "--long-batches",
             "3",
+            # The dev server's transfer-queue reads lifted, as `make bench`'s second run.
+            "--reader-polls-per-second",
+            "500",
             "--peers",
             ",".join(peers),
             "--json",
@@ -87,6 +115,7 @@ def test_the_smallest_run_reports_every_installed_peer(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(out.read_text())
     assert report["skipped"] == {}
+    assert report["server_config"] == {peers_module.READER_POLLS_KEY: 500}
     assert sorted(report["peers"]) == sorted(peers)
     levels = {row["peer"]: row for row in report["levels"]}
     assert sorted(levels) == sorted(peers)
@@ -97,6 +126,9 @@ def test_the_smallest_run_reports_every_installed_peer(tmp_path: Path) -> None:
         assert row["history_events_per_prompt"] > 0
         assert 0 < row["payload_bytes_per_prompt"] < row["history_bytes_per_prompt"]
         assert row["worker_peak_rss_mib"] > 0
+        # The prompt's start, at least, is a workflow task the server handed to matching.
+        assert row["server_handoffs_per_prompt"] >= 1
+        assert row["server_handoff_wait_ms_mean"] is not None
         # Where a batch's time goes: each step measured in every batch but the last (the
         # last batch's calls lead to the final answer, not another batch).
         assert all(v is not None and v > 0 for v in row["batch_segments_ms_median"].values())
