@@ -57,7 +57,9 @@ from seawall.runtime.server_wait import ServerUnreachable, wait_for_server
 from seawall.runtime.settings import (
     LOG_FORMATS,
     LOG_LEVELS,
+    MAX_EAGER_CALLS_PER_WORKFLOW_TASK,
     SeawallSettings,
+    default_of,
     log_startup_diagnostics,
     resolve_activity_summaries,
     resolve_context_budget,
@@ -150,12 +152,20 @@ def build_worker(
     activities: WorkerActivities | None = None,
     *,
     max_cached_workflows: int = 1000,
+    eager_calls_per_workflow_task: int = default_of("eager_calls_per_workflow_task"),
     workflow_task_executor: concurrent.futures.ThreadPoolExecutor | None = None,
     trust: WorkerTrust | None = None,
 ) -> Worker:
     """A worker of ``task_queue`` serving Seawall's workflows and ``activities`` (by default
     :func:`build_activities`, with ``trust`` when given); its MCP servers stop when it shuts
-    down. ``workflow_task_executor`` is for profiling (``bench/overhead.py``)."""
+    down. ``workflow_task_executor`` is for profiling (``bench/overhead.py``).
+
+    ``eager_calls_per_workflow_task``: how many of the model and tool calls one workflow
+    task schedules this worker starts itself, in the reply to that task, instead of sending
+    them through the task queue (0: none). The SDK's default of 3 sends the 4th call of a
+    batch of 4 through the task queue: it starts one hand-off later, finishes later and wakes
+    the workflow once more (three more history events and one more hand-off each batch;
+    docs/architecture.md, "Eager calls")."""
     activities = build_activities(trust=trust) if activities is None else activities
     plugin = SeawallPlugin(activities.definitions(), run_context=activities.serving)
     return Worker(
@@ -168,6 +178,9 @@ def build_worker(
         # Lets a running tool finish or heartbeat its cancellation on SIGTERM.
         graceful_shutdown_timeout=timedelta(seconds=10),
         workflow_task_executor=workflow_task_executor,
+        # The SDK wants a positive number even when eager execution is off.
+        max_eager_activity_reservations_per_workflow_task=max(1, eager_calls_per_workflow_task),
+        disable_eager_activity_execution=eager_calls_per_workflow_task == 0,
     )
 
 
@@ -220,6 +233,13 @@ def parse_args(
         default=settings.max_cached_workflows,
         help="workflows kept in memory; 0 replays every workflow task from history",
     )
+    parser.add_argument(
+        "--eager-calls-per-workflow-task",
+        type=int,
+        default=settings.eager_calls_per_workflow_task,
+        help="model and tool calls of one workflow task this worker starts itself, without a "
+        "trip through the task queue; 0: every call goes through the task queue",
+    )
     parser.add_argument("--log-format", choices=list(LOG_FORMATS), default=settings.log_format)
     parser.add_argument(
         "--log-level", type=str.upper, choices=list(LOG_LEVELS), default=settings.log_level
@@ -227,6 +247,9 @@ def parse_args(
     # The settings themselves, for the resource attributes of metrics and spans.
     parser.set_defaults(settings=settings, tracing=None)
     args = parser.parse_args(argv)
+    most = MAX_EAGER_CALLS_PER_WORKFLOW_TASK
+    if not 0 <= args.eager_calls_per_workflow_task <= most:
+        parser.error(f"--eager-calls-per-workflow-task must be 0 to {most}")
     args.temporal = temporal.with_target(args.address, args.namespace)
     args.address, args.namespace = args.temporal.target_host, args.temporal.namespace
     return args
@@ -273,6 +296,7 @@ async def run_worker(args: argparse.Namespace) -> None:
         args.task_queue,
         build_activities(sandbox=sandbox),
         max_cached_workflows=args.max_cached_workflows,
+        eager_calls_per_workflow_task=args.eager_calls_per_workflow_task,
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -40,7 +40,8 @@ WRITE_OPERATIONS = frozenset(
 )
 # Transfer tasks that hand work to matching: a workflow task (after an activity result, a
 # signal, a start) and an activity the worker did not take eagerly.
-HANDOFF_TASKS = frozenset({"TransferActiveTaskWorkflowTask", "TransferActiveTaskActivity"})
+ACTIVITY_HANDOFF = "TransferActiveTaskActivity"
+HANDOFF_TASKS = frozenset({"TransferActiveTaskWorkflowTask", ACTIVITY_HANDOFF})
 _SAMPLE = re.compile(
     r"^(?P<name>[a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(?P<labels>[^}]*)\})?\s+(?P<value>\S+)"
 )
@@ -65,6 +66,8 @@ class ServerCounters:
     history_reads: float = 0.0  # ReadHistoryBranch: replays after cache eviction, fetches
     handoffs: float = 0.0  # HANDOFF_TASKS processed
     handoff_wait_seconds: float = 0.0  # their summed creation-to-processing time
+    # Of the hand-offs, the activities: calls the worker did not start eagerly.
+    activity_handoffs: float = 0.0
 
     def _pairs(self, other: ServerCounters) -> zip[tuple[float, float]]:
         return zip(dataclasses.astuple(self), dataclasses.astuple(other), strict=True)
@@ -78,7 +81,7 @@ class ServerCounters:
 
 def parse_counters(text: str) -> ServerCounters:
     """The counters of one Prometheus text exposition."""
-    writes = requests = reads = handoffs = handoff_wait = 0.0
+    writes = requests = reads = handoffs = handoff_wait = activity_handoffs = 0.0
     for line in text.splitlines():
         match = _SAMPLE.match(line)
         if match is None:
@@ -97,9 +100,11 @@ def parse_counters(text: str) -> ServerCounters:
         elif name.startswith("task_latency_queue_") and labels.get("operation") in HANDOFF_TASKS:
             if name == "task_latency_queue_count":
                 handoffs += value
+                if labels["operation"] == ACTIVITY_HANDOFF:
+                    activity_handoffs += value
             elif name == "task_latency_queue_sum":
                 handoff_wait += value
-    return ServerCounters(writes, requests, reads, handoffs, handoff_wait)
+    return ServerCounters(writes, requests, reads, handoffs, handoff_wait, activity_handoffs)
 
 
 def read_counters(port: int | None) -> ServerCounters:

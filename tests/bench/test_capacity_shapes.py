@@ -152,7 +152,9 @@ def test_server_counters_time_the_handoffs_to_matching_only() -> None:
     )
     later = parse_counters(text)
     assert later.handoffs == 50
+    assert later.activity_handoffs == 40
     assert later.handoff_wait_seconds == pytest.approx(2.0)
     run = later - parse_counters(line("count", "TransferActiveTaskActivity", 30))
     assert run.handoffs == 20
+    assert run.activity_handoffs == 10
     assert run.workflow_writes == 0

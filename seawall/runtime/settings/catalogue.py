@@ -70,6 +70,9 @@ from .value_types import (
     VariableNames,
 )
 
+# The most calls of one workflow task a worker may start eagerly (the
+# eager_calls_per_workflow_task setting's bound): more than the SDK's activity slots.
+MAX_EAGER_CALLS_PER_WORKFLOW_TASK = 1000
 LOOP_PROFILE_CONFIG_KEY = "loop_profile"
 LOOP_PROFILE_ENV = "SEAWALL_LOOP_PROFILE"
 
@@ -250,6 +253,16 @@ class SeawallSettings(BaseSettings):
         env="SEAWALL_MAX_CACHED_WORKFLOWS",
         read_by=(WORKER,),
         ge=0,
+    )
+    eager_calls_per_workflow_task: int = setting(
+        16,
+        "model and tool calls of one workflow task a worker starts itself, without a trip "
+        "through the task queue (the SDK's default is 3); 0 sends every call through the "
+        "task queue",
+        env="SEAWALL_EAGER_CALLS_PER_WORKFLOW_TASK",
+        read_by=(WORKER,),
+        ge=0,
+        le=MAX_EAGER_CALLS_PER_WORKFLOW_TASK,
     )
     # --- the model endpoint -----------------------------------------------------------------
     openai_base_url: str | None = setting(

@@ -199,6 +199,8 @@ def test_an_invalid_value_is_one_error_naming_the_setting_its_value_and_source(
     ("variable", "value", "message"),
     [
         ("SEAWALL_MAX_CACHED_WORKFLOWS", "-1", "must be greater than or equal to 0"),
+        ("SEAWALL_EAGER_CALLS_PER_WORKFLOW_TASK", "-1", "must be greater than or equal to 0"),
+        ("SEAWALL_EAGER_CALLS_PER_WORKFLOW_TASK", "1001", "must be less than or equal to 1000"),
         ("SEAWALL_CONTEXT_BUDGET_CHARS", "0", "must be greater than or equal to 10000"),
         ("SEAWALL_CONTEXT_BUDGET_CHARS", "lots", "not an integer"),
         ("SEAWALL_MODEL_MAX_TOKENS", "0", "must be greater than 0"),
@@ -501,6 +503,16 @@ def test_worker_and_gateway_flags_default_to_the_settings(
     # Flags still win over every source.
     args = worker.parse_args(["--address", "flag:1", "--no-otel-tracing", "--log-format", "json"])
     assert (args.address, args.otel_tracing, args.log_format) == ("flag:1", False, "json")
+    assert worker.parse_args([]).eager_calls_per_workflow_task == 16
+    monkeypatch.setenv("SEAWALL_EAGER_CALLS_PER_WORKFLOW_TASK", "0")
+    assert worker.parse_args([]).eager_calls_per_workflow_task == 0
+    assert (
+        worker.parse_args(["--eager-calls-per-workflow-task", "4"]).eager_calls_per_workflow_task
+        == 4
+    )
+    for bad in ("-1", "1001"):
+        with pytest.raises(SystemExit):
+            worker.parse_args(["--eager-calls-per-workflow-task", bad])
 
     assert gateway_args([]).log_format == "console"
     monkeypatch.setenv("SEAWALL_LOG_FORMAT", "json")
