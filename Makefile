@@ -78,10 +78,11 @@ clean:
 # the per-call cost of the sandbox beside the bare command (bench/sandbox.py), and Seawall
 # beside the durable agents a Temporal user would pick instead (bench/peers.py: pydantic-ai's
 # TemporalAgent, the OpenAI Agents SDK on Temporal; the `peers` extra, which `make install`
-# installs), on the dev server as it ships and again at 1 and 10 prompts in flight with its
-# transfer-queue reads unthrottled (what is left is the harnesses' own time). Prints the
+# installs), on the dev server as it ships, again at 1 and 10 prompts in flight with its
+# transfer-queue reads unthrottled (what is left is the harnesses' own time), and with the
+# peers' workers given Seawall's eager calls (what of the lead is that setting). Prints the
 # tables and writes
-# bench/results/{loops,overhead,streaming,scaling,peers,peers-unthrottled,sandbox}.json.
+# bench/results/{loops,overhead,streaming,scaling,peers,peers-unthrottled,peers-eager,sandbox}.json.
 .PHONY: bench
 bench: $(STAMP) sandbox-tools
 	$(BIN)/python bench/loops.py --sensitivity
@@ -91,6 +92,8 @@ bench: $(STAMP) sandbox-tools
 	$(BIN)/python bench/peers.py --json bench/results/peers.json
 	$(BIN)/python bench/peers.py --reader-polls-per-second 1000 --concurrency 1,10 \
 	    --long-batches 0 --json bench/results/peers-unthrottled.json
+	$(BIN)/python bench/peers.py --peers-eager-calls 16 --concurrency 1,10 \
+	    --long-batches 0 --json bench/results/peers-eager.json
 	$(BIN)/python bench/capacity.py
 	$(BIN)/python bench/sandbox.py --json bench/results/sandbox.json
 

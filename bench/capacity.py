@@ -311,12 +311,15 @@ PEER_FIGURES = (
     ("worker_cpu_ms_per_prompt", "worker CPU ms", "{:,.1f}"),
     ("worker_peak_rss_mib", "worker peak RSS, MiB", "{:,.1f}"),
     ("server_handoffs_per_prompt", "server hand-offs to matching", "{:,.1f}"),
+    ("server_call_handoffs_per_prompt", "of them calls not started eagerly", "{:,.1f}"),
     ("server_handoff_wait_ms_mean", "their wait for the transfer-queue read, mean ms", "{:,.1f}"),
 )
-# bench/peers.py's two runs: the dev server as it ships, and with its history service's
+# bench/peers.py's three runs: the dev server as it ships; with its history service's
 # transfer-queue reads unthrottled (--reader-polls-per-second), which leaves the harnesses'
-# own time at one prompt in flight (docs/capacity.md).
-PEER_RESULTS = ("peers.json", "peers-unthrottled.json")
+# own time at one prompt in flight; and the peers' workers given Seawall's eager calls
+# (--peers-eager-calls), which shows what of the difference is that setting
+# (docs/capacity.md).
+PEER_RESULTS = ("peers.json", "peers-unthrottled.json", "peers-eager.json")
 
 
 def peer_table(results: Path, name: str = PEER_RESULTS[0]) -> list[str]:
@@ -333,6 +336,11 @@ def peer_table(results: Path, name: str = PEER_RESULTS[0]) -> list[str]:
         if config
         else "dev server as it ships"
     )
+    eager = report.get("eager_calls") or {}
+    if eager:
+        server += "; calls of a workflow task started eagerly: " + ", ".join(
+            f"{k} {v}" for k, v in eager.items()
+        )
     out = [
         f"`bench/peers.py` (commit {report.get('commit', 'unknown')}, load average "
         f"{report.get('load_average_before')} before, {report.get('load_average_after')} "

@@ -3,6 +3,7 @@
     python bench/peers.py [--batches B] [--calls M] [--tool-latency S]
                           [--concurrency 1,10,100] [--prompts N] [--rounds R]
                           [--long-batches L] [--reader-polls-per-second N]
+                          [--peers-eager-calls N]
                           [--peers seawall,pydantic-ai,pydantic-ai-durability,openai-agents]
                           [--json PATH]
 
@@ -46,6 +47,11 @@ non-eager activity to matching) up to N times a second instead of the server's d
 for the next of those reads, 25 ms on average and up to 50, which every peer pays alike
 and which sets most of a batch's latency; lifted, what remains is the harnesses' own time
 (docs/capacity.md, "Against the durable agents on Temporal").
+
+Seawall's worker starts up to 16 of the calls one workflow task schedules itself (its
+``eager_calls_per_workflow_task`` setting); the peers' workers keep the SDK's 3, as their
+documentation leaves it, unless ``--peers-eager-calls N`` gives them N: the same setting,
+to show what of Seawall's lead is that setting (docs/architecture.md, "Eager calls").
 """
 
 from __future__ import annotations
@@ -93,6 +99,7 @@ from bench.overhead import (
 from bench.peer_history import SEGMENTS, batch_gaps, batch_segments, payload_bytes
 from bench.server_metrics import ServerCounters, free_port, process_cpu_seconds, read_counters
 from bench.trusted import bench_client, worker_process_environment
+from seawall.runtime.settings import default_of
 from workflows.contracts.activity import CALL_MODEL, RUN_TOOL
 from workflows.contracts.conversation import DEFAULT_CONTEXT_BUDGET_CHARS
 from workflows.contracts.prompt import PromptResult, StopReason
@@ -205,7 +212,13 @@ async def peer_client(address: str, namespace: str, peer: Peer) -> Client:
     return await Client.connect(address, namespace=namespace, plugins=module.client_plugins())
 
 
-async def build_peer_worker(address: str, namespace: str, peer: Peer, queue: str) -> Worker:
+# The SDK's eager starts per workflow task, which the peers keep unless told otherwise.
+SDK_EAGER_CALLS = 3
+
+
+async def build_peer_worker(
+    address: str, namespace: str, peer: Peer, queue: str, eager_calls: int | None = None
+) -> Worker:
     if peer.module is None:
         from seawall.runtime.plugin import connect
 
@@ -215,7 +228,8 @@ async def build_peer_worker(address: str, namespace: str, peer: Peer, queue: str
         return seawall_worker(client, queue)
     module = peer_module(peer)
     client = await peer_client(address, namespace, peer)
-    # The SDK's defaults (sandboxed runner, cache size, pollers), with the peer's plugins.
+    # The SDK's defaults (sandboxed runner, cache size, pollers), with the peer's plugins;
+    # its eager starts only with --peers-eager-calls.
     return Worker(
         client,
         task_queue=queue,
@@ -223,6 +237,7 @@ async def build_peer_worker(address: str, namespace: str, peer: Peer, queue: str
         activities=module.ACTIVITIES,
         plugins=module.worker_plugins(),
         graceful_shutdown_timeout=timedelta(seconds=5),
+        max_eager_activity_reservations_per_workflow_task=eager_calls or SDK_EAGER_CALLS,
     )
 
 
@@ -233,7 +248,7 @@ async def serve_worker(args: argparse.Namespace) -> None:
     configure_logging("json", "ERROR")
     set_shape(args.calls, args.tool_latency)
     worker = await build_peer_worker(
-        args.address, args.namespace, PEERS[args.peer], args.task_queue
+        args.address, args.namespace, PEERS[args.peer], args.task_queue, args.peers_eager_calls
     )
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
@@ -276,6 +291,11 @@ class WorkerProcess:
             str(args.calls),
             "--tool-latency",
             str(args.tool_latency),
+            *(
+                ("--peers-eager-calls", str(args.peers_eager_calls))
+                if args.peers_eager_calls
+                else ()
+            ),
             env=worker_process_environment(),
             stdout=asyncio.subprocess.PIPE,
         )
@@ -433,6 +453,9 @@ class Level:
             "payload_bytes_per_prompt": round(self.payload_bytes / n),
             "worker_cpu_ms_per_prompt": round(self.worker_cpu_seconds / n * 1000, 1),
             "server_handoffs_per_prompt": round(self.server.handoffs / n, 1),
+            # Of those, the calls the worker did not start eagerly (docs/architecture.md,
+            # "Eager calls").
+            "server_call_handoffs_per_prompt": round(self.server.activity_handoffs / n, 1),
             "server_handoff_wait_ms_mean": round(
                 self.server.handoff_wait_seconds / self.server.handoffs * 1000, 2
             )
@@ -554,6 +577,14 @@ async def run(args: argparse.Namespace, log: Callable[[str], None] = print) -> d
     }
     started = time.perf_counter()
     report["server_config"] = server_config(args)
+    # The calls of one workflow task each peer's worker starts itself (docs/architecture.md,
+    # "Eager calls"): Seawall's setting, and the SDK's default or --peers-eager-calls.
+    report["eager_calls"] = {
+        p.key: default_of("eager_calls_per_workflow_task")
+        if p.module is None
+        else args.peers_eager_calls or SDK_EAGER_CALLS
+        for p in peers
+    }
     metrics_port = free_port()
     env = await start_server_with_retries(
         extra_args=[
@@ -715,6 +746,7 @@ COLUMNS = (
     ("worker_peak_rss_mib", "worker peak RSS MiB"),
     ("worker_rss_growth_kib_per_inflight_prompt", "RSS KiB/in-flight"),
     ("server_handoffs_per_prompt", "hand-offs/prompt"),
+    ("server_call_handoffs_per_prompt", "of them calls/prompt"),
     ("server_handoff_wait_ms_mean", "hand-off wait ms mean"),
 )
 
@@ -729,6 +761,8 @@ def print_tables(report: dict[str, Any]) -> None:
             if report.get("server_config")
             else "as it ships"
         )
+        + "; eager calls per workflow task: "
+        + ", ".join(f"{k} {v}" for k, v in report.get("eager_calls", {}).items())
         + "; versions: "
         + ", ".join(f"{k} {v}" for k, v in report["versions"].items())
     )
@@ -796,6 +830,13 @@ def main(argv: list[str] | None = None) -> int:
         f"({READER_POLLS_KEY}; default: the server's {SERVER_DEFAULT_READER_POLLS})",
     )
     parser.add_argument(
+        "--peers-eager-calls",
+        type=int,
+        default=None,
+        help="calls of one workflow task the peers' workers start eagerly "
+        f"(default: the SDK's {SDK_EAGER_CALLS}; Seawall's worker keeps its own setting)",
+    )
+    parser.add_argument(
         "--peers",
         type=lambda s: [x for x in s.split(",") if x],
         default=list(PEERS),
@@ -818,6 +859,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--peers: unknown {', '.join(unknown)} (known: {', '.join(PEERS)})")
     if args.reader_polls_per_second is not None and args.reader_polls_per_second < 1:
         parser.error("--reader-polls-per-second must be ≥ 1")
+    if args.peers_eager_calls is not None and args.peers_eager_calls < 1:
+        parser.error("--peers-eager-calls must be ≥ 1")
     if args.batches < 1 or args.calls < 2:
         parser.error("--batches must be ≥ 1 and --calls ≥ 2 (the fetch calls and flaky_api)")
     report = asyncio.run(run(args))

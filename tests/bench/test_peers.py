@@ -128,6 +128,7 @@ def test_the_smallest_run_reports_every_installed_peer(tmp_path: Path) -> None:
         assert row["worker_peak_rss_mib"] > 0
         # The prompt's start, at least, is a workflow task the server handed to matching.
         assert row["server_handoffs_per_prompt"] >= 1
+        assert 0 <= row["server_call_handoffs_per_prompt"] <= row["server_handoffs_per_prompt"]
         assert row["server_handoff_wait_ms_mean"] is not None
         # Where a batch's time goes: each step measured in every batch but the last (the
         # last batch's calls lead to the final answer, not another batch).
