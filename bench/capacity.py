@@ -355,7 +355,8 @@ def peer_table(results: Path, name: str = PEER_RESULTS[0]) -> list[str]:
     for key, title, fmt in PEER_FIGURES:
         for concurrency in sorted({r["concurrency"] for r in report["levels"]}):
             rows = {r["peer"]: r for r in report["levels"] if r["concurrency"] == concurrency}
-            cells = [fmt.format(rows[k][key]) if rows.get(k, {}).get(key) else "-" for k in keys]
+            values = [rows.get(k, {}).get(key) for k in keys]
+            cells = ["-" if v is None else fmt.format(v) for v in values]
             out.append(f"| {title} | {concurrency} | " + " | ".join(cells) + " |")
     segments = [name for name in report["levels"][0].get("batch_segments_ms_median", {})]
     for name in segments:
