@@ -57,9 +57,9 @@ from seawall.runtime.server_wait import ServerUnreachable, wait_for_server
 from seawall.runtime.settings import (
     LOG_FORMATS,
     LOG_LEVELS,
-    MAX_EAGER_CALLS_PER_WORKFLOW_TASK,
     SeawallSettings,
     default_of,
+    flag_type,
     log_startup_diagnostics,
     resolve_activity_summaries,
     resolve_context_budget,
@@ -235,7 +235,7 @@ def parse_args(
     )
     parser.add_argument(
         "--eager-calls-per-workflow-task",
-        type=int,
+        type=flag_type("eager_calls_per_workflow_task"),
         default=settings.eager_calls_per_workflow_task,
         help="model and tool calls of one workflow task this worker starts itself, without a "
         "trip through the task queue; 0: every call goes through the task queue",
@@ -247,9 +247,6 @@ def parse_args(
     # The settings themselves, for the resource attributes of metrics and spans.
     parser.set_defaults(settings=settings, tracing=None)
     args = parser.parse_args(argv)
-    most = MAX_EAGER_CALLS_PER_WORKFLOW_TASK
-    if not 0 <= args.eager_calls_per_workflow_task <= most:
-        parser.error(f"--eager-calls-per-workflow-task must be 0 to {most}")
     args.temporal = temporal.with_target(args.address, args.namespace)
     args.address, args.namespace = args.temporal.target_host, args.temporal.namespace
     return args

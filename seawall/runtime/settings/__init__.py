@@ -23,7 +23,6 @@ from .catalogue import (
     DEFAULT_CODEC_UI_ORIGINS,
     LOOP_PROFILE_CONFIG_KEY,
     LOOP_PROFILE_ENV,
-    MAX_EAGER_CALLS_PER_WORKFLOW_TASK,
     SETTINGS,
     SETTINGS_BY_NAME,
     SeawallSettings,
@@ -50,7 +49,13 @@ from .fields import (
     Setting,
     SettingsError,
 )
-from .loading import EffectiveSettings, load_settings, log_startup_diagnostics, settings_or_exit
+from .loading import (
+    EffectiveSettings,
+    flag_type,
+    load_settings,
+    log_startup_diagnostics,
+    settings_or_exit,
+)
 from .report import render_table
 from .rule_modes import RULE_MODE_SETTINGS, RuleModeSetting
 from .session import (
@@ -92,7 +97,6 @@ __all__ = [
     "LOG_LEVELS",
     "LOOP_PROFILE_CONFIG_KEY",
     "LOOP_PROFILE_ENV",
-    "MAX_EAGER_CALLS_PER_WORKFLOW_TASK",
     "MCP_FILE_NAME",
     "PROMPT",
     "ROLLOUT",
@@ -121,6 +125,7 @@ __all__ = [
     "SettingsError",
     "UserConfig",
     "default_of",
+    "flag_type",
     "load_settings",
     "log_startup_diagnostics",
     "read_setting",

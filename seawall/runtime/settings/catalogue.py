@@ -70,9 +70,6 @@ from .value_types import (
     VariableNames,
 )
 
-# The most calls of one workflow task a worker may start eagerly (the
-# eager_calls_per_workflow_task setting's bound): more than the SDK's activity slots.
-MAX_EAGER_CALLS_PER_WORKFLOW_TASK = 1000
 LOOP_PROFILE_CONFIG_KEY = "loop_profile"
 LOOP_PROFILE_ENV = "SEAWALL_LOOP_PROFILE"
 
@@ -254,6 +251,8 @@ class SeawallSettings(BaseSettings):
         read_by=(WORKER,),
         ge=0,
     )
+    # Bounded above by more than the SDK's 100 activity slots (docs/architecture.md,
+    # "Eager calls").
     eager_calls_per_workflow_task: int = setting(
         16,
         "model and tool calls of one workflow task a worker starts itself, without a trip "
@@ -262,7 +261,7 @@ class SeawallSettings(BaseSettings):
         env="SEAWALL_EAGER_CALLS_PER_WORKFLOW_TASK",
         read_by=(WORKER,),
         ge=0,
-        le=MAX_EAGER_CALLS_PER_WORKFLOW_TASK,
+        le=1000,
     )
     # --- the model endpoint -----------------------------------------------------------------
     openai_base_url: str | None = setting(

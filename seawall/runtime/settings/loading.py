@@ -10,10 +10,11 @@ diagnostic (sources.py).
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ from .fields import (
     Diagnostic,
     Origin,
     SettingsError,
+    field_validator_of,
 )
 from .sources import Load, UserConfig, loading
 
@@ -108,6 +110,22 @@ def error_message(err: Mapping[str, Any]) -> str:
     if message.startswith("Input should be "):
         message = "must be " + message.removeprefix("Input should be ")
     return message
+
+
+def flag_type(name: str) -> Callable[[str], Any]:
+    """An ``argparse`` type for the flag that overrides setting ``name``: its value is
+    validated by the setting's own field, so a flag accepts exactly what the setting does
+    and a bad one says why in the words a bad setting's error line uses."""
+    validator = field_validator_of(SeawallSettings.model_fields[name])
+
+    def parse(text: str) -> Any:
+        try:
+            return validator.validate_python(text)
+        except ValidationError as err:
+            raise argparse.ArgumentTypeError(error_message(err.errors()[0])) from None
+
+    parse.__name__ = name  # argparse names the type in its "invalid ... value" message
+    return parse
 
 
 def _problem(load: Load, name: str, message: str) -> str:
