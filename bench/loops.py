@@ -95,6 +95,9 @@ RULE_CODES = {
     "repeated_identical_result": "same",
     "repeated_workspace_state": "revisit",
     "repeated_reformulation": "reform",
+    "repeated_near_result": "near",
+    "repeated_rewrite": "rewrite",
+    "repeated_stagnation": "stale",
     "turn_tool_call_cap": "cap",
 }
 PROFILE_SETTINGS: dict[str, LoopSettings] = {

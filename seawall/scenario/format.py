@@ -69,6 +69,9 @@ RuleName = Literal[
     "verification",
     "workspace_revisit",
     "reformulation",
+    "near_repeat",
+    "rewrite",
+    "stagnation",
 ]
 
 

@@ -66,6 +66,9 @@ class LoopType(StrEnum):
     REPEATED_VERIFICATION = "repeated_verification"
     REPEATED_WORKSPACE_STATE = "repeated_workspace_state"
     REPEATED_REFORMULATION = "repeated_reformulation"
+    REPEATED_NEAR_RESULT = "repeated_near_result"
+    REPEATED_REWRITE = "repeated_rewrite"
+    REPEATED_STAGNATION = "repeated_stagnation"
     TURN_TOOL_CALL_CAP = "turn_tool_call_cap"
 
 

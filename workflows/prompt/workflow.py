@@ -197,6 +197,13 @@ MODEL_RETRY_WINDOW_PATCH = "seawall-model-retry-window-v1"
 # "Durable steps per prompt"). Prompts started before it replay through those patches and
 # upsert every change, exactly as they ran. Asked first of all.
 ONE_MARKER_PATCH = "seawall-one-marker-v1"
+# A prompt started after it reads calls and results through the normalizer (``workflows.
+# rules.normalize``: volatile tokens masked, similarity by sketches, bounded per batch) and
+# runs the rule-table rows marked ``normalized`` (near repeats, rewrites, no new state;
+# docs/architecture.md, "Loop profiles"). Prompts started before it replay with the
+# fingerprint they had and those rows off, exactly as they ran. Asked at the start, right
+# after ONE_MARKER_PATCH.
+LOOP_QUALITY_V4_PATCH = "seawall-loop-quality-v4"
 
 
 def failure_text(err: ActivityError) -> str:
@@ -267,6 +274,8 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
         # clock. The clock is workflow time since the prompt started plus the time a
         # scenario scripts (model latencies, fixture durations), which nothing really waits.
         self._progress_rules = False
+        # Decided first of all (LOOP_QUALITY_V4_PATCH): the normalizer and its rules.
+        self._normalized = False
         self._started_at: datetime | None = None
         self._scripted_seconds = 0.0
         # Decided first of all (MODEL_RETRY_WINDOW_PATCH): whether model requests are
@@ -356,6 +365,7 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
             self._tools_without_hop = workflow.patched(TOOLS_WITHOUT_HOP_PATCH)
             self._progress_rules = workflow.patched(PROGRESS_RULES_PATCH)
             self._model_retry_window_patched = workflow.patched(MODEL_RETRY_WINDOW_PATCH)
+        self._normalized = self._progress_rules and workflow.patched(LOOP_QUALITY_V4_PATCH)
         if self._progress_rules:
             self._started_at = workflow.now()
         try:
@@ -372,6 +382,7 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
                     self._guard_mode,
                     route_forced_off=guard_forced_off(prompt),
                     progress_rules=self._progress_rules,
+                    normalized=self._normalized,
                 )
             )
             try:

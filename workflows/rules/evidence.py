@@ -54,6 +54,7 @@ from typing import Any
 
 from workflows.contracts.outcome import ExecutionStatus, TerminalStatus, ToolCall, ToolOutcome
 from workflows.rules.inspection import is_inspection
+from workflows.rules.normalize import Reading, read_call, read_output
 from workflows.rules.searches import search_signature
 
 # Argument values shorter than this are too likely to occur by chance in unrelated output.
@@ -461,6 +462,11 @@ class CallEvidence:
     search: str | None = None
     # The runner refused to start it (:func:`refused_unrun`); its kind is ``OTHER``.
     refused: bool = False
+    # Since ``seawall-loop-quality-v4`` (``workflows.rules.normalize``): what the call asked
+    # and what came back, as the rules compare them ("the same thing again" when the bytes
+    # differ); ``None`` before it.
+    asked: Reading | None = None
+    answer: Reading | None = None
 
 
 def call_evidence(
@@ -471,16 +477,26 @@ def call_evidence(
     state_changing: bool = False,
     changes_before: int = 0,
     duration: float = 0.0,
+    window: int | None = None,
 ) -> CallEvidence:
     """``duration``: the seconds the call took on the prompt's clock (0: unknown or
-    instant)."""
+    instant). ``window``: read the call through the normalizer (``seawall-loop-quality-v4``),
+    this many characters of each text in full (``normalize.window_for``); ``None``: the
+    fingerprint as before it."""
     text = outcome.error_message or outcome.content
     kind = result_kind(outcome)
+    asked = answer = None
+    if window is None:
+        fingerprint = output_fingerprint(text, call.arguments)
+    else:
+        answer = read_output(text, call.arguments, window=window)
+        asked = read_call(call.name, call.arguments, window=window)
+        fingerprint = answer.key
     return CallEvidence(
         tool=outcome.policy_tool_name or outcome.tool_name,
         digest=digest,
         kind=kind,
-        fingerprint=output_fingerprint(text, call.arguments),
+        fingerprint=fingerprint,
         waits=waited(call, kind, duration, acts=state_changing),
         paths=path_values(call),
         changes=state_changing and kind is ResultKind.SUCCESS,
@@ -491,4 +507,6 @@ def call_evidence(
         writes=outcome.writes if kind is ResultKind.SUCCESS else (),
         search=search_signature(call),
         refused=refused_unrun(outcome),
+        asked=asked,
+        answer=answer,
     )

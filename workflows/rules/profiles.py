@@ -52,6 +52,9 @@ class LoopSettings(BaseModel):
     verification_mode: GuardMode | None = None
     workspace_revisit_mode: GuardMode | None = None
     reformulation_mode: GuardMode | None = None
+    near_repeat_mode: GuardMode | None = None
+    rewrite_mode: GuardMode | None = None
+    stagnation_mode: GuardMode | None = None
     # Whether an unchanged repeat of a failed shell command is admitted (the failure-cycle
     # rule governs shell repeats instead). Only the benchmark turns it off, to measure it.
     shell_repeats_admitted: bool = True

@@ -228,6 +228,9 @@ class SeawallSettings(BaseSettings):
     verification_guard: RuleModeWord = rule_mode_setting("verification_guard")
     workspace_revisit_guard: RuleModeWord = rule_mode_setting("workspace_revisit_guard")
     reformulation_guard: RuleModeWord = rule_mode_setting("reformulation_guard")
+    near_repeat_guard: RuleModeWord = rule_mode_setting("near_repeat_guard")
+    rewrite_guard: RuleModeWord = rule_mode_setting("rewrite_guard")
+    stagnation_guard: RuleModeWord = rule_mode_setting("stagnation_guard")
     # --- (end of the per-rule modes) ------------------------------------------------------
     context_budget_chars: int = setting(
         DEFAULT_CONTEXT_BUDGET_CHARS,
