@@ -122,7 +122,9 @@ def main(argv: list[str] | None = None) -> int:
     for _ in range(3):
         rounds["before v4"] += measure(False, args.calls, size, args.batches)
         rounds["normalized"] += measure(True, args.calls, size, args.batches)
-    print(f"one batch's guard step: {args.calls} calls of {args.kb} KB, {len(rounds['normalized'])} batches each")
+    print(
+        f"one batch's guard step: {args.calls} calls of {args.kb} KB, {len(rounds['normalized'])} batches each"
+    )
     print(f"{'variant':<12} {'median ms':>10} {'p90 ms':>8}")
     for name, values in rounds.items():
         figures[name] = {"median_ms": statistics.median(values), "p90_ms": _p90(values)}

@@ -145,6 +145,8 @@ class LoopRules:
             for spec in RULES
         }
         self._settled: list[CallEvidence] = []
+        # The batch the last review read (the progress judge's evidence, workflows.rules.judge).
+        self.reviewed: list[CallEvidence] = []
 
     @property
     def active(self) -> bool:
@@ -276,6 +278,7 @@ class LoopRules:
         if not self.active:
             return []
         batch, self._settled = self._settled, []
+        self.reviewed = batch
         refreshed_paths = frozenset().union(
             *(call.paths for call in batch if call.kind is ResultKind.SUCCESS)
         )

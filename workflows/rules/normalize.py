@@ -78,12 +78,18 @@ _UNIT_AFTER = re.compile(
     r"|h|hrs?|hours?|days?|ago)|(?P<size>[KMGT]i?B|bytes?|kb|mb|gb))\b"
 )
 _SIZE = re.compile(r"\d+(?:\.\d+)?(?:[KMGT]i?B|bytes?|kb|mb|gb)")
+# A number labelled as a time taken (``"took_ms": 198``, ``elapsed=12``, ``latencyMs: 40``).
+_DURATION_LABEL = re.compile(
+    r"(?i:\b(?:took|elapsed|latency|duration|uptime|runtime)\w*|\w+(?:_ms|_us|_ns|_secs?"
+    r"|_seconds))[\"']?\s*[:=]\s*[\"']?$|\b\w+(?:Ms|Secs|Seconds)[\"']?\s*[:=]\s*[\"']?$"
+)
 # A number labelled as an identity or a position in a sequence, not a quantity.
 _COUNTER_LABEL = re.compile(
-    r"(?i:(?:pid|process|attempt|try|retry|run|job|request|req|trace|span|rev|revision"
+    r"(?i:\b(?:pid|process|attempt|try|retry|run|job|request|req|trace|span|rev|revision"
     r"|version|ver|seq|sequence|iteration|iter|step|thought|round|tick|epoch|build|id"
     r"|generation|gen|snapshot|frame|message|msg|event|offset|cursor|etag|ref)"
-    r"[A-Za-z_]*[\s\"']*[#:=]?[\s\"']*|#)$"
+    # request_id, thoughtNumber, seqNo; never any word that merely starts alike ("running").
+    r"(?:_?(?:id|no|num|number|nr)|Id|ID|No|Num|Number)?[\s\"']*[#:=]?[\s\"']*|#)$"
 )
 
 
@@ -97,7 +103,11 @@ def _classify(text: str, start: int, run: str, before: str) -> tuple[str, int, i
     if _UUID.fullmatch(word) or _HEX.fullmatch(word) or _RANDOM.fullmatch(word):
         return "<id>", start - len(before), end
     if before:
-        # A number inside a word (e123, v2): an id when it is one, else part of the word.
+        # A number inside a word (e123, v2): an id when it is one, or when a label says so
+        # (``run c63a10``), else part of the word.
+        begin = start - len(before)
+        if _COUNTER_LABEL.search(text, max(0, begin - 24), begin):
+            return "<id>", begin, end
         return None
     match = _TIME.match(stripped)
     if match and match.end() == len(stripped):
@@ -109,6 +119,10 @@ def _classify(text: str, start: int, run: str, before: str) -> tuple[str, int, i
     unit = _UNIT_AFTER.match(text, end)
     if unit is not None and stripped.replace(".", "", 1).isdigit():
         return f"<{unit.lastgroup}>", start, unit.end()
+    if stripped.replace(".", "", 1).isdigit() and _DURATION_LABEL.search(
+        text, max(0, start - 32), start
+    ):
+        return "<duration>", start, end
     if stripped.isdigit() and _COUNTER_LABEL.search(text, max(0, start - 24), start):
         return "<n>", start, end
     return None

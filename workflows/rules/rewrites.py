@@ -83,12 +83,13 @@ def _target(call: CallEvidence) -> str:
 
 
 def _writes_content(call: CallEvidence) -> bool:
-    """Whether the call writes content: it reports the files it wrote, or it is not a
-    shell command (whose changes are R2's, R3's and R6's business) and what it asks is long
-    enough to compare (a note, a plan, a draft)."""
-    return bool(call.writes) or (
-        call.tool != SHELL_TOOL and call.asked is not None and call.asked.long
-    )
+    """Whether the call writes content the rule can compare: what it asks is long enough
+    to compare (a note, a plan, a draft: ``normalize.LONG_TEXT_WORDS``), and it reports the
+    files it wrote or is not a shell command (a command is an instruction, not content; its
+    changes are R2's, R3's and R6's business)."""
+    if call.asked is None or not call.asked.long:
+        return False
+    return bool(call.writes) or call.tool != SHELL_TOOL
 
 
 class Rewrites(RuleCounter):

@@ -91,7 +91,11 @@ def test_period_one_is_r3s_business_and_a_flapping_answer_of_one_call_is_a_poll(
     rounds = [
         flapping.batch((call("job_status", id="7"), works(f"state {i % 2}"))) for i in range(30)
     ]
-    assert not any(r.rules for r in rounds)
+    # Neither a cycle nor an identical result; what does see it is R11: after the second
+    # poll nothing new is learned (docs/architecture.md, "Loop profiles", R11), so it reminds at the
+    # twelfth stale batch. Nothing else decides.
+    assert not any(d.rule is not LoopRule.STAGNATION for r in rounds for d in r.rules)
+    assert [i for i, r in enumerate(rounds) if r.kinds(LoopRule.STAGNATION)][0] == 13
 
 
 def test_a_longer_sequence_that_is_a_shorter_cycle_counts_once_as_the_shorter() -> None:

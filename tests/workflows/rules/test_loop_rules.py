@@ -62,6 +62,8 @@ TOOLS = {
     "browser_press_key": ToolSpec(name="browser_press_key", tool_type="mcp"),
     "browser_snapshot": ToolSpec(name="browser_snapshot", tool_type="mcp"),
     "search": ToolSpec(name="search", tool_type="mcp"),
+    "ask_user": ToolSpec(name="ask_user"),
+    "save_memory": ToolSpec(name="save_memory", mutating=True),
 }
 # The batch that first fails, then one batch per recurrence up to the threshold.
 CYCLE_REMINDER_AT = FAILURE_CYCLE_THRESHOLD + 1
