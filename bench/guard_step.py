@@ -33,11 +33,11 @@ from workflows.rules import LoopRules, LoopSettings
 from workflows.seed import GuardMode
 from workflows.seed.protections import BatchProtections
 
-WORDS = (
-    "request served cache miss upstream handler worker queue retry status ok warn error "
-    "connection pool open closed user session token refresh read write index shard "
-    "replica leader follower commit apply snapshot compact flush sync"
-).split()
+WORDS = [
+    *("request", "served", "cache", "miss", "upstream", "handler", "worker", "queue"),
+    *("retry", "status", "ok", "warn", "error", "connection", "pool", "token", "refresh"),
+    *("read", "write", "index", "shard", "replica", "commit", "snapshot", "flush", "sync"),
+]
 
 
 def _log_text(size: int, rng: random.Random) -> str:
@@ -45,7 +45,8 @@ def _log_text(size: int, rng: random.Random) -> str:
     total = 0
     while total < size:
         line = (
-            f"2026-12-06T08:{rng.randrange(60):02d}:{rng.randrange(60):02d}.{rng.randrange(999):03d}Z "
+            f"2026-12-06T08:{rng.randrange(60):02d}:{rng.randrange(60):02d}"
+            f".{rng.randrange(999):03d}Z "
             f"req_{rng.getrandbits(48):012x} {' '.join(rng.choices(WORDS, k=8))} "
             f"took {rng.randrange(900)}ms size {rng.randrange(90)}.{rng.randrange(9)} KB "
             f"revision {rng.randrange(100)}"
@@ -55,7 +56,7 @@ def _log_text(size: int, rng: random.Random) -> str:
     return "\n".join(lines)[:size]
 
 
-def _batch(index: int, calls: int, size: int, rng: random.Random) -> list[ToolCall]:
+def _batch(index: int, calls: int) -> list[ToolCall]:
     return [
         ToolCall(
             call_id=f"b{index}-c{n}",
@@ -83,7 +84,7 @@ def measure(normalized: bool, calls: int, size: int, batches: int) -> list[float
     texts = [_log_text(size, rng) for _ in range(calls * 2)]
     timings: list[float] = []
     for index in range(batches):
-        batch = _batch(index, calls, size, rng)
+        batch = _batch(index, calls)
         outcomes = {
             n: ToolOutcome(
                 call_id=call.call_id,
@@ -122,9 +123,8 @@ def main(argv: list[str] | None = None) -> int:
     for _ in range(3):
         rounds["before v4"] += measure(False, args.calls, size, args.batches)
         rounds["normalized"] += measure(True, args.calls, size, args.batches)
-    print(
-        f"one batch's guard step: {args.calls} calls of {args.kb} KB, {len(rounds['normalized'])} batches each"
-    )
+    count = len(rounds["normalized"])
+    print(f"one batch's guard step: {args.calls} calls of {args.kb} KB, {count} batches each")
     print(f"{'variant':<12} {'median ms':>10} {'p90 ms':>8}")
     for name, values in rounds.items():
         figures[name] = {"median_ms": statistics.median(values), "p90_ms": _p90(values)}

@@ -34,7 +34,8 @@ from workflows.rules.normalize import Reading
 
 # Near repeats of one cluster before the reminder: with the first answer, the sixth. Lower
 # than R3's seven because its evidence is stronger (the model changed the wording or the
-# ids and still got the same answer); docs/architecture.md, "Loop profiles", "Measured", has the measurements.
+# ids and still got the same answer); docs/architecture.md, "Loop profiles", "Measured", has
+# the measurements.
 NEAR_REPEAT_THRESHOLD = 5
 # How alike two calls must be to ask the same thing, and two answers to say the same thing
 # (estimated Jaccard similarity of their masked words; ``workflows.rules.normalize``).

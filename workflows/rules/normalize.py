@@ -99,8 +99,12 @@ def _classify(text: str, start: int, run: str, before: str) -> tuple[str, int, i
     characters right before it (the rest of its word)."""
     stripped = run.rstrip(".:+%/-")
     end = start + len(stripped)
+    number = stripped.replace(".", "", 1).isdigit()
     word = before + stripped
-    if _UUID.fullmatch(word) or _HEX.fullmatch(word) or _RANDOM.fullmatch(word):
+    # Digits alone are never an id pattern (those need letters or dashes): skip the three.
+    if (before or not number) and (
+        _UUID.fullmatch(word) or _HEX.fullmatch(word) or _RANDOM.fullmatch(word)
+    ):
         return "<id>", start - len(before), end
     if before:
         # A number inside a word (e123, v2): an id when it is one, or when a label says so
@@ -109,19 +113,21 @@ def _classify(text: str, start: int, run: str, before: str) -> tuple[str, int, i
         if _COUNTER_LABEL.search(text, max(0, begin - 24), begin):
             return "<id>", begin, end
         return None
-    match = _TIME.match(stripped)
-    if match and match.end() == len(stripped):
-        return "<time>", start, end
-    if _DURATION.fullmatch(stripped):
-        return "<duration>", start, end
-    if _SIZE.fullmatch(stripped):
-        return "<size>", start, end
+    if not number:
+        match = _TIME.match(stripped)
+        if match and match.end() == len(stripped):
+            return "<time>", start, end
+        if _DURATION.fullmatch(stripped):
+            return "<duration>", start, end
+        if _SIZE.fullmatch(stripped):
+            return "<size>", start, end
+        return None
+    if len(stripped) in (10, 13, 14, 17) and _TIME.fullmatch(stripped):
+        return "<time>", start, end  # epoch seconds or milliseconds
     unit = _UNIT_AFTER.match(text, end)
-    if unit is not None and stripped.replace(".", "", 1).isdigit():
+    if unit is not None:
         return f"<{unit.lastgroup}>", start, unit.end()
-    if stripped.replace(".", "", 1).isdigit() and _DURATION_LABEL.search(
-        text, max(0, start - 32), start
-    ):
+    if _DURATION_LABEL.search(text, max(0, start - 32), start):
         return "<duration>", start, end
     if stripped.isdigit() and _COUNTER_LABEL.search(text, max(0, start - 24), start):
         return "<n>", start, end

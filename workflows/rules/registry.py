@@ -120,8 +120,9 @@ class RuleSpec:
     may name the tool's safe label; other rules key on private digests and name none.
     ``progress``: a rule introduced with ``PROGRESS_RULES_PATCH`` (a prompt replaying from
     before it runs with the rule off); ``normalized``: one introduced with
-    ``LOOP_QUALITY_V4_PATCH``, which reads calls through the normalizer (off before it). ``pre_progress_threshold``: the threshold a prompt
-    replaying from before that patch keeps, when the patch changed it.
+    ``LOOP_QUALITY_V4_PATCH``, which reads calls through the normalizer (off before it).
+    ``pre_progress_threshold``: the threshold a prompt replaying from before that patch
+    keeps, when the patch changed it.
     """
 
     rule: LoopRule

@@ -12,7 +12,9 @@ what it got then.
 So the rule keeps, per prompt, the (tool, call digest, normalized fingerprint) of every
 settled call (``workflows.rules.normalize``: a drifting time or id does not make a result
 new), and counts *stale* batches in a row: batches in which every call is one the prompt
-has seen with that same outcome. A batch with anything new — a call never asked, an answer
+has seen with that same outcome and every call succeeded. A stale batch with a failure or a
+denial neither counts nor resets: those loops are R2's, the guard's and R4's, whose loop
+types name the cause. A batch with anything new — a call never asked, an answer
 never given, a call that waited, a change that left the workspace in a state not seen
 before — is progress and returns the count to zero; so does new user input. A change that
 returns the workspace to a known state is not new (R7's evidence).
@@ -97,4 +99,6 @@ class Stagnation(RuleCounter):
         if review.input_arrived or new or not review.batch:
             self.rungs.clear()
             return []
+        if any(call.kind is not ResultKind.SUCCESS for call in review.batch):
+            return []  # failures are R2's and the guard's business, denials R4's
         return escalate(self.rungs, {STAGNATION_KEY: 1}, self.threshold, review.mode)

@@ -74,9 +74,7 @@ def test_a_reworded_question_is_alike_and_another_question_is_not() -> None:
     )
     other = read_call(
         "ask_user",
-        {
-            "question": "What should the invoices table be called, and who owns the schema migrations?"
-        },
+        {"question": "What should the invoices table be called, and who owns the migrations?"},
     )
     assert asked.alike(again, 0.5)
     assert not asked.alike(other, 0.5)
