@@ -160,7 +160,9 @@ class LoopRules:
         if not self.active:
             return None
         mark = self.marks.get(digest)
-        if waits_for_time(call) or (mark is not None and self.wait_epoch > mark.wait_epoch):
+        if waits_for_time(call, normalized=self.normalized) or (
+            mark is not None and self.wait_epoch > mark.wait_epoch
+        ):
             return RelaxReason.TIME_PASSED
         reason = None
         if mark is not None and mark.transient:

@@ -171,15 +171,15 @@ def resolve_loop_settings(
             )
         )
     modes: dict[str, GuardMode] = {}
+    allowed_modes = f"one of: {', '.join(m.value for m in GuardMode)}"
     for rule in RULE_MODE_SETTINGS:
         read = read_setting(rule.name, env, config)
         if (found := read.invalid) is not None:
-            allowed = ", ".join(m.value for m in GuardMode)
             diagnostics.append(
                 found.rejected(
                     "invalid_rule_mode",
                     "rule mode",
-                    f"one of: {allowed}",
+                    allowed_modes,
                     "the rule runs in the guard's mode",
                     found.word,
                 )
@@ -188,12 +188,11 @@ def resolve_loop_settings(
             modes[rule.loop_settings_field] = read.value
     judge = read_setting(PROGRESS_JUDGE_CONFIG_KEY, env, config)
     if (found := judge.invalid) is not None:
-        allowed = ", ".join(m.value for m in GuardMode)
         diagnostics.append(
             found.rejected(
                 "invalid_progress_judge",
                 "progress judge mode",
-                f"one of: {allowed}",
+                allowed_modes,
                 "the progress judge is off",
                 found.word,
             )

@@ -233,3 +233,18 @@ def test_shadow_records_would_decisions_and_changes_nothing() -> None:
         RuleDecisionKind.WOULD_STOP,
     ]
     assert all(r.stop is None and not r.reminders for r in rounds)
+
+
+def test_a_wait_with_options_before_its_subcommand_waits_since_the_normalizer() -> None:
+    from workflows.contracts import ToolCall
+    from workflows.rules.evidence import waits_for_time
+
+    rollout = ToolCall(
+        call_id="c",
+        name="Bash",
+        arguments={"command": "kubectl -n shop rollout status deploy/checkout --timeout=60s"},
+    )
+    listing = ToolCall(call_id="c", name="Bash", arguments={"command": "kubectl -n shop get pods"})
+    assert waits_for_time(rollout, normalized=True)
+    assert not waits_for_time(rollout)  # a prompt from before it keeps what it saw
+    assert not waits_for_time(listing, normalized=True)
