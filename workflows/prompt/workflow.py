@@ -202,9 +202,11 @@ ONE_MARKER_PATCH = "seawall-one-marker-v1"
 # A prompt started after it reads calls and results through the normalizer (``workflows.
 # rules.normalize``: volatile tokens masked, similarity by sketches, bounded per batch) and
 # runs the rule-table rows marked ``normalized`` (near repeats, rewrites, no new state;
-# docs/architecture.md, "Loop profiles"). Prompts started before it replay with the
-# fingerprint they had and those rows off, exactly as they ran. Asked at the start, right
-# after ONE_MARKER_PATCH.
+# docs/architecture.md, "Loop profiles"), and may ask the progress judge. Prompts started
+# before it replay with the fingerprint they had, those rows off and no judge, exactly as
+# they ran. Asked first of all, before ONE_MARKER_PATCH, whose changes it takes as given, so
+# a prompt still records one marker (and one version upsert); a history without it asks
+# ONE_MARKER_PATCH next, as it did.
 LOOP_QUALITY_V4_PATCH = "seawall-loop-quality-v4"
 
 
@@ -360,7 +362,9 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
         error: str | None = None
         loop_type: LoopType | None = None
         # Before any other command: histories recorded before the patch have none for it.
-        self._one_marker = workflow.patched(ONE_MARKER_PATCH)
+        # The newest marker first: it takes every start patch before it as given.
+        self._normalized = workflow.patched(LOOP_QUALITY_V4_PATCH)
+        self._one_marker = self._normalized or workflow.patched(ONE_MARKER_PATCH)
         if self._one_marker:
             self._durable_steps = self._tools_without_hop = True
             self._progress_rules = self._model_retry_window_patched = True
@@ -369,7 +373,6 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
             self._tools_without_hop = workflow.patched(TOOLS_WITHOUT_HOP_PATCH)
             self._progress_rules = workflow.patched(PROGRESS_RULES_PATCH)
             self._model_retry_window_patched = workflow.patched(MODEL_RETRY_WINDOW_PATCH)
-        self._normalized = self._progress_rules and workflow.patched(LOOP_QUALITY_V4_PATCH)
         if self._progress_rules:
             self._started_at = workflow.now()
         try:
