@@ -86,6 +86,7 @@ clean:
 .PHONY: bench
 bench: $(STAMP) sandbox-tools
 	$(BIN)/python bench/loops.py --sensitivity
+	$(BIN)/python bench/guard_step.py --json bench/results/guard_step.json
 	$(BIN)/python bench/overhead.py
 	$(BIN)/python bench/streaming.py
 	$(BIN)/python bench/scaling.py

@@ -17,6 +17,7 @@ import asyncio
 import re
 
 from activities.model_stream import TextSink
+from activities.progress_judge import is_judge_request
 from workflows.contracts import ToolCall
 from workflows.contracts.activity import CallModelInput, ModelReply
 from workflows.contracts.conversation import MID_TURN_INPUT_PREFIX, Message, Role
@@ -57,6 +58,9 @@ class DemoProvider:
             on_text(word)
 
     def _reply(self, request: CallModelInput) -> ModelReply:
+        if is_judge_request(request):
+            # The demo model cannot judge progress: its empty reply reads as ``unknown``.
+            return ModelReply()
         prompt, since = _current_prompt(request.messages)
         replies = sum(1 for m in since if m.role is Role.ASSISTANT)
         reminded = any(m.content == REPEATED_TOOL_FAILURE_REMINDER for m in since)

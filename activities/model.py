@@ -24,7 +24,7 @@ failure is the last (:mod:`activities.model_retry`).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from temporalio import activity
@@ -34,10 +34,19 @@ from activities.heartbeat import activity_heartbeat, heartbeating
 from activities.model_retry import RetryWindow
 from activities.model_stream import DeltaPublisher, TextSink, workflow_delta_sender
 from workflows.contracts import Message, Role, ToolCall
-from workflows.contracts.activity import CALL_MODEL, CallModelInput, ModelReply, ModelUsage
+from workflows.contracts.activity import (
+    CALL_MODEL,
+    JUDGE_PROGRESS,
+    CallModelInput,
+    JudgeProgressInput,
+    JudgeProgressOutput,
+    ModelReply,
+    ModelUsage,
+)
 from workflows.contracts.scenario import ModelScript, ScriptedCall, ScriptedTurn
 from workflows.seed.guard import REPEATED_TOOL_FAILURE_REMINDER
 
+from .progress_judge import judge_request, judgement, scripted_judgement
 from .trust import DENY_ALL, WorkerTrust
 
 
@@ -199,7 +208,7 @@ class ModelActivities:
         self._scripted = ScriptedProvider()
 
     def activities(self) -> list[Callable[..., Any]]:
-        return [self.call_model]
+        return [self.call_model, self.judge_progress]
 
     @activity.defn(name=CALL_MODEL)
     async def call_model(self, request: CallModelInput) -> ModelReply:
@@ -208,26 +217,39 @@ class ModelActivities:
         if request.scenario_script is not None:
             self._trust.check_scripted()  # a non-retryable refusal: the prompt ends in error
             return await self._scripted.complete(request)
-        provider = self._providers.get(request.model.provider)
+        provider = self._provider(request.model.provider)
+        return await _within_window(
+            request.retry_window_seconds, lambda: self._complete(provider, request)
+        )
+
+    @activity.defn(name=JUDGE_PROGRESS)
+    async def judge_progress(self, request: JudgeProgressInput) -> JudgeProgressOutput:
+        """Ask the prompt's model whether its agent is making progress (docs/architecture.md,
+        "The progress judge"): a scenario's scripted verdicts, else the provider, retried
+        like a model request and never streamed to the prompt. The reason stays in the
+        result (history), never in a log."""
+        if request.scenario_verdicts is not None:
+            self._trust.check_scripted()
+            return scripted_judgement(request)
+        provider = self._provider(request.model.provider)
+        asked = judge_request(request)
+
+        async def ask() -> ModelReply:
+            async with heartbeating(activity_heartbeat()):
+                return await provider.complete(asked)
+
+        return judgement(await _within_window(request.retry_window_seconds, ask))
+
+    def _provider(self, name: str) -> ModelProvider:
+        provider = self._providers.get(name)
         if provider is None:
             # A configuration error: retrying cannot make the provider appear.
             raise ApplicationError(
-                f"unknown model provider {request.model.provider!r}",
+                f"unknown model provider {name!r}",
                 type="UnknownModelProvider",
                 non_retryable=True,
             )
-        window = _retry_window(request)
-        if window is not None:
-            window.check_start()
-        try:
-            return await self._complete(provider, request)
-        except Exception as err:
-            if window is None:
-                raise
-            final = window.after_failure(err)
-            if final is err:
-                raise
-            raise final from None
+        return provider
 
     async def _complete(self, provider: ModelProvider, request: CallModelInput) -> ModelReply:
         heartbeat = activity_heartbeat()
@@ -245,9 +267,29 @@ class ModelActivities:
                 return await provider.complete(request, publisher)
 
 
-def _retry_window(request: CallModelInput) -> RetryWindow | None:
+def _retry_window(seconds: float | None) -> RetryWindow | None:
     """This attempt's retry window, when the request has one and runs as an activity."""
-    if request.retry_window_seconds is None or not activity.in_activity():
+    if seconds is None or not activity.in_activity():
         return None
     info = activity.info()
-    return RetryWindow(request.retry_window_seconds, info.scheduled_time, info.attempt)
+    return RetryWindow(seconds, info.scheduled_time, info.attempt)
+
+
+async def _within_window(
+    seconds: float | None, request: Callable[[], Awaitable[ModelReply]]
+) -> ModelReply:
+    """One attempt of a model request with a retry window of ``seconds`` (``None``: the
+    retry policy counts attempts): a failure after which no attempt could start within the
+    window is final (activities/model_retry.py)."""
+    window = _retry_window(seconds)
+    if window is not None:
+        window.check_start()
+    try:
+        return await request()
+    except Exception as err:
+        if window is None:
+            raise
+        final = window.after_failure(err)
+        if final is err:
+            raise
+        raise final from None

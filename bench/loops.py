@@ -1,7 +1,8 @@
 """Loop-stopping quality: Seawall's loop profiles against peer rules on a labeled corpus.
 
     python bench/loops.py [CORPUS_DIR_OR_FILE ...] [--sample N | --all-real | --no-real]
-                          [--real-profile recommended|seed|both] [--sensitivity] [--json PATH]
+                          [--real-profile recommended|seed|both] [--sensitivity]
+                          [--judge [warn|enforce|shadow]] [--json PATH]
 
 Every scenario runs, in the pure simulator (``bench/simulate.py``), through Seawall's
 protections in guard mode ``enforce`` under both loop profiles (docs/architecture.md, "Loop
@@ -22,6 +23,10 @@ of its rules off in turn (and the seed protections it builds on: the repeated-fa
 guard, the failed-call refusal), so every rule's share of the result is visible.
 ``--sensitivity`` adds the recommended profile's figures with each
 rule's threshold varied, and with failed shell commands refused like any other call.
+``--judge`` adds a policy, ``seawall-judge``: the recommended profile with the progress
+judge (docs/architecture.md, "The progress judge") in ``warn`` (or the mode given), its
+verdicts the scenarios' scripted ``model.judge`` (``unknown`` where a scenario scripts none);
+the real-workflow check then runs it too.
 
 Then a sample (``--sample``, default 8; ``--all-real`` for all) runs through the real
 ``PromptWorkflow`` on an embedded Temporal dev server, and the simulator's verdict (stop
@@ -74,6 +79,7 @@ from workflows.rules import (
     LoopSettings,
     rule_spec,
 )
+from workflows.rules.judge import JUDGE_RULE
 from workflows.seed import GuardMode, RefusalMode
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -95,16 +101,30 @@ RULE_CODES = {
     "repeated_identical_result": "same",
     "repeated_workspace_state": "revisit",
     "repeated_reformulation": "reform",
+    "repeated_near_result": "near",
+    "repeated_rewrite": "rewrite",
+    "repeated_stagnation": "stale",
+    "judged_no_progress": "judge",
     "turn_tool_call_cap": "cap",
 }
 PROFILE_SETTINGS: dict[str, LoopSettings] = {
     SEAWALL: LoopSettings(profile=LoopProfile.RECOMMENDED),
     SEAWALL_SEED: SEED_SETTINGS,
 }
+# ``--judge``: the recommended profile with the progress judge, answered by the scripts.
+SEAWALL_JUDGE = "seawall-judge"
 POLICY_TITLES = {
     SEAWALL: "Seawall recommended (enforce)",
     SEAWALL_SEED: "Seawall seed profile (enforce)",
+    SEAWALL_JUDGE: "Seawall recommended + progress judge (scripted)",
 } | {b.name: b.title for b in [*fresh_baselines(), *fresh_peers()]}
+
+
+def judge_settings(mode: GuardMode) -> LoopSettings:
+    """The ``--judge`` policy's loop settings: the recommended profile, the judge in ``mode``."""
+    return PROFILE_SETTINGS[SEAWALL].model_copy(update={"progress_judge_mode": mode})
+
+
 # The label keys that explain a profile's misses (out_of_scope) and false halts (known_gap).
 LABEL_KEYS: dict[str, tuple[str, str]] = {
     SEAWALL: ("out_of_scope", "known_gap"),
@@ -118,6 +138,9 @@ SENSITIVITY: dict[LoopRule, tuple[int, ...]] = {
     LoopRule.DENIED_CALL: (2, 3, 4),
     LoopRule.WORKSPACE_REVISIT: (2, 3, 4, 5),
     LoopRule.REFORMULATION: (6, 8, 10, 12, 15),
+    LoopRule.NEAR_REPEAT: (3, 4, 5, 6, 7),
+    LoopRule.REWRITE: (2, 3, 4, 5, 6),
+    LoopRule.STAGNATION: (6, 8, 10, 12, 14),
 }
 DEFAULT_THRESHOLDS: dict[LoopRule, int] = {rule: rule_spec(rule).threshold for rule in LoopRule}
 
@@ -233,14 +256,20 @@ def guard_story(result: SimResult) -> str:
 
 
 def simulate_policies(
-    entry: Entry, thresholds: dict[LoopRule, int] | None = None
+    entry: Entry,
+    thresholds: dict[LoopRule, int] | None = None,
+    judge: GuardMode | None = None,
 ) -> dict[str, SimResult]:
-    """The scenario under both loop profiles and every baseline."""
+    """The scenario under both loop profiles (and, with ``judge``, the recommended one with
+    the progress judge in that mode) and every baseline."""
+    settings_by_policy = dict(PROFILE_SETTINGS)
+    if judge is not None:
+        settings_by_policy[SEAWALL_JUDGE] = judge_settings(judge)
     results = {
         policy: simulate_seawall(
             entry.scenario, GuardMode.ENFORCE, loop=settings, thresholds=thresholds
         )
-        for policy, settings in PROFILE_SETTINGS.items()
+        for policy, settings in settings_by_policy.items()
     }
     for baseline in [*fresh_baselines(), *fresh_peers()]:
         results[baseline.name] = simulate_baseline(entry.scenario, baseline)
@@ -255,6 +284,8 @@ def _cell(result: SimResult, entry: Entry) -> dict[str, Any]:
         "model_requests": result.model_requests,
         "tool_calls": result.tool_calls.model_dump(),
         "warnings": result.warnings,
+        # Requests to the progress judge (the --judge policy's cost).
+        "judge_requests": sum(1 for r in result.rules if r.rule == JUDGE_RULE),
     }
     if entry.kind == "loop":
         cell["wasted_calls"], cell["wasted_requests"] = wasted(result, entry.loop_start)
@@ -308,6 +339,9 @@ def summarize(rows: list[dict[str, Any]], policies: list[str]) -> dict[str, dict
             "false_warning_scenarios": warned_legit,
             "loops_warned": len(warned_loops),
             "loops_missed": cap + not_stopped,
+            "judge_requests": sum(cells[r["scenario"]].get("judge_requests", 0) for r in rows),
+            "judged_loops": sum(1 for r in loops if cells[r["scenario"]].get("judge_requests")),
+            "judged_legit": sum(1 for r in legit if cells[r["scenario"]].get("judge_requests")),
         }
     return summary
 
@@ -343,8 +377,14 @@ def _label_check(
     return miss, halt, unexpected
 
 
-def evaluate(entries: list[Entry]) -> dict[str, Any]:
-    policies = [SEAWALL, SEAWALL_SEED, *(b.name for b in [*fresh_baselines(), *fresh_peers()])]
+def evaluate(entries: list[Entry], judge: GuardMode | None = None) -> dict[str, Any]:
+    judged = [SEAWALL_JUDGE] if judge is not None else []
+    policies = [
+        SEAWALL,
+        SEAWALL_SEED,
+        *judged,
+        *(b.name for b in [*fresh_baselines(), *fresh_peers()]),
+    ]
     rows: list[dict[str, Any]] = []
     errors: list[dict[str, str]] = []
     misses: dict[str, list[dict[str, Any]]] = {p: [] for p in PROFILE_SETTINGS}
@@ -352,7 +392,7 @@ def evaluate(entries: list[Entry]) -> dict[str, Any]:
     unexpected: list[str] = []
     for entry in entries:
         try:
-            results = simulate_policies(entry)
+            results = simulate_policies(entry, judge=judge)
         except SimulationError as err:
             errors.append({"scenario": entry.key, "error": str(err)})
             continue
@@ -496,9 +536,11 @@ def pick_sample(entries: list[Entry], size: int) -> list[Entry]:
     return [ordered[i] for i in picks]
 
 
-async def check_real(entries: list[Entry], policies: list[str]) -> list[dict[str, Any]]:
-    """Run ``entries`` through the real workflow under each of ``policies`` (loop profiles)
-    and compare with the simulator."""
+async def check_real(
+    entries: list[Entry], policies: list[str], judge: GuardMode | None = None
+) -> list[dict[str, Any]]:
+    """Run ``entries`` through the real workflow under each of ``policies`` (loop profiles;
+    ``seawall-judge`` with the judge in ``judge``) and compare with the simulator."""
     from bench.trusted import bench_client, bench_trust
     from seawall.runtime.devserver import start_dev_server
     from seawall.scenario.driver import run_scenario
@@ -513,7 +555,11 @@ async def check_real(entries: list[Entry], policies: list[str]) -> list[dict[str
         async with build_worker(client, queue, trust=bench_trust()):
 
             async def one(entry: Entry, policy: str) -> dict[str, Any]:
-                settings = PROFILE_SETTINGS[policy]
+                settings = (
+                    judge_settings(judge or GuardMode.WARN)
+                    if policy == SEAWALL_JUDGE
+                    else PROFILE_SETTINGS[policy]
+                )
                 async with limit:
                     simulated = simulate_seawall(
                         entry.scenario, GuardMode.ENFORCE, loop=settings
@@ -612,6 +658,14 @@ def print_report(corpus: list[str], report: dict[str, Any]) -> None:
         "legit scenarios that got at least one reminder or peer warning; loops warned = "
         "loops that did."
     )
+    if SEAWALL_JUDGE in policies:
+        judged = report["summary"][SEAWALL_JUDGE]
+        print(
+            f"Progress judge: asked in {judged['judged_loops']}/{judged['loops']} loops and "
+            f"{judged['judged_legit']}/{judged['legit']} legit scenarios, "
+            f"{judged['judge_requests']} requests in all (at most 3 per prompt); a scenario "
+            "without a model.judge script is answered unknown."
+        )
 
     print()
     print(
@@ -766,6 +820,14 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="also report the recommended profile with each rule's threshold varied",
     )
+    parser.add_argument(
+        "--judge",
+        nargs="?",
+        const=GuardMode.WARN.value,
+        choices=[GuardMode.SHADOW.value, GuardMode.WARN.value, GuardMode.ENFORCE.value],
+        help="also run the recommended profile with the progress judge (default mode: warn), "
+        "its verdicts scripted by each scenario's model.judge",
+    )
     parser.add_argument("--json", type=Path, default=DEFAULT_JSON, help="where to write results")
     args = parser.parse_args(argv)
 
@@ -778,7 +840,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"loops: error: {err}", file=sys.stderr)
         return 2
     corpus = [str(p) for p in args.corpus]
-    report = evaluate(entries)
+    judge = GuardMode(args.judge) if args.judge else None
+    report = evaluate(entries, judge)
     print_report(corpus, report)
     parts = ablation(entries)
     print_ablation(parts)
@@ -792,7 +855,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_real and candidates:
         sample = candidates if args.all_real else pick_sample(candidates, args.sample)
         started = time.monotonic()
-        checks = asyncio.run(check_real(sample, REAL_PROFILES[args.real_profile]))
+        real_policies = REAL_PROFILES[args.real_profile] + ([SEAWALL_JUDGE] if judge else [])
+        checks = asyncio.run(check_real(sample, real_policies, judge))
         print_real(checks, time.monotonic() - started)
 
     output = {
@@ -800,6 +864,7 @@ def main(argv: list[str] | None = None) -> int:
         "guard_mode": GuardMode.ENFORCE.value,
         "profiles": {policy: PROFILE_SETTINGS[policy].profile.value for policy in PROFILE_SETTINGS},
         "thresholds": {rule.value: value for rule, value in DEFAULT_THRESHOLDS.items()},
+        "progress_judge": judge.value if judge else None,
         **report,
         "ablation": parts,
         "sensitivity": rows,

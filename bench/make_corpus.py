@@ -4,11 +4,16 @@ The YAML files are the corpus; this script is how they are made, kept so a shape
 changed in one place and the files regenerated (``python bench/make_corpus.py``).
 ``tests/bench/test_corpus.py`` checks that the files on disk are what it writes.
 
-The scenarios come from three modules, each a list of small builders: the synthetic loops
-(``bench/synthetic_loops.py``) and legitimate work (``bench/synthetic_legit.py``), and the
-scenarios modelled on real public incidents (``bench/make_incidents.py``, each with its
+The generated scenarios come from three modules, each a list of small builders: the
+synthetic loops (``bench/synthetic_loops.py``) and legitimate work (``bench/synthetic_legit.py``),
+and the scenarios modelled on real public incidents (``bench/make_incidents.py``, each with its
 ``url`` in ``labels.yaml``). All three build from ``bench/corpus_builders.py``; this module
 only renders and writes them.
+
+Scenarios written by hand are data, not code: their YAML files sit in ``bench/corpus/`` beside
+the generated ones, and their labels in ``bench/corpus_labels/*.yaml`` (one file per family of
+loop, the same keys as ``labels.yaml``). This script keeps those files and merges their labels
+into ``labels.yaml``, so the corpus stays one folder that ``bench/loops.py`` reads.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from bench.synthetic_legit import legit
 from bench.synthetic_loops import loops
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
+HANDWRITTEN_LABELS = Path(__file__).resolve().parent / "corpus_labels"
 
 
 # --- writing ------------------------------------------------------------------------------
@@ -98,14 +104,28 @@ def _wrap(text: str, width: int = 88) -> list[str]:
     return out
 
 
-def labels(entries: list[Entry]) -> str:
+def handwritten_labels() -> dict[str, Json]:
+    """The labels of the hand-written scenarios, by file name (``bench/corpus_labels/``)."""
+    merged: dict[str, Json] = {}
+    for path in sorted(HANDWRITTEN_LABELS.glob("*.yaml")):
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        if not isinstance(data, dict):
+            raise SystemExit(f"{path}: must map scenario file names to labels")
+        for name, label in data.items():
+            if name in merged:
+                raise SystemExit(f"{path}: {name} is labeled twice")
+            merged[name] = label
+    return merged
+
+
+def labels(entries: list[Entry], handwritten: dict[str, Json] | None = None) -> str:
     header = (
         "# Labels for the benchmark corpus: file name -> label (loop | legit), where a loop\n"
         "# starts (the first batch that is part of it), the shape, and why Seawall's\n"
         "# recommended loop profile is not expected to stop it (out_of_scope) or why it halts a\n"
         "# legit one (known_gap), the same for the seed profile (seed_out_of_scope,\n"
         "# seed_known_gap), and for scenarios modelled on a real public incident, its url.\n"
-        "# Written by bench/make_corpus.py.\n"
+        "# Written by bench/make_corpus.py (hand-written labels: bench/corpus_labels/).\n"
     )
     data: dict[str, Json] = {}
     for entry in entries:
@@ -125,14 +145,25 @@ def labels(entries: list[Entry]) -> str:
         if entry.url:
             item["url"] = entry.url
         data[entry.file_name] = item
+    for name, label in (handwritten or {}).items():
+        if name in data:
+            raise SystemExit(f"bench/corpus_labels: {name} is also a generated scenario")
+        data[name] = label
     return header + yaml.safe_dump(data, sort_keys=True, width=100, allow_unicode=True)
 
 
 def corpus_files() -> dict[str, str]:
-    """Every file of the corpus, by name, as this script writes it."""
+    """Every file of the corpus, by name, as this script writes it (the hand-written
+    scenarios as they are on disk)."""
     entries = [*loops(), *legit(), *incidents()]
     files = {entry.file_name: render(entry) for entry in entries}
-    files["labels.yaml"] = labels(entries)
+    handwritten = handwritten_labels()
+    for name in handwritten:
+        path = CORPUS / name
+        if not path.is_file():
+            raise SystemExit(f"bench/corpus_labels: {name}: no such scenario in {CORPUS}")
+        files[name] = path.read_text(encoding="utf-8")
+    files["labels.yaml"] = labels(entries, handwritten)
     return files
 
 

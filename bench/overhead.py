@@ -161,7 +161,10 @@ class Workload:
                 {"name": f"fetch_{k}", "arguments": {"path": f"data/{b}/{k}.json"}}
                 for k in range(self.calls - 1)
             ]
-            calls.append({"name": "flaky_api", "arguments": {"attempt": b}})
+            # Each batch asks the endpoint about its own batch's data (a new question each
+            # time: the same call with only a counter changed and the same answer would be a
+            # near repeat, docs/architecture.md "R9").
+            calls.append({"name": "flaky_api", "arguments": {"path": f"status/{b}"}})
             turns.append({"text": "", "tool_calls": calls})
         turns.append({"text": "All data fetched; one endpoint kept failing."})
         return ModelScript.model_validate({"turns": turns})

@@ -107,10 +107,10 @@ def _fetch_activity(name: str) -> Callable[..., Any]:
     return activity.defn(name=name)(fetch)
 
 
-async def flaky_api(attempt: int) -> str:
+async def flaky_api(path: str) -> str:
     """Call the flaky endpoint."""
     await asyncio.sleep(peer_script.SHAPE.tool_latency_seconds)
-    return peer_script.flaky_result(attempt)
+    return peer_script.flaky_result(peer_script.status_batch(path))
 
 
 TOOL_ACTIVITIES: list[Callable[..., Any]] = [

@@ -77,10 +77,10 @@ def _fetch_tool(agent: Agent[None, str], name: str) -> None:
     agent.tool(name=name)(fetch)
 
 
-async def flaky_api(ctx: RunContext[None], attempt: int) -> str:
+async def flaky_api(ctx: RunContext[None], path: str) -> str:
     """Call the flaky endpoint."""
     await asyncio.sleep(peer_script.SHAPE.tool_latency_seconds)
-    return peer_script.flaky_result(attempt)
+    return peer_script.flaky_result(peer_script.status_batch(path))
 
 
 def scripted_agent(name: str, capabilities: Sequence[Any] = ()) -> Agent[None, str]:

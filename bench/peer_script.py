@@ -4,7 +4,7 @@ Why it exists: the peers' workflows run in Temporal's sandbox, which re-imports 
 modules; this module is small and imports nothing but the standard library so that cost is
 the peers' own, not ours. It states the same conversation as ``bench.overhead.Workload``
 (batch ``b`` calls ``fetch_k(path="data/b/k.json")`` for ``k < M-1`` and
-``flaky_api(attempt=b)``, which fails in the first five batches; then one final text) and
+``flaky_api(path="status/b")``, which fails in the first five batches; then one final text) and
 the same tool results; ``tests/bench/test_peers.py`` checks that the two agree.
 """
 
@@ -38,11 +38,16 @@ def batch_calls(batch: int, calls: int) -> list[Call]:
     out = [
         Call(name, {"path": f"data/{batch}/{k}.json"}) for k, name in enumerate(fetch_names(calls))
     ]
-    out.append(Call("flaky_api", {"attempt": batch}))
+    out.append(Call("flaky_api", {"path": f"status/{batch}"}))
     return out
 
 
-def flaky_result(attempt: int) -> str:
+def status_batch(path: str) -> int:
+    """The 0-based batch a ``flaky_api`` path asks about (``status/3``)."""
+    return int(path.rsplit("/", 1)[-1])
+
+
+def flaky_result(attempt: int) -> str:  # attempt: the 0-based batch
     """``flaky_api``'s answer: it fails in its first five calls, then recovers (as
     ``Workload.fixtures``, whose short prompts never get past five)."""
     return FAIL_MESSAGE if attempt < FAILING_BATCHES else OK_CONTENT

@@ -42,6 +42,7 @@ from activities.fixtures import cancelled_fixture_outcome, fixture_tool_spec, ru
 from activities.mcp.names import is_mcp_name
 from activities.model import scripted_turn, to_tool_call
 from activities.outcomes import not_started_outcome
+from activities.progress_judge import scripted_verdict
 from activities.tool_runner import builtin_tool_specs, parse_call
 from activities.tools import BUILTIN_TOOLS
 from seawall.scenario.driver import prompt_input
@@ -68,7 +69,7 @@ from workflows.contracts.prompt import (
 )
 from workflows.contracts.scenario import ScenarioHooks
 from workflows.contracts.synthetic_outcomes import permission_denied_outcome, skipped_outcome
-from workflows.prompt.batch import DrainedInput, after_batch, rule_entry
+from workflows.prompt.batch import DrainedInput, after_batch, after_judgement, rule_entry
 from workflows.rules import (
     SEED_SETTINGS,
     LoopProfile,
@@ -76,6 +77,7 @@ from workflows.rules import (
     LoopRules,
     LoopSettings,
 )
+from workflows.rules.judge import ProgressJudge, judge_mode
 from workflows.seed import GuardMode, GuardState
 from workflows.seed.protections import BatchProtections, BatchScreening, cap_limit, over_cap
 
@@ -436,9 +438,18 @@ def simulate_seawall(
     entries: list[GuardEntry] = []
     rule_entries: list[RuleEntry] = []
     protections = BatchProtections(inp, inp.workspace_root)
-    protections.use_loop_rules(
-        LoopRules(loop_settings, guard_mode, route_forced_off=forced_off, thresholds=thresholds)
+    rules = LoopRules(loop_settings, guard_mode, route_forced_off=forced_off, thresholds=thresholds)
+    protections.use_loop_rules(rules)
+    # The progress judge, answered by the script's ``model.judge`` (``unknown`` past it).
+    judge = ProgressJudge(
+        judge_mode(
+            loop_settings,
+            route_forced_off=forced_off,
+            normalized=rules.active and rules.normalized,
+        )
     )
+    script = r.hooks.model_script
+    verdicts = list(script.judge) if script is not None else []
     r.counts = protections.counts
     policy = PROFILE_POLICIES[loop_settings.profile]
     reminders = 0  # the post-batch step's reminders: Seawall's warnings
@@ -489,17 +500,31 @@ def simulate_seawall(
         if cancelled:
             return done(StopReason.CANCELLED)
 
+        drained = r.drain()
         step = after_batch(
-            protections, state, guard_mode, outcomes, r.drain(), batch=r.batch, now=r.clock
+            protections, state, guard_mode, outcomes, drained, batch=r.batch, now=r.clock
         )
         state = step.guard.state
         entries.append(step.guard_entry)
         rule_entries.extend(rule_entry(r.batch, d) for d in step.rule_decisions)
         r.messages.extend(step.messages)
         reminders += len(step.reminders)
-        if step.stop is not None:
+        stop = step.stop
+        # The workflow's PromptJudging.review, with the script answering for the activity.
+        if stop is None and judge.due(rules.reviewed, input_arrived=drained.arrived):
+            judged = after_judgement(
+                judge,
+                scripted_verdict(verdicts, judge.asks),
+                batch=r.batch,
+                enforcement_disabled=state.enforcement_disabled,
+            )
+            rule_entries.extend([judged.entry] if judged.entry is not None else [])
+            r.messages.extend(judged.messages)
+            reminders += len(judged.reminders)
+            stop = judged.stop
+        if stop is not None:
             r.pending_input = step.requeued + r.pending_input
-            return done(StopReason.LOOP_DETECTED, step.stop.loop_type)
+            return done(StopReason.LOOP_DETECTED, stop.loop_type)
 
 
 # --- baselines ----------------------------------------------------------------------------

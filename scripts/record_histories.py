@@ -117,6 +117,13 @@ FIXTURES: dict[str, tuple[str, GuardMode | None]] = {
     # failures before its reminders).
     "one-marker-warn-then-stop": ("read-missing-file-loop", None),
     "one-marker-denied-call": ("denied-call-repeat", None),
+    # Recorded after LOOP_QUALITY_V4_PATCH: its marker; calls and results read through the
+    # normalizer. A question asked again in other words is stopped by the near-repeat rule,
+    # a sweep that wraps round by the no-new-state rule (a replay without them would run on),
+    # and a wait on oneself is judged (the judge's activity and its reminder).
+    "loop-quality-v4-reasked-question": ("reasked-question", None),
+    "loop-quality-v4-wrapped-sweep": ("wrapped-sweep", None),
+    "loop-quality-v4-self-wait-judged": ("self-wait-judged", None),
 }
 # Session fixtures: the first recorded before CONTEXT_POLICY_PATCH, the second after it, the
 # third after SESSION_START_CHECK_PATCH (a session started with its guard mode runs the

@@ -52,6 +52,7 @@ from workflows.contracts.prompt import (
 )
 from workflows.contracts.synthetic_outcomes import PERMISSION_DENIED_CONTENT
 from workflows.rules import RULES
+from workflows.rules.judge import JUDGE_STOP_MESSAGE
 from workflows.seed.guard import REPEATED_TOOL_FAILURE_STOP_MESSAGE
 from workflows.seed.protections import (
     DUPLICATE_STOP_MESSAGE,
@@ -75,6 +76,7 @@ STOP_MESSAGES = frozenset(
         INVALID_PARAMS_STOP_MESSAGE,
         TOOL_CALL_CAP_STOP_MESSAGE,  # a template: "{cap}" is filled in
         *(spec.stop_message for spec in RULES),
+        JUDGE_STOP_MESSAGE,
     }
 )
 # Every protection's stop message opens this way (tests/acp pins it against STOP_MESSAGES);

@@ -34,6 +34,7 @@ from typing import Any, Literal
 from seawall.rollout.records import PromptRecord, ToolActivity
 from workflows.contracts import search_attributes
 from workflows.contracts.prompt import GuardEntry, LoopType, StopReason
+from workflows.rules.judge import JUDGE_RULE
 from workflows.seed.guard import DecisionKind, GuardMode, GuardPhase
 from workflows.seed.rollout import MAX_ENFORCE_PERCENT, Cohort, label_value
 
@@ -296,7 +297,8 @@ def stop_batches(record: PromptRecord) -> list[int]:
     found = [e.batch for e in result.guard if e.decision in STOPS]
     governed = record.governed_rules
     for entry in result.rules:
-        if entry.decision not in STOPS:
+        # The progress judge has a mode of its own, never the cohort's.
+        if entry.decision not in STOPS or entry.rule == JUDGE_RULE:
             continue
         if entry.rule in governed if governed is not None else entry.mode == result.guard_mode:
             found.append(entry.batch)

@@ -69,6 +69,9 @@ RuleName = Literal[
     "verification",
     "workspace_revisit",
     "reformulation",
+    "near_repeat",
+    "rewrite",
+    "stagnation",
 ]
 
 
@@ -81,6 +84,9 @@ class Scenario(_Strict):
     # the operator's settings decide.
     profile: LoopProfile | None = None
     rule_modes: dict[RuleName, GuardMode] = Field(default_factory=dict)
+    # The progress judge's mode (docs/architecture.md, "The progress judge"); unset: the
+    # operator's (off unless set). Its verdicts are the script's ``model.judge``.
+    progress_judge: GuardMode | None = None
     refusal: RefusalMode = RefusalMode.ENFORCE
     route: Route = Route.INTERACTIVE
     channel: bool = False
@@ -103,9 +109,13 @@ class Scenario(_Strict):
 
 def scenario_loop_settings(scenario: Scenario) -> LoopSettings | None:
     """The loop settings a scenario pins, or ``None`` when it leaves them to the operator."""
-    if scenario.profile is None and not scenario.rule_modes:
+    if scenario.profile is None and not scenario.rule_modes and scenario.progress_judge is None:
         return None
-    modes = {f"{rule}_mode": mode for rule, mode in scenario.rule_modes.items()}
+    modes: dict[str, GuardMode] = {
+        f"{rule}_mode": mode for rule, mode in scenario.rule_modes.items()
+    }
+    if scenario.progress_judge is not None:
+        modes["progress_judge_mode"] = scenario.progress_judge
     if scenario.profile is None:
         return LoopSettings.model_validate(modes)
     return LoopSettings.model_validate({"profile": scenario.profile, **modes})

@@ -40,8 +40,11 @@ def test_turning_a_part_off_loses_the_loops_only_it_stops() -> None:
     rows = _rows()
     same = rule_spec(LoopRule.IDENTICAL_RESULT)
     without_same = rows[f"without {same.docs_id} {same.title} ({same.setting})"]["all"]
-    assert "real-loop-pi-repeated-ls.yaml" in without_same["loops_missed"]
-    assert without_same["loops_stopped"] == 1
+    whole = rows["recommended profile, every part on"]["all"]
+    # Without R3 the same `ls` loop is still stopped, later, by R11 (nothing new learned
+    # for twelve batches): the part's share is the calls it saves.
+    assert without_same["loops_stopped"] == 2
+    assert without_same["wasted_calls_median"] > whole["wasted_calls_median"]
     # With the guard off and every rule enforcing, the rules still stop the failure loop
     # (the failure-cycle rule overlaps the guard): the guard's row loses nothing here.
     without_guard = rows["without the repeated-failure guard"]["all"]

@@ -62,6 +62,22 @@ def test_half_the_corpus_is_modelled_on_real_public_incidents() -> None:
     assert len([n for n in real if LABELS[n]["label"] == "legit"]) >= 20
 
 
+# The loop families of issue 35 (docs/architecture.md, "Measured"): loops nobody's rules
+# were written for, and legitimate work that looks like them.
+FAMILIES = ("near_repeat", "long_cycle", "reasked_question", "reworded_rewrite", "self_wait")
+
+
+def test_every_family_has_its_loops_and_its_look_alikes() -> None:
+    assert len(FILES) >= 200
+    assert len([n for n in FILES if LABELS[n].get("url")]) >= 120
+    for family in FAMILIES:
+        members = [n for n in FILES if LABELS[n].get("family") == family]
+        assert len([n for n in members if LABELS[n]["label"] == "loop"]) >= 15, family
+    look_alikes = [n for n in by_label("legit") if LABELS[n].get("family") in FAMILIES]
+    assert len(look_alikes) >= 30
+    assert {LABELS[n].get("family") for n in FILES} <= {None, *FAMILIES}
+
+
 def test_seed_verdict_labels_say_so() -> None:
     """Labels that record what the seed profile misses or halts on a real incident start with
     "seed:", so they are never mistaken for the recommended profile's."""

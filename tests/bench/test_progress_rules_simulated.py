@@ -67,7 +67,10 @@ def test_a_cycle_of_successful_inspections_is_stopped_as_a_call_cycle() -> None:
     warned = 3 * (CALL_CYCLE_THRESHOLD + 1)
     assert decisions(result) == [
         (warned, "repeated_call_cycle", "warn"),
+        # Nothing new since batch 3: the no-new-state rule's twelfth stale batch (R11) is
+        # the batch the cycle stops in; the narrower cause is the one recorded.
         (warned + 3, "repeated_call_cycle", "stop"),
+        (warned + 3, "repeated_stagnation", "warn"),
     ]
     assert last_system_message(result) == CALL_CYCLE_STOP_MESSAGE
     assert not simulate_seawall(spec, loop=SEED_SETTINGS).halted

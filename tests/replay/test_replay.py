@@ -95,6 +95,10 @@ def test_the_representative_scenarios_are_all_recorded() -> None:
         # Recorded after ONE_MARKER_PATCH: one marker; guard attributes from the warning on.
         "one-marker-warn-then-stop",
         "one-marker-denied-call",
+        # Recorded after LOOP_QUALITY_V4_PATCH: the normalizer, R9 and R11, the judge.
+        "loop-quality-v4-reasked-question",
+        "loop-quality-v4-wrapped-sweep",
+        "loop-quality-v4-self-wait-judged",
     } <= names
 
 

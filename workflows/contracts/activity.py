@@ -37,6 +37,9 @@ LIST_TOOLS = "seawall.list_tools"
 # A local activity (TOOLS_WITHOUT_HOP_PATCH): the tools when no MCP server must be asked.
 LIST_TOOLS_WITHOUT_MCP = "seawall.list_tools_without_mcp"
 RESOLVE_OPERATOR_SETTINGS = "seawall.resolve_operator_settings"
+# The progress judge (docs/architecture.md, "The progress judge"): the operator's own model
+# asked whether a suspicious stretch of a prompt is making progress.
+JUDGE_PROGRESS = "seawall.judge_progress"
 
 # The model activity's failure types the workflow tells apart (docs/architecture.md, "Model
 # requests and outages"): the endpoint refused the request (a 4xx other than 408/409/429;
@@ -130,6 +133,64 @@ class ModelReply(_Strict):
     # the prompt's clock (docs/scenarios.md, "Time"). 0 from a real provider, whose real
     # latency is on the workflow's clock already.
     latency_seconds: float = Field(default=0.0, ge=0)
+
+
+# --- the progress judge -----------------------------------------------------------------
+
+# What the judge sees of a stretch: each call's result masked and cut to JUDGE_EXCERPT_CHARS,
+# all of them together at most JUDGE_EVIDENCE_CHARS (the newest batches kept), and the
+# user's prompt cut to JUDGE_PROMPT_CHARS. Its reason is cut to JUDGE_REASON_CHARS.
+JUDGE_EXCERPT_CHARS = 300
+JUDGE_EVIDENCE_CHARS = 6_000
+JUDGE_PROMPT_CHARS = 2_000
+JUDGE_REASON_CHARS = 200
+
+
+class JudgeVerdict(StrEnum):
+    """The judge's answer; ``unknown`` (an unparsable reply, a failed request, no model to
+    ask) never reminds."""
+
+    PROGRESS = "progress"
+    NO_PROGRESS = "no_progress"
+    UNKNOWN = "unknown"
+
+
+class JudgedCall(_Strict):
+    """One call of a judged batch: the tool's name, how it ended and the start of its
+    result with volatile parts masked (never its arguments)."""
+
+    tool: str
+    status: str
+    excerpt: str = Field(default="", max_length=JUDGE_EXCERPT_CHARS)
+
+
+class JudgedBatch(_Strict):
+    batch: int
+    calls: list[JudgedCall] = Field(default_factory=list)
+
+
+class JudgeProgressInput(_Strict):
+    """One question to the judge: ``ask`` is its number in the prompt (1 to 3), ``batches``
+    the stretch it is about, oldest first."""
+
+    model: ModelSpec
+    prompt_id: str
+    ask: int = Field(ge=1)
+    user_prompt: str = Field(default="", max_length=JUDGE_PROMPT_CHARS)
+    batches: list[JudgedBatch] = Field(default_factory=list)
+    # Scenario runs only: the script's verdicts, answered in order instead of any provider.
+    scenario_verdicts: list[JudgeVerdict] | None = None
+    # As in CallModelInput: seconds from the first attempt after which a failure is final.
+    retry_window_seconds: float | None = None
+
+
+class JudgeProgressOutput(_Strict):
+    """The verdict, its short reason (kept in history only, never logged) and what the
+    request cost."""
+
+    verdict: JudgeVerdict = JudgeVerdict.UNKNOWN
+    reason: str = Field(default="", max_length=JUDGE_REASON_CHARS)
+    usage: ModelUsage = Field(default_factory=ModelUsage)
 
 
 # --- tools ------------------------------------------------------------------------------

@@ -66,6 +66,11 @@ class LoopType(StrEnum):
     REPEATED_VERIFICATION = "repeated_verification"
     REPEATED_WORKSPACE_STATE = "repeated_workspace_state"
     REPEATED_REFORMULATION = "repeated_reformulation"
+    REPEATED_NEAR_RESULT = "repeated_near_result"
+    REPEATED_REWRITE = "repeated_rewrite"
+    REPEATED_STAGNATION = "repeated_stagnation"
+    # The progress judge's second "no progress" after its reminder (workflows.rules.judge).
+    JUDGED_NO_PROGRESS = "judged_no_progress"
     TURN_TOOL_CALL_CAP = "turn_tool_call_cap"
 
 

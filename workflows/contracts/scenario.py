@@ -44,12 +44,20 @@ class ScriptedTurn(_Strict):
     latency_seconds: float = Field(default=0.0, ge=0)
 
 
+# A progress judge's verdict, as a script gives it (``JudgeVerdict`` in
+# workflows/contracts/activity.py has the same values).
+JudgeVerdictName = Literal["progress", "no_progress", "unknown"]
+
+
 class ModelScript(_Strict):
     """A scripted model: the reply to each request in order. Once a reminder was
-    delivered, ``after_reminder`` replies are used instead (when given)."""
+    delivered, ``after_reminder`` replies are used instead (when given). ``judge`` answers
+    the progress judge's requests in order (docs/architecture.md, "The progress judge"); a
+    request past its end is answered ``unknown``."""
 
     turns: list[ScriptedTurn] = Field(default_factory=list)
     after_reminder: list[ScriptedTurn] | None = None
+    judge: list[JudgeVerdictName] = Field(default_factory=list)
 
 
 # --- fixture tools ----------------------------------------------------------------------

@@ -18,10 +18,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from workflows.contracts.activity import JudgeVerdict
 from workflows.contracts.conversation import Message, mid_turn_message, system_message
 from workflows.contracts.outcome import ToolOutcome
-from workflows.contracts.prompt import GuardEntry, RuleEntry
+from workflows.contracts.prompt import GuardEntry, LoopType, RuleEntry
 from workflows.rules import RULES, RuleDecision, RuleDecisionKind
+from workflows.rules.judge import JUDGE_REMINDER, JUDGE_RULE, JUDGE_STOP_MESSAGE, ProgressJudge
 from workflows.seed.guard import (
     REPEATED_TOOL_FAILURE_REMINDER,
     Batch,
@@ -129,6 +131,45 @@ def after_batch(
         ],
         requeued=[],
     )
+
+
+@dataclass(frozen=True)
+class AfterJudgement:
+    """What the progress judge's verdict on a batch leads to (docs/architecture.md, "The
+    progress judge"): its entry in ``PromptResult.rules`` (``None``: the judge was not
+    asked); and either its stop (``messages`` is the stop message) or the reminder it earned
+    (``reminders``, ``messages``: none or one), which joins the conversation after the
+    batch's other reminders."""
+
+    entry: RuleEntry | None
+    reminders: list[str]
+    messages: list[Message]
+    stop: LoopStop | None
+
+
+# A batch the judge was not asked about.
+NOT_JUDGED = AfterJudgement(None, [], [], None)
+
+
+def after_judgement(
+    judge: ProgressJudge, verdict: JudgeVerdict, *, batch: int, enforcement_disabled: bool
+) -> AfterJudgement:
+    """The step after the judge answered about batch number ``batch`` (asked because
+    ``judge.due`` said so, after :func:`after_batch` stopped nothing). Pure, like
+    :func:`after_batch`, and shared with ``bench/simulate.py`` in the same way."""
+    decision = judge.decide(verdict, enforcement_disabled=enforcement_disabled)
+    entry = RuleEntry(
+        batch=batch,
+        rule=JUDGE_RULE,
+        decision=decision.decision,
+        mode=decision.mode.value,
+        count=decision.count,
+    )
+    if decision.stops:
+        stop = LoopStop(LoopType.JUDGED_NO_PROGRESS, JUDGE_STOP_MESSAGE)
+        return AfterJudgement(entry, [], [system_message(JUDGE_STOP_MESSAGE)], stop)
+    reminders = [JUDGE_REMINDER] if decision.warns else []
+    return AfterJudgement(entry, reminders, [system_message(r) for r in reminders], None)
 
 
 def rule_reminders(rule_decisions: Sequence[RuleDecision]) -> list[str]:

@@ -46,6 +46,7 @@ with workflow.unsafe.imports_passed_through():
         ListToolsInput,
         ListToolsOutput,
         ModelReply,
+        ModelUsage,
         OperatorSettings,
         ResolveOperatorSettingsInput,
         RunToolInput,
@@ -97,6 +98,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.prompt.client_connection import ClientConnection
     from workflows.prompt.context_window import ContextWindow
     from workflows.prompt.events import EventLog, StreamedText
+    from workflows.prompt.judging import JUDGED_NOTHING, PromptJudging
     from workflows.prompt.permissions import PermissionRequests
     from workflows.prompt.scenario_hooks import ScenarioDriverHooks
     from workflows.rules import SEED_SETTINGS, LoopRules, LoopSettings, RuleDecision
@@ -197,6 +199,15 @@ MODEL_RETRY_WINDOW_PATCH = "seawall-model-retry-window-v1"
 # "Durable steps per prompt"). Prompts started before it replay through those patches and
 # upsert every change, exactly as they ran. Asked first of all.
 ONE_MARKER_PATCH = "seawall-one-marker-v1"
+# A prompt started after it reads calls and results through the normalizer (``workflows.
+# rules.normalize``: volatile tokens masked, similarity by sketches, bounded per batch) and
+# runs the rule-table rows marked ``normalized`` (near repeats, rewrites, no new state;
+# docs/architecture.md, "Loop profiles"), and may ask the progress judge. Prompts started
+# before it replay with the fingerprint they had, those rows off and no judge, exactly as
+# they ran. Asked first of all, before ONE_MARKER_PATCH, whose changes it takes as given, so
+# a prompt still records one marker (and one version upsert); a history without it asks
+# ONE_MARKER_PATCH next, as it did.
+LOOP_QUALITY_V4_PATCH = "seawall-loop-quality-v4"
 
 
 def failure_text(err: ActivityError) -> str:
@@ -267,6 +278,8 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
         # clock. The clock is workflow time since the prompt started plus the time a
         # scenario scripts (model latencies, fixture durations), which nothing really waits.
         self._progress_rules = False
+        # Decided first of all (LOOP_QUALITY_V4_PATCH): the normalizer and its rules.
+        self._normalized = False
         self._started_at: datetime | None = None
         self._scripted_seconds = 0.0
         # Decided first of all (MODEL_RETRY_WINDOW_PATCH): whether model requests are
@@ -276,6 +289,8 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
         # Why the prompt ended ``error``, and what the failed model request had streamed.
         self._error_reason: ErrorReason | None = None
         self._failed_request_text: str | None = None
+        # The progress judge (workflows/prompt/judging.py); None: off in this prompt.
+        self._judging: PromptJudging | None = None
 
     # --- messages -------------------------------------------------------------------------
 
@@ -347,7 +362,9 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
         error: str | None = None
         loop_type: LoopType | None = None
         # Before any other command: histories recorded before the patch have none for it.
-        self._one_marker = workflow.patched(ONE_MARKER_PATCH)
+        # The newest marker first: it takes every start patch before it as given.
+        self._normalized = workflow.patched(LOOP_QUALITY_V4_PATCH)
+        self._one_marker = self._normalized or workflow.patched(ONE_MARKER_PATCH)
         if self._one_marker:
             self._durable_steps = self._tools_without_hop = True
             self._progress_rules = self._model_retry_window_patched = True
@@ -366,13 +383,21 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
                 self._activity_summaries,
                 self._model_retry_window,
             ) = await self._resolve_operator_settings()
-            self._protections.use_loop_rules(
-                LoopRules(
-                    self._loop_settings,
-                    self._guard_mode,
-                    route_forced_off=guard_forced_off(prompt),
-                    progress_rules=self._progress_rules,
-                )
+            rules = LoopRules(
+                self._loop_settings,
+                self._guard_mode,
+                route_forced_off=guard_forced_off(prompt),
+                progress_rules=self._progress_rules,
+                normalized=self._normalized,
+            )
+            self._protections.use_loop_rules(rules)
+            self._judging = PromptJudging.for_prompt(
+                prompt,
+                rules,
+                retry_policy=MODEL_RETRY_WINDOW,
+                retry_window_seconds=self._model_retry_window,
+                heartbeat_timeout=MODEL_HEARTBEAT_TIMEOUT,
+                summaries=self._activity_summaries,
             )
             try:
                 listed = await self._list_tools()
@@ -595,24 +620,32 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
             if cancelled:
                 raise asyncio.CancelledError()
 
+            drained = self._drain_input()
             step = after_batch(
                 self._protections,
                 self._guard_state,
                 self._guard_mode or GuardMode.OFF,
                 outcomes,
-                self._drain_input(),
+                drained,
                 batch=self._batch,
                 now=self._clock(),
             )
             self._record_guard(step)
             self._record_rule_decisions(step.rule_decisions)
             self._messages.extend(step.messages)
-            if step.stop is not None:
-                self._announce_stop(step.stop)
+            judged = JUDGED_NOTHING
+            if self._judging is not None:  # the progress judge, its tokens the prompt's
+                judged = await self._judging.review(step, drained, reply.tool_calls, outcomes)
+            self._count_usage(judged.usage)
+            self._rule_entries.extend(judged.entries)
+            self._messages.extend(judged.messages)
+            ended = step.stop or judged.stop
+            if ended is not None:
+                self._announce_stop(ended)
                 # Input that arrived with the stopping batch stays queued for the user.
                 self._pending_input = step.requeued + self._pending_input
-                return StopReason.LOOP_DETECTED, step.stop.loop_type, None
-            for reminder in step.reminders:
+                return StopReason.LOOP_DETECTED, ended.loop_type, None
+            for reminder in [*step.reminders, *judged.reminders]:
                 self._emit(EventKind.REMINDER, text=reminder)
 
     async def _call_model(self) -> ModelReply:
@@ -647,9 +680,12 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
         self._model_requests += 1
         if self._progress_rules:
             self._scripted_seconds += reply.latency_seconds
-        self._input_tokens = _add_tokens(self._input_tokens, reply.usage.input_tokens)
-        self._output_tokens = _add_tokens(self._output_tokens, reply.usage.output_tokens)
+        self._count_usage(reply.usage)
         return reply
+
+    def _count_usage(self, usage: ModelUsage) -> None:
+        self._input_tokens = _add_tokens(self._input_tokens, usage.input_tokens)
+        self._output_tokens = _add_tokens(self._output_tokens, usage.output_tokens)
 
     def _model_failure(self, err: ActivityError) -> str:
         """The error text of a model request that failed for good, with its reason kept."""

@@ -47,13 +47,14 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
 from workflows.contracts.outcome import ExecutionStatus, TerminalStatus, ToolCall, ToolOutcome
 from workflows.rules.inspection import is_inspection
+from workflows.rules.normalize import Reading, argument_strings, read_call, read_output
 from workflows.rules.searches import search_signature
 
 # Argument values shorter than this are too likely to occur by chance in unrelated output.
@@ -96,17 +97,6 @@ _PATH = re.compile(r"(?<![\w.~-])(?:~|\.{1,2})?/[^\s'\"`<>|;,:()\[\]{}]+")
 _SPACE = re.compile(r"\s+")
 
 
-def _argument_strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, Mapping):
-        for item in value.values():
-            yield from _argument_strings(item)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            yield from _argument_strings(item)
-
-
 def normalized_output(text: str, arguments: Mapping[str, Any] | None = None) -> str:
     """``text`` with what always varies masked, so equal meanings compare equal.
 
@@ -115,7 +105,7 @@ def normalized_output(text: str, arguments: Mapping[str, Any] | None = None) -> 
     while the rest of the output (which test failed, which line the compiler names) is kept.
     """
     out = text
-    values = {v for v in _argument_strings(arguments or {}) if len(v) >= MIN_MASKED_ARGUMENT_CHARS}
+    values = {v for v in argument_strings(arguments or {}) if len(v) >= MIN_MASKED_ARGUMENT_CHARS}
     for value in sorted(values, key=len, reverse=True):
         out = out.replace(value, "<arg>")
     for pattern, replacement in _VOLATILE_PATTERNS:
@@ -139,6 +129,13 @@ _WAITING_COMMAND = re.compile(
     r"|--watch\b|--wait\b|\buntil\b.*\bdo\b"
 )
 _WAITING_TOOL_NAMES = frozenset({"sleep", "wait"})
+# Since ``seawall-loop-quality-v4``: the same waits with options between the program and its
+# subcommand (``kubectl -n shop rollout status``, ``gh -R org/repo run watch``), which the
+# pattern above, kept for prompts started before it, does not see.
+_WAITING_WITH_OPTIONS = re.compile(
+    r"\b(?:kubectl|gh)(?:\s+--?[\w-]+(?:[ =](?!-)\S+)?)+\s+"
+    r"(?:wait|rollout\s+status|run\s+watch|pr\s+checks\s+.*--watch)\b"
+)
 
 
 # A successful call that took at least this long (seconds on the prompt's clock) waited
@@ -149,14 +146,20 @@ _WAITING_TOOL_NAMES = frozenset({"sleep", "wait"})
 LONG_CALL_SECONDS = 10.0
 
 
-def waits_for_time(call: ToolCall) -> bool:
+def waits_for_time(call: ToolCall, *, normalized: bool = False) -> bool:
     """True for a call whose point is to let time pass (``sleep 30``, ``kubectl rollout
-    status``, ``gh run watch``, a ``wait`` tool): after it, the world may have changed."""
+    status``, ``gh run watch``, a ``wait`` tool): after it, the world may have changed.
+    ``normalized``: a prompt started since ``seawall-loop-quality-v4``, which also sees
+    those commands with options before their subcommand."""
     name = call.name.rsplit("__", 1)[-1].lower()
     if name in _WAITING_TOOL_NAMES:
         return True
     command = (call.arguments or {}).get("command")
-    return isinstance(command, str) and bool(_WAITING_COMMAND.search(command))
+    if not isinstance(command, str):
+        return False
+    return bool(_WAITING_COMMAND.search(command)) or (
+        normalized and bool(_WAITING_WITH_OPTIONS.search(command))
+    )
 
 
 # --- transient failures -----------------------------------------------------------------
@@ -408,12 +411,19 @@ def result_kind(outcome: ToolOutcome) -> ResultKind:
     return ResultKind.OTHER
 
 
-def waited(call: ToolCall, kind: ResultKind, duration: float, *, acts: bool = False) -> bool:
+def waited(
+    call: ToolCall,
+    kind: ResultKind,
+    duration: float,
+    *,
+    acts: bool = False,
+    normalized: bool = False,
+) -> bool:
     """True for a call after which the world may have changed: it waits by what it is
     (:func:`waits_for_time`), or it succeeded after taking at least
     :data:`LONG_CALL_SECONDS` without acting itself (``acts``: a state-changing tool; a
     failure waits only by what it is; see the module doc)."""
-    return waits_for_time(call) or (
+    return waits_for_time(call, normalized=normalized) or (
         kind is ResultKind.SUCCESS and not acts and duration >= LONG_CALL_SECONDS
     )
 
@@ -461,6 +471,11 @@ class CallEvidence:
     search: str | None = None
     # The runner refused to start it (:func:`refused_unrun`); its kind is ``OTHER``.
     refused: bool = False
+    # Since ``seawall-loop-quality-v4`` (``workflows.rules.normalize``): what the call asked
+    # and what came back, as the rules compare them ("the same thing again" when the bytes
+    # differ); ``None`` before it.
+    asked: Reading | None = None
+    answer: Reading | None = None
 
 
 def call_evidence(
@@ -471,17 +486,27 @@ def call_evidence(
     state_changing: bool = False,
     changes_before: int = 0,
     duration: float = 0.0,
+    window: int | None = None,
 ) -> CallEvidence:
     """``duration``: the seconds the call took on the prompt's clock (0: unknown or
-    instant)."""
+    instant). ``window``: read the call through the normalizer (``seawall-loop-quality-v4``),
+    this many characters of each text in full (``normalize.window_for``); ``None``: the
+    fingerprint as before it."""
     text = outcome.error_message or outcome.content
     kind = result_kind(outcome)
+    asked = answer = None
+    if window is None:
+        fingerprint = output_fingerprint(text, call.arguments)
+    else:
+        answer = read_output(text, call.arguments, window=window)
+        asked = read_call(call.name, call.arguments, window=window)
+        fingerprint = answer.key
     return CallEvidence(
         tool=outcome.policy_tool_name or outcome.tool_name,
         digest=digest,
         kind=kind,
-        fingerprint=output_fingerprint(text, call.arguments),
-        waits=waited(call, kind, duration, acts=state_changing),
+        fingerprint=fingerprint,
+        waits=waited(call, kind, duration, acts=state_changing, normalized=window is not None),
         paths=path_values(call),
         changes=state_changing and kind is ResultKind.SUCCESS,
         changes_before=changes_before,
@@ -491,4 +516,6 @@ def call_evidence(
         writes=outcome.writes if kind is ResultKind.SUCCESS else (),
         search=search_signature(call),
         refused=refused_unrun(outcome),
+        asked=asked,
+        answer=answer,
     )

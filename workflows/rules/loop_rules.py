@@ -49,6 +49,7 @@ from workflows.rules.evidence import (
 )
 from workflows.rules.inspection import is_inspection
 from workflows.rules.ladder import RuleCounter, RuleDecisionKind, RuleReview, effective_rule_mode
+from workflows.rules.normalize import window_for
 from workflows.rules.profiles import LoopProfile, LoopSettings, rule_mode
 from workflows.rules.registry import RULES, LoopRule
 from workflows.seed.guard import GuardMode
@@ -106,17 +107,23 @@ class LoopRules:
         route_forced_off: bool,
         thresholds: Mapping[LoopRule, int] | None = None,
         progress_rules: bool = True,
+        normalized: bool = True,
     ) -> None:
         """``thresholds`` replaces the rules' reminder thresholds (the benchmark's
         sensitivity runs only; prompts always use the defaults). ``progress_rules`` is
         false for a prompt that replays from before the progress rules existed
-        (``PROGRESS_RULES_PATCH``): their rows are off, whatever the settings say."""
+        (``PROGRESS_RULES_PATCH``): their rows are off, whatever the settings say.
+        ``normalized`` is false for a prompt that replays from before the normalizer
+        (``LOOP_QUALITY_V4_PATCH``): results keep the fingerprint they had then and the
+        rows that need the normalizer are off."""
         self.settings = settings
         self.progress_rules = progress_rules
+        self.normalized = normalized and progress_rules
         self.modes: dict[LoopRule, GuardMode] = {
             spec.rule: (
                 GuardMode.OFF
-                if spec.progress and not progress_rules
+                if (spec.progress and not progress_rules)
+                or (spec.normalized and not self.normalized)
                 else rule_mode(settings, spec.rule, guard_mode, route_forced_off=route_forced_off)
             )
             for spec in RULES
@@ -138,6 +145,8 @@ class LoopRules:
             for spec in RULES
         }
         self._settled: list[CallEvidence] = []
+        # The batch the last review read (the progress judge's evidence, workflows.rules.judge).
+        self.reviewed: list[CallEvidence] = []
 
     @property
     def active(self) -> bool:
@@ -151,7 +160,9 @@ class LoopRules:
         if not self.active:
             return None
         mark = self.marks.get(digest)
-        if waits_for_time(call) or (mark is not None and self.wait_epoch > mark.wait_epoch):
+        if waits_for_time(call, normalized=self.normalized) or (
+            mark is not None and self.wait_epoch > mark.wait_epoch
+        ):
             return RelaxReason.TIME_PASSED
         reason = None
         if mark is not None and mark.transient:
@@ -207,6 +218,11 @@ class LoopRules:
             durations = [0.0] * len(outcomes)
         self._settled = []
         relaxed, self._relaxed = self._relaxed, set()
+        window = (
+            window_for([len(o.error_message or o.content) for o in outcomes])
+            if self.normalized
+            else None
+        )
         before = {digest: set(seen) for digest, seen in self.fingerprints.items()}
         progress: list[bool] = []
         for call, digest, outcome, duration in zip(
@@ -221,6 +237,7 @@ class LoopRules:
                 and not (self.progress_rules and is_inspection(call)),
                 changes_before=self.changes,
                 duration=duration,
+                window=window,
             )
             self.changes += evidence.changes
             self._settled.append(evidence)
@@ -263,6 +280,7 @@ class LoopRules:
         if not self.active:
             return []
         batch, self._settled = self._settled, []
+        self.reviewed = batch
         refreshed_paths = frozenset().union(
             *(call.paths for call in batch if call.kind is ResultKind.SUCCESS)
         )

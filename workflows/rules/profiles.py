@@ -52,6 +52,12 @@ class LoopSettings(BaseModel):
     verification_mode: GuardMode | None = None
     workspace_revisit_mode: GuardMode | None = None
     reformulation_mode: GuardMode | None = None
+    near_repeat_mode: GuardMode | None = None
+    rewrite_mode: GuardMode | None = None
+    stagnation_mode: GuardMode | None = None
+    # The progress judge's mode (docs/architecture.md, "The progress judge"): not a row of
+    # the rule table, and unlike the rules it never follows the guard: ``None`` is off.
+    progress_judge_mode: GuardMode | None = None
     # Whether an unchanged repeat of a failed shell command is admitted (the failure-cycle
     # rule governs shell repeats instead). Only the benchmark turns it off, to measure it.
     shell_repeats_admitted: bool = True

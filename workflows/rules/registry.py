@@ -53,6 +53,12 @@ from workflows.rules.identical_results import (
     IdenticalResults,
 )
 from workflows.rules.ladder import RuleCounter
+from workflows.rules.near_repeats import (
+    NEAR_REPEAT_REMINDER,
+    NEAR_REPEAT_STOP_MESSAGE,
+    NEAR_REPEAT_THRESHOLD,
+    NearRepeats,
+)
 from workflows.rules.reformulations import (
     REFORMULATION_BUDGET,
     REFORMULATION_REMINDER,
@@ -64,6 +70,18 @@ from workflows.rules.repeated_verifications import (
     REPEATED_VERIFICATION_STOP_MESSAGE,
     REPEATED_VERIFICATION_THRESHOLD,
     RepeatedVerifications,
+)
+from workflows.rules.rewrites import (
+    REWRITE_REMINDER,
+    REWRITE_STOP_MESSAGE,
+    REWRITE_THRESHOLD,
+    Rewrites,
+)
+from workflows.rules.stagnation import (
+    STAGNATION_REMINDER,
+    STAGNATION_STOP_MESSAGE,
+    STAGNATION_THRESHOLD,
+    Stagnation,
 )
 from workflows.rules.workspace_states import (
     WORKSPACE_REVISIT_REMINDER,
@@ -84,6 +102,9 @@ class LoopRule(StrEnum):
     VERIFICATION = "repeated_verification"
     WORKSPACE_REVISIT = "repeated_workspace_state"
     REFORMULATION = "repeated_reformulation"
+    NEAR_REPEAT = "repeated_near_result"
+    REWRITE = "repeated_rewrite"
+    STAGNATION = "repeated_stagnation"
 
 
 @dataclass(frozen=True)
@@ -98,8 +119,10 @@ class RuleSpec:
     threshold. ``names_tool``: its decisions are keyed by the failing tool, so telemetry
     may name the tool's safe label; other rules key on private digests and name none.
     ``progress``: a rule introduced with ``PROGRESS_RULES_PATCH`` (a prompt replaying from
-    before it runs with the rule off). ``pre_progress_threshold``: the threshold a prompt
-    replaying from before that patch keeps, when the patch changed it.
+    before it runs with the rule off); ``normalized``: one introduced with
+    ``LOOP_QUALITY_V4_PATCH``, which reads calls through the normalizer (off before it).
+    ``pre_progress_threshold``: the threshold a prompt replaying from before that patch
+    keeps, when the patch changed it.
     """
 
     rule: LoopRule
@@ -112,6 +135,7 @@ class RuleSpec:
     counter: type[RuleCounter]
     names_tool: bool = False
     progress: bool = False
+    normalized: bool = False
     pre_progress_threshold: int | None = None
 
     def default_threshold(self, progress_rules: bool) -> int:
@@ -224,6 +248,43 @@ RULES: tuple[RuleSpec, ...] = (
         stop_message=REFORMULATION_STOP_MESSAGE,
         counter=Reformulations,
         progress=True,
+    ),
+    RuleSpec(
+        rule=LoopRule.NEAR_REPEAT,
+        name="near_repeat",
+        docs_id="R9",
+        title="near-repeat",
+        threshold=NEAR_REPEAT_THRESHOLD,
+        reminder=NEAR_REPEAT_REMINDER,
+        stop_message=NEAR_REPEAT_STOP_MESSAGE,
+        counter=NearRepeats,
+        progress=True,
+        normalized=True,
+    ),
+    RuleSpec(
+        rule=LoopRule.REWRITE,
+        name="rewrite",
+        docs_id="R10",
+        title="reworded-rewrite",
+        threshold=REWRITE_THRESHOLD,
+        reminder=REWRITE_REMINDER,
+        stop_message=REWRITE_STOP_MESSAGE,
+        counter=Rewrites,
+        progress=True,
+        normalized=True,
+    ),
+    # Last: the broadest cause (nothing new at all), after every narrower rule had its say.
+    RuleSpec(
+        rule=LoopRule.STAGNATION,
+        name="stagnation",
+        docs_id="R11",
+        title="no-new-state",
+        threshold=STAGNATION_THRESHOLD,
+        reminder=STAGNATION_REMINDER,
+        stop_message=STAGNATION_STOP_MESSAGE,
+        counter=Stagnation,
+        progress=True,
+        normalized=True,
     ),
 )
 

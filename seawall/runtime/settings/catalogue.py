@@ -34,6 +34,7 @@ from workflows.contracts.prompt_options import (
 )
 from workflows.contracts.session import MAX_PROMPT_CHARS
 from workflows.rules import DEFAULT_LOOP_PROFILE
+from workflows.seed.guard import GuardMode
 
 from .fields import (
     ACP,
@@ -72,6 +73,8 @@ from .value_types import (
 
 LOOP_PROFILE_CONFIG_KEY = "loop_profile"
 LOOP_PROFILE_ENV = "SEAWALL_LOOP_PROFILE"
+PROGRESS_JUDGE_CONFIG_KEY = "progress_judge"
+PROGRESS_JUDGE_ENV = "SEAWALL_PROGRESS_JUDGE"
 
 
 # The dev server's UI as a browser opens it (seawall up's default ui_port).
@@ -228,7 +231,18 @@ class SeawallSettings(BaseSettings):
     verification_guard: RuleModeWord = rule_mode_setting("verification_guard")
     workspace_revisit_guard: RuleModeWord = rule_mode_setting("workspace_revisit_guard")
     reformulation_guard: RuleModeWord = rule_mode_setting("reformulation_guard")
+    near_repeat_guard: RuleModeWord = rule_mode_setting("near_repeat_guard")
+    rewrite_guard: RuleModeWord = rule_mode_setting("rewrite_guard")
+    stagnation_guard: RuleModeWord = rule_mode_setting("stagnation_guard")
     # --- (end of the per-rule modes) ------------------------------------------------------
+    progress_judge: ModeWord = setting(
+        GuardMode.OFF,
+        "progress judge of the recommended profile: off | shadow | warn | enforce (asks the "
+        "operator's model about a stale stretch, at most 3 times per prompt; read once per "
+        "session)",
+        env=PROGRESS_JUDGE_ENV,
+        read_by=(WORKER,),
+    )
     context_budget_chars: int = setting(
         DEFAULT_CONTEXT_BUDGET_CHARS,
         "characters of the conversation one model request may carry, for prompts that set "

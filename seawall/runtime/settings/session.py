@@ -37,6 +37,7 @@ from workflows.seed.rollout import RolloutPolicies
 
 from .catalogue import (
     LOOP_PROFILE_CONFIG_KEY,
+    PROGRESS_JUDGE_CONFIG_KEY,
     SETTINGS_BY_NAME,
     SeawallSettings,
     default_of,
@@ -60,6 +61,7 @@ SESSION_SETTINGS: tuple[str, ...] = (
     GUARD_MODE_CONFIG_KEY,
     LOOP_PROFILE_CONFIG_KEY,
     *(rule.name for rule in RULE_MODE_SETTINGS),
+    PROGRESS_JUDGE_CONFIG_KEY,
     "context_budget_chars",
     "activity_summaries",
     "model_retry_window_seconds",
@@ -169,21 +171,35 @@ def resolve_loop_settings(
             )
         )
     modes: dict[str, GuardMode] = {}
+    allowed_modes = f"one of: {', '.join(m.value for m in GuardMode)}"
     for rule in RULE_MODE_SETTINGS:
         read = read_setting(rule.name, env, config)
         if (found := read.invalid) is not None:
-            allowed = ", ".join(m.value for m in GuardMode)
             diagnostics.append(
                 found.rejected(
                     "invalid_rule_mode",
                     "rule mode",
-                    f"one of: {allowed}",
+                    allowed_modes,
                     "the rule runs in the guard's mode",
                     found.word,
                 )
             )
         elif read.value is not None:
             modes[rule.loop_settings_field] = read.value
+    judge = read_setting(PROGRESS_JUDGE_CONFIG_KEY, env, config)
+    if (found := judge.invalid) is not None:
+        diagnostics.append(
+            found.rejected(
+                "invalid_progress_judge",
+                "progress judge mode",
+                allowed_modes,
+                "the progress judge is off",
+                found.word,
+            )
+        )
+    elif judge.value is not GuardMode.OFF:
+        # Off is the field's unset (None), so settings without a judge stay as they were.
+        modes["progress_judge_mode"] = judge.value
     return LoopSettingsResolution(
         LoopSettings.model_validate({"profile": profile.value, **modes}), tuple(diagnostics)
     )

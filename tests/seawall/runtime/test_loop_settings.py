@@ -83,3 +83,28 @@ def test_each_rule_mode_setting_is_one_field_that_sets_one_loop_settings_field()
         n for n in SETTINGS_BY_NAME if n.endswith("_guard") and n != "repeated_tool_failure_guard"
     }
     assert modes == {rule.name for rule in RULE_MODE_SETTINGS}
+
+
+def test_the_progress_judge_is_off_unless_the_operator_sets_it(tmp_path: Path) -> None:
+    """docs/settings.md, ``progress_judge``: off by default (the field unset, whatever the
+    guard's mode); one error naming the setting at startup; at a session's start an invalid
+    value is off plus one diagnostic."""
+    from seawall.runtime.settings import PROGRESS_JUDGE_ENV, SettingsError
+
+    home = {"HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+    assert load_settings(home).settings.progress_judge is GuardMode.OFF
+    assert resolve_loop_settings({}, tmp_path / "missing.yaml").settings.progress_judge_mode is None
+    user = config(tmp_path, "progress_judge: shadow\n")
+    assert resolve_loop_settings({}, user).settings == LoopSettings(
+        progress_judge_mode=GuardMode.SHADOW
+    )
+    environ = {PROGRESS_JUDGE_ENV: " Enforce "}
+    assert resolve_loop_settings(environ, user).settings.progress_judge_mode is GuardMode.ENFORCE
+    assert resolve_loop_settings({PROGRESS_JUDGE_ENV: "off"}, user).settings == LoopSettings()
+    with pytest.raises(SettingsError) as raised:
+        load_settings({**home, PROGRESS_JUDGE_ENV: "sometimes"})
+    assert str(raised.value).startswith(f"{PROGRESS_JUDGE_ENV}=sometimes (environment): ")
+    resolved = resolve_loop_settings({PROGRESS_JUDGE_ENV: "sometimes"}, user)
+    assert resolved.settings == LoopSettings()
+    assert [d.event for d in resolved.diagnostics] == ["invalid_progress_judge"]
+    assert PROGRESS_JUDGE_ENV in resolved.diagnostics[0].message

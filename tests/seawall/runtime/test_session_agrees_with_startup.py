@@ -33,6 +33,7 @@ from seawall.runtime.settings import (
     resolve_rollout_settings,
 )
 from seawall.runtime.settings.session import ROLLOUT_SETTINGS
+from workflows.seed import GuardMode
 
 # Words, numbers, policies, blanks and junk: each is good for some settings, bad for others.
 VARIABLE_VALUES = [
@@ -104,6 +105,10 @@ def session_view(name: str, environ: dict[str, str]) -> tuple[bool, Any]:
         loop = resolve_loop_settings(environ)
         field = "profile" if name == LOOP_PROFILE_CONFIG_KEY else RULE_FIELDS[name]
         return not loop.diagnostics, getattr(loop.settings, field)
+    if name == "progress_judge":
+        loop = resolve_loop_settings(environ)
+        # Off is the field unset (None): the judge never follows the guard's mode.
+        return not loop.diagnostics, loop.settings.progress_judge_mode or GuardMode.OFF
     if name == "context_budget_chars":
         budget = resolve_context_budget(environ)
         return budget.diagnostic is None, budget.chars

@@ -41,3 +41,21 @@ def test_an_unknown_rule_or_profile_is_a_one_line_error(tmp_path: Path) -> None:
     bad.write_text("name: x\nprofile: strict\n")
     with pytest.raises(ScenarioError, match="profile"):
         load_scenario(bad)
+
+
+def test_a_scenario_may_turn_the_progress_judge_on_and_script_its_verdicts(
+    tmp_path: Path,
+) -> None:
+    """docs/scenarios.md: ``progress_judge`` is the judge's mode, ``model.judge`` its
+    verdicts in order (docs/architecture.md, "The progress judge")."""
+    spec = Scenario.model_validate(
+        {"name": "x", "progress_judge": "warn", "model": {"judge": ["no_progress", "progress"]}}
+    )
+    assert scenario_loop_settings(spec) == LoopSettings(progress_judge_mode=GuardMode.WARN)
+    hooks = prompt_input(spec, Path("/ws")).scenario
+    assert hooks is not None and hooks.model_script is not None
+    assert hooks.model_script.judge == ["no_progress", "progress"]
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: x\nmodel: {judge: [stuck]}\n")
+    with pytest.raises(ScenarioError, match=r"model\.judge"):
+        load_scenario(bad)

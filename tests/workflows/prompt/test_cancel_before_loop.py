@@ -25,7 +25,11 @@ from workflows.contracts import search_attributes
 from workflows.contracts.activity import LIST_TOOLS, ModelSpec
 from workflows.contracts.prompt import EventKind, EventsQuery, PromptInput, PromptResult, StopReason
 from workflows.contracts.scenario import ModelScript, ScenarioHooks
-from workflows.prompt.workflow import CANCEL_BEFORE_LOOP_PATCH, ONE_MARKER_PATCH, PromptWorkflow
+from workflows.prompt.workflow import (
+    CANCEL_BEFORE_LOOP_PATCH,
+    LOOP_QUALITY_V4_PATCH,
+    PromptWorkflow,
+)
 from workflows.seed import GuardMode
 
 pytestmark = pytest.mark.asyncio
@@ -96,8 +100,9 @@ async def test_a_prompt_cancelled_while_its_tools_list_ends_cancelled_with_a_res
     assert [event.status for event in finished] == ["cancelled"]
     values = {pair.key.name: pair.value for pair in described.typed_search_attributes}
     assert values[search_attributes.STOP_REASON.name] == "cancelled"
-    # Since ONE_MARKER_PATCH the patch is taken as given: the one marker, asked at the start.
-    assert patch_ids(list(history.events)) == [ONE_MARKER_PATCH]
+    # Since ONE_MARKER_PATCH the patch is taken as given: one marker, asked at the start (since
+    # LOOP_QUALITY_V4_PATCH that one, which takes ONE_MARKER_PATCH as given in turn).
+    assert patch_ids(list(history.events)) == [LOOP_QUALITY_V4_PATCH]
     failed = [
         e for e in history.events if e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED
     ]

@@ -62,6 +62,8 @@ TOOLS = {
     "browser_press_key": ToolSpec(name="browser_press_key", tool_type="mcp"),
     "browser_snapshot": ToolSpec(name="browser_snapshot", tool_type="mcp"),
     "search": ToolSpec(name="search", tool_type="mcp"),
+    "ask_user": ToolSpec(name="ask_user"),
+    "save_memory": ToolSpec(name="save_memory", mutating=True),
 }
 # The batch that first fails, then one batch per recurrence up to the threshold.
 CYCLE_REMINDER_AT = FAILURE_CYCLE_THRESHOLD + 1
@@ -444,10 +446,19 @@ def test_rerunning_a_check_after_a_change_verifies_the_change() -> None:
 def test_a_changing_output_is_progress_and_failures_are_not_counted_here() -> None:
     prompt = Prompt()
     changing = [
-        prompt.batch((call("job_status", id="b"), works(f"step {i % 2}")))
+        prompt.batch((call("job_status", id="b"), works(f"{i} of 40 jobs done")))
         for i in range(3 * SAME_REMINDER_AT)
     ]
     assert all(not r.rules for r in changing)
+    # An answer that only flips between two values is not new after the second poll: R3
+    # sees a change every time, the near-repeat rule (R9) sees nothing new.
+    flipping = Prompt()
+    flips = [
+        flipping.batch((call("job_status", id="b"), works(f"state {'AB'[i % 2]}")))
+        for i in range(3 * SAME_REMINDER_AT)
+    ]
+    assert not any(r.kinds(LoopRule.IDENTICAL_RESULT) for r in flips)
+    assert any(r.kinds(LoopRule.NEAR_REPEAT) for r in flips)
     other = Prompt(settings=LoopSettings(failure_cycle_mode=GuardMode.OFF))
     failing = other.repeat(3 * SAME_REMINDER_AT, (call("fetch", url="u"), fails("down")))
     assert all(not r.kinds(LoopRule.IDENTICAL_RESULT) for r in failing)

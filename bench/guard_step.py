@@ -1,0 +1,140 @@
+"""What one batch costs the workflow task: the protections' screening, settlement and review.
+
+    python bench/guard_step.py [--calls 50] [--kb 10] [--batches 40] [--json PATH]
+
+A batch of ``--calls`` tool calls, each returning ``--kb`` KB of text (log-like lines with
+timestamps, ids and counters that drift from batch to batch), runs through
+``BatchProtections`` with the recommended profile's rules, the way the workflow runs it after
+every batch, ``--batches`` times. Two variants side by side, in one run on one machine:
+
+- ``normalized``: calls and results read through the normalizer
+  (``workflows.rules.normalize``, ``seawall-loop-quality-v4``), with the rules it brings;
+- ``before v4`` (the baseline): the fingerprint and rules of a prompt started before it.
+
+It prints the median and p90 milliseconds per batch of each, and their ratio. The issue's
+target is a median under 2 ms at 50 calls of 10 KB (docs/architecture.md, "Normalized
+evidence"); this is a benchmark, never a timed test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from workflows.contracts import ToolCall, ToolOutcome
+from workflows.contracts.activity import ToolSpec
+from workflows.contracts.prompt_options import PromptOptions
+from workflows.rules import LoopRules, LoopSettings
+from workflows.seed import GuardMode
+from workflows.seed.protections import BatchProtections
+
+WORDS = [
+    *("request", "served", "cache", "miss", "upstream", "handler", "worker", "queue"),
+    *("retry", "status", "ok", "warn", "error", "connection", "pool", "token", "refresh"),
+    *("read", "write", "index", "shard", "replica", "commit", "snapshot", "flush", "sync"),
+]
+
+
+def _log_text(size: int, rng: random.Random) -> str:
+    lines: list[str] = []
+    total = 0
+    while total < size:
+        line = (
+            f"2026-12-06T08:{rng.randrange(60):02d}:{rng.randrange(60):02d}"
+            f".{rng.randrange(999):03d}Z "
+            f"req_{rng.getrandbits(48):012x} {' '.join(rng.choices(WORDS, k=8))} "
+            f"took {rng.randrange(900)}ms size {rng.randrange(90)}.{rng.randrange(9)} KB "
+            f"revision {rng.randrange(100)}"
+        )
+        lines.append(line)
+        total += len(line) + 1
+    return "\n".join(lines)[:size]
+
+
+def _batch(index: int, calls: int) -> list[ToolCall]:
+    return [
+        ToolCall(
+            call_id=f"b{index}-c{n}",
+            name="query_logs",
+            arguments={"service": f"svc-{n}", "since": f"2026-12-06T08:{index % 60:02d}:00Z"},
+        )
+        for n in range(calls)
+    ]
+
+
+def measure(normalized: bool, calls: int, size: int, batches: int) -> list[float]:
+    """Milliseconds per batch of screening, settlement and review."""
+    rng = random.Random(7)
+    options = PromptOptions(max_tool_calls_per_turn=0)  # no cap: every batch runs
+    protections = BatchProtections(options, "/workspace")
+    protections.use_loop_rules(
+        LoopRules(
+            LoopSettings(),
+            GuardMode.ENFORCE,
+            route_forced_off=False,
+            normalized=normalized,
+        )
+    )
+    tools = {"query_logs": ToolSpec(name="query_logs", description="", parameters={})}
+    texts = [_log_text(size, rng) for _ in range(calls * 2)]
+    timings: list[float] = []
+    for index in range(batches):
+        batch = _batch(index, calls)
+        outcomes = {
+            n: ToolOutcome(
+                call_id=call.call_id,
+                tool_name=call.name,
+                policy_tool_name=call.name,
+                status="success",
+                execution_status="success",
+                content=texts[(index + n) % len(texts)],
+            )
+            for n, call in enumerate(batch)
+        }
+        started = time.perf_counter()
+        screening = protections.screen(batch, tools)
+        protections.settle(screening, outcomes)
+        protections.review(input_arrived=False, enforcement_disabled=False, now=float(index))
+        timings.append((time.perf_counter() - started) * 1000)
+    return timings
+
+
+def _p90(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[int(0.9 * (len(ordered) - 1))]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--calls", type=int, default=50, help="calls per batch (default 50)")
+    parser.add_argument("--kb", type=int, default=10, help="KB each call returns (default 10)")
+    parser.add_argument("--batches", type=int, default=40, help="batches measured (default 40)")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args(argv)
+    size = args.kb * 1024
+    figures: dict[str, dict[str, float]] = {}
+    # Interleaved rounds, so a busy moment of the machine touches both variants.
+    rounds: dict[str, list[float]] = {"normalized": [], "before v4": []}
+    for _ in range(3):
+        rounds["before v4"] += measure(False, args.calls, size, args.batches)
+        rounds["normalized"] += measure(True, args.calls, size, args.batches)
+    count = len(rounds["normalized"])
+    print(f"one batch's guard step: {args.calls} calls of {args.kb} KB, {count} batches each")
+    print(f"{'variant':<12} {'median ms':>10} {'p90 ms':>8}")
+    for name, values in rounds.items():
+        figures[name] = {"median_ms": statistics.median(values), "p90_ms": _p90(values)}
+        print(f"{name:<12} {figures[name]['median_ms']:>10.2f} {figures[name]['p90_ms']:>8.2f}")
+    ratio = figures["normalized"]["median_ms"] / figures["before v4"]["median_ms"]
+    print(f"normalized / before v4 (median): {ratio:.2f}x")
+    if args.json:
+        args.json.write_text(json.dumps(figures | {"calls": args.calls, "kb": args.kb}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,122 @@
+"""The normalizer (docs/architecture.md, "Loop profiles", "Normalized evidence"): what it masks,
+what it keeps, when two readings are alike, and that it is deterministic and bounded."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from workflows.rules.normalize import (
+    BATCH_BUDGET,
+    MIN_WINDOW,
+    WINDOW,
+    mask,
+    read_call,
+    read_output,
+    similarity,
+    window_for,
+)
+
+
+def test_volatile_tokens_are_masked_and_quantities_are_kept() -> None:
+    text = (
+        "2026-12-06T08:32:05Z job 7f3a9c21e running, request_id: 42, revision 19, "
+        "took 1.2s, size 12.3 KB, at 1733470000, trace 4bf92f3577b34da6a3ce929d0e0e4736, "
+        'req_8fA2xQ91bZ9q, {"took_ms": 198}, updated 3 minutes ago; 3 failed, 12 passed, 45%'
+    )
+    masked = mask(text)
+    for volatile in ("08:32:05", "7f3a9c21e", "42", "19", "1.2s", "12.3", "1733470000", "4bf92f"):
+        assert volatile not in masked, volatile
+    assert "req_8fA2" not in masked and "198" not in masked and "3 minutes" not in masked
+    assert "revision <n>" in masked and "request_id: <n>" in masked
+    assert "3 failed, 12 passed, 45%" in masked
+
+
+def test_the_calls_own_arguments_are_masked_in_its_output() -> None:
+    assert mask("not found: src/a.py", {"path": "src/a.py"}) == "not found: <arg>"
+
+
+def test_two_answers_that_differ_only_in_volatile_parts_have_one_fingerprint() -> None:
+    first = read_output("[2026-12-06T08:00:01Z] status=pending (request 8812, took 41ms)")
+    second = read_output("[2026-12-06T09:14:55Z] status=pending (request 8813, took 7ms)")
+    assert first.key == second.key and first.alike(second, 0.99)
+    moved = read_output("[2026-12-06T09:14:55Z] status=running (request 8813, took 7ms)")
+    assert moved.key != first.key
+
+
+def test_long_texts_alike_by_words_but_a_moved_count_is_new() -> None:
+    base = "crawl status scraping pages of the docs site for the export job completed: {} total: 40"
+    three, three_again, seven = (read_output(base.format(n)) for n in (3, 3, 7))
+    assert three.alike(three_again, 0.8)
+    assert not three.alike(seven, 0.8)  # progress looks like a count that moves
+    reordered = read_output(
+        "total: 40 completed: 3 for the export job: scraping pages of the docs site"
+    )
+    assert three.alike(reordered, 0.8)
+
+
+def test_short_texts_are_alike_only_when_their_masked_text_is_the_same() -> None:
+    a, b = read_call("read_file", {"path": "a.py"}), read_call("read_file", {"path": "b.py"})
+    assert not a.long and not a.alike(b, 0.0)
+    assert a.alike(read_call("read_file", {"path": "a.py"}), 1.0)
+
+
+def test_a_reworded_question_is_alike_and_another_question_is_not() -> None:
+    asked = read_call(
+        "ask_user", {"question": "Which database should the new service use, Postgres or MySQL?"}
+    )
+    again = read_call(
+        "ask_user",
+        {"question": "Postgres or MySQL: which database should I set up for the new service?"},
+    )
+    other = read_call(
+        "ask_user",
+        {"question": "What should the invoices table be called, and who owns the migrations?"},
+    )
+    assert asked.alike(again, 0.5)
+    assert not asked.alike(other, 0.5)
+
+
+@given(st.text(max_size=400), st.text(max_size=400))
+def test_similarity_is_symmetric_and_bounded(a: str, b: str) -> None:
+    x, y = read_output(a).sketch, read_output(b).sketch
+    assert similarity(x, y) == similarity(y, x)
+    assert 0.0 <= similarity(x, y) <= 1.0
+    assert similarity(x, x) == 1.0
+
+
+def test_a_batch_reads_a_bounded_window_and_the_rest_still_counts() -> None:
+    assert window_for([100] * 10) == WINDOW
+    assert window_for([10_000] * 50) == max(MIN_WINDOW, BATCH_BUDGET // 50)
+    head = "status ok\n" * 10
+    long_a = head + "x" * 20_000 + " tail"
+    long_b = head + "x" * 19_000 + "y" * 1_000 + " tail"
+    drift_a = head + "a" * 2_000 + "row 1 " * 100 + "b" * 2_000 + " tail"
+    drift_b = head + "a" * 2_000 + "row 2 " * 100 + "b" * 2_000 + " tail"
+    window = MIN_WINDOW
+    assert read_output(long_a, window=window).key != read_output(long_b, window=window).key
+    # A number that drifts in the part left out does not make the text new.
+    assert read_output(drift_a, window=window).key == read_output(drift_b, window=window).key
+
+
+def test_readings_are_the_same_in_another_process() -> None:
+    """CRC-32, not ``hash()``: a replay on another worker reads the same (PYTHONHASHSEED)."""
+    code = (
+        "from workflows.rules.normalize import read_output;"
+        "r = read_output('job 7 says: waiting for the lock held by pid 88 since 10:00:00');"
+        "print(r.key, sorted(r.sketch), r.quantities)"
+    )
+    runs = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={"PYTHONHASHSEED": seed, "PATH": ""},
+        ).stdout
+        for seed in ("1", "2")
+    }
+    assert len(runs) == 1

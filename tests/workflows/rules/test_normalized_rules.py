@@ -1,0 +1,250 @@
+"""R9 near repeats, R10 reworded rewrites and R11 no new state (docs/architecture.md, "Loop
+profiles"): the loops each stops, the legitimate neighbours each lets through, and that a
+prompt replaying from before the normalizer runs none of them.
+
+Driven batch by batch through the protections exactly as the workflow drives them
+(``Prompt`` from ``test_loop_rules``).
+"""
+
+from __future__ import annotations
+
+from workflows.rules import LoopRule, RuleDecisionKind
+from workflows.rules.loop_rules import LoopRules
+from workflows.rules.near_repeats import NEAR_REPEAT_REMINDER, NEAR_REPEAT_THRESHOLD
+from workflows.rules.registry import RULES
+from workflows.rules.rewrites import REWRITE_REMINDER, REWRITE_THRESHOLD
+from workflows.rules.stagnation import STAGNATION_THRESHOLD
+from workflows.seed.guard import GuardMode
+
+from .test_loop_rules import Prompt, Round, call, sh, works
+
+QUESTIONS = [
+    "Which database should the new service use, Postgres or MySQL?",
+    "Postgres or MySQL: which database should I set up for the new service?",
+    "Should the new service use Postgres or MySQL as its database?",
+]
+ANSWERS = ["Postgres.", "Postgres, as I said.", "postgres", "Use Postgres please."]
+
+
+def kinds(rounds: list[Round], rule: LoopRule) -> list[tuple[int, RuleDecisionKind]]:
+    return [(i + 1, k) for i, r in enumerate(rounds) for k in r.kinds(rule)]
+
+
+def status(i: int, state: str = "pending") -> str:
+    return f"[2026-12-06T08:{i:02d}:07Z] approval {state} (request {8800 + i}, took {i * 7 % 90}ms)"
+
+
+# --- R9 -------------------------------------------------------------------------------------
+
+
+def test_a_question_asked_again_in_other_words_is_reminded_then_stopped() -> None:
+    prompt = Prompt()
+    rounds = [
+        prompt.batch((call("ask_user", question=QUESTIONS[i % 3]), works(ANSWERS[i % 4])))
+        for i in range(NEAR_REPEAT_THRESHOLD + 3)
+    ]
+    assert kinds(rounds, LoopRule.NEAR_REPEAT) == [
+        (NEAR_REPEAT_THRESHOLD + 1, RuleDecisionKind.WARN),
+        (NEAR_REPEAT_THRESHOLD + 2, RuleDecisionKind.STOP),
+    ]
+    assert rounds[NEAR_REPEAT_THRESHOLD].reminders == [NEAR_REPEAT_REMINDER]
+    stop = rounds[NEAR_REPEAT_THRESHOLD + 1].stop
+    assert stop is not None and stop.loop_type.value == LoopRule.NEAR_REPEAT.value
+    assert all(d.tool is None for r in rounds for d in r.rules)  # keys are private
+
+
+def test_a_status_with_a_fresh_id_and_time_is_a_repeat_and_one_that_moves_is_not() -> None:
+    spinning = Prompt()
+    rounds = [
+        spinning.batch(
+            (call("check_approval", since=f"2026-12-06T08:{i:02d}:00Z"), works(status(i)))
+        )
+        for i in range(12)
+    ]
+    assert (NEAR_REPEAT_THRESHOLD + 1, RuleDecisionKind.WARN) in kinds(rounds, LoopRule.NEAR_REPEAT)
+
+    moving = Prompt()
+    states = ["pending", *(f"running {p}%" for p in range(10, 100, 10)), "approved"]
+    rounds = [
+        moving.batch(
+            (call("check_approval", since=f"2026-12-06T08:{i:02d}:00Z"), works(status(i, s)))
+        )
+        for i, s in enumerate(states)
+    ]
+    assert not kinds(rounds, LoopRule.NEAR_REPEAT)
+
+
+def test_a_clarifying_question_asked_once_more_then_new_input_resets() -> None:
+    prompt = Prompt()
+    rounds = [prompt.batch((call("ask_user", question=QUESTIONS[0]), works("the usual one")))]
+    rounds.append(prompt.batch((call("ask_user", question=QUESTIONS[1]), works("Postgres."))))
+    rounds += [
+        prompt.batch(
+            (call("ask_user", question=QUESTIONS[i % 3]), works("Postgres.")),
+            user_input=i == 3,
+        )
+        for i in range(NEAR_REPEAT_THRESHOLD)
+    ]
+    assert not kinds(rounds, LoopRule.NEAR_REPEAT)
+
+
+def test_paging_with_new_items_is_not_a_near_repeat() -> None:
+    prompt = Prompt()
+    rounds = [
+        prompt.batch(
+            (
+                call("fetch", url=f"https://api.example.com/invoices?page={p}"),
+                works(f"page {p} of 60: INV-{p * 3} INV-{p * 3 + 1} INV-{p * 3 + 2} overdue"),
+            )
+        )
+        for p in range(1, 61)
+    ]
+    assert not any(r.rules for r in rounds)
+
+
+# --- R10 ------------------------------------------------------------------------------------
+
+DRAFT = [
+    "## Install\nRun the installer and accept the defaults.",
+    "## Usage\nCall the client with your token and a region.",
+    "## Limits\nOne hundred requests a minute per token.",
+    "## Support\nOpen an issue with the request id.",
+]
+
+
+def test_drafts_that_shuffle_the_same_sections_are_reminded_then_stopped() -> None:
+    prompt = Prompt()
+    rounds = []
+    for i in range(REWRITE_THRESHOLD + 3):
+        order = DRAFT[i % 4 :] + DRAFT[: i % 4]
+        content = "# Client\n\n" + "\n\n".join(order)
+        rounds.append(
+            prompt.batch(
+                (call("edit_file", path="README.md", content=content), works("Wrote README.md"))
+            )
+        )
+    assert kinds(rounds, LoopRule.REWRITE)[:2] == [
+        (REWRITE_THRESHOLD + 1, RuleDecisionKind.WARN),
+        (REWRITE_THRESHOLD + 2, RuleDecisionKind.STOP),
+    ]
+    assert REWRITE_REMINDER in rounds[REWRITE_THRESHOLD].reminders
+
+
+def test_drafts_that_grow_and_an_edit_test_cycle_that_learns_are_not_rewrites() -> None:
+    growing = Prompt()
+    rounds = [
+        growing.batch(
+            (
+                call(
+                    "edit_file",
+                    path="README.md",
+                    content="\n\n".join(DRAFT[: i + 1]) + f"\n{'new section text ' * i}{i}",
+                ),
+                works("Wrote README.md"),
+            )
+        )
+        for i in range(4)
+    ]
+    assert not kinds(rounds, LoopRule.REWRITE)
+
+    learning = Prompt()
+    rounds = []
+    for i in range(8):
+        body = f"def retry(n):\n    return n * {i} if n else default_backoff(n, limit=3)\n"
+        rounds.append(
+            learning.batch(
+                (call("edit_file", path="retry.py", content=body * 3), works("Wrote retry.py"))
+            )
+        )
+        rounds.append(learning.batch((sh("pytest -q"), works(f"{8 - i} failed, {40 + i} passed"))))
+    assert not kinds(rounds, LoopRule.REWRITE)
+
+
+def test_a_memory_tool_fed_the_same_facts_in_new_words_is_a_rewrite() -> None:
+    facts = [
+        "The user prefers Postgres, deploys on Fridays, and their team is called Atlas.",
+        "Team Atlas deploys on Fridays; the user prefers Postgres.",
+        "Prefers Postgres. Deploys Fridays. Team name: Atlas.",
+    ]
+    prompt = Prompt()
+    rounds = [
+        prompt.batch((call("save_memory", fact=facts[i % 3]), works(f"Memory saved (id: {i})")))
+        for i in range(REWRITE_THRESHOLD + 2)
+    ]
+    assert (REWRITE_THRESHOLD + 1, RuleDecisionKind.WARN) in kinds(rounds, LoopRule.REWRITE)
+
+
+# --- R11 ------------------------------------------------------------------------------------
+
+
+def test_a_sweep_that_wraps_round_is_stopped_once_nothing_is_new() -> None:
+    prompt = Prompt()
+    pages = 8
+    rounds = [
+        prompt.batch(
+            (
+                call("list_invoices", status="overdue", page=p),
+                works(f'{{"page": {p}, "items": ["INV-{p}"], "took_ms": {p * 37 % 300}}}'),
+            )
+        )
+        for p in list(range(1, pages + 1)) * 4
+    ]
+    assert kinds(rounds, LoopRule.STAGNATION) == [
+        (pages + STAGNATION_THRESHOLD, RuleDecisionKind.WARN),
+        (pages + STAGNATION_THRESHOLD + 1, RuleDecisionKind.STOP),
+    ]
+
+
+def test_a_wait_input_or_anything_new_starts_the_count_again() -> None:
+    prompt = Prompt()
+    rounds = [prompt.batch((call("job_status", id="7"), works(f"state {i % 2}"))) for i in range(2)]
+    for i in range(3 * STAGNATION_THRESHOLD):
+        if i % (STAGNATION_THRESHOLD - 1) == 0:
+            rounds.append(prompt.batch((sh("sleep 30"), works(""))))  # time passed
+        rounds.append(prompt.batch((call("job_status", id="7"), works(f"state {i % 2}"))))
+    assert not kinds(rounds, LoopRule.STAGNATION)
+    more = [
+        prompt.batch((call("job_status", id="7"), works(f"state {i % 2}")), user_input=i == 5)
+        for i in range(STAGNATION_THRESHOLD + 2)
+    ]
+    assert not kinds(more, LoopRule.STAGNATION)
+
+
+# --- versioning and modes -------------------------------------------------------------------
+
+
+def test_a_prompt_from_before_the_normalizer_runs_none_of_them() -> None:
+    rules = LoopRules(
+        Prompt().settings, GuardMode.ENFORCE, route_forced_off=False, normalized=False
+    )
+    normalized = [spec.rule for spec in RULES if spec.normalized]
+    assert normalized == [LoopRule.NEAR_REPEAT, LoopRule.REWRITE, LoopRule.STAGNATION]
+    assert all(rules.modes[rule] is GuardMode.OFF for rule in normalized)
+
+
+def test_shadow_records_would_decisions_and_changes_nothing() -> None:
+    prompt = Prompt(mode=GuardMode.SHADOW)
+    rounds = [
+        prompt.batch((call("ask_user", question=QUESTIONS[i % 3]), works(ANSWERS[i % 4])))
+        for i in range(NEAR_REPEAT_THRESHOLD + 3)
+    ]
+    assert [k for _, k in kinds(rounds, LoopRule.NEAR_REPEAT)] == [
+        RuleDecisionKind.WOULD_WARN,
+        RuleDecisionKind.WOULD_STOP,
+    ]
+    assert all(r.stop is None and not r.reminders for r in rounds)
+
+
+def test_a_wait_with_options_before_its_subcommand_waits_since_the_normalizer() -> None:
+    from workflows.contracts import ToolCall
+    from workflows.rules.evidence import waits_for_time
+
+    rollout = ToolCall(
+        call_id="c",
+        name="Bash",
+        arguments={"command": "kubectl -n shop rollout status deploy/checkout --timeout=60s"},
+    )
+    listing = ToolCall(call_id="c", name="Bash", arguments={"command": "kubectl -n shop get pods"})
+    assert waits_for_time(rollout, normalized=True)
+    assert not waits_for_time(rollout)  # a prompt from before it keeps what it saw
+    assert not waits_for_time(listing, normalized=True)

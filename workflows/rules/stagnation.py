@@ -1,0 +1,104 @@
+"""No new state: a long run of batches in which nothing happened that had not happened before.
+
+docs/architecture.md, "Loop profiles", rule R11 (loop type ``repeated_stagnation``). The
+call-cycle rule (R5) looks for the last batches repeating with a period of up to five; a
+sweep that pages through twenty results and wraps round to page one, a round of eight
+diagnostics in a fixed order, a rotation over many tools inside one reply, or a cycle of
+twelve steps is longer than that, and every call of it is new to R3 for as long as the
+sequence is. What all of these have in common is the principle itself: nothing new is
+learned. Every call of every batch asks something the prompt asked before and gets back
+what it got then.
+
+So the rule keeps, per prompt, the (tool, call digest, normalized fingerprint) of every
+settled call (``workflows.rules.normalize``: a drifting time or id does not make a result
+new), and counts *stale* batches in a row: batches in which every call is one the prompt
+has seen with that same outcome and every call succeeded. A stale batch with a failure or a
+denial neither counts nor resets: those loops are R2's, the guard's and R4's, whose loop
+types name the cause. A batch with anything new — a call never asked, an answer
+never given, a call that waited, a change that left the workspace in a state not seen
+before — is progress and returns the count to zero; so does new user input. A change that
+returns the workspace to a known state is not new (R7's evidence).
+
+At :data:`STAGNATION_THRESHOLD` stale batches in a row — one more than the longest cycle the
+rule is meant for (twelve batches), so a cycle is reminded in its second round at the
+latest — the model gets the reminder below; the next stale batch stops the prompt. The key
+is the prompt; decisions never name a tool.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from pydantic import Field
+
+from workflows.rules.evidence import CallEvidence, ResultKind
+from workflows.rules.ladder import RuleCounter, RuleFinding, RuleReview, escalate
+from workflows.seed.recency import remember_latest
+
+# Stale batches in a row before the reminder (the next stale batch stops).
+STAGNATION_THRESHOLD = 12
+# Outcomes and workspace states remembered; the oldest is forgotten first.
+REMEMBERED_OUTCOMES = 8192
+REMEMBERED_STATES = 1024
+REMEMBERED_FILES = 4096
+STAGNATION_KEY = "prompt"
+
+STAGNATION_REMINDER = (
+    "System: for many steps in a row every tool call has asked something you already asked "
+    "and got back what it got before; nothing new has been learned. Going round again will "
+    "not change that. Use what you already have, try a different approach, or explain what "
+    "you are stuck on."
+)
+STAGNATION_STOP_MESSAGE = (
+    "System: Automatic continuation stopped because the tool calls kept repeating what was "
+    "already asked and answered, with nothing new learned, after a corrective reminder. New "
+    "user input is required to continue."
+)
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+class Stagnation(RuleCounter):
+    """The outcomes the prompt has seen, the workspace states, and the stale run."""
+
+    threshold: int = Field(default=STAGNATION_THRESHOLD, ge=1)
+    outcomes: dict[str, None] = Field(default_factory=dict)
+    workspace: dict[str, str] = Field(default_factory=dict)
+    states: dict[str, None] = Field(default_factory=dict)
+
+    def _new(self, batch: list[CallEvidence]) -> bool:
+        """Remember the batch; whether anything in it was new."""
+        new = False
+        wrote = False
+        for call in batch:
+            if call.waits and call.kind is ResultKind.SUCCESS:
+                new = True
+            outcome = _digest(f"{call.tool}\n{call.digest}\n{call.kind.value}\n{call.fingerprint}")
+            if outcome not in self.outcomes:
+                new = True
+            remember_latest(self.outcomes, outcome, None, REMEMBERED_OUTCOMES)
+            for path, content in call.writes:
+                self.workspace.pop(path, None)
+                self.workspace[path] = content
+                wrote = True
+        if len(self.workspace) > REMEMBERED_FILES:
+            self.workspace.clear()
+            self.states.clear()
+        if wrote:
+            state = _digest("\n".join(f"{p}\0{c}" for p, c in sorted(self.workspace.items())))
+            if state not in self.states:
+                new = True
+            remember_latest(self.states, state, None, REMEMBERED_STATES)
+        return new
+
+    def review(self, review: RuleReview) -> list[RuleFinding]:
+        """Count one more stale batch, or start over."""
+        new = self._new(review.batch)
+        if review.input_arrived or new or not review.batch:
+            self.rungs.clear()
+            return []
+        if any(call.kind is not ResultKind.SUCCESS for call in review.batch):
+            return []  # failures are R2's and the guard's business, denials R4's
+        return escalate(self.rungs, {STAGNATION_KEY: 1}, self.threshold, review.mode)
