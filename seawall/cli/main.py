@@ -192,6 +192,11 @@ def summarize(result: PromptResult) -> str:
             f"{entry.phase_after} failures={entry.failure_count} batches={entry.batch_count}"
             f" candidate={entry.candidate_ordinal}{reason}"
         )
+    # The recommended profile's rules (and the progress judge): what reminded or stopped.
+    for rule in result.rules:
+        lines.append(
+            f"  batch {rule.batch}: {rule.rule} {rule.decision} (count {rule.count}, {rule.mode})"
+        )
     return "\n".join(lines)
 
 

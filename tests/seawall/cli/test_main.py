@@ -29,6 +29,19 @@ def seawall(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
     )
 
 
+def test_the_summary_says_which_rule_reminded_and_which_stopped() -> None:
+    done = seawall("run", str(SCENARIOS / "wrapped-sweep.yaml"))
+
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert "stop:       loop_detected (repeated_stagnation)" in lines
+    rules = [line.split(": ", 1)[1] for line in lines if "repeated_stagnation " in line]
+    assert [r.split(" (")[0] for r in rules] == [
+        "repeated_stagnation warn",
+        "repeated_stagnation stop",
+    ]
+
+
 def test_run_json_on_the_embedded_server_prints_exactly_one_result_object() -> None:
     done = seawall("run", str(SCENARIOS / "read-missing-file-loop.yaml"), "--json")
 
