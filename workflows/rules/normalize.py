@@ -10,7 +10,8 @@ one module:
 
 - :func:`mask` replaces volatile tokens — ISO and clock times, epoch times, UUIDs, hex and
   random-looking ids, durations, byte sizes, labelled counters and revision numbers — with
-  placeholders, in one pass of one pattern. Plain quantities stay (``3 failed``, ``45%``):
+  placeholders, in one scan for digits (each run classified by short patterns). Plain
+  quantities stay (``3 failed``, ``45%``):
   a count that moves is what progress looks like.
 - :func:`sketch` turns the masked text into a *bottom-k sketch*: the :data:`SKETCH_SIZE`
   smallest CRC-32 values of its distinct words. :func:`similarity` estimates the Jaccard
