@@ -54,11 +54,8 @@ from typing import Any
 
 from workflows.contracts.outcome import ExecutionStatus, TerminalStatus, ToolCall, ToolOutcome
 from workflows.rules.inspection import is_inspection
-from workflows.rules.normalize import Reading, argument_strings, read_call, read_output
+from workflows.rules.normalize import Reading, mask_arguments, read_call, read_output
 from workflows.rules.searches import search_signature
-
-# Argument values shorter than this are too likely to occur by chance in unrelated output.
-MIN_MASKED_ARGUMENT_CHARS = 3
 
 _VOLATILE_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     # ISO-8601 and common log timestamps, then bare clock times.
@@ -100,14 +97,10 @@ _SPACE = re.compile(r"\s+")
 def normalized_output(text: str, arguments: Mapping[str, Any] | None = None) -> str:
     """``text`` with what always varies masked, so equal meanings compare equal.
 
-    The call's own string arguments are masked first (longest first), so "not found:
-    a.txt" and "not found: b.txt" from two reads of two missing files say the same thing,
-    while the rest of the output (which test failed, which line the compiler names) is kept.
+    The call's own string arguments are masked first (``normalize.mask_arguments``), while
+    the rest of the output (which test failed, which line the compiler names) is kept.
     """
-    out = text
-    values = {v for v in argument_strings(arguments or {}) if len(v) >= MIN_MASKED_ARGUMENT_CHARS}
-    for value in sorted(values, key=len, reverse=True):
-        out = out.replace(value, "<arg>")
+    out = mask_arguments(text, arguments)
     for pattern, replacement in _VOLATILE_PATTERNS:
         out = pattern.sub(replacement, out)
     out = _PATH.sub("<path>", out)

@@ -74,11 +74,12 @@ _DURATION = re.compile(
     r"\d+(?:\.\d+)?(?:ms|µs|us|ns|s|sec|secs|m|min|mins|h|hrs?)"
     r"(?:\d+(?:\.\d+)?(?:ms|s|sec|m|min))*"
 )
+_SIZE_UNITS = r"[KMGT]i?B|bytes?|kb|mb|gb"
 _UNIT_AFTER = re.compile(
     r"\s*(?:(?P<duration>ms|milliseconds?|µs|us|ns|s|sec|secs|seconds?|min|mins|minutes?"
-    r"|h|hrs?|hours?|days?|ago)|(?P<size>[KMGT]i?B|bytes?|kb|mb|gb))\b"
+    rf"|h|hrs?|hours?|days?|ago)|(?P<size>{_SIZE_UNITS}))\b"
 )
-_SIZE = re.compile(r"\d+(?:\.\d+)?(?:[KMGT]i?B|bytes?|kb|mb|gb)")
+_SIZE = re.compile(rf"\d+(?:\.\d+)?(?:{_SIZE_UNITS})")
 # A number labelled as a time taken (``"took_ms": 198``, ``elapsed=12``, ``latencyMs: 40``).
 _DURATION_LABEL = re.compile(
     r"(?i:\b(?:took|elapsed|latency|duration|uptime|runtime)\w*|\w+(?:_ms|_us|_ns|_secs?"
@@ -193,23 +194,34 @@ def _windowed(text: str, window: int) -> tuple[str, str]:
     return text[:head] + "\n" + text[-tail:], text[head : len(text) - tail]
 
 
+def mask_arguments(text: str, arguments: Mapping[str, Any] | None) -> str:
+    """``text`` with the call's own string argument values masked, longest first, so "not
+    found: a.txt" and "not found: b.txt" from two reads of two missing files say the same
+    thing (the fingerprint before the normalizer masks them the same way)."""
+    values = {v for v in argument_strings(arguments or {}) if len(v) >= MIN_MASKED_ARGUMENT_CHARS}
+    for value in sorted(values, key=len, reverse=True):
+        text = text.replace(value, "<arg>")
+    return text
+
+
 def mask(text: str, arguments: Mapping[str, Any] | None = None) -> str:
     """``text`` with the call's own argument values (longest first) and every volatile token
     replaced by a placeholder, whitespace collapsed."""
-    out = text
-    if arguments:
-        values = {v for v in argument_strings(arguments) if len(v) >= MIN_MASKED_ARGUMENT_CHARS}
-        for value in sorted(values, key=len, reverse=True):
-            if value in out:
-                out = out.replace(value, "<arg>")
-    return _SPACE.sub(" ", _mask_volatile(out)).strip()
+    return _SPACE.sub(" ", _mask_volatile(mask_arguments(text, arguments))).strip()
+
+
+def _words(masked: str) -> set[str]:
+    return set(_WORD.findall(masked.lower()))
+
+
+def _bottom_k(words: set[str]) -> frozenset[int]:
+    return frozenset(sorted(map(zlib.crc32, map(str.encode, words)))[:SKETCH_SIZE])
 
 
 def sketch(masked: str) -> frozenset[int]:
     """The bottom-k sketch of ``masked``: the :data:`SKETCH_SIZE` smallest CRC-32 values of
     its distinct (lower-cased) words."""
-    words = set(_WORD.findall(masked.lower()))
-    return frozenset(sorted(map(zlib.crc32, map(str.encode, words)))[:SKETCH_SIZE])
+    return _bottom_k(_words(masked))
 
 
 def similarity(a: frozenset[int], b: frozenset[int]) -> float:
@@ -264,10 +276,10 @@ def _reading(masked: str, extra: str = "") -> Reading:
     if extra:
         digest.update(extra.encode())
     numbers = " ".join(sorted(set(_QUANTITY.findall(masked))))
-    words = set(_WORD.findall(masked.lower()))
+    words = _words(masked)
     return Reading(
         key=digest.hexdigest()[:32],
-        sketch=frozenset(sorted(map(zlib.crc32, map(str.encode, words)))[:SKETCH_SIZE]),
+        sketch=_bottom_k(words),
         size=len(words),
         quantities=hashlib.sha256(numbers.encode()).hexdigest()[:16],
     )
