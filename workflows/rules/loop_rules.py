@@ -47,7 +47,7 @@ from workflows.rules.evidence import (
     transient_failure,
     waits_for_time,
 )
-from workflows.rules.inspection import is_inspection
+from workflows.rules.inspection import SHELL_TOOL, is_inspection
 from workflows.rules.ladder import RuleCounter, RuleDecisionKind, RuleReview, effective_rule_mode
 from workflows.rules.normalize import window_for
 from workflows.rules.profiles import LoopProfile, LoopSettings, rule_mode
@@ -55,7 +55,6 @@ from workflows.rules.registry import RULES, LoopRule
 from workflows.seed.guard import GuardMode
 from workflows.seed.recency import remember_latest
 
-SHELL_TOOL = "run_shell_command"
 # Failure marks and fingerprints kept per prompt (per tool for fingerprints).
 REMEMBERED_MARKS = 256
 REMEMBERED_FINGERPRINTS_PER_TOOL = 256

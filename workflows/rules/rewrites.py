@@ -34,11 +34,11 @@ import hashlib
 from pydantic import BaseModel, ConfigDict, Field
 
 from workflows.rules.evidence import CallEvidence, ResultKind
+from workflows.rules.inspection import SHELL_TOOL
 from workflows.rules.ladder import RuleCounter, RuleFinding, RuleReview, escalate
 from workflows.rules.normalize import Reading, similarity
 from workflows.seed.recency import remember_latest
 
-SHELL_TOOL = "run_shell_command"
 # Rewrites of one key in a row before the reminder: with the first version, the fifth.
 REWRITE_THRESHOLD = 4
 # How alike two versions must be to be the same content (estimated Jaccard similarity of

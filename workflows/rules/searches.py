@@ -37,8 +37,7 @@ import shlex
 from typing import Any
 
 from workflows.contracts.outcome import ToolCall
-
-SHELL_TOOL = "run_shell_command"
+from workflows.rules.inspection import SHELL_TOOL
 
 _SEARCH_WORDS = frozenset({"search", "grep", "glob", "find", "rg", "ripgrep"})
 # Words that say a tool changes something, whatever else its name says.

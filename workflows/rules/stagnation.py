@@ -33,14 +33,14 @@ from pydantic import Field
 
 from workflows.rules.evidence import CallEvidence, ResultKind
 from workflows.rules.ladder import RuleCounter, RuleFinding, RuleReview, escalate
+from workflows.rules.workspace_states import REMEMBERED_FILES, REMEMBERED_STATES, state_digest
 from workflows.seed.recency import remember_latest
 
 # Stale batches in a row before the reminder (the next stale batch stops).
 STAGNATION_THRESHOLD = 12
-# Outcomes and workspace states remembered; the oldest is forgotten first.
+# Outcomes remembered; the oldest is forgotten first (workspace states and files: R7's
+# bounds, ``workflows.rules.workspace_states``).
 REMEMBERED_OUTCOMES = 8192
-REMEMBERED_STATES = 1024
-REMEMBERED_FILES = 4096
 STAGNATION_KEY = "prompt"
 
 STAGNATION_REMINDER = (
@@ -87,7 +87,7 @@ class Stagnation(RuleCounter):
             self.workspace.clear()
             self.states.clear()
         if wrote:
-            state = _digest("\n".join(f"{p}\0{c}" for p, c in sorted(self.workspace.items())))
+            state = state_digest(self.workspace)
             if state not in self.states:
                 new = True
             remember_latest(self.states, state, None, REMEMBERED_STATES)
