@@ -66,8 +66,6 @@ NO_USAGE = ModelUsage(input_tokens=0, output_tokens=0)
 # Characters of a result masked before its excerpt is cut (masking collapses whitespace
 # and shortens tokens, so a little more than the excerpt is read).
 EXCERPT_READ_CHARS = 4 * JUDGE_EXCERPT_CHARS
-# The start-to-close timeout of a judge request: a model request's.
-JUDGE_TIMEOUT = timedelta(minutes=5)
 STATUS_CHARS = 40
 
 # A batch as the judge reads it: its number, its calls and their outcomes, in call order.
@@ -134,40 +132,35 @@ class Judged:
 JUDGED_NOTHING = Judged()
 
 
+@dataclass(frozen=True)
+class JudgeRequests:
+    """How the judge's requests run: as the prompt's model requests do (the workflow's
+    timeouts and retry policy, the prompt's retry window), with an activity summary only
+    when the operator asks for them."""
+
+    retry_policy: RetryPolicy
+    retry_window_seconds: float | None
+    start_to_close_timeout: timedelta
+    heartbeat_timeout: timedelta
+    summaries: bool
+
+
 class PromptJudging:
     """One prompt's progress judge: the trigger's state, the batches it may show, and how
-    its requests run (the prompt's model and its model requests' retry policy)."""
+    its requests run."""
 
     def __init__(
-        self,
-        prompt: PromptInput,
-        rules: LoopRules,
-        mode: GuardMode,
-        *,
-        retry_policy: RetryPolicy,
-        retry_window_seconds: float | None,
-        heartbeat_timeout: timedelta,
-        summaries: bool,
+        self, prompt: PromptInput, rules: LoopRules, mode: GuardMode, requests: JudgeRequests
     ) -> None:
         self.judge = ProgressJudge(mode)
         self._prompt = prompt
         self._rules = rules
-        self._retry_policy = retry_policy
-        self._retry_window_seconds = retry_window_seconds
-        self._heartbeat_timeout = heartbeat_timeout
-        self._summaries = summaries
+        self._requests = requests
         self._recent: deque[RecentBatch] = deque(maxlen=JUDGE_AFTER_BATCHES)
 
     @classmethod
     def for_prompt(
-        cls,
-        prompt: PromptInput,
-        rules: LoopRules,
-        *,
-        retry_policy: RetryPolicy,
-        retry_window_seconds: float | None,
-        heartbeat_timeout: timedelta,
-        summaries: bool,
+        cls, prompt: PromptInput, rules: LoopRules, requests: JudgeRequests
     ) -> PromptJudging | None:
         """The judge of a prompt, or ``None`` when it is off for it (``judge_mode``; a
         prompt whose rules replay from before the normalizer never asks)."""
@@ -178,15 +171,7 @@ class PromptJudging:
         )
         if mode is GuardMode.OFF:
             return None
-        return cls(
-            prompt,
-            rules,
-            mode,
-            retry_policy=retry_policy,
-            retry_window_seconds=retry_window_seconds,
-            heartbeat_timeout=heartbeat_timeout,
-            summaries=summaries,
-        )
+        return cls(prompt, rules, mode, requests)
 
     async def review(
         self,
@@ -236,17 +221,17 @@ class PromptJudging:
             user_prompt=self._prompt.prompt[:JUDGE_PROMPT_CHARS],
             batches=judged_batches(self._recent),
             scenario_verdicts=[JudgeVerdict(v) for v in verdicts] if verdicts is not None else None,
-            retry_window_seconds=self._retry_window_seconds,
+            retry_window_seconds=self._requests.retry_window_seconds,
         )
         try:
             output: JudgeProgressOutput = await workflow.execute_activity(
                 JUDGE_PROGRESS,
                 request,
                 result_type=JudgeProgressOutput,
-                start_to_close_timeout=JUDGE_TIMEOUT,
-                heartbeat_timeout=self._heartbeat_timeout,
-                retry_policy=self._retry_policy,
-                summary=f"progress judge (batch {batch})" if self._summaries else None,
+                start_to_close_timeout=self._requests.start_to_close_timeout,
+                heartbeat_timeout=self._requests.heartbeat_timeout,
+                retry_policy=self._requests.retry_policy,
+                summary=f"progress judge (batch {batch})" if self._requests.summaries else None,
             )
         except ActivityError as err:
             if isinstance(err.cause, CancelledError):

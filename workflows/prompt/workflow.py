@@ -98,7 +98,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.prompt.client_connection import ClientConnection
     from workflows.prompt.context_window import ContextWindow
     from workflows.prompt.events import EventLog, StreamedText
-    from workflows.prompt.judging import JUDGED_NOTHING, PromptJudging
+    from workflows.prompt.judging import JUDGED_NOTHING, JudgeRequests, PromptJudging
     from workflows.prompt.permissions import PermissionRequests
     from workflows.prompt.scenario_hooks import ScenarioDriverHooks
     from workflows.rules import SEED_SETTINGS, LoopRules, LoopSettings, RuleDecision
@@ -147,6 +147,8 @@ TOOL_HEARTBEAT_TIMEOUT = timedelta(seconds=10)
 # start-to-close timeout. A command attribute only: replay compares activity ids and types,
 # so prompts started before it replay unchanged (tests/replay).
 MODEL_HEARTBEAT_TIMEOUT = timedelta(seconds=10)
+# A model request's start-to-close timeout (and the progress judge's, which runs like one).
+MODEL_TIMEOUT = timedelta(minutes=5)
 
 # Prompts started before search attributes existed replay without the upserts.
 SEARCH_ATTRIBUTES_PATCH = "seawall-search-attributes-v1"
@@ -394,10 +396,13 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
             self._judging = PromptJudging.for_prompt(
                 prompt,
                 rules,
-                retry_policy=MODEL_RETRY_WINDOW,
-                retry_window_seconds=self._model_retry_window,
-                heartbeat_timeout=MODEL_HEARTBEAT_TIMEOUT,
-                summaries=self._activity_summaries,
+                JudgeRequests(
+                    retry_policy=MODEL_RETRY_WINDOW,
+                    retry_window_seconds=self._model_retry_window,
+                    start_to_close_timeout=MODEL_TIMEOUT,
+                    heartbeat_timeout=MODEL_HEARTBEAT_TIMEOUT,
+                    summaries=self._activity_summaries,
+                ),
             )
             try:
                 listed = await self._list_tools()
@@ -664,7 +669,7 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
                     retry_window_seconds=self._model_retry_window if windowed else None,
                 ),
                 result_type=ModelReply,
-                start_to_close_timeout=timedelta(minutes=5),
+                start_to_close_timeout=MODEL_TIMEOUT,
                 heartbeat_timeout=MODEL_HEARTBEAT_TIMEOUT,
                 retry_policy=MODEL_RETRY_WINDOW if windowed else MODEL_RETRY,
                 summary=self._summary(f"model request {self._model_in_flight}"),

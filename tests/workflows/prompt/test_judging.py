@@ -7,8 +7,13 @@ from __future__ import annotations
 from workflows.contracts import ToolCall, ToolOutcome
 from workflows.contracts.activity import JUDGE_EVIDENCE_CHARS, JUDGE_EXCERPT_CHARS
 from workflows.contracts.prompt import PromptInput, Route
-from workflows.prompt.judging import PromptJudging, judged_batches, result_excerpt
-from workflows.prompt.workflow import MODEL_HEARTBEAT_TIMEOUT, MODEL_RETRY_WINDOW
+from workflows.prompt.judging import (
+    JudgeRequests,
+    PromptJudging,
+    judged_batches,
+    result_excerpt,
+)
+from workflows.prompt.workflow import MODEL_HEARTBEAT_TIMEOUT, MODEL_RETRY_WINDOW, MODEL_TIMEOUT
 from workflows.rules import LoopRules, LoopSettings
 from workflows.seed.guard import GuardMode
 
@@ -86,10 +91,13 @@ def test_a_prompt_whose_judge_is_off_has_none() -> None:
         return PromptJudging.for_prompt(
             prompt,
             rules,
-            retry_policy=MODEL_RETRY_WINDOW,
-            retry_window_seconds=600,
-            heartbeat_timeout=MODEL_HEARTBEAT_TIMEOUT,
-            summaries=False,
+            JudgeRequests(
+                retry_policy=MODEL_RETRY_WINDOW,
+                retry_window_seconds=600,
+                start_to_close_timeout=MODEL_TIMEOUT,
+                heartbeat_timeout=MODEL_HEARTBEAT_TIMEOUT,
+                summaries=False,
+            ),
         )
 
     on = LoopSettings(progress_judge_mode=GuardMode.SHADOW)
