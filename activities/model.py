@@ -230,7 +230,7 @@ class ModelActivities:
         result (history), never in a log."""
         if request.scenario_verdicts is not None:
             self._trust.check_scripted()
-            return scripted_judgement(request)
+            return scripted_judgement(request, estimate_tokens)
         provider = self._provider(request.model.provider)
         asked = judge_request(request)
 

@@ -16,7 +16,7 @@ benchmark simulator reads them (:func:`scripted_verdict`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from workflows.contracts import Message, Role
 from workflows.contracts.activity import (
@@ -98,19 +98,18 @@ def scripted_verdict(verdicts: Sequence[str], ask: int) -> JudgeVerdict:
     return JudgeVerdict(verdicts[ask - 1]) if 0 < ask <= len(verdicts) else JudgeVerdict.UNKNOWN
 
 
-def _estimate(text: str) -> int:
-    return len(text) // 4  # as the scripted model estimates (activities/model.py)
-
-
-def scripted_judgement(request: JudgeProgressInput) -> JudgeProgressOutput:
-    """The scripted judge: the script's verdict, no network; tokens estimated from the
+def scripted_judgement(
+    request: JudgeProgressInput, estimate_tokens: Callable[[str], int]
+) -> JudgeProgressOutput:
+    """The scripted judge: the script's verdict, no network; tokens estimated (as the
+    scripted model estimates its own, ``activities.model.estimate_tokens``) from the
     question it would have asked and the answer it gives."""
     verdict = scripted_verdict(request.scenario_verdicts or [], request.ask)
-    answer = {JudgeVerdict.PROGRESS: "PROGRESS", JudgeVerdict.NO_PROGRESS: "NO_PROGRESS"}
-    text = answer.get(verdict, "")
+    answers = {answer: word for word, answer in _ANSWERS.items()}
+    text = answers.get(verdict, "")
     asked = JUDGE_INSTRUCTION + judge_question(request)
     return JudgeProgressOutput(
         verdict=verdict,
         reason=SCRIPTED_REASON if text else "",
-        usage=ModelUsage(input_tokens=_estimate(asked), output_tokens=_estimate(text)),
+        usage=ModelUsage(input_tokens=estimate_tokens(asked), output_tokens=estimate_tokens(text)),
     )
