@@ -445,7 +445,7 @@ def simulate_seawall(
         judge_mode(
             loop_settings,
             route_forced_off=forced_off,
-            normalized=rules.active and rules.normalized,
+            normalized=rules.normalized,
         )
     )
     script = r.hooks.model_script

@@ -167,7 +167,7 @@ class PromptJudging:
         mode = judge_mode(
             rules.settings,
             route_forced_off=guard_forced_off(prompt),
-            normalized=rules.active and rules.normalized,
+            normalized=rules.normalized,
         )
         if mode is GuardMode.OFF:
             return None
