@@ -497,7 +497,12 @@ async def read_the_data_dir_as_another_user(stack: AttackStack, attack: Attack) 
     for path in data.rglob("*"):
         if stack.workspaces in path.parents or path == stack.workspaces:
             continue
-        st = os.lstat(path)
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            # Gone between the listing and the look (the live server's SQLite journal comes
+            # and goes): nobody can open what no longer exists.
+            continue
         if stat.S_ISREG(st.st_mode) and stat.S_IMODE(st.st_mode) & 0o077:
             readable.append(f"{path.relative_to(data)} {oct(stat.S_IMODE(st.st_mode))}")
     return Outcome(
