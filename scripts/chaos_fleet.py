@@ -49,7 +49,7 @@ import httpx
 
 from scripts.chaos_client import STACK_START_SECONDS, Client, wait_ready
 from scripts.chaos_mcp import Ledger
-from scripts.chaos_stack import ROOT, ChaosStack
+from scripts.chaos_stack import ROOT, WORKER_ID_VARIABLE, ChaosStack
 from scripts.chaos_watch import (
     PromptStuck,
     keep_logs,
@@ -84,7 +84,7 @@ class FleetLoad:
     batches: int = 2
     calls: int = 4
     cpu_seconds: float = 1.5
-    concurrent: int = 4
+    concurrent: int = 2
 
     @property
     def total_calls(self) -> int:
@@ -161,6 +161,8 @@ class PhaseFigures:
     calls_cut_off: int = 0
     settled_as_errors: int = 0
     unsafe_reruns: list[str] = field(default_factory=list)
+    # A run cut short with no kill (its activity timed out or was cancelled) and run again.
+    reruns_without_a_kill: list[str] = field(default_factory=list)
     double_executions: list[str] = field(default_factory=list)
     lost: list[str] = field(default_factory=list)
     latencies: list[float] = field(default_factory=list)
@@ -192,9 +194,13 @@ class FleetFigures:
 
 def failed(figures: FleetFigures) -> bool:
     return bool(figures.stuck) or any(
-        p.lost or p.double_executions or p.unsafe_reruns or p.finished != p.prompts
-        for p in figures.phases
+        unexplained(p) or p.unsafe_reruns or p.finished != p.prompts for p in figures.phases
     )
+
+
+def unexplained(phase: PhaseFigures) -> bool:
+    """Whether ``phase`` failed in a way its kill does not explain."""
+    return bool(phase.lost or phase.double_executions or phase.reruns_without_a_kill)
 
 
 def check_phase(
@@ -249,8 +255,8 @@ def check_phase(
             elif int(before["pid"]) in ended:
                 phase.double_executions.append(f"{token} ran again after it had finished")
             else:
-                phase.unsafe_reruns.append(
-                    f"{token} ran again after a run that did not finish (no kill)"
+                phase.reruns_without_a_kill.append(
+                    f"{token} ran again after a run that did not finish, on a worker not killed"
                 )
         phase.calls_cut_off += sum(
             lost_with_its_worker(start) and int(start["pid"]) not in ended for start in starts
@@ -259,6 +265,16 @@ def check_phase(
     phase.batches_spread = sum(len(slots) > 1 for slots in placement.values())
     if placement:
         phase.mean_workers_per_batch = round(statistics.mean(map(len, placement.values())), 2)
+
+
+def read_ledger(path: Path, worker_ids: Mapping[str, int]) -> Ledger:
+    """The side-effect ledger, each entry with the pid of the worker it names
+    (``worker_pid``; 0 for a worker this stack did not start)."""
+    ledger = Ledger.read(path)
+    for entries in (*ledger.starts.values(), *ledger.ends.values()):
+        for entry in entries:
+            entry["worker_pid"] = worker_ids.get(str(entry.get("worker")), 0)
+    return ledger
 
 
 async def kill_mid_batch(
@@ -275,7 +291,7 @@ async def kill_mid_batch(
     next call still in flight; start it again :data:`RESTART_SECONDS` later. The kills made
     (0 when every call had finished or the phase was ``done()`` first)."""
     while not done():
-        ledger = Ledger.read(ledger_path)
+        ledger = read_ledger(ledger_path, stack.worker_ids)
         started = [t for t in ledger.order if t.startswith(prefix)]
         for token in started[at_call:]:
             start = ledger.starts[token][-1]
@@ -304,12 +320,17 @@ async def run_setting(
     prompt_deadline: float,
 ) -> list[PhaseFigures]:
     """Both phases at one eager setting on a fresh stack; raises :class:`PromptStuck`."""
-    ledger_path = data / "fleet-ledger.jsonl"
+    # Beside the stack's logs, so a failed run keeps it with them.
+    ledger_path = data / "logs" / "fleet-ledger.jsonl"
     stack = ChaosStack(
         data,
         None,
         FLEET_WORKERS,
-        settings={"SEAWALL_EAGER_CALLS_PER_WORKFLOW_TASK": str(eager)},
+        settings={
+            "SEAWALL_EAGER_CALLS_PER_WORKFLOW_TASK": str(eager),
+            # The tool names its worker by the id the worker was started with.
+            "SEAWALL_SANDBOX_ENV_PASSTHROUGH": WORKER_ID_VARIABLE,
+        },
         worker_cpus=worker_cpus,
     )
     results: list[PhaseFigures] = []
@@ -349,7 +370,7 @@ async def run_setting(
                     done.set()
                     figures.worker_kills = await killer if killer is not None else 0
                 figures.seconds = round(time.monotonic() - started, 1)
-                ledger = Ledger.read(ledger_path)
+                ledger = read_ledger(ledger_path, stack.worker_ids)
                 check_phase(figures, load, prompts, ledger, stack.worker_slots, stack.worker_kills)
                 results.append(figures)
     finally:
@@ -408,7 +429,8 @@ async def fleet(
                 err.add_note(f"the fleet stack's logs are kept in {kept}")
                 raise
             figures.phases.extend(phase_figures)
-            if any(p.lost or p.double_executions for p in phase_figures) and not figures.logs_kept:
+            # Kept when something failed that a kill does not explain.
+            if any(unexplained(p) for p in phase_figures) and not figures.logs_kept:
                 figures.logs_kept = str(keep_logs(where / "logs", keep_logs_in, label))
         if figures.stuck:
             break
@@ -438,6 +460,7 @@ def combined(phases: Sequence[PhaseFigures]) -> PhaseFigures:
         pairs = zip(total.calls_per_worker, one.calls_per_worker, strict=True)
         total.calls_per_worker = [a + b for a, b in pairs]
         total.unsafe_reruns += one.unsafe_reruns
+        total.reruns_without_a_kill += one.reruns_without_a_kill
         total.double_executions += one.double_executions
         total.lost += one.lost
         total.latencies += one.latencies
@@ -503,6 +526,10 @@ def report(figures: FleetFigures) -> str:
         rows += [
             ("unsafe re-runs (target 0)", [len(p.unsafe_reruns) for p in columns]),
             (
+                "calls run again with no kill (target 0)",
+                [len(p.reruns_without_a_kill) for p in columns],
+            ),
+            (
                 "calls run twice after finishing (target 0)",
                 [len(p.double_executions) for p in columns],
             ),
@@ -517,6 +544,7 @@ def report(figures: FleetFigures) -> str:
     for phase in figures.phases:
         where = f"eager {phase.eager}, {phase.phase}"
         lines += [f"  UNSAFE {where}: {m}" for m in phase.unsafe_reruns]
+        lines += [f"  AGAIN {where}: {m}" for m in phase.reruns_without_a_kill]
         lines += [f"  TWICE {where}: {m}" for m in phase.double_executions]
         lines += [f"  LOST {where}: {m}" for m in phase.lost]
     lines += [f"  STUCK {m}" for m in figures.stuck]

@@ -2,7 +2,7 @@
 
 ``scripts/chaos_fleet.py`` has the model call ``run_shell_command`` with a command line that
 runs this script: ``chaos_fleet_tool.py LEDGER TOKEN CPU_SECONDS``. It appends a ``start``
-line to the ledger (the call's token, its own pid and the pid of the worker that started
+line to the ledger (the call's token, its own pid and the id of the worker that started
 it), spins until it has used ``CPU_SECONDS`` of processor time (CPU time, not wall time, so
 a call costs the same work however crowded its CPU is), appends an ``end`` line and prints
 one line. A call that runs twice shows as two ``start`` lines of its token; one whose worker
@@ -21,38 +21,15 @@ import os
 import sys
 import time
 
-# How far up the process tree the worker is looked for: the tool's supervisor, bash and
-# this script sit between them.
-MAX_ANCESTORS = 8
-WORKER_SCRIPT = b"worker.py"
+# The worker's id, which the suite's stack starts each worker with and the shell tool passes
+# on (scripts/chaos_stack.py, WORKER_ID_VARIABLE): the process tree cannot say, since a
+# command that starts as its worker dies finds itself an orphan already.
+WORKER_ID_VARIABLE = "CHAOS_WORKER_ID"
 SPIN_BETWEEN_READS = 20_000
 
 
-def parent_of(pid: int) -> int:
-    with open(f"/proc/{pid}/stat") as stat_file:
-        stat = stat_file.read()
-    return int(stat.rsplit(")", 1)[1].split()[1])
-
-
-def worker_pid() -> int:
-    """The pid of the ``worker.py`` process this call runs under (0: none found)."""
-    pid = os.getppid()
-    for _ in range(MAX_ANCESTORS):
-        if pid <= 1:
-            break
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
-                command = cmdline.read()
-        except OSError:
-            break
-        if WORKER_SCRIPT in command.split(b"\0"):
-            return pid
-        pid = parent_of(pid)
-    return 0
-
-
-def record(ledger: str, event: str, token: str, worker: int) -> None:
-    line = {"event": event, "token": token, "pid": os.getpid(), "worker_pid": worker}
+def record(ledger: str, event: str, token: str, worker: str) -> None:
+    line = {"event": event, "token": token, "pid": os.getpid(), "worker": worker}
     line["at"] = time.time()
     with open(ledger, "a", encoding="utf-8") as out:
         out.write(json.dumps(line) + "\n")
@@ -60,7 +37,7 @@ def record(ledger: str, event: str, token: str, worker: int) -> None:
 
 def main(argv: list[str]) -> int:
     ledger, token, cpu_seconds = argv[0], argv[1], float(argv[2])
-    worker = worker_pid()
+    worker = os.environ.get(WORKER_ID_VARIABLE, "")
     record(ledger, "start", token, worker)
     while time.process_time() < cpu_seconds:
         # Reading the process's CPU clock is a system call: spin between reads, so the

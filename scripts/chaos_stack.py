@@ -28,6 +28,10 @@ from seawall.runtime.devserver import temporal_binary
 
 ROOT = Path(__file__).resolve().parent.parent
 TASK_QUEUE = "chaos"
+# Each worker process is started with its own id in this variable, which a process it starts
+# may inherit (scripts/chaos_fleet_tool.py does, through sandbox_env_passthrough): the id
+# names the worker however soon after the worker's death the process looks.
+WORKER_ID_VARIABLE = "CHAOS_WORKER_ID"
 # Long enough for a loaded machine's streams, short enough that a hung endpoint costs
 # seconds: the client timeout of one model request.
 MODEL_TIMEOUT_SECONDS = 5
@@ -67,8 +71,10 @@ class ChaosStack:
         # is its child, and the ledgers are read against these.
         self.worker_pids: set[int] = set()
         self.worker_kills: dict[int, float] = {}
-        # Which worker slot (index) each of those processes filled.
+        # Which worker slot (index) each of those processes filled, and the process of each
+        # worker id (the WORKER_ID_VARIABLE it was started with).
         self.worker_slots: dict[int, int] = {}
+        self.worker_ids: dict[str, int] = {}
         self.env = {
             **{
                 k: v
@@ -99,13 +105,15 @@ class ChaosStack:
             self.env["OPENAI_BASE_URL"] = model_url
         self.env.update(settings or {})
 
-    def _spawn(self, name: str, command: list[str]) -> subprocess.Popen[bytes]:
+    def _spawn(
+        self, name: str, command: list[str], env: Mapping[str, str] | None = None
+    ) -> subprocess.Popen[bytes]:
         log = (self.logs / f"{name}.log").open("ab")
         try:
             return subprocess.Popen(
                 command,
                 cwd=ROOT,
-                env=self.env,
+                env={**self.env, **(env or {})},
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -134,7 +142,10 @@ class ChaosStack:
         )
 
     def start_worker(self, index: int) -> None:
-        worker = self._spawn(f"worker-{index}", [sys.executable, "worker.py"])
+        worker_id = f"{index}.{len(self.worker_pids)}"
+        worker = self._spawn(
+            f"worker-{index}", [sys.executable, "worker.py"], {WORKER_ID_VARIABLE: worker_id}
+        )
         if self.worker_cpus:
             # Set before the worker has started anything (its imports take far longer):
             # every process it starts inherits the CPU.
@@ -142,6 +153,7 @@ class ChaosStack:
         self.workers[index] = worker
         self.worker_pids.add(worker.pid)
         self.worker_slots[worker.pid] = index
+        self.worker_ids[worker_id] = worker.pid
 
     def start(self) -> None:
         self.start_server()

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from scripts import chaos_fleet_tool
 from scripts.chaos_fleet import (
     FleetFigures,
     FleetLoad,
@@ -23,10 +24,12 @@ from scripts.chaos_fleet import (
     failed,
     fleet,
     fleet_script,
+    read_ledger,
     report,
     token_of,
 )
 from scripts.chaos_mcp import Ledger
+from scripts.chaos_stack import WORKER_ID_VARIABLE
 from seawall.runtime.settings import default_of
 
 LOAD = FleetLoad(prompts=2, batches=2, calls=4, cpu_seconds=1.0, concurrent=2)
@@ -62,6 +65,7 @@ def test_a_fleet_under_fire_loses_nothing_and_runs_nothing_twice_after_it_finish
     assert fire.finished == fire.prompts == LOAD.prompts
     assert fire.lost == []
     assert fire.double_executions == []
+    assert fire.reruns_without_a_kill == []
     assert fire.calls == LOAD.total_calls
     assert sum(fire.calls_per_worker) == LOAD.total_calls
     assert len(fire.latencies) == LOAD.prompts
@@ -95,46 +99,60 @@ def test_each_call_is_a_shell_command_of_its_own_token(tmp_path: Path) -> None:
     assert batch_of(token_of("fire", 1, 0, 3)) == "fire-p1-b0"
 
 
-def _ledger(path: Path, *entries: tuple[str, str, int, int, float]) -> Ledger:
+def test_the_tool_names_its_worker_by_the_variable_the_stack_sets() -> None:
+    # The tool imports nothing of Seawall's (it starts bare), so it spells the name itself.
+    assert chaos_fleet_tool.WORKER_ID_VARIABLE == WORKER_ID_VARIABLE
+
+
+def _ledger(path: Path, *entries: tuple[str, str, int, str, float]) -> Ledger:
+    """A ledger of ``(event, token, pid, worker id, at)`` entries, read as the run reads it
+    (worker ids 0.0, 1.1 and 2.2 are the processes 100, 200 and 300)."""
     path.write_text(
         "".join(
-            json.dumps({"event": e, "token": t, "pid": p, "worker_pid": w, "at": at}) + "\n"
+            json.dumps({"event": e, "token": t, "pid": p, "worker": w, "at": at}) + "\n"
             for e, t, p, w, at in entries
         )
     )
-    return Ledger.read(path)
+    return read_ledger(path, {"0.0": 100, "1.1": 200, "2.2": 300})
 
 
 def test_the_ledger_tells_an_unsafe_rerun_from_a_second_run_after_finishing(
     tmp_path: Path,
 ) -> None:
-    load = FleetLoad(prompts=1, batches=1, calls=3, cpu_seconds=1, concurrent=1)
-    a, b, c = (token_of("fire", 0, 0, n) for n in range(3))
+    load = FleetLoad(prompts=1, batches=1, calls=4, cpu_seconds=1, concurrent=1)
+    a, b, c, d = (token_of("fire", 0, 0, n) for n in range(4))
     slots, kills = {100: 0, 200: 1, 300: 2}, {100: 2.0}
     ledger = _ledger(
         tmp_path / "ledger.jsonl",
         # a: cut off when worker 100 was killed, then run again on 200 (unsafe re-run)
-        ("start", a, 11, 100, 1.0),
-        ("start", a, 21, 200, 5.0),
-        ("end", a, 21, 200, 6.0),
+        ("start", a, 11, "0.0", 1.0),
+        ("start", a, 21, "1.1", 5.0),
+        ("end", a, 21, "1.1", 6.0),
         # b: finished on 200, then ran again on 300 (a double execution)
-        ("start", b, 22, 200, 1.0),
-        ("end", b, 22, 200, 1.5),
-        ("start", b, 31, 300, 7.0),
-        ("end", b, 31, 300, 8.0),
+        ("start", b, 22, "1.1", 1.0),
+        ("end", b, 22, "1.1", 1.5),
+        ("start", b, 31, "2.2", 7.0),
+        ("end", b, 31, "2.2", 8.0),
         # c: once, on 100, before it was killed
-        ("start", c, 12, 100, 0.5),
-        ("end", c, 12, 100, 1.0),
+        ("start", c, 12, "0.0", 0.5),
+        ("end", c, 12, "0.0", 1.0),
+        # d: cut short on 300, which was never killed, and run again there
+        ("start", d, 32, "2.2", 2.0),
+        ("start", d, 33, "2.2", 3.0),
+        ("end", d, 33, "2.2", 4.0),
     )
-    settled = {a: "success", b: "success", c: "success"}
+    settled = dict.fromkeys([a, b, c, d], "success")
     phase = PhaseFigures(eager=16, phase="fire")
     check_phase(phase, load, [FleetPrompt("end_turn", settled, 9.0)], ledger, slots, kills)
 
     assert phase.unsafe_reruns == [f"{a} ran again after its worker was SIGKILLed"]
     assert phase.double_executions == [f"{b} ran again after it had finished"]
+    assert phase.reruns_without_a_kill == [
+        f"{d} ran again after a run that did not finish, on a worker not killed"
+    ]
     assert phase.calls_cut_off == 1
-    assert phase.calls_per_worker == [2, 1, 0, 0]
-    assert (phase.batches, phase.batches_spread, phase.mean_workers_per_batch) == (1, 1, 2)
+    assert phase.calls_per_worker == [2, 1, 1, 0]
+    assert (phase.batches, phase.batches_spread, phase.mean_workers_per_batch) == (1, 1, 3)
     assert phase.lost == [] and phase.finished == 1
     figures = FleetFigures(load=load, eager=[16], worker_cpus=[], seed=1, phases=[phase])
     assert failed(figures)
@@ -146,7 +164,7 @@ def test_the_ledger_tells_an_unsafe_rerun_from_a_second_run_after_finishing(
 def test_a_call_that_never_settled_or_never_finished_is_lost(tmp_path: Path) -> None:
     load = FleetLoad(prompts=1, batches=1, calls=2, cpu_seconds=1, concurrent=1)
     a, b = (token_of("quiet", 0, 0, n) for n in range(2))
-    ledger = _ledger(tmp_path / "ledger.jsonl", ("start", a, 11, 100, 1.0))
+    ledger = _ledger(tmp_path / "ledger.jsonl", ("start", a, 11, "0.0", 1.0))
     phase = PhaseFigures(eager=0, phase="quiet")
     check_phase(phase, load, [FleetPrompt("end_turn", {a: "success"}, 3.0)], ledger, {100: 0}, {})
 
