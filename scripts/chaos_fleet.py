@@ -40,10 +40,9 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
 import httpx
 
@@ -99,6 +98,11 @@ def token_of(phase: str, prompt: int, batch: int, call: int) -> str:
 def batch_of(token: str) -> str:
     """The batch a token belongs to (its token without the call)."""
     return token.rsplit("-", 1)[0]
+
+
+def prompt_of(token: str) -> str:
+    """The prompt a token belongs to (its token without the batch and the call)."""
+    return token.rsplit("-", 2)[0]
 
 
 def fleet_script(phase: str, prompt: int, load: FleetLoad, ledger: Path) -> ModelScript:
@@ -159,6 +163,7 @@ class PhaseFigures:
     mean_workers_per_batch: float = 0.0
     worker_kills: int = 0
     calls_cut_off: int = 0
+    prompts_hit_by_the_kill: int = 0
     settled_as_errors: int = 0
     unsafe_reruns: list[str] = field(default_factory=list)
     # A run cut short with no kill (its activity timed out or was cancelled) and run again.
@@ -167,6 +172,16 @@ class PhaseFigures:
     lost: list[str] = field(default_factory=list)
     latencies: list[float] = field(default_factory=list)
     seconds: float = 0.0
+
+    @property
+    def busiest_worker_share(self) -> float:
+        """The calls the busiest worker ran over an even share of them (1.0: even)."""
+        total = sum(self.calls_per_worker)
+        return (
+            round(max(self.calls_per_worker) * len(self.calls_per_worker) / total, 2)
+            if total
+            else 0.0
+        )
 
     def latency(self, share: float) -> float:
         """The ``share`` quantile of the prompt latencies (nearest rank), seconds."""
@@ -209,10 +224,10 @@ def check_phase(
     prompts: Sequence[FleetPrompt],
     ledger: Ledger,
     worker_slots: Mapping[int, int],
-    worker_kills: Mapping[int, float],
+    worker_kills: Collection[int],
 ) -> None:
     """Fill ``phase`` from its prompts' results and the ledger (its tokens only), given
-    which slot each worker process filled and when the killed ones were SIGKILLed."""
+    which slot each worker process filled and which were SIGKILLed."""
     prefix = f"{phase.phase}-"
     phase.prompts = len(prompts)
     for index, prompt in enumerate(prompts):
@@ -233,6 +248,7 @@ def check_phase(
                 elif status != "success":
                     phase.settled_as_errors += 1
     placement: dict[str, set[int]] = {}
+    hit: set[str] = set()
     for token, starts in ledger.starts.items():
         if not token.startswith(prefix):
             continue
@@ -242,13 +258,10 @@ def check_phase(
             phase.calls_per_worker[slot] += 1
         placement.setdefault(batch_of(token), set()).add(-1 if slot is None else slot)
         ended = {int(e["pid"]) for e in ledger.ends.get(token, [])}
-
-        def lost_with_its_worker(start: Mapping[str, Any]) -> bool:
-            killed_at = worker_kills.get(int(start["worker_pid"]))
-            return killed_at is not None and killed_at >= float(start["at"])
-
+        # A run on a worker that was SIGKILLed was started by it before its death (a worker
+        # id names one process), even when the command wrote its line a moment after.
         for before in starts[:-1]:
-            if lost_with_its_worker(before):
+            if int(before["worker_pid"]) in worker_kills:
                 # Whether or not the command had finished, its attempt died with the worker
                 # and Temporal ran it again: what at-most-once (issue 37.1) is to prevent.
                 phase.unsafe_reruns.append(f"{token} ran again after its worker was SIGKILLed")
@@ -258,9 +271,14 @@ def check_phase(
                 phase.reruns_without_a_kill.append(
                     f"{token} ran again after a run that did not finish, on a worker not killed"
                 )
-        phase.calls_cut_off += sum(
-            lost_with_its_worker(start) and int(start["pid"]) not in ended for start in starts
+        cut_off = sum(
+            int(start["worker_pid"]) in worker_kills and int(start["pid"]) not in ended
+            for start in starts
         )
+        phase.calls_cut_off += cut_off
+        if cut_off:
+            hit.add(prompt_of(token))
+    phase.prompts_hit_by_the_kill = len(hit)
     phase.batches = len(placement)
     phase.batches_spread = sum(len(slots) > 1 for slots in placement.values())
     if placement:
@@ -454,6 +472,7 @@ def combined(phases: Sequence[PhaseFigures]) -> PhaseFigures:
             "batches_spread",
             "worker_kills",
             "calls_cut_off",
+            "prompts_hit_by_the_kill",
             "settled_as_errors",
         ):
             setattr(total, name, getattr(total, name) + getattr(one, name))
@@ -512,6 +531,10 @@ def report(figures: FleetFigures) -> str:
             ),
             ("calls run, by worker", [" / ".join(map(str, p.calls_per_worker)) for p in columns]),
             (
+                "busiest worker's calls over an even share",
+                [f"{p.busiest_worker_share:.2f}" for p in columns],
+            ),
+            (
                 "batches spread over more than one worker",
                 [f"{p.batches_spread}/{p.batches}" for p in columns],
             ),
@@ -521,6 +544,7 @@ def report(figures: FleetFigures) -> str:
             rows += [
                 ("workers SIGKILLed mid-batch", [p.worker_kills for p in columns]),
                 ("calls cut off by the kill", [p.calls_cut_off for p in columns]),
+                ("prompts with a call cut off", [p.prompts_hit_by_the_kill for p in columns]),
                 ("calls settled as errors", [p.settled_as_errors for p in columns]),
             ]
         rows += [

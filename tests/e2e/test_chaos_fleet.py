@@ -119,9 +119,9 @@ def _ledger(path: Path, *entries: tuple[str, str, int, str, float]) -> Ledger:
 def test_the_ledger_tells_an_unsafe_rerun_from_a_second_run_after_finishing(
     tmp_path: Path,
 ) -> None:
-    load = FleetLoad(prompts=1, batches=1, calls=4, cpu_seconds=1, concurrent=1)
-    a, b, c, d = (token_of("fire", 0, 0, n) for n in range(4))
-    slots, kills = {100: 0, 200: 1, 300: 2}, {100: 2.0}
+    load = FleetLoad(prompts=1, batches=1, calls=5, cpu_seconds=1, concurrent=1)
+    a, b, c, d, e = (token_of("fire", 0, 0, n) for n in range(5))
+    slots, kills = {100: 0, 200: 1, 300: 2}, {100}
     ledger = _ledger(
         tmp_path / "ledger.jsonl",
         # a: cut off when worker 100 was killed, then run again on 200 (unsafe re-run)
@@ -136,28 +136,36 @@ def test_the_ledger_tells_an_unsafe_rerun_from_a_second_run_after_finishing(
         # c: once, on 100, before it was killed
         ("start", c, 12, "0.0", 0.5),
         ("end", c, 12, "0.0", 1.0),
+        # e: started by 100 before its death, its line written a moment after; run again
+        ("start", e, 13, "0.0", 2.1),
+        ("start", e, 23, "1.1", 9.0),
+        ("end", e, 23, "1.1", 10.0),
         # d: cut short on 300, which was never killed, and run again there
         ("start", d, 32, "2.2", 2.0),
         ("start", d, 33, "2.2", 3.0),
         ("end", d, 33, "2.2", 4.0),
     )
-    settled = dict.fromkeys([a, b, c, d], "success")
+    settled = dict.fromkeys([a, b, c, d, e], "success")
     phase = PhaseFigures(eager=16, phase="fire")
     check_phase(phase, load, [FleetPrompt("end_turn", settled, 9.0)], ledger, slots, kills)
 
-    assert phase.unsafe_reruns == [f"{a} ran again after its worker was SIGKILLed"]
+    assert phase.unsafe_reruns == [
+        f"{a} ran again after its worker was SIGKILLed",
+        f"{e} ran again after its worker was SIGKILLed",
+    ]
     assert phase.double_executions == [f"{b} ran again after it had finished"]
     assert phase.reruns_without_a_kill == [
         f"{d} ran again after a run that did not finish, on a worker not killed"
     ]
-    assert phase.calls_cut_off == 1
-    assert phase.calls_per_worker == [2, 1, 1, 0]
+    assert (phase.calls_cut_off, phase.prompts_hit_by_the_kill) == (2, 1)
+    assert phase.calls_per_worker == [3, 1, 1, 0]
+    assert phase.busiest_worker_share == 2.4
     assert (phase.batches, phase.batches_spread, phase.mean_workers_per_batch) == (1, 1, 3)
     assert phase.lost == [] and phase.finished == 1
     figures = FleetFigures(load=load, eager=[16], worker_cpus=[], seed=1, phases=[phase])
     assert failed(figures)
     text = report(figures)
-    assert "| unsafe re-runs (target 0) | 1 |" in text
+    assert "| unsafe re-runs (target 0) | 2 |" in text
     assert f"UNSAFE eager 16, fire: {a} ran again after its worker was SIGKILLed" in text
 
 
