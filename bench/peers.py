@@ -3,7 +3,7 @@
     python bench/peers.py [--batches B] [--calls M] [--tool-latency S]
                           [--concurrency 1,10,100] [--prompts N] [--rounds R]
                           [--long-batches L] [--reader-polls-per-second N]
-                          [--peers-eager-calls N]
+                          [--peers-eager-calls N] [--seawall-eager-calls N]
                           [--peers seawall,pydantic-ai,pydantic-ai-durability,openai-agents]
                           [--json PATH]
 
@@ -51,7 +51,10 @@ and which sets most of a batch's latency; lifted, what remains is the harnesses'
 Seawall's worker starts up to 16 of the calls one workflow task schedules itself (its
 ``eager_calls_per_workflow_task`` setting); the peers' workers keep the SDK's 3, as their
 documentation leaves it, unless ``--peers-eager-calls N`` gives them N: the same setting,
-to show what of Seawall's lead is that setting (docs/architecture.md, "Eager calls").
+to show what of Seawall's lead is that setting (docs/architecture.md, "Eager calls");
+``--seawall-eager-calls N`` sets Seawall's own (0: every call through the task queue), to
+show what a lower setting costs light tools (docs/capacity.md, "Eager calls and heavy tools
+on a fleet").
 """
 
 from __future__ import annotations
@@ -217,7 +220,12 @@ SDK_EAGER_CALLS = 3
 
 
 async def build_peer_worker(
-    address: str, namespace: str, peer: Peer, queue: str, eager_calls: int | None = None
+    address: str,
+    namespace: str,
+    peer: Peer,
+    queue: str,
+    eager_calls: int | None = None,
+    seawall_eager_calls: int | None = None,
 ) -> Worker:
     if peer.module is None:
         from seawall.runtime.plugin import connect
@@ -225,7 +233,7 @@ async def build_peer_worker(
         client = await connect(
             address, namespace, interceptors=[ToolLatency(peer_script.SHAPE.tool_latency_seconds)]
         )
-        return seawall_worker(client, queue)
+        return seawall_worker(client, queue, eager_calls=seawall_eager_calls)
     module = peer_module(peer)
     client = await peer_client(address, namespace, peer)
     # The SDK's defaults (sandboxed runner, cache size, pollers), with the peer's plugins;
@@ -248,7 +256,12 @@ async def serve_worker(args: argparse.Namespace) -> None:
     configure_logging("json", "ERROR")
     set_shape(args.calls, args.tool_latency)
     worker = await build_peer_worker(
-        args.address, args.namespace, PEERS[args.peer], args.task_queue, args.peers_eager_calls
+        args.address,
+        args.namespace,
+        PEERS[args.peer],
+        args.task_queue,
+        args.peers_eager_calls,
+        args.seawall_eager_calls,
     )
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
@@ -294,6 +307,11 @@ class WorkerProcess:
             *(
                 ("--peers-eager-calls", str(args.peers_eager_calls))
                 if args.peers_eager_calls
+                else ()
+            ),
+            *(
+                ("--seawall-eager-calls", str(args.seawall_eager_calls))
+                if args.seawall_eager_calls is not None
                 else ()
             ),
             env=worker_process_environment(),
@@ -580,7 +598,11 @@ async def run(args: argparse.Namespace, log: Callable[[str], None] = print) -> d
     # The calls of one workflow task each peer's worker starts itself (docs/architecture.md,
     # "Eager calls"): Seawall's setting, and the SDK's default or --peers-eager-calls.
     report["eager_calls"] = {
-        p.key: default_of("eager_calls_per_workflow_task")
+        p.key: (
+            default_of("eager_calls_per_workflow_task")
+            if args.seawall_eager_calls is None
+            else args.seawall_eager_calls
+        )
         if p.module is None
         else args.peers_eager_calls or SDK_EAGER_CALLS
         for p in peers
@@ -837,6 +859,13 @@ def main(argv: list[str] | None = None) -> int:
         f"(default: the SDK's {SDK_EAGER_CALLS}; Seawall's worker keeps its own setting)",
     )
     parser.add_argument(
+        "--seawall-eager-calls",
+        type=int,
+        default=None,
+        help="calls of one workflow task Seawall's worker starts eagerly (default: its "
+        "eager_calls_per_workflow_task setting's default; 0: every call through the queue)",
+    )
+    parser.add_argument(
         "--peers",
         type=lambda s: [x for x in s.split(",") if x],
         default=list(PEERS),
@@ -861,6 +890,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--reader-polls-per-second must be ≥ 1")
     if args.peers_eager_calls is not None and args.peers_eager_calls < 1:
         parser.error("--peers-eager-calls must be ≥ 1")
+    if args.seawall_eager_calls is not None and not 0 <= args.seawall_eager_calls <= 1000:
+        parser.error("--seawall-eager-calls must be 0 to 1000")
     if args.batches < 1 or args.calls < 2:
         parser.error("--batches must be ≥ 1 and --calls ≥ 2 (the fetch calls and flaky_api)")
     report = asyncio.run(run(args))
