@@ -22,9 +22,10 @@ spread over, prompts finished, calls lost (no settled result, or a success the l
 saw finish), p50/p95/max prompt latency (submit to ``prompt_finished``), the calls a kill
 cut off, and calls run twice. A call whose first run was lost with its worker and which ran
 again is an **unsafe re-run** (a shell command is not safe to repeat); one that ran again
-after a run that had finished is a double execution. The verdict fails on any unfinished
-or lost prompt or call, any double execution and any unsafe re-run; ``--json`` writes the
-figures. ``tests/e2e/test_chaos_fleet.py`` runs a small version in ``make test``.
+after a run that had finished is a double execution. A call run again after a run cut
+short with no kill is counted apart. The verdict fails on any unfinished or lost prompt or
+call and on any call run twice; ``--json`` writes the figures.
+``tests/e2e/test_chaos_fleet.py`` runs a small version in ``make test``.
 """
 
 from __future__ import annotations
@@ -618,6 +619,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep-logs", type=Path, default=DEFAULT_KEPT_LOGS)
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
+    counts = ("prompts", "concurrent", "batches", "calls", "rounds")
+    for name in counts:
+        if getattr(args, name) < 1:
+            parser.error(f"--{name} must be at least 1")
+    if not args.cpu_seconds > 0:
+        parser.error("--cpu-seconds must be more than 0")
     load = FleetLoad(
         prompts=args.prompts,
         batches=args.batches,

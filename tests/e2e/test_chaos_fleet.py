@@ -24,6 +24,7 @@ from scripts.chaos_fleet import (
     failed,
     fleet,
     fleet_script,
+    main,
     read_ledger,
     report,
     token_of,
@@ -202,3 +203,20 @@ def test_rounds_of_one_setting_are_reported_as_one() -> None:
     assert total.mean_workers_per_batch == 2.5
     assert total.latencies == [5.0, 7.0] and total.seconds == 40
     assert total.unsafe_reruns == ["x ran again"] and total.lost == ["prompt 1 ended 'error'"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--calls", "0"], "--calls must be at least 1"),
+        (["--cpu-seconds", "0"], "--cpu-seconds must be more than 0"),
+        (["--eager", "16,x"], "'16,x' is not a comma-separated list of integers"),
+        (["--eager", "1001"], "each eager setting is 0 to 1000"),
+    ],
+)
+def test_bad_input_gets_one_clear_error(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit):
+        main(argv)
+    assert message in capsys.readouterr().err
