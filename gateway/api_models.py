@@ -7,14 +7,14 @@ a typo is a 422 with the field's name rather than a silently ignored setting.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from workflows.contracts.prompt import PromptResult, PromptStatus
 from workflows.contracts.prompt_options import ApprovalMode
 from workflows.contracts.scenario import FixtureTool, ModelScript
-from workflows.contracts.session import MAX_PROMPT_CHARS
+from workflows.contracts.session import MAX_PROMPT_CHARS, SessionStatus
 
 _REQUEST = ConfigDict(extra="forbid")
 
@@ -97,3 +97,12 @@ class ErrorBody(BaseModel):
 
 class Health(BaseModel):
     ok: bool
+
+
+class SessionView(SessionStatus):
+    """A session as ``GET /v1/sessions/{id}`` answers it: its status, and whether it is
+    ``open``, ``closed`` (closed, cancelled, terminated, failed) or ``refused`` (the worker
+    refused to start it; its prompts never run), with ``reason`` saying why when not open."""
+
+    state: Literal["open", "closed", "refused"] = "open"
+    reason: str | None = None

@@ -44,9 +44,10 @@ from gateway.api_models import (
     PromptAccepted,
     PromptView,
     SessionCreated,
+    SessionView,
     SubmitPromptRequest,
 )
-from gateway.closed_prompts import closed_prompt_view, closed_without_result
+from gateway.closed_prompts import closed_prompt_view, closed_without_result, refused_view
 from gateway.codec import install_codec
 from gateway.disconnects import tracking_disconnects
 from gateway.errors import RETRY_AFTER, install_error_handlers
@@ -68,7 +69,10 @@ from seawall.client.temporal_ops import (
     is_not_found,
     prompt_handle,
     read,
+    refused_prompt,
+    session_closed_reason,
     session_handle,
+    start_refusal,
     update_failure,
 )
 from seawall.runtime.grants import GrantSigner
@@ -79,7 +83,6 @@ from workflows.contracts.session import (
     PromptSubmission,
     SessionInput,
     SessionSettings,
-    SessionStatus,
 )
 from workflows.prompt.workflow import PromptWorkflow
 from workflows.session import SessionWorkflow, session_workflow_id
@@ -303,6 +306,7 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
             model=ModelSpec(provider="operator"),
             approval_mode=body.approval_mode or settings.approval_mode,
             permission_timeout_seconds=settings.permission_timeout_seconds,
+            redacted_arguments=settings.redacted_arguments,
             client_metadata=body.client_metadata,
             scenario=(
                 ScenarioHooks(model_script=body.model_script, fixture_tools=body.fixture_tools)
@@ -332,6 +336,7 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
                 # the first run's prompt ids).
                 id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
                 id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+                static_summary="Seawall session (HTTP API)",
             )
         if app.state.session_owners is not None:
             app.state.session_owners.remember(session_id, owner_id)
@@ -339,15 +344,26 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
         return created
 
     @v1.get("/sessions/{session_id}", tags=["sessions"], dependencies=OwnedSession)
-    async def get_session(session_id: str, client: TemporalClient) -> SessionStatus:
-        """The session's running prompt, queue, finished prompts and guard mode."""
+    async def get_session(session_id: str, client: TemporalClient) -> SessionView:
+        """The session's running prompt, queue, finished prompts and guard mode, and its
+        state: `open`, `closed`, or `refused` when the worker refused to start it (`reason`
+        says why; its prompts end `error` with `start_refused`)."""
         handle = session_handle(client, session_id)
-        return await read(lambda: handle.query(SessionWorkflow.status, rpc_timeout=RPC_TIMEOUT))
+        status = await read(lambda: handle.query(SessionWorkflow.status, rpc_timeout=RPC_TIMEOUT))
+        view = SessionView.model_validate(status.model_dump())
+        closed = await session_closed_reason(client, session_id)
+        if closed is None:
+            return view
+        refused = await start_refusal(client, session_id)
+        if refused is not None:
+            return view.model_copy(update={"state": "refused", "reason": refused})
+        return view.model_copy(update={"state": "closed", "reason": closed})
 
     async def closed_session_conflict(client: Client, session_id: str, err: RPCError) -> None:
         """Turn "already completed" into 409; an unknown session stays a 404."""
         if is_not_found(err) and await is_closed(session_handle(client, session_id)):
-            raise HTTPException(409, f"session {session_id!r} is closed") from err
+            reason = await session_closed_reason(client, session_id) or "it is closed"
+            raise HTTPException(409, f"session {session_id!r} is not open: {reason}") from err
 
     @v1.post(
         "/sessions/{session_id}/prompts",
@@ -539,7 +555,7 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
         client: TemporalClient,
     ) -> PermissionAnswered:
         """Approve or reject a tool call that asked for permission."""
-        if await prompt_state(request, client, prompt_id) == "pending":
+        if await prompt_state(request, client, prompt_id) != "started":
             raise HTTPException(
                 404, f"prompt {prompt_id!r} has no pending permission request {request_id!r}"
             )
@@ -563,8 +579,14 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
     @v1.get("/prompts/{prompt_id}", tags=["prompts"], dependencies=OwnedPrompt)
     async def get_prompt(request: Request, prompt_id: str, client: TemporalClient) -> PromptView:
         """The prompt's live status, and its result once it has completed."""
-        if await prompt_state(request, client, prompt_id) == "pending":
+        state = await prompt_state(request, client, prompt_id)
+        if state == "pending":
             return PromptView(prompt_id=prompt_id)
+        if state == "refused":
+            # The session's start was refused: this prompt never runs, and says why.
+            reason = await refused_prompt(client, prompt_id) or "the start was refused"
+            refused_status, refused_result = refused_view(prompt_id, reason)
+            return PromptView(prompt_id=prompt_id, status=refused_status, result=refused_result)
         handle = prompt_handle(client, prompt_id)
         description = await read(lambda: handle.describe(rpc_timeout=RPC_TIMEOUT))
         status = await read(lambda: handle.query(PromptWorkflow.status, rpc_timeout=RPC_TIMEOUT))

@@ -32,7 +32,9 @@ from seawall.acp.mapping import (
     agent_text,
     edit_diff,
     explanation,
+    note,
     tool_kind,
+    tool_locations,
     tool_title,
 )
 from seawall.client.events import Idle, follow_prompt_events
@@ -193,7 +195,10 @@ class PromptFollower:
                     kind=tool_kind(tool_name),
                     # Never moves the call back: only a call announced pending says so.
                     status="pending" if mapper.status(call_id) == "pending" else None,
-                    content=edit_diff(call, mapper.workspace),
+                    # What the call would do: an edit's diff, else the call on one line
+                    # (arguments shortened, secrets redacted by the workflow).
+                    content=edit_diff(call, mapper.workspace) or note(event.text),
+                    locations=tool_locations(call, mapper.workspace),
                 ),
                 options=PERMISSION_OPTIONS,
             )

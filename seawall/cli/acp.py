@@ -23,7 +23,14 @@ from pathlib import Path
 from seawall.runtime.child_env import exec_without_withheld
 from seawall.runtime.logs import configure_logging
 from seawall.runtime.private_files import make_private_data_dir
-from seawall.runtime.settings import ACP, LOG_FORMATS, WORKER, EffectiveSettings, user_data_dir
+from seawall.runtime.settings import (
+    ACP,
+    LOG_FORMATS,
+    WORKER,
+    EffectiveSettings,
+    names_list,
+    user_data_dir,
+)
 from seawall.runtime.temporal_connect import (
     TemporalAccessRefused,
     TemporalClientConfig,
@@ -128,6 +135,7 @@ async def _serve(
         task_queue=settings.task_queue,
         approval_mode=settings.approval_mode,
         permission_timeout_seconds=settings.permission_timeout_seconds,
+        redacted_arguments=names_list(settings.redacted_arguments),
         allow_scripted_models=settings.allow_scripted_models,
         max_prompt_chars=settings.max_prompt_chars,
         owner_id=local_owner_id(settings),

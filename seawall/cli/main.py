@@ -26,7 +26,12 @@ from pathlib import Path
 from typing import NoReturn
 
 from seawall.cli.acp import add_acp_arguments, main_acp
-from seawall.cli.prompt import add_prompt_arguments, main_prompt
+from seawall.cli.prompt import (
+    add_answer_arguments,
+    add_prompt_arguments,
+    main_answer,
+    main_prompt,
+)
 from seawall.cli.storage import add_storage_parser, main_storage
 from seawall.rollout.cli import add_rollout_command, main_rollout
 from seawall.runtime.logs import configure_logging
@@ -127,11 +132,21 @@ def build_parser() -> argparse.ArgumentParser:
         "prompt",
         help="send a prompt through the gateway and follow its updates",
         description="Send a prompt through a running gateway (see `seawall up`) and print "
-        "its agent updates as they happen: tool calls starting and settling, agent messages, "
-        "the guard's reminder and stop, permission requests. Exit code 0, 1 when the prompt "
-        "ended with an error, 2 when the gateway could not be reached or refused it.",
+        "its agent updates as they happen: the model's text, each tool call and why it failed, "
+        "the guard's reminders, what a protection in shadow would have done, and permission "
+        "requests (asked at the terminal: y/n). Exit code 0 when the agent finished its turn, "
+        "1 when the prompt ended with an error, 2 when the gateway could not be reached or "
+        "refused it, 3 when a loop protection stopped it, 4 at the model-request cap, 5 when "
+        "it was cancelled.",
     )
     add_prompt_arguments(prompt)
+    answer = commands.add_parser(
+        "answer",
+        help="answer a prompt's permission request",
+        description="Approve (yes) or reject (no) a tool call that waits for permission, "
+        "as `seawall prompt` shows when it has no terminal to ask at.",
+    )
+    add_answer_arguments(answer)
     config = commands.add_parser(
         "config",
         help="show every setting, its effective value and its source",
@@ -301,6 +316,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_stack(settings)
     if args.command == "prompt":
         return main_prompt(args, settings)
+    if args.command == "answer":
+        return main_answer(args, settings)
     if args.command == "acp":
         return main_acp(args, effective)
     if args.command == "rollout":

@@ -51,6 +51,10 @@ class ErrorReason(StrEnum):
     # The conversation outgrew what a durable prompt carries (prompts before the context
     # policy).
     CONVERSATION_TOO_LARGE = "conversation_too_large"
+    # The worker refused to start the prompt or its session (a workspace outside its
+    # workspaces, a missing grant, a scripted model it does not allow); ``error`` says which.
+    # Never recorded by a workflow: the gateway answers it for a prompt that never started.
+    START_REFUSED = "start_refused"
 
 
 class LoopType(StrEnum):
@@ -108,6 +112,18 @@ class PromptInput(PromptOptions):
         return lift_legacy_prompt_keys(data)
 
 
+# The longest title a prompt's workflow shows in the Temporal UI (its static summary).
+PROMPT_TITLE_CHARS = 80
+
+
+def prompt_title(text: str) -> str:
+    """A prompt as the Temporal UI lists it: its first non-empty line, whitespace collapsed,
+    at most :data:`PROMPT_TITLE_CHARS` characters."""
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    line = " ".join(first.split())
+    return line if len(line) <= PROMPT_TITLE_CHARS else line[: PROMPT_TITLE_CHARS - 1] + "…"
+
+
 def route_label(prompt: PromptInput) -> str:
     """The route as a telemetry label: a channel prompt is its own route."""
     return "channel" if prompt.client_metadata.get("channel") else prompt.route.value
@@ -141,11 +157,18 @@ class InputBoundaryReport(BaseModel):
 
 
 class PermissionRequest(BaseModel):
+    """An open request for the user's approval of one call, with what the call would do
+    (docs/http-api.md, "Approvals"): ``arguments`` as the model sent them, long values
+    shortened and the operator's secret names redacted (``redacted_arguments``), and
+    ``summary``, the call on one line. Both empty in requests opened before they existed."""
+
     model_config = ConfigDict(frozen=True)
     request_id: str
     call_id: str
     tool_name: str
     batch: int
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    summary: str = ""
 
 
 class PermissionAnswer(BaseModel):
@@ -169,6 +192,10 @@ class EventKind(StrEnum):
     # ``status`` is ``retry`` when a retried model request's text diverged from what was
     # already streamed: ``text`` then restarts the batch's text from its beginning.
     MESSAGE_DELTA = "message_delta"
+    # A protection in shadow (or a rule's own shadow mode) would have reminded the model or
+    # stopped the prompt after this batch; nothing was sent to the model. ``status`` is
+    # ``would_warn`` or ``would_stop``, ``text`` the loop type it would have named.
+    SHADOW_DECISION = "shadow_decision"
 
 
 # ``AgentEvent.status`` of a ``message_delta`` that restarts its batch's text.
@@ -190,6 +217,11 @@ class AgentEvent(BaseModel):
     status: str | None = None
     text: str | None = None
     request_id: str | None = None
+    # A ``tool_call_settled`` that did not succeed: why, in a few fixed words (``not found``,
+    # ``not approved``; workflows/prompt/events.py), never the tool's own error text.
+    reason: str | None = None
+    # A ``permission_request``: the call's shown arguments (PermissionRequest.arguments).
+    arguments: dict[str, Any] | None = None
 
 
 class ModelDelta(BaseModel):

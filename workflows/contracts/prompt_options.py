@@ -21,6 +21,19 @@ DEFAULT_MAX_MODEL_REQUESTS = 50
 DEFAULT_PERMISSION_TIMEOUT_SECONDS = 300.0
 DEFAULT_TOOL_TIMEOUT_SECONDS = 600.0
 DEFAULT_MAX_OUTPUT_CHARS = 20_000
+# Argument names (case-insensitive globs) whose values a permission request never shows
+# (docs/settings.md, ``redacted_arguments``).
+DEFAULT_REDACTED_ARGUMENTS = (
+    "*token*",
+    "*secret*",
+    "*password*",
+    "*passwd*",
+    "*api_key*",
+    "*apikey*",
+    "*authorization*",
+    "*credential*",
+    "*private_key*",
+)
 # How long a failing model request is retried, from its first attempt (docs/settings.md,
 # ``model_retry_window_seconds``; docs/architecture.md, "Model requests and outages").
 DEFAULT_MODEL_RETRY_WINDOW_SECONDS = 600.0
@@ -63,6 +76,8 @@ class PromptOptions(BaseModel):
     max_model_requests: int = Field(default=DEFAULT_MAX_MODEL_REQUESTS, ge=1)
     approval_mode: ApprovalMode = ApprovalMode.DEFAULT
     permission_timeout_seconds: float = Field(default=DEFAULT_PERMISSION_TIMEOUT_SECONDS, gt=0)
+    # What a permission request never shows (workflows/prompt/approvals.py).
+    redacted_arguments: tuple[str, ...] = DEFAULT_REDACTED_ARGUMENTS
     tool_timeout_seconds: float = Field(default=DEFAULT_TOOL_TIMEOUT_SECONDS, gt=0)
     max_output_chars: int = Field(default=DEFAULT_MAX_OUTPUT_CHARS, ge=100)
     # What one model request may carry of the conversation (docs/architecture.md, "The

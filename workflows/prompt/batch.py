@@ -172,6 +172,24 @@ def after_judgement(
     return AfterJudgement(entry, reminders, [system_message(r) for r in reminders], None)
 
 
+# The decisions of a protection in shadow that clients are shown (EventKind.SHADOW_DECISION).
+SHADOW_KINDS = frozenset({DecisionKind.WOULD_WARN.value, DecisionKind.WOULD_STOP.value})
+
+
+def shadow_decisions(step: AfterBatch, judged: Sequence[RuleEntry] = ()) -> list[tuple[str, str]]:
+    """``(would_warn | would_stop, loop type)`` for each reminder or stop a protection in
+    shadow would have made after this batch: the guard's first, then the rules' in table
+    order, then the progress judge's."""
+    found: list[tuple[str, str]] = []
+    if step.guard.kind.value in SHADOW_KINDS:
+        found.append((step.guard.kind.value, LoopType.REPEATED_TOOL_EXECUTION_FAILURE.value))
+    found.extend(
+        (d.kind.value, d.rule.value) for d in step.rule_decisions if d.kind.value in SHADOW_KINDS
+    )
+    found.extend((e.decision, e.rule) for e in judged if e.decision in SHADOW_KINDS)
+    return found
+
+
 def rule_reminders(rule_decisions: Sequence[RuleDecision]) -> list[str]:
     """The reminders a batch earned from the recommended profile's rules, one per rule, in
     the table's order (after the guard's own reminder)."""

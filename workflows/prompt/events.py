@@ -11,7 +11,9 @@ such that a client never sees the same text twice (docs/architecture.md, "Stream
 
 from __future__ import annotations
 
-from workflows.contracts.outcome import ToolOutcome
+from typing import Any
+
+from workflows.contracts.outcome import TerminalStatus, ToolErrorType, ToolOutcome
 from workflows.contracts.prompt import (
     DELTA_RETRY_STATUS,
     EVENTS_PAGE_CHARS,
@@ -22,6 +24,49 @@ from workflows.contracts.prompt import (
     ModelDelta,
     ToolResult,
 )
+
+# The classified reasons a client shows for a call that did not succeed, in a few words.
+# Only the classification: the tool's own error text stays in the ``tool_results`` query.
+_REASON_WORDS = {
+    ToolErrorType.FILE_NOT_FOUND: "not found",
+    ToolErrorType.SEARCH_PATH_NOT_FOUND: "not found",
+    ToolErrorType.PATH_NOT_IN_WORKSPACE: "outside the workspace",
+    ToolErrorType.PERMISSION_DENIED: "permission denied by the file system",
+    ToolErrorType.INVALID_TOOL_PARAMS: "invalid arguments",
+    ToolErrorType.TOOL_NOT_REGISTERED: "no such tool",
+    ToolErrorType.EXECUTION_TIMEOUT: "timed out",
+    ToolErrorType.EXECUTION_DENIED: "not allowed",
+    ToolErrorType.FILE_TOO_LARGE: "file too large",
+    ToolErrorType.NO_SPACE_LEFT: "no space left",
+    ToolErrorType.TARGET_IS_DIRECTORY: "is a directory",
+    ToolErrorType.ATTEMPT_TO_CREATE_EXISTING_FILE: "file exists",
+    ToolErrorType.EDIT_NO_OCCURRENCE_FOUND: "text to replace not found",
+    ToolErrorType.EDIT_EXPECTED_OCCURRENCE_MISMATCH: "text to replace matched another count",
+    ToolErrorType.EDIT_NO_CHANGE: "edit changes nothing",
+    ToolErrorType.SHELL_EXECUTE_ERROR: "command failed",
+    ToolErrorType.MCP_TOOL_ERROR: "MCP tool error",
+}
+
+
+def failure_reason(outcome: ToolOutcome) -> str | None:
+    """Why ``outcome`` did not succeed, in a few fixed words; ``None`` for a success."""
+    if outcome.status == TerminalStatus.SUCCESS.value:
+        return None
+    if outcome.denied:
+        return "not approved"
+    if outcome.refused_repeat:
+        return "refused: repeats a call that already failed"
+    if outcome.provider_duplicate:
+        return "refused: duplicate call id"
+    if outcome.status == TerminalStatus.CANCELLED.value:
+        return "cancelled"
+    kind = outcome.error_type or outcome.execution_error_type
+    if kind is None:
+        return "failed"
+    try:
+        return _REASON_WORDS.get(ToolErrorType(kind), kind.replace("_", " "))
+    except ValueError:
+        return kind.replace("_", " ")
 
 
 class EventLog:
@@ -43,6 +88,8 @@ class EventLog:
         status: str | None = None,
         text: str | None = None,
         request_id: str | None = None,
+        reason: str | None = None,
+        arguments: dict[str, Any] | None = None,
     ) -> AgentEvent:
         """Append the next event (and return it)."""
         event = AgentEvent(
@@ -54,6 +101,8 @@ class EventLog:
             status=status,
             text=text,
             request_id=request_id,
+            reason=reason,
+            arguments=arguments,
         )
         self._events.append(event)
         return event
@@ -73,6 +122,7 @@ class EventLog:
             call_id=outcome.call_id,
             tool_name=outcome.tool_name,
             status=outcome.status,
+            reason=failure_reason(outcome),
         )
 
     def results(self, call_ids: list[str]) -> list[ToolResult]:

@@ -17,6 +17,7 @@ from temporalio import workflow
 from workflows.contracts.outcome import ToolCall
 from workflows.contracts.prompt import ApprovalModeChange, PermissionAnswer, PermissionRequest
 from workflows.contracts.prompt_options import ApprovalMode
+from workflows.prompt.approvals import call_summary, shown_arguments
 
 
 class PermissionRequests:
@@ -49,14 +50,20 @@ class PermissionRequests:
         if answer.request_id not in self._pending_permissions:
             raise ValueError(f"no pending permission request {answer.request_id!r}")
 
-    def _open_permission_request(self, call: ToolCall, batch: int) -> PermissionRequest:
-        """Register a request for ``call``; it is pending until answered or timed out."""
+    def _open_permission_request(
+        self, call: ToolCall, batch: int, redacted: tuple[str, ...]
+    ) -> PermissionRequest:
+        """Register a request for ``call``, showing its arguments (``redacted``: the names
+        never shown); it is pending until answered or timed out."""
         self._permission_seq += 1
+        shown = shown_arguments(call.arguments or {}, redacted)
         request = PermissionRequest(
             request_id=f"permission-{self._permission_seq}",
             call_id=call.call_id,
             tool_name=call.name,
             batch=batch,
+            arguments=shown,
+            summary=call_summary(call.name, shown),
         )
         self._pending_permissions[request.request_id] = request
         return request

@@ -94,7 +94,14 @@ with workflow.unsafe.imports_passed_through():
         worker_lost_outcome,
     )
     from workflows.prompt import telemetry
-    from workflows.prompt.batch import AfterBatch, DrainedInput, after_batch, rule_entry
+    from workflows.prompt.approvals import call_summary, shown_arguments
+    from workflows.prompt.batch import (
+        AfterBatch,
+        DrainedInput,
+        after_batch,
+        rule_entry,
+        shadow_decisions,
+    )
     from workflows.prompt.client_connection import ClientConnection
     from workflows.prompt.context_window import ContextWindow
     from workflows.prompt.events import EventLog, StreamedText
@@ -580,6 +587,20 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
         """``text`` as an activity's summary in the UI, when the operator turned them on."""
         return text if self._activity_summaries else None
 
+    def _tool_summary(
+        self, call: ToolCall, policy: str | None, tool_type: str | None, batch: int
+    ) -> str | None:
+        """A tool activity's summary in the UI: the call on one line as a permission request
+        shows it (workflows/prompt/approvals.py: values shortened, secrets redacted) and its
+        batch. MCP tools only as "mcp" with no arguments: their names carry the server's."""
+        if not self._activity_summaries:
+            return None
+        label = telemetry.tool_label(policy, tool_type)
+        if label == "mcp":
+            return f"mcp (batch {batch})"
+        shown = shown_arguments(call.arguments or {}, self._input.redacted_arguments)
+        return f"{call_summary(label, shown)} (batch {batch})"
+
     async def _loop(self) -> tuple[StopReason, LoopType | None, str | None]:
         prompt = self._input
         self._context_policy = self._patched(CONTEXT_POLICY_PATCH)
@@ -644,6 +665,8 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
             self._count_usage(judged.usage)
             self._rule_entries.extend(judged.entries)
             self._messages.extend(judged.messages)
+            for status, loop_type in shadow_decisions(step, judged.entries):
+                self._emit(EventKind.SHADOW_DECISION, status=status, text=loop_type)
             ended = step.stop or judged.stop
             if ended is not None:
                 self._announce_stop(ended)
@@ -869,14 +892,20 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
                 )
                 if invalid is not None:
                     return invalid
-                request = self._open_permission_request(call, batch)
-                self._emit(
+                request = self._open_permission_request(call, batch, prompt.redacted_arguments)
+                self._log.emit(
                     EventKind.PERMISSION_REQUEST,
+                    batch=self._batch,
                     call_id=call.call_id,
                     tool_name=call.name,
                     request_id=request.request_id,
+                    text=request.summary,
+                    arguments=request.arguments,
                 )
-                if not await self._permission_granted(request, prompt.permission_timeout_seconds):
+                workflow.set_current_details(self._details())
+                granted = await self._permission_granted(request, prompt.permission_timeout_seconds)
+                workflow.set_current_details(self._details())
+                if not granted:
                     return permission_denied_outcome(
                         call, policy_tool_name=policy, tool_type=tool_type
                     )
@@ -897,8 +926,7 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
                 heartbeat_timeout=TOOL_HEARTBEAT_TIMEOUT,
                 retry_policy=TOOL_RETRY,
                 cancellation_type=workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-                # Names MCP tools only as "mcp": their names carry the server's name.
-                summary=self._summary(f"{telemetry.tool_label(policy, tool_type)} (batch {batch})"),
+                summary=self._tool_summary(call, policy, tool_type, batch),
             )
             if self._progress_rules:
                 durations[cleared.index] = (
@@ -994,15 +1022,29 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
             workflow.upsert_search_attributes(list(updates))
 
     def _details(self) -> str:
+        """The prompt's current details in the Temporal UI: the guard's state and counts,
+        and which calls wait for the user's approval (by safe label: the arguments are
+        for the session's own clients)."""
         state = self._guard_state
         counts = self._protections.counts
-        return (
+        details = (
             f"**Guard** ({(self._guard_mode or GuardMode.OFF).value}): {state.phase.value}, "
             f"{state.failure_count} failures over {state.batch_count} batches "
             f"(candidate {state.candidate_ordinal}) after batch {self._batch}; "
             f"{self._model_requests} model requests, {counts.executed} calls run, "
             f"{counts.refused} refused."
         )
+        waiting = [
+            f"`{telemetry.tool_label(r.tool_name, self._tool_type(r.tool_name))}` ({r.request_id})"
+            for r in self._pending_permissions.values()
+        ]
+        if waiting:
+            details += "\n\n**Waiting for the user's approval**: " + ", ".join(waiting) + "."
+        return details
+
+    def _tool_type(self, name: str) -> str | None:
+        spec = self._tools.get(name)
+        return spec.tool_type if spec else None
 
     def _emit(
         self,

@@ -54,6 +54,7 @@ with workflow.unsafe.imports_passed_through():
         QueuedPrompt,
         StopReason,
         UserInput,
+        prompt_title,
     )
     from workflows.contracts.session import (
         FINISHED_PROMPTS_KEPT,
@@ -356,6 +357,10 @@ class SessionWorkflow:
                 id_reuse_policy=PROMPT_ID_REUSE_POLICY,
                 parent_close_policy=workflow.ParentClosePolicy.REQUEST_CANCEL,
                 search_attributes=self._prompt_search_attributes(),
+                # What the Temporal UI lists the prompt as (user metadata: a payload the
+                # codec encodes like the input; no command of its own).
+                static_summary=prompt_title(item.text),
+                static_details=f"A prompt of session `{self._input.session_id}`.",
             )
         except WorkflowAlreadyStartedError:
             # The id belongs to another run's prompt, whose result stays as it is.

@@ -82,7 +82,7 @@ from .sources import (
     user_config_path,
     user_data_dir,
 )
-from .value_types import LOG_FORMATS, LOG_LEVELS, LogFormat
+from .value_types import LOG_FORMATS, LOG_LEVELS, LogFormat, names_list
 
 __all__ = [
     "ACP",
@@ -130,6 +130,7 @@ __all__ = [
     "flag_type",
     "load_settings",
     "log_startup_diagnostics",
+    "names_list",
     "read_setting",
     "render_table",
     "resolve_activity_summaries",

@@ -28,6 +28,7 @@ from workflows.contracts.conversation import DEFAULT_CONTEXT_BUDGET_CHARS, MIN_C
 from workflows.contracts.prompt_options import (
     DEFAULT_MODEL_RETRY_WINDOW_SECONDS,
     DEFAULT_PERMISSION_TIMEOUT_SECONDS,
+    DEFAULT_REDACTED_ARGUMENTS,
     MAX_MODEL_RETRY_WINDOW_SECONDS,
     MIN_MODEL_RETRY_WINDOW_SECONDS,
     ApprovalMode,
@@ -477,6 +478,13 @@ class SeawallSettings(BaseSettings):
         env="SEAWALL_PERMISSION_TIMEOUT_SECONDS",
         read_by=(GATEWAY, ACP),
         gt=0,
+    )
+    redacted_arguments: str = setting(
+        ",".join(DEFAULT_REDACTED_ARGUMENTS),
+        "argument names whose values a permission request shows as [redacted] "
+        "(comma-separated, case-insensitive globs)",
+        env="SEAWALL_REDACTED_ARGUMENTS",
+        read_by=(GATEWAY, ACP),
     )
     # Off by default: a scripted session runs tools the client chose. The worker checks it
     # too (docs/security-trust.md): a workflow started directly on Temporal is no exception.

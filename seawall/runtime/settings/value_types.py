@@ -108,6 +108,11 @@ def _origins(value: str) -> str:
     return ",".join(origins)
 
 
+def names_list(value: str) -> tuple[str, ...]:
+    """A comma-separated setting (``redacted_arguments``) as its non-empty names."""
+    return tuple(name.strip() for name in value.split(",") if name.strip())
+
+
 T = TypeVar("T")
 ModeWord = Annotated[GuardMode, BeforeValidator(_word_or_off)]
 RuleModeWord = Annotated[GuardMode | None, BeforeValidator(_word_or_off)]
