@@ -362,8 +362,11 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
     async def closed_session_conflict(client: Client, session_id: str, err: RPCError) -> None:
         """Turn "already completed" into 409; an unknown session stays a 404."""
         if is_not_found(err) and await is_closed(session_handle(client, session_id)):
-            reason = await session_closed_reason(client, session_id) or "it is closed"
-            raise HTTPException(409, f"session {session_id!r} is not open: {reason}") from err
+            refused = await start_refusal(client, session_id)
+            if refused is not None:
+                detail = f"session {session_id!r} was refused by the worker: {refused}"
+                raise HTTPException(409, detail) from err
+            raise HTTPException(409, f"session {session_id!r} is closed") from err
 
     @v1.post(
         "/sessions/{session_id}/prompts",

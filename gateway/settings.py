@@ -17,8 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from seawall.runtime.grants import existing_signing_key
 from seawall.runtime.owners import read_owner_tokens
-from seawall.runtime.settings import SeawallSettings, default_of, names_list
-from workflows.contracts.prompt_options import ApprovalMode
+from seawall.runtime.settings import SeawallSettings, default_of, redacted_names
+from workflows.contracts.prompt_options import DEFAULT_REDACTED_ARGUMENTS, ApprovalMode
 
 
 class ConfigurationError(ValueError):
@@ -49,7 +49,8 @@ class GatewaySettings(BaseModel):
     max_prompt_chars: int = default_of("max_prompt_chars")
     approval_mode: ApprovalMode = default_of("approval_mode")
     permission_timeout_seconds: float = default_of("permission_timeout_seconds")
-    redacted_arguments: tuple[str, ...] = names_list(default_of("redacted_arguments"))
+    # What a permission request never shows: the built-in names and the operator's.
+    redacted_arguments: tuple[str, ...] = DEFAULT_REDACTED_ARGUMENTS
     # Lets a client script the model of its session (simulations, end-to-end tests).
     allow_scripted_models: bool = default_of("allow_scripted_models")
     # Per owner of ``owner_tokens``, over all its sessions and every replica (0: no limit).
@@ -86,7 +87,7 @@ class GatewaySettings(BaseModel):
             max_prompt_chars=settings.max_prompt_chars,
             approval_mode=settings.approval_mode,
             permission_timeout_seconds=settings.permission_timeout_seconds,
-            redacted_arguments=names_list(settings.redacted_arguments),
+            redacted_arguments=redacted_names(settings.redacted_arguments),
             allow_scripted_models=settings.allow_scripted_models,
             max_concurrent_prompts_per_owner=settings.max_concurrent_prompts_per_owner,
             max_open_sessions_per_owner=settings.max_open_sessions_per_owner,

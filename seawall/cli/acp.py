@@ -28,7 +28,7 @@ from seawall.runtime.settings import (
     LOG_FORMATS,
     WORKER,
     EffectiveSettings,
-    names_list,
+    redacted_names,
     user_data_dir,
 )
 from seawall.runtime.temporal_connect import (
@@ -135,7 +135,7 @@ async def _serve(
         task_queue=settings.task_queue,
         approval_mode=settings.approval_mode,
         permission_timeout_seconds=settings.permission_timeout_seconds,
-        redacted_arguments=names_list(settings.redacted_arguments),
+        redacted_arguments=redacted_names(settings.redacted_arguments),
         allow_scripted_models=settings.allow_scripted_models,
         max_prompt_chars=settings.max_prompt_chars,
         owner_id=local_owner_id(settings),

@@ -42,15 +42,8 @@ from seawall.client.temporal_ops import (
     is_not_found,
     is_pending,
     prompt_handle,
-    refused_prompt,
 )
-from workflows.contracts.prompt import (
-    AgentEvent,
-    EventKind,
-    EventsQuery,
-    PromptResult,
-    StopReason,
-)
+from workflows.contracts.prompt import AgentEvent, EventKind, EventsQuery, PromptResult
 from workflows.prompt.workflow import PromptWorkflow
 
 log = structlog.get_logger("seawall.client")
@@ -88,21 +81,6 @@ _CHANGED = frozenset(
 )
 # A server that will not serve the history: follow by polling instead.
 _NO_HISTORY = (RPCStatusCode.PERMISSION_DENIED, RPCStatusCode.UNIMPLEMENTED)
-
-
-# A refused start's ``prompt_finished``: the prompt ended ``error`` before it began.
-REFUSED_START_TEXT = "the worker refused to start this prompt's session: {reason}"
-
-
-def refused_finish(after: int, reason: str) -> AgentEvent:
-    """The one event of a prompt whose session's start the worker refused: finished, with
-    ``error`` and why (``text``), so a client following it stops and says so."""
-    return AgentEvent(
-        seq=after + 1,
-        kind=EventKind.PROMPT_FINISHED,
-        status=StopReason.ERROR.value,
-        text=REFUSED_START_TEXT.format(reason=reason),
-    )
 
 
 class Idle:
@@ -205,9 +183,6 @@ async def follow_prompt_events(
                     if not is_not_found(err):
                         raise
                     if not await is_pending(client, prompt_id):
-                        refused = await refused_prompt(client, prompt_id)
-                        if refused is not None:
-                            yield refused_finish(after, refused)
                         return  # gone from its session's queue without ever starting
                     pause = quiet = PENDING_POLL_SECONDS
             if started and watch is not None:

@@ -82,7 +82,7 @@ from .sources import (
     user_config_path,
     user_data_dir,
 )
-from .value_types import LOG_FORMATS, LOG_LEVELS, LogFormat, names_list
+from .value_types import LOG_FORMATS, LOG_LEVELS, LogFormat, redacted_names
 
 __all__ = [
     "ACP",
@@ -130,8 +130,8 @@ __all__ = [
     "flag_type",
     "load_settings",
     "log_startup_diagnostics",
-    "names_list",
     "read_setting",
+    "redacted_names",
     "render_table",
     "resolve_activity_summaries",
     "resolve_context_budget",

@@ -28,7 +28,6 @@ from workflows.contracts.conversation import DEFAULT_CONTEXT_BUDGET_CHARS, MIN_C
 from workflows.contracts.prompt_options import (
     DEFAULT_MODEL_RETRY_WINDOW_SECONDS,
     DEFAULT_PERMISSION_TIMEOUT_SECONDS,
-    DEFAULT_REDACTED_ARGUMENTS,
     MAX_MODEL_RETRY_WINDOW_SECONDS,
     MIN_MODEL_RETRY_WINDOW_SECONDS,
     ApprovalMode,
@@ -479,10 +478,11 @@ class SeawallSettings(BaseSettings):
         read_by=(GATEWAY, ACP),
         gt=0,
     )
-    redacted_arguments: str = setting(
-        ",".join(DEFAULT_REDACTED_ARGUMENTS),
-        "argument names whose values a permission request shows as [redacted] "
-        "(comma-separated, case-insensitive globs)",
+    redacted_arguments: str | None = setting(
+        None,
+        "more argument names whose values a permission request shows as [redacted] "
+        "(comma-separated, case-insensitive globs), besides the built-in *token*, *secret*, "
+        "*password* and the like",
         env="SEAWALL_REDACTED_ARGUMENTS",
         read_by=(GATEWAY, ACP),
     )

@@ -17,6 +17,7 @@ from pydantic import AfterValidator, BeforeValidator
 
 from seawall.runtime.owners import OWNER_ID, read_owner_tokens
 from seawall.runtime.storage import PayloadStorageKind
+from workflows.contracts.prompt_options import DEFAULT_REDACTED_ARGUMENTS
 from workflows.rules import LoopProfile
 from workflows.seed import GuardMode
 
@@ -108,9 +109,11 @@ def _origins(value: str) -> str:
     return ",".join(origins)
 
 
-def names_list(value: str) -> tuple[str, ...]:
-    """A comma-separated setting (``redacted_arguments``) as its non-empty names."""
-    return tuple(name.strip() for name in value.split(",") if name.strip())
+def redacted_names(value: str | None) -> tuple[str, ...]:
+    """What a permission request never shows: the built-in names, then those of the
+    ``redacted_arguments`` setting (comma-separated)."""
+    extra = tuple(name.strip() for name in (value or "").split(",") if name.strip())
+    return DEFAULT_REDACTED_ARGUMENTS + extra
 
 
 T = TypeVar("T")

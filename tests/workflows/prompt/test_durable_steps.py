@@ -391,7 +391,8 @@ async def test_activity_summaries_are_the_operators_choice_and_off_by_default(
             client, queue, SessionSettings(workspace_root=str(tmp_path), scenario=scenario), "go"
         )
 
-    named = ["model request 1", "probe (batch 1)", "probe (batch 1)", "model request 2"]
+    # A tool call is named as a permission request shows it: the call on one line.
+    named = ["model request 1", "probe n=0 (batch 1)", "probe n=1 (batch 1)", "model request 2"]
     for prompt_id in (standalone.workflow_id, session_prompt):
         summaries = activity_summaries(await history_of(client, prompt_id))
         if setting == "true":
