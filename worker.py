@@ -61,6 +61,7 @@ from seawall.runtime.settings import (
     default_of,
     flag_type,
     log_startup_diagnostics,
+    protections,
     resolve_activity_summaries,
     resolve_context_budget,
     resolve_guard_mode,
@@ -299,12 +300,16 @@ async def run_worker(args: argparse.Namespace) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    log.info(
+    # The guard mode, its source and the loop profile the settings select (each session
+    # resolves them again), and the seed profile's notice for an invalid guard mode.
+    started = log.warning if "guard_mode_problem" in args.protections else log.info
+    started(
         "worker_started",
         **args.temporal.describe(),
         task_queue=args.task_queue,
         metrics=metrics_bind or ("otlp" if args.otlp_endpoint else None),
         **describe_storage(storage),
+        **args.protections,
     )
     async with worker:
         await stop.wait()
@@ -315,6 +320,7 @@ async def run_worker(args: argparse.Namespace) -> None:
 def main(argv: Sequence[str] | None = None) -> None:
     effective = settings_or_exit("worker")
     args = parse_args(argv, effective.settings, temporal_or_exit("worker", effective))
+    args.protections = protections(effective)
     configure_logging(args.log_format, args.log_level)
     log_startup_diagnostics(effective, structlog.get_logger("seawall.worker"))
     if args.otel_tracing:

@@ -8,7 +8,7 @@ on an embedded dev server it starts and stops itself. An in-process worker serve
 unless ``--external-worker`` says a worker is already polling the task queue.
 
 Every subcommand but ``config`` checks the settings first (docs/settings.md): a bad one is
-one line on stderr and exit code 2.
+one line on stderr and exit code 2. ``config`` shows them all, each bad one marked.
 """
 
 from __future__ import annotations
@@ -37,8 +37,11 @@ from seawall.rollout.cli import add_rollout_command, main_rollout
 from seawall.runtime.logs import configure_logging
 from seawall.runtime.process_exit import run_then_exit
 from seawall.runtime.settings import (
+    EXIT_BAD_SETTINGS,
     LOG_FORMATS,
     EffectiveSettings,
+    SettingsError,
+    inspect_settings,
     render_table,
     settings_or_exit,
 )
@@ -299,21 +302,36 @@ def _stdout_to_stderr() -> Iterator[None]:
         os.close(saved)
 
 
+def main_config(args: argparse.Namespace) -> int:
+    """``seawall config``: every setting, an invalid one marked ``invalid`` in its row and
+    named on stderr as a start would name it; exit code 2 when any value is invalid (also
+    the guard mode the seed profile runs as shadow), and for a config file that does not
+    parse (then only that line)."""
+    try:
+        effective = inspect_settings()
+    except SettingsError as err:
+        print(f"seawall: error: {err}", file=sys.stderr)
+        return EXIT_BAD_SETTINGS
+    if args.json:
+        print(json.dumps({**effective.as_json(), **temporal_access_json(effective)}))
+    else:
+        print(render_table(effective))
+        print(auth_summary(effective))
+    if effective.problems:
+        print(f"seawall: error: {'; '.join(effective.problems)}", file=sys.stderr)
+    return EXIT_BAD_SETTINGS if effective.invalid else 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    effective = settings_or_exit("seawall")
     if args.command == "config":
-        if args.json:
-            print(json.dumps({**effective.as_json(), **temporal_access_json(effective)}))
-        else:
-            print(render_table(effective))
-            print(auth_summary(effective))
-        return 0
+        return main_config(args)
+    effective = settings_or_exit("seawall")
     settings = effective.settings
     if args.command == "up":
         from seawall.cli.stack import run_stack
 
-        return run_stack(settings)
+        return run_stack(effective)
     if args.command == "prompt":
         return main_prompt(args, settings)
     if args.command == "answer":

@@ -14,12 +14,13 @@ rule_modes.py, with one field each in the marked block of the model.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import SecretStr, ValidationInfo, field_validator
+from pydantic import SecretStr, TypeAdapter, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from seawall.runtime.rollout_policy import check_rollout, deployment_environment
@@ -48,6 +49,7 @@ from .fields import (
     UP,
     WORKER,
     Setting,
+    field_validator_of,
     setting,
     setting_of,
 )
@@ -71,7 +73,6 @@ from .value_types import (
     VariableNames,
 )
 
-LOOP_PROFILE_CONFIG_KEY = "loop_profile"
 LOOP_PROFILE_ENV = "SEAWALL_LOOP_PROFILE"
 PROGRESS_JUDGE_CONFIG_KEY = "progress_judge"
 PROGRESS_JUDGE_ENV = "SEAWALL_PROGRESS_JUDGE"
@@ -803,6 +804,13 @@ SETTINGS: tuple[Setting, ...] = tuple(
     setting_of(name, info) for name, info in SeawallSettings.model_fields.items()
 )
 SETTINGS_BY_NAME: Mapping[str, Setting] = {s.name: s for s in SETTINGS}
+
+
+@functools.cache
+def validator_of(name: str) -> TypeAdapter[Any]:
+    """The field validator of setting ``name``: the one the settings model uses
+    (:func:`~.fields.field_validator_of`)."""
+    return field_validator_of(SeawallSettings.model_fields[name])
 
 
 def default_of(name: str) -> Any:

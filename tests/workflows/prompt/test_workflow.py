@@ -446,6 +446,9 @@ async def test_invalid_operator_mode_falls_back_to_shadow_and_a_project_env_is_i
     monkeypatch.chdir(project)
     monkeypatch.delenv("SEAWALL_REPEATED_TOOL_FAILURE_GUARD", raising=False)
     monkeypatch.setenv("QWEN_CODE_ACP_REPEATED_TOOL_FAILURE_GUARD", "sometimes")
+    # Only the seed profile starts a worker with an invalid mode (any other refuses it at
+    # startup, docs/settings.md, "Bad values"); each session then resolves it the seed's way.
+    monkeypatch.setenv("SEAWALL_LOOP_PROFILE", "seed")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     spec = scenario(**{**scenario_file("read-missing-file-loop").model_dump(), "mode": None})
 
