@@ -50,9 +50,9 @@ from pathlib import Path
 from temporalio.client import Client, WorkflowHandle
 from temporalio.service import RPCError
 
-from seawall.rollout.analysis import Report, build_report
 from seawall.rollout.records import read_records, visibility_query
 from seawall.rollout.render import render_html, render_text
+from seawall.rollout.report import Report, build_report
 from seawall.runtime.devserver import start_dev_server
 from seawall.runtime.logs import configure_logging
 from seawall.scenario.driver import prepare_workspace

@@ -40,6 +40,8 @@ T = TypeVar("T")
 CLIENT_DISCONNECTED = "client_disconnected"
 # Histories fetched at once: enough to keep a remote frontend busy, few enough for a laptop.
 FETCH_CONCURRENCY = 16
+# The guard's reset reason when the host cannot prove its input drain.
+UNRELIABLE_INPUT = "unreliable_input"
 
 
 @dataclass
@@ -90,6 +92,20 @@ class PromptRecord:
         if self.close is None:
             return None
         return max(0.0, (self.close - self.start).total_seconds())
+
+    @property
+    def unreliable_input(self) -> bool:
+        """The prompt's host could not prove its input drain (an ``unreliable_input`` reset):
+        segmented out of the supported-host baseline. (Enforcement disabled by an outcome
+        contract violation is not a host property and stays in.)"""
+        return any(entry.reason == UNRELIABLE_INPUT for entry in self.guard)
+
+    def batches(self) -> dict[int, list[ToolActivity]]:
+        """The prompt's tool activities by batch."""
+        found: dict[int, list[ToolActivity]] = {}
+        for tool in self.tools:
+            found.setdefault(tool.batch, []).append(tool)
+        return found
 
 
 def visibility_query(environment: str, since: datetime, until: datetime) -> str:

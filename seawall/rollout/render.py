@@ -2,7 +2,7 @@
 HTML page (inline SVG plots and styles; nothing loads from anywhere) with the verdict, the
 invariants, the decision volumes over time and the gates with their intervals.
 
-Only what :class:`~seawall.rollout.analysis.Report` holds is shown: counts, rates,
+Only what :class:`~seawall.rollout.report.Report` holds is shown: counts, rates,
 environment and version names, workflow ids. No owner id, prompt text, tool argument or
 result is in a report, so none can be in its output.
 """
@@ -14,7 +14,9 @@ import json
 import math
 from typing import Any
 
-from seawall.rollout.analysis import VOLUME_DECISIONS, Comparison, Gate, Report
+from seawall.rollout.decisions import VOLUME_DECISIONS
+from seawall.rollout.gates import Comparison, Gate
+from seawall.rollout.report import Report
 
 COLOURS = {
     "would_warn": "#f2c14e",

@@ -1,6 +1,7 @@
-"""The rollout report's computations (seawall/rollout/analysis.py) over hand-built records:
-each invariant caught, volumes and the unreliable-input segment, retries, the bootstrap's
-determinism, every gate verdict, and the page and summary they render to."""
+"""The rollout report's computations (seawall/rollout/: invariants, decisions, cohorts,
+gates, verdict) over hand-built records: each invariant caught, volumes and the
+unreliable-input segment, retries, the bootstrap's determinism, every gate verdict, and the
+page and summary they render to."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ from datetime import UTC, datetime, timedelta
 from html.parser import HTMLParser
 from typing import Any
 
-from seawall.rollout.analysis import build_report, check_invariants, percentile, retried_prompts
+from seawall.rollout.cohorts import percentile, retried_prompts
+from seawall.rollout.invariants import check_invariants
 from seawall.rollout.records import PromptRecord, ToolActivity
 from seawall.rollout.render import render_html, render_json, render_text
+from seawall.rollout.report import build_report
 from workflows.contracts import ToolOutcome
 from workflows.contracts.prompt import (
     GuardEntry,

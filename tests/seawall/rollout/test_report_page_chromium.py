@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
-from seawall.rollout.analysis import Report, build_report
 from seawall.rollout.render import render_html
+from seawall.rollout.report import Report, build_report
 from tests.seawall.rollout.test_analysis import T0, T1, cohort_split, entry, failed, record
 
 # Reads the rendered layout and writes it into the DOM for --dump-dom.

@@ -1,0 +1,359 @@
+"""The seed's promotion gates: each gate's threshold, the owner-level blocked bootstrap
+behind its interval, and its status (seed 000, "Rollout", Phases 2 and 3).
+
+This module exists so that what "a gate passes" means is written once: a gate compares a
+treatment cohort with its concurrent control over the period both ran in, on a quantity of
+:mod:`seawall.rollout.cohorts`, with a 95 % interval from resampling owners ("calls from one
+owner are not independent samples"); a gate whose quantity an arm lacks is ``no data``,
+never a pass. Public: :class:`Gate`, :class:`Comparison`, :func:`compare_cohorts`, the gate
+tables and :data:`MIN_OWNERS_PER_ARM`.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+from seawall.rollout.cohorts import (
+    CohortStats,
+    PromptMetrics,
+    arm,
+    arms_for,
+    cohort_stats,
+    concurrent_period,
+    owners,
+    percentile,
+    retried_prompts,
+)
+from seawall.rollout.records import PromptRecord
+
+# Fewer owners than this in either arm: every gate is inconclusive, whatever its interval
+# (a bootstrap over a handful of owners says little).
+MIN_OWNERS_PER_ARM = 10
+
+GateStatus = Literal["pass", "fail", "inconclusive", "no data"]
+
+
+# What a gate's quantity needs in both arms, and how to say it is missing.
+Needs = Literal["prompts", "results", "tokens"]
+NEEDS_WORDS = {
+    "prompts": "no ended prompt",
+    "results": "no prompt with a result",
+    "tokens": "no prompt with token counts",
+}
+
+
+def _available(stats: CohortStats, needs: Needs) -> int:
+    if needs == "tokens":
+        return stats.with_tokens
+    return stats.with_result if needs == "results" else stats.prompts
+
+
+@dataclass(frozen=True)
+class GateSpec:
+    key: str
+    title: str
+    unit: str
+    # The estimate from treatment and control statistics.
+    estimate: Callable[[CohortStats, CohortStats], float]
+    # "max": pass when the upper bound is at most ``threshold``; "min": the lower bound at
+    # least; "match": pass when the whole interval lies within ``threshold`` +- ``tolerance``
+    # (an equivalence test), fail when it excludes ``threshold``.
+    rule: Literal["max", "min", "match"]
+    threshold: float
+    tolerance: float = 0.0
+    needs: Needs = "prompts"
+
+
+def _ratio(a: float, b: float) -> float:
+    if math.isnan(a) or math.isnan(b):
+        return math.nan
+    return a / b if b > 0 else (1.0 if a == 0 else math.inf)
+
+
+# "Match warn-mode observations": the equivalence margins of the two Phase 3 matching gates.
+STOP_RATE_TOLERANCE_PP = 2.0
+SAVED_CALLS_TOLERANCE = 1.0
+
+DISCONNECT_OR_RETRY = GateSpec(
+    "disconnect_or_retry",
+    "disconnect-or-retry within 10 min (treatment - control)",
+    "pp",
+    lambda t, c: 100 * (t.disconnect_or_retry_rate - c.disconnect_or_retry_rate),
+    "max",
+    0.5,
+)
+RATIO_GATES: tuple[GateSpec, ...] = (
+    GateSpec(
+        "p95_latency",
+        "p95 latency (treatment / control)",
+        "x",
+        lambda t, c: _ratio(t.p95_latency, c.p95_latency),
+        "max",
+        1.10,
+    ),
+    GateSpec(
+        "mean_tokens",
+        "mean tokens (treatment / control)",
+        "x",
+        lambda t, c: _ratio(t.mean_tokens, c.mean_tokens),
+        "max",
+        1.10,
+        needs="tokens",
+    ),
+    GateSpec(
+        "mean_rounds",
+        "mean rounds (treatment / control)",
+        "x",
+        lambda t, c: _ratio(t.mean_rounds, c.mean_rounds),
+        "max",
+        1.10,
+        needs="results",
+    ),
+)
+# Phase 2, the seed: "reminder injection does not increase cancellation, reconnect, latency,
+# token, or round-count regressions". The seed gives Phase 2 no margins; these are Phase 3's
+# for the same quantities (cancellation: the completion rate's 1 pp).
+PHASE2_GATES: tuple[GateSpec, ...] = (
+    GateSpec(
+        "cancellation_rate",
+        "cancellation rate (treatment - control)",
+        "pp",
+        lambda t, c: 100 * (t.cancellation_rate - c.cancellation_rate),
+        "max",
+        1.0,
+    ),
+    DISCONNECT_OR_RETRY,
+    *RATIO_GATES,
+)
+PHASE3_GATES: tuple[GateSpec, ...] = (
+    GateSpec(
+        "completion_rate",
+        "completion rate (treatment - control)",
+        "pp",
+        lambda t, c: 100 * (t.completion_rate - c.completion_rate),
+        "min",
+        -1.0,
+    ),
+    DISCONNECT_OR_RETRY,
+    *RATIO_GATES,
+    GateSpec(
+        "stopped_loop_rate",
+        "stopped-loop rate vs warn-mode would-stop rate (difference)",
+        "pp",
+        lambda t, c: 100 * (t.loop_rate - c.loop_rate),
+        "match",
+        0.0,
+        STOP_RATE_TOLERANCE_PP,
+        needs="results",
+    ),
+    GateSpec(
+        "saved_calls",
+        "tool calls saved per prompt: observed minus warn-mode estimate",
+        "calls",
+        lambda t, c: (c.executed - t.executed) - c.calls_after_stop,
+        "match",
+        0.0,
+        SAVED_CALLS_TOLERANCE,
+        needs="results",
+    ),
+)
+
+
+@dataclass
+class Gate:
+    key: str
+    title: str
+    unit: str
+    rule: str
+    threshold: float
+    tolerance: float
+    estimate: float
+    low: float
+    high: float
+    status: GateStatus
+    # Why the gate has no data (empty otherwise).
+    note: str = ""
+
+
+def _judge(spec: GateSpec, low: float, high: float) -> GateStatus:
+    if math.isnan(low) or math.isnan(high):
+        return "no data"
+    if spec.rule == "max":
+        return (
+            "pass" if high <= spec.threshold else "fail" if low > spec.threshold else "inconclusive"
+        )
+    if spec.rule == "min":
+        return (
+            "pass" if low >= spec.threshold else "fail" if high < spec.threshold else "inconclusive"
+        )
+    if not low <= spec.threshold <= high:
+        return "fail"
+    within = spec.threshold - spec.tolerance <= low and high <= spec.threshold + spec.tolerance
+    return "pass" if within else "inconclusive"
+
+
+def _blocks(records: Sequence[tuple[PromptRecord, PromptMetrics]]) -> list[list[PromptMetrics]]:
+    grouped: dict[str, list[PromptMetrics]] = defaultdict(list)
+    for record, metrics in records:
+        grouped[record.block].append(metrics)
+    return [grouped[key] for key in sorted(grouped)]
+
+
+def _finite(value: float) -> float:
+    return value if math.isfinite(value) else math.nan
+
+
+def _missing(spec: GateSpec, treatment: CohortStats, control: CohortStats) -> str:
+    """Why ``spec`` cannot be computed from these arms ("" when it can)."""
+    empty = [
+        name
+        for name, stats in (("treatment", treatment), ("control", control))
+        if _available(stats, spec.needs) == 0
+    ]
+    if not empty:
+        return ""
+    return f"{NEEDS_WORDS[spec.needs]} in the {' and the '.join(empty)}"
+
+
+def compare(
+    treatment: Sequence[tuple[PromptRecord, PromptMetrics]],
+    control: Sequence[tuple[PromptRecord, PromptMetrics]],
+    gates: Sequence[GateSpec],
+    *,
+    resamples: int,
+    seed: int,
+) -> tuple[CohortStats, CohortStats, list[Gate]]:
+    """Each gate's estimate and its 95 % owner-level blocked bootstrap interval; a gate
+    whose quantity either arm lacks is ``no data``, never a pass."""
+    t_blocks, c_blocks = _blocks(treatment), _blocks(control)
+    t_stats = cohort_stats([m for _, m in treatment])
+    c_stats = cohort_stats([m for _, m in control])
+    missing = [_missing(spec, t_stats, c_stats) for spec in gates]
+    draws: list[list[float]] = [[] for _ in gates]
+    if t_blocks and c_blocks and not all(missing):
+        rng = random.Random(seed)
+        for _ in range(resamples):
+            t = cohort_stats([m for b in rng.choices(t_blocks, k=len(t_blocks)) for m in b])
+            c = cohort_stats([m for b in rng.choices(c_blocks, k=len(c_blocks)) for m in b])
+            for i, spec in enumerate(gates):
+                draws[i].append(spec.estimate(t, c))
+    results = []
+    for spec, values, note in zip(gates, draws, missing, strict=True):
+        finite = [v for v in values if math.isfinite(v)]
+        if note or not finite:
+            low = high = estimate = math.nan
+            note = note or "no resample gave a finite estimate"
+        else:
+            low, high = percentile(finite, 2.5), percentile(finite, 97.5)
+            estimate = _finite(spec.estimate(t_stats, c_stats))
+        results.append(
+            Gate(
+                spec.key,
+                spec.title,
+                spec.unit,
+                spec.rule,
+                spec.threshold,
+                spec.tolerance,
+                estimate,
+                low,
+                high,
+                "no data" if note else _judge(spec, low, high),
+                note,
+            )
+        )
+    return t_stats, c_stats, results
+
+
+@dataclass
+class Comparison:
+    phase: int
+    treatment: str
+    control: str
+    treatment_owners: int
+    control_owners: int
+    treatment_stats: CohortStats
+    control_stats: CohortStats
+    gates: list[Gate]
+    # The period both arms ran in (the first to the last start both arms share); only
+    # prompts started in it are compared. None: the arms never ran at the same time.
+    concurrent_since: datetime | None = None
+    concurrent_until: datetime | None = None
+    # Prompts of either arm left out because they started outside the concurrent period.
+    not_concurrent: int = 0
+    # Why an arm is empty (what the operator must set), when one is.
+    missing_arm: str = ""
+
+    @property
+    def span_days(self) -> float:
+        if self.concurrent_since is None or self.concurrent_until is None:
+            return 0.0
+        return (self.concurrent_until - self.concurrent_since).total_seconds() / 86400
+
+
+GATES_BY_PHASE: dict[int, tuple[GateSpec, ...]] = {2: PHASE2_GATES, 3: PHASE3_GATES}
+
+
+def compare_cohorts(
+    records: Sequence[PromptRecord], *, resamples: int, seed: int
+) -> Comparison | None:
+    """The treatment cohort against the control cohort of the same environment over the
+    period both ran in (a concurrent control: never an earlier period); None when the window
+    has no prompt in ``warn`` or ``enforce`` (Phase 1 only)."""
+    arms = arms_for(records)
+    if arms is None:
+        return None
+    retried = retried_prompts(records)
+    supported = [r for r in records if not r.unreliable_input]
+    treatment = arm(supported, retried, arms.treatment)
+    control = arm(supported, retried, arms.control)
+    missing = [
+        cohort.value
+        for cohort, pairs in ((arms.treatment, treatment), (arms.control, control))
+        if not pairs
+    ]
+    since, until = concurrent_period(treatment, control)
+    missing_arm = ""
+    if missing:
+        missing_arm = (
+            f"no owned prompt of the {' or the '.join(missing)} cohort: Phase {arms.phase} "
+            f"compares the {arms.treatment.value} cohort with a concurrent "
+            f"{arms.control.value} cohort (SEAWALL_GUARD_ROLLOUT={arms.policy_hint!r})"
+        )
+    elif since is None:
+        missing_arm = (
+            f"the {arms.treatment.value} and {arms.control.value} cohorts never ran at the "
+            "same time: the control must be concurrent"
+        )
+    total = len(treatment) + len(control)
+    if since is not None and until is not None:
+        treatment = [(r, m) for r, m in treatment if since <= r.start <= until]
+        control = [(r, m) for r, m in control if since <= r.start <= until]
+    else:
+        treatment, control = [], []
+    t_stats, c_stats, results = compare(
+        treatment, control, GATES_BY_PHASE[arms.phase], resamples=resamples, seed=seed
+    )
+    counted = (owners(treatment), owners(control))
+    if min(counted) < MIN_OWNERS_PER_ARM:
+        for gate in results:
+            gate.status = "inconclusive" if gate.status != "no data" else gate.status
+    return Comparison(
+        phase=arms.phase,
+        treatment=f"{arms.treatment.value} cohort",
+        control=f"{arms.control.value} cohort",
+        treatment_owners=counted[0],
+        control_owners=counted[1],
+        treatment_stats=t_stats,
+        control_stats=c_stats,
+        gates=results,
+        concurrent_since=since,
+        concurrent_until=until,
+        not_concurrent=total - len(treatment) - len(control),
+        missing_arm=missing_arm,
+    )
