@@ -31,9 +31,10 @@ from seawall.rollout.cohorts import (
     retried_prompts,
 )
 from seawall.rollout.records import PromptRecord
+from seawall.rollout.wording import plural
 
-# Fewer owners than this in either arm: every gate is inconclusive, whatever its interval
-# (a bootstrap over a handful of owners says little).
+# Fewer owners than this in either arm: no gate passes, whatever its interval (a bootstrap
+# over a handful of owners says little); a whole-interval breach still fails.
 MIN_OWNERS_PER_ARM = 10
 
 GateStatus = Literal["pass", "fail", "inconclusive", "no data"]
@@ -63,7 +64,8 @@ class GateSpec:
     estimate: Callable[[CohortStats, CohortStats], float]
     # "max": pass when the upper bound is at most ``threshold``; "min": the lower bound at
     # least; "match": pass when the whole interval lies within ``threshold`` +- ``tolerance``
-    # (an equivalence test), fail when it excludes ``threshold``.
+    # (an equivalence test). Each fails when the whole interval is on the wrong side
+    # (:func:`judge`).
     rule: Literal["max", "min", "match"]
     threshold: float
     tolerance: float = 0.0
@@ -177,25 +179,30 @@ class Gate:
     low: float
     high: float
     status: GateStatus
-    # Why the gate has no data (empty otherwise).
+    # Why the gate has no data, or what tempers its status (few owners); empty otherwise.
     note: str = ""
 
 
-def _judge(spec: GateSpec, low: float, high: float) -> GateStatus:
+def judge(spec: GateSpec, low: float, high: float) -> GateStatus:
+    """A gate's status from its 95 % interval ``[low, high]``: ``pass`` when the whole
+    interval meets the threshold, ``fail`` when the whole interval breaches it, and
+    ``inconclusive`` when it straddles it (an interval that touches the threshold from the
+    wrong side has not breached it). A match gate's threshold is its band, ``threshold`` ±
+    ``tolerance`` (an equivalence test): pass inside it, fail wholly outside it."""
     if math.isnan(low) or math.isnan(high):
         return "no data"
+    floor, ceiling = -math.inf, math.inf
     if spec.rule == "max":
-        return (
-            "pass" if high <= spec.threshold else "fail" if low > spec.threshold else "inconclusive"
-        )
-    if spec.rule == "min":
-        return (
-            "pass" if low >= spec.threshold else "fail" if high < spec.threshold else "inconclusive"
-        )
-    if not low <= spec.threshold <= high:
+        ceiling = spec.threshold
+    elif spec.rule == "min":
+        floor = spec.threshold
+    else:
+        floor, ceiling = spec.threshold - spec.tolerance, spec.threshold + spec.tolerance
+    if floor <= low and high <= ceiling:
+        return "pass"
+    if high < floor or low > ceiling:
         return "fail"
-    within = spec.threshold - spec.tolerance <= low and high <= spec.threshold + spec.tolerance
-    return "pass" if within else "inconclusive"
+    return "inconclusive"
 
 
 def _blocks(records: Sequence[tuple[PromptRecord, PromptMetrics]]) -> list[list[PromptMetrics]]:
@@ -263,7 +270,7 @@ def compare(
                 estimate,
                 low,
                 high,
-                "no data" if note else _judge(spec, low, high),
+                "no data" if note else judge(spec, low, high),
                 note,
             )
         )
@@ -294,6 +301,22 @@ class Comparison:
         if self.concurrent_since is None or self.concurrent_until is None:
             return 0.0
         return (self.concurrent_until - self.concurrent_since).total_seconds() / 86400
+
+
+def _few_owners(gates: Sequence[Gate], few: int) -> None:
+    """With fewer than :data:`MIN_OWNERS_PER_ARM` owners in the smaller arm no gate passes
+    (a bootstrap over a handful of owners is too narrow to trust as a pass); a gate whose
+    whole interval breaches its threshold still fails, noting how few owners it rests on."""
+    if few >= MIN_OWNERS_PER_ARM:
+        return
+    for gate in gates:
+        if gate.status == "no data":
+            continue
+        gate.note = (
+            f"few owners: {plural(few, 'owner')} in the smaller arm, {MIN_OWNERS_PER_ARM} needed"
+        )
+        if gate.status == "pass":
+            gate.status = "inconclusive"
 
 
 GATES_BY_PHASE: dict[int, tuple[GateSpec, ...]] = {2: PHASE2_GATES, 3: PHASE3_GATES}
@@ -340,9 +363,7 @@ def compare_cohorts(
         treatment, control, GATES_BY_PHASE[arms.phase], resamples=resamples, seed=seed
     )
     counted = (owners(treatment), owners(control))
-    if min(counted) < MIN_OWNERS_PER_ARM:
-        for gate in results:
-            gate.status = "inconclusive" if gate.status != "no data" else gate.status
+    _few_owners(results, min(counted))
     return Comparison(
         phase=arms.phase,
         treatment=f"{arms.treatment.value} cohort",

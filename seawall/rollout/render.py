@@ -57,6 +57,7 @@ def _gate_line(gate: Gate) -> str:
     return (
         f"  {gate.status.upper():<12} {gate.title}: {_fmt(gate.estimate, gate.unit)} "
         f"[{_fmt(gate.low, gate.unit)}, {_fmt(gate.high, gate.unit)}]  ({_needs(gate)})"
+        + (f"; {gate.note}" if gate.note else "")
     )
 
 

@@ -14,13 +14,16 @@ from typing import Literal
 
 from seawall.rollout.gates import MIN_OWNERS_PER_ARM, Comparison, Gate
 from seawall.rollout.invariants import Invariant
+from seawall.rollout.wording import plural
 from workflows.seed.rollout import MAX_ENFORCE_PERCENT
 
 Verdict = Literal["promote", "hold", "return to shadow"]
 
 
 def _gate_reason(gate: Gate) -> str:
-    return f"gate {gate.key}: {gate.status}" + (f" ({gate.note})" if gate.note else "")
+    # Why a gate has no data; few owners have a reason of their own.
+    note = gate.note if gate.status == "no data" else ""
+    return f"gate {gate.key}: {gate.status}" + (f" ({note})" if note else "")
 
 
 def _span_reason(days: float, min_days: float, what: str) -> str:
@@ -58,7 +61,8 @@ def decide(
         few = min(comparison.treatment_owners, comparison.control_owners)
         if few < MIN_OWNERS_PER_ARM:
             reasons.append(
-                f"{few} owners in the smaller arm; the gates need {MIN_OWNERS_PER_ARM} per arm"
+                f"{plural(few, 'owner')} in the smaller arm; a gate passes only with "
+                f"{MIN_OWNERS_PER_ARM} per arm (a whole-interval breach fails all the same)"
             )
         reasons.extend(_gate_reason(g) for g in failing)
         short = comparison.span_days < min_days
