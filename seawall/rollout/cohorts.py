@@ -19,7 +19,6 @@ from datetime import datetime, timedelta
 
 from seawall.rollout.records import PromptRecord
 from workflows.contracts.prompt import StopReason
-from workflows.rules.judge import JUDGE_RULE
 from workflows.seed.guard import GuardMode
 from workflows.seed.rollout import Cohort
 
@@ -60,13 +59,7 @@ def stop_batches(record: PromptRecord) -> list[int]:
     if result is None:
         return []
     found = [e.batch for e in result.guard if e.decision in STOPS]
-    governed = record.governed_rules
-    for entry in result.rules:
-        # The progress judge has a mode of its own, never the cohort's.
-        if entry.decision not in STOPS or entry.rule == JUDGE_RULE:
-            continue
-        if entry.rule in governed if governed is not None else entry.mode == result.guard_mode:
-            found.append(entry.batch)
+    found.extend(e.batch for e in result.rules if e.decision in STOPS and record.governs(e))
     return found
 
 

@@ -1,12 +1,13 @@
-"""What the guard decided, and how often: the decision volumes per tool type and route over
-time, and the sample of would-stop prompts for the manual review (seed 000, "Rollout",
-Phase 1).
+"""What the guard and the loop rules decided, and how often: the guard's decision volumes per
+tool type and route over time, the loop rules' per rule, and the sample of would-stop prompts
+for the manual review (seed 000, "Rollout", Phase 1).
 
 This module exists because the volumes answer a different question from the gates: not
 "does the treatment regress anything" but "how often would a reminder or a stop fire, and
-where" — the evidence an operator reads in shadow, before any cohort is compared. Prompts
-from unreliable-input hosts are counted apart. Public: :class:`Volumes`,
-:func:`decision_volumes`, :func:`review_sample`.
+where" — the evidence an operator reads in shadow, before any cohort is compared — and which
+rules a cohort's stopped-loop rate comes from. Prompts from unreliable-input hosts are
+counted apart. Public: :class:`Volumes`,
+:func:`decision_volumes`, :func:`in_stop_rate`, :func:`review_sample`.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from seawall.rollout.cohorts import STOPS
 from seawall.rollout.records import PromptRecord, ToolActivity
 
 VOLUME_DECISIONS = ("would_warn", "would_stop", "warn", "stop")
@@ -31,8 +33,11 @@ def _tool_type(tools: Iterable[ToolActivity]) -> str:
 
 @dataclass
 class Volumes:
-    # (decision, tool type, route) -> decisions
+    # The guard's decisions: (decision, tool type, route) -> decisions
     by_kind: dict[tuple[str, str, str], int] = field(default_factory=dict)
+    # The loop rules' decisions: (decision, rule, the cohort's mode governs it) -> decisions.
+    # A governed stop or would-stop is in the cohorts' stopped-loop rate beside the guard's.
+    by_rule: dict[tuple[str, str, bool], int] = field(default_factory=dict)
     # time bucket start (ISO) -> decision -> decisions
     over_time: dict[str, dict[str, int]] = field(default_factory=dict)
     prompts: int = 0
@@ -40,11 +45,18 @@ class Volumes:
     unreliable_decisions: dict[str, int] = field(default_factory=dict)
 
 
+def in_stop_rate(decision: str, governed: bool) -> bool:
+    """A loop rule's decision is in the cohorts' stopped-loop rate: a stop or would-stop of a
+    rule the cohort's mode governs (:func:`seawall.rollout.cohorts.stop_batches`)."""
+    return governed and decision in STOPS
+
+
 def decision_volumes(
     records: Sequence[PromptRecord], since: datetime, until: datetime, buckets: int = 24
 ) -> Volumes:
-    """would_warn / would_stop (and warn / stop) per tool type and route, over time; prompts
-    from unreliable-input hosts counted apart."""
+    """The guard's would_warn / would_stop (and warn / stop) per tool type and route, over
+    time, and the loop rules' decisions per rule; prompts from unreliable-input hosts
+    counted apart."""
     volumes = Volumes()
     span = max((until - since).total_seconds(), 1.0)
     width = timedelta(seconds=span / buckets)
@@ -52,6 +64,7 @@ def decision_volumes(
         volumes.over_time[(since + width * n).isoformat()] = dict.fromkeys(VOLUME_DECISIONS, 0)
     keys = list(volumes.over_time)
     by_kind: Counter[tuple[str, str, str]] = Counter()
+    by_rule: Counter[tuple[str, str, bool]] = Counter()
     apart: Counter[str] = Counter()
     for record in records:
         if record.unreliable_input:
@@ -67,7 +80,10 @@ def decision_volumes(
             tool_type = _tool_type(batches.get(entry.batch, []))
             by_kind[(entry.decision, tool_type, record.route)] += 1
             volumes.over_time[keys[max(slot, 0)]][entry.decision] += 1
+        if record.result is not None:
+            by_rule.update((e.decision, e.rule, record.governs(e)) for e in record.result.rules)
     volumes.by_kind = dict(sorted(by_kind.items()))
+    volumes.by_rule = dict(sorted(by_rule.items()))
     volumes.unreliable_decisions = dict(sorted(apart.items()))
     return volumes
 

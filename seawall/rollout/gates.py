@@ -31,7 +31,7 @@ from seawall.rollout.cohorts import (
     retried_prompts,
 )
 from seawall.rollout.records import PromptRecord
-from seawall.rollout.wording import plural
+from seawall.rollout.wording import in_unit, percent, plural
 
 # Fewer owners than this in either arm: no gate passes, whatever its interval (a bootstrap
 # over a handful of owners says little); a whole-interval breach still fails.
@@ -70,12 +70,43 @@ class GateSpec:
     threshold: float
     tolerance: float = 0.0
     needs: Needs = "prompts"
+    # For the gate's one-sentence explanation: what it measures, each arm's value of it, and
+    # what a breach means ("{t}": the treatment cohort, "{c}": the control).
+    measures: str = ""
+    per_arm: Callable[[CohortStats], str] = lambda stats: ""
+    breach: str = ""
+    # The whole "what was measured" clause, when the arms' values need more than per_arm
+    # (the saved calls: a saving observed against one predicted).
+    reading: Callable[[CohortStats, CohortStats, str, str], str] | None = None
+    # What a negative estimate means, said when it is negative.
+    negative: str = ""
 
 
 def _ratio(a: float, b: float) -> float:
     if math.isnan(a) or math.isnan(b):
         return math.nan
     return a / b if b > 0 else (1.0 if a == 0 else math.inf)
+
+
+def _amount(value: float, unit: str, digits: int = 1) -> str:
+    return f"{value:,.{digits}f} {unit}" if math.isfinite(value) else "n/a"
+
+
+def _saved_calls(t: CohortStats, c: CohortStats, treatment: str, control: str) -> str:
+    """The saved-calls gate's reading: the saving observed (control's calls per prompt minus
+    the treatment's) beside the saving the control's would-stops predicted (its calls after
+    a would-stop)."""
+    observed = c.executed - t.executed
+    said = (
+        f"Tool calls per prompt: {treatment} {_amount(t.executed, 'calls')}, {control} "
+        f"{_amount(c.executed, 'calls')}, a saving of {_amount(observed, 'calls')}"
+    )
+    if math.isfinite(observed) and observed < 0:
+        said += f" (negative: the {treatment} ran more calls)"
+    return (
+        f"{said}, where the {control}'s calls after a would-stop predicted a saving of "
+        f"{_amount(c.calls_after_stop, 'calls')}"
+    )
 
 
 # "Match warn-mode observations": the equivalence margins of the two Phase 3 matching gates.
@@ -89,6 +120,10 @@ DISCONNECT_OR_RETRY = GateSpec(
     lambda t, c: 100 * (t.disconnect_or_retry_rate - c.disconnect_or_retry_rate),
     "max",
     0.5,
+    measures="Prompts whose client dropped the stream or whose owner sent the same text "
+    "again within 10 minutes",
+    per_arm=lambda s: percent(s.disconnect_or_retry_rate),
+    breach="users of the {t} give up on or resend prompts more often",
 )
 RATIO_GATES: tuple[GateSpec, ...] = (
     GateSpec(
@@ -98,6 +133,9 @@ RATIO_GATES: tuple[GateSpec, ...] = (
         lambda t, c: _ratio(t.p95_latency, c.p95_latency),
         "max",
         1.10,
+        measures="The 95th-percentile time from a prompt's start to its end",
+        per_arm=lambda s: _amount(s.p95_latency, "s"),
+        breach="the slowest prompts of the {t} take more than 10 % longer",
     ),
     GateSpec(
         "mean_tokens",
@@ -107,6 +145,9 @@ RATIO_GATES: tuple[GateSpec, ...] = (
         "max",
         1.10,
         needs="tokens",
+        measures="Mean model tokens per prompt (prompts with known usage)",
+        per_arm=lambda s: _amount(s.mean_tokens, "tokens", 0),
+        breach="prompts of the {t} spend more than 10 % more tokens",
     ),
     GateSpec(
         "mean_rounds",
@@ -116,6 +157,9 @@ RATIO_GATES: tuple[GateSpec, ...] = (
         "max",
         1.10,
         needs="results",
+        measures="Mean model requests per prompt",
+        per_arm=lambda s: _amount(s.mean_rounds, "rounds", 2),
+        breach="prompts of the {t} take more than 10 % more model rounds",
     ),
 )
 # Phase 2, the seed: "reminder injection does not increase cancellation, reconnect, latency,
@@ -129,6 +173,9 @@ PHASE2_GATES: tuple[GateSpec, ...] = (
         lambda t, c: 100 * (t.cancellation_rate - c.cancellation_rate),
         "max",
         1.0,
+        measures="Prompts the user cancelled, of every prompt that ended",
+        per_arm=lambda s: percent(s.cancellation_rate),
+        breach="users of the {t} cancel more prompts",
     ),
     DISCONNECT_OR_RETRY,
     *RATIO_GATES,
@@ -141,6 +188,9 @@ PHASE3_GATES: tuple[GateSpec, ...] = (
         lambda t, c: 100 * (t.completion_rate - c.completion_rate),
         "min",
         -1.0,
+        measures="Prompts that ended with end_turn, of every prompt that ended",
+        per_arm=lambda s: percent(s.completion_rate),
+        breach="the {t} completes fewer prompts than the {c}",
     ),
     DISCONNECT_OR_RETRY,
     *RATIO_GATES,
@@ -153,6 +203,10 @@ PHASE3_GATES: tuple[GateSpec, ...] = (
         0.0,
         STOP_RATE_TOLERANCE_PP,
         needs="results",
+        measures="Prompts stopped (or, in warn, that would have been) by the guard or a loop "
+        "rule the cohort's mode governs",
+        per_arm=lambda s: percent(s.loop_rate),
+        breach="enforcement stops a share of prompts unlike what warn mode's would-stops predicted",
     ),
     GateSpec(
         "saved_calls",
@@ -163,6 +217,10 @@ PHASE3_GATES: tuple[GateSpec, ...] = (
         0.0,
         SAVED_CALLS_TOLERANCE,
         needs="results",
+        reading=_saved_calls,
+        negative="observed minus predicted is negative: enforcement saved fewer calls than "
+        "warn mode predicted",
+        breach="the calls enforcement saves are not the ones warn mode predicted",
     ),
 )
 
@@ -181,6 +239,8 @@ class Gate:
     status: GateStatus
     # Why the gate has no data, or what tempers its status (few owners); empty otherwise.
     note: str = ""
+    # What the figure says, in one sentence: what was measured, against what, so what.
+    explanation: str = ""
 
 
 def judge(spec: GateSpec, low: float, high: float) -> GateStatus:
@@ -319,6 +379,51 @@ def _few_owners(gates: Sequence[Gate], few: int) -> None:
             gate.status = "inconclusive"
 
 
+def _bound(gate: Gate) -> str:
+    threshold = in_unit(gate.threshold, gate.unit)
+    if gate.rule == "match":
+        return f"a band of {threshold} ± {in_unit(gate.tolerance, gate.unit).lstrip('+')}"
+    return f"{'at most' if gate.rule == 'max' else 'at least'} {threshold}"
+
+
+def explain(
+    spec: GateSpec, gate: Gate, t: CohortStats, c: CohortStats, names: tuple[str, str], few: int
+) -> str:
+    """The gate's figure in one sentence: what was measured in each arm, the estimate and
+    its interval against the threshold, and what the status means."""
+    treatment, control = names
+    if spec.reading is not None:
+        said = spec.reading(t, c, treatment, control)
+    else:
+        said = f"{spec.measures}: {treatment} {spec.per_arm(t)}, {control} {spec.per_arm(c)}"
+    if gate.status == "no data":
+        return f"{said}; no data ({gate.note}), so this gate cannot pass."
+    figure = (
+        f"{'a ratio' if gate.unit == 'x' else 'a difference'} of "
+        f"{in_unit(gate.estimate, gate.unit)} (95 % interval {in_unit(gate.low, gate.unit)} to "
+        f"{in_unit(gate.high, gate.unit)}) against {_bound(gate)}"
+    )
+    if spec.negative and gate.estimate < 0:
+        figure += f" ({spec.negative})"
+    smaller = f"{plural(few, 'owner')} in the smaller arm"
+    if gate.status == "pass":
+        meaning = "the whole interval meets it: no regression"
+    elif gate.status == "fail":
+        meaning = "the whole interval is beyond it: " + spec.breach.format(t=treatment, c=control)
+        if few < MIN_OWNERS_PER_ARM:
+            meaning += f" (on only {smaller})"
+    elif judge(spec, gate.low, gate.high) == "pass":
+        meaning = (
+            f"the whole interval meets it, but with only {smaller} it cannot pass "
+            f"({MIN_OWNERS_PER_ARM} needed)"
+        )
+    else:
+        meaning = "the interval straddles it, so the data cannot tell yet"
+        if few < MIN_OWNERS_PER_ARM:
+            meaning += f" (only {smaller}; {MIN_OWNERS_PER_ARM} needed)"
+    return f"{said}; {figure}: {meaning}."
+
+
 GATES_BY_PHASE: dict[int, tuple[GateSpec, ...]] = {2: PHASE2_GATES, 3: PHASE3_GATES}
 
 
@@ -364,10 +469,13 @@ def compare_cohorts(
     )
     counted = (owners(treatment), owners(control))
     _few_owners(results, min(counted))
+    names = (f"{arms.treatment.value} cohort", f"{arms.control.value} cohort")
+    for spec, gate in zip(GATES_BY_PHASE[arms.phase], results, strict=True):
+        gate.explanation = explain(spec, gate, t_stats, c_stats, names, min(counted))
     return Comparison(
         phase=arms.phase,
-        treatment=f"{arms.treatment.value} cohort",
-        control=f"{arms.control.value} cohort",
+        treatment=names[0],
+        control=names[1],
         treatment_owners=counted[0],
         control_owners=counted[1],
         treatment_stats=t_stats,

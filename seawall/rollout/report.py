@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from seawall.rollout.cohorts import CohortStats
-from seawall.rollout.decisions import Volumes, decision_volumes, review_sample
+from seawall.rollout.decisions import Volumes, decision_volumes, in_stop_rate, review_sample
 from seawall.rollout.gates import MIN_OWNERS_PER_ARM, Comparison, compare_cohorts
 from seawall.rollout.invariants import Invariant, check_invariants
 from seawall.rollout.records import PromptRecord
@@ -113,6 +113,15 @@ class Report:
                     {"decision": d, "tool_type": t, "route": r, "count": n}
                     for (d, t, r), n in self.volumes.by_kind.items()
                 ],
+                "loop_rules": [
+                    {
+                        "decision": d,
+                        "rule": rule,
+                        "in_stopped_loop_rate": in_stop_rate(d, g),
+                        "count": n,
+                    }
+                    for (d, rule, g), n in self.volumes.by_rule.items()
+                ],
                 "over_time": self.volumes.over_time,
                 "unreliable_input": {
                     "prompts": self.volumes.unreliable_prompts,
@@ -149,6 +158,7 @@ class Report:
                         "ci95": [number(g.low), number(g.high)],
                         "status": g.status,
                         "note": g.note or None,
+                        "explanation": g.explanation,
                     }
                     for g in comparison.gates
                 ],

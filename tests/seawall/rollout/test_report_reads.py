@@ -1,0 +1,212 @@
+"""The rollout report as an operator reads it (issue 36): every gate's figure explained in one
+sentence, the loop rules' decisions beside the guard's so a stop rate never stands
+unexplained, a negative saving said in words, counts with their noun in the singular and the
+plural, and no heading over nothing. Checked on the rendered text and page."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from seawall.rollout.records import PromptRecord
+from seawall.rollout.render import render_html, render_json, render_text
+from seawall.rollout.report import Report, build_report
+from seawall.rollout.wording import plural
+from tests.seawall.rollout.test_analysis import T0, T1, cohort_split, entry, failed, record
+from workflows.contracts.prompt import RuleEntry, StopReason, ToolCallCounts
+
+
+def flat(text: str) -> str:
+    """The text with its wrapping undone: one space between words."""
+    return " ".join(text.split())
+
+
+def build(records: list[PromptRecord], resamples: int = 200) -> Report:
+    return build_report(records, environment="internal", since=T0, until=T1, resamples=resamples)
+
+
+def test_every_gate_explains_its_figure_in_one_sentence() -> None:
+    report = build(cohort_split(enforce_tokens=150, enforce_completed=0.8))
+    assert report.comparison is not None
+    gates = {g.key: g for g in report.comparison.gates}
+    text = flat(render_text(report))
+    for gate in gates.values():
+        sentence = gate.explanation
+        # One sentence, naming both arms, the threshold and what the status means.
+        assert sentence.endswith(".") and sentence.count(". ") == 0, sentence
+        assert "enforce cohort" in sentence and "warn cohort" in sentence, sentence
+        assert "95 % interval" in sentence and "against" in sentence, sentence
+        assert flat(sentence) in text
+    tokens = gates["mean_tokens"].explanation
+    assert "enforce cohort 150 tokens, warn cohort 100 tokens" in tokens
+    assert "a ratio of 1.500x" in tokens and "against at most 1.100x" in tokens
+    assert tokens.endswith(
+        "the whole interval is beyond it: prompts of the enforce cohort spend more than 10 % "
+        "more tokens."
+    )
+    assert gates["mean_rounds"].explanation.endswith("the whole interval meets it: no regression.")
+    assert "against at least -1.00 pp" in gates["completion_rate"].explanation
+    assert "against a band of +0.00 pp ± 2.00 pp" in gates["stopped_loop_rate"].explanation
+    page = render_html(report)
+    assert "prompts of the enforce cohort spend more than 10 % more tokens." in page
+    data = json.loads(render_json(report))
+    assert [g["explanation"] for g in data["comparison"]["gates"]] == [
+        g.explanation for g in report.comparison.gates
+    ]
+
+
+def test_a_straddling_gate_says_the_data_cannot_tell_yet() -> None:
+    # Two of twenty enforce owners lose one completed prompt each: -2 pp [-5, 0] across -1.
+    records = cohort_split(enforce_tokens=100, enforce_completed=0.8)
+    for r in records:
+        if r.workflow_id in ("p-0-0", "p-20-0"):
+            assert r.result is not None
+            r.result = r.result.model_copy(update={"stop_reason": StopReason.MAX_TURN_REQUESTS})
+    report = build(records)
+    assert report.comparison is not None
+    gate = {g.key: g for g in report.comparison.gates}["completion_rate"]
+    assert gate.status == "inconclusive" and gate.low < -1 < gate.high
+    assert gate.explanation.endswith(
+        "against at least -1.00 pp: the interval straddles it, so the data cannot tell yet."
+    )
+    # One enforce owner: an interval that meets the threshold still cannot pass, and says so.
+    one = [r for r in cohort_split(100, 0.8) if r.cohort == "warn" or r.block == "owner:ownr0x"]
+    single = build(one)
+    assert single.comparison is not None and single.comparison.treatment_owners == 1
+    rounds = {g.key: g for g in single.comparison.gates}["mean_rounds"]
+    assert rounds.status == "inconclusive"
+    assert rounds.explanation.endswith(
+        "the whole interval meets it, but with only 1 owner in the smaller arm it cannot pass "
+        "(10 needed)."
+    )
+
+
+def wasteful_enforcement() -> list[PromptRecord]:
+    """Warn prompts that would have stopped at their first batch and ran ten calls; enforce
+    prompts that ran the same ten calls and never stopped: nothing saved of nine predicted."""
+    records = cohort_split(enforce_tokens=100, enforce_completed=0.8)
+    for r in records:
+        assert r.result is not None
+        r.tools = [failed(b, f"c{b}") for b in range(1, 11)]
+        update: dict[str, object] = {"tool_calls": ToolCallCounts(executed=10)}
+        if r.cohort == "warn":
+            update["guard"] = [entry(1, "would_warn"), entry(1, "would_stop")]
+        r.result = r.result.model_copy(update=update)
+    return records
+
+
+def test_a_negative_saving_is_said_in_words() -> None:
+    report = build(wasteful_enforcement())
+    assert report.comparison is not None
+    gate = {g.key: g for g in report.comparison.gates}["saved_calls"]
+    assert gate.status == "fail" and gate.estimate == -9.0
+    assert gate.explanation.startswith(
+        "Tool calls per prompt: enforce cohort 10.0 calls, warn cohort 10.0 calls, a saving of "
+        "0.0 calls, where the warn cohort's calls after a would-stop predicted a saving of "
+        "9.0 calls; a difference of -9.00 calls"
+    )
+    assert (
+        "(observed minus predicted is negative: enforcement saved fewer calls than warn mode "
+        "predicted)" in gate.explanation
+    )
+    # The enforce cohort running more calls than warn is a negative saving, said so.
+    more = build(more_enforced_calls())
+    assert more.comparison is not None
+    saved = {g.key: g for g in more.comparison.gates}["saved_calls"]
+    assert "a saving of -2.0 calls (negative: the enforce cohort ran more calls)" in (
+        saved.explanation
+    )
+
+
+def more_enforced_calls() -> list[PromptRecord]:
+    records = cohort_split(enforce_tokens=100, enforce_completed=0.8)
+    for r in records:
+        assert r.result is not None
+        calls = 3 if r.cohort == "enforce" else 1
+        r.tools = [failed(b, f"c{b}") for b in range(1, calls + 1)]
+        r.result = r.result.model_copy(update={"tool_calls": ToolCallCounts(executed=calls)})
+    return records
+
+
+def stopped_by_a_rule() -> list[PromptRecord]:
+    """A Phase 3 window whose only stops come from a loop rule, not from the guard."""
+    records = cohort_split(enforce_tokens=100, enforce_completed=0.8)
+    governed = frozenset({"repeated_call_cycle"})
+    for n in range(0, 8, 2):
+        records.append(
+            record(
+                f"by-rule-{n}",
+                owner=f"ownr{n}x",
+                cohort="enforce",
+                mode="enforce",
+                stop=StopReason.LOOP_DETECTED,
+                rules=[
+                    RuleEntry(
+                        batch=2,
+                        rule="repeated_call_cycle",
+                        decision="stop",
+                        mode="enforce",
+                        count=3,
+                    ),
+                    RuleEntry(
+                        batch=1,
+                        rule="progress_judge",
+                        decision="would_stop",
+                        mode="shadow",
+                        count=1,
+                    ),
+                ],
+                governed=governed,
+            )
+        )
+    return records
+
+
+def test_the_stop_rate_is_explained_by_the_loop_rules_when_the_guard_decided_nothing() -> None:
+    report = build(stopped_by_a_rule())
+    assert report.comparison is not None
+    assert report.comparison.treatment_stats.loop_rate > 0
+    assert report.volumes.by_kind == {}
+    assert report.volumes.by_rule == {
+        ("stop", "repeated_call_cycle", True): 4,
+        ("would_stop", "progress_judge", False): 4,
+    }
+    text = render_text(report)
+    assert (
+        "Guard decisions on supported hosts (204 prompts), by tool type and route: none (the "
+        "stopped-loop rate's stops come from the loop rules below)" in text
+    )
+    lines = text.splitlines()
+    rules = lines.index("Loop-rule decisions on supported hosts, by rule:")
+    assert re.fullmatch(
+        r"  stop +repeated_call_cycle +4  in the stopped-loop rate", lines[rules + 1]
+    )
+    assert re.fullmatch(
+        r"  would_stop +progress_judge +4  its own mode: not in the stopped-loop rate",
+        lines[rules + 2],
+    )
+    page = render_html(report)
+    assert "<table id='rules-table'>" in page and "<td>repeated_call_cycle</td><td>4</td>" in page
+    data = json.loads(render_json(report))
+    assert {"decision": "stop", "rule": "repeated_call_cycle", "in_stopped_loop_rate": True,
+            "count": 4} in data["volumes"]["loop_rules"]  # fmt: skip
+
+
+def test_counts_take_their_noun_in_the_singular_and_no_heading_stands_over_nothing() -> None:
+    assert plural(1, "owner") == "1 owner" and plural(0, "owner") == "0 owners"
+    assert plural(2, "prompt") == "2 prompts"
+    one = [r for r in cohort_split(100, 0.8) if r.cohort == "warn" or r.block == "owner:ownr0x"]
+    report = build(one)
+    text, page = render_text(report), render_html(report)
+    for output in (text, page):
+        assert not re.search(r"\b1 (owners|prompts)\b", output), output
+    assert "enforce cohort (1 owner, 5 prompts)" in text
+    assert "1 owner in the smaller arm" in " ".join(report.reasons)
+    # No would-stop anywhere: the review says so instead of heading an empty list.
+    assert "Manual review: none needed: no prompt on a supported host had a would-stop" in text
+    assert "<ul id='review'>" not in page and "<ul></ul>" not in page
+    assert "None needed: no prompt on a supported host had a would-stop." in page
+    assert "Unreliable-input hosts, segmented out: none" in text
+    assert "Loop-rule decisions on supported hosts, by rule: none" in text
+    assert "<p id='rules-table'>None.</p>" in page
+    assert "<table id='volumes-table'>" not in page
