@@ -172,17 +172,29 @@ def cohort_stats(metrics: Sequence[PromptMetrics]) -> CohortStats:
 class Arms:
     """Which comparison a window calls for: Phase 3 when any prompt ran in ``enforce``, else
     Phase 2 when any ran in ``warn``; each treatment cohort against its concurrent control
-    cohort (seed 000, "Rollout")."""
+    cohort (seed 000, "Rollout"). The policies are ``SEAWALL_GUARD_ROLLOUT`` values."""
 
     phase: int
     treatment: Cohort
     control: Cohort
-    # What the operator sets for a concurrent control, when it is missing.
+    # The phase's policy: what the operator sets for a concurrent control.
     policy_hint: str
+    # Back one phase, when a gate fails.
+    rollback: str
+    # The next step when every gate passes (Phase 3: a wider enforce cohort, past 5 % only
+    # with SEAWALL_GUARD_ROLLOUT_ALLOW_WIDE_ENFORCE and the saturation check).
+    promotion: str
 
 
-PHASE3_ARMS = Arms(3, Cohort.ENFORCE, Cohort.WARN, "enforce:5%,warn:rest")
-PHASE2_ARMS = Arms(2, Cohort.WARN, Cohort.SHADOW, "warn:95%,shadow:rest")
+PHASE3_ARMS = Arms(
+    3, Cohort.ENFORCE, Cohort.WARN, "enforce:5%,warn:rest", "warn:rest", "enforce:10%,warn:rest"
+)
+PHASE2_ARMS = Arms(
+    2, Cohort.WARN, Cohort.SHADOW, "warn:95%,shadow:rest", "shadow:rest", "enforce:5%,warn:rest"
+)
+ARMS_BY_PHASE = {arms.phase: arms for arms in (PHASE2_ARMS, PHASE3_ARMS)}
+# Phase 1's policy (none: the guard-mode setting, shadow) and the one that starts Phase 2.
+PHASE1_PROMOTION = PHASE2_ARMS.policy_hint
 
 
 def arms_for(records: Sequence[PromptRecord]) -> Arms | None:

@@ -20,6 +20,7 @@ from datetime import datetime
 from typing import Literal
 
 from seawall.rollout.cohorts import (
+    PHASE3_ARMS,
     CohortStats,
     PromptMetrics,
     arm,
@@ -241,6 +242,8 @@ class Gate:
     note: str = ""
     # What the figure says, in one sentence: what was measured, against what, so what.
     explanation: str = ""
+    # What the gate's quantity needs in both arms (GateSpec.needs).
+    needs: Needs = "prompts"
 
 
 def judge(spec: GateSpec, low: float, high: float) -> GateStatus:
@@ -332,6 +335,7 @@ def compare(
                 high,
                 "no data" if note else judge(spec, low, high),
                 note,
+                needs=spec.needs,
             )
         )
     return t_stats, c_stats, results
@@ -453,6 +457,11 @@ def compare_cohorts(
             f"compares the {arms.treatment.value} cohort with a concurrent "
             f"{arms.control.value} cohort (SEAWALL_GUARD_ROLLOUT={arms.policy_hint!r})"
         )
+        if arms.phase == 2 and arms.control.value in missing:
+            missing_arm += (
+                f"; or, if this window is Phase 3 ({PHASE3_ARMS.policy_hint}), no owner of the "
+                "enforce cohort sent a prompt in it"
+            )
     elif since is None:
         missing_arm = (
             f"the {arms.treatment.value} and {arms.control.value} cohorts never ran at the "

@@ -150,7 +150,7 @@ def render_text(report: Report) -> str:
             "when the worker has a deployment environment.)"
         )
         lines.append(f"VERDICT: {report.verdict}")
-        return "\n".join(lines)
+        return "\n".join([*lines, "", *_next_lines(report)])
     lines.append(
         f"prompts {report.prompts}, owners {report.owners}; modes {_counts(report.modes)}; "
         f"cohorts {_counts(report.cohorts)}; versions {_counts(report.versions)}"
@@ -188,7 +188,15 @@ def render_text(report: Report) -> str:
     lines.append("")
     lines.append(f"VERDICT: {report.verdict}")
     lines.extend(f"  - {reason}" for reason in report.reasons)
-    return "\n".join(lines)
+    return "\n".join([*lines, "", *_next_lines(report)])
+
+
+def _next_lines(report: Report) -> list[str]:
+    """The page's last section: what to do next, numbered, most urgent first."""
+    lines = ["What to do next:"]
+    for n, step in enumerate(report.next_steps, 1):
+        lines.extend(textwrap.wrap(step, 100, initial_indent=f"  {n}. ", subsequent_indent="     "))
+    return lines
 
 
 def _counts(counts: dict[str, int]) -> str:
@@ -628,6 +636,12 @@ def render_html(report: Report) -> str:
                 + "</ul>"
             )
             body.append(_cohort_table(comparison))
+    body.append("<h2 id='next'>What to do next</h2>")
+    body.append(
+        "<ol id='next-steps'>"
+        + "".join(f"<li>{esc(step)}</li>" for step in report.next_steps)
+        + "</ol>"
+    )
     return (
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
         f"<title>Seawall rollout report: {esc(report.environment)}</title>"

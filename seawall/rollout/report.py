@@ -23,7 +23,7 @@ from seawall.rollout.decisions import Volumes, decision_volumes, in_stop_rate, r
 from seawall.rollout.gates import MIN_OWNERS_PER_ARM, Comparison, compare_cohorts
 from seawall.rollout.invariants import Invariant, check_invariants
 from seawall.rollout.records import PromptRecord
-from seawall.rollout.verdict import Verdict, decide
+from seawall.rollout.verdict import Evidence, Verdict, decide
 from workflows.seed.rollout import Cohort
 
 
@@ -55,6 +55,8 @@ class Report:
     first_start: datetime | None = None
     last_start: datetime | None = None
     min_days: float = 7.0
+    # What the operator does next, most urgent first (never empty).
+    next_steps: list[str] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
@@ -97,6 +99,7 @@ class Report:
             "service_versions": self.versions,
             "verdict": self.verdict,
             "reasons": self.reasons,
+            "next_steps": self.next_steps,
             "invariants": [
                 {
                     "key": i.key,
@@ -196,15 +199,18 @@ def build_report(
     owned = {r.block for r in records if r.owned}
     enforced = {r.block for r in records if r.owned and r.cohort == Cohort.ENFORCE.value}
     share = len(enforced) / len(owned) if owned else math.nan
-    verdict, reasons = decide(
-        environment=environment,
-        prompts=len(records),
-        invariants=invariants,
-        comparison=comparison,
-        span_days=span_days,
-        min_days=min_days,
-        review_total=review_total,
-        enforced_share=share,
+    decision = decide(
+        Evidence(
+            environment=environment,
+            prompts=len(records),
+            invariants=invariants,
+            comparison=comparison,
+            first_start=first,
+            span_days=span_days,
+            min_days=min_days,
+            review_total=review_total,
+            enforced_share=share,
+        )
     )
     return Report(
         environment=environment,
@@ -220,8 +226,9 @@ def build_report(
         review_total=review_total,
         review_sample=sample,
         comparison=comparison,
-        verdict=verdict,
-        reasons=reasons,
+        verdict=decision.verdict,
+        reasons=decision.reasons,
+        next_steps=decision.next_steps,
         resamples=resamples,
         seed=seed,
         cohort_owners={k: len(v) for k, v in sorted(owners_by_cohort.items())},

@@ -5,8 +5,13 @@ plural, and no heading over nothing. Checked on the rendered text and page."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
+from collections.abc import Callable
+from datetime import timedelta
+
+import pytest
 
 from seawall.rollout.records import PromptRecord
 from seawall.rollout.render import render_html, render_json, render_text
@@ -210,3 +215,151 @@ def test_counts_take_their_noun_in_the_singular_and_no_heading_stands_over_nothi
     assert "Loop-rule decisions on supported hosts, by rule: none" in text
     assert "<p id='rules-table'>None.</p>" in page
     assert "<table id='volumes-table'>" not in page
+
+
+# --- what to do next ------------------------------------------------------------------------
+
+
+def as_phase2(records: list[PromptRecord]) -> list[PromptRecord]:
+    """The same evidence one phase earlier: enforce -> warn, warn -> shadow."""
+    earlier = {"enforce": "warn", "warn": "shadow"}
+    for r in records:
+        assert r.cohort is not None and r.result is not None
+        r.cohort = r.guard_mode = earlier[r.cohort]
+        r.result = r.result.model_copy(update={"guard_mode": r.cohort})
+    return records
+
+
+def violated() -> list[PromptRecord]:
+    return [record("unwarned", guard=[entry(1, "would_warn", 1), entry(2, "would_stop", 2)])]
+
+
+def straddling() -> list[PromptRecord]:
+    records = cohort_split(enforce_tokens=100, enforce_completed=0.8)
+    for r in records:
+        if r.workflow_id in ("p-0-0", "p-20-0"):
+            assert r.result is not None
+            r.result = r.result.model_copy(update={"stop_reason": StopReason.MAX_TURN_REQUESTS})
+    return records
+
+
+def without_tokens() -> list[PromptRecord]:
+    records = cohort_split(100, 0.8)
+    for r in records:
+        assert r.result is not None
+        r.result = r.result.model_copy(update={"input_tokens": None, "output_tokens": None})
+    return records
+
+
+def one_day() -> list[PromptRecord]:
+    return [record("a", start=T0), record("b", start=T0 + timedelta(days=1))]
+
+
+FEW = {f"owner:ownr{n}x" for n in range(0, 10, 2)}
+# What the window holds -> its verdict and words of its next steps, in order.
+CASES: dict[str, tuple[Callable[[], list[PromptRecord]], str, list[str]]] = {
+    "a clear regression": (
+        lambda: cohort_split(enforce_tokens=150, enforce_completed=0.4),
+        "hold",
+        [
+            "1. Roll back the enforce cohort: completion_rate, mean_tokens fail with the whole "
+            "interval beyond the threshold. Set SEAWALL_GUARD_ROLLOUT='internal=warn:rest' on "
+            "the internal workers,",
+            "keep any other environment's part after a ';'",
+        ],
+    ),
+    "a regression on few owners": (
+        lambda: [r for r in cohort_split(150, 0.8) if r.cohort == "warn" or r.block in FEW],
+        "hold",
+        [
+            "1. Do not widen the enforce cohort: mean_tokens fails with the whole interval "
+            "beyond the threshold, but on only 5 owners in the smaller arm.",
+            "roll back with SEAWALL_GUARD_ROLLOUT='internal=warn:rest'",
+            "2. Wait for more owners: the enforce cohort has 5 owners (5 more) and the warn "
+            "cohort has 5 owners (5 more); each arm needs 10 owners with prompts in the "
+            "concurrent period. At this window's split (5 of 10 owners in the enforce cohort) "
+            "that takes about 20 active owners; with fewer owners, widen the enforce cohort",
+        ],
+    ),
+    "passing gates on few owners": (
+        lambda: [r for r in cohort_split(100, 0.8) if r.cohort == "warn" or r.block in FEW],
+        "hold",
+        ["1. Wait for more owners: the enforce cohort has 5 owners (5 more)"],
+    ),
+    "an interval across its threshold": (
+        straddling,
+        "hold",
+        [
+            "1. Keep Phase 3 running: completion_rate straddles its threshold; more owners and "
+            "days narrow the intervals."
+        ],
+    ),
+    "no token counts": (
+        without_tokens,
+        "hold",
+        [
+            "1. mean_tokens has no data (no prompt with token counts in the treatment and the "
+            "control): use a model endpoint that reports token usage"
+        ],
+    ),
+    "every Phase 3 gate passing for eight days": (
+        lambda: cohort_split(100, 0.8),
+        "promote",
+        [
+            "1. Promote: widen enforcement one step, after checking treatment saturation",
+            "SEAWALL_GUARD_ROLLOUT='internal=enforce:10%,warn:rest' on the internal workers; "
+            "report it again after 7 days.",
+        ],
+    ),
+    "every Phase 2 gate passing for eight days": (
+        lambda: as_phase2(cohort_split(100, 0.8)),
+        "promote",
+        [
+            "1. Promote: start Phase 3, 5 % of owners enforced with the rest in warn as the "
+            "control: SEAWALL_GUARD_ROLLOUT='internal=enforce:5%,warn:rest'"
+        ],
+    ),
+    "an invariant violated": (
+        violated,
+        "return to shadow",
+        ["1. Roll back now: set SEAWALL_GUARD_ROLLOUT='internal=shadow:rest'"],
+    ),
+    "a day of shadow": (
+        one_day,
+        "hold",
+        [
+            "1. Keep shadow running until 2026-11-08T00:00+00:00 (the data spans 1.00 of 7 "
+            "days), then report again.",
+            "2. Nothing to review yet",
+            "3. Then start Phase 2, warn with a concurrent shadow control: "
+            "SEAWALL_GUARD_ROLLOUT='internal=warn:95%,shadow:rest'",
+        ],
+    ),
+    "an empty window": (
+        lambda: [],
+        "hold",
+        ["1. Check the environment and the window"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_the_report_ends_with_what_to_do_next(case: str) -> None:
+    make, verdict, expected = CASES[case]
+    report = build(make())
+    assert report.verdict == verdict, report.reasons
+    text = render_text(report)
+    # The last section of the text, numbered, is what to do next.
+    head, _, steps = text.rpartition("\n\nWhat to do next:\n")
+    assert head and "VERDICT:" in head and "\n\n" not in steps, text[-1500:]
+    said = flat(steps)
+    for words in expected:
+        assert words in said, said
+    # The page ends with the same steps, after everything else.
+    page = render_html(report)
+    last = page.rindex("<h2")
+    assert page[last:].startswith("<h2 id='next'>What to do next</h2><ol id='next-steps'><li>")
+    assert page.endswith("</ol></body></html>\n")
+    for step in report.next_steps:
+        assert f"<li>{html.escape(step, quote=True)}</li>" in page
+    assert json.loads(render_json(report))["next_steps"] == report.next_steps
