@@ -4,7 +4,8 @@
 ``records`` reads prompts from visibility and their histories; ``invariants`` checks the
 Phase 1 invariants; ``decisions`` counts the decision volumes and samples the manual review;
 ``cohorts`` measures each prompt and cohort and picks the concurrent arms; ``gates`` holds the
-Phase 2/3 gates with owner-level bootstrap intervals; ``verdict`` decides and says why;
-``report`` assembles them; ``render`` writes the terminal summary, JSON and the HTML page;
-``cli`` is the subcommand.
+Phase 2/3 gates with owner-level bootstrap intervals and explains each; ``verdict`` decides,
+says why and what to do next; ``report`` assembles them; ``wording`` says numbers the same
+way everywhere; ``render`` writes the terminal summary, JSON and the HTML page; ``cli`` is
+the subcommand.
 """

@@ -5,8 +5,9 @@ This module exists so that what "a gate passes" means is written once: a gate co
 treatment cohort with its concurrent control over the period both ran in, on a quantity of
 :mod:`seawall.rollout.cohorts`, with a 95 % interval from resampling owners ("calls from one
 owner are not independent samples"); a gate whose quantity an arm lacks is ``no data``,
-never a pass. Public: :class:`Gate`, :class:`Comparison`, :func:`compare_cohorts`, the gate
-tables and :data:`MIN_OWNERS_PER_ARM`.
+never a pass; and each gate's figure is said in one sentence. Public: :class:`Gate`,
+:class:`Comparison`, :func:`compare_cohorts`, :func:`judge`, :func:`explain`, the gate tables
+and :data:`MIN_OWNERS_PER_ARM`.
 """
 
 from __future__ import annotations
@@ -411,7 +412,9 @@ def explain(
         figure += f" ({spec.negative})"
     smaller = f"{plural(few, 'owner')} in the smaller arm"
     if gate.status == "pass":
-        meaning = "the whole interval meets it: no regression"
+        meaning = "the whole interval meets it: " + (
+            "it matches warn mode" if gate.rule == "match" else "no regression"
+        )
     elif gate.status == "fail":
         meaning = "the whole interval is beyond it: " + spec.breach.format(t=treatment, c=control)
         if few < MIN_OWNERS_PER_ARM:

@@ -1,6 +1,7 @@
 """The rollout report as an operator reads it: a terminal summary, and one self-contained
 HTML page (inline SVG plots and styles; nothing loads from anywhere) with the verdict, the
-invariants, the decision volumes over time and the gates with their intervals.
+invariants, the decision volumes over time and per loop rule, the gates with their intervals
+and one-sentence explanations, and last, what to do next.
 
 Only what :class:`~seawall.rollout.report.Report` holds is shown: counts, rates,
 environment and version names, workflow ids. No owner id, prompt text, tool argument or
@@ -128,6 +129,14 @@ def _guard_heading(volumes: Volumes) -> str:
     )
 
 
+def _unreliable(volumes: Volumes) -> str:
+    said = "none"
+    if volumes.unreliable_prompts:
+        decisions = _counts(volumes.unreliable_decisions)
+        said = f"{plural(volumes.unreliable_prompts, 'prompt')} ({decisions})"
+    return f"Unreliable-input hosts, segmented out: {said}"
+
+
 def _review_line(report: Report) -> str:
     if not report.review_total:
         return "none needed: no prompt on a supported host had a would-stop"
@@ -175,12 +184,7 @@ def render_text(report: Report) -> str:
     for (decision, rule, governed), count in volumes.by_rule.items():
         note = _rule_note(decision, governed)
         lines.append(f"  {decision:<12} {rule:<27} {count:>5}  {note}".rstrip())
-    unreliable = (
-        f"{plural(volumes.unreliable_prompts, 'prompt')} ({_counts(volumes.unreliable_decisions)})"
-        if volumes.unreliable_prompts
-        else "none"
-    )
-    lines.append(f"Unreliable-input hosts, segmented out: {unreliable}")
+    lines.append(_unreliable(volumes))
     lines.append("")
     lines.append(f"Manual review: {_review_line(report)}")
     lines.append("")
@@ -544,12 +548,7 @@ def _decision_tables(volumes: Volumes) -> list[str]:
         )
     else:
         parts.append("<p id='rules-table'>None.</p>")
-    unreliable = (
-        f"{plural(volumes.unreliable_prompts, 'prompt')} ({_counts(volumes.unreliable_decisions)})"
-        if volumes.unreliable_prompts
-        else "none"
-    )
-    parts.append(f"<p>Unreliable-input hosts, segmented out: {esc(unreliable)}.</p>")
+    parts.append(f"<p>{esc(_unreliable(volumes))}.</p>")
     return parts
 
 

@@ -197,6 +197,8 @@ def test_unreliable_input_hosts_are_segmented_out() -> None:
     assert report.volumes.unreliable_prompts == 1
     assert report.volumes.unreliable_decisions == {"would_warn": 1}
     assert report.volumes.by_kind == {} and report.volumes.prompts == 1
+    said = "Unreliable-input hosts, segmented out: 1 prompt (would_warn 1)"
+    assert said in render_text(report) and f"<p>{said}.</p>" in render_html(report)
 
 
 def test_a_retry_is_the_same_owner_and_text_within_ten_minutes() -> None:

@@ -50,6 +50,9 @@ def test_every_gate_explains_its_figure_in_one_sentence() -> None:
         "more tokens."
     )
     assert gates["mean_rounds"].explanation.endswith("the whole interval meets it: no regression.")
+    assert gates["stopped_loop_rate"].explanation.endswith(
+        "the whole interval meets it: it matches warn mode."
+    )
     assert "against at least -1.00 pp" in gates["completion_rate"].explanation
     assert "against a band of +0.00 pp ± 2.00 pp" in gates["stopped_loop_rate"].explanation
     page = render_html(report)
