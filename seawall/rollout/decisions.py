@@ -88,13 +88,19 @@ def decision_volumes(
     return volumes
 
 
+def _would_stop(record: PromptRecord) -> bool:
+    """The prompt has a would-stop of the guard or of a loop rule its cohort's mode governs:
+    a stop enforcement would have made."""
+    if any(e.decision == "would_stop" for e in record.guard):
+        return True
+    rules = record.result.rules if record.result is not None else []
+    return any(e.decision == "would_stop" and record.governs(e) for e in rules)
+
+
 def review_sample(records: Sequence[PromptRecord], size: int) -> tuple[int, list[str]]:
-    """Prompts with a would_stop (supported hosts only) and a deterministic sample of their
-    workflow ids for the manual review; ids only, never content."""
-    candidates = sorted(
-        r.workflow_id
-        for r in records
-        if not r.unreliable_input and any(e.decision == "would_stop" for e in r.guard)
-    )
+    """Prompts with a would-stop (the guard's or a governed loop rule's; supported hosts
+    only) and a deterministic sample of their workflow ids for the manual review; ids only,
+    never content."""
+    candidates = sorted(r.workflow_id for r in records if not r.unreliable_input and _would_stop(r))
     ordered = sorted(candidates, key=lambda wid: hashlib.sha256(wid.encode()).hexdigest())
     return len(candidates), sorted(ordered[:size])

@@ -296,12 +296,18 @@ def _more_owners(comparison: Comparison) -> str:
             f". At this window's split ({smaller} of {total} owners in the {name}) that takes "
             f"about {math.ceil(MIN_OWNERS_PER_ARM * total / smaller)} active owners"
         )
-    widen = {
-        "enforce cohort": "a larger enforce share (above 5 % only with "
-        "SEAWALL_GUARD_ROLLOUT_ALLOW_WIDE_ENFORCE=true and the saturation check)",
-        "shadow cohort": "a larger shadow share (such as warn:90%,shadow:rest)",
-    }.get(name, f"a larger {name.split()[0]} share")
-    return f"{step}; with fewer owners, widen the {name}: {widen}."
+    return f"{step}; with fewer owners, widen the {name}: {WIDEN[comparison.phase, name]}."
+
+
+# How to widen a phase's cohort: (phase, cohort) -> the policy change.
+WIDEN = {
+    (3, "enforce cohort"): "a larger enforce share (above 5 % only with "
+    "SEAWALL_GUARD_ROLLOUT_ALLOW_WIDE_ENFORCE=true and the saturation check)",
+    (3, "warn cohort"): "a smaller enforce share, the warn cohort being the rest (such as "
+    "enforce:5%,warn:rest)",
+    (2, "warn cohort"): "a larger warn share (such as warn:95%,shadow:rest)",
+    (2, "shadow cohort"): "a larger shadow share (such as warn:90%,shadow:rest)",
+}
 
 
 def _no_data_step(gate: Gate) -> str:

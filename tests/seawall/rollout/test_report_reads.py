@@ -366,3 +366,39 @@ def test_the_report_ends_with_what_to_do_next(case: str) -> None:
     for step in report.next_steps:
         assert f"<li>{html.escape(step, quote=True)}</li>" in page
     assert json.loads(render_json(report))["next_steps"] == report.next_steps
+
+
+def test_the_review_lists_the_loop_rules_would_stops_beside_the_guards() -> None:
+    governed = frozenset({"repeated_identical_result"})
+
+    def would_stop(wid: str, rule: str) -> PromptRecord:
+        decision = RuleEntry(batch=1, rule=rule, decision="would_stop", mode="shadow", count=2)
+        return record(wid, rules=[decision], governed=governed)
+
+    records = [
+        would_stop("by-a-rule", "repeated_identical_result"),
+        # The progress judge runs in a mode of its own: never the cohort's stop.
+        would_stop("by-the-judge", "progress_judge"),
+        record("by-the-guard", guard=[entry(1, "would_warn"), entry(2, "would_stop")]),
+        record("quiet"),
+    ]
+    report = build(records)
+    assert (report.review_total, report.review_sample) == (2, ["by-a-rule", "by-the-guard"])
+    assert (
+        "Manual review: 2 prompts with a would-stop; review all of them: by-a-rule, by-the-guard"
+        in render_text(report)
+    )
+
+
+def test_few_owners_in_the_warn_cohort_say_to_lower_the_enforce_share() -> None:
+    # Three warn-cohort owners, the first and last of the eight days among them.
+    few = {f"owner:ownr{n}x" for n in (1, 21, 39)}
+    report = build([r for r in cohort_split(100, 0.8) if r.cohort == "enforce" or r.block in few])
+    assert report.comparison is not None
+    assert (report.comparison.treatment_owners, report.comparison.control_owners) == (20, 3)
+    steps = " ".join(report.next_steps)
+    assert "the warn cohort has 3 owners (7 more)" in steps
+    assert (
+        "widen the warn cohort: a smaller enforce share, the warn cohort being the rest (such "
+        "as enforce:5%,warn:rest)." in steps
+    )
