@@ -57,6 +57,7 @@ from temporalio.service import RPCError
 from seawall.rollout.records import read_records, visibility_query
 from seawall.rollout.render import render_html, render_text
 from seawall.rollout.report import Report, build_report
+from seawall.rollout.wording import plural
 from seawall.runtime.devserver import start_dev_server
 from seawall.runtime.logs import configure_logging
 from seawall.scenario.driver import prepare_workspace
@@ -275,8 +276,10 @@ async def simulate(args: argparse.Namespace, client: Client) -> list[tuple[str, 
                 )
                 until = datetime.now(UTC)
                 print(
-                    f"phase {phase.name}: {counts.prompts} prompts ({counts.retries} retries, "
-                    f"{counts.disconnects} dropped streams) in {time.monotonic() - started:.0f} s",
+                    f"phase {phase.name}: {plural(counts.prompts, 'prompt')} "
+                    f"({plural(counts.retries, 'retry')}, "
+                    f"{plural(counts.disconnects, 'dropped stream')}) "
+                    f"in {time.monotonic() - started:.0f} s",
                     file=sys.stderr,
                 )
                 for env in ENVIRONMENTS:
