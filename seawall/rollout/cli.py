@@ -23,9 +23,9 @@ from typing import Any
 
 from temporalio.service import RPCError
 
-from seawall.rollout.analysis import Report, build_report
 from seawall.rollout.records import PromptRecord, read_records
 from seawall.rollout.render import render_html, render_json, render_text
+from seawall.rollout.report import Report, build_report
 from seawall.runtime.temporal_connect import TemporalClientConfig
 
 EXIT_UNREACHABLE = 1
