@@ -50,6 +50,7 @@ from workflows.contracts.scenario import FixtureTool
 
 from .fixtures import check_fixture, fixture_tool_spec, record_fixture_run, run_fixture
 from .heartbeat import Heartbeat, activity_heartbeat, heartbeating, no_heartbeat
+from .lost_calls import LostCalls, current_lost_calls, lost_attempt, lost_call_outcome
 from .mcp import McpSettings, current_settings, is_mcp_name
 from .mcp.pool import McpPool
 from .outcomes import cancelled_outcome, failed_outcome, not_started_outcome, succeeded_outcome
@@ -339,8 +340,10 @@ class ToolActivities:
         sandbox: Sandbox | None = None,
         *,
         trust: WorkerTrust = DENY_ALL,
+        lost_calls: Callable[[], LostCalls] = current_lost_calls,
     ) -> None:
         self._trust = trust
+        self._lost_calls = lost_calls
         self._tools = dict(tools)
         self._mcp_pool = mcp_pool
         self._mcp_settings = mcp_settings
@@ -378,6 +381,11 @@ class ToolActivities:
             self._scratch = tempfile.TemporaryDirectory(prefix="seawall-mcp-scratch-")
         return Path(self._scratch.name).resolve()
 
+    def _not_again(self, tool_name: str, *, safe: bool) -> bool:
+        """Whether this attempt must not run its call: the attempt before it was lost mid-run
+        and the tool may not be repeated (activities/lost_calls.py)."""
+        return lost_attempt() and not self._lost_calls().may_rerun(tool_name, safe=safe)
+
     def _is_mcp_call(self, call: ToolCall) -> bool:
         return is_mcp_name(call.name) and call.name not in self._tools
 
@@ -401,6 +409,11 @@ class ToolActivities:
                 self._trust.check_scripted()
             except ApplicationError as refused:
                 return _refused(call, ToolErrorType.EXECUTION_DENIED, refused, inp.scenario_fixture)
+            fixture = inp.scenario_fixture
+            if self._not_again(call.name, safe=not fixture.mutating):
+                return lost_call_outcome(
+                    call, policy_tool_name=call.name, tool_type=fixture.tool_type
+                )
             # Fixtures report exactly what they script: no validation, no truncation.
             record_fixture_run(checked, call.call_id)
             return await run_fixture(call, inp.scenario_fixture, inp.ordinal)
@@ -410,6 +423,8 @@ class ToolActivities:
         if isinstance(parsed, ToolOutcome):
             return parsed
         tool, args = parsed
+        if self._not_again(tool.name, safe=not tool.mutating):
+            return lost_call_outcome(call, policy_tool_name=tool.name, tool_type=ToolType.NATIVE)
         root = _workspace_at(checked)
         ctx = ToolContext(
             workspace_root=root,
@@ -429,7 +444,12 @@ class ToolActivities:
 
         root = _workspace_at(root)
         outcome = await run_mcp_call(
-            self._mcp_pool, inp, self._mcp_settings(), sandbox=self.sandbox, workspace=root
+            self._mcp_pool,
+            inp,
+            self._mcp_settings(),
+            sandbox=self.sandbox,
+            workspace=root,
+            not_again=self._not_again,
         )
         if (
             outcome.status == TerminalStatus.CANCELLED

@@ -72,6 +72,9 @@ class ToolErrorType(StrEnum):
     SHELL_EXECUTE_ERROR = "shell_execute_error"
     EXECUTION_TIMEOUT = "execution_timeout"
     OUTPUT_TRUNCATED = "output_truncated"
+    # The worker running the call was lost mid-run and the call was not run again: it may
+    # have run partly or fully (activities/lost_calls.py).
+    WORKER_LOST = "worker_lost"
 
 
 # (terminal status, execution status) pairs that no honest producer can report: a call

@@ -45,6 +45,7 @@ _REASON_WORDS = {
     ToolErrorType.EDIT_NO_CHANGE: "edit changes nothing",
     ToolErrorType.SHELL_EXECUTE_ERROR: "command failed",
     ToolErrorType.MCP_TOOL_ERROR: "MCP tool error",
+    ToolErrorType.WORKER_LOST: "worker lost while it ran; not run again",
 }
 
 

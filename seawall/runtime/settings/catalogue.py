@@ -259,6 +259,20 @@ class SeawallSettings(BaseSettings):
         env="SEAWALL_ACTIVITY_SUMMARIES",
         read_by=(WORKER,),
     )
+    rerun_lost_calls: bool = setting(
+        False,
+        "run a call again when its worker was lost while it ran, even when its tool may "
+        "change things (at least once); off: only tools safe to repeat run again",
+        env="SEAWALL_RERUN_LOST_CALLS",
+        read_by=(WORKER,),
+    )
+    repeatable_tools: str | None = setting(
+        None,
+        "more tools (comma-separated name globs) safe to run again when their worker was "
+        "lost, besides the read-only built-ins and MCP tools annotated read-only or idempotent",
+        env="SEAWALL_REPEATABLE_TOOLS",
+        read_by=(WORKER,),
+    )
     max_cached_workflows: int = setting(
         1000,
         "workflows a worker keeps in memory; 0 replays every workflow task from history",
