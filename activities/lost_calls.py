@@ -9,9 +9,10 @@ so an attempt after the first means the one before it was lost mid-run: it may h
 partly or fully.
 
 So a later attempt of a call whose tool is not safe to repeat returns a fixed, truthful
-outcome instead of running (``worker_lost``: the model reads what happened and is told to
-check before repeating; the event stream shows the reason; the guard counts it as the
-failure it is). Safe to repeat: the built-in tools that change nothing, MCP tools their
+outcome instead of running (``worker_lost``, ``workflows.contracts.synthetic_outcomes``: the
+model reads what happened and is told to check before repeating; the event stream shows the
+reason; the guard sees an execution whose end is unknown, as for any lost worker). Safe to
+repeat: the built-in tools that change nothing, MCP tools their
 server annotates read-only or idempotent, fixtures that are not ``mutating``, and the tools
 the operator lists in ``repeatable_tools``. ``rerun_lost_calls`` keeps the at-least-once
 behaviour of before for operators who want it.
@@ -29,20 +30,6 @@ from dataclasses import dataclass
 from temporalio import activity
 
 from seawall.runtime.settings import load_settings
-from workflows.contracts import (
-    ExecutionStatus,
-    TerminalStatus,
-    ToolCall,
-    ToolErrorType,
-    ToolOutcome,
-)
-
-LOST_CALL_CONTENT = (
-    "The worker running this call was lost while it ran, so the call may have run partly or "
-    "fully. It was not run again, because {tool} may change things and running it twice "
-    "could repeat them. Check its effects (the files, state or remote systems it changes) "
-    "before you call it again."
-)
 
 
 def lost_attempt() -> bool:
@@ -80,22 +67,3 @@ def current_lost_calls() -> LostCalls:
     after a lost one, which is rare)."""
     settings = load_settings(os.environ).settings
     return LostCalls.from_settings(settings.rerun_lost_calls, settings.repeatable_tools)
-
-
-def lost_call_outcome(
-    call: ToolCall, *, policy_tool_name: str | None, tool_type: str | None
-) -> ToolOutcome:
-    """What the model, the user and the guard are told of a lost call not run again."""
-    content = LOST_CALL_CONTENT.format(tool=policy_tool_name or call.name)
-    return ToolOutcome(
-        call_id=call.call_id,
-        tool_name=call.name,
-        policy_tool_name=policy_tool_name,
-        tool_type=tool_type if policy_tool_name else None,
-        status=TerminalStatus.ERROR,
-        execution_status=ExecutionStatus.ERROR,
-        execution_error_type=ToolErrorType.WORKER_LOST,
-        error_type=ToolErrorType.WORKER_LOST,
-        content=content,
-        error_message=content,
-    )

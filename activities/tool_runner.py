@@ -47,10 +47,11 @@ from workflows.contracts.outcome import (
     ToolType,
 )
 from workflows.contracts.scenario import FixtureTool
+from workflows.contracts.synthetic_outcomes import lost_call_outcome
 
 from .fixtures import check_fixture, fixture_tool_spec, record_fixture_run, run_fixture
 from .heartbeat import Heartbeat, activity_heartbeat, heartbeating, no_heartbeat
-from .lost_calls import LostCalls, current_lost_calls, lost_attempt, lost_call_outcome
+from .lost_calls import LostCalls, current_lost_calls, lost_attempt
 from .mcp import McpSettings, current_settings, is_mcp_name
 from .mcp.pool import McpPool
 from .outcomes import cancelled_outcome, failed_outcome, not_started_outcome, succeeded_outcome

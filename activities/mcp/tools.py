@@ -27,7 +27,6 @@ import structlog
 from mcp import MCPError
 from mcp.types import INVALID_PARAMS, CallToolResult, Tool
 
-from activities.lost_calls import lost_call_outcome
 from activities.mcp.config import McpSettings, ServerConfig
 from activities.mcp.connection import McpConnection, McpConnectionLost, McpUnavailable
 from activities.mcp.names import qualified_name, server_of
@@ -47,6 +46,7 @@ from workflows.contracts.outcome import (
     ToolOutcome,
     ToolType,
 )
+from workflows.contracts.synthetic_outcomes import lost_call_outcome
 
 MAX_SCHEMA_ERRORS = 8
 MAX_SCHEMA_ERROR_CHARS = 200

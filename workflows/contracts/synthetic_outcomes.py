@@ -24,6 +24,12 @@ from workflows.seed.failed_call_refusal import refusal_text
 CANCELLED_CONTENT = "The tool call was cancelled before it finished."
 PERMISSION_DENIED_CONTENT = "The user did not approve this call; it was not run."
 WORKER_LOST_CONTENT = "The tool call could not be completed by the worker."
+LOST_CALL_CONTENT = (
+    "The worker running this call was lost while it ran, so the call may have run partly or "
+    "fully. It was not run again, because {tool} may change things and running it twice "
+    "could repeat them. Check its effects (the files, state or remote systems it changes) "
+    "before you call it again."
+)
 DUPLICATE_CALL_CONTENT = (
     "This tool call id was already handled in this prompt; the call was not run again."
 )
@@ -86,6 +92,26 @@ def worker_lost_outcome(
         execution_status=None,
         error_type=ToolErrorType.UNHANDLED_EXCEPTION,
         content=WORKER_LOST_CONTENT,
+    )
+
+
+def lost_call_outcome(
+    call: ToolCall, *, policy_tool_name: str | None, tool_type: str | None
+) -> ToolOutcome:
+    """A call whose attempt was lost with its worker, not run again because its tool may
+    change things (activities/lost_calls.py): whether it ran is unknown, so its execution
+    status is none, which the guard treats as incomplete, like ``worker_lost_outcome``."""
+    content = LOST_CALL_CONTENT.format(tool=policy_tool_name or call.name)
+    return ToolOutcome(
+        call_id=call.call_id,
+        tool_name=call.name,
+        policy_tool_name=policy_tool_name,
+        tool_type=tool_type if policy_tool_name else None,
+        status=TerminalStatus.ERROR,
+        execution_status=None,
+        error_type=ToolErrorType.WORKER_LOST,
+        content=content,
+        error_message=content,
     )
 
 
