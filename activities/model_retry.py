@@ -1,7 +1,7 @@
 """A model request is retried for a window of time, not a number of attempts.
 
 Temporal retries the model activity with capped exponential backoff and no attempt limit
-(``MODEL_RETRY_WINDOW`` in workflows/prompt/workflow.py); this module is what ends the
+(``MODEL_RETRY_WINDOW`` in workflows/prompt/activity_options.py); this module is what ends the
 retries, in the activity, because only the activity knows when the request's first attempt
 was scheduled (``activity.info().scheduled_time``) and which attempt this is. An attempt
 that fails is final once no further attempt could start within the prompt's

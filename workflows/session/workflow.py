@@ -75,7 +75,8 @@ with workflow.unsafe.imports_passed_through():
         TranscriptQuery,
     )
     from workflows.contracts.start_claims import refused_start, session_claim
-    from workflows.prompt.workflow import CONTEXT_POLICY_PATCH, PromptWorkflow
+    from workflows.prompt.patches import CONTEXT_POLICY_PATCH
+    from workflows.prompt.workflow import PromptWorkflow
     from workflows.rules import LoopSettings
     from workflows.seed.guard import GuardMode
     from workflows.seed.rollout import RolloutAssignment

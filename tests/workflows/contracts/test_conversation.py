@@ -16,7 +16,7 @@ from workflows.contracts.conversation import (
     fit_context,
     recent_history,
 )
-from workflows.prompt.workflow import failure_text
+from workflows.prompt.model_failures import failure_text
 
 
 def prompt(n: int, size: int) -> list[Message]:

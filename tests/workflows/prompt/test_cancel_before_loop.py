@@ -25,11 +25,8 @@ from workflows.contracts import search_attributes
 from workflows.contracts.activity import LIST_TOOLS, ModelSpec
 from workflows.contracts.prompt import EventKind, EventsQuery, PromptInput, PromptResult, StopReason
 from workflows.contracts.scenario import ModelScript, ScenarioHooks
-from workflows.prompt.workflow import (
-    CANCEL_BEFORE_LOOP_PATCH,
-    LOOP_QUALITY_V4_PATCH,
-    PromptWorkflow,
-)
+from workflows.prompt.patches import CANCEL_BEFORE_LOOP_PATCH, LOOP_QUALITY_V4_PATCH
+from workflows.prompt.workflow import PromptWorkflow
 from workflows.seed import GuardMode
 
 pytestmark = pytest.mark.asyncio

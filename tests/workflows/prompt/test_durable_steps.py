@@ -24,7 +24,8 @@ from workflows.contracts.conversation import Message, Role, conversation_chars
 from workflows.contracts.prompt import PromptInput, PromptResult, StopReason
 from workflows.contracts.scenario import FixtureTool, ModelScript, ScenarioHooks
 from workflows.contracts.session import PromptSubmission, SessionInput, SessionSettings
-from workflows.prompt.workflow import LOOP_QUALITY_V4_PATCH, PromptWorkflow
+from workflows.prompt.patches import LOOP_QUALITY_V4_PATCH
+from workflows.prompt.workflow import PromptWorkflow
 from workflows.rules import LoopSettings
 from workflows.seed import GuardMode
 from workflows.session import SessionWorkflow, session_workflow_id

@@ -7,13 +7,17 @@ from __future__ import annotations
 from workflows.contracts import ToolCall, ToolOutcome
 from workflows.contracts.activity import JUDGE_EVIDENCE_CHARS, JUDGE_EXCERPT_CHARS
 from workflows.contracts.prompt import PromptInput, Route
+from workflows.prompt.activity_options import (
+    MODEL_HEARTBEAT_TIMEOUT,
+    MODEL_RETRY_WINDOW,
+    MODEL_TIMEOUT,
+)
 from workflows.prompt.judging import (
     JudgeRequests,
     PromptJudging,
     judged_batches,
     result_excerpt,
 )
-from workflows.prompt.workflow import MODEL_HEARTBEAT_TIMEOUT, MODEL_RETRY_WINDOW, MODEL_TIMEOUT
 from workflows.rules import LoopRules, LoopSettings
 from workflows.seed.guard import GuardMode
 

@@ -25,7 +25,8 @@ from tests.workflows.prompt.test_real_providers import (  # noqa: F401 (fixtures
     run_prompt,
 )
 from workflows.contracts.prompt import ErrorReason, PromptInput, PromptResult, StopReason
-from workflows.prompt.workflow import MODEL_RETRY, PromptWorkflow
+from workflows.prompt.activity_options import MODEL_RETRY
+from workflows.prompt.workflow import PromptWorkflow
 from workflows.seed import GuardMode
 
 pytestmark = pytest.mark.asyncio

@@ -16,7 +16,7 @@ from tests.replay.test_replay import replayer
 from tests.scenario_helpers import run, scenario_file
 from tests.workflows.prompt.test_durable_steps import patch_ids
 from workflows.contracts.prompt import LoopType, StopReason
-from workflows.prompt.workflow import LOOP_QUALITY_V4_PATCH
+from workflows.prompt.patches import LOOP_QUALITY_V4_PATCH
 from workflows.rules.denied_calls import DENIED_CALL_THRESHOLD
 from workflows.seed.guard import GuardMode
 
