@@ -19,12 +19,14 @@ log.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable
 from typing import Any
 
 import structlog
 from temporalio import activity
 
+from seawall.runtime.approval_rules import load_approval_rules
 from seawall.runtime.settings import (
     ActivitySummariesResolution,
     ContextBudgetResolution,
@@ -33,6 +35,7 @@ from seawall.runtime.settings import (
     LoopSettingsResolution,
     ModelRetryWindowResolution,
     RolloutSettings,
+    load_settings,
     resolve_activity_summaries,
     resolve_context_budget,
     resolve_guard_mode,
@@ -45,11 +48,19 @@ from workflows.contracts.activity import (
     OperatorSettings,
     ResolveOperatorSettingsInput,
 )
+from workflows.contracts.approval import ApprovalRule
 from workflows.seed.rollout import assign
 
 from .trust import DENY_ALL, WorkerTrust
 
 MAX_LOGGED_VALUE_CHARS = 100
+
+
+def current_approval_rules() -> tuple[ApprovalRule, ...]:
+    """The operator's approval rules as the worker's settings say now (the file was checked
+    when the worker started; a file broken since fails the session's start loudly)."""
+    path = load_settings(os.environ).settings.approval_rules
+    return () if path is None else load_approval_rules(path)
 
 
 class OperatorSettingsActivities:
@@ -71,10 +82,12 @@ class OperatorSettingsActivities:
         read_model_retry_window: Callable[
             [], ModelRetryWindowResolution
         ] = resolve_model_retry_window,
+        read_approval_rules: Callable[[], tuple[ApprovalRule, ...]] = current_approval_rules,
         *,
         trust: WorkerTrust = DENY_ALL,
     ) -> None:
         self._trust = trust
+        self._read_approval_rules = read_approval_rules
         self._read_guard_mode = read_guard_mode
         self._read_loop_settings = read_loop_settings
         self._read_rollout = read_rollout
@@ -128,6 +141,7 @@ class OperatorSettingsActivities:
             context_budget_chars=budget.chars,
             activity_summaries=summaries.enabled,
             model_retry_window_seconds=retry_window.seconds,
+            approval_rules=list(self._read_approval_rules()),
         )
 
 

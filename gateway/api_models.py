@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from workflows.contracts.approval import ApprovalRule
 from workflows.contracts.prompt import PromptResult, PromptStatus
 from workflows.contracts.prompt_options import ApprovalMode
 from workflows.contracts.scenario import FixtureTool, ModelScript
@@ -33,6 +34,10 @@ class CreateSessionRequest(BaseModel):
     # labeled scenario can run through the gateway; like model_script, only with
     # SEAWALL_ALLOW_SCRIPTED_MODELS=1.
     fixture_tools: dict[str, FixtureTool] = Field(default_factory=dict)
+    # The session's own approval rules (docs/protections.md, "Approval rules"): they can
+    # only make a call ask or be denied where the operator's would let it run, never the
+    # reverse.
+    approval_rules: tuple[ApprovalRule, ...] = Field(default=(), max_length=100)
 
     @field_validator("client_metadata")
     @classmethod
@@ -86,12 +91,15 @@ class PermissionAnswerRequest(BaseModel):
     model_config = _REQUEST
 
     approve: bool
+    # With approve: allow the same call (the same tool with the same command or path)
+    # without asking for the rest of the session.
+    remember: bool = False
 
 
 class PermissionAnswered(BaseModel):
     prompt_id: str
     request_id: str
-    # "approved" or "rejected".
+    # "approved", "approved for this session" (remember) or "rejected".
     outcome: str
 
 

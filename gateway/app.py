@@ -307,6 +307,7 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
             approval_mode=body.approval_mode or settings.approval_mode,
             permission_timeout_seconds=settings.permission_timeout_seconds,
             redacted_arguments=settings.redacted_arguments,
+            session_approval_rules=body.approval_rules,
             client_metadata=body.client_metadata,
             scenario=(
                 ScenarioHooks(model_script=body.model_script, fixture_tools=body.fixture_tools)
@@ -566,7 +567,9 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
         try:
             outcome = await handle.execute_update(
                 PromptWorkflow.answer_permission,
-                PermissionAnswer(request_id=request_id, approve=body.approve),
+                PermissionAnswer(
+                    request_id=request_id, approve=body.approve, remember=body.remember
+                ),
                 rpc_timeout=RPC_TIMEOUT,
             )
         except WorkflowUpdateFailedError as err:

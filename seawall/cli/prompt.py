@@ -290,7 +290,8 @@ class _Approvals:
         request_id = str(event.get("request_id"))
         what = event.get("text") or event.get("tool_name") or "a call"
         printer = self.printer
-        printer.line(f"? permission asked to run: {what}")
+        rule = f" (rule: {event['rule']})" if event.get("rule") else ""
+        printer.line(f"? permission asked to run: {what}{rule}")
         for name, value in (event.get("arguments") or {}).items():
             shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
             printer.line(f"    {name}: {shown}")
@@ -300,13 +301,16 @@ class _Approvals:
                 "(no terminal to ask at; unanswered, the call is not run)"
             )
             return
-        answer = (await self.ask("  allow? [y/N] ")).strip().lower()
-        approve = answer in ("y", "yes")
+        answer = (await self.ask("  allow? [y/N/a: always in this session] ")).strip().lower()
+        approve = answer in ("y", "yes", "a", "always")
+        remember = answer in ("a", "always")
         response = await self.http.post(
-            f"/v1/prompts/{self.prompt_id}/permissions/{request_id}", json={"approve": approve}
+            f"/v1/prompts/{self.prompt_id}/permissions/{request_id}",
+            json={"approve": approve, "remember": remember},
         )
         if response.is_success:
-            printer.line("  approved" if approve else "  rejected: the call is not run")
+            said = {True: "  approved", False: "  rejected: the call is not run"}[approve]
+            printer.line("  approved for the rest of this session" if remember else said)
         else:
             printer.line(f"  not answered: {_detail(response)} (the call was not run)")
 

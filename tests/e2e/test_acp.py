@@ -356,6 +356,7 @@ async def test_an_approved_write_runs_and_shows_its_diff(bridge: Bridge, workspa
     assert asked.tool_call_id == start.tool_call_id and start.kind == "edit"
     assert [(o.option_id, o.kind) for o in options] == [
         ("allow", "allow_once"),
+        ("allow_session", "allow_always"),
         ("reject", "reject_once"),
     ]
     diff = start.content[0]

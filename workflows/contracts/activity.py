@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from workflows.contracts.approval import ApprovalRule
 from workflows.contracts.conversation import Message
 from workflows.contracts.grant import StartClaim
 from workflows.contracts.outcome import ToolCall
@@ -123,6 +124,13 @@ class ModelUsage(_Strict):
 
     input_tokens: int | None = None
     output_tokens: int | None = None
+
+
+def add_tokens(total: int | None, tokens: int | None) -> int | None:
+    """A prompt's token total: unknown (None) from the first reply that did not report it."""
+    if total is None or tokens is None:
+        return None
+    return total + tokens
 
 
 class ModelReply(_Strict):
@@ -285,3 +293,6 @@ class OperatorSettings(_Strict):
     # How long prompts retry a failing model request (docs/settings.md,
     # ``model_retry_window_seconds``); None in results recorded before it was a setting.
     model_retry_window_seconds: float | None = None
+    # The operator's approval rules (docs/protections.md, "Approval rules"); None in results
+    # recorded before they existed.
+    approval_rules: list[ApprovalRule] | None = None

@@ -33,7 +33,8 @@ class ApprovalDecision(StrEnum):
 
 
 _STRICTNESS = {ApprovalDecision.ALLOW: 0, ApprovalDecision.ASK: 1, ApprovalDecision.DENY: 2}
-# The presets' rules sit below every rule an operator or a session writes.
+# The presets' rules sit at the lowest priority (a rule written at it ties with them, and
+# the stricter decides).
 PRESET_PRIORITY = -1000
 
 
@@ -51,7 +52,7 @@ class ApprovalRule(BaseModel):
     exact_command: str | None = Field(default=None, min_length=1, max_length=10_000)
     path: str | None = Field(default=None, min_length=1, max_length=1000)
     mutating: bool | None = None
-    priority: int = Field(default=0, ge=-100, le=100)
+    priority: int = Field(default=0, ge=PRESET_PRIORITY, le=-PRESET_PRIORITY)
 
 
 class ApprovalRules(BaseModel):

@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from workflows.contracts.activity import ModelSpec
+from workflows.contracts.approval import ApprovalRule
 from workflows.contracts.conversation import Message
 from workflows.contracts.grant import SessionGrant
 from workflows.contracts.prompt_options import ApprovalMode, PromptOptions
@@ -169,14 +170,18 @@ class PermissionRequest(BaseModel):
     batch: int
     arguments: dict[str, Any] = Field(default_factory=dict)
     summary: str = ""
+    # The approval rule that asked (workflows/contracts/approval.py); "" in older requests.
+    rule: str = ""
 
 
 class PermissionAnswer(BaseModel):
-    """The user's answer to a permission request (update ``answer_permission``)."""
+    """The user's answer to a permission request (update ``answer_permission``); with
+    ``remember``, an approval also allows the same call again for the rest of the session."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     request_id: str
     approve: bool
+    remember: bool = False
 
 
 class EventKind(StrEnum):
@@ -222,6 +227,9 @@ class AgentEvent(BaseModel):
     reason: str | None = None
     # A ``permission_request``: the call's shown arguments (PermissionRequest.arguments).
     arguments: dict[str, Any] | None = None
+    # ``tool_call_started`` and ``permission_request``: the approval rule that decided the
+    # call (``default mode``, an operator's rule name, ``allowed for this session: …``).
+    rule: str | None = None
 
 
 class ModelDelta(BaseModel):
@@ -388,3 +396,6 @@ class PromptResult(BaseModel):
     # The text a model request that failed had streamed to clients before it failed (it is
     # in no message of the conversation); None when none had.
     streamed_text: str | None = None
+    # The calls the user allowed "always for this session" in this prompt, as rules: the
+    # session keeps them for its next prompts (workflows/prompt/approval_policy.py).
+    remembered_approvals: list[ApprovalRule] = Field(default_factory=list)

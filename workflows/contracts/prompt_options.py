@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from workflows.contracts.approval import ApprovalRule
 from workflows.contracts.conversation import MIN_CONTEXT_BUDGET_CHARS
 from workflows.seed.failed_call_refusal import MAX_REPEATS, REMEMBERED_FAILURES, RefusalMode
 
@@ -78,6 +79,13 @@ class PromptOptions(BaseModel):
     permission_timeout_seconds: float = Field(default=DEFAULT_PERMISSION_TIMEOUT_SECONDS, gt=0)
     # What a permission request never shows (workflows/prompt/approvals.py).
     redacted_arguments: tuple[str, ...] = DEFAULT_REDACTED_ARGUMENTS
+    # The approval rules (workflows/contracts/approval.py): the operator's, over the approval
+    # mode's preset (None: not resolved; the prompt resolves them where it resolves the
+    # operator's settings, else none); the session's own, which can only tighten; the calls
+    # the user allowed "always for this session".
+    approval_rules: tuple[ApprovalRule, ...] | None = None
+    session_approval_rules: tuple[ApprovalRule, ...] = ()
+    remembered_approvals: tuple[ApprovalRule, ...] = ()
     tool_timeout_seconds: float = Field(default=DEFAULT_TOOL_TIMEOUT_SECONDS, gt=0)
     max_output_chars: int = Field(default=DEFAULT_MAX_OUTPUT_CHARS, ge=100)
     # What one model request may carry of the conversation (docs/architecture.md, "The

@@ -24,6 +24,10 @@ from workflows.seed.failed_call_refusal import refusal_text
 CANCELLED_CONTENT = "The tool call was cancelled before it finished."
 PERMISSION_DENIED_CONTENT = "The user did not approve this call; it was not run."
 WORKER_LOST_CONTENT = "The tool call could not be completed by the worker."
+RULE_DENIED_CONTENT = (
+    "Not run: the approval rule {rule!r} does not allow this call. Do not try it again in "
+    "another form; ask the user if it is needed."
+)
 LOST_CALL_CONTENT = (
     "The worker running this call was lost while it ran, so the call may have run partly or "
     "fully. It was not run again, because {tool} may change things and running it twice "
@@ -74,6 +78,24 @@ def permission_denied_outcome(
         execution_status=ExecutionStatus.NOT_STARTED,
         error_type=ToolErrorType.EXECUTION_DENIED,
         content=PERMISSION_DENIED_CONTENT,
+        denied=True,
+    )
+
+
+def rule_denied_outcome(
+    call: ToolCall, rule: str, *, policy_tool_name: str | None, tool_type: str | None
+) -> ToolOutcome:
+    """An approval rule denies the call: it never ran, and the model is told which rule (a
+    denial the denied-call rule counts like the user's)."""
+    return ToolOutcome(
+        call_id=call.call_id,
+        tool_name=call.name,
+        policy_tool_name=policy_tool_name,
+        tool_type=tool_type,
+        status=TerminalStatus.CANCELLED,
+        execution_status=ExecutionStatus.NOT_STARTED,
+        error_type=ToolErrorType.EXECUTION_DENIED,
+        content=RULE_DENIED_CONTENT.format(rule=rule),
         denied=True,
     )
 

@@ -52,7 +52,7 @@ def _preset(mode: ApprovalMode) -> tuple[ApprovalRule, ...]:
             name=f"{mode.value} mode: edits run",
             decision=ApprovalDecision.ALLOW,
             tool=tool,
-            priority=PRESET_PRIORITY + 1,
+            priority=PRESET_PRIORITY + 1,  # above the preset's own "changes ask"
         )
         for tool in sorted(MUTATING_TOOLS_ALLOWED_IN_AUTO_EDIT)
     )
@@ -138,7 +138,9 @@ class ApprovalPolicy:
         base = decide((*PRESETS[mode], *self.operator), call, mutating=mutating)
         assert base is not None  # every preset has a rule for every call
         approval = Approval(base.decision, base.name)
-        tighter = decide(self.session, call, mutating=mutating)
+        # A session's allow rules could only loosen: they have no effect.
+        strict = (r for r in self.session if r.decision is not ApprovalDecision.ALLOW)
+        tighter = decide(strict, call, mutating=mutating)
         if tighter is not None and tighter.decision.strictness > approval.decision.strictness:
             approval = Approval(tighter.decision, tighter.name)
         if approval.decision is ApprovalDecision.ASK:

@@ -54,7 +54,11 @@ def failure_reason(outcome: ToolOutcome) -> str | None:
     if outcome.status == TerminalStatus.SUCCESS.value:
         return None
     if outcome.denied:
-        return "not approved"
+        return (
+            "denied by a rule"
+            if outcome.content.startswith("Not run: the approval")
+            else ("not approved")
+        )
     if outcome.refused_repeat:
         return "refused: repeats a call that already failed"
     if outcome.provider_duplicate:
@@ -91,6 +95,7 @@ class EventLog:
         request_id: str | None = None,
         reason: str | None = None,
         arguments: dict[str, Any] | None = None,
+        rule: str | None = None,
     ) -> AgentEvent:
         """Append the next event (and return it)."""
         event = AgentEvent(
@@ -104,6 +109,7 @@ class EventLog:
             request_id=request_id,
             reason=reason,
             arguments=arguments,
+            rule=rule,
         )
         self._events.append(event)
         return event

@@ -1,21 +1,18 @@
 """``PromptWorkflow``: one prompt's agent loop as a durable Temporal workflow
 (docs/architecture.md, "The prompt loop").
 
-Loop: model activity → batch screening → gathered tool activities → settlement → drain
-input → after the batch (reduce, review, branch: continue | reminder | stop). The protections
-are consulted most specific first — call-id dedup, invalid parameters, failed-call refusal,
-the repeated-failure guard, then (recommended loop profile) denied calls, failure cycles and
-identical results, and the tool-call cap — and only the first that stops records the loop
-type. All of their state is deterministic workflow state, so a worker crash or a replay
+Loop: model activity → batch screening → approval → gathered tool activities → settlement →
+drain input → after the batch (reduce, review, branch: continue | reminder | stop). The
+protections are consulted most specific first, and only the first that stops records the
+loop type; all their state is deterministic workflow state, so a worker crash or a replay
 reaches the same decisions.
 
-This module is the loop itself and its durable side (activities, events, telemetry, search
-attributes). The other concepts of a prompt live beside it. Pure and shared with the
-benchmark simulator: batch screening and settlement (``workflows.seed.protections``) and the
-step after a batch (``workflows.prompt.batch.after_batch``). Beside them: permission requests
-(``workflows.prompt.permissions``), the scenario driver's hooks
-(``workflows.prompt.scenario_hooks``), the event log (``workflows.prompt.events``) and the outcomes
-the loop makes up itself (``workflows.contracts.synthetic_outcomes``).
+This module is the orchestration and its durable side (activities, events). Each step is a
+named collaborator beside it: screening and settlement (``workflows.seed.protections``) and
+the step after a batch (``workflows.prompt.batch``), both shared with the benchmark
+simulator; approvals (``workflows.prompt.permissions``, ``approval_policy``); what the UI
+shows (``workflows.prompt.visibility``); the event log (``workflows.prompt.events``); the
+scenario driver's hooks; patch ids and activity options (``patches``, ``activity_options``).
 """
 
 from __future__ import annotations
@@ -45,7 +42,9 @@ with workflow.unsafe.imports_passed_through():
         ResolveOperatorSettingsInput,
         RunToolInput,
         ToolSpec,
+        add_tokens,
     )
+    from workflows.contracts.approval import ApprovalDecision
     from workflows.contracts.conversation import (
         DEFAULT_CONTEXT_BUDGET_CHARS,
         MAX_CONVERSATION_CHARS,
@@ -85,6 +84,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.contracts.synthetic_outcomes import (
         cancelled_outcome,
         permission_denied_outcome,
+        rule_denied_outcome,
         worker_lost_outcome,
     )
     from workflows.prompt import telemetry
@@ -99,6 +99,7 @@ with workflow.unsafe.imports_passed_through():
         TOOL_HEARTBEAT_TIMEOUT,
         TOOL_RETRY,
     )
+    from workflows.prompt.approval_policy import Approval
     from workflows.prompt.batch import (
         AfterBatch,
         DrainedInput,
@@ -128,13 +129,6 @@ with workflow.unsafe.imports_passed_through():
         telemetry_record,
     )
     from workflows.seed.protections import BatchProtections, BatchScreening, Cleared, LoopStop
-
-
-def _add_tokens(total: int | None, tokens: int | None) -> int | None:
-    """A prompt's token total: unknown (None) from the first reply that did not report it."""
-    if total is None or tokens is None:
-        return None
-    return total + tokens
 
 
 @workflow.defn(name="PromptWorkflow")
@@ -353,6 +347,7 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
             },
             client_disconnects=self._client_disconnects,
             streamed_text=self._failed_request_text,
+            remembered_approvals=list(self._remembered),
         )
 
     def _clock(self) -> float:
@@ -383,6 +378,7 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
         the commands of prompts recorded before the setting): unset and not resolved,
         summaries are off and the window is the default."""
         prompt = self._input
+        self._operator_rules = prompt.approval_rules or ()
         guard_mode = GuardMode.OFF if guard_forced_off(prompt) else prompt.guard_mode
         loop_settings = prompt.loop_settings if self._patched(LOOP_PROFILE_PATCH) else SEED_SETTINGS
         budget = prompt.context_budget_chars
@@ -417,6 +413,8 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
                 summaries = settings.activity_summaries
             if retry_window is None:
                 retry_window = settings.model_retry_window_seconds
+            if prompt.approval_rules is None:
+                self._operator_rules = tuple(settings.approval_rules or ())
         return (
             guard_mode,
             loop_settings,
@@ -584,8 +582,8 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
         return reply
 
     def _count_usage(self, usage: ModelUsage) -> None:
-        self._input_tokens = _add_tokens(self._input_tokens, usage.input_tokens)
-        self._output_tokens = _add_tokens(self._output_tokens, usage.output_tokens)
+        self._input_tokens = add_tokens(self._input_tokens, usage.input_tokens)
+        self._output_tokens = add_tokens(self._output_tokens, usage.output_tokens)
 
     def _model_failure(self, err: ActivityError) -> str:
         """The error text of a model request that failed for good, its reason kept."""
@@ -652,12 +650,15 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
                 self._log.emit_settled(decision.outcome, batch=batch)
                 continue
             call = decision.call
+            # State only, no command: the call's task decides the same in this activation.
+            approval = self._approval_of(call)
+            asks = approval.decision is ApprovalDecision.ASK
             self._emit(
                 EventKind.TOOL_CALL_STARTED,
                 call_id=call.call_id,
                 tool_name=call.name,
-                # State only, no command: the call's task asks the same in this activation.
-                status=AWAITING_APPROVAL_STATUS if self._asks_permission(call) else None,
+                status=AWAITING_APPROVAL_STATUS if asks else None,
+                rule=approval.rule,
             )
             running[decision.index] = asyncio.create_task(
                 self._run_and_report(decision, batch, durations)
@@ -716,12 +717,12 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
         self._log.emit_settled(outcome, batch=batch)
         return outcome
 
-    def _asks_permission(self, call: ToolCall) -> bool:
-        """Whether this call waits for the user's approval before it runs (now)."""
+    def _approval_of(self, call: ToolCall) -> Approval:
+        """Whether this call runs, asks first or never runs (now), and the rule that says
+        so. With no rules but the approval mode's preset, exactly what the mode decided
+        before rules existed, so recorded prompts replay unchanged."""
         spec = self._tools.get(call.name)
-        return spec is not None and self._approval_mode(self._input.approval_mode).asks_before(
-            spec.name, mutating=spec.mutating
-        )
+        return self._approval(self._input, call, mutating=spec is not None and spec.mutating)
 
     async def _run_call(
         self, cleared: Cleared, batch: int, durations: dict[int, float]
@@ -735,8 +736,13 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
         spec = self._tools.get(call.name)
         tool_type = spec.tool_type if spec else None
         fixture = prompt.scenario.fixture_tools.get(call.name) if prompt.scenario else None
+        approval = self._approval_of(call)
+        if approval.decision is ApprovalDecision.DENY:
+            return rule_denied_outcome(
+                call, approval.rule, policy_tool_name=policy, tool_type=tool_type
+            )
         try:
-            if self._asks_permission(call):
+            if approval.decision is ApprovalDecision.ASK:
                 invalid: ToolOutcome | None = await workflow.execute_activity(
                     CHECK_TOOL_CALL,
                     CheckToolCallInput(
@@ -750,7 +756,9 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
                 )
                 if invalid is not None:
                     return invalid
-                request = self._open_permission_request(call, batch, prompt.redacted_arguments)
+                request = self._open_permission_request(
+                    call, batch, prompt.redacted_arguments, approval.rule
+                )
                 self._log.emit(
                     EventKind.PERMISSION_REQUEST,
                     batch=self._batch,
@@ -759,6 +767,7 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
                     request_id=request.request_id,
                     text=request.summary,
                     arguments=request.arguments,
+                    rule=request.rule,
                 )
                 workflow.set_current_details(self._details())
                 granted = await self._permission_granted(request, prompt.permission_timeout_seconds)
@@ -873,6 +882,7 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
         status: str | None = None,
         text: str | None = None,
         request_id: str | None = None,
+        rule: str | None = None,
     ) -> None:
         self._log.emit(
             kind,
@@ -882,4 +892,5 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
             status=status,
             text=text,
             request_id=request_id,
+            rule=rule,
         )

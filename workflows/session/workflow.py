@@ -38,6 +38,7 @@ with workflow.unsafe.imports_passed_through():
         OperatorSettings,
         ResolveOperatorSettingsInput,
     )
+    from workflows.contracts.approval import ApprovalRule
     from workflows.contracts.conversation import (
         DEFAULT_CONTEXT_BUDGET_CHARS,
         MAX_CONVERSATION_CHARS,
@@ -262,6 +263,7 @@ class SessionWorkflow:
         operator_budget: int | None = None
         operator_summaries: bool | None = None
         operator_retry_window: float | None = None
+        operator_rules: tuple[ApprovalRule, ...] | None = None
         # A fresh start is checked by the worker (its grant, workspace and scenario); a run
         # continue-as-new made carries what the checked start began with.
         claim = session_claim(session) if workflow.info().continued_run_id is None else None
@@ -279,6 +281,8 @@ class SessionWorkflow:
                 operator_budget = settings.context_budget_chars
                 operator_summaries = settings.activity_summaries
                 operator_retry_window = settings.model_retry_window_seconds
+                if settings.approval_rules is not None:
+                    operator_rules = tuple(settings.approval_rules)
             elif claim is not None and workflow.patched(SESSION_START_CHECK_PATCH):
                 await self._resolve_operator_settings(request)  # for the check alone
         except ActivityError as err:
@@ -286,7 +290,9 @@ class SessionWorkflow:
             if refused is None:
                 raise
             raise refused from None
-        self._use_operator_defaults(operator_budget, operator_summaries, operator_retry_window)
+        self._use_operator_defaults(
+            operator_budget, operator_summaries, operator_retry_window, operator_rules
+        )
         while True:
             await workflow.wait_condition(lambda: bool(self._queue) or self._closing)
             if not self._queue:
@@ -314,12 +320,14 @@ class SessionWorkflow:
         operator_budget: int | None,
         operator_summaries: bool | None,
         operator_retry_window: float | None = None,
+        operator_rules: tuple[ApprovalRule, ...] | None = None,
     ) -> None:
         """Unless the session's settings set them, the operator's context budget and activity
         summaries (the defaults when the starter gave the session its guard mode, or a worker
         from before the setting resolved them), kept in the settings every prompt inherits
         and continue-as-new carries. The operator's model retry window likewise, when the
-        worker resolved one (else each prompt uses the default)."""
+        worker resolved one (else each prompt uses the default). The operator's approval
+        rules, whenever the worker resolved them: the operator's, never the starter's."""
         current = self._input.settings
         update: dict[str, object] = {}
         if current.context_budget_chars is None:
@@ -328,8 +336,19 @@ class SessionWorkflow:
             update["activity_summaries"] = bool(operator_summaries)
         if current.model_retry_window_seconds is None and operator_retry_window is not None:
             update["model_retry_window_seconds"] = operator_retry_window
+        if operator_rules is not None:
+            update["approval_rules"] = operator_rules
         if update:
             settings = current.model_copy(update=update)
+            self._input = self._input.model_copy(update={"settings": settings})
+
+    def _remember_approvals(self, rules: list[ApprovalRule]) -> None:
+        """The calls the user allowed "always for this session" in a prompt: every later
+        prompt of the session (and continue-as-new) carries them."""
+        if rules:
+            current = self._input.settings
+            remembered = (*current.remembered_approvals, *rules)
+            settings = current.model_copy(update={"remembered_approvals": remembered})
             self._input = self._input.model_copy(update={"settings": settings})
 
     async def _run_prompt(self, item: QueuedSessionPrompt) -> None:
@@ -378,6 +397,7 @@ class SessionWorkflow:
             self._tool_statuses = self._statuses_after(history, result)
             self._message_prompts = self._prompts_after(history, result, item.prompt_id)
             self._conversation = result.messages
+            self._remember_approvals(result.remembered_approvals)
             if result.pending_input:
                 self._submitted += 1
                 self._queue.insert(

@@ -56,6 +56,7 @@ from .fields import (
 from .rule_modes import rule_mode_setting
 from .sources import DEFAULT_GUARD_MODE, OperatorSource, current_load
 from .value_types import (
+    ApprovalRulesFile,
     HttpUrl,
     LogFormat,
     LogLevel,
@@ -257,6 +258,13 @@ class SeawallSettings(BaseSettings):
         "name each model and tool activity in the Temporal UI (`read_file (batch 3)`); "
         "costs a payload per activity (read once per session)",
         env="SEAWALL_ACTIVITY_SUMMARIES",
+        read_by=(WORKER,),
+    )
+    approval_rules: ApprovalRulesFile = setting(
+        None,
+        "a YAML file of approval rules: which calls run, ask first or never run "
+        "(docs/protections.md); read when each session starts",
+        env="SEAWALL_APPROVAL_RULES",
         read_by=(WORKER,),
     )
     rerun_lost_calls: bool = setting(

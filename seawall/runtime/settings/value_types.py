@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BeforeValidator
 
+from seawall.runtime.approval_rules import load_approval_rules
 from seawall.runtime.owners import OWNER_ID, read_owner_tokens
 from seawall.runtime.storage import PayloadStorageKind
 from workflows.contracts.prompt_options import DEFAULT_REDACTED_ARGUMENTS
@@ -100,6 +101,12 @@ def _tokens_file(value: Path | None) -> Path | None:
     return value
 
 
+def _approval_rules_file(value: Path | None) -> Path | None:
+    if value is not None:
+        load_approval_rules(value)  # raises ValueError naming each bad rule
+    return value
+
+
 def _origins(value: str) -> str:
     origins = [o.strip().rstrip("/") for o in value.split(",") if o.strip()]
     for origin in origins:
@@ -131,3 +138,4 @@ HttpUrl = Annotated[str | None, AfterValidator(_http_url)]
 OwnerId = Annotated[str | None, AfterValidator(_owner)]
 OwnerTokensFile = Annotated[Path | None, AfterValidator(_tokens_file)]
 Origins = Annotated[str, AfterValidator(_origins)]
+ApprovalRulesFile = Annotated[Path | None, AfterValidator(_approval_rules_file)]

@@ -94,7 +94,7 @@ async def test_a_permission_is_asked_at_the_terminal_with_what_the_call_does(
         ],
         _environment(tmp_path),
     )
-    shown = await terminal.read_until("allow? [y/N]")
+    shown = await terminal.read_until("allow? [y/N/a")
     # The person sees what they approve: the tool, where it writes and what.
     assert "? permission asked to run: write_file path=NOTES.md" in shown
     assert "    path: NOTES.md" in shown
@@ -114,7 +114,7 @@ async def test_a_rejection_at_the_terminal_runs_nothing(gateway_url: str, tmp_pa
         [str(SEAWALL), "prompt", "note this", "--gateway", gateway_url, "--token", TOKEN],
         _environment(tmp_path),
     )
-    await terminal.read_until("allow? [y/N]")
+    await terminal.read_until("allow? [y/N/a")
     terminal.type("n")
     shown = await terminal.read_until("stop: end_turn")
     assert await terminal.exit_code() == 0
