@@ -1,9 +1,10 @@
 """The layers point one way (docs/architecture.md, "Layers").
 
 ``workflows`` (deterministic contracts and workflow code) ← ``activities`` (side effects) ←
-``worker.py`` (the composition root). The gateway, the CLI apps and the scenario driver are
-clients: contracts and the shared runtime (``seawall.runtime``, whose Temporal plugin is their
-way in) only, never ``worker.py``, an activity module, or the MCP or OpenAI SDKs.
+``seawall.worker`` (the composition root; ``worker.py`` only runs it, and nothing imports
+that script). The gateway, the CLI apps and the scenario driver are clients: contracts and
+the shared runtime (``seawall.runtime``, whose Temporal plugin is their way in) only, never
+the composition root, an activity module, or the MCP or OpenAI SDKs.
 
 Two checks: what importing an entry point really loads, in a fresh interpreter; and every
 import statement in the source files, so a rule broken only inside a function is caught too.
@@ -22,7 +23,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
-OURS = ("workflows", "activities", "worker", "gateway", "seawall", "bench", "tests", "scripts")
+PACKAGES = ("workflows", "activities", "gateway", "seawall", "bench", "tests", "scripts")
+OURS = (*PACKAGES, "worker")
 SDKS = ("mcp", "openai")
 
 
@@ -73,7 +75,7 @@ CLIENTS = [
 @pytest.mark.parametrize("module", CLIENTS)
 def test_a_client_loads_no_worker_activity_or_model_sdk(module: str) -> None:
     loaded = loaded_by(module)
-    assert packages(loaded, "worker", "activities", *SDKS) == set()
+    assert packages(loaded, "worker", "seawall.worker", "activities", *SDKS) == set()
 
 
 def test_the_runtime_and_its_plugin_load_no_activity_code() -> None:
@@ -84,7 +86,8 @@ def test_the_runtime_and_its_plugin_load_no_activity_code() -> None:
     )
     assert "seawall.runtime.plugin" in runtime
     loaded = loaded_by(*runtime)
-    assert packages(loaded, "worker", "activities", "gateway", "seawall.cli", *SDKS) == set()
+    forbidden = ("worker", "seawall.worker", "activities", "gateway", "seawall.cli")
+    assert packages(loaded, *forbidden, *SDKS) == set()
 
 
 def test_workflows_load_nothing_of_ours_but_workflows() -> None:
@@ -111,7 +114,7 @@ def test_every_workflows_module_imports_first() -> None:
 
 
 def test_the_worker_loads_the_model_and_mcp_sdks_only_when_a_prompt_needs_them() -> None:
-    loaded = loaded_by("worker")
+    loaded = loaded_by("seawall.worker.main")  # what `python worker.py` runs
     assert "activities.tool_runner" in loaded
     assert packages(loaded, *SDKS) == set()
 
@@ -203,6 +206,23 @@ def test_workflows_import_only_workflows_temporalio_pydantic_and_the_standard_li
     assert found == []
 
 
+def test_the_composition_root_imports_activities_contracts_and_the_runtime_only() -> None:
+    allowed = ("seawall.worker", "activities", "workflows", "seawall.runtime")
+    assert violations(("seawall/worker",), allowed, forbidden_sdks=True) == []
+
+
+def test_nothing_imports_the_worker_script() -> None:
+    # worker.py is the program `python worker.py` runs; code that builds a worker imports
+    # seawall.worker.build, so no script sits under the layers.
+    found = [
+        f"{imp.path}:{imp.line} imports worker (import seawall.worker.build instead)"
+        for path in [*sources(*PACKAGES), *ROOT.glob("*.py")]
+        for imp in imports_in(path)
+        if under(imp.module, "worker")
+    ]
+    assert found == []
+
+
 def test_activities_import_contracts_and_the_runtime_only() -> None:
     allowed = ("activities", "workflows", "seawall.runtime")
     assert violations(("activities",), allowed, forbidden_sdks=False) == []
@@ -239,7 +259,7 @@ def test_the_rollout_report_imports_contracts_and_the_runtime_only() -> None:
     assert violations(("seawall/rollout",), allowed, forbidden_sdks=True) == []
 
 
-def test_the_cli_imports_the_worker_only_inside_the_function_that_starts_one() -> None:
+def test_the_cli_imports_the_composition_root_only_inside_the_function_that_starts_one() -> None:
     allowed = (
         "seawall.cli",
         "seawall.acp",
@@ -251,16 +271,17 @@ def test_the_cli_imports_the_worker_only_inside_the_function_that_starts_one() -
     found = []
     for path in sources("seawall/cli"):
         for imp in imports_in(path):
-            if imp.module == "worker" and imp.in_function:
-                continue  # `seawall run`'s in-process worker
+            if under(imp.module, "seawall.worker") and imp.in_function:
+                continue  # `seawall run`'s and `seawall acp --embedded`'s in-process worker
             if (ours(imp.module) and not under(imp.module, *allowed)) or under(imp.module, *SDKS):
                 found.append(f"{imp.path}:{imp.line} imports {imp.module}")
     assert found == []
 
 
 def test_benchmarks_measure_the_worker_but_never_import_the_clients() -> None:
-    # bench times the worker's own code (its activities and worker.py), so it may import them,
-    # and the event follower every client shares (bench/streaming.py), never a client itself.
+    # bench times the worker's own code (its activities and seawall.worker), so it may import
+    # them, and the event follower every client shares (bench/streaming.py), never a client
+    # itself.
     allowed = (
         "bench",
         "workflows",
@@ -268,7 +289,7 @@ def test_benchmarks_measure_the_worker_but_never_import_the_clients() -> None:
         "seawall.scenario",
         "seawall.client",
         "activities",
-        "worker",
+        "seawall.worker",
     )
     # The OpenAI Agents SDK peer of bench/peers.py is that SDK's own agent: its
     # scripted model answers in the SDK's response types, so it imports them.
@@ -281,6 +302,8 @@ def test_the_import_scanner_sees_relative_and_function_level_imports() -> None:
     runner = {imp.module for imp in imports_in(ROOT / "activities" / "tool_runner.py")}
     assert "activities.mcp.tools" in runner  # `from .mcp.tools import ...` inside a method
     cli = [
-        imp for imp in imports_in(ROOT / "seawall" / "cli" / "main.py") if imp.module == "worker"
+        imp
+        for imp in imports_in(ROOT / "seawall" / "cli" / "main.py")
+        if under(imp.module, "seawall.worker")
     ]
     assert cli and all(imp.in_function for imp in cli)

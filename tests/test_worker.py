@@ -2,8 +2,8 @@
 
 A SIGKILL mid-batch loses nothing: a new worker finishes the prompt, no tool call that had
 completed runs again, and the guard's decisions equal those of an uninterrupted run. The
-activities ``worker.py`` builds stop their MCP servers with the worker, and the default
-``operator`` model is the offline demo model when no endpoint is configured.
+activities ``seawall.worker.build`` builds stop their MCP servers with the worker, and the
+default ``operator`` model is the offline demo model when no endpoint is configured.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from pathlib import Path
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
+from seawall.worker.build import build_activities, build_worker
 from tests.activities.mcp_helpers import (
     FIXTURE_SERVER,
     SERVER,
@@ -31,7 +32,6 @@ from tests.activities.mcp_helpers import (
 from tests.activities.sandbox_helpers import descendants_running
 from tests.scenario_helpers import tool_messages
 from tests.trust_helpers import harness_environment, harness_trust, signed
-from worker import build_activities, build_worker
 from workflows.contracts.activity import ModelSpec
 from workflows.contracts.prompt import EventKind, EventsQuery, PromptInput, PromptResult
 from workflows.contracts.prompt_options import ApprovalMode
