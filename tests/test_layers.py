@@ -1,4 +1,5 @@
-"""The layers point one way (docs/architecture.md, "Layers").
+"""The layers point one way (docs/architecture.md, "Layers"), and no module imports itself
+back through others.
 
 ``workflows`` (deterministic contracts and workflow code) ← ``activities`` (side effects) ←
 ``seawall.worker`` (the composition root; ``worker.py`` only runs it, and nothing imports
@@ -6,8 +7,9 @@ that script). The gateway, the CLI apps and the scenario driver are clients: con
 the shared runtime (``seawall.runtime``, whose Temporal plugin is their way in) only, never
 the composition root, an activity module, or the MCP or OpenAI SDKs.
 
-Two checks: what importing an entry point really loads, in a fresh interpreter; and every
-import statement in the source files, so a rule broken only inside a function is caught too.
+Three checks: what importing an entry point really loads, in a fresh interpreter; every
+import statement in the source files, so a rule broken only inside a function is caught too;
+and the import graph of the product code, which must have no circle.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import ast
 import json
 import subprocess
 import sys
+from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -128,6 +132,7 @@ class Import:
     module: str  # absolute, relative imports resolved
     line: int
     in_function: bool
+    names: tuple[str, ...] = ()  # what `from module import ...` takes (modules or not)
 
 
 def _module_of(path: Path) -> str:
@@ -148,9 +153,11 @@ def imports_in(path: Path) -> list[Import]:
         for child in ast.iter_child_nodes(node):
             inside = in_function or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef)
             names: list[str] = []
+            taken: tuple[str, ...] = ()
             if isinstance(child, ast.Import):
                 names = [alias.name for alias in child.names]
             elif isinstance(child, ast.ImportFrom):
+                taken = tuple(alias.name for alias in child.names)
                 if child.level:
                     base = package.split(".")
                     base = base[: len(base) - (child.level - 1)]
@@ -159,7 +166,7 @@ def imports_in(path: Path) -> list[Import]:
                     names = [child.module or ""]
             for name in names:
                 relative = path.relative_to(ROOT).as_posix()
-                found.append(Import(relative, name, getattr(child, "lineno", 0), inside))
+                found.append(Import(relative, name, getattr(child, "lineno", 0), inside, taken))
             visit(child, inside)
 
     visit(tree, False)
@@ -307,3 +314,130 @@ def test_the_import_scanner_sees_relative_and_function_level_imports() -> None:
         if under(imp.module, "seawall.worker")
     ]
     assert cli and all(imp.in_function for imp in cli)
+
+
+# --- import circles ------------------------------------------------------------------------
+
+# What the circle check reads: the product code (bench, scripts and tests import it, never
+# the other way round).
+PRODUCT = ("workflows", "activities", "gateway", "seawall")
+
+# Known circles on their way out, each named, with the modules it may span; a circle found
+# outside every entry fails, and so does an entry whose circle is gone.
+ALLOWED_CIRCLES: dict[str, frozenset[str]] = {
+    # removed by the secrets work (issue 37.3)
+    "the settings package with owners.py and storage.py": frozenset(
+        {
+            "seawall.runtime.owners",
+            "seawall.runtime.storage",
+            "seawall.runtime.settings",
+            "seawall.runtime.settings.catalogue",
+            "seawall.runtime.settings.loading",
+            "seawall.runtime.settings.report",
+            "seawall.runtime.settings.session",
+            "seawall.runtime.settings.value_types",
+        }
+    ),
+}
+
+
+def product_modules() -> dict[str, Path]:
+    return {_module_of(path): path for path in [*sources(*PRODUCT), ROOT / "worker.py"]}
+
+
+def import_graph(modules: dict[str, Path]) -> dict[str, set[str]]:
+    """Each module of ``modules`` → the modules of ``modules`` it imports anywhere (at module
+    level, in a function, under ``TYPE_CHECKING``: a circle broken only by importing late is
+    still a circle). ``from a import b`` is an edge to the module ``a.b`` if there is one,
+    else to ``a``; importing ``a.b`` is an edge to ``a.b`` alone, not to the package ``a``
+    that Python also runs (every package that re-exports its modules would be a circle)."""
+
+    def nearest(name: str) -> str | None:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {module: set() for module in modules}
+    for module, path in modules.items():
+        for imp in imports_in(path):
+            named = [f"{imp.module}.{name}" for name in imp.names]
+            for target in [n if n in modules else imp.module for n in named] or [imp.module]:
+                found = nearest(target)
+                if found is not None and found != module:
+                    graph[module].add(found)
+    return graph
+
+
+def reachable(graph: dict[str, set[str]], start: str) -> set[str]:
+    """The modules ``start`` reaches through one import or more."""
+    seen: set[str] = set()
+    todo = list(graph[start])
+    while todo:
+        module = todo.pop()
+        if module not in seen:
+            seen.add(module)
+            todo.extend(graph[module])
+    return seen
+
+
+def circles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
+    """Every set of two or more modules that all import each other, directly or not."""
+    reach = {module: reachable(graph, module) for module in graph}
+    found: list[frozenset[str]] = []
+    placed: set[str] = set()
+    for module in sorted(graph):
+        if module in placed or module not in reach[module]:
+            continue
+        component = frozenset({module} | {m for m in reach[module] if module in reach[m]})
+        placed |= component
+        found.append(component)
+    return found
+
+
+def circle_through(graph: dict[str, set[str]], component: Iterable[str]) -> list[str]:
+    """One shortest circle of ``component``, from its first module back to it."""
+    members = set(component)
+    first = min(members)
+    came_from: dict[str, str] = {}
+    queue = deque([first])
+    while queue:
+        module = queue.popleft()
+        for target in sorted(graph[module] & members):
+            if target == first:
+                path = [module]
+                while path[-1] != first:
+                    path.append(came_from[path[-1]])
+                return [first, *reversed(path[:-1]), first]
+            if target not in came_from:
+                came_from[target] = module
+                queue.append(target)
+    raise AssertionError(f"{sorted(members)} is not a circle")
+
+
+def test_the_product_code_has_no_import_circle() -> None:
+    graph = import_graph(product_modules())
+    found = circles(graph)
+    unexpected = [
+        f"import circle: {' → '.join(circle_through(graph, component))} "
+        f"({len(component)} modules: {', '.join(sorted(component))})"
+        for component in found
+        if not any(component <= modules for modules in ALLOWED_CIRCLES.values())
+    ]
+    assert unexpected == []
+    gone = [
+        f"{name}: no longer a circle; remove its entry from ALLOWED_CIRCLES"
+        for name, modules in ALLOWED_CIRCLES.items()
+        if not any(len(component & modules) > 1 for component in found)
+    ]
+    assert gone == []
+
+
+def test_the_circle_check_finds_and_names_a_circle() -> None:
+    graph = {"a": {"b"}, "b": {"c", "d"}, "c": {"a"}, "d": {"e"}, "e": {"d"}, "f": {"a"}}
+    assert circles(graph) == [frozenset({"a", "b", "c"}), frozenset({"d", "e"})]
+    assert circle_through(graph, {"a", "b", "c"}) == ["a", "b", "c", "a"]
+    # `from package import module` is an edge to the module; an import inside a function
+    # (the CLI's in-process worker) is an edge too.
+    graph = import_graph(product_modules())
+    assert {"gateway.routers.sessions", "gateway.routers.health"} <= graph["gateway.app"]
+    assert "seawall.worker.build" in graph["seawall.cli.main"]
