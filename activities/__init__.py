@@ -1,7 +1,7 @@
 """Side effects only: model providers and tool execution.
 
 Activities are methods of class instances that receive their dependencies (model providers,
-the tool registry, the MCP pool, settings readers); ``worker.py`` builds them.
+the tool registry, the MCP pool, settings readers); ``seawall/worker/build.py`` builds them.
 :class:`WorkerActivities` is every activity a worker registers, in one place so a new one
 cannot be forgotten.
 """

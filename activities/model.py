@@ -2,12 +2,11 @@
 
 Providers sit behind :class:`ModelProvider` so the workflow only ever sees
 :class:`~workflows.contracts.activity.ModelReply`, whatever the backend; the worker hands
-:class:`ModelActivities` its providers (``worker.py``). ``operator``, the default, is the
-operator's endpoint when one is configured, else the offline demo model. A scenario run's
-script (``CallModelInput.scenario_script``) answers instead of any provider; the scripted
-provider that plays it is what simulations and tests run against. It is stateless (the
-reply is chosen from the conversation alone), so a retried or replayed request gets the
-same reply.
+:class:`ModelActivities` its providers (``seawall/worker/build.py``). ``operator``, the default, is
+the operator's endpoint when one is configured, else the offline demo model. A scenario run's script
+(``CallModelInput.scenario_script``) answers instead of any provider; the scripted provider that
+plays it is what simulations and tests run against. It is stateless (the reply is chosen from the
+conversation alone), so a retried or replayed request gets the same reply.
 
 Providers stream: each hands its reply's text, piece by piece, to the ``on_text`` sink the
 activity gives it, and the activity publishes the pieces to the prompt workflow while the

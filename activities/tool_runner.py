@@ -327,10 +327,10 @@ class ToolActivities:
     ``tools`` are the built-in tools the model may call by name. ``mcp_pool`` holds the
     worker's MCP server connections (stopped by :meth:`close`); ``mcp_settings`` reads the
     operator's MCP configuration, on every prompt, so a changed configuration applies to the
-    next one. ``sandbox`` is the worker's probed sandbox (``worker.py`` probes it at startup);
-    by default it is probed from this process's settings on first use. ``trust`` is what the
-    worker accepts of a call's input (activities/trust.py): its workspace root and fixtures;
-    by default nothing.
+    next one. ``sandbox`` is the worker's probed sandbox (``seawall/worker/main.py`` probes it
+    at startup); by default it is probed from this process's settings on first use.
+    ``trust`` is what the worker accepts of a call's input (activities/trust.py): its
+    workspace root and fixtures; by default nothing.
     """
 
     def __init__(

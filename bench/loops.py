@@ -544,7 +544,7 @@ async def check_real(
     from bench.trusted import bench_client, bench_trust
     from seawall.runtime.devserver import start_dev_server
     from seawall.scenario.driver import run_scenario
-    from worker import build_worker
+    from seawall.worker.build import build_worker
 
     env = await start_dev_server()
     checks: list[dict[str, Any]] = []

@@ -282,7 +282,7 @@ def seawall_worker(
     queue: str,
     executor: concurrent.futures.ThreadPoolExecutor | None = None,
 ) -> Worker:
-    from worker import build_worker
+    from seawall.worker.build import build_worker
 
     # With an executor, the workflow-task thread is handed in for profiling.
     return build_worker(client, queue, workflow_task_executor=executor, trust=bench_trust())

@@ -12,11 +12,11 @@ these are the durable agents.) One embedded dev server; one conversation — B b
 tool calls (``bench.overhead.Workload``'s: ``fetch_k`` calls and a ``flaky_api`` that fails
 five times), each tool taking S seconds, then a final text — through:
 
-- ``seawall``: Seawall's worker as it ships (``worker.build_worker``), the guard in enforce
-  and the loop profile's rules on (``LoopSettings()``, the default profile), its settings
-  resolved as a session resolves them for its prompts, the model scripted and the tools
-  fixtures (``ScenarioHooks``); the tool latency is an activity interceptor that sleeps S
-  before each ``seawall.run_tool`` (fixtures answer at once);
+- ``seawall``: Seawall's worker as it ships (``seawall.worker.build.build_worker``), the guard in
+  enforce and the loop profile's rules on (``LoopSettings()``, the default profile), its settings
+  resolved as a session resolves them for its prompts, the model scripted and the tools fixtures
+  (``ScenarioHooks``); the tool latency is an activity interceptor that sleeps S before each
+  ``seawall.run_tool`` (fixtures answer at once);
 - ``pydantic-ai``: ``TemporalAgent`` with a ``FunctionModel`` and ``@agent.tool`` tools
   (``bench/peer_pydantic_ai.py``);
 - ``pydantic-ai-durability``: the same agent with the ``TemporalDurability`` capability,

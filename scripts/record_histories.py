@@ -34,7 +34,7 @@ from seawall.runtime.devserver import start_dev_server
 from seawall.runtime.storage import FilesystemStorageDriver
 from seawall.scenario.driver import run_scenario
 from seawall.scenario.format import load_scenario
-from worker import WorkerTrust, build_activities, build_worker, trusted_local_run
+from seawall.worker.build import WorkerTrust, build_activities, build_worker, trusted_local_run
 from workflows.contracts.activity import LIST_TOOLS, ModelSpec
 from workflows.contracts.owner_admission import (
     AdmissionState,

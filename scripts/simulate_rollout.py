@@ -62,7 +62,7 @@ from seawall.runtime.devserver import start_dev_server
 from seawall.runtime.logs import configure_logging
 from seawall.scenario.driver import prepare_workspace
 from seawall.scenario.format import Scenario, load_scenario
-from worker import build_activities, build_worker, trusted_local_run
+from seawall.worker.build import build_activities, build_worker, trusted_local_run
 from workflows.contracts.prompt import ClientDisconnect, PromptResult, StopReason
 from workflows.contracts.prompt_options import ApprovalMode
 from workflows.contracts.scenario import ScenarioHooks

@@ -2,8 +2,8 @@
 
 A SIGKILL mid-batch loses nothing: a new worker finishes the prompt, no tool call that had
 completed runs again, and the shell call lost with the worker is not run again (at most
-once, unless the operator sets ``rerun_lost_calls``). The
-activities ``worker.py`` builds stop their MCP servers with the worker, and the default
+once, unless the operator sets ``rerun_lost_calls``). The activities
+``seawall.worker.build`` builds stop their MCP servers with the worker, and the default
 ``operator`` model is the offline demo model when no endpoint is configured.
 """
 
@@ -22,6 +22,7 @@ from pathlib import Path
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
+from seawall.worker.build import build_activities, build_worker
 from tests.activities.mcp_helpers import (
     FIXTURE_SERVER,
     SERVER,
@@ -32,7 +33,6 @@ from tests.activities.mcp_helpers import (
 from tests.activities.sandbox_helpers import descendants_running
 from tests.scenario_helpers import tool_messages
 from tests.trust_helpers import harness_environment, harness_trust, signed
-from worker import build_activities, build_worker
 from workflows.contracts.activity import ModelSpec
 from workflows.contracts.prompt import (
     EventKind,

@@ -25,9 +25,9 @@ from seawall.runtime.devserver import start_dev_server
 from seawall.runtime.settings import default_of
 from seawall.scenario.driver import run_scenario
 from seawall.scenario.format import Scenario
+from seawall.worker.build import build_worker
 from tests.scenario_helpers import scenario
 from tests.trust_helpers import harness_trust, signed
-from worker import build_worker
 from workflows.seed import GuardMode
 
 CALLS = 6  # more than the SDK's 3, fewer than the shipped 16

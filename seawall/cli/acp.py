@@ -162,7 +162,7 @@ async def _serve(
             await stack.enter_async_context(env)
             client = env.client
             # The in-process worker (and so the activity code) loads only for --embedded.
-            from worker import WorkerTrust, build_worker
+            from seawall.worker.build import WorkerTrust, build_worker
 
             # This worker serves the editor: it accepts the folders the operator's settings
             # allow editors (editor_workspaces, else the home directory), and the grants of

@@ -268,7 +268,7 @@ async def _run(
             # The in-process worker (and so the activity code) loads only for this run. It
             # serves this run alone: its scripted model, in its own workspace, signed with a
             # key made for it.
-            from worker import WorkerTrust, build_worker
+            from seawall.worker.build import WorkerTrust, build_worker
 
             key = new_signing_key()
             base_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="seawall-")))

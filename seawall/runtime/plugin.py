@@ -7,7 +7,7 @@
 - the workflows (:data:`WORKFLOWS`) and the sandbox they run in, with the passthrough
   modules of :data:`SANDBOX_PASSTHROUGH` (each with its reason);
 - the workflow failure exception types (:data:`WORKFLOW_FAILURE_EXCEPTION_TYPES`);
-- the activities, handed in by the composition root (``worker.py``).
+- the activities, handed in by the composition root (``seawall/worker/``).
 
 The worker, the gateway, the CLI, the replay tests and the benchmarks all connect through
 :func:`connect` or build their worker or replayer with the plugin, so they cannot disagree

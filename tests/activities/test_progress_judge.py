@@ -21,9 +21,9 @@ from activities.progress_judge import (
     scripted_verdict,
 )
 from scripts.chat_server import ChatServer, completion, tool_call
+from seawall.worker.build import model_providers
 from tests.activities.mcp_helpers import captured_logs
 from tests.trust_helpers import harness_trust
-from worker import model_providers
 from workflows.contracts.activity import (
     JUDGE_REASON_CHARS,
     JudgedBatch,

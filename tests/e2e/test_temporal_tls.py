@@ -33,9 +33,9 @@ from seawall.runtime.temporal_connect import (
     TemporalClientConfig,
     temporal_client_config,
 )
+from seawall.worker.build import build_worker
 from tests.tls_helpers import Pki, TlsProxy, make_pki, tls_proxy
 from tests.trust_helpers import TEST_SIGNING_KEY, harness_trust
-from worker import build_worker
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -21,8 +21,8 @@ from gateway.app import create_app
 from gateway.disconnects import tracking_disconnects
 from gateway.settings import GatewaySettings
 from gateway.sse import prompt_events
+from seawall.worker.build import build_activities, build_worker
 from tests.trust_helpers import harness_trust
-from worker import build_activities, build_worker
 from workflows.contracts import search_attributes
 from workflows.contracts.prompt import PromptResult
 from workflows.contracts.session import SessionInput, SessionStatus

@@ -19,9 +19,9 @@ from temporalio.client import Client
 
 from gateway.app import create_app
 from gateway.settings import GatewaySettings
+from seawall.worker.build import build_worker
 from tests.gateway.test_app import read_stream, submit, wait_for
 from tests.trust_helpers import harness_trust
-from worker import build_worker
 from workflows.prompt.approvals import SHOWN_VALUE_CHARS
 
 SECRET = "sk-live-0123456789abcdefghijklmn"

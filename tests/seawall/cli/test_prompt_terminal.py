@@ -19,9 +19,9 @@ import pytest_asyncio
 from temporalio.client import Client
 
 from seawall.cli.prompt import ANSWER_COMMAND, EXIT_PROMPT_ERROR, send_prompt
+from seawall.worker.build import build_worker
 from tests.seawall.cli.gateway_server import TOKEN, serve_gateway
 from tests.trust_helpers import harness_trust
-from worker import build_worker
 
 SEAWALL = Path(sys.executable).parent / "seawall"
 # The most one wait for the terminal's next output may take (a generous bound on a loaded

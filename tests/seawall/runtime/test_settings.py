@@ -554,8 +554,8 @@ def test_render_table_lists_every_setting_once(home: dict[str, str]) -> None:
 def test_worker_and_gateway_flags_default_to_the_settings(
     monkeypatch: pytest.MonkeyPatch, home: dict[str, str]
 ) -> None:
-    import worker
     from gateway.__main__ import parse_args as gateway_args
+    from seawall.worker.main import parse_args as worker_args
 
     for setting in SETTINGS:
         for name in setting.env:
@@ -569,23 +569,20 @@ def test_worker_and_gateway_flags_default_to_the_settings(
     )
     monkeypatch.setenv("SEAWALL_TASK_QUEUE", "env-queue")
     monkeypatch.setenv("SEAWALL_LOG_LEVEL", "debug")
-    args = worker.parse_args([])
+    args = worker_args([])
     assert (args.address, args.task_queue, args.metrics_port) == ("cfg:7233", "env-queue", 9100)
     assert (args.log_format, args.log_level, args.otel_tracing) == ("console", "DEBUG", True)
     assert args.settings.otel_resource_attributes == "deployment.environment=internal"
     # Flags still win over every source.
-    args = worker.parse_args(["--address", "flag:1", "--no-otel-tracing", "--log-format", "json"])
+    args = worker_args(["--address", "flag:1", "--no-otel-tracing", "--log-format", "json"])
     assert (args.address, args.otel_tracing, args.log_format) == ("flag:1", False, "json")
-    assert worker.parse_args([]).eager_calls_per_workflow_task == 16
+    assert worker_args([]).eager_calls_per_workflow_task == 16
     monkeypatch.setenv("SEAWALL_EAGER_CALLS_PER_WORKFLOW_TASK", "0")
-    assert worker.parse_args([]).eager_calls_per_workflow_task == 0
-    assert (
-        worker.parse_args(["--eager-calls-per-workflow-task", "4"]).eager_calls_per_workflow_task
-        == 4
-    )
+    assert worker_args([]).eager_calls_per_workflow_task == 0
+    assert worker_args(["--eager-calls-per-workflow-task", "4"]).eager_calls_per_workflow_task == 4
     for bad in ("-1", "1001"):
         with pytest.raises(SystemExit):
-            worker.parse_args(["--eager-calls-per-workflow-task", bad])
+            worker_args(["--eager-calls-per-workflow-task", bad])
 
     assert gateway_args([]).log_format == "console"
     monkeypatch.setenv("SEAWALL_LOG_FORMAT", "json")

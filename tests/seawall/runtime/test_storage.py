@@ -32,9 +32,9 @@ from seawall.runtime.storage import (
     payload_storage,
 )
 from seawall.scenario.driver import prompt_input, run_scenario, workflow_id_for
+from seawall.worker.build import build_worker
 from tests.long_prompt_helpers import filesystem_storage, long_prompt, with_storage
 from tests.trust_helpers import harness_trust
-from worker import build_worker
 from workflows.contracts.activity import CallModelInput
 from workflows.contracts.conversation import (
     DEFAULT_CONTEXT_BUDGET_CHARS,

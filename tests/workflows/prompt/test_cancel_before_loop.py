@@ -18,9 +18,9 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowExecutionStatus
 
+from seawall.worker.build import build_activities, build_worker
 from tests.activities.mcp_helpers import servers_env, silent_server, wait_for_scheduled
 from tests.trust_helpers import harness_trust
-from worker import build_activities, build_worker
 from workflows.contracts import search_attributes
 from workflows.contracts.activity import LIST_TOOLS, ModelSpec
 from workflows.contracts.prompt import EventKind, EventsQuery, PromptInput, PromptResult, StopReason

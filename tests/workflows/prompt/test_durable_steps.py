@@ -15,9 +15,9 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHistory
 
+from seawall.worker.build import build_activities, build_worker
 from tests.scenario_helpers import calls, decisions, fail, ok
 from tests.trust_helpers import harness_trust
-from worker import build_activities, build_worker
 from workflows.contracts import search_attributes
 from workflows.contracts.activity import RESOLVE_OPERATOR_SETTINGS, CallModelInput
 from workflows.contracts.conversation import Message, Role, conversation_chars

@@ -25,10 +25,10 @@ from activities.model import ModelActivities
 from bench.simulate import result_verdict, simulate_seawall, verdict_differences
 from seawall.runtime.plugin import WORKFLOWS
 from seawall.scenario.format import Scenario
+from seawall.worker.build import build_activities, build_worker, model_providers
 from tests.replay.test_replay import replayer
 from tests.scenario_helpers import count_text, run, scenario_file
 from tests.trust_helpers import harness_trust
-from worker import build_activities, build_worker, model_providers
 from workflows.contracts.activity import (
     JUDGE_PROGRESS,
     JudgeProgressInput,

@@ -15,8 +15,8 @@ from temporalio.exceptions import ApplicationError
 from activities.model import ModelActivities
 from activities.model_stream import TextSink
 from seawall.client.events import Idle, follow_prompt_events
+from seawall.worker.build import build_activities, build_worker
 from tests.trust_helpers import harness_trust
-from worker import build_activities, build_worker
 from workflows.contracts.activity import CallModelInput, ModelReply, ModelSpec
 from workflows.contracts.prompt import (
     DELTA_RETRY_STATUS,
