@@ -75,29 +75,46 @@ def _path_of(arguments: Mapping[str, Any]) -> str | None:
     return None
 
 
-def matches(rule: ApprovalRule, call: ToolCall, *, mutating: bool) -> bool:
-    """Whether ``rule`` applies to ``call`` (of a tool that is ``mutating`` or not)."""
-    if not fnmatch.fnmatchcase(call.name, rule.tool):
-        return False
-    if rule.mutating is not None and rule.mutating != mutating:
-        return False
-    arguments = call.arguments or {}
-    if rule.path is not None:
-        path = _path_of(arguments)
-        if path is None or not fnmatch.fnmatchcase(path, rule.path):
-            return False
-    if rule.exact_command is not None:
-        command = arguments.get("command")
-        if not isinstance(command, str) or " ".join(command.split()) != rule.exact_command:
-            return False
-    if rule.command is not None:
+@dataclass(frozen=True)
+class _Call:
+    """What the rules read of a call, read once per call (not once per rule)."""
+
+    name: str
+    mutating: bool
+    path: str | None
+    command: str | None  # whitespace collapsed
+    segments: tuple[str, ...]
+
+    @classmethod
+    def of(cls, call: ToolCall, mutating: bool) -> _Call:
+        arguments = call.arguments or {}
         command = arguments.get("command")
         if not isinstance(command, str):
+            return cls(call.name, mutating, _path_of(arguments), None, ())
+        line = " ".join(command.split())
+        return cls(call.name, mutating, _path_of(arguments), line, tuple(command_segments(line)))
+
+
+def matches(rule: ApprovalRule, call: ToolCall, *, mutating: bool) -> bool:
+    """Whether ``rule`` applies to ``call`` (of a tool that is ``mutating`` or not)."""
+    return _matches(rule, _Call.of(call, mutating))
+
+
+def _matches(rule: ApprovalRule, call: _Call) -> bool:
+    if rule.tool != "*" and not fnmatch.fnmatchcase(call.name, rule.tool):
+        return False
+    if rule.mutating is not None and rule.mutating != call.mutating:
+        return False
+    if rule.path is not None and (
+        call.path is None or not fnmatch.fnmatchcase(call.path, rule.path)
+    ):
+        return False
+    if rule.exact_command is not None and call.command != rule.exact_command:
+        return False
+    if rule.command is not None:
+        if not call.segments:
             return False
-        segments = command_segments(command)
-        if not segments:
-            return False
-        hit = (fnmatch.fnmatchcase(segment, rule.command) for segment in segments)
+        hit = (fnmatch.fnmatchcase(segment, rule.command) for segment in call.segments)
         return any(hit) if rule.decision is ApprovalDecision.DENY else all(hit)
     return True
 
@@ -105,9 +122,13 @@ def matches(rule: ApprovalRule, call: ToolCall, *, mutating: bool) -> bool:
 def decide(rules: Iterable[ApprovalRule], call: ToolCall, *, mutating: bool) -> ApprovalRule | None:
     """The rule that decides ``call``: the highest priority among those that match, the
     strictest at equal priority (the first written among equals); ``None`` when none does."""
+    return _decide(rules, _Call.of(call, mutating))
+
+
+def _decide(rules: Iterable[ApprovalRule], call: _Call) -> ApprovalRule | None:
     best: ApprovalRule | None = None
     for rule in rules:
-        if not matches(rule, call, mutating=mutating):
+        if not _matches(rule, call):
             continue
         if best is None or (rule.priority, rule.decision.strictness) > (
             best.priority,
@@ -135,16 +156,17 @@ class ApprovalPolicy:
     remembered: tuple[ApprovalRule, ...] = ()
 
     def decide(self, mode: ApprovalMode, call: ToolCall, *, mutating: bool) -> Approval:
-        base = decide((*PRESETS[mode], *self.operator), call, mutating=mutating)
+        seen = _Call.of(call, mutating)
+        base = _decide((*PRESETS[mode], *self.operator), seen)
         assert base is not None  # every preset has a rule for every call
         approval = Approval(base.decision, base.name)
         # A session's allow rules could only loosen: they have no effect.
         strict = (r for r in self.session if r.decision is not ApprovalDecision.ALLOW)
-        tighter = decide(strict, call, mutating=mutating)
+        tighter = _decide(strict, seen)
         if tighter is not None and tighter.decision.strictness > approval.decision.strictness:
             approval = Approval(tighter.decision, tighter.name)
         if approval.decision is ApprovalDecision.ASK:
-            allowed = decide(self.remembered, call, mutating=mutating)
+            allowed = _decide(self.remembered, seen)
             if allowed is not None:
                 approval = Approval(ApprovalDecision.ALLOW, allowed.name)
         return approval

@@ -24,6 +24,7 @@ from workflows.contracts.prompt import (
     ModelDelta,
     ToolResult,
 )
+from workflows.contracts.synthetic_outcomes import RULE_DENIED_CONTENT
 
 # The classified reasons a client shows for a call that did not succeed, in a few words.
 # Only the classification: the tool's own error text stays in the ``tool_results`` query.
@@ -54,11 +55,8 @@ def failure_reason(outcome: ToolOutcome) -> str | None:
     if outcome.status == TerminalStatus.SUCCESS.value:
         return None
     if outcome.denied:
-        return (
-            "denied by a rule"
-            if outcome.content.startswith("Not run: the approval")
-            else ("not approved")
-        )
+        by_rule = outcome.content.startswith(RULE_DENIED_CONTENT.split("{", 1)[0])
+        return "denied by an approval rule" if by_rule else "not approved"
     if outcome.refused_repeat:
         return "refused: repeats a call that already failed"
     if outcome.provider_duplicate:

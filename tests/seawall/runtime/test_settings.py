@@ -756,3 +756,24 @@ def test_the_model_retry_window_is_checked_at_startup_and_read_per_session(
     assert resolved.seconds == 600
     assert resolved.diagnostic is not None
     assert resolved.diagnostic.event == "invalid_model_retry_window"
+
+
+def test_a_bad_approval_rule_stops_the_start_naming_the_rule_and_the_field(
+    home: dict[str, str], tmp_path: Path
+) -> None:
+    rules = tmp_path / "rules.yaml"
+    rules.write_text(
+        "rules:\n"
+        "  - {name: fine, decision: allow, tool: read_file}\n"
+        "  - {name: typo, decision: permit, comand: 'git push*'}\n"
+    )
+    with pytest.raises(SettingsError) as raised:
+        load_settings({**home, "SEAWALL_APPROVAL_RULES": str(rules)})
+    message = str(raised.value)
+    assert message.startswith(f"SEAWALL_APPROVAL_RULES={rules} (environment): rule 2 ('typo'): ")
+    assert "decision: Input should be 'allow', 'ask' or 'deny'" in message
+    assert "comand: Extra inputs are not permitted" in message
+    assert "rule 1" not in message
+    rules.write_text("rules:\n  - {name: fine, decision: deny, command: 'rm *'}\n")
+    loaded = load_settings({**home, "SEAWALL_APPROVAL_RULES": str(rules)})
+    assert loaded.settings.approval_rules == rules
