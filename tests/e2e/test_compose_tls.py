@@ -226,14 +226,17 @@ async def handshake(server: ssl.SSLContext, client: ssl.SSLContext, name: str) -
         await listener.wait_closed()
 
 
-def internode_contexts(stack: Stack, client_cert: Path, client_key: Path) -> tuple[Any, Any]:
+def internode_contexts(
+    stack: Stack, client_cert: Path, client_key: Path
+) -> tuple[ssl.SSLContext, ssl.SSLContext]:
     """The internode server's TLS and a client's with ``client_cert``, as rendered."""
     tls = stack.server["internode"]
     server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     server.load_cert_chain(
         stack.server_file(tls["server"]["certFile"]), stack.server_file(tls["server"]["keyFile"])
     )
-    server.verify_mode = ssl.CERT_REQUIRED
+    if tls["server"]["requireClientAuth"]:
+        server.verify_mode = ssl.CERT_REQUIRED
     for ca in tls["server"]["clientCaFiles"]:
         server.load_verify_locations(stack.server_file(ca))
     client = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
