@@ -8,7 +8,8 @@ part stopped, and the whole profile's row must equal the main report's figures.
 
 from __future__ import annotations
 
-from bench.loops import DEFAULT_CORPUS, ablation, evaluate, load_corpus
+from bench.corpus_loader import DEFAULT_CORPUS, load_corpus
+from bench.loops import ablation, evaluate
 from bench.simulate import SEAWALL
 from workflows.rules import RULES, LoopRule, rule_spec
 
