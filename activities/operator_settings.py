@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import structlog
@@ -35,6 +36,7 @@ from seawall.runtime.settings import (
     LoopSettingsResolution,
     ModelRetryWindowResolution,
     RolloutSettings,
+    SettingsError,
     load_settings,
     resolve_activity_summaries,
     resolve_context_budget,
@@ -56,10 +58,19 @@ from .trust import DENY_ALL, WorkerTrust
 MAX_LOGGED_VALUE_CHARS = 100
 
 
+APPROVAL_RULES_ENV = "SEAWALL_APPROVAL_RULES"
+
+
 def current_approval_rules() -> tuple[ApprovalRule, ...]:
     """The operator's approval rules as the worker's settings say now (the file was checked
     when the worker started; a file broken since fails the session's start loudly)."""
-    path = load_settings(os.environ).settings.approval_rules
+    try:
+        path = load_settings(os.environ).settings.approval_rules
+    except SettingsError:
+        # Another setting went bad since the worker started (each per-session read reports
+        # its own): the rules still come from their variable, never silently from nowhere.
+        named = os.environ.get(APPROVAL_RULES_ENV)
+        path = Path(named).expanduser() if named else None
     return () if path is None else load_approval_rules(path)
 
 
