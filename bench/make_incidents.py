@@ -16,7 +16,7 @@ Labels follow the report, never Seawall: ``loop`` when the report (or its mainta
 the session stuck, ``legit`` when the repetition was the work. ``known_gap`` and
 ``out_of_scope`` record what the recommended loop profile misses or halts, and why;
 ``seed_known_gap`` and ``seed_out_of_scope`` the same for the seed profile (the seeds' rules
-verbatim), each text starting with "seed:" (docs/architecture.md, "Loop profiles").
+verbatim), each text starting with "seed:" (docs/protections.md, "Loop profiles").
 
 ``bench/make_corpus.py`` calls :func:`incidents` and writes these files with the rest of the
 corpus; ``tests/bench/test_corpus.py`` checks the files equal what it writes. What each loop

@@ -31,7 +31,8 @@ The citations rule: code and documents cite a section as ``docs/<page>.md, "<sec
 
 The map rule: docs/architecture.md is a map, not a copy of the code. It stays within
 ``MAP_MAX_LINES`` lines, and every repository path it names in backticks exists; a module it
-names has a docstring, since that docstring is where the module's detail lives.
+names has a docstring, since that docstring is where the module's detail lives. Its table of
+patches lists every patch id of ``tests/replay/stable_names.json``: it is a contract.
 
 Every problem is one line that names the document (and line) to edit and what to change.
 """
@@ -39,6 +40,7 @@ Every problem is one line that names the document (and line) to edit and what to
 from __future__ import annotations
 
 import ast
+import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -232,7 +234,7 @@ def check_layout(root: Path, docs: Iterable[Path] | None = None) -> list[str]:
             folder = module.rsplit("/", 1)[0] + "/" if "/" in module else "."
             problems.append(
                 f"`{module}` is in no layout table: none covers `{folder}`; add a row for it to "
-                'the table of its parent package in docs/layout.md '
+                "the table of its parent package in docs/layout.md "
                 f"(or a new table marked `<!-- layout: {folder} -->`)"
             )
         elif not _lists(owner, module):
@@ -422,3 +424,23 @@ def check_map(root: Path) -> list[str]:
                     "add one saying why the module exists"
                 )
     return problems
+
+
+def check_patch_table(root: Path) -> list[str]:
+    """Every patch id of the stable-name manifest has its row in docs/architecture.md."""
+    manifest = root / "tests" / "replay" / "stable_names.json"
+    page = root / MAP
+    if not manifest.is_file() or not page.is_file():
+        return []
+    patches = json.loads(manifest.read_text(encoding="utf-8")).get("patch", [])
+    rows = {
+        cells[0].strip("`")
+        for _, line in _outside_fences(page.read_text(encoding="utf-8").splitlines())
+        if line.lstrip().startswith("|") and (cells := _cells(line))
+    }
+    return [
+        f"{MAP}: the patch `{patch}` has no row in the table of patches; add one saying what a "
+        "prompt started after it does and what older histories do"
+        for patch in patches
+        if patch not in rows
+    ]

@@ -19,6 +19,7 @@ from tests.docs_check import (
     check_layout,
     check_links,
     check_map,
+    check_patch_table,
     slug,
     tree_modules,
 )
@@ -49,6 +50,10 @@ def test_the_architecture_page_stays_a_map() -> None:
     problems = check_map(ROOT)
 
     assert not problems, "docs/architecture.md:\n" + "\n".join(problems)
+
+
+def test_the_versioning_table_lists_every_patch() -> None:
+    assert check_patch_table(ROOT) == []
 
 
 def test_every_page_of_docs_is_in_its_index() -> None:
@@ -284,4 +289,20 @@ def test_the_map_names_only_paths_that_exist_and_modules_with_docstrings(tree: P
     assert check_map(tree) == [
         "docs/architecture.md has 801 lines (at most 800): it is the map; move the detail into "
         "the docstring of the module it describes, or the page a user reads"
+    ]
+
+
+def test_a_patch_without_its_row_is_named(tree: Path) -> None:
+    write(
+        tree,
+        {
+            "tests/replay/stable_names.json": '{"patch": ["seawall-a-v1", "seawall-b-v1"]}',
+            "docs/architecture.md": "# Map\n\n| patch id | does |\n|---|---|\n"
+            "| `seawall-a-v1` | a |\n",
+        },
+    )
+
+    assert check_patch_table(tree) == [
+        "docs/architecture.md: the patch `seawall-b-v1` has no row in the table of patches; add "
+        "one saying what a prompt started after it does and what older histories do"
     ]
