@@ -9,7 +9,7 @@
 
 (The loop benchmark's peers, the loop detectors of other agents, are ``bench/loop_peers/``;
 these are the durable agents.) One embedded dev server; one conversation — B batches of M
-tool calls (``bench.overhead.Workload``'s: ``fetch_k`` calls and a ``flaky_api`` that fails
+tool calls (``bench.overhead_harness.Workload``'s: ``fetch_k`` calls and a ``flaky_api`` that fails
 five times), each tool taking S seconds, then a final text — through:
 
 - ``seawall``: Seawall's worker as it ships (``seawall.worker.build.build_worker``), the guard in
@@ -88,15 +88,10 @@ from temporalio.worker import (
 )
 
 from bench import peer_script
-from bench.overhead import (
-    Workload,
-    git_commit,
-    machine,
-    replayer_for,
-    seawall_worker,
-    start_server_with_retries,
-)
+from bench.overhead_harness import Workload, seawall_worker, start_server_with_retries
+from bench.overhead_replay import replayer_for
 from bench.peer_history import SEGMENTS, batch_gaps, batch_segments, payload_bytes
+from bench.report_runner import git_commit, machine
 from bench.server_metrics import ServerCounters, free_port, process_cpu_seconds, read_counters
 from bench.trusted import bench_client, worker_process_environment
 from seawall.runtime.settings import default_of

@@ -52,8 +52,7 @@ from temporalio.worker import Worker
 
 from activities.model import ModelActivities
 from activities.model_stream import MAX_SIGNALS, TextSink
-from bench.overhead import machine
-from bench.report_runner import run_and_report
+from bench.report_runner import machine, run_and_report
 from bench.stream_baseline import EVENTS_TOPIC, StreamedPromptWorkflow
 from bench.trusted import bench_client, bench_trust
 from seawall.client.events import Idle, follow_prompt_events

@@ -103,8 +103,8 @@ async def test_a_permission_request_shows_what_it_approves(
     # The Temporal UI's current details say which call waits (by tool, without arguments).
     metadata = await client.get_workflow_handle(prompt_id).query("__temporal_workflow_metadata")
     assert (
-        f"**Waiting for the user's approval**: `deploy` ({request['request_id']})"
-        in metadata.current_details
+        f"**Waiting for the user's approval**: `deploy` ({request['request_id']}, asked by "
+        "the rule 'default mode: changes ask')" in metadata.current_details
     )
 
     answered = await scripted_http.post(

@@ -51,8 +51,9 @@ class ApprovalRule(BaseModel):
     # session" remembers of a shell call, compound or not.
     exact_command: str | None = Field(default=None, min_length=1, max_length=10_000)
     path: str | None = Field(default=None, min_length=1, max_length=1000)
-    mutating: bool | None = None
-    priority: int = Field(default=0, ge=PRESET_PRIORITY, le=-PRESET_PRIORITY)
+    # Strict: a yes/no or a number must be one, never a string or a boolean taken for it.
+    mutating: bool | None = Field(default=None, strict=True)
+    priority: int = Field(default=0, ge=PRESET_PRIORITY, le=-PRESET_PRIORITY, strict=True)
 
 
 class ApprovalRules(BaseModel):

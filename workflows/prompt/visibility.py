@@ -84,7 +84,8 @@ def current_details(
         f"{counts.refused} refused."
     )
     labels = [
-        f"`{telemetry.tool_label(r.tool_name, _tool_type(tools, r.tool_name))}` ({r.request_id})"
+        f"`{telemetry.tool_label(r.tool_name, _tool_type(tools, r.tool_name))}` ({r.request_id}"
+        + (f", asked by the rule {r.rule!r})" if r.rule else ")")
         for r in waiting
     ]
     if labels:
