@@ -1,5 +1,5 @@
-"""The activity that resolves the operator's settings once per session (docs/architecture.md,
-"The prompt loop").
+"""The activity that resolves the operator's settings once per session (docs/architecture.md, "The
+life of a prompt").
 
 The guard mode, the loop profile (with its per-rule modes), the context budget, the model
 retry window and the session's rollout cohort (the owner's arm of the rollout policy) are
@@ -133,7 +133,7 @@ class OperatorSettingsActivities:
         ):
             if problem is not None:
                 _log_diagnostic(problem)
-        # The owner's cohort (docs/architecture.md, "Rollout cohorts"): the owner id is
+        # The owner's cohort (docs/rollout.md, "Rollout cohorts"): the owner id is
         # hashed here and goes nowhere else; only the cohort is returned and logged.
         assignment = assign(
             rollout.policies,

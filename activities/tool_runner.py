@@ -1,5 +1,5 @@
-"""The tool activities: run one tool call and report it on both status axes (docs/architecture.md,
-"The outcome contract").
+"""The tool activities: run one tool call and report it on both status axes
+(workflows/contracts/outcome.py).
 
 This is where a call's ``execution_status`` is frozen: ``not_started`` when the call never
 reached its tool (unknown name, broken or invalid arguments), the tool's own result when it
@@ -235,8 +235,7 @@ def truncate_output(outcome: ToolOutcome, root: Path, max_chars: int) -> ToolOut
     """Bound the content the model sees, keeping the full text in a workspace file.
 
     Runs after execution settled: a failure here changes the terminal status and error
-    type only, so ``execution_status`` still says the tool ran (docs/architecture.md,
-    "The outcome contract").
+    type only, so ``execution_status`` still says the tool ran (workflows/contracts/outcome.py).
     """
     content = outcome.content
     if max_chars <= 0 or len(content) <= max_chars:
@@ -527,7 +526,7 @@ class ToolActivities:
     async def list_tools_without_mcp(self, inp: ListToolsInput) -> ListToolsOutput | None:
         """What :meth:`list_tools` returns when no MCP server is configured, else ``None``.
 
-        Run as a local activity (docs/architecture.md, "Durable steps per prompt"): without
+        Run as a local activity (docs/capacity.md, "Durable steps per prompt"): without
         MCP servers the list is the worker's own (built-ins and fixtures), cheap and
         idempotent, so a prompt need not take an activity hop for it. With MCP servers the
         answer is ``None`` and the prompt asks :meth:`list_tools`, which may wait on them

@@ -3,8 +3,8 @@
     python bench/long_prompts.py [--rounds N] [--short-prompts N] [--baseline-ref REF]
                                  [--skip-long] [--json PATH]
 
-docs/architecture.md, "Long prompts". On one embedded Temporal dev server, with payloads
-past the default threshold in the filesystem store (``seawall.runtime.storage``):
+docs/durability.md, "Long prompts and stored payloads". On one embedded Temporal dev server, with
+payloads past the default threshold in the filesystem store (``seawall.runtime.storage``):
 
 1. **Long prompts to ``end_turn``.** A prompt of 30 batches whose tool results are 200 KB
    each (a ≈6 MB conversation) and one of 100 batches (≈20 MB), each run

@@ -5,28 +5,26 @@
                           [--judge [warn|enforce|shadow]] [--json PATH]
 
 Every scenario runs, in the pure simulator (``bench/simulate.py``), through Seawall's
-protections in guard mode ``enforce`` under both loop profiles (docs/architecture.md, "Loop
-profiles"): ``seawall`` is the recommended profile, ``seawall-seed`` the seeds' rules
-verbatim; through each baseline of ``bench/baselines.py``; and through each faithful peer of
-``bench/loop_peers/`` and their union (``any_peer``). For each policy it reports,
-over the scenarios labeled ``loop``: how many it stopped (by a rule, not by the tool-call
-cap), how many only the cap ended, and the tool calls and model requests spent from the
-batch where the loop started until the policy stopped it (median and p90); over the
-scenarios labeled ``legit``: how many it halted (false halts), how many of their calls it
-refused, and how many got a warning (a Seawall reminder, a peer's injected warning: false
-warnings), beside how many loops were warned. Every figure is given for the whole corpus
-and for the scenarios modelled on a real public incident (a ``url`` in their label). Every
-loop a profile does not stop is listed with the reason it is out of scope, and every legit
-scenario it halts with its known gap (from ``labels.yaml``); a verdict the labels do not
-predict is flagged. The ablation table gives the recommended profile's figures with each
-of its rules off in turn (and the seed protections it builds on: the repeated-failure
-guard, the failed-call refusal), so every rule's share of the result is visible.
-``--sensitivity`` adds the recommended profile's figures with each
-rule's threshold varied, and with failed shell commands refused like any other call.
-``--judge`` adds a policy, ``seawall-judge``: the recommended profile with the progress
-judge (docs/architecture.md, "The progress judge") in ``warn`` (or the mode given), its
-verdicts the scenarios' scripted ``model.judge`` (``unknown`` where a scenario scripts none);
-the real-workflow check then runs it too.
+protections in guard mode ``enforce`` under both loop profiles (docs/protections.md, "Loop
+profiles"): ``seawall`` is the recommended profile, ``seawall-seed`` the seeds' rules verbatim;
+through each baseline of ``bench/baselines.py``; and through each faithful peer of
+``bench/loop_peers/`` and their union (``any_peer``). For each policy it reports, over the scenarios
+labeled ``loop``: how many it stopped (by a rule, not by the tool-call cap), how many only the cap
+ended, and the tool calls and model requests spent from the batch where the loop started until the
+policy stopped it (median and p90); over the scenarios labeled ``legit``: how many it halted (false
+halts), how many of their calls it refused, and how many got a warning (a Seawall reminder, a peer's
+injected warning: false warnings), beside how many loops were warned. Every figure is given for the
+whole corpus and for the scenarios modelled on a real public incident (a ``url`` in their label).
+Every loop a profile does not stop is listed with the reason it is out of scope, and every legit
+scenario it halts with its known gap (from ``labels.yaml``); a verdict the labels do not predict is
+flagged. The ablation table gives the recommended profile's figures with each of its rules off in
+turn (and the seed protections it builds on: the repeated-failure guard, the failed-call refusal),
+so every rule's share of the result is visible. ``--sensitivity`` adds the recommended profile's
+figures with each rule's threshold varied, and with failed shell commands refused like any other
+call. ``--judge`` adds a policy, ``seawall-judge``: the recommended profile with the progress judge
+(docs/protections.md, "The progress judge") in ``warn`` (or the mode given), its verdicts the
+scenarios' scripted ``model.judge`` (``unknown`` where a scenario scripts none); the real-workflow
+check then runs it too.
 
 Then a sample (``--sample``, default 8; ``--all-real`` for all) runs through the real
 ``PromptWorkflow`` on an embedded Temporal dev server, and the simulator's verdict (stop

@@ -51,7 +51,7 @@ and which sets most of a batch's latency; lifted, what remains is the harnesses'
 Seawall's worker starts up to 16 of the calls one workflow task schedules itself (its
 ``eager_calls_per_workflow_task`` setting); the peers' workers keep the SDK's 3, as their
 documentation leaves it, unless ``--peers-eager-calls N`` gives them N: the same setting,
-to show what of Seawall's lead is that setting (docs/architecture.md, "Eager calls").
+to show what of Seawall's lead is that setting (docs/capacity.md, "Eager calls").
 """
 
 from __future__ import annotations
@@ -448,8 +448,8 @@ class Level:
             "payload_bytes_per_prompt": round(self.payload_bytes / n),
             "worker_cpu_ms_per_prompt": round(self.worker_cpu_seconds / n * 1000, 1),
             "server_handoffs_per_prompt": round(self.server.handoffs / n, 1),
-            # Of those, the calls the worker did not start eagerly (docs/architecture.md,
-            # "Eager calls").
+            # Of those, the calls the worker did not start eagerly (docs/capacity.md, "Eager
+            # calls").
             "server_call_handoffs_per_prompt": round(self.server.activity_handoffs / n, 1),
             "server_handoff_wait_ms_mean": round(
                 self.server.handoff_wait_seconds / self.server.handoffs * 1000, 2
@@ -572,8 +572,8 @@ async def run(args: argparse.Namespace, log: Callable[[str], None] = print) -> d
     }
     started = time.perf_counter()
     report["server_config"] = server_config(args)
-    # The calls of one workflow task each peer's worker starts itself (docs/architecture.md,
-    # "Eager calls"): Seawall's setting, and the SDK's default or --peers-eager-calls.
+    # The calls of one workflow task each peer's worker starts itself (docs/capacity.md, "Eager
+    # calls"): Seawall's setting, and the SDK's default or --peers-eager-calls.
     report["eager_calls"] = {
         p.key: default_of("eager_calls_per_workflow_task")
         if p.module is None

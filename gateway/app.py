@@ -1,5 +1,4 @@
-"""The FastAPI app: a thin edge over the Temporal client (docs/architecture.md, "Sessions and the
-gateway").
+"""The FastAPI app: a thin edge over the Temporal client (docs/architecture.md, "The picture").
 
 ``create_app`` only assembles: the parts every route shares (left on ``app.state`` for the
 dependencies of gateway/dependencies.py), the middleware, one router per resource

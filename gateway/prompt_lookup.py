@@ -1,12 +1,12 @@
 """Tell a prompt's id from every other workflow id before a prompt route touches it.
 
-docs/architecture.md, "Sessions and the gateway". A prompt route names a workflow id, and
-Temporal answers for any workflow: a session's (``session-…``), an owner's admission
-workflow, a stranger's. Before this check, ``GET /v1/prompts/<a session's workflow id>``
-queried a session for a prompt's status (a 500), and a dropped event stream on such an id
-signalled ``client_disconnected`` into that session's history. Every prompt route now asks
-:func:`prompt_state` first: a workflow that is not a ``PromptWorkflow`` is answered exactly
-as an unknown id (404), and only a real prompt is read, streamed or signalled.
+docs/security-gateway.md, "Prompt routes touch prompts only". A prompt route names a workflow id,
+and Temporal answers for any workflow: a session's (``session-…``), an owner's admission workflow, a
+stranger's. Before this check, ``GET /v1/prompts/<a session's workflow id>`` queried a session for a
+prompt's status (a 500), and a dropped event stream on such an id signalled ``client_disconnected``
+into that session's history. Every prompt route now asks :func:`prompt_state` first: a workflow that
+is not a ``PromptWorkflow`` is answered exactly as an unknown id (404), and only a real prompt is
+read, streamed or signalled.
 """
 
 from __future__ import annotations

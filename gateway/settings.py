@@ -41,8 +41,8 @@ class GatewaySettings(BaseModel):
     # None (and no owners): no authentication, which is allowed on a loopback address only.
     token: str | None = None
     # Token -> owner id, from the operator's tokens file (``gateway_tokens_file``): several
-    # principals, each session recorded with its owner (docs/architecture.md, "Rollout
-    # cohorts"). Kept out of repr so a token never reaches a log line.
+    # principals, each session recorded with its owner (docs/rollout.md, "Rollout cohorts"). Kept
+    # out of repr so a token never reaches a log line.
     owner_tokens: dict[str, str] = Field(default_factory=dict, repr=False)
     # Absolute: workers resolve workspace roots themselves, possibly from another directory.
     workspaces: Path = Field(default_factory=_default_workspaces)
@@ -55,7 +55,7 @@ class GatewaySettings(BaseModel):
     allow_scripted_models: bool = default_of("allow_scripted_models")
     # Per owner of ``owner_tokens``, over all its sessions and every replica (0: no limit).
     max_concurrent_prompts_per_owner: int = default_of("max_concurrent_prompts_per_owner")
-    # Per-owner quotas (docs/architecture.md, "Per-owner quotas"; 0: off) and the one cap
+    # Per-owner quotas (docs/security-gateway.md, "Per-owner quotas"; 0: off) and the one cap
     # on a session's client_metadata, for every caller.
     max_open_sessions_per_owner: int = default_of("max_open_sessions_per_owner")
     max_client_metadata_bytes: int = default_of("max_client_metadata_bytes")

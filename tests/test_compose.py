@@ -293,7 +293,7 @@ def test_the_worker_may_make_the_sandboxs_namespaces() -> None:
     assert [name for name, s in others.items() if "security_opt" in s] == ["worker"]
 
 
-# --- Prometheus and Grafana (docs/architecture.md, "Rollout cohorts") --------------------
+# --- Prometheus and Grafana (docs/rollout.md, "Rollout cohorts") --------------------
 
 DEPLOY = ROOT / "deploy"
 

@@ -1,4 +1,4 @@
-"""A telemetry failure never changes the loop (docs/architecture.md, "Observability and privacy").
+"""A telemetry failure never changes the loop (docs/observability.md, "Privacy").
 
 The same scripted prompts give the same ``PromptResult`` (everything but the workflow id)
 when every log line Seawall emits raises in its handler, and when the worker's OTLP

@@ -1,4 +1,4 @@
-"""MCP tools on the outcome contract (docs/architecture.md, "The outcome contract").
+"""MCP tools on the outcome contract (workflows/contracts/outcome.py).
 
 - listed once per prompt (through the ``list_tools`` activity, so the list is recorded in
   history) as ``mcp__<server>__<tool>`` with ``tool_type`` ``mcp``;

@@ -4,7 +4,7 @@ mid-turn input, cancel the running prompt, close it.
 Each route is one Temporal call on the session's workflow (or two: a describe to tell
 "closed" from "unknown"); with an owners' tokens file, a session's owner is asked once
 (gateway/ownership.py) and a prompt or a session is admitted against its owner's limit and
-quotas first (gateway/admission.py). docs/architecture.md, "Sessions and the gateway".
+quotas first (gateway/admission.py). docs/http-api.md, "Retries and idempotency keys".
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ SESSION_KEY_NAMESPACE = uuid.UUID("5e7a3a11-0000-4000-8000-5ea3a11c0de5")
 # A session reports its prompt as running as soon as it asks Temporal to start it.
 CANCEL_START_WAIT_SECONDS = 2.0
 
-# The 429 of a per-owner quota (docs/architecture.md, "Per-owner quotas").
+# The 429 of a per-owner quota (docs/security-gateway.md, "Per-owner quotas").
 QUOTA_REFUSED: dict[int | str, dict[str, Any]] = {
     429: {
         "model": ErrorBody,
@@ -83,7 +83,7 @@ QUOTA_REFUSED: dict[int | str, dict[str, Any]] = {
         "SEAWALL_MAX_STORED_BYTES_PER_OWNER); the detail says which",
     }
 }
-# The 429 of the per-owner prompt limit (docs/architecture.md, "Per-owner prompt limit").
+# The 429 of the per-owner prompt limit (workflows/session/owner_admission.py).
 PROMPT_LIMIT_REFUSED: dict[int | str, dict[str, Any]] = {
     429: {
         "model": ErrorBody,
@@ -121,7 +121,7 @@ async def create_session(
 ) -> SessionCreated:
     """Start a session (a `SessionWorkflow`); its prompts run in its own workspace.
     Repeated with the same `Idempotency-Key`, it answers as the first request did, also
-    once that session has closed (docs/architecture.md, "Sessions and the gateway")."""
+    once that session has closed (docs/http-api.md, "Retries and idempotency keys")."""
     body = body or CreateSessionRequest()
     metadata_size = metadata_bytes(body.client_metadata, settings.max_client_metadata_bytes)
     scripted = body.model_script is not None or bool(body.fixture_tools)
@@ -224,7 +224,7 @@ async def release_refused(
 ) -> None:
     """Free the slot and bytes of a submit (or input) the session refused; if this fails
     too, the slot frees at the owner's next refusal anyway, and the bytes once the session is
-    seen closed (docs/architecture.md)."""
+    seen closed (workflows/session/owner_admission.py)."""
     if admission is None or owner_id is None:
         return
     try:

@@ -232,8 +232,8 @@ class SeawallAgent(Agent):
                 id=session_workflow_id(session_id),
                 task_queue=options.task_queue,
                 rpc_timeout=RPC_TIMEOUT,
-                # A session id never gets a second run (docs/architecture.md, "Sessions and
-                # the gateway"): its prompts would take the first run's prompt ids.
+                # A session id never gets a second run (workflows/session/workflow.py): its prompts
+                # would take the first run's prompt ids.
                 id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
                 static_summary="Seawall session (editor over ACP)",
             )

@@ -1,5 +1,5 @@
 """`seawall rollout report`: the seed's rollout evidence, computed from Temporal's own records
-(docs/architecture.md, "The rollout report").
+(docs/rollout.md, "The rollout report").
 
 ``records`` reads prompts from visibility and their histories; ``invariants`` checks the
 Phase 1 invariants; ``decisions`` counts the decision volumes and samples the manual review;

@@ -55,7 +55,7 @@ def add_rollout_command(commands: Any) -> None:
         "rollout",
         help="rollout evidence: the seed's invariants and promotion gates",
         description="Rollout evidence for the repeated tool failure guard, computed from "
-        'Temporal\'s own records (docs/architecture.md, "The rollout report").',
+        'Temporal\'s own records (docs/rollout.md, "The rollout report").',
     )
     actions = rollout.add_subparsers(dest="rollout_command", required=True, metavar="ACTION")
     report = actions.add_parser(

@@ -6,6 +6,17 @@ ever count what it must not, or stop without a warning — is answered in one pl
 the tool activities and outcomes history holds rather than against the guard's own view of
 itself: a batch's activities are compared with the guard decision the prompt's result
 reports for that batch. Public: :class:`Invariant` and :func:`check_invariants`.
+
+The invariants: a batch whose tool activities include a cancelled call
+(``cancelled_counted``), a ``not_started``, unknown or missing execution status or a failure
+after a successful execution (``ineligible_counted``), or an activity that never produced an
+outcome (``incomplete_batch_decision``) must not carry a counting decision (``tracked``,
+``would_warn``, ``warn``, ``would_stop``, ``stop``); no ``stop`` after an ``unreliable_input``
+reset; every ``would_stop`` or ``stop`` preceded by a ``would_warn`` or ``warn`` of the same
+candidate ordinal in the same prompt; every Seawall search attribute within its bounded
+vocabulary (``raw_fields_in_telemetry``: the part of telemetry the report can see; logs and
+metric labels are ``tests/test_privacy.py``'s); no call id run twice and no more calls than a
+set cap (``protections_changed``).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 No new database (issue 14): the prompts of a window and an environment are listed from
 visibility by their search attributes (``SeawallEnvironment``, set when a session starts the
-prompt; docs/architecture.md, "Rollout cohorts"), and each prompt's history supplies the
+prompt; docs/rollout.md, "Rollout cohorts"), and each prompt's history supplies the
 rest: its input (owner, route, text digest, tool-call cap, which loop rules run in the guard's
 mode), every tool activity with its batch and outcome, when a client dropped its event stream,
 and its result (stop, guard and rule decisions, tokens, rounds). A prompt that failed, timed
@@ -203,8 +203,8 @@ async def read_execution(client: Client, execution: WorkflowExecution) -> Prompt
 
 
 def governed_rules(prompt: PromptInput | None) -> frozenset[str] | None:
-    """The rules whose mode is the prompt's guard mode (docs/architecture.md, "Loop
-    profiles"): none in the seed profile, else every rule without its own mode."""
+    """The rules whose mode is the prompt's guard mode (docs/protections.md, "Loop profiles"): none
+    in the seed profile, else every rule without its own mode."""
     if prompt is None or prompt.loop_settings is None:
         return None
     settings = prompt.loop_settings

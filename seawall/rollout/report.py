@@ -1,6 +1,5 @@
 """The rollout report: one environment's window of prompts, assembled from the invariants,
-the decision volumes, the cohort comparison and the verdict (docs/architecture.md, "The
-rollout report").
+the decision volumes, the cohort comparison and the verdict (docs/rollout.md, "The rollout report").
 
 This module exists to put the parts together and to say what the report holds — the one
 shape the terminal summary, the JSON and the page are rendered from. Everything is a pure

@@ -141,7 +141,7 @@ def build_worker(
     them through the task queue (0: none). The SDK's default of 3 sends the 4th call of a
     batch of 4 through the task queue: it starts one hand-off later, finishes later and wakes
     the workflow once more (three more history events and one more hand-off each batch;
-    docs/architecture.md, "Eager calls")."""
+    docs/capacity.md, "Eager calls")."""
     activities = build_activities(trust=trust) if activities is None else activities
     plugin = SeawallPlugin(activities.definitions(), run_context=activities.serving)
     return Worker(

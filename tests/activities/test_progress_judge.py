@@ -1,4 +1,4 @@
-"""The ``seawall.judge_progress`` activity (docs/architecture.md, "The progress judge"): the
+"""The ``seawall.judge_progress`` activity (docs/protections.md, "The progress judge"): the
 question it asks, its strict reading of the reply, the scripted path, the demo model's
 ``unknown``, and the operator's endpoint through a real local HTTP server (no mocks). The
 reason reaches the result, never a log."""

@@ -64,8 +64,8 @@ def test_half_the_corpus_is_modelled_on_real_public_incidents() -> None:
     assert len([n for n in real if LABELS[n]["label"] == "legit"]) >= 20
 
 
-# The loop families of issue 35 (docs/architecture.md, "Measured"): loops nobody's rules
-# were written for, and legitimate work that looks like them.
+# The loop families of issue 35 (docs/benchmarks.md, "Loop profiles, measured"): loops nobody's
+# rules were written for, and legitimate work that looks like them.
 FAMILIES = ("near_repeat", "long_cycle", "reasked_question", "reworded_rewrite", "self_wait")
 
 

@@ -1,5 +1,5 @@
 """``bench/loops.py --judge``: the recommended profile with the progress judge, its verdicts
-scripted by each scenario's ``model.judge`` (docs/architecture.md, "The progress judge").
+scripted by each scenario's ``model.judge`` (docs/protections.md, "The progress judge").
 
 The self-wait scenario (scenarios/self-wait-judged.yaml) is a loop that no cheap rule stops:
 the judge policy reminds it (``warn``) or stops it (``enforce``); a scenario that scripts no

@@ -1,5 +1,5 @@
 """Owners and cohorts at the gateway, end to end against a real dev server and worker
-(docs/architecture.md, "Rollout cohorts"): several bearer tokens from the operator's tokens
+(docs/rollout.md, "Rollout cohorts"): several bearer tokens from the operator's tokens
 file, each session recorded with its owner, the owner's cohort resolved once by the worker
 and carried by its prompts as search attributes; and a dropped event stream counted by the
 prompt (the seed's disconnect-or-retry gate)."""

@@ -93,12 +93,12 @@ class PromptInput(PromptOptions):
     client_metadata: dict[str, Any] = Field(default_factory=dict)
     # None: resolve the operator's mode through an activity when the prompt starts.
     guard_mode: GuardMode | None = None
-    # The loop profile and per-rule modes (docs/architecture.md, "Loop profiles"); None:
+    # The loop profile and per-rule modes (docs/protections.md, "Loop profiles"); None:
     # resolved with the guard mode through the same activity.
     loop_settings: LoopSettings | None = None
     # Scenario runs only (scripted model, fixture tools, batch pauses); None otherwise.
     scenario: ScenarioHooks | None = None
-    # The session's owner and rollout cohort (docs/architecture.md, "Rollout cohorts"), for
+    # The session's owner and rollout cohort (docs/rollout.md, "Rollout cohorts"), for
     # `seawall rollout report`; in history only, the owner never in a log, label or search
     # attribute.
     owner_id: str | None = None
@@ -192,7 +192,7 @@ class EventKind(StrEnum):
     STOP = "stop"
     PERMISSION_REQUEST = "permission_request"
     PROMPT_FINISHED = "prompt_finished"
-    # Model text as it streams (docs/architecture.md, "Streaming"): ``text`` is the next
+    # Model text as it streams (workflows/prompt/events.py): ``text`` is the next
     # chunk of the reply whose complete ``agent_message`` follows with the same ``batch``.
     # ``status`` is ``retry`` when a retried model request's text diverged from what was
     # already streamed: ``text`` then restarts the batch's text from its beginning.
@@ -311,8 +311,8 @@ class ToolResult(BaseModel):
 
 
 class GuardEntry(BaseModel):
-    """One settled batch's guard decision, ``none`` included (docs/architecture.md, "Scenario
-    runs")."""
+    """One settled batch's guard decision, ``none`` included (docs/scenarios.md, "Running a
+    scenario")."""
 
     model_config = ConfigDict(frozen=True)
     batch: int
@@ -327,7 +327,7 @@ class GuardEntry(BaseModel):
 
 
 class RuleEntry(BaseModel):
-    """One decision of a recommended-profile rule (docs/architecture.md, "Loop profiles"):
+    """One decision of a recommended-profile rule (docs/protections.md, "Loop profiles"):
     a reminder, a stop, or a denied re-request answered, and their shadow counterparts."""
 
     model_config = ConfigDict(frozen=True)

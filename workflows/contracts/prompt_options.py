@@ -36,7 +36,7 @@ DEFAULT_REDACTED_ARGUMENTS = (
     "*private_key*",
 )
 # How long a failing model request is retried, from its first attempt (docs/settings.md,
-# ``model_retry_window_seconds``; docs/architecture.md, "Model requests and outages").
+# ``model_retry_window_seconds``; docs/durability.md, "Model requests and outages").
 DEFAULT_MODEL_RETRY_WINDOW_SECONDS = 600.0
 MIN_MODEL_RETRY_WINDOW_SECONDS = 1.0
 MAX_MODEL_RETRY_WINDOW_SECONDS = 86_400.0
@@ -88,10 +88,10 @@ class PromptOptions(BaseModel):
     remembered_approvals: tuple[ApprovalRule, ...] = ()
     tool_timeout_seconds: float = Field(default=DEFAULT_TOOL_TIMEOUT_SECONDS, gt=0)
     max_output_chars: int = Field(default=DEFAULT_MAX_OUTPUT_CHARS, ge=100)
-    # What one model request may carry of the conversation (docs/architecture.md, "The
-    # context policy"); the durable conversation is never cut. Unset: the operator's
-    # ``context_budget_chars`` setting (DEFAULT_CONTEXT_BUDGET_CHARS unless set), resolved
-    # with the guard mode. Inputs recorded before it could be unset carry 400,000.
+    # What one model request may carry of the conversation (workflows/contracts/conversation.py);
+    # the durable conversation is never cut. Unset: the operator's ``context_budget_chars`` setting
+    # (DEFAULT_CONTEXT_BUDGET_CHARS unless set), resolved with the guard mode. Inputs recorded
+    # before it could be unset carry 400,000.
     context_budget_chars: int | None = Field(default=None, ge=MIN_CONTEXT_BUDGET_CHARS)
     # Whether the prompt names its model and tool activities in the Temporal UI (docs/
     # settings.md, ``activity_summaries``). Unset: the operator's setting where the prompt

@@ -1,11 +1,28 @@
 """Outcomes of calls no tool answered: made up by the prompt loop, one builder and one text
-each (docs/architecture.md, "The outcome contract").
+each.
 
 A call the loop answers itself (a resent call id, a refused repeat, a call past the
-tool-call cap, a call the user did not approve), a call cancelled before its tool settled,
-and a call whose activity failed outright still settle with a :class:`ToolOutcome`, so the
-model gets a result for every call and the guard sees honest statuses. Their texts are what
-the model reads; changing one changes recorded conversations (never their commands).
+tool-call cap, a call the user or an approval rule did not allow), a call cancelled before its
+tool settled, and a call whose activity failed outright still settle with a
+:class:`ToolOutcome`, so the model gets a result for every call and the guard sees honest
+statuses (``workflows.contracts.outcome``). The tool runners and the fixtures reuse
+:func:`cancelled_outcome`, so there is one "cancelled" text, not several. Their texts are what
+the model reads; changing one changes recorded conversations (never their commands)::
+
+    outcome                           terminal / execution     error type        flag
+    provider duplicate                error / not_started      execution_denied  provider_duplicate
+    refused repeat                    error / not_started      execution_denied  refused_repeat
+    skipped by the tool-call cap      cancelled / not_started  execution_denied
+    permission rejected or unanswered cancelled / not_started  execution_denied  denied
+    denied by an approval rule        cancelled / not_started  execution_denied  denied
+    a denied call asked again         cancelled / not_started  execution_denied  denied
+    cancelled before it started       cancelled / not_started
+    cancelled while running           cancelled / cancelled
+    activity failed, retries spent    error / missing          unhandled_exception
+    lost with its worker, not rerun   error / missing          worker_lost
+
+The last two are deliberate: whether the tool ran is unknown, and a missing execution status
+is exactly what the guard treats as untrusted.
 """
 
 from __future__ import annotations
@@ -187,7 +204,7 @@ def denied_repeat_outcome(
     call: ToolCall, *, policy_tool_name: str | None, tool_type: str | None
 ) -> ToolOutcome:
     """An identical re-request of a call the user denied earlier in the prompt: answered as
-    denied again without asking (docs/architecture.md, "Loop profiles")."""
+    denied again without asking (R4, ``workflows.rules.denied_calls``)."""
     return ToolOutcome(
         call_id=call.call_id,
         tool_name=call.name,

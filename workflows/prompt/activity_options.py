@@ -4,6 +4,31 @@ Each is a command attribute of the activities the loop schedules (replay compare
 ids and types, not these, so a change here needs no patch unless the workflow's reaction to
 a failure changes with it). ``workflows/prompt/judging.py`` schedules the progress judge
 with the model request's.
+
+Why each:
+
+- **Model requests** (``MODEL_TIMEOUT`` 5 minutes start-to-close; the provider's own request
+  timeout, 180 s by default, fires first). Temporal owns retries (the SDK's are off):
+  timeouts, connection errors, 408, 409, 429 and 5xx are retryable, a ``retry-after`` sets the
+  next delay, any other 4xx is a non-retryable ``ModelRequestRejected``. ``MODEL_RETRY_WINDOW``
+  has no attempt limit; the activity ends the retries once no attempt could start within the
+  prompt's window (``activities.model_retry``; before ``MODEL_RETRY_WINDOW_PATCH``,
+  ``MODEL_RETRY``'s five attempts). ``MODEL_HEARTBEAT_TIMEOUT``: the activity heartbeats every
+  second while the request runs and on every streamed piece, so a cancelled prompt cancels the
+  request and a lost worker's request is retried after seconds.
+- **Tool calls**: start-to-close the prompt's tool timeout + 30 s; ``TOOL_HEARTBEAT_TIMEOUT``
+  with a background heartbeat every second (``activities/heartbeat.py``), so a lost worker is
+  noticed in seconds; ``TOOL_RETRY`` only for a crashed activity or lost worker, after which
+  the workflow settles the call with a missing execution status
+  (``worker_lost_outcome``). Cancellation type ``WAIT_CANCELLATION_COMPLETED``: the workflow
+  waits for the tool to report its cancelled outcome, so a cancelled batch still settles every
+  call honestly; a cancellation that is not the workflow's (a pause, a reset) is re-raised so
+  Temporal can pause or rerun it.
+- **Quick activities** (``QUICK_ACTIVITY``: checking a call, listing tools, the session's
+  settings) and the settings' local activity (``SETTINGS_LOCAL_ACTIVITY``, at most 5 attempts):
+  they only read, are idempotent and answer in milliseconds. Heartbeats carry cancellation
+  (Temporal delivers it only in a heartbeat response), and the worker forwards them within a
+  second (``seawall/worker/build.py``), so a cancelled prompt stops its shell promptly.
 """
 
 from __future__ import annotations
@@ -30,8 +55,7 @@ MODEL_RETRY = RetryPolicy(
 )
 # Since MODEL_RETRY_WINDOW_PATCH: the same capped backoff and no attempt limit; the model
 # activity ends the retries once the prompt's retry window has passed since the request's
-# first attempt (activities/model_retry.py; docs/architecture.md, "Model requests and
-# outages").
+# first attempt (activities/model_retry.py; docs/durability.md, "Model requests and outages").
 MODEL_RETRY_WINDOW = RetryPolicy(
     initial_interval=timedelta(seconds=MODEL_RETRY_INITIAL_SECONDS),
     backoff_coefficient=MODEL_RETRY_BACKOFF,

@@ -1,6 +1,6 @@
 """After a batch settles: the guard, the loop rules, the stop or the reminders, as one step.
 
-docs/architecture.md, "The prompt loop", "One round". Once a batch's calls have settled
+docs/architecture.md, "The life of a prompt", "One round". Once a batch's calls have settled
 (``workflows.seed.protections.BatchProtections`` screened and settled them) and the input boundary
 was drained, one step decides what the prompt does next: the repeated-failure guard reduces
 the batch (``workflows.seed.guard``), the recommended profile's rules review it
@@ -135,11 +135,10 @@ def after_batch(
 
 @dataclass(frozen=True)
 class AfterJudgement:
-    """What the progress judge's verdict on a batch leads to (docs/architecture.md, "The
-    progress judge"): its entry in ``PromptResult.rules`` (``None``: the judge was not
-    asked); and either its stop (``messages`` is the stop message) or the reminder it earned
-    (``reminders``, ``messages``: none or one), which joins the conversation after the
-    batch's other reminders."""
+    """What the progress judge's verdict on a batch leads to (docs/protections.md, "The progress
+    judge"): its entry in ``PromptResult.rules`` (``None``: the judge was not asked); and either its
+    stop (``messages`` is the stop message) or the reminder it earned (``reminders``, ``messages``:
+    none or one), which joins the conversation after the batch's other reminders."""
 
     entry: RuleEntry | None
     reminders: list[str]

@@ -5,8 +5,26 @@ into a server-sent event stream), so the log only ever grows and every event kee
 number. Pure workflow state: a replayed prompt rebuilds the same log (streamed model text
 arrives as signals, which history records).
 
-:class:`StreamedText` turns the model activity's text deltas into ``message_delta`` events
-such that a client never sees the same text twice (docs/architecture.md, "Streaming").
+:class:`StreamedText` turns the model activity's text deltas (the ``publish_model_delta``
+signal, ``activities.model_stream``) into ``message_delta`` events, in the same ``seq``
+sequence as every other event, with ``batch`` equal to the ``batch`` of the ``agent_message``
+that completes the reply; a delta for a request no longer in flight is dropped, and deltas
+never enter the conversation. The durable record is unchanged: the reply's ``agent_message``
+and the assistant message are the record, and the final conversation is the same whether or
+not anyone watched.
+
+A retried model request (a lost worker, a broken stream) streams its text again from the
+beginning, as attempt 2. A client never sees the same text twice: :class:`StreamedText`
+remembers what was shown for the request and passes on only what goes beyond it, so a retry
+that says the same thing simply continues where the text stopped. When the new attempt says
+something else, one ``message_delta`` with ``status: "retry"`` carries the new attempt's text
+from its beginning, and a client treats what it showed for that batch as superseded.
+
+The client contract (docs/http-api.md, "Events"): a client that showed deltas for a batch
+skips that batch's ``agent_message`` (it only ends the line); one that saw no delta for it
+(it joined late, resumed after the deltas, or the prompt started before text streamed) shows
+the ``agent_message``. Every event has a ``seq``, so resuming from a cursor gives no
+duplicates and no gaps, deltas included.
 """
 
 from __future__ import annotations

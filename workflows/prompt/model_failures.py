@@ -1,5 +1,5 @@
-"""Why a model request failed for good, as the prompt's result says it (docs/architecture.md,
-"Model requests and outages").
+"""Why a model request failed for good, as the prompt's result says it (docs/durability.md, "Model
+requests and outages").
 
 The result carries an ``error_reason`` a client can act on and an ``error`` text that says
 what happened and why: the retry window that ran out, the endpoint's own words on what it

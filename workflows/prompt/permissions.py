@@ -1,6 +1,6 @@
 """Permission requests: a call the approval rules say to ask about waits for the user.
 
-docs/architecture.md, "The prompt loop"; docs/protections.md, "Approval rules". Which calls
+docs/architecture.md, "The life of a prompt"; docs/protections.md, "Approval rules". Which calls
 run, ask or never run is the approval policy (``workflows/prompt/approval_policy.py``: the
 approval mode's preset, the operator's and the session's rules, and the calls the user
 allowed for the session); this mixin of ``PromptWorkflow`` keeps the open requests as

@@ -1,6 +1,5 @@
 """What the Temporal UI shows of a prompt: its search attributes, current details and
-activity summaries (docs/observability.md, "The Temporal UI"; docs/architecture.md,
-"Observability and privacy").
+activity summaries (docs/observability.md, "The Temporal UI"; docs/observability.md, "Privacy").
 
 Search attributes are commands (each upsert is a history event and a visibility write), so
 which upserts a prompt makes is versioned: every transition before ``DURABLE_STEPS_PATCH``,

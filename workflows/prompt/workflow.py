@@ -1,5 +1,5 @@
 """``PromptWorkflow``: one prompt's agent loop as a durable Temporal workflow
-(docs/architecture.md, "The prompt loop").
+(docs/architecture.md, "The life of a prompt").
 
 Loop: model activity → batch screening → approval → gathered tool activities → settlement →
 drain input → after the batch (reduce, review, branch: continue | reminder | stop). The
@@ -352,7 +352,7 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
 
     def _clock(self) -> float:
         """The prompt's clock: seconds since the prompt started, the scenario's scripted time
-        included (docs/architecture.md, "Loop profiles", "Time"); 0 in a prompt replaying
+        included (workflows/rules/evidence.py, "Time as evidence"); 0 in a prompt replaying
         from before PROGRESS_RULES_PATCH, which had no clock. ``workflow.now()`` is the
         workflow task's time, recorded in history, so a replay reads the same clock."""
         if self._started_at is None:

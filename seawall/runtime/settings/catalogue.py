@@ -288,8 +288,7 @@ class SeawallSettings(BaseSettings):
         read_by=(WORKER,),
         ge=0,
     )
-    # Bounded above by more than the SDK's 100 activity slots (docs/architecture.md,
-    # "Eager calls").
+    # Bounded above by more than the SDK's 100 activity slots (docs/capacity.md, "Eager calls").
     eager_calls_per_workflow_task: int = setting(
         16,
         "model and tool calls of one workflow task a worker starts itself, without a trip "
@@ -342,9 +341,9 @@ class SeawallSettings(BaseSettings):
         gt=0,
         le=3600,
     )
-    # Handed to prompts like the context budget (docs/architecture.md, "Model requests and
-    # outages"): a request that keeps failing is retried until this long after its first
-    # attempt, so an endpoint down for minutes does not end the prompt.
+    # Handed to prompts like the context budget (docs/durability.md, "Model requests and outages"):
+    # a request that keeps failing is retried until this long after its first attempt, so an
+    # endpoint down for minutes does not end the prompt.
     model_retry_window_seconds: float = setting(
         DEFAULT_MODEL_RETRY_WINDOW_SECONDS,
         "how long a failing model request is retried, from its first attempt, before the "
@@ -518,7 +517,7 @@ class SeawallSettings(BaseSettings):
         env="SEAWALL_ALLOW_SCRIPTED_MODELS",
         read_by=(GATEWAY, ACP, WORKER),
     )
-    # docs/architecture.md, "Per-owner prompt limit": counted across every replica.
+    # workflows/session/owner_admission.py: counted across every replica.
     max_concurrent_prompts_per_owner: int = setting(
         16,
         "prompts one owner of the tokens file may have running or queued at once, over all "
@@ -528,7 +527,7 @@ class SeawallSettings(BaseSettings):
         ge=0,
         le=1000,
     )
-    # --- per-owner quotas (docs/architecture.md, "Per-owner quotas") ------------------------
+    # --- per-owner quotas (docs/security-gateway.md, "Per-owner quotas") ------------------------
     # Counted, like the prompt limit, in the owner's admission workflow: across every replica.
     max_open_sessions_per_owner: int = setting(
         100,
@@ -632,7 +631,7 @@ class SeawallSettings(BaseSettings):
         read_by=(WORKER,),
     )
 
-    # --- rollout: owners and cohorts (docs/architecture.md, "Rollout cohorts") -------------
+    # --- rollout: owners and cohorts (docs/rollout.md, "Rollout cohorts") -------------
     gateway_tokens_file: OwnerTokensFile = setting(
         None,
         "YAML file of owner ids and their gateway bearer tokens (several owners)",
@@ -671,7 +670,7 @@ class SeawallSettings(BaseSettings):
         read_by=(WORKER,),
     )
 
-    # --- payload storage (docs/architecture.md, "Long prompts") --------------------------
+    # --- payload storage (docs/durability.md, "Long prompts and stored payloads") ------
     payload_storage: StorageKind = setting(
         "filesystem",
         "filesystem | s3 | off: where payloads past the threshold live",

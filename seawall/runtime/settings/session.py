@@ -204,7 +204,7 @@ class ContextBudgetResolution:
 def resolve_context_budget(
     environ: Mapping[str, str] | None = None, config_path: Path | None = None
 ) -> ContextBudgetResolution:
-    """The operator's context budget (docs/architecture.md, "The context policy") from
+    """The operator's context budget (workflows/contracts/conversation.py) from
     ``SEAWALL_CONTEXT_BUDGET_CHARS``, else the user config key ``context_budget_chars``, else
     the default; a value that stopped validating means the default plus one diagnostic."""
     read = read_setting("context_budget_chars", *_sources(environ, config_path))
@@ -275,7 +275,7 @@ def resolve_model_retry_window(
     )
 
 
-# --- the rollout policy (docs/architecture.md, "Rollout cohorts") -----------------------------
+# --- the rollout policy (docs/rollout.md, "Rollout cohorts") -----------------------------
 
 
 @dataclass(frozen=True)

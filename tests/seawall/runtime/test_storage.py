@@ -1,6 +1,7 @@
-"""External Storage of payloads on a real dev server (docs/architecture.md, "Long prompts"):
-a prompt far past Temporal's payload limits runs to its end, its history holds references,
-its payloads are stored once by content, and a missing or corrupt payload is a clear error."""
+"""External Storage of payloads on a real dev server (docs/durability.md, "Long prompts and stored
+payloads"): a prompt far past Temporal's payload limits runs to its end, its history holds
+references, its payloads are stored once by content, and a missing or corrupt payload is a clear
+error."""
 
 from __future__ import annotations
 

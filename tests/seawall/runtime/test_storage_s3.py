@@ -1,7 +1,7 @@
 """The s3 payload store against a real S3-compatible server (moto's, tests/s3_helpers.py) and
 a real dev server: a long prompt's payloads round-trip through the SDK's S3 driver, ``seawall
 storage gc`` removes only those of workflows Temporal deleted, and a reference naming
-another bucket is refused (docs/architecture.md, "Long prompts")."""
+another bucket is refused (docs/durability.md, "Long prompts and stored payloads")."""
 
 from __future__ import annotations
 

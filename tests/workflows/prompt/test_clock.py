@@ -1,5 +1,5 @@
-"""The prompt's clock in ``PromptWorkflow`` on a real Temporal dev server (docs/architecture.md,
-"Loop profiles", "Time"; docs/scenarios.md, "Time").
+"""The prompt's clock in ``PromptWorkflow`` on a real Temporal dev server
+(workflows/rules/evidence.py, "Time as evidence"; docs/scenarios.md, "Time").
 
 A scenario's scripted time moves the clock and nothing really waits: 30 polls that each hold
 for 30 s take milliseconds here, and the prompt ends as the simulator says it does. The

@@ -1,5 +1,5 @@
 """The durable steps a prompt takes besides its model and tool activities
-(docs/architecture.md, "Durable steps per prompt"): one patch marker, operator settings
+(docs/capacity.md, "Durable steps per prompt"): one patch marker, operator settings
 resolved by the session or in one local activity, the guard's search attributes from its
 first warning or stop on and then only when they change, and the operator's context budget
 for prompts that set none."""

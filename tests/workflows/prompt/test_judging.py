@@ -1,4 +1,4 @@
-"""What the progress judge sees of a stretch (docs/architecture.md, "The progress judge"), pure:
+"""What the progress judge sees of a stretch (docs/protections.md, "The progress judge"), pure:
 each call's tool, status and the start of its result, masked, at most 300 characters each and
 6,000 in all, the newest batches kept; never a call's arguments."""
 

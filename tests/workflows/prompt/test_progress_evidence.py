@@ -1,5 +1,5 @@
 """Evidence of progress beyond the call itself, in ``PromptWorkflow`` on a real Temporal dev
-server (docs/architecture.md, "Loop profiles", R3 and R4): the scroll whose snapshot moves
+server (docs/protections.md, "Loop profiles", R3 and R4): the scroll whose snapshot moves
 on ends its turn, the runner's ignored refusals are stopped, and the denial rule reminds at
 its fourth round; each as the simulator says, and each history replays to the same
 decisions. The rules' own cases are in ``tests/workflows/rules/``.

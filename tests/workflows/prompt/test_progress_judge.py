@@ -1,10 +1,10 @@
-"""The progress judge in ``PromptWorkflow`` on a real Temporal dev server (docs/architecture.md,
-"The progress judge"): a ``sleep 30; pgrep -f`` self-wait that every cheap rule lets run
-(scenarios/self-wait-judged.yaml), judged by its script. In ``warn`` the judge reminds and
-never stops; in ``enforce`` its second ``no_progress`` after the reminder stops the prompt;
-``off`` (and a route that forces the guard off) never runs the activity; a judge whose
-activity fails is ``unknown`` and the prompt goes on. The simulator reaches the same verdict
-every time, and the histories replay.
+"""The progress judge in ``PromptWorkflow`` on a real Temporal dev server (docs/protections.md, "The
+progress judge"): a ``sleep 30; pgrep -f`` self-wait that every cheap rule lets run
+(scenarios/self-wait-judged.yaml), judged by its script. In ``warn`` the judge reminds and never
+stops; in ``enforce`` its second ``no_progress`` after the reminder stops the prompt; ``off`` (and a
+route that forces the guard off) never runs the activity; a judge whose activity fails is
+``unknown`` and the prompt goes on. The simulator reaches the same verdict every time, and the
+histories replay.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Live model text, end to end on the real dev server (docs/architecture.md, "Streaming"):
+"""Live model text, end to end on the real dev server (workflows/prompt/events.py):
 the model activity streams, the prompt workflow turns the text into ``message_delta`` events,
 and ``follow_prompt_events`` hands them to a client before the durable ``agent_message``."""
 
