@@ -18,10 +18,11 @@ decisions, tool-call counts and conversation length; the same server-sent events
 reconnects with ``Last-Event-ID`` (none lost, none twice), and streamed text that only ever
 begins its reply; and, from the fixtures' ledger (``activities/fixtures.py``) and the MCP
 server's, no call executed twice (a call the workflow had a result for, run again). A call
-retried after its worker died mid-call (another attempt of the same activity) is allowed —
-tools are at-least-once across a crash — and counted. An MCP call whose server a kill cut off
-settles as a classified error and is the one allowed difference (``scripts/chaos_mcp.py``
-says exactly what is allowed). Interactive sessions must lose nothing: every prompt
+whose worker died mid-call is run again only when its tool is repeatable (another attempt of
+the same activity, allowed and counted); any other settles as "may have run" (at most once,
+``activities/lost_calls.py``), an allowed difference, as is an MCP call whose server a kill
+cut off, which settles as a classified error (``scripts/chaos_mcp.py`` says exactly what is
+allowed). Interactive sessions must lose nothing: every prompt
 finishes, the cancelled one as ``cancelled``, and the mid-turn input reaches a prompt's
 conversation.
 
@@ -304,7 +305,9 @@ def report(figures: Figures) -> str:
         f"  prompts recovered: {figures.recovered}",
         f"  events checked: {figures.events_checked} + {figures.deltas_checked} text deltas"
         f" (stream reconnects: {figures.reconnects})",
-        f"  tool calls re-executed after a crash (allowed): {figures.reexecutions}",
+        f"  tool calls re-executed after a crash (allowed): {figures.reexecutions}   calls "
+        f"lost with their worker (settled as 'may have run', allowed): "
+        f"{figures.calls_lost_with_worker}",
         f"  calls executed twice: {len(figures.double_executions)}",
         f"  mismatches: {len(figures.mismatches)}   lost input or prompts: {len(figures.lost)}",
         f"  {figures.seconds} s in all ({figures.undisturbed_seconds} s the undisturbed run)",

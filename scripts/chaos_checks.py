@@ -2,13 +2,14 @@
 
 A prompt run while things break (``scripts/chaos.py``) must end as its undisturbed run did:
 the same verdict, the same server-sent events apart from their numbering and the order of
-calls settling within one batch (:func:`same_events`), none repeated, and streamed text
-that only ever begins its reply (:func:`delta_problem`). The one allowed difference is an
-MCP call a kill really cut off (:func:`compare`; ``scripts/chaos_mcp.py`` says what it may
-change). The fixtures' side-effect ledger (``activities/fixtures.py``) tells a retry of one
-activity after a crash (counted) from a call the workflow had a result for run again
-(:func:`check_ledger`, a failure). :class:`Figures` holds the counts; :func:`failed` says
-whether any of them fails the run.
+calls settling within one batch (:func:`same_events`), none repeated, and streamed text that
+only ever begins its reply (:func:`delta_problem`). The allowed differences are an MCP call
+a kill really cut off (:func:`compare`; ``scripts/chaos_mcp.py`` says what it may change)
+and a call lost with its killed worker that settled as "may have run" instead of running
+again (at most once, ``activities/lost_calls.py``). The fixtures' side-effect ledger
+(``activities/fixtures.py``) tells a retry of one activity after a crash (counted) from a
+call the workflow had a result for run again (:func:`check_ledger`, a failure).
+:class:`Figures` holds the counts; :func:`failed` says whether any of them fails the run.
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ class Figures:
     # difference from the undisturbed run), and later calls of those prompts that succeeded.
     mcp_calls_cut_off: int = 0
     mcp_calls_after_a_kill_succeeded: int = 0
+    # Calls a worker kill cut off whose tool may change things: settled as "may have run"
+    # (at most once), the other allowed difference.
+    calls_lost_with_worker: int = 0
     model_requests: int = 0
     model_faults: dict[str, int] = field(default_factory=dict)
     recovered: int = 0
@@ -104,7 +108,8 @@ def compare(
     run: PromptRun, ref: PromptRun, mcp_ledger: Ledger, killed: set[int], figures: Figures
 ) -> str | None:
     """How a disturbed prompt differs from its undisturbed run beyond what is allowed
-    (``None``: it does not). Allowed: MCP calls that a kill cut off settle as errors."""
+    (``None``: it does not). Allowed: MCP calls that a kill cut off settle as errors, and
+    calls lost with their worker settle as "may have run"."""
     if ref.server_down:
         return "an MCP call failed in the undisturbed run"
     for call_id in run.server_down:
@@ -118,17 +123,25 @@ def compare(
             for call_id, token in run.mcp_tokens.items()
             if step_of(token) > first and call_id not in run.server_down
         )
-    lenient = frozenset(run.server_down)
+    figures.calls_lost_with_worker += len(run.lost_with_worker)
+    lenient = frozenset(run.server_down) | frozenset(run.lost_with_worker)
     verdict = run.verdict()
     # The repeated-failure guard sees the cut-off calls fail: their batches may say
     # "tracked", and the next batch (whose call succeeds) "reset", where the undisturbed
-    # run said "none".
-    cut_batches = {e[1] for e in run.events if e[2] == TOOL_CALL_SETTLED and e[3] in lenient}
-    allowed = {b: "tracked" for b in cut_batches}
-    for batch in sorted(cut_batches):
-        allowed.setdefault(batch + 1, "reset")
+    # run said "none". A call lost with its worker settles with no execution status, which
+    # the guard counts as an incomplete batch: that batch may say "reset".
+    settled = {e[3]: e[1] for e in run.events if e[2] == TOOL_CALL_SETTLED}
+    allowed: dict[int, set[str]] = {}
+    for call_id in run.server_down:
+        if call_id in settled:
+            allowed.setdefault(settled[call_id], set()).add("tracked")
+            allowed.setdefault(settled[call_id] + 1, set()).add("reset")
+    for call_id in run.lost_with_worker:
+        if call_id in settled:
+            allowed.setdefault(settled[call_id], set()).add("reset")
+            allowed.setdefault(settled[call_id] + 1, set()).add("reset")
     verdict["guard"] = [
-        expected if allowed.get(batch) == decision and expected == "none" else decision
+        expected if decision in allowed.get(batch, set()) and expected == "none" else decision
         for decision, expected, batch in zip(
             run.guard, ref.guard + [""] * len(run.guard), run.guard_batches, strict=False
         )

@@ -2,7 +2,7 @@
 them SIGKILLed mid-batch, at several ``eager_calls_per_workflow_task`` settings side by side.
 
 Why it exists: a call started eagerly runs on the worker that ran its workflow task
-(docs/architecture.md, "Eager calls"), so a batch of heavy tools does not spread over a fleet
+(docs/capacity.md, "Eager calls"), so a batch of heavy tools does not spread over a fleet
 and a worker's death takes the whole batch with it; where calls go through the task queue
 they spread, at the price of a hand-off each. This variant measures that trade-off with
 tools that cost seconds of CPU, and checks what a fleet under fire must never do.

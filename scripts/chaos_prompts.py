@@ -4,10 +4,11 @@ Corpus prompts are scenarios of the labeled corpus (``bench/corpus``) the gatewa
 they are (:func:`eligible`), in a seeded order; MCP prompts call the workers' MCP server
 (``scripts/chaos_mcp.py``); both are marked with the key of the script the model endpoint
 answers them with, and interleaved. :class:`PromptRun` is what one prompt did (stop reason,
-guard decisions, calls, events), compared later against its undisturbed run
-(``scripts/chaos_checks.py``). An interactive session (:func:`run_interactive`) is what a
-user does while things break: a second prompt queued behind the first, a mid-turn note and,
-every other time, a cancel; it must lose none of them.
+guard decisions, calls, events, the calls lost with their worker), compared later against
+its undisturbed run (``scripts/chaos_checks.py``). An interactive session
+(:func:`run_interactive`) is what a user does while things break: a second prompt queued
+behind the first, a mid-turn note and, every other time, a cancel; it must lose none of
+them.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from scripts.chaos_client import Client
 from scripts.chaos_mcp import MCP_SERVER_DOWN, MCP_TOOL
 from scripts.chaos_watch import waiting_for
 from seawall.scenario.format import Scenario, load_scenario
+from workflows.contracts.synthetic_outcomes import LOST_CALL_CONTENT
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "bench" / "corpus"
@@ -70,6 +72,9 @@ class PromptRun:
     # MCP calls (call id -> token) and the ones whose server died under them.
     mcp_tokens: dict[str, str] = field(default_factory=dict)
     server_down: list[str] = field(default_factory=list)
+    # Calls whose attempt was lost with a killed worker and, their tool being able to change
+    # things, settled as "may have run" instead of running again (activities/lost_calls.py).
+    lost_with_worker: list[str] = field(default_factory=list)
 
     def verdict(self) -> dict[str, Any]:
         return {
@@ -79,6 +84,10 @@ class PromptRun:
             "tool_calls": self.tool_calls,
             "messages": self.messages,
         }
+
+
+# How a call lost with its worker settles (its content names the tool after this opening).
+LOST_CALL_OPENING = LOST_CALL_CONTENT.split("{tool}")[0]
 
 
 def run_of(result: dict[str, Any], events: list[tuple[Any, ...]], reconnects: int) -> PromptRun:
@@ -97,6 +106,11 @@ def run_of(result: dict[str, Any], events: list[tuple[Any, ...]], reconnects: in
             if m.get("role") == "tool"
             and m.get("tool_call_id") in tokens
             and MCP_SERVER_DOWN in str(m.get("content", ""))
+        ],
+        lost_with_worker=[
+            str(m.get("tool_call_id"))
+            for m in messages
+            if m.get("role") == "tool" and str(m.get("content", "")).startswith(LOST_CALL_OPENING)
         ],
         stop_reason=result.get("stop_reason"),
         loop_type=result.get("loop_type"),
