@@ -20,11 +20,15 @@ is SIGKILLed and started again a second later). Every call runs
 Counted per phase: where each call ran (its worker), how many workers each batch's calls
 spread over, prompts finished, calls lost (no settled result, or a success the ledger never
 saw finish), p50/p95/max prompt latency (submit to ``prompt_finished``), the calls a kill
-cut off, and calls run twice. A call whose first run was lost with its worker and which ran
-again is an **unsafe re-run** (a shell command is not safe to repeat); one that ran again
-after a run that had finished is a double execution. A call run again after a run cut
-short with no kill is counted apart. The verdict fails on any unfinished or lost prompt or
-call and on any call run twice; ``--json`` writes the figures.
+cut off, and calls run twice. A shell command is not safe to repeat, so a call whose attempt
+was lost with its worker must settle as "may have run" and not run again (at most once,
+``activities/lost_calls.py``): those are counted, with the ones the kill took before their
+command had started. A call whose run was lost with its worker and which ran again is an
+**unsafe re-run**; one that ran again after a run that had finished is a double execution;
+a call run again after a run cut short with no kill, and a call that settled as an error a
+kill does not explain (any error but "may have run", or "may have run" on a worker that was
+not killed), are counted apart. The verdict fails on any unfinished or lost prompt or call,
+any call run twice and any error a kill does not explain; ``--json`` writes the figures.
 ``tests/e2e/test_chaos_fleet.py`` runs a small version in ``make test``.
 """
 
@@ -49,6 +53,7 @@ import httpx
 
 from scripts.chaos_client import STACK_START_SECONDS, Client, wait_ready
 from scripts.chaos_mcp import Ledger
+from scripts.chaos_prompts import lost_with_worker
 from scripts.chaos_stack import ROOT, WORKER_ID_VARIABLE, ChaosStack
 from scripts.chaos_watch import (
     PromptStuck,
@@ -129,6 +134,8 @@ class FleetPrompt:
     stop_reason: str | None
     settled: dict[str, str]
     latency_seconds: float
+    # The calls that settled as lost with their worker ("may have run", not run again).
+    lost_with_worker: frozenset[str] = frozenset()
 
 
 async def run_fleet_prompt(client: Client, script: ModelScript) -> FleetPrompt:
@@ -144,7 +151,8 @@ async def run_fleet_prompt(client: Client, script: ModelScript) -> FleetPrompt:
     latency = time.monotonic() - started
     result = await client.result(prompt_id)
     settled = {str(e[3]): str(e[4]) for e in events if e[2] == "tool_call_settled"}
-    return FleetPrompt(result.get("stop_reason"), settled, latency)
+    lost = frozenset(lost_with_worker(result.get("messages", [])))
+    return FleetPrompt(result.get("stop_reason"), settled, latency, lost)
 
 
 @dataclass
@@ -166,6 +174,12 @@ class PhaseFigures:
     calls_cut_off: int = 0
     prompts_hit_by_the_kill: int = 0
     settled_as_errors: int = 0
+    # Calls a kill cut off that settled as "may have run" instead of running again (at most
+    # once), and of them the ones whose command had not started yet.
+    calls_lost_with_worker: int = 0
+    lost_before_their_command: int = 0
+    # Calls that settled as an error no kill explains.
+    errors_without_a_kill: list[str] = field(default_factory=list)
     unsafe_reruns: list[str] = field(default_factory=list)
     # A run cut short with no kill (its activity timed out or was cancelled) and run again.
     reruns_without_a_kill: list[str] = field(default_factory=list)
@@ -216,7 +230,12 @@ def failed(figures: FleetFigures) -> bool:
 
 def unexplained(phase: PhaseFigures) -> bool:
     """Whether ``phase`` failed in a way its kill does not explain."""
-    return bool(phase.lost or phase.double_executions or phase.reruns_without_a_kill)
+    return bool(
+        phase.lost
+        or phase.double_executions
+        or phase.reruns_without_a_kill
+        or phase.errors_without_a_kill
+    )
 
 
 def check_phase(
@@ -248,6 +267,15 @@ def check_phase(
                     phase.lost.append(f"call {token} settled as a success the ledger never saw")
                 elif status != "success":
                     phase.settled_as_errors += 1
+                    problem = lost_call_problem(
+                        token, token in prompt.lost_with_worker, ledger, worker_kills
+                    )
+                    if problem:
+                        phase.errors_without_a_kill.append(problem)
+                    else:
+                        phase.calls_lost_with_worker += 1
+                        if token not in ledger.starts:
+                            phase.lost_before_their_command += 1
     placement: dict[str, set[int]] = {}
     hit: set[str] = set()
     for token, starts in ledger.starts.items():
@@ -264,7 +292,7 @@ def check_phase(
         for before in starts[:-1]:
             if int(before["worker_pid"]) in worker_kills:
                 # Whether or not the command had finished, its attempt died with the worker
-                # and Temporal ran it again: what at-most-once (issue 37.1) is to prevent.
+                # and it ran again: what at most once (activities/lost_calls.py) prevents.
                 phase.unsafe_reruns.append(f"{token} ran again after its worker was SIGKILLed")
             elif int(before["pid"]) in ended:
                 phase.double_executions.append(f"{token} ran again after it had finished")
@@ -284,6 +312,20 @@ def check_phase(
     phase.batches_spread = sum(len(slots) > 1 for slots in placement.values())
     if placement:
         phase.mean_workers_per_batch = round(statistics.mean(map(len, placement.values())), 2)
+
+
+def lost_call_problem(
+    token: str, settled_as_lost: bool, ledger: Ledger, worker_kills: Collection[int]
+) -> str | None:
+    """What is wrong with call ``token`` settling as an error (``None``: nothing). The one
+    error a fleet under fire may show is a call lost with its killed worker, settled as "may
+    have run": its last run (if its command had started at all) on a worker SIGKILLed."""
+    if not settled_as_lost:
+        return f"call {token} settled as an error that is not a call lost with its worker"
+    starts = ledger.starts.get(token, [])
+    if not worker_kills or (starts and int(starts[-1]["worker_pid"]) not in worker_kills):
+        return f"call {token} settled as lost with its worker, but no kill cut it off"
+    return None
 
 
 def read_ledger(path: Path, worker_ids: Mapping[str, int]) -> Ledger:
@@ -475,11 +517,14 @@ def combined(phases: Sequence[PhaseFigures]) -> PhaseFigures:
             "calls_cut_off",
             "prompts_hit_by_the_kill",
             "settled_as_errors",
+            "calls_lost_with_worker",
+            "lost_before_their_command",
         ):
             setattr(total, name, getattr(total, name) + getattr(one, name))
         pairs = zip(total.calls_per_worker, one.calls_per_worker, strict=True)
         total.calls_per_worker = [a + b for a, b in pairs]
         total.unsafe_reruns += one.unsafe_reruns
+        total.errors_without_a_kill += one.errors_without_a_kill
         total.reruns_without_a_kill += one.reruns_without_a_kill
         total.double_executions += one.double_executions
         total.lost += one.lost
@@ -547,9 +592,21 @@ def report(figures: FleetFigures) -> str:
                 ("calls cut off by the kill", [p.calls_cut_off for p in columns]),
                 ("prompts with a call cut off", [p.prompts_hit_by_the_kill for p in columns]),
                 ("calls settled as errors", [p.settled_as_errors for p in columns]),
+                (
+                    "of them lost with their worker ('may have run', not run again)",
+                    [p.calls_lost_with_worker for p in columns],
+                ),
+                (
+                    "of those, before their command started",
+                    [p.lost_before_their_command for p in columns],
+                ),
             ]
         rows += [
             ("unsafe re-runs (target 0)", [len(p.unsafe_reruns) for p in columns]),
+            (
+                "errors a kill does not explain (target 0)",
+                [len(p.errors_without_a_kill) for p in columns],
+            ),
             (
                 "calls run again with no kill (target 0)",
                 [len(p.reruns_without_a_kill) for p in columns],
@@ -570,6 +627,7 @@ def report(figures: FleetFigures) -> str:
         where = f"eager {phase.eager}, {phase.phase}"
         lines += [f"  UNSAFE {where}: {m}" for m in phase.unsafe_reruns]
         lines += [f"  AGAIN {where}: {m}" for m in phase.reruns_without_a_kill]
+        lines += [f"  ERROR {where}: {m}" for m in phase.errors_without_a_kill]
         lines += [f"  TWICE {where}: {m}" for m in phase.double_executions]
         lines += [f"  LOST {where}: {m}" for m in phase.lost]
     lines += [f"  STUCK {m}" for m in figures.stuck]

@@ -90,6 +90,16 @@ class PromptRun:
 LOST_CALL_OPENING = LOST_CALL_CONTENT.split("{tool}")[0]
 
 
+def lost_with_worker(messages: list[dict[str, Any]]) -> list[str]:
+    """The calls of a prompt's result ``messages`` that settled as lost with their worker
+    ("may have run", not run again: ``activities/lost_calls.py``)."""
+    return [
+        str(m.get("tool_call_id"))
+        for m in messages
+        if m.get("role") == "tool" and str(m.get("content", "")).startswith(LOST_CALL_OPENING)
+    ]
+
+
 def run_of(result: dict[str, Any], events: list[tuple[Any, ...]], reconnects: int) -> PromptRun:
     messages = result.get("messages", [])
     tokens = {
@@ -107,11 +117,7 @@ def run_of(result: dict[str, Any], events: list[tuple[Any, ...]], reconnects: in
             and m.get("tool_call_id") in tokens
             and MCP_SERVER_DOWN in str(m.get("content", ""))
         ],
-        lost_with_worker=[
-            str(m.get("tool_call_id"))
-            for m in messages
-            if m.get("role") == "tool" and str(m.get("content", "")).startswith(LOST_CALL_OPENING)
-        ],
+        lost_with_worker=lost_with_worker(messages),
         stop_reason=result.get("stop_reason"),
         loop_type=result.get("loop_type"),
         guard=[g["decision"] for g in result.get("guard", [])],

@@ -2,8 +2,8 @@
 scripts/chaos_fleet.py): heavy shell calls on four workers at the shipped
 ``eager_calls_per_workflow_task``, the worker running a call SIGKILLed mid-batch; nothing may
 be lost and no call may run twice after finishing. A shell call whose run was lost with its
-worker must not run again either (issue 37.1, at-most-once): that test is expected to fail
-until it lands, and strict, so it says so once it passes."""
+worker must not run again either (at most once, activities/lost_calls.py): it settles as
+"may have run", and the run counts it."""
 
 from __future__ import annotations
 
@@ -30,8 +30,10 @@ from scripts.chaos_fleet import (
     token_of,
 )
 from scripts.chaos_mcp import Ledger
+from scripts.chaos_prompts import lost_with_worker
 from scripts.chaos_stack import WORKER_ID_VARIABLE
 from seawall.runtime.settings import default_of
+from workflows.contracts.synthetic_outcomes import LOST_CALL_CONTENT
 
 LOAD = FleetLoad(prompts=2, batches=2, calls=4, cpu_seconds=1.0, concurrent=2)
 
@@ -67,20 +69,21 @@ def test_a_fleet_under_fire_loses_nothing_and_runs_nothing_twice_after_it_finish
     assert fire.lost == []
     assert fire.double_executions == []
     assert fire.reruns_without_a_kill == []
-    assert fire.calls == LOAD.total_calls
-    assert sum(fire.calls_per_worker) == LOAD.total_calls
+    assert fire.errors_without_a_kill == []
+    # Every call ran once, but those the kill took before their command started.
+    assert fire.calls + fire.lost_before_their_command == LOAD.total_calls
+    assert sum(fire.calls_per_worker) == fire.calls
     assert len(fire.latencies) == LOAD.prompts
 
 
-@pytest.mark.xfail(
-    reason="issue 37.1: a shell call whose run was lost with its worker is run again "
-    "(Temporal retries its activity); at-most-once for unsafe tools is not merged yet",
-    strict=True,
-)
 @pytest.mark.timeout(900)
 def test_a_shell_call_lost_with_its_worker_is_not_run_again(fire: PhaseFigures) -> None:
     assert fire.calls_cut_off >= 1
     assert fire.unsafe_reruns == []
+    # Each call the kill cut off settled as "may have run" (and so did any the kill took
+    # before its command started, or after it ended but before its worker reported it).
+    assert fire.calls_lost_with_worker >= fire.calls_cut_off
+    assert fire.settled_as_errors == fire.calls_lost_with_worker
 
 
 # --- the checks, without a stack -------------------------------------------------------------
@@ -168,6 +171,56 @@ def test_the_ledger_tells_an_unsafe_rerun_from_a_second_run_after_finishing(
     text = report(figures)
     assert "| unsafe re-runs (target 0) | 2 |" in text
     assert f"UNSAFE eager 16, fire: {a} ran again after its worker was SIGKILLed" in text
+
+
+def test_a_call_lost_with_its_killed_worker_settles_as_may_have_run(tmp_path: Path) -> None:
+    load = FleetLoad(prompts=1, batches=1, calls=5, cpu_seconds=1, concurrent=1)
+    cut, early, ok, unkilled, failing = (token_of("fire", 0, 0, n) for n in range(5))
+    slots, kills = {100: 0, 200: 1}, {100}
+    ledger = _ledger(
+        tmp_path / "ledger.jsonl",
+        # cut: its command ran on 100 when it was killed, and was not run again
+        ("start", cut, 11, "0.0", 1.0),
+        # early: the kill took it before its command started (no line at all)
+        ("start", ok, 21, "1.1", 1.0),
+        ("end", ok, 21, "1.1", 2.0),
+        # unkilled: settled as "may have run", but its worker 200 was never killed
+        ("start", unkilled, 22, "1.1", 1.0),
+        # failing: an error of its own, on a worker that was never killed
+        ("start", failing, 23, "1.1", 1.0),
+        ("end", failing, 23, "1.1", 2.0),
+    )
+    settled = {cut: "error", early: "error", ok: "success", unkilled: "error", failing: "error"}
+    prompt = FleetPrompt("end_turn", settled, 5.0, frozenset({cut, early, unkilled}))
+    phase = PhaseFigures(eager=16, phase="fire")
+    check_phase(phase, load, [prompt], ledger, slots, kills)
+
+    assert (phase.calls_lost_with_worker, phase.lost_before_their_command) == (2, 1)
+    assert (phase.settled_as_errors, phase.calls_cut_off) == (4, 1)
+    assert phase.unsafe_reruns == [] and phase.lost == []
+    assert phase.errors_without_a_kill == [
+        f"call {unkilled} settled as lost with its worker, but no kill cut it off",
+        f"call {failing} settled as an error that is not a call lost with its worker",
+    ]
+    figures = FleetFigures(load=load, eager=[16], worker_cpus=[], seed=1, phases=[phase])
+    assert failed(figures)
+    text = report(figures)
+    assert "| of them lost with their worker ('may have run', not run again) | 2 |" in text
+    assert "| errors a kill does not explain (target 0) | 2 |" in text
+    # Had no worker been killed, no call settled as lost would be a kill's doing.
+    unkilled_fleet = PhaseFigures(eager=16, phase="fire")
+    check_phase(unkilled_fleet, load, [prompt], ledger, slots, set())
+    assert len(unkilled_fleet.errors_without_a_kill) == 4
+    assert unkilled_fleet.calls_lost_with_worker == 0
+
+
+def test_a_lost_call_is_known_by_the_outcome_it_settles_with() -> None:
+    messages = [
+        {"role": "assistant", "tool_calls": [{"call_id": "a"}, {"call_id": "b"}]},
+        {"role": "tool", "tool_call_id": "a", "content": LOST_CALL_CONTENT.format(tool="x")},
+        {"role": "tool", "tool_call_id": "b", "content": "exit 1: worker lost"},
+    ]
+    assert lost_with_worker(messages) == ["a"]
 
 
 def test_a_call_that_never_settled_or_never_finished_is_lost(tmp_path: Path) -> None:
