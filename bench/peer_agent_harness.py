@@ -3,8 +3,9 @@
 Why it exists: ``temporal-agent-harness`` (0.8.0, the version measured) is the durable-agent
 toolkit Temporal itself publishes, so a Temporal user may pick it instead of Seawall; the
 peer benchmark runs the same scripted conversation through it, set up as its 0.8.0
-documentation shows (its README, "A taste" and "Running a worker", and the module docstring
-of ``temporal_agent_harness.ai_sdks.pydantic_ai_harness``, its Pydantic AI integration):
+documentation shows (the wheel's README, its sections on a first agent and on running a
+worker, and the docstring of ``temporal_agent_harness.ai_sdks.pydantic_ai_harness``, its
+Pydantic AI integration):
 
 - the agent is an ``@agent.defn`` class whose ``@agent.init`` builds an
   ``AgentWorkflowRunner`` over a ``WorkflowStream`` (its event stream) with
