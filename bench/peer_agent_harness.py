@@ -146,9 +146,18 @@ class PeerAgentHarnessWorkflow:
         return TextReply(text=str(result.output))
 
 
+# How often run_prompt re-attaches to a session whose stream ended before the reply.
+REATTACHES = 10
+
+
 async def run_prompt(client: Client, workflow_id: str, task_queue: str, prompt: str) -> str:
     """One prompt as the harness's client runs one request and response: the session
-    started, the message sent and its turn streamed to ``turn_end``, the session closed."""
+    started, the message sent and its turn streamed to ``turn_end``, the session closed.
+
+    A read error ends the client's stream early (under load a workflow task of the agent can
+    fail, e.g. on the SDK's deadlock timeout, and its stream updates fail until Temporal
+    retries it); its stream merge then ends, saying the consumer can re-attach, which this
+    does (``AgentClient.attach``), as a client would, until the reply has arrived."""
     from temporal_agent_harness.harness.agent_client import (
         AgentClient,
         AgentTurnError,
@@ -156,18 +165,31 @@ async def run_prompt(client: Client, workflow_id: str, task_queue: str, prompt: 
     )
     from temporal_agent_harness.harness.agent_protocol import AgentEventType
 
-    handle = await client.start_workflow(
-        WORKFLOW_NAME, AgentConfig(), id=workflow_id, task_queue=task_queue
-    )
     reply: str | None = None
-    turn = await AgentClient(client, workflow_id).send_message(
-        "ask", TextMessage(text=prompt).model_dump(), on_item=lambda item, _offset: item
-    )
-    async for item in turn:
+
+    def seen(item: Any, _offset: int) -> None:
+        nonlocal reply
         if isinstance(item, AgentTurnError | AgentTurnTimeout):
             raise RuntimeError(f"the harness turn failed: {item}")
         if item.event.type == AgentEventType.MESSAGE_HANDLER_END:
             reply = str(item.event.output["text"])
+
+    handle = await client.start_workflow(
+        WORKFLOW_NAME, AgentConfig(), id=workflow_id, task_queue=task_queue
+    )
+    session = AgentClient(client, workflow_id)
+    async for _ in await session.send_message(
+        "ask", TextMessage(text=prompt).model_dump(), on_item=seen
+    ):
+        pass
+    for attempt in range(REATTACHES):
+        if reply is not None:
+            break
+        try:
+            async for _ in await session.attach(on_item=seen):
+                pass
+        except Exception:  # the agent's workflow task still failing: wait, then again
+            await asyncio.sleep(attempt + 1)
     await handle.signal("close")
     await handle.result()
     assert reply is not None, "the turn ended without the handler's reply"
