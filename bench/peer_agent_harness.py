@@ -178,8 +178,10 @@ async def run_prompt(client: Client, workflow_id: str, task_queue: str, prompt: 
         WORKFLOW_NAME, AgentConfig(), id=workflow_id, task_queue=task_queue
     )
     session = AgentClient(client, workflow_id)
+    # No turn timeout (its client's default is 300 s): at 100 prompts in flight on a loaded
+    # machine a turn may take longer, and the benchmark measures how long, not whether.
     async for _ in await session.send_message(
-        "ask", TextMessage(text=prompt).model_dump(), on_item=seen
+        "ask", TextMessage(text=prompt).model_dump(), on_item=seen, timeout=None
     ):
         pass
     for attempt in range(REATTACHES):
