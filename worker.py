@@ -57,6 +57,7 @@ from seawall.runtime.server_wait import ServerUnreachable, wait_for_server
 from seawall.runtime.settings import (
     LOG_FORMATS,
     LOG_LEVELS,
+    WORKER,
     SeawallSettings,
     default_of,
     flag_type,
@@ -193,7 +194,7 @@ def parse_args(
     connection ``temporal``, else loaded now); ``args.temporal`` is the connection with
     ``--address``/``--namespace`` applied."""
     if settings is None or temporal is None:
-        effective = settings_or_exit("worker")
+        effective = settings_or_exit("worker", reader=WORKER)
         settings = settings or effective.settings
         temporal = temporal or temporal_or_exit("worker", effective)
     parser = argparse.ArgumentParser(
@@ -313,7 +314,7 @@ async def run_worker(args: argparse.Namespace) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    effective = settings_or_exit("worker")
+    effective = settings_or_exit("worker", reader=WORKER)
     args = parse_args(argv, effective.settings, temporal_or_exit("worker", effective))
     configure_logging(args.log_format, args.log_level)
     log_startup_diagnostics(effective, structlog.get_logger("seawall.worker"))

@@ -51,6 +51,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from seawall.runtime.settings import (
     MCP_FILE_NAME,
+    WORKER,
     SettingsError,
     default_of,
     load_settings,
@@ -188,7 +189,7 @@ def load_mcp_settings(environ: Mapping[str, str] | None = None) -> McpSettings:
     error: the worker checked its settings at startup, and a file edited since must not fail
     the prompts of a running worker."""
     try:
-        effective = load_settings(environ)
+        effective = load_settings(environ, reader=WORKER)
     except SettingsError as err:
         return McpSettings(problems=(f"{err}; no MCP servers",))
     settings = effective.settings

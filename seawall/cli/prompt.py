@@ -22,7 +22,7 @@ from typing import Any, TextIO
 
 import httpx
 
-from seawall.runtime.settings import SeawallSettings, settings_or_exit
+from seawall.runtime.settings import PROMPT, SeawallSettings, settings_or_exit
 
 EXIT_OK = 0
 EXIT_PROMPT_ERROR = 1
@@ -250,7 +250,7 @@ def main_prompt(args: argparse.Namespace, settings: SeawallSettings | None = Non
     unset flag takes its value from ``settings`` (default: loaded now; a bad setting exits
     with code 2)."""
     if settings is None:
-        settings = settings_or_exit("seawall").settings
+        settings = settings_or_exit("seawall", reader=PROMPT).settings
     base_url = args.gateway or settings.gateway_client_url
     token = args.token
     if token is None and settings.gateway_token is not None:
