@@ -10,6 +10,7 @@ starter or its ancestor, have.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 CHUNK = 1 << 20
@@ -49,11 +50,20 @@ def cmdline_of(pid: int) -> str:
 
 
 def memory_holds(pid: int, value: str) -> bool:
-    """Whether ``value`` (as UTF-8, or as the UTF-16/UCS-4 a str may be stored in) is in
-    any writable mapping of process ``pid``: its heap, stacks and anonymous memory, where
-    whatever it read or built lives."""
-    needles = [value.encode(), value.encode("utf-16-le"), value.encode("utf-32-le")]
-    overlap = max(len(n) for n in needles) - 1
+    """Whether ``value`` is in any writable mapping of process ``pid`` (:func:`held_in_memory`)."""
+    return bool(held_in_memory(pid, {value: value}))
+
+
+def held_in_memory(pid: int, values: Mapping[str, str]) -> set[str]:
+    """The names of ``values`` (name -> value) found in any writable mapping of process
+    ``pid``: its heap, stacks and anonymous memory, where whatever it read or built lives;
+    each as UTF-8 or as the UTF-16/UCS-4 a str may be stored in. One pass over the memory."""
+    needles = {
+        name: [value.encode(), value.encode("utf-16-le"), value.encode("utf-32-le")]
+        for name, value in values.items()
+    }
+    overlap = max((len(n) for found in needles.values() for n in found), default=1) - 1
+    held: set[str] = set()
     with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb", 0) as mem:
         for line in maps:
             parts = line.split()
@@ -67,7 +77,6 @@ def memory_holds(pid: int, value: str) -> bool:
                     data = tail + mem.read(min(CHUNK, end - at))
                 except (OSError, ValueError, OverflowError):
                     break  # unreadable (a guard page, gone meanwhile)
-                if any(n in data for n in needles):
-                    return True
-                tail = data[-overlap:]
-    return False
+                held |= {name for name, found in needles.items() if any(n in data for n in found)}
+                tail = data[-overlap:] if overlap else b""
+    return held

@@ -216,7 +216,7 @@ _reported_problems: set[str] = set()
 
 # The settings last read, by what they were read from: a prompt reads them at its start (the
 # tool listing's local activity, on the critical path of every prompt), and reading them
-# (every setting through pydantic-settings, two files) took about 6 ms a prompt.
+# (the worker's settings, two files) took about 6 ms a prompt.
 _last_read: tuple[tuple[object, ...], McpSettings] | None = None
 
 

@@ -352,7 +352,7 @@ def test_project_files_in_the_working_directory_set_nothing(
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HOME", home["HOME"])
     monkeypatch.setenv("XDG_CONFIG_HOME", home["XDG_CONFIG_HOME"])
-    # Both ways in: load_settings and a plain construction through pydantic-settings.
+    # Both ways in: load_settings and a plain construction (the defaults: it reads nothing).
     for settings in (load_settings().settings, SeawallSettings()):
         assert settings == load_settings(home).settings
         assert settings.repeated_tool_failure_guard is GuardMode.SHADOW
