@@ -18,11 +18,20 @@ error naming the setting and its readers, never a silent default.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, PrivateAttr, SecretStr, ValidationInfo, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    PrivateAttr,
+    SecretStr,
+    TypeAdapter,
+    ValidationInfo,
+    field_validator,
+)
 
 from seawall.runtime.rollout_policy import check_rollout, deployment_environment
 from seawall.runtime.storage import DEFAULT_THRESHOLD_BYTES
@@ -53,12 +62,14 @@ from .fields import (
     WORKER,
     Readers,
     Setting,
+    field_validator_of,
     setting,
     setting_of,
 )
 from .rule_modes import rule_mode_setting
 from .sources import DEFAULT_GUARD_MODE
 from .value_types import (
+    ApprovalRulesFile,
     HttpUrl,
     LogFormat,
     LogLevel,
@@ -76,7 +87,6 @@ from .value_types import (
     VariableNames,
 )
 
-LOOP_PROFILE_CONFIG_KEY = "loop_profile"
 LOOP_PROFILE_ENV = "SEAWALL_LOOP_PROFILE"
 PROGRESS_JUDGE_CONFIG_KEY = "progress_judge"
 PROGRESS_JUDGE_ENV = "SEAWALL_PROGRESS_JUDGE"
@@ -267,6 +277,27 @@ class SeawallSettings(BaseModel):
         env="SEAWALL_ACTIVITY_SUMMARIES",
         read_by=(WORKER,),
     )
+    approval_rules: ApprovalRulesFile = setting(
+        None,
+        "a YAML file of approval rules: which calls run, ask first or never run "
+        "(docs/protections.md); read when each session starts",
+        env="SEAWALL_APPROVAL_RULES",
+        read_by=(WORKER,),
+    )
+    rerun_lost_calls: bool = setting(
+        False,
+        "run a call again when its worker was lost while it ran, even when its tool may "
+        "change things (at least once); off: only tools safe to repeat run again",
+        env="SEAWALL_RERUN_LOST_CALLS",
+        read_by=(WORKER,),
+    )
+    repeatable_tools: str | None = setting(
+        None,
+        "more tools (comma-separated name globs) safe to run again when their worker was "
+        "lost, besides the read-only built-ins and MCP tools annotated read-only or idempotent",
+        env="SEAWALL_REPEATABLE_TOOLS",
+        read_by=(WORKER,),
+    )
     max_cached_workflows: int = setting(
         1000,
         "workflows a worker keeps in memory; 0 replays every workflow task from history",
@@ -274,8 +305,7 @@ class SeawallSettings(BaseModel):
         read_by=(WORKER,),
         ge=0,
     )
-    # Bounded above by more than the SDK's 100 activity slots (docs/architecture.md,
-    # "Eager calls").
+    # Bounded above by more than the SDK's 100 activity slots (docs/capacity.md, "Eager calls").
     eager_calls_per_workflow_task: int = setting(
         16,
         "model and tool calls of one workflow task a worker starts itself, without a trip "
@@ -328,9 +358,9 @@ class SeawallSettings(BaseModel):
         gt=0,
         le=3600,
     )
-    # Handed to prompts like the context budget (docs/architecture.md, "Model requests and
-    # outages"): a request that keeps failing is retried until this long after its first
-    # attempt, so an endpoint down for minutes does not end the prompt.
+    # Handed to prompts like the context budget (docs/durability.md, "Model requests and outages"):
+    # a request that keeps failing is retried until this long after its first attempt, so an
+    # endpoint down for minutes does not end the prompt.
     model_retry_window_seconds: float = setting(
         DEFAULT_MODEL_RETRY_WINDOW_SECONDS,
         "how long a failing model request is retried, from its first attempt, before the "
@@ -487,6 +517,14 @@ class SeawallSettings(BaseModel):
         read_by=(GATEWAY, ACP),
         gt=0,
     )
+    redacted_arguments: str | None = setting(
+        None,
+        "more argument names whose values a permission request shows as [redacted] "
+        "(comma-separated, case-insensitive globs), besides the built-in *token*, *secret*, "
+        "*password* and the like",
+        env="SEAWALL_REDACTED_ARGUMENTS",
+        read_by=(GATEWAY, ACP),
+    )
     # Off by default: a scripted session runs tools the client chose. The worker checks it
     # too (docs/security-trust.md): a workflow started directly on Temporal is no exception.
     allow_scripted_models: bool = setting(
@@ -496,7 +534,7 @@ class SeawallSettings(BaseModel):
         env="SEAWALL_ALLOW_SCRIPTED_MODELS",
         read_by=(GATEWAY, ACP, WORKER),
     )
-    # docs/architecture.md, "Per-owner prompt limit": counted across every replica.
+    # workflows/session/owner_admission.py: counted across every replica.
     max_concurrent_prompts_per_owner: int = setting(
         16,
         "prompts one owner of the tokens file may have running or queued at once, over all "
@@ -506,7 +544,7 @@ class SeawallSettings(BaseModel):
         ge=0,
         le=1000,
     )
-    # --- per-owner quotas (docs/architecture.md, "Per-owner quotas") ------------------------
+    # --- per-owner quotas (docs/security-gateway.md, "Per-owner quotas") ------------------------
     # Counted, like the prompt limit, in the owner's admission workflow: across every replica.
     max_open_sessions_per_owner: int = setting(
         100,
@@ -610,7 +648,7 @@ class SeawallSettings(BaseModel):
         read_by=(WORKER,),
     )
 
-    # --- rollout: owners and cohorts (docs/architecture.md, "Rollout cohorts") -------------
+    # --- rollout: owners and cohorts (docs/rollout.md, "Rollout cohorts") -------------
     # The worker reads the path only, to hide the file from sandboxed processes
     # (activities/sandbox/policy.py); only the gateway opens it (value_types.py).
     gateway_tokens_file: OwnerTokensFile = setting(
@@ -652,7 +690,7 @@ class SeawallSettings(BaseModel):
         read_by=(WORKER,),
     )
 
-    # --- payload storage (docs/architecture.md, "Long prompts") --------------------------
+    # --- payload storage (docs/durability.md, "Long prompts and stored payloads") ------
     payload_storage: StorageKind = setting(
         "filesystem",
         "filesystem | s3 | off: where payloads past the threshold live",
@@ -749,12 +787,12 @@ class SeawallSettings(BaseModel):
     # --- a process's own settings ---------------------------------------------------------
 
     def keep_only(self, readers: Readers) -> None:
-        """Drop every value ``readers`` do not keep (called once, by the loader, on the model
+        """Drop every value ``readers`` do not read (called once, by the loader, on the model
         it just validated): what a process does not read, it does not hold."""
         self._readers = readers
         fields = type(self).model_fields
         for name in [n for n in self.__dict__ if n in fields]:
-            if not readers.keeps(setting_of(name, fields[name])):
+            if not readers.reads(setting_of(name, fields[name])):
                 del self.__dict__[name]
 
     if not TYPE_CHECKING:
@@ -818,6 +856,13 @@ SETTINGS: tuple[Setting, ...] = tuple(
     setting_of(name, info) for name, info in SeawallSettings.model_fields.items()
 )
 SETTINGS_BY_NAME: Mapping[str, Setting] = {s.name: s for s in SETTINGS}
+
+
+@functools.cache
+def validator_of(name: str) -> TypeAdapter[Any]:
+    """The field validator of setting ``name``: the one the settings model uses
+    (:func:`~.fields.field_validator_of`)."""
+    return field_validator_of(SeawallSettings.model_fields[name])
 
 
 def default_of(name: str) -> Any:

@@ -29,11 +29,15 @@ CONFIG_DIR_NAME = "seawall"
 CONFIG_FILE_NAME = "config.yaml"
 MCP_FILE_NAME = "mcp.json"
 
-# The guard mode is read with its own semantics (sources.py, "the guard mode").
+# The guard mode: refused at startup like any bad value, except under the seed profile
+# (sources.py, "the seed profile's guard mode"); read with the seed's semantics at each
+# session's start (session.py).
 GUARD_MODE_CONFIG_KEY = "repeated_tool_failure_guard"
 GUARD_MODE_ENV = "SEAWALL_REPEATED_TOOL_FAILURE_GUARD"
 # The seed's name, accepted so an existing deployment keeps its setting.
 GUARD_MODE_ENV_ALIAS = "QWEN_CODE_ACP_REPEATED_TOOL_FAILURE_GUARD"
+# The loop profile decides what an invalid guard mode does at startup.
+LOOP_PROFILE_CONFIG_KEY = "loop_profile"
 
 # Exit code of a process that refuses to start over a bad setting (as for a usage error).
 EXIT_BAD_SETTINGS = 2
@@ -61,40 +65,32 @@ class Readers:
     """Which settings one load reads: those whose ``read_by`` names one of ``roles`` (a
     process, or each role a process plays: ``seawall acp --embedded`` is the bridge and a
     worker), or every setting when ``roles`` is ``None`` (``seawall config``, which reports
-    them all). ``checks`` are roles whose settings are validated too and then dropped, their
-    secrets excepted: ``seawall up`` refuses a value its worker or gateway would refuse,
-    without holding their secrets."""
+    them all); and, of ``also``, the settings that are no secret: ``seawall up`` refuses a
+    value its worker or gateway would refuse, and says what they run, without holding their
+    secrets."""
 
     roles: frozenset[str] | None
-    checks: frozenset[str] = frozenset()
+    also: frozenset[str] = frozenset()
 
     @classmethod
-    def of(cls, roles: str | Iterable[str] | None, checks: Iterable[str] = ()) -> Readers:
+    def of(cls, roles: str | Iterable[str] | None, also: Iterable[str] = ()) -> Readers:
         if roles is None:
             return cls(None)
         named = frozenset((roles,) if isinstance(roles, str) else roles)
-        return cls(named, frozenset(checks) - named)
-
-    @property
-    def every(self) -> bool:
-        return self.roles is None
-
-    def keeps(self, setting: Setting) -> bool:
-        """Whether a load for these readers reads ``setting`` and keeps its value."""
-        return self.roles is None or not self.roles.isdisjoint(setting.read_by)
+        return cls(named, frozenset(also) - named)
 
     def reads(self, setting: Setting) -> bool:
-        """Whether it reads ``setting`` at all: kept, or checked (never a sensitive one)."""
-        if self.keeps(setting):
+        """Whether a load for these readers reads ``setting`` (and keeps its value)."""
+        if self.roles is None or not self.roles.isdisjoint(setting.read_by):
             return True
-        return not setting.sensitive and not self.checks.isdisjoint(setting.read_by)
+        return not setting.sensitive and not self.also.isdisjoint(setting.read_by)
 
     def uses(self, role: str) -> bool:
         """Whether these readers play ``role`` (every role, for ``None``)."""
         return self.roles is None or role in self.roles
 
     def describe(self) -> str:
-        """How an error names these readers: ``the gateway``, ``seawall acp and worker``."""
+        """How an error names these readers: ``gateway``, ``seawall acp and worker``."""
         if self.roles is None:
             return "every process"
         return " and ".join(sorted(self.roles))

@@ -26,12 +26,14 @@ import yaml
 from pydantic import TypeAdapter, ValidationError
 
 from workflows.contracts.activity import SettingSource
+from workflows.rules import LoopProfile
 from workflows.seed import GuardMode
 
 from .fields import (
     CONFIG_DIR_NAME,
     CONFIG_FILE_NAME,
     GUARD_MODE_CONFIG_KEY,
+    LOOP_PROFILE_CONFIG_KEY,
     MCP_FILE_NAME,
     Diagnostic,
     Origin,
@@ -40,6 +42,9 @@ from .fields import (
 )
 
 DEFAULT_GUARD_MODE = GuardMode.SHADOW
+# The event of the seed profile's notice for an invalid guard mode (:func:`seed_guard_notice`),
+# the one the worker logs at each session that resolves such a value.
+GUARD_NOTICE = "invalid_guard_mode"
 
 
 def user_config_dir(environ: Mapping[str, str]) -> Path:
@@ -304,7 +309,7 @@ def find(
     return None
 
 
-# --- the guard mode: read on its own, never an error ----------------------------------------
+# --- the guard mode at a session's start: never an error ------------------------------------
 
 
 @dataclass(frozen=True)
@@ -347,6 +352,35 @@ def read_guard_mode(
     return GuardModeResolution(mode, found.origin.source, where=found.origin.where)
 
 
+# --- the seed profile's guard mode at startup -----------------------------------------------
+
+
+def seed_guard_notice(found: Found) -> Diagnostic:
+    """What startup says when the seed profile runs an invalid guard mode as shadow: one
+    line naming the setting, the value and the accepted words (docs/settings.md, "Bad
+    values")."""
+    word = found.word
+    shown = json.dumps(word if len(word) <= 80 else word[:79] + "…", ensure_ascii=False)
+    allowed = ", ".join(m.value for m in GuardMode)
+    return Diagnostic(
+        event=GUARD_NOTICE,
+        source=found.label,
+        value=word,
+        message=(
+            f"{GUARD_MODE_CONFIG_KEY}: {shown} is not a mode ({allowed}); "
+            f"running {DEFAULT_GUARD_MODE.value} as the seed design requires"
+        ),
+    )
+
+
+def _validates(validator: TypeAdapter[Any], value: Any) -> Any | None:
+    """``value`` as ``validator`` reads it, or ``None`` when it does not validate."""
+    try:
+        return validator.validate_python(value)
+    except ValidationError:
+        return None
+
+
 # --- what one load reads ----------------------------------------------------------------------
 
 
@@ -360,7 +394,8 @@ class Load:
     readers: Readers
     origins: dict[str, Origin] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict)
-    guard: GuardModeResolution | None = None
+    # Set when the seed profile runs an invalid guard mode as shadow (seed_guard_notice).
+    guard_notice: Diagnostic | None = None
 
     @classmethod
     def of(
@@ -384,22 +419,34 @@ class Load:
             readers=readers,
         )
 
-    def read(self, settings: Iterable[Setting], guard: TypeAdapter[Any]) -> dict[str, Any]:
+    def read(
+        self, settings: Iterable[Setting], validator_of: Callable[[str], TypeAdapter[Any]]
+    ) -> dict[str, Any]:
         """The raw value of each of ``settings`` its readers read, recording where each came
-        from (a default has no raw value); ``guard`` is the guard mode field's validator."""
+        from (a default has no raw value). The seed profile keeps the seed design's semantics
+        for the guard mode: an invalid value runs ``shadow``, loudly (``guard_notice``);
+        under any other profile it stays, and the model refuses it like any bad value.
+        ``validator_of`` is the catalogue's (each setting's field validator)."""
+        guard: Found | None = None
         for setting in settings:
             if not self.readers.reads(setting):
                 continue
             name = setting.name
-            if name == GUARD_MODE_CONFIG_KEY:
-                self.guard = read_guard_mode(setting, guard, self.environ, self.config)
-                self.raw[name] = self.guard.mode
-                self.origins[name] = Origin(self.guard.source, self.guard.where)
-                continue
             found = find(setting, self.environ, self.config, self.mcp)
             if found is None:
                 self.origins[name] = Origin(SettingSource.DEFAULT)
                 continue
             self.raw[name] = found.value
             self.origins[name] = found.origin
+            if name == GUARD_MODE_CONFIG_KEY:
+                guard = found
+        profile = self.raw.get(LOOP_PROFILE_CONFIG_KEY)
+        seed = _validates(validator_of(LOOP_PROFILE_CONFIG_KEY), profile) is LoopProfile.SEED
+        invalid = (
+            guard is not None
+            and _validates(validator_of(GUARD_MODE_CONFIG_KEY), guard.value) is None
+        )
+        if guard is not None and seed and invalid:
+            self.raw[GUARD_MODE_CONFIG_KEY] = DEFAULT_GUARD_MODE
+            self.guard_notice = seed_guard_notice(guard)
         return dict(self.raw)

@@ -146,7 +146,7 @@ def test_invalid_mode_flag_is_a_usage_error() -> None:
 
 
 @pytest.mark.parametrize(
-    ("argv", "reader", "checks"),
+    ("argv", "reader", "also"),
     [
         (["config"], None, ()),
         (["up"], UP, (WORKER, GATEWAY)),
@@ -155,15 +155,16 @@ def test_invalid_mode_flag_is_a_usage_error() -> None:
         (["acp"], ACP, ()),
         (["acp", "--embedded"], (ACP, WORKER), ()),
         (["prompt", "hi"], PROMPT, ()),
+        (["answer", "p", "r", "yes"], PROMPT, ()),
         (["storage", "gc"], STORAGE, ()),
     ],
 )
 def test_each_command_reads_its_own_settings(
-    argv: list[str], reader: object, checks: tuple[str, ...]
+    argv: list[str], reader: object, also: tuple[str, ...]
 ) -> None:
     """docs/settings.md, "Each process reads its own settings": run and acp --embedded are
-    also a worker; up checks its worker's and gateway's settings without keeping them."""
-    assert readers_of(build_parser().parse_args(argv)) == (reader, checks)
+    also a worker; up reads its worker's and gateway's settings, their secrets aside."""
+    assert readers_of(build_parser().parse_args(argv)) == (reader, also)
 
 
 def test_seawall_run_and_up_start_themselves_again_without_what_they_do_not_read() -> None:

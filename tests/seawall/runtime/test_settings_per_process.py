@@ -172,15 +172,18 @@ def test_a_bad_value_stops_only_its_readers_and_seawall_up(tmp_path: Path) -> No
     load_settings(env, reader=GATEWAY)
     with pytest.raises(SettingsError, match="SEAWALL_SANDBOX_CPU_SECONDS=abc"):
         load_settings(env, reader=WORKER)
-    # seawall up checks what its worker and gateway read, and keeps its own only...
+    # seawall up reads what its worker and gateway read (its banner says what they run)...
     with pytest.raises(SettingsError, match="SEAWALL_SANDBOX_CPU_SECONDS=abc"):
-        load_settings(env, reader=UP, checks=(WORKER, GATEWAY))
-    fine = {**env, "SEAWALL_SANDBOX_CPU_SECONDS": "5"}
-    up = load_settings(fine, reader=UP, checks=(WORKER, GATEWAY))
-    assert not hasattr(up.settings, "sandbox_cpu_seconds")
-    # ... but never reads their secrets: those they check themselves.
+        load_settings(env, reader=UP, also=(WORKER, GATEWAY))
+    fine = {**env, "SEAWALL_SANDBOX_CPU_SECONDS": "5", "OPENAI_API_KEY": "sk-key-0123456789"}
+    up = load_settings(fine, reader=UP, also=(WORKER, GATEWAY))
+    assert up.settings.sandbox_cpu_seconds == 5
+    # ... but never their secrets: those they check themselves.
+    assert not hasattr(up.settings, "openai_api_key")
     bad_tokens = {**fine, "SEAWALL_GATEWAY_TOKENS_FILE": str(tmp_path / "absent.yaml")}
-    load_settings(bad_tokens, reader=UP, checks=(WORKER, GATEWAY))
+    assert not hasattr(
+        load_settings(bad_tokens, reader=UP, also=(WORKER,)).settings, "gateway_tokens_file"
+    )
 
 
 def test_the_docs_name_each_settings_readers() -> None:
