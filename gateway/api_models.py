@@ -7,14 +7,15 @@ a typo is a 422 with the field's name rather than a silently ignored setting.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from workflows.contracts.approval import ApprovalRule
 from workflows.contracts.prompt import PromptResult, PromptStatus
 from workflows.contracts.prompt_options import ApprovalMode
 from workflows.contracts.scenario import FixtureTool, ModelScript
-from workflows.contracts.session import MAX_PROMPT_CHARS
+from workflows.contracts.session import MAX_PROMPT_CHARS, SessionStatus
 
 _REQUEST = ConfigDict(extra="forbid")
 
@@ -33,6 +34,22 @@ class CreateSessionRequest(BaseModel):
     # labeled scenario can run through the gateway; like model_script, only with
     # SEAWALL_ALLOW_SCRIPTED_MODELS=1.
     fixture_tools: dict[str, FixtureTool] = Field(default_factory=dict)
+    # The session's own approval rules (docs/protections.md, "Approval rules"): they can
+    # only make a call ask or be denied where the operator's would let it run, never the
+    # reverse.
+    approval_rules: tuple[ApprovalRule, ...] = Field(default=(), max_length=100)
+
+    @field_validator("client_metadata")
+    @classmethod
+    def _channel_is_a_boolean(cls, value: dict[str, Any]) -> dict[str, Any]:
+        # The workflow turns the guard off for any truthy marker, so "false" or "no" would
+        # do so silently (workflows/contracts/prompt.py, route_label): only a boolean says
+        # what it means.
+        if "channel" in value and not isinstance(value["channel"], bool):
+            raise ValueError(
+                "channel marks a channel-bridge session (the guard off) and must be true or false"
+            )
+        return value
 
 
 class SessionCreated(BaseModel):
@@ -74,12 +91,15 @@ class PermissionAnswerRequest(BaseModel):
     model_config = _REQUEST
 
     approve: bool
+    # With approve: allow the same call (the same tool with the same command or path)
+    # without asking for the rest of the session.
+    remember: bool = False
 
 
 class PermissionAnswered(BaseModel):
     prompt_id: str
     request_id: str
-    # "approved" or "rejected".
+    # "approved", "approved for this session" (remember) or "rejected".
     outcome: str
 
 
@@ -97,3 +117,12 @@ class ErrorBody(BaseModel):
 
 class Health(BaseModel):
     ok: bool
+
+
+class SessionView(SessionStatus):
+    """A session as ``GET /v1/sessions/{id}`` answers it: its status, and whether it is
+    ``open``, ``closed`` (closed, cancelled, terminated, failed) or ``refused`` (the worker
+    refused to start it; its prompts never run), with ``reason`` saying why when not open."""
+
+    state: Literal["open", "closed", "refused"] = "open"
+    reason: str | None = None

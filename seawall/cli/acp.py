@@ -8,7 +8,8 @@ directory (``data_dir`` when set, else a per-user directory, so sessions survive
 restart), and a worker in this process, as ``seawall run`` does. Either way the operator's
 settings (environment and user config file) are the only policy: the embedded worker reads
 them exactly as ``python worker.py`` would. The process holds none of the operator's
-secrets it does not read (no gateway or codec token): it starts itself again without them.
+secrets it does not read (no gateway or codec token): the ``seawall`` program starts itself
+again without them before it runs this (seawall/cli/main.py, ``keep_own_secrets``).
 """
 
 from __future__ import annotations
@@ -20,10 +21,14 @@ import sys
 from contextlib import AsyncExitStack
 from pathlib import Path
 
-from seawall.runtime.child_env import exec_without_withheld
 from seawall.runtime.logs import configure_logging
 from seawall.runtime.private_files import make_private_data_dir
-from seawall.runtime.settings import ACP, LOG_FORMATS, WORKER, EffectiveSettings, user_data_dir
+from seawall.runtime.settings import (
+    LOG_FORMATS,
+    EffectiveSettings,
+    redacted_names,
+    user_data_dir,
+)
 from seawall.runtime.temporal_connect import (
     TemporalAccessRefused,
     TemporalClientConfig,
@@ -68,10 +73,9 @@ def embedded_data_dir(effective: EffectiveSettings) -> Path:
 
 
 def main_acp(args: argparse.Namespace, effective: EffectiveSettings) -> int:
-    # Before anything else: this process keeps only the secrets it reads, the bridge's and,
-    # with --embedded, its in-process worker's (seawall/runtime/child_env.py); the embedded
-    # dev server gets none (seawall/runtime/devserver.py).
-    exec_without_withheld(*((ACP, WORKER) if args.embedded else (ACP,)))
+    # This process already keeps only the secrets it reads, the bridge's and, with
+    # --embedded, its in-process worker's (seawall/cli/main.py); the embedded dev server
+    # gets none (seawall/runtime/devserver.py).
     # First of all: from here on only protocol frames reach the real stdout.
     from seawall.acp.stdio import protect_stdout
 
@@ -128,9 +132,10 @@ async def _serve(
         task_queue=settings.task_queue,
         approval_mode=settings.approval_mode,
         permission_timeout_seconds=settings.permission_timeout_seconds,
+        redacted_arguments=redacted_names(settings.redacted_arguments),
         allow_scripted_models=settings.allow_scripted_models,
         max_prompt_chars=settings.max_prompt_chars,
-        owner_id=local_owner_id(settings),
+        owner_id=local_owner_id(settings.owner_id),
         signer=GrantSigner(key) if key else None,
         # --embedded: exactly the roots of the worker below; else what the operator allows
         # editors (the stack's workers may accept more; they refuse what they do not).
@@ -154,7 +159,7 @@ async def _serve(
             await stack.enter_async_context(env)
             client = env.client
             # The in-process worker (and so the activity code) loads only for --embedded.
-            from worker import WorkerTrust, build_worker
+            from seawall.worker.build import WorkerTrust, build_worker
 
             # This worker serves the editor: it accepts the folders the operator's settings
             # allow editors (editor_workspaces, else the home directory), and the grants of

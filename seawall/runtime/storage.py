@@ -1,11 +1,10 @@
 """Where large payloads live: Temporal External Storage for the one data converter.
 
-docs/architecture.md, "Long prompts". A long prompt's conversation, its model requests and
-its big tool results are far past Temporal's 2 MB payload limit; the SDK's External Storage
-(``temporalio.converter.ExternalStorage``) replaces every payload at or above the operator's
-threshold by a small reference and keeps the bytes elsewhere. :func:`payload_storage` builds
-it from the settings, for the plugin (``seawall.runtime.plugin``) every client, worker and
-replayer uses:
+docs/durability.md, "Long prompts and stored payloads". A long prompt's conversation, its model
+requests and its big tool results are far past Temporal's 2 MB payload limit; the SDK's External
+Storage (``temporalio.converter.ExternalStorage``) replaces every payload at or above the operator's
+threshold by a small reference and keeps the bytes elsewhere. :func:`payload_storage` builds it from
+the settings, for the plugin (``seawall.runtime.plugin``) every client, worker and replayer uses:
 
 - ``filesystem`` (the embedded default): :class:`FilesystemStorageDriver`, ours, under
   ``<data_dir>/payloads`` (or ``payload_storage_dir``): content-addressed, so identical
@@ -19,10 +18,22 @@ Every storage fault is an ``ApplicationError`` whose type says what happened
 (``StoredPayloadMissing``, ``StoredPayloadCorrupt``, ``PayloadStoreFailed``) and whose
 message says which payload and what to do, plus one ``payload_storage_failed`` line in the
 process's log (the kind only: neither payload content nor its digest, a fingerprint of
-it). Where each surfaces is docs/architecture.md, "Storage faults": an activity that cannot
-read its input fails within its retry policy and the prompt ends with ``error``; a workflow
-task that cannot read or store fails with the message (the Temporal UI shows it) and the
-prompt waits until the payload is back; a client reading a result gets the error itself.
+it). Where each surfaces (docs/durability.md, "When a payload cannot be read or stored"): an
+activity that cannot read its input fails within its retry policy and the prompt ends with
+``error``; a workflow task that cannot read or store fails with the message (the Temporal UI
+shows it) and the prompt waits until the payload is back; a client reading a result gets the
+error itself.
+
+None of these errors is non-retryable, deliberately: while a workflow replays, a
+non-retryable error would fail the workflow with a command its history contradicts, and
+Temporal would report a nondeterminism error instead of the cause; a prompt is never failed
+over a fault a restore would fix. Every process that decodes payloads must use the same store:
+the worker, the gateway (it reads prompt results and serves the codec), ``seawall run`` (on
+its embedded server, a temporary directory that goes with the server) and the replayer
+(``tests/replay/payloads/`` holds the fixtures' stored payloads); ``client_with_plugin``
+keeps a client's storage when a worker is built from it. The driver's name, claims, content
+addressing and index are recorded in histories: change them only so that what was written
+before still resolves (docs/architecture.md, "Versioning").
 """
 
 from __future__ import annotations
@@ -36,7 +47,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 import structlog
 from temporalio.api.common.v1 import Payload
@@ -53,9 +64,6 @@ from temporalio.exceptions import ApplicationError
 from seawall.runtime.private_files import PRIVATE_FILE_MODE, private_dir, private_file
 from seawall.runtime.storage_s3 import s3_driver
 
-if TYPE_CHECKING:
-    from seawall.runtime.settings import SeawallSettings
-
 PayloadStorageKind = Literal["filesystem", "s3", "off"]
 PAYLOAD_STORAGE_KINDS: tuple[PayloadStorageKind, ...] = ("filesystem", "s3", "off")
 # Payloads of at least this many bytes go to storage by default: every ordinary prompt's
@@ -71,7 +79,7 @@ WORKFLOW_ID_FILE = "workflow-id"
 UNATTRIBUTED = "_unattributed"
 # The claim key naming the workflow a payload was stored for (claims written before it have
 # none): what lets the gateway's codec serve an owner only its own sessions' payloads
-# (docs/architecture.md, "The codec endpoint").
+# (gateway/codec_scope.py).
 WORKFLOW_CLAIM = "workflow_id"
 
 _DIGEST = re.compile("[0-9a-f]{64}")
@@ -270,13 +278,35 @@ class FilesystemStorageDriver(StorageDriver):
         return [p for p in base.glob("*/*") if not p.name.startswith(".")]
 
 
-def storage_dir(settings: SeawallSettings) -> Path:
+class StorageSettings(Protocol):
+    """The settings the payload store is built from, as the settings model
+    (seawall/runtime/settings/) has them. Named here rather than imported: the settings
+    take their storage kinds and default threshold from this module, so this module does
+    not import them back."""
+
+    @property
+    def payload_storage(self) -> PayloadStorageKind: ...
+    @property
+    def payload_storage_threshold_bytes(self) -> int: ...
+    @property
+    def payload_storage_dir(self) -> Path | None: ...
+    @property
+    def payload_storage_bucket(self) -> str | None: ...
+    @property
+    def payload_storage_s3_endpoint(self) -> str | None: ...
+    @property
+    def payload_storage_s3_region(self) -> str | None: ...
+    @property
+    def data_dir(self) -> Path: ...
+
+
+def storage_dir(settings: StorageSettings) -> Path:
     """The filesystem driver's root: ``payload_storage_dir``, else ``<data_dir>/payloads``."""
     return (settings.payload_storage_dir or settings.data_dir / "payloads").absolute()
 
 
 def payload_storage(
-    settings: SeawallSettings, *, root: Path | None = None
+    settings: StorageSettings, *, root: Path | None = None
 ) -> ExternalStorage | None:
     """The External Storage the settings choose (``None``: ``payload_storage=off``).
     ``root`` overrides the filesystem driver's directory (``seawall run``'s embedded server

@@ -1,4 +1,4 @@
-"""Where ``seawall up`` puts the codec token (docs/architecture.md, "The codec endpoint"):
+"""Where ``seawall up`` puts the codec token (docs/security-codec.md):
 not in the dev server's argv, which every local user can read, nor in the worker's
 environment; the dev server's UI still gets its codec endpoint, and serves it from its
 settings endpoint to whoever can open the UI (documented: that cannot be avoided)."""

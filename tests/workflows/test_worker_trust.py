@@ -30,8 +30,8 @@ from activities.trust import WorkerTrust
 from gateway.app import create_app
 from gateway.settings import GatewaySettings
 from seawall.runtime.grants import GrantSigner, new_signing_key, signing_client
+from seawall.worker.build import build_worker
 from tests.trust_helpers import TEST_SIGNER, TEST_SIGNING_KEY, harness_trust
-from worker import build_worker
 from workflows.contracts.activity import CALL_MODEL, RUN_TOOL
 from workflows.contracts.grant import (
     GRANT_EXPIRED,

@@ -10,17 +10,28 @@ environment) are validators beside the fields.
 
 The per-rule mode settings of the recommended loop profile are declared in one place,
 rule_modes.py, with one field each in the marked block of the model.
+
+A field's ``read_by`` decides which processes load it (loading.py): a model loaded for the
+gateway has no value for a setting only the worker reads, and asking it for one is an
+error naming the setting and its readers, never a silent default.
 """
 
 from __future__ import annotations
 
-import os
+import functools
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import SecretStr, ValidationInfo, field_validator
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    PrivateAttr,
+    SecretStr,
+    TypeAdapter,
+    ValidationInfo,
+    field_validator,
+)
 
 from seawall.runtime.rollout_policy import check_rollout, deployment_environment
 from seawall.runtime.storage import DEFAULT_THRESHOLD_BYTES
@@ -43,17 +54,22 @@ from .fields import (
     GUARD_MODE_ENV_ALIAS,
     MCP_FILE_NAME,
     PROMPT,
+    ROLLOUT,
     RUN,
+    STORAGE,
     TEMPORAL_CLIENTS,
     UP,
     WORKER,
+    Readers,
     Setting,
+    field_validator_of,
     setting,
     setting_of,
 )
 from .rule_modes import rule_mode_setting
-from .sources import DEFAULT_GUARD_MODE, OperatorSource, current_load
+from .sources import DEFAULT_GUARD_MODE
 from .value_types import (
+    ApprovalRulesFile,
     HttpUrl,
     LogFormat,
     LogLevel,
@@ -71,7 +87,6 @@ from .value_types import (
     VariableNames,
 )
 
-LOOP_PROFILE_CONFIG_KEY = "loop_profile"
 LOOP_PROFILE_ENV = "SEAWALL_LOOP_PROFILE"
 PROGRESS_JUDGE_CONFIG_KEY = "progress_judge"
 PROGRESS_JUDGE_ENV = "SEAWALL_PROGRESS_JUDGE"
@@ -84,33 +99,36 @@ DEFAULT_CODEC_UI_ORIGINS = "http://localhost:8233,http://127.0.0.1:8233"
 # --- the model --------------------------------------------------------------------------------
 
 
-class SeawallSettings(BaseSettings):
-    """The effective settings. Build it with :func:`~.loading.load_settings` (which also
-    says where each value came from); docs/settings.md describes every field."""
+class SeawallSettings(BaseModel):
+    """The effective settings of one process. Build it with :func:`~.loading.load_settings`
+    (which reads the sources, says where each value came from and keeps only the settings
+    the process reads); docs/settings.md describes every field. Constructed directly it
+    holds the defaults: it reads nothing itself."""
 
-    model_config = SettingsConfigDict(
-        env_file=None,
-        secrets_dir=None,
-        extra="ignore",
+    model_config = ConfigDict(
+        extra="forbid",
         frozen=True,
+        validate_default=True,
         str_strip_whitespace=True,
         coerce_numbers_to_str=True,
         allow_inf_nan=False,
     )
+    # Whose settings these are (loading.py); every setting's when built directly.
+    _readers: Readers = PrivateAttr(default=Readers(None))
 
     # --- Temporal ---------------------------------------------------------------------------
     temporal_address: str = setting(
         "localhost:7233",
         "Temporal frontend host:port (seawall run: when unset, an embedded dev server)",
         env="TEMPORAL_ADDRESS",
-        read_by=(WORKER, GATEWAY, RUN, ACP),
+        read_by=(WORKER, GATEWAY, RUN, ACP, ROLLOUT, STORAGE),
         min_length=1,
     )
     temporal_namespace: str = setting(
         "default",
         "Temporal namespace",
         env="TEMPORAL_NAMESPACE",
-        read_by=(WORKER, GATEWAY, RUN, UP, ACP),
+        read_by=(WORKER, GATEWAY, RUN, UP, ACP, ROLLOUT, STORAGE),
         min_length=1,
     )
     task_queue: str = setting(
@@ -194,6 +212,7 @@ class SeawallSettings(BaseSettings):
         "PEM file of this client's private key, for mTLS (with the client certificate)",
         env="TEMPORAL_TLS_CLIENT_KEY_PATH",
         read_by=TEMPORAL_CLIENTS,
+        secret_file=True,
     )
     temporal_tls_client_key_data: SecretStr | None = setting(
         None,
@@ -258,6 +277,27 @@ class SeawallSettings(BaseSettings):
         env="SEAWALL_ACTIVITY_SUMMARIES",
         read_by=(WORKER,),
     )
+    approval_rules: ApprovalRulesFile = setting(
+        None,
+        "a YAML file of approval rules: which calls run, ask first or never run "
+        "(docs/protections.md); read when each session starts",
+        env="SEAWALL_APPROVAL_RULES",
+        read_by=(WORKER,),
+    )
+    rerun_lost_calls: bool = setting(
+        False,
+        "run a call again when its worker was lost while it ran, even when its tool may "
+        "change things (at least once); off: only tools safe to repeat run again",
+        env="SEAWALL_RERUN_LOST_CALLS",
+        read_by=(WORKER,),
+    )
+    repeatable_tools: str | None = setting(
+        None,
+        "more tools (comma-separated name globs) safe to run again when their worker was "
+        "lost, besides the read-only built-ins and MCP tools annotated read-only or idempotent",
+        env="SEAWALL_REPEATABLE_TOOLS",
+        read_by=(WORKER,),
+    )
     max_cached_workflows: int = setting(
         1000,
         "workflows a worker keeps in memory; 0 replays every workflow task from history",
@@ -265,8 +305,7 @@ class SeawallSettings(BaseSettings):
         read_by=(WORKER,),
         ge=0,
     )
-    # Bounded above by more than the SDK's 100 activity slots (docs/architecture.md,
-    # "Eager calls").
+    # Bounded above by more than the SDK's 100 activity slots (docs/capacity.md, "Eager calls").
     eager_calls_per_workflow_task: int = setting(
         16,
         "model and tool calls of one workflow task a worker starts itself, without a trip "
@@ -319,9 +358,9 @@ class SeawallSettings(BaseSettings):
         gt=0,
         le=3600,
     )
-    # Handed to prompts like the context budget (docs/architecture.md, "Model requests and
-    # outages"): a request that keeps failing is retried until this long after its first
-    # attempt, so an endpoint down for minutes does not end the prompt.
+    # Handed to prompts like the context budget (docs/durability.md, "Model requests and outages"):
+    # a request that keeps failing is retried until this long after its first attempt, so an
+    # endpoint down for minutes does not end the prompt.
     model_retry_window_seconds: float = setting(
         DEFAULT_MODEL_RETRY_WINDOW_SECONDS,
         "how long a failing model request is retried, from its first attempt, before the "
@@ -454,7 +493,7 @@ class SeawallSettings(BaseSettings):
         "directory of the sessions' workspaces (unset: <data_dir>/workspaces); the worker "
         "refuses a workspace outside it",
         env="SEAWALL_WORKSPACES",
-        read_by=(GATEWAY, UP, WORKER),
+        read_by=(GATEWAY, UP, WORKER, RUN),
     )
     # The session workflow takes no more than MAX_PROMPT_CHARS, so neither may the gateway.
     max_prompt_chars: int = setting(
@@ -478,6 +517,14 @@ class SeawallSettings(BaseSettings):
         read_by=(GATEWAY, ACP),
         gt=0,
     )
+    redacted_arguments: str | None = setting(
+        None,
+        "more argument names whose values a permission request shows as [redacted] "
+        "(comma-separated, case-insensitive globs), besides the built-in *token*, *secret*, "
+        "*password* and the like",
+        env="SEAWALL_REDACTED_ARGUMENTS",
+        read_by=(GATEWAY, ACP),
+    )
     # Off by default: a scripted session runs tools the client chose. The worker checks it
     # too (docs/security-trust.md): a workflow started directly on Temporal is no exception.
     allow_scripted_models: bool = setting(
@@ -487,7 +534,7 @@ class SeawallSettings(BaseSettings):
         env="SEAWALL_ALLOW_SCRIPTED_MODELS",
         read_by=(GATEWAY, ACP, WORKER),
     )
-    # docs/architecture.md, "Per-owner prompt limit": counted across every replica.
+    # workflows/session/owner_admission.py: counted across every replica.
     max_concurrent_prompts_per_owner: int = setting(
         16,
         "prompts one owner of the tokens file may have running or queued at once, over all "
@@ -497,7 +544,7 @@ class SeawallSettings(BaseSettings):
         ge=0,
         le=1000,
     )
-    # --- per-owner quotas (docs/architecture.md, "Per-owner quotas") ------------------------
+    # --- per-owner quotas (docs/security-gateway.md, "Per-owner quotas") ------------------------
     # Counted, like the prompt limit, in the owner's admission workflow: across every replica.
     max_open_sessions_per_owner: int = setting(
         100,
@@ -529,7 +576,7 @@ class SeawallSettings(BaseSettings):
         "the dev server's database, logs, workspaces and stored payloads (seawall acp "
         "--embedded, when unset: $XDG_DATA_HOME/seawall)",
         env="SEAWALL_DATA_DIR",
-        read_by=(UP, GATEWAY, WORKER, RUN, ACP),
+        read_by=(UP, GATEWAY, WORKER, RUN, ACP, STORAGE),
     )
     stack_host: str = setting(
         "127.0.0.1",
@@ -601,12 +648,15 @@ class SeawallSettings(BaseSettings):
         read_by=(WORKER,),
     )
 
-    # --- rollout: owners and cohorts (docs/architecture.md, "Rollout cohorts") -------------
+    # --- rollout: owners and cohorts (docs/rollout.md, "Rollout cohorts") -------------
+    # The worker reads the path only, to hide the file from sandboxed processes
+    # (activities/sandbox/policy.py); only the gateway opens it (value_types.py).
     gateway_tokens_file: OwnerTokensFile = setting(
         None,
         "YAML file of owner ids and their gateway bearer tokens (several owners)",
         env="SEAWALL_GATEWAY_TOKENS_FILE",
-        read_by=(GATEWAY,),
+        read_by=(GATEWAY, WORKER),
+        secret_file=True,
     )
     owner_id: OwnerId = setting(
         None,
@@ -640,12 +690,12 @@ class SeawallSettings(BaseSettings):
         read_by=(WORKER,),
     )
 
-    # --- payload storage (docs/architecture.md, "Long prompts") --------------------------
+    # --- payload storage (docs/durability.md, "Long prompts and stored payloads") ------
     payload_storage: StorageKind = setting(
         "filesystem",
         "filesystem | s3 | off: where payloads past the threshold live",
         env="SEAWALL_PAYLOAD_STORAGE",
-        read_by=(WORKER, GATEWAY, RUN, ACP),
+        read_by=(WORKER, GATEWAY, RUN, ACP, STORAGE),
     )
     payload_storage_threshold_bytes: int = setting(
         DEFAULT_THRESHOLD_BYTES,
@@ -659,26 +709,26 @@ class SeawallSettings(BaseSettings):
         None,
         "the filesystem store's directory (unset: <data_dir>/payloads)",
         env="SEAWALL_PAYLOAD_STORAGE_DIR",
-        read_by=(WORKER, GATEWAY, RUN, ACP),
+        read_by=(WORKER, GATEWAY, RUN, ACP, STORAGE),
     )
     payload_storage_bucket: str | None = setting(
         None,
         "the s3 store's bucket (required with payload_storage=s3)",
         env="SEAWALL_PAYLOAD_STORAGE_BUCKET",
-        read_by=(WORKER, GATEWAY, RUN, ACP),
+        read_by=(WORKER, GATEWAY, RUN, ACP, STORAGE),
         validate_default=True,
     )
     payload_storage_s3_endpoint: str | None = setting(
         None,
         "S3-compatible endpoint URL, e.g. MinIO's (unset: AWS)",
         env="SEAWALL_PAYLOAD_STORAGE_S3_ENDPOINT",
-        read_by=(WORKER, GATEWAY, RUN, ACP),
+        read_by=(WORKER, GATEWAY, RUN, ACP, STORAGE),
     )
     payload_storage_s3_region: str | None = setting(
         None,
         "the bucket's region (unset: the AWS SDK's default chain)",
         env="SEAWALL_PAYLOAD_STORAGE_S3_REGION",
-        read_by=(WORKER, GATEWAY, RUN, ACP),
+        read_by=(WORKER, GATEWAY, RUN, ACP, STORAGE),
     )
 
     # --- session grants and trusted roots (docs/security-trust.md) -------------------------
@@ -734,6 +784,30 @@ class SeawallSettings(BaseSettings):
         read_by=(GATEWAY,),
     )
 
+    # --- a process's own settings ---------------------------------------------------------
+
+    def keep_only(self, readers: Readers) -> None:
+        """Drop every value ``readers`` do not read (called once, by the loader, on the model
+        it just validated): what a process does not read, it does not hold."""
+        self._readers = readers
+        fields = type(self).model_fields
+        for name in [n for n in self.__dict__ if n in fields]:
+            if not readers.reads(setting_of(name, fields[name])):
+                del self.__dict__[name]
+
+    if not TYPE_CHECKING:
+
+        def __getattr__(self, name: str) -> Any:
+            info = type(self).model_fields.get(name)
+            if info is None:
+                return super().__getattr__(name)
+            read_by = ", ".join(setting_of(name, info).read_by)
+            raise AttributeError(
+                f"setting {name!r} is not read by {self._readers.describe()} (read by: "
+                f"{read_by}); a process that uses it belongs in its read_by "
+                "(seawall/runtime/settings/catalogue.py)"
+            )
+
     # --- the two checks that compare settings ---------------------------------------------
 
     @field_validator("payload_storage_bucket")
@@ -777,24 +851,18 @@ class SeawallSettings(BaseSettings):
             host = f"[{host}]"
         return f"http://{host}:{self.gateway_port}"
 
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        # Never dotenv_settings (a project .env) or file_secret_settings; env_settings is
-        # replaced by the layered source, which knows the aliases and records origins.
-        return (init_settings, OperatorSource(settings_cls, current_load(dict(os.environ))))
-
 
 SETTINGS: tuple[Setting, ...] = tuple(
     setting_of(name, info) for name, info in SeawallSettings.model_fields.items()
 )
 SETTINGS_BY_NAME: Mapping[str, Setting] = {s.name: s for s in SETTINGS}
+
+
+@functools.cache
+def validator_of(name: str) -> TypeAdapter[Any]:
+    """The field validator of setting ``name``: the one the settings model uses
+    (:func:`~.fields.field_validator_of`)."""
+    return field_validator_of(SeawallSettings.model_fields[name])
 
 
 def default_of(name: str) -> Any:

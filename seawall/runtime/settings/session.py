@@ -15,14 +15,13 @@ read, so an unrelated bad setting cannot change a session.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ValidationError
 
 from seawall.runtime.rollout_policy import check_rollout, deployment_environment, service_version
 from workflows.contracts.conversation import DEFAULT_CONTEXT_BUDGET_CHARS, MIN_CONTEXT_BUDGET_CHARS
@@ -35,14 +34,8 @@ from workflows.rules import DEFAULT_LOOP_PROFILE, LoopProfile, LoopSettings
 from workflows.seed import GuardMode
 from workflows.seed.rollout import RolloutPolicies
 
-from .catalogue import (
-    LOOP_PROFILE_CONFIG_KEY,
-    PROGRESS_JUDGE_CONFIG_KEY,
-    SETTINGS_BY_NAME,
-    SeawallSettings,
-    default_of,
-)
-from .fields import GUARD_MODE_CONFIG_KEY, Diagnostic, field_validator_of
+from .catalogue import PROGRESS_JUDGE_CONFIG_KEY, SETTINGS_BY_NAME, default_of, validator_of
+from .fields import GUARD_MODE_CONFIG_KEY, LOOP_PROFILE_CONFIG_KEY, Diagnostic
 from .loading import error_message
 from .rule_modes import RULE_MODE_SETTINGS
 from .sources import Found, GuardModeResolution, UserConfig, find, read_guard_mode, user_config_path
@@ -67,12 +60,6 @@ SESSION_SETTINGS: tuple[str, ...] = (
     "model_retry_window_seconds",
     *ROLLOUT_SETTINGS,
 )
-
-
-@functools.cache
-def validator_of(name: str) -> TypeAdapter[Any]:
-    """The field validator of setting ``name``: the one the settings model uses."""
-    return field_validator_of(SeawallSettings.model_fields[name])
 
 
 @dataclass(frozen=True)
@@ -110,11 +97,12 @@ def read_setting(name: str, environ: Mapping[str, str], config: UserConfig) -> S
 
 
 def _sources(
-    environ: Mapping[str, str] | None, config_path: Path | None
+    environ: Mapping[str, str] | None, config_path: Path | None, *names: str
 ) -> tuple[Mapping[str, str], UserConfig]:
+    """The environment and the user config file, keeping the values of ``names`` only."""
     env = os.environ if environ is None else environ
     path = user_config_path(env) if config_path is None else config_path
-    return env, UserConfig.read(path)
+    return env, UserConfig.read(path, set(names).__contains__)
 
 
 # --- the guard mode ---------------------------------------------------------------------------
@@ -132,7 +120,7 @@ def resolve_guard_mode(
     file) means ``shadow``, it does not fall through to a lower-priority source. Nothing
     here raises: the worker calls this once per session.
     """
-    env, config = _sources(environ, config_path)
+    env, config = _sources(environ, config_path, GUARD_MODE_CONFIG_KEY)
     setting = SETTINGS_BY_NAME[GUARD_MODE_CONFIG_KEY]
     return read_guard_mode(setting, validator_of(GUARD_MODE_CONFIG_KEY), env, config)
 
@@ -156,7 +144,13 @@ def resolve_loop_settings(
     ``recommended`` profile; every rule in the guard's mode). An invalid value means the
     default plus one diagnostic.
     """
-    env, config = _sources(environ, config_path)
+    env, config = _sources(
+        environ,
+        config_path,
+        LOOP_PROFILE_CONFIG_KEY,
+        PROGRESS_JUDGE_CONFIG_KEY,
+        *(rule.name for rule in RULE_MODE_SETTINGS),
+    )
     diagnostics: list[Diagnostic] = []
     profile = read_setting(LOOP_PROFILE_CONFIG_KEY, env, config)
     if (found := profile.invalid) is not None:
@@ -217,10 +211,12 @@ class ContextBudgetResolution:
 def resolve_context_budget(
     environ: Mapping[str, str] | None = None, config_path: Path | None = None
 ) -> ContextBudgetResolution:
-    """The operator's context budget (docs/architecture.md, "The context policy") from
+    """The operator's context budget (workflows/contracts/conversation.py) from
     ``SEAWALL_CONTEXT_BUDGET_CHARS``, else the user config key ``context_budget_chars``, else
     the default; a value that stopped validating means the default plus one diagnostic."""
-    read = read_setting("context_budget_chars", *_sources(environ, config_path))
+    read = read_setting(
+        "context_budget_chars", *_sources(environ, config_path, "context_budget_chars")
+    )
     return ContextBudgetResolution(
         read.value,
         read.diagnostic(
@@ -247,7 +243,7 @@ def resolve_activity_summaries(
     """Whether prompts name their activities in the Temporal UI (docs/settings.md,
     ``activity_summaries``), from ``SEAWALL_ACTIVITY_SUMMARIES``, else the user config key,
     else off; a value that stopped validating means off plus one diagnostic."""
-    read = read_setting("activity_summaries", *_sources(environ, config_path))
+    read = read_setting("activity_summaries", *_sources(environ, config_path, "activity_summaries"))
     return ActivitySummariesResolution(
         read.value,
         read.diagnostic(
@@ -275,7 +271,10 @@ def resolve_model_retry_window(
     ``model_retry_window_seconds``), from ``SEAWALL_MODEL_RETRY_WINDOW_SECONDS``, else the
     user config key, else the default; a value that stopped validating means the default
     plus one diagnostic."""
-    read = read_setting("model_retry_window_seconds", *_sources(environ, config_path))
+    read = read_setting(
+        "model_retry_window_seconds",
+        *_sources(environ, config_path, "model_retry_window_seconds"),
+    )
     return ModelRetryWindowResolution(
         read.value,
         read.diagnostic(
@@ -288,7 +287,7 @@ def resolve_model_retry_window(
     )
 
 
-# --- the rollout policy (docs/architecture.md, "Rollout cohorts") -----------------------------
+# --- the rollout policy (docs/rollout.md, "Rollout cohorts") -----------------------------
 
 
 @dataclass(frozen=True)
@@ -310,7 +309,7 @@ def resolve_rollout_settings(
     startup (seawall/runtime/rollout_policy.py). Never raises: a policy that stopped
     validating since the worker started means no policy (the guard-mode setting applies)
     plus one diagnostic."""
-    env, config = _sources(environ, config_path)
+    env, config = _sources(environ, config_path, *ROLLOUT_SETTINGS)
     reads = {name: read_setting(name, env, config) for name in ROLLOUT_SETTINGS}
     values = {name: read.value for name, read in reads.items()}
     attributes = values["otel_resource_attributes"]

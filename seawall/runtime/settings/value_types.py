@@ -13,12 +13,16 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
-from pydantic import AfterValidator, BeforeValidator
+from pydantic import AfterValidator, BeforeValidator, ValidationInfo
 
+from seawall.runtime.approval_rules import load_approval_rules
 from seawall.runtime.owners import OWNER_ID, read_owner_tokens
 from seawall.runtime.storage import PayloadStorageKind
+from workflows.contracts.prompt_options import DEFAULT_REDACTED_ARGUMENTS
 from workflows.rules import LoopProfile
 from workflows.seed import GuardMode
+
+from .fields import GATEWAY, readers_of
 
 LogFormat = Literal["json", "console"]
 LOG_FORMATS: tuple[LogFormat, ...] = ("json", "console")
@@ -93,9 +97,17 @@ def _owner(value: str | None) -> str | None:
     return value
 
 
-def _tokens_file(value: Path | None) -> Path | None:
-    if value is not None:
+def _tokens_file(value: Path | None, info: ValidationInfo) -> Path | None:
+    # Opened only where the tokens are used: the gateway (and seawall config, which checks
+    # every setting). The worker reads the path alone, to hide the file from its sandbox.
+    if value is not None and readers_of(info).uses(GATEWAY):
         read_owner_tokens(value)  # raises ValueError naming the problem, never a token
+    return value
+
+
+def _approval_rules_file(value: Path | None) -> Path | None:
+    if value is not None:
+        load_approval_rules(value)  # raises ValueError naming each bad rule
     return value
 
 
@@ -106,6 +118,13 @@ def _origins(value: str) -> str:
         if parts.scheme not in {"http", "https"} or not parts.hostname or parts.path:
             raise ValueError(f"{origin!r} is not an origin like http://localhost:8080")
     return ",".join(origins)
+
+
+def redacted_names(value: str | None) -> tuple[str, ...]:
+    """What a permission request never shows: the built-in names, then those of the
+    ``redacted_arguments`` setting (comma-separated)."""
+    extra = tuple(name.strip() for name in (value or "").split(",") if name.strip())
+    return DEFAULT_REDACTED_ARGUMENTS + extra
 
 
 T = TypeVar("T")
@@ -123,3 +142,4 @@ HttpUrl = Annotated[str | None, AfterValidator(_http_url)]
 OwnerId = Annotated[str | None, AfterValidator(_owner)]
 OwnerTokensFile = Annotated[Path | None, AfterValidator(_tokens_file)]
 Origins = Annotated[str, AfterValidator(_origins)]
+ApprovalRulesFile = Annotated[Path | None, AfterValidator(_approval_rules_file)]
