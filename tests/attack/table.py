@@ -12,7 +12,8 @@ defence is built; an attack that succeeds fails its test.
 session through the real gateway and worker: shell, file tools, MCP), ``acp`` (the same
 model through ``seawall acp``), ``core`` (a client of the Temporal frontend, the codec, the
 gateway's HTTP API, the data dir), ``frontend-mtls`` (the core's frontend attacks again, on
-an mTLS-authenticated frontend, by clients without the right certificate).
+an mTLS-authenticated frontend, by clients without the right certificate), ``process`` (a
+reader of each kind of process's environment and memory, tests/attack/process_rows.py).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from typing import Any
 
 from tests.attack import drives, secured_frontend
 from tests.attack.hostile import Outcome, Turn, call, hostile_prompt, shell
+from tests.attack.process_rows import PROCESS_ROWS
 from tests.attack.stack import AttackStack
 
 Drive = Callable[[AttackStack, "Attack"], Awaitable[Outcome]]
@@ -100,6 +102,8 @@ EVERY_SECRET = (
     "the codec token",
     "the model API key",
     "MY_DB_PASSWD",
+    "the config file's model API key",
+    "the MCP server's secret",
 )
 
 
@@ -851,7 +855,9 @@ def frontend_mtls_attacks() -> list[Attack]:
 
 FRONTEND_MTLS_ATTACKS = frontend_mtls_attacks()
 
-ATTACKS = [*MODEL_ATTACKS, *ACP_ATTACKS, *CORE_ATTACKS, *FRONTEND_MTLS_ATTACKS]
+PROCESS_ATTACKS = [Attack(**row) for row in PROCESS_ROWS]
+
+ATTACKS = [*MODEL_ATTACKS, *ACP_ATTACKS, *CORE_ATTACKS, *FRONTEND_MTLS_ATTACKS, *PROCESS_ATTACKS]
 
 
 def rows(via: str, prefix: str = "") -> list[Any]:
