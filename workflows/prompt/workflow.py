@@ -109,6 +109,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows.prompt.client_connection import ClientConnection
     from workflows.prompt.context_window import ContextWindow
+    from workflows.prompt.editor_calls import EditorCalls
     from workflows.prompt.events import EventLog, StreamedText
     from workflows.prompt.judging import JUDGED_NOTHING, JudgeRequests, PromptJudging
     from workflows.prompt.model_failures import model_failure
@@ -132,7 +133,7 @@ with workflow.unsafe.imports_passed_through():
 
 
 @workflow.defn(name="PromptWorkflow")
-class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
+class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, EditorCalls, ClientConnection):
     """One prompt's agent loop. The mixins add the ``answer_permission`` update and the
     scenario driver's ``wait_for_driver`` update and ``release_batch`` signal."""
 
@@ -776,6 +777,9 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
                     return permission_denied_outcome(
                         call, policy_tool_name=policy, tool_type=tool_type
                     )
+            if self._runs_in_editor(prompt, call):
+                summary = self._tool_summary(call, policy, tool_type, batch)
+                return await self._run_in_editor(prompt, call, summary)
             scheduled = workflow.now()
             outcome: ToolOutcome = await workflow.execute_activity(
                 RUN_TOOL,
