@@ -99,6 +99,10 @@ class ToolErrorType(StrEnum):
     # The worker running the call was lost mid-run and the call was not run again: it may
     # have run partly or fully (activities/lost_calls.py).
     WORKER_LOST = "worker_lost"
+    # The sandbox stopped the command at one of its operator's limits: its tree's memory
+    # limit, or its workspace's disk quota (activities/sandbox/, reported by the supervisor).
+    OUT_OF_MEMORY = "out_of_memory"
+    DISK_QUOTA_EXCEEDED = "disk_quota_exceeded"
 
 
 # (terminal status, execution status) pairs that no honest producer can report: a call

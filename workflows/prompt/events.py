@@ -65,6 +65,8 @@ _REASON_WORDS = {
     ToolErrorType.SHELL_EXECUTE_ERROR: "command failed",
     ToolErrorType.MCP_TOOL_ERROR: "MCP tool error",
     ToolErrorType.WORKER_LOST: "worker lost while it ran; not run again",
+    ToolErrorType.OUT_OF_MEMORY: "stopped at the sandbox's memory limit",
+    ToolErrorType.DISK_QUOTA_EXCEEDED: "over the workspace's disk quota",
 }
 
 
