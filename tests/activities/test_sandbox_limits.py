@@ -8,6 +8,7 @@ with its classified outcome, read from the supervisor's report, never from the o
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import subprocess
 import sys
@@ -124,7 +125,7 @@ def test_each_sandbox_gets_its_own_cgroups_with_the_configured_limits(ws: Path) 
     before = {c: set(root.iterdir()) for c, (_v, root) in sandbox.cgroups.items()}
     process = subprocess.Popen(launch.argv, env=launch.env)
     try:
-        made = _wait_for_new_cgroups(sandbox, before)
+        made = _wait_for_new_cgroups(sandbox, before, process.pid)
         values = {c: _limits(c, sandbox.cgroups[c][0], path) for c, path in made.items()}
     finally:
         process.terminate()
@@ -135,19 +136,41 @@ def test_each_sandbox_gets_its_own_cgroups_with_the_configured_limits(ws: Path) 
     assert not any(path.exists() for path in made.values())
 
 
-def _wait_for_new_cgroups(sandbox: Sandbox, before: dict[str, set[Path]]) -> dict[str, Path]:
+def _wait_for_new_cgroups(
+    sandbox: Sandbox, before: dict[str, set[Path]], launcher: int
+) -> dict[str, Path]:
+    """The cgroups this sandbox was moved into: new since ``before`` and holding a process of
+    ``launcher``'s tree (other sandboxes of this machine, another test's or another
+    checkout's, may make theirs under the same root meanwhile)."""
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
+        ours = _tree(launcher)
         made = {}
         for controller, (_v, root) in sandbox.cgroups.items():
-            fresh = [p for p in set(root.iterdir()) - before[controller] if p.is_dir()]
-            busy = [p for p in fresh if (p / "cgroup.procs").read_text().strip()]
-            if busy:
-                made[controller] = busy[0]
+            for path in set(root.iterdir()) - before[controller]:
+                with contextlib.suppress(OSError):
+                    procs = {int(p) for p in (path / "cgroup.procs").read_text().split()}
+                    if procs & ours:
+                        made[controller] = path
         if len(made) == len(sandbox.cgroups):
             return made
         time.sleep(0.05)
     raise AssertionError("the sandbox's cgroups did not appear")
+
+
+def _tree(root: int) -> set[int]:
+    """``root`` and every process below it, from /proc's parent links."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            parents[int(stat.parent.name)] = int(fields[1])
+    tree, grew = {root}, True
+    while grew:
+        below = {pid for pid, parent in parents.items() if parent in tree} - tree
+        tree |= below
+        grew = bool(below)
+    return tree
 
 
 def _limits(controller: str, version: int, path: Path) -> object:
