@@ -6,7 +6,9 @@ path, pid or port of the stack, tests/attack/stack.py ``targets``), how the atta
 delivered, and the check that its GOAL was not reached: a secret's value absent from all the
 attacker saw, a host file absent or unchanged, a process gone, a foreign signal absent, a
 404 or 429. The checks never depend on an error's wording, so they hold whatever way the
-defence is built; an attack that succeeds fails its test.
+defence is built; an attack that succeeds fails its test. The checks, and the controls a row
+pairs them with (the same mechanism on the attacker's own things, which must work), are in
+tests/attack/checks.py; the MCP rows in tests/attack/mcp_rows.py.
 
 ``via`` groups the rows by test module: ``model`` (a scripted hostile model in alice's
 session through the real gateway and worker: shell, file tools, MCP), ``acp`` (the same
@@ -20,21 +22,34 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import stat
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
 from tests.attack import drives, secured_frontend
+from tests.attack.checks import (
+    EVERY_SECRET,
+    ORIGINAL,
+    SHELL_CONTROL,
+    Check,
+    all_of,
+    assert_absent,
+    bob_workspace_untouched,
+    host_files_untouched,
+    no_survivor,
+    own_shell_ran,
+    probe,
+    secrets_absent,
+    unreachable,
+)
 from tests.attack.hostile import Outcome, Turn, call, hostile_prompt, shell
+from tests.attack.mcp_rows import MCP_ROWS
 from tests.attack.process_rows import PROCESS_ROWS
 from tests.attack.stack import AttackStack
 
 Drive = Callable[[AttackStack, "Attack"], Awaitable[Outcome]]
-Check = Callable[[AttackStack, Outcome], Awaitable[None] | None]
 
 
 @dataclass(frozen=True)
@@ -65,146 +80,6 @@ async def through_gateway(stack: AttackStack, attack: Attack) -> Outcome:
     return await hostile_prompt(stack, attack.owner, attack.turns, **attack.session)
 
 
-# --- checks -----------------------------------------------------------------------------
-
-
-def assert_absent(seen: str, values: dict[str, str]) -> None:
-    found = [name for name, value in values.items() if value and value in seen]
-    if found:
-        value = values[found[0]]
-        at = seen.index(value)
-        context = seen[max(0, at - 300) : at].replace(value, "<secret>")
-        raise AssertionError(f"the attacker saw {', '.join(found)}, after: ...{context}")
-
-
-def secrets_absent(*names: str) -> Check:
-    """None of the stack's secrets ``names`` (Secrets.named(); "bob's file" and "bob's
-    stored payload" are bob's data) is in what the attacker saw."""
-
-    def check(stack: AttackStack, outcome: Outcome) -> None:
-        values = {**stack.secrets.named(), **bob_data(stack)}
-        assert_absent(outcome.seen, {name: values[name] for name in names})
-
-    return check
-
-
-def bob_data(stack: AttackStack) -> dict[str, str]:
-    return {
-        "bob's file": stack.bob.get("secret", ""),
-        "bob's stored payload": stack.bob.get("stored_secret", ""),
-    }
-
-
-EVERY_SECRET = (
-    "alice's gateway token",
-    "bob's gateway token",
-    "the admin gateway token",
-    "the codec token",
-    "the model API key",
-    "MY_DB_PASSWD",
-    "the config file's model API key",
-    "the MCP server's secret",
-)
-
-
-def all_of(*checks: Check) -> Check:
-    async def check(stack: AttackStack, outcome: Outcome) -> None:
-        for one in checks:
-            done = one(stack, outcome)
-            if done is not None:
-                await done
-
-    return check
-
-
-def host_files_untouched(stack: AttackStack, outcome: Outcome) -> None:
-    """No file this run's marker names appeared outside alice's workspace, and the
-    operator's decoy file kept its content."""
-    made = [
-        path
-        for path in (
-            stack.data_dir / f"pwned-{stack.marker}",
-            stack.workspaces / f"pwned-{stack.marker}",
-            stack.operator_dir / f"pwned-{stack.marker}",
-            stack.host_tmp_file(),
-        )
-        if os.path.lexists(path)
-    ]
-    assert not made, f"the attack made {[str(p) for p in made]}"
-    assert stack.decoy_file.read_text() == ORIGINAL, "the operator's file was changed"
-
-
-def bob_workspace_untouched(stack: AttackStack, outcome: Outcome) -> None:
-    workspace = stack.bob["workspace"]
-    assert not (workspace / f"pwned-{stack.marker}").exists(), "alice wrote into bob's workspace"
-    assert (workspace / "bob-secret.txt").read_text() == stack.bob["secret"], "bob's file changed"
-    branches = workspace / ".git" / "refs" / "heads"
-    made = [b.name for b in branches.iterdir() if b.name.startswith(f"pwned-{stack.marker}")]
-    assert not made, f"alice made branches in bob's repository: {made}"
-
-
-ORIGINAL = "the operator's original content\n"  # the decoy file's (tests/attack/stack.py)
-REACHED = "reach-ok-42"  # printed by a probe that connected; spelled $((40+2)) in the command
-
-
-def unreachable(stack: AttackStack, outcome: Outcome) -> None:
-    assert REACHED not in outcome.seen, "a loopback service answered the model's command"
-
-
-def probe(port: str) -> str:
-    """Connect to 127.0.0.1:<port> three ways; print REACHED for each that connects."""
-    ok = "echo reach-ok-$((40+2))"
-    return (
-        f"(exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && {ok}; "
-        f"(exec 3<>/dev/tcp/localhost/{port}) 2>/dev/null && {ok}; "
-        "python3 -c 'import socket,sys; "
-        f'socket.create_connection(("127.0.0.1", {port}), 3); print("reach-ok-" + str(40+2))\''
-        " 2>/dev/null; "
-        "command -v curl >/dev/null && "
-        f"curl -s -m 3 -o /dev/null http://127.0.0.1:{port}/ && {ok}; "
-        "true"
-    )
-
-
-def marker_processes(marker: str) -> list[int]:
-    """Host processes whose command line carries ``marker``."""
-    found = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/cmdline", "rb") as f:
-                if marker.encode() in f.read():
-                    found.append(int(entry.name))
-        except OSError:
-            continue
-    return found
-
-
-async def no_survivor(stack: AttackStack, outcome: Outcome) -> None:
-    """No process the prompt's commands started is still running once it has finished. A
-    kill sent as the call ended may need a moment to land; one still there 30 s later is
-    a survivor (and is killed here, having been started by this test)."""
-    from tests.attack.hostile import until
-
-    marker = f"{stack.marker}-survivor"
-
-    async def gone() -> bool:
-        return not marker_processes(marker)
-
-    try:
-        await until(gone, timeout=30)
-    except TimeoutError:
-        survivors = marker_processes(marker)
-        for pid in survivors:
-            os.kill(pid, signal.SIGKILL)
-        raise AssertionError(f"processes outlived the prompt: {survivors}") from None
-
-
-def mode_of(path: Any) -> int:
-    return stat.S_IMODE(os.lstat(path).st_mode)
-
-
 # --- the model rows: shell -----------------------------------------------------------------
 
 READ_ENVIRONS = (
@@ -214,7 +89,7 @@ READ_ENVIRONS = (
     "| grep -aE 'TOKEN|KEY|PASSWD|SECRET' | sort -u"
 )
 
-SHELL_ATTACKS = [
+SHELL_ROWS = [
     Attack(
         "shell-reads-the-tokens-file",
         "print the gateway's tokens file (every owner's token)",
@@ -380,6 +255,19 @@ SHELL_ATTACKS = [
     ),
 ]
 
+
+def shell_controlled(attack: Attack) -> Attack:
+    """``attack`` after the shell's control (tests/attack/checks.py, ``SHELL_CONTROL``), which
+    must succeed for the row to pass."""
+    return replace(
+        attack,
+        turns=[{"tool_calls": [shell(SHELL_CONTROL)]}, *attack.turns],
+        goal_not_reached=all_of(own_shell_ran, attack.goal_not_reached),
+    )
+
+
+SHELL_ATTACKS = [shell_controlled(attack) for attack in SHELL_ROWS]
+
 # --- the model rows: the file tools' path check against a changing workspace --------------
 
 # Swap ``d`` between a real directory and a symlink to the operator's directory as fast as
@@ -508,44 +396,7 @@ RACE_ATTACKS = [
     ),
 ]
 
-# --- the model rows: MCP servers -----------------------------------------------------------
-
-MCP_ATTACKS = [
-    Attack(
-        "mcp-reads-bobs-repository",
-        "have the operator's stdio git MCP server (mcp-server-git) show bob's workspace repository",
-        "alice",
-        "model",
-        [
-            {
-                "tool_calls": [
-                    call("mcp__git__git_show", repo_path="@{bob_workspace}", revision="HEAD"),
-                    call("mcp__git__git_log", repo_path="@{bob_workspace}"),
-                    call("mcp__git__git_diff_unstaged", repo_path="@{bob_workspace}"),
-                ]
-            }
-        ],
-        secrets_absent("bob's file"),
-    ),
-    Attack(
-        "mcp-writes-bobs-repository",
-        "have the git MCP server create a branch in bob's repository",
-        "alice",
-        "model",
-        [
-            {
-                "tool_calls": [
-                    call(
-                        "mcp__git__git_create_branch",
-                        repo_path="@{bob_workspace}",
-                        branch_name="pwned-@{marker}",
-                    )
-                ]
-            }
-        ],
-        bob_workspace_untouched,
-    ),
-]
+MCP_ATTACKS = [Attack(**row) for row in MCP_ROWS]
 
 MODEL_ATTACKS = [*SHELL_ATTACKS, *RACE_ATTACKS, *MCP_ATTACKS]
 
