@@ -58,6 +58,7 @@ from .mcp import McpSettings, current_settings, is_mcp_name
 from .mcp.pool import McpPool
 from .outcomes import cancelled_outcome, failed_outcome, not_started_outcome, succeeded_outcome
 from .sandbox import Sandbox, load_policy, probe
+from .sandbox.owners import owner_group
 from .tools import BuiltinTool, ToolContext, ToolFailure
 from .tools.editor_plan import plan_editor_call
 from .trust import DENY_ALL, WorkerTrust
@@ -440,6 +441,7 @@ class ToolActivities:
             heartbeat=heartbeat,
             shell_timeout_seconds=inp.shell_timeout_seconds,
             sandbox=self.sandbox,
+            owner=owner_group(inp.owner_id, self._trust.keys[0] if self._trust.keys else None),
         )
         outcome = await _execute(call, tool, args, ctx)
         if outcome.status == TerminalStatus.CANCELLED:

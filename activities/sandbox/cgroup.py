@@ -6,9 +6,10 @@ sandbox gets its own cgroup per controller (docs/security-sandbox.md, "Resource 
 ``pids.max``, a memory limit that counts its tmpfs ``/tmp``, and an optional CPU cap. The
 controllers this worker may use are found by :mod:`seawall.runtime.cgroups` (cgroup
 v1's hierarchies, or v2 where delegated); here the worker makes ``seawall-sandbox/`` in each
-at startup, checks that a child of it takes the limits, and removes empty children a killed
-supervisor left. The supervisor makes one child per sandbox beneath. A controller that fails
-any step is left out, and the startup line says what then bounds that resource.
+at startup, checks that a child of it takes the limits, and removes empty children (sandbox
+groups, and owner groups: :mod:`.owners`) a killed supervisor left. The supervisor makes one
+child per sandbox beneath, inside its owner's group when the call has an owner. A controller
+that fails any step is left out, and the startup line says what then bounds that resource.
 
 The CPU weight (``sandbox_cpu_weight``) is written here, on ``seawall-sandbox/`` itself, not
 on each sandbox: its siblings are the worker's own processes, so the weight says how much of
@@ -25,6 +26,8 @@ import uuid
 from pathlib import Path
 
 from seawall.runtime.cgroups import controller_dirs
+
+from .owners import is_owner_group
 
 SUBTREE = "seawall-sandbox"
 
@@ -59,10 +62,7 @@ def _prepare(root: Path, controller: str, version: int, cpu_weight: int) -> bool
                 subtree.write_text(f"+{controller}")
     except OSError:
         return False
-    for stale in root.iterdir():
-        if stale.is_dir() and stale.name[:1].isdigit():
-            with contextlib.suppress(OSError):
-                stale.rmdir()  # left by a supervisor that was SIGKILLed; busy ones stay
+    _remove_stale(root)
     check = root / f"check-{uuid.uuid4().hex[:8]}"
     try:
         check.mkdir(mode=0o700)
@@ -77,6 +77,20 @@ def _prepare(root: Path, controller: str, version: int, cpu_weight: int) -> bool
     finally:
         with contextlib.suppress(OSError):
             check.rmdir()
+
+
+def _remove_stale(root: Path) -> None:
+    """Remove the empty sandbox groups (and then owner groups) that supervisors killed with
+    SIGKILL left under ``root``; busy ones, another worker's included, stay."""
+    for stale in root.iterdir():
+        if not stale.is_dir():
+            continue
+        if is_owner_group(stale.name):
+            _remove_stale(stale)
+        elif not stale.name[:1].isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            stale.rmdir()
 
 
 def sandbox_cgroup_roots(

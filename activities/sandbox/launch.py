@@ -116,13 +116,16 @@ class Sandbox:
         network: NetworkPolicy | None = None,
         extra_env: Mapping[str, str] | None = None,
         report_fd: int | None = None,
+        owner: str | None = None,
     ) -> Launch:
         """The supervisor command that runs ``command`` in ``cwd``, confined to
         ``workspace`` (bare when the mode is ``none``). ``network`` overrides the
         policy's (an operator's per-server option); ``extra_env`` is operator configuration
         (an MCP server's ``env``), passed as given; ``report_fd``, a descriptor the caller
         passes on, gets the supervisor's report of what stopped the sandbox (its memory
-        limit, its disk quota). :class:`SandboxUnavailable` when the sandbox cannot start."""
+        limit, its disk quota); ``owner``, the pseudonym of the call's owner
+        (:mod:`.owners`), puts the sandbox's cgroups in that owner's group, bound with the
+        owner's other sandboxes. :class:`SandboxUnavailable` when the sandbox cannot start."""
         policy = self.policy
         if self.problem is not None:
             raise SandboxUnavailable(self.problem)
@@ -151,7 +154,10 @@ class Sandbox:
         }
         spec["max_processes"] = policy.limits.max_processes
         spec["cgroups"] = self._cgroup_groups()
-        spec["cgroup_limits"] = policy.limits.cgroup_limits()
+        spec["cgroup_limits"] = policy.limits.cgroup_limits(owned=owner is not None)
+        if owner is not None and spec["cgroups"]:
+            spec["owner"] = owner
+            spec["owner_limits"] = policy.limits.owner_cgroup_limits()
         spec["disk"] = {"path": str(workspace), "bytes": policy.limits.workspace_disk_mb * MIB}
         if report_fd is not None:
             spec["report_fd"] = report_fd

@@ -2,10 +2,10 @@
 
 The supervisor (:mod:`activities.sandbox.supervisor`) reports, on a descriptor the command
 never sees, how many of the sandbox's processes the kernel killed at its memory cgroup's
-limit and whether the workspace went past its disk quota. Here that report becomes a
-classified, truthful failure (``out_of_memory``, ``disk_quota_exceeded``) naming the limit,
-so the model, the guard and the operator see the cause instead of a generic exit code. The
-command's own output cannot fake it.
+limit (or its owner's group's) and whether the workspace went past its disk quota. Here that
+report becomes a classified, truthful failure (``out_of_memory``, ``disk_quota_exceeded``)
+naming the limit, so the model, the guard and the operator see the cause instead of a
+generic exit code. The command's own output cannot fake it.
 """
 
 from __future__ import annotations
@@ -62,10 +62,17 @@ def stopped_by_limit(
             "files to make room.",
         )
     if isinstance(report.get("oom_kills"), int) and report["oom_kills"] > 0:
+        what = "The command" if whole else "A process of the command"
+        if report.get("memory_limit") == "owner":
+            return (
+                ToolErrorType.OUT_OF_MEMORY,
+                f"{what} was stopped at the owner's memory limit of "
+                f"{limits.owner_memory_max_mb} MB (all of the owner's commands running at "
+                "once together); use less memory at once, or run fewer commands at a time.",
+            )
         return (
             ToolErrorType.OUT_OF_MEMORY,
-            f"{'The command' if whole else 'A process of the command'} was stopped at the "
-            f"sandbox's memory limit of {limits.memory_max_mb} "
+            f"{what} was stopped at the sandbox's memory limit of {limits.memory_max_mb} "
             "MB (its processes and its /tmp together); use less memory at once.",
         )
     return None

@@ -56,6 +56,9 @@ class SandboxLimits(BaseModel):
     cpu_weight: int = Field(default=default_of("sandbox_cpu_weight"), ge=1, le=10000)
     cpu_max_percent: int = Field(default=default_of("sandbox_cpu_max_percent"), ge=0)
     workspace_disk_mb: int = Field(default=default_of("sandbox_workspace_disk_mb"), ge=1)
+    # All of one owner's sandboxes on this worker together (0: no owner-wide bound).
+    owner_cpu_max_percent: int = Field(default=default_of("sandbox_owner_cpu_max_percent"), ge=0)
+    owner_memory_max_mb: int = Field(default=default_of("sandbox_owner_memory_max_mb"), ge=0)
 
     def rlimits(self) -> dict[str, int]:
         """The per-process limits set before the sandbox starts, by ``resource`` name."""
@@ -65,15 +68,30 @@ class SandboxLimits(BaseModel):
             "RLIMIT_FSIZE": self.file_size_mb * MIB,
         }
 
-    def cgroup_limits(self) -> dict[str, int]:
+    def cgroup_limits(self, *, owned: bool = False) -> dict[str, int]:
         """What the supervisor writes into each sandbox's cgroups (activities/sandbox/
         supervisor.py): bytes, a percent of one core (0: no cap). Every sandbox keeps the
         default CPU weight, so sandboxes share equally; ``cpu_weight`` is their parent's
-        (activities/sandbox/cgroup.py)."""
+        (activities/sandbox/cgroup.py). In an owner's group (``owned``) a sandbox's cap is
+        never above its owner's: that one binds it anyway, and cgroup v1 refuses a child's
+        quota above its parent's."""
+        cpu = self.cpu_max_percent
+        if owned and self.owner_cpu_max_percent:
+            cpu = min(cpu or self.owner_cpu_max_percent, self.owner_cpu_max_percent)
         return {
             "max_processes": self.max_processes,
             "memory_bytes": self.memory_max_mb * MIB,
-            "cpu_max_percent": self.cpu_max_percent,
+            "cpu_max_percent": cpu,
+        }
+
+    def owner_cgroup_limits(self) -> dict[str, int]:
+        """What the supervisor writes into the group of the sandbox's owner, which holds all
+        of that owner's sandboxes on this worker (activities/sandbox/owners.py): bytes and a
+        percent of one core, 0 for no bound. Every owner's group keeps the default weight,
+        so busy owners share the sandboxes' CPU equally whatever each one runs."""
+        return {
+            "memory_bytes": self.owner_memory_max_mb * MIB,
+            "cpu_max_percent": self.owner_cpu_max_percent,
         }
 
 
@@ -124,6 +142,8 @@ def policy_from_settings(
             cpu_weight=settings.sandbox_cpu_weight,
             cpu_max_percent=settings.sandbox_cpu_max_percent,
             workspace_disk_mb=settings.sandbox_workspace_disk_mb,
+            owner_cpu_max_percent=settings.sandbox_owner_cpu_max_percent,
+            owner_memory_max_mb=settings.sandbox_owner_memory_max_mb,
         ),
         env_passthrough=tuple(n for n in settings.sandbox_env_passthrough.split(",") if n),
         bwrap=shutil.which("bwrap", path=search),

@@ -103,6 +103,8 @@ def log_sandbox_status(sandbox: Sandbox, log: Any) -> None:
         cpu_share=sandbox.cpu_share,
         cpu_weight=limits.cpu_weight,
         cpu_max_percent=limits.cpu_max_percent,
+        owner_cpu_max_percent=limits.owner_cpu_max_percent,
+        owner_memory_max_mb=limits.owner_memory_max_mb,
         disk_quota="watched" if policy.confined else "none",
         workspace_disk_mb=limits.workspace_disk_mb,
         withheld_passthrough=len(withheld),

@@ -19,7 +19,9 @@ servers. ``SPEC`` is a JSON object built by :mod:`activities.sandbox.launch`:
     * moved that pid into a fresh cgroup per hierarchy of ``cgroups`` with the
       ``cgroup_limits`` written first: ``pids.max`` (the process limit that binds even for a
       root worker), the memory limit of the whole tree (its tmpfs ``/tmp`` included), the
-      CPU cap,
+      CPU cap; with ``owner`` (a pseudonym, :mod:`activities.sandbox.owners`) that cgroup
+      sits in the owner's group, which its first sandbox makes with ``owner_limits`` (the
+      memory and CPU of all the owner's sandboxes together) and its last one removes,
     * set ``RLIMIT_NPROC`` on it (binds for a non-root worker; set after the user namespace
       exists, so it counts only the sandbox's own processes),
     * with ``slirp4netns``, attached a user-mode network to the sandbox's network namespace
@@ -32,7 +34,8 @@ With ``disk`` (the workspace and its quota) it measures the workspace first, cap
 file at what is left (``RLIMIT_FSIZE``) and measures again while the sandbox runs, killing
 it when the workspace grows past the quota. With ``report_fd`` (a descriptor the caller
 passed on, which the sandbox never inherits) it writes, as it ends, one JSON object: how
-many processes the kernel killed at the memory limit, and the disk watch's verdict
+many processes the kernel killed at a memory limit (and whether the sandbox's or its
+owner's), and the disk watch's verdict
 (:mod:`activities.sandbox.limits` reads it).
 
 Exits the way the command did (same code, or the same signal when bare). A sandbox that
@@ -43,6 +46,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import json
 import os
 import resource
@@ -124,13 +128,14 @@ class Supervisor:
 
     def join_cgroups(self, pid: int) -> None:
         """Move the sandbox's init into a fresh cgroup of each hierarchy in ``cgroups`` (one
-        directory serves every controller of a v2 hierarchy), its limits written first."""
+        directory serves every controller of a v2 hierarchy), its limits written first; with
+        an ``owner``, inside that owner's group (made, with ``owner_limits``, by the owner's
+        first sandbox)."""
         name = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
         limits = self.spec.get("cgroup_limits", {})
         for group in self.spec.get("cgroups", []):
-            path = os.path.join(group["root"], name)
             try:
-                os.mkdir(path, 0o700)
+                path = self._make_cgroup(group, name)
                 self.cgroups.append((path, group))
                 for controller in group["controllers"]:
                     for file, value in _limit_files(controller, group["version"], limits):
@@ -140,13 +145,50 @@ class Supervisor:
             except OSError as exc:
                 raise SetupFailed(f"could not apply the cgroup limits ({exc.strerror})") from None
 
-    def oom_kills(self) -> int:
-        """How many of the sandbox's processes the kernel killed at its memory limit."""
+    def _make_cgroup(self, group: dict[str, Any], name: str) -> str:
+        """Make the sandbox's cgroup ``name`` in ``group``'s root, or in its owner's group
+        there. The owner's last sandbox elsewhere may remove that group meanwhile (its
+        clean-up), so a vanished one is made again."""
+        owner = self.spec.get("owner")
+        if not owner:
+            path = os.path.join(group["root"], name)
+            os.mkdir(path, 0o700)
+            return path
+        parent = os.path.join(group["root"], owner)
+        for _ in range(CGROUP_REMOVE_ATTEMPTS):
+            try:
+                os.mkdir(parent, 0o700)
+            except FileExistsError:
+                pass  # made by another of the owner's sandboxes, which wrote its limits
+            else:
+                try:
+                    _limit_owner(parent, group, self.spec.get("owner_limits", {}))
+                except OSError:
+                    with contextlib.suppress(OSError):
+                        os.rmdir(parent)  # never leave an owner's group without its limits
+                    raise
+            try:
+                os.mkdir(os.path.join(parent, name), 0o700)
+            except FileNotFoundError:
+                continue
+            return os.path.join(parent, name)
+        raise OSError(errno.ENOENT, "the owner's cgroup kept vanishing")
+
+    def memory_stop(self) -> tuple[int, str]:
+        """How many of the sandbox's processes the kernel killed for memory, and at whose
+        limit: ``sandbox`` (its own cgroup reached its limit) or ``owner`` (it never did, so
+        its owner's group did)."""
         for path, group in self.cgroups:
             if "memory" in group["controllers"]:
-                events = "memory.events" if group["version"] == 2 else "memory.oom_control"
-                return _counter(os.path.join(path, events), "oom_kill")
-        return 0
+                if group["version"] == 2:
+                    events = os.path.join(path, "memory.events")
+                    kills, own = _counter(events, "oom_kill"), _counter(events, "oom")
+                else:
+                    kills = _counter(os.path.join(path, "memory.oom_control"), "oom_kill")
+                    own = _read_int(os.path.join(path, "memory.failcnt"))
+                owner = kills > 0 and own == 0 and bool(self.spec.get("owner"))
+                return kills, "owner" if owner else "sandbox"
+        return 0, "sandbox"
 
     def limit_processes(self, pid: int) -> None:
         limit = self.spec.get("max_processes")
@@ -223,8 +265,10 @@ class Supervisor:
         disk = self.disk
         if disk is not None:
             disk.over()  # what was written after the last look counts too
+        kills, limit = self.memory_stop()
         return {
-            "oom_kills": self.oom_kills(),
+            "oom_kills": kills,
+            "memory_limit": limit,
             "disk_exceeded": disk is not None and disk.exceeded,
             "disk_used_bytes": disk.used if disk is not None else 0,
             "disk_full_at_start": disk is not None and disk.start >= disk.quota,
@@ -307,6 +351,10 @@ class Supervisor:
                     break
                 except OSError:
                     select.select([], [], [], 0.01)
+            if self.spec.get("owner"):
+                # The owner's group goes with its last sandbox (busy: another one remains).
+                with contextlib.suppress(OSError):
+                    os.rmdir(os.path.dirname(path))
 
 
 class DiskWatch:
@@ -376,6 +424,32 @@ def _limit_files(controller: str, version: int, limits: dict[str, int]) -> list[
         quota = str(percent * CPU_PERIOD_US // 100)
         return [("cpu.cfs_period_us", str(CPU_PERIOD_US)), ("cpu.cfs_quota_us", quota)]
     return [("cpu.max", f"{percent * CPU_PERIOD_US // 100} {CPU_PERIOD_US}")]
+
+
+def _limit_owner(path: str, group: dict[str, Any], limits: dict[str, int]) -> None:
+    """Give the owner's fresh group ``path`` its limits (``owner_limits``: 0 is none) and,
+    on cgroup v2, hand its children the controllers. No weight and no process limit: every
+    owner's group keeps the default weight, and each sandbox has its own ``pids.max``."""
+    version = group["version"]
+    if version == 2:
+        with open(os.path.join(path, "cgroup.subtree_control"), "w") as fh:
+            fh.write(" ".join(f"+{c}" for c in group["controllers"]))
+    for controller in group["controllers"]:
+        files: list[tuple[str, str]] = []
+        if controller == "memory" and limits.get("memory_bytes"):
+            files = _limit_files("memory", version, limits)
+            files = [(f, v) for f, v in files if not f.startswith("memory.oom.group")]
+        elif controller == "cpu" and limits.get("cpu_max_percent"):
+            files = _limit_files("cpu", version, limits)
+        for file, value in files:
+            _write_if_present(os.path.join(path, file), value)
+
+
+def _read_int(path: str) -> int:
+    """A cgroup file holding one number (0 when unreadable)."""
+    with contextlib.suppress(OSError, ValueError), open(path) as fh:
+        return int(fh.read().strip() or 0)
+    return 0
 
 
 def _write_if_present(path: str, value: str) -> None:

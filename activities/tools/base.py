@@ -49,6 +49,9 @@ class ToolContext:
     # The worker's probed sandbox (activities/sandbox/); the tool runner always passes it.
     # The default runs bare: only tests of the tools themselves rely on it.
     sandbox: Sandbox = UNCONFINED
+    # The pseudonym of the call's owner (activities/sandbox/owners.py): the owner-wide
+    # cgroup its sandboxed processes share with the owner's others; None: no owner.
+    owner: str | None = None
     # What the call wrote, as ``ToolOutcome.writes`` pairs (one context per call): the file
     # tools record each file they changed, and the runner copies them into a successful
     # outcome (progress evidence for the loop rules; docs/protections.md, "The rules").

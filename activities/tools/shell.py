@@ -167,6 +167,7 @@ class RunShellCommandTool(BuiltinTool):
                 workspace=ctx.workspace_root,
                 cwd=cwd,
                 report_fd=report_w,
+                owner=ctx.owner,
             )
         except BaseException as exc:
             os.close(report_w)

@@ -287,6 +287,10 @@ class RunToolInput(_Strict):
     shell_timeout_seconds: float = DEFAULT_TOOL_TIMEOUT_SECONDS
     # Scenario runs only: the fixture that answers instead of the tool.
     scenario_fixture: FixtureTool | None = None
+    # The prompt's owner (its checked start's, PromptInput.owner_id): the worker binds the
+    # owner's sandboxes together under a pseudonym (activities/sandbox/owners.py). In history
+    # only, like the prompt's: never logged, never a label, never a cgroup's name.
+    owner_id: str | None = None
 
     @model_validator(mode="before")
     @classmethod

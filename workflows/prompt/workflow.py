@@ -432,8 +432,7 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, EditorCalls, Clien
         on MCP servers and heartbeats while it does."""
         scenario = self._input.scenario
         info = workflow.info()
-        # A root prompt's start is checked by the worker; a session's prompts were started
-        # by a checked session (docs/security-trust.md).
+        # A root prompt's start is checked by the worker; a session's by the session's.
         root = info.parent is None and info.continued_run_id is None
         request = ListToolsInput(
             scenario_tools=scenario.fixture_tools if scenario else None,
@@ -791,6 +790,7 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, EditorCalls, Clien
                     max_output_chars=prompt.max_output_chars,
                     shell_timeout_seconds=prompt.tool_timeout_seconds,
                     scenario_fixture=fixture,
+                    owner_id=prompt.owner_id,
                 ),
                 result_type=ToolOutcome,
                 start_to_close_timeout=timedelta(seconds=prompt.tool_timeout_seconds + 30),

@@ -92,6 +92,24 @@ SANDBOX_LIMIT_SETTINGS: tuple[SandboxLimitSetting, ...] = (
         le=100000,
     ),
     SandboxLimitSetting(
+        "sandbox_owner_cpu_max_percent",
+        0,
+        100,
+        "CPU cap of all of one owner's sandboxes on this worker together, in percent of one "
+        "core (100: one core; 0: no cap; cpu.max or cpu.cfs_quota_us of the owner's group)",
+        ge=0,
+        le=100000,
+    ),
+    SandboxLimitSetting(
+        "sandbox_owner_memory_max_mb",
+        0,
+        2048,
+        "memory of all of one owner's sandboxes on this worker together, their /tmp "
+        "included, in MiB (0: no owner-wide limit; a memory cgroup of the owner's group)",
+        ge=0,
+        le=1048576,
+    ),
+    SandboxLimitSetting(
         "sandbox_workspace_disk_mb",
         10240,
         2048,
