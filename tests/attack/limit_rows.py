@@ -2,10 +2,11 @@
 CPU and disk from everyone, while bob's ordinary prompt runs alongside (docs/security.md,
 "The attack suite"; docs/security-sandbox.md, "Resource limits").
 
-Each row is one prompt of alice's with two calls: first a control just under the limit,
-on the same mechanism (a smaller allocation, a smaller write, a light command), which must
-succeed; then the hog, which must settle with its classified reason (read from the event
-stream's ``reason``, which comes from the outcome's error type, never from the output).
+Each row is one prompt of alice's: first a control just under the limit, on the same
+mechanism (a smaller allocation, a smaller write, a light command), which must succeed;
+then the hog (for the owner-wide cap, two calls of one batch), which must settle with its
+classified reason (read from the event stream's ``reason``, which comes from the outcome's
+error type, never from the output).
 Bob's prompt runs at the same time and must finish with his output; nothing of his
 changes. The stack runs with small limits (tests/attack/test_limit_attacks.py), so every
 hog is bounded: tens of MB, a few seconds.
@@ -24,10 +25,13 @@ from tests.attack.stack import AttackStack
 MEMORY_LIMIT_MB = 64
 DISK_QUOTA_MB = 16
 CPU_MAX_PERCENT = 50
+# All of one owner's sandboxes together: as much as one of them may take on its own.
+OWNER_CPU_MAX_PERCENT = 50
 STACK_ENV = {
     "SEAWALL_SANDBOX_MEMORY_MAX_MB": str(MEMORY_LIMIT_MB),
     "SEAWALL_SANDBOX_WORKSPACE_DISK_MB": str(DISK_QUOTA_MB),
     "SEAWALL_SANDBOX_CPU_MAX_PERCENT": str(CPU_MAX_PERCENT),
+    "SEAWALL_SANDBOX_OWNER_CPU_MAX_PERCENT": str(OWNER_CPU_MAX_PERCENT),
 }
 
 # The reasons the event stream gives (workflows/prompt/events.py).
@@ -47,6 +51,12 @@ def allocate(megabytes: int) -> str:
         'print("held", 8 * len(held), "MB")\n'
         "'"
     )
+
+
+def spin(report: str) -> str:
+    """Spin three processes for 3 s and say, also into the workspace file ``report``, how
+    much CPU they used in how long."""
+    return SPIN.replace("tee cpu.txt", f"tee {report}")
 
 
 SPIN = (
@@ -110,6 +120,21 @@ LIMIT_ROWS: list[dict[str, Any]] = [
         ],
         "reason": None,  # the hog is slowed, not stopped: its CPU time is the check
     },
+    {
+        "id": "limits-owner-cpu",
+        "tries": f"spin in two calls of one batch at once, each within the sandbox's cap of "
+        f"{CPU_MAX_PERCENT}%, to take twice that (her owner's cap: {OWNER_CPU_MAX_PERCENT}%); "
+        "control: a light command",
+        "turns": [
+            {"tool_calls": [shell("echo light")]},
+            {"tool_calls": [shell(spin("cpu-1.txt")), shell(spin("cpu-2.txt"))]},
+        ],
+        "reason": None,
+        # Both calls' CPU together, read from the files they wrote, against the owner's cap
+        # (checked: with no owner cap the row fails, 2.35 s of CPU in 3.05 s).
+        "cpu_reports": ["cpu-1.txt", "cpu-2.txt"],
+        "cpu_cap": OWNER_CPU_MAX_PERCENT,
+    },
 ]
 
 
@@ -128,6 +153,22 @@ def settled(events: str) -> list[dict[str, Any]]:
     return sorted(found, key=lambda e: e.get("seq", 0))
 
 
+def _cpu_used(row: dict[str, Any], outcome: Outcome) -> tuple[float, float]:
+    """The CPU seconds the row's spinning calls used together, and the longest wall time."""
+    reports = row.get("cpu_reports")
+    if reports is None:
+        found = re.search(r"cpu-used ([\d.]+) wall ([\d.]+)", outcome.seen)
+        assert found, "the CPU hog did not report its usage"
+        return float(found.group(1)), float(found.group(2))
+    workspace = outcome.facts["session"].workspace
+    figures = []
+    for name in reports:
+        found = re.search(r"cpu-used ([\d.]+) wall ([\d.]+)", (workspace / name).read_text())
+        assert found, f"a CPU hog did not report its usage: {name}"
+        figures.append((float(found.group(1)), float(found.group(2))))
+    return sum(u for u, _w in figures), max(w for _u, w in figures)
+
+
 async def beside_bob(stack: AttackStack, turns: list[Any]) -> Outcome:
     """alice's hostile prompt and bob's ordinary one, at the same time."""
     alice, bob = await asyncio.gather(
@@ -143,17 +184,17 @@ def check(row: dict[str, Any], stack: AttackStack, outcome: Outcome) -> None:
     control succeeded, the hog settled with its reason (the CPU hog within its cap), bob's
     prompt finished with his output, and bob's file is unchanged."""
     calls = settled(outcome.seen)
-    assert len(calls) == 2, f"expected the control and the hog to settle: {calls}"
-    control, hog = calls
+    hogs = len(row["turns"][-1]["tool_calls"])
+    assert len(calls) == 1 + hogs, f"expected the control and the hog to settle: {calls}"
+    control, hog, *_ = calls
     assert control.get("status") == "success", f"the control failed, proving nothing: {control}"
     if row["reason"] is not None:
         assert hog.get("status") != "success", f"the hog was not stopped: {hog}"
         assert hog.get("reason") == row["reason"], f"the hog settled otherwise: {hog}"
     else:
-        found = re.search(r"cpu-used ([\d.]+) wall ([\d.]+)", outcome.seen)
-        assert found, "the CPU hog did not report its usage"
-        used, wall = float(found.group(1)), float(found.group(2))
-        assert used <= CPU_MAX_PERCENT / 100 * wall + 0.5, f"{used} s of CPU in {wall} s"
+        used, wall = _cpu_used(row, outcome)
+        cap = row.get("cpu_cap", CPU_MAX_PERCENT)
+        assert used <= cap / 100 * wall + 0.5, f"{used} s of CPU in {wall} s"
     bob = outcome.facts["bob"]
     assert "bob-ok-42" in bob.seen, "bob's prompt did not finish with his output"
     assert [c.get("status") for c in settled(bob.seen)] == ["success"]

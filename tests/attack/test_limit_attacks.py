@@ -23,6 +23,7 @@ NEEDS = {
     "limits-memory-hog": "memory",
     "limits-memory-in-tmp": "memory",
     "limits-cpu-hog": "cpu",
+    "limits-owner-cpu": "cpu",
 }
 
 
