@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from workflows.contracts.prompt import PromptResult, PromptStatus
 from workflows.contracts.prompt_options import ApprovalMode
@@ -33,6 +33,18 @@ class CreateSessionRequest(BaseModel):
     # labeled scenario can run through the gateway; like model_script, only with
     # SEAWALL_ALLOW_SCRIPTED_MODELS=1.
     fixture_tools: dict[str, FixtureTool] = Field(default_factory=dict)
+
+    @field_validator("client_metadata")
+    @classmethod
+    def _channel_is_a_boolean(cls, value: dict[str, Any]) -> dict[str, Any]:
+        # The workflow turns the guard off for any truthy marker, so "false" or "no" would
+        # do so silently (workflows/contracts/prompt.py, route_label): only a boolean says
+        # what it means.
+        if "channel" in value and not isinstance(value["channel"], bool):
+            raise ValueError(
+                "channel marks a channel-bridge session (the guard off) and must be true or false"
+            )
+        return value
 
 
 class SessionCreated(BaseModel):

@@ -446,6 +446,18 @@ async def test_malformed_json_is_400_and_schema_errors_are_422(http: httpx.Async
     bad_mode = await http.post("/v1/sessions", json={"approval_mode": "sometimes"})
     assert bad_mode.status_code == 422
     assert bad_mode.json()["detail"].startswith("body.approval_mode:")
+    # The channel marker turns the guard off: a word that is not a boolean is refused, not
+    # read as true.
+    for marker in ("false", "no", 0, 1, None):
+        channel = await http.post("/v1/sessions", json={"client_metadata": {"channel": marker}})
+        assert channel.status_code == 422, marker
+        assert channel.json()["detail"] == (
+            "body.client_metadata: Value error, channel marks a channel-bridge session (the "
+            "guard off) and must be true or false"
+        )
+    assert (
+        await http.post("/v1/sessions", json={"client_metadata": {"channel": False}})
+    ).is_success
     permission = await http.post("/v1/prompts/p/permissions/r", json={"approve": "perhaps"})
     assert permission.status_code == 422
 
