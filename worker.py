@@ -45,12 +45,14 @@ from activities.operator_settings import OperatorSettingsActivities
 from activities.sandbox import Sandbox, load_policy, log_sandbox_status, probe
 from activities.tool_runner import ToolActivities
 from activities.tools import BUILTIN_TOOLS
+from activities.trust import StartCheckActivities
 
 # Re-exported for the CLIs' in-process workers (they import worker.py, never activities).
 from activities.trust import WorkerTrust as WorkerTrust
 from seawall.runtime.grants import GrantSigner, new_signing_key, signing_client
 from seawall.runtime.logs import configure_logging
 from seawall.runtime.metrics import build_runtime, global_attributes
+from seawall.runtime.owners import ANY_OWNER
 from seawall.runtime.plugin import SeawallPlugin, client_with_plugin, connect
 from seawall.runtime.process_exit import run_then_exit
 from seawall.runtime.server_wait import ServerUnreachable, wait_for_server
@@ -129,6 +131,7 @@ def build_activities(
             functools.partial(resolve_model_retry_window, environ),
             trust=trust,
         ),
+        start_check=StartCheckActivities(trust),
     )
 
 
@@ -142,6 +145,7 @@ def trusted_local_run(client: Client, roots: Sequence[Path] = ()) -> tuple[Clien
         allow_scripted_models=True,
         workspace_roots=tuple(roots) or (Path(tempfile.gettempdir()),),
         keys=(key,),
+        channel_owners=(ANY_OWNER,),
     )
     return signing_client(client, GrantSigner(key)), trust
 

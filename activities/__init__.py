@@ -16,6 +16,7 @@ from typing import Any
 from .model import ModelActivities
 from .operator_settings import OperatorSettingsActivities
 from .tool_runner import ToolActivities
+from .trust import StartCheckActivities
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,7 @@ class WorkerActivities:
     model: ModelActivities
     tools: ToolActivities
     operator_settings: OperatorSettingsActivities
+    start_check: StartCheckActivities
 
     def definitions(self) -> list[Callable[..., Any]]:
         """The ``@activity.defn`` methods to register."""
@@ -32,6 +34,7 @@ class WorkerActivities:
             *self.model.activities(),
             *self.tools.activities(),
             *self.operator_settings.activities(),
+            *self.start_check.activities(),
         ]
 
     @asynccontextmanager
@@ -46,6 +49,7 @@ class WorkerActivities:
 __all__ = [
     "ModelActivities",
     "OperatorSettingsActivities",
+    "StartCheckActivities",
     "ToolActivities",
     "WorkerActivities",
 ]

@@ -60,6 +60,7 @@ from gateway.middleware import (
 from gateway.ownership import SessionOwners
 from gateway.prompt_lookup import prompt_state
 from gateway.quotas import metadata_bytes, owner_quotas, text_bytes
+from gateway.session_policy import session_choices
 from gateway.settings import GatewaySettings, check_exposure
 from gateway.sse import parse_cursor, prompt_events
 from seawall.client.temporal_ops import (
@@ -71,7 +72,7 @@ from seawall.client.temporal_ops import (
     session_handle,
     update_failure,
 )
-from seawall.runtime.grants import GrantSigner
+from seawall.runtime.grants import GrantSigner, signing_client
 from workflows.contracts.activity import ModelSpec
 from workflows.contracts.prompt import PermissionAnswer, UserInput
 from workflows.contracts.scenario import ScenarioHooks
@@ -212,7 +213,16 @@ async def documented_auth(
 def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> FastAPI:
     """Build the gateway; raises ``ConfigurationError`` for an exposed, token-less address."""
     check_exposure(settings)
-    connection = TemporalConnection(client_factory)
+    key = settings.session_signing_key
+    signer = GrantSigner(key) if key else None
+
+    async def signing_factory() -> Client:
+        # Every session and admission workflow this gateway starts is signed for the
+        # worker to check (docs/security-trust.md; seawall/runtime/grants.py).
+        client = await client_factory()
+        return signing_client(client, signer) if signer is not None else client
+
+    connection = TemporalConnection(signing_factory)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -230,8 +240,6 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
         lifespan=lifespan,
     )
     app.state.settings = settings
-    key = settings.session_signing_key
-    signer = GrantSigner(key) if key else None
     app.state.temporal = connection
     # Several owners share this gateway only with a tokens file; otherwise every caller is
     # the one principal, and neither ownership nor the per-owner limit applies.
@@ -263,7 +271,11 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
         status_code=201,
         tags=["sessions"],
         responses={
-            403: {"model": ErrorBody, "description": "scripted models are disabled"},
+            403: {
+                "model": ErrorBody,
+                "description": "a choice the operator does not allow: a looser approval_mode, "
+                "a channel session, a scripted model (the detail names the setting)",
+            },
             **_QUOTA_REFUSED,
         },
     )
@@ -278,14 +290,9 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
         once that session has closed (docs/architecture.md, "Sessions and the gateway")."""
         body = body or CreateSessionRequest()
         metadata_size = metadata_bytes(body.client_metadata, settings.max_client_metadata_bytes)
-        scripted = body.model_script is not None or bool(body.fixture_tools)
-        if scripted and not settings.allow_scripted_models:
-            raise HTTPException(
-                status_code=403,
-                detail="scripted models are disabled on this gateway "
-                "(SEAWALL_ALLOW_SCRIPTED_MODELS)",
-            )
         owner_id = getattr(request.state, OWNER_STATE_KEY, None)
+        # Only what tightens the operator's policy (gateway/session_policy.py).
+        choices = session_choices(body, settings, owner_id)
         # A key is the client's: two owners' equal keys name two sessions.
         session_id = (
             uuid.uuid5(SESSION_KEY_NAMESPACE, f"{owner_id or ''}\n{idempotency_key}").hex
@@ -293,20 +300,22 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
             else uuid.uuid4().hex
         )
         created = SessionCreated(session_id=session_id, workflow_id=session_workflow_id(session_id))
-        if idempotency_key and await session_exists(client, session_id):
-            return created  # a repeat: nothing is started or counted again
-        if admission is not None and owner_id is not None:
+        # A repeat is not counted again; its start finds the session the first one started
+        # (and signals its grant again, in case the first request's was lost).
+        repeat = bool(idempotency_key) and await session_exists(client, session_id)
+        if admission is not None and owner_id is not None and not repeat:
             await admission.admit_session(client, owner_id, session_id, metadata_size)
         session_settings = SessionSettings(
             workspace_root=str(settings.workspaces / session_id),
             # The worker answers with the operator's model (its endpoint, else the demo model).
             model=ModelSpec(provider="operator"),
-            approval_mode=body.approval_mode or settings.approval_mode,
+            approval_mode=choices.approval_mode,
+            loosest_approval_mode=choices.loosest_approval_mode,
             permission_timeout_seconds=settings.permission_timeout_seconds,
             client_metadata=body.client_metadata,
             scenario=(
                 ScenarioHooks(model_script=body.model_script, fixture_tools=body.fixture_tools)
-                if scripted
+                if choices.scripted
                 else None
             ),
         )
@@ -317,8 +326,6 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
             # resolved by the worker when the session starts.
             owner_id=owner_id,
         )
-        if signer is not None:  # the worker checks the grant (docs/security-trust.md)
-            session = signer.session(session)
         # Already started and closed meanwhile: answered as the first request was.
         with contextlib.suppress(WorkflowAlreadyStartedError):
             await client.start_workflow(

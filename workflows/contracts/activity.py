@@ -40,6 +40,9 @@ RESOLVE_OPERATOR_SETTINGS = "seawall.resolve_operator_settings"
 # The progress judge (docs/architecture.md, "The progress judge"): the operator's own model
 # asked whether a suspicious stretch of a prompt is making progress.
 JUDGE_PROGRESS = "seawall.judge_progress"
+# The worker's check of a start that has no other activity to carry it (an owner's admission
+# workflow; docs/security-trust.md): its input is a StartClaim.
+CHECK_START = "seawall.check_start"
 
 # The model activity's failure types the workflow tells apart (docs/architecture.md, "Model
 # requests and outages"): the endpoint refused the request (a 4xx other than 408/409/429;

@@ -5,7 +5,9 @@ docs/architecture.md, "The prompt loop". Which calls ask is the prompt's approva
 ``PromptWorkflow`` keeps the open requests as workflow state and takes the user's answer
 through the ``answer_permission`` update. A rejection, or no answer within the prompt's
 permission timeout, means the call never runs. The ``set_approval_mode`` signal (an editor
-switching its session mode) changes which later calls ask.
+switching its session mode) changes which later calls ask, within the loosest mode the
+operator allowed when the prompt started (a looser one is ignored: docs/security.md, "What a
+client may choose").
 """
 
 from __future__ import annotations
@@ -34,9 +36,13 @@ class PermissionRequests:
     def set_approval_mode(self, change: ApprovalModeChange) -> None:
         self._approval_mode_change = change.approval_mode
 
-    def _approval_mode(self, started_with: ApprovalMode) -> ApprovalMode:
-        """The approval mode for a call cleared to run now."""
-        return self._approval_mode_change or started_with
+    def _approval_mode(
+        self, started_with: ApprovalMode, loosest: ApprovalMode | None = None
+    ) -> ApprovalMode:
+        """The approval mode for a call cleared to run now: the latest switch the operator's
+        ``loosest`` mode allows, else the mode the prompt started with."""
+        change = self._approval_mode_change
+        return change if change is not None and change.allowed_by(loosest) else started_with
 
     @workflow.update
     def answer_permission(self, answer: PermissionAnswer) -> str:

@@ -87,7 +87,12 @@ with workflow.unsafe.imports_passed_through():
         route_label,
     )
     from workflows.contracts.prompt_options import DEFAULT_MODEL_RETRY_WINDOW_SECONDS
-    from workflows.contracts.start_claims import prompt_claim, refused_start
+    from workflows.contracts.start_claims import (
+        RunGrantInbox,
+        fresh_start,
+        prompt_claim,
+        refused_start,
+    )
     from workflows.contracts.synthetic_outcomes import (
         cancelled_outcome,
         permission_denied_outcome,
@@ -231,9 +236,10 @@ def _add_tokens(total: int | None, tokens: int | None) -> int | None:
 
 
 @workflow.defn(name="PromptWorkflow")
-class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
-    """One prompt's agent loop. The mixins add the ``answer_permission`` update and the
-    scenario driver's ``wait_for_driver`` update and ``release_batch`` signal."""
+class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection, RunGrantInbox):
+    """One prompt's agent loop. The mixins add the ``answer_permission`` update, the
+    scenario driver's ``wait_for_driver`` update and ``release_batch`` signal, and the
+    ``grant`` signal of a root prompt's run."""
 
     @workflow.init
     def __init__(self, prompt: PromptInput) -> None:
@@ -550,10 +556,16 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
         info = workflow.info()
         # A root prompt's start is checked by the worker; a session's prompts were started
         # by a checked session (docs/security-trust.md).
-        root = info.parent is None and info.continued_run_id is None
+        start = None
+        if info.parent is None and fresh_start(info):
+            prompt = self._input
+            grant = await self.start_grant(
+                grant_follows=prompt.grant_follows, input_grant=prompt.grant, kind="prompt"
+            )
+            start = prompt_claim(prompt, run_id=info.original_execution_run_id, grant=grant)
         request = ListToolsInput(
             scenario_tools=scenario.fixture_tools if scenario else None,
-            start=prompt_claim(self._input) if root else None,
+            start=start,
             workspace_root=self._input.workspace_root,
         )
         if self._tools_without_hop:
@@ -838,9 +850,9 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection):
     def _asks_permission(self, call: ToolCall) -> bool:
         """Whether this call waits for the user's approval before it runs (now)."""
         spec = self._tools.get(call.name)
-        return spec is not None and self._approval_mode(self._input.approval_mode).asks_before(
-            spec.name, mutating=spec.mutating
-        )
+        return spec is not None and self._approval_mode(
+            self._input.approval_mode, self._input.loosest_approval_mode
+        ).asks_before(spec.name, mutating=spec.mutating)
 
     async def _run_call(
         self, cleared: Cleared, batch: int, durations: dict[int, float]

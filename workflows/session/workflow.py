@@ -47,6 +47,7 @@ with workflow.unsafe.imports_passed_through():
         fit_context,
         recent_history,
     )
+    from workflows.contracts.grant import StartClaim
     from workflows.contracts.prompt import (
         ApprovalModeChange,
         PromptInput,
@@ -73,7 +74,12 @@ with workflow.unsafe.imports_passed_through():
         TranscriptPage,
         TranscriptQuery,
     )
-    from workflows.contracts.start_claims import refused_start, session_claim
+    from workflows.contracts.start_claims import (
+        RunGrantInbox,
+        fresh_start,
+        refused_start,
+        session_claim,
+    )
     from workflows.prompt.workflow import CONTEXT_POLICY_PATCH, PromptWorkflow
     from workflows.rules import LoopSettings
     from workflows.seed.guard import GuardMode
@@ -99,9 +105,12 @@ PROMPT_ID_REUSE_POLICY = WorkflowIDReusePolicy.REJECT_DUPLICATE
 
 
 @workflow.defn(name="SessionWorkflow")
-class SessionWorkflow:
+class SessionWorkflow(RunGrantInbox):
+    """The mixin adds the ``grant`` signal (docs/security-trust.md)."""
+
     @workflow.init
     def __init__(self, session: SessionInput) -> None:
+        super().__init__()
         self._input = session
         self._guard_mode: GuardMode | None = session.guard_mode
         self._loop_settings: LoopSettings | None = session.loop_settings
@@ -197,6 +206,18 @@ class SessionWorkflow:
                 await running.signal(PromptWorkflow.set_approval_mode, change)
         return change
 
+    @set_approval_mode.validator
+    def _validate_approval_mode(self, change: ApprovalModeChange) -> None:
+        # The operator's bound, fixed at the start (docs/security.md, "What a client may
+        # choose"): a client may tighten the mode, never loosen it past the bound.
+        loosest = self._input.settings.loosest_approval_mode
+        if not change.approval_mode.allowed_by(loosest):
+            raise ValueError(
+                f"approval mode {change.approval_mode.value!r} is looser than this session "
+                f"allows ({loosest.value if loosest else ''}: the operator's "
+                "loosest_approval_mode)"
+            )
+
     @workflow.update
     def withdraw_prompt(self, withdrawal: PromptWithdrawal) -> PromptWithdrawal:
         """Drop a prompt that has not started; it never runs."""
@@ -260,11 +281,11 @@ class SessionWorkflow:
         operator_budget: int | None = None
         operator_summaries: bool | None = None
         operator_retry_window: float | None = None
-        # A fresh start is checked by the worker (its grant, workspace and scenario); a run
-        # continue-as-new made carries what the checked start began with.
-        claim = session_claim(session) if workflow.info().continued_run_id is None else None
-        request = ResolveOperatorSettingsInput(owner_id=session.owner_id, start=claim)
         try:
+            # A fresh start is checked by the worker (its grant, workspace and scenario); a
+            # run continue-as-new made carries what the checked start began with.
+            claim = await self._start_claim(session) if fresh_start(workflow.info()) else None
+            request = ResolveOperatorSettingsInput(owner_id=session.owner_id, start=claim)
             if self._guard_mode is None:
                 settings = await self._resolve_operator_settings(request)
                 self._guard_mode = settings.guard_mode
@@ -295,6 +316,15 @@ class SessionWorkflow:
                 workflow.continue_as_new(self._carry())
         await workflow.wait_condition(workflow.all_handlers_finished)
         return self.status()
+
+    async def _start_claim(self, session: SessionInput) -> StartClaim:
+        """What this fresh run claims, with its grant: the one signalled for the run when
+        the input says it follows, else the input's own."""
+        grant = await self.start_grant(
+            grant_follows=session.grant_follows, input_grant=session.grant, kind="session"
+        )
+        run_id = workflow.info().original_execution_run_id
+        return session_claim(session, run_id=run_id, grant=grant)
 
     async def _resolve_operator_settings(
         self, request: ResolveOperatorSettingsInput

@@ -63,6 +63,7 @@ from .value_types import (
     OnOffWord,
     Origins,
     OwnerId,
+    OwnerList,
     OwnerTokensFile,
     ProfileWord,
     RuleModeWord,
@@ -471,6 +472,15 @@ class SeawallSettings(BaseSettings):
         env="SEAWALL_APPROVAL_MODE",
         read_by=(GATEWAY, ACP),
     )
+    # A client may choose a stricter approval mode than this, never a looser one
+    # (docs/security.md, "What a client may choose"); unset: approval_mode itself.
+    loosest_approval_mode: ApprovalMode | None = setting(
+        None,
+        "loosest approval mode a client may choose for its session or switch it to "
+        "(default | auto_edit | yolo; unset: approval_mode)",
+        env="SEAWALL_LOOSEST_APPROVAL_MODE",
+        read_by=(GATEWAY, ACP),
+    )
     permission_timeout_seconds: float = setting(
         DEFAULT_PERMISSION_TIMEOUT_SECONDS,
         "how long a permission request waits for an answer",
@@ -486,6 +496,16 @@ class SeawallSettings(BaseSettings):
         "tests); the worker refuses them without it",
         env="SEAWALL_ALLOW_SCRIPTED_MODELS",
         read_by=(GATEWAY, ACP, WORKER),
+    )
+    # A channel session runs with the guard off (the seed's channel bridges): only for the
+    # owners the operator names. The worker checks it too (docs/security-trust.md).
+    channel_owners: OwnerList = setting(
+        None,
+        "owners whose sessions may be channel-bridge sessions (client_metadata.channel: "
+        "true) or non-interactive routes, which run with the guard off: owner ids, "
+        "comma-separated, or * for every caller (unset: none)",
+        env="SEAWALL_CHANNEL_OWNERS",
+        read_by=(GATEWAY, WORKER),
     )
     # docs/architecture.md, "Per-owner prompt limit": counted across every replica.
     max_concurrent_prompts_per_owner: int = setting(

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BeforeValidator
 
-from seawall.runtime.owners import OWNER_ID, read_owner_tokens
+from seawall.runtime.owners import OWNER_ID, owner_list, read_owner_tokens
 from seawall.runtime.storage import PayloadStorageKind
 from workflows.rules import LoopProfile
 from workflows.seed import GuardMode
@@ -93,6 +93,10 @@ def _owner(value: str | None) -> str | None:
     return value
 
 
+def _owner_list(value: str | None) -> str | None:
+    return ",".join(owner_list(value)) if value is not None else None
+
+
 def _tokens_file(value: Path | None) -> Path | None:
     if value is not None:
         read_owner_tokens(value)  # raises ValueError naming the problem, never a token
@@ -121,5 +125,6 @@ McpServers = Annotated[dict[str, Any] | None, BeforeValidator(_json_object)]
 VariableNames = Annotated[str, AfterValidator(_env_names)]
 HttpUrl = Annotated[str | None, AfterValidator(_http_url)]
 OwnerId = Annotated[str | None, AfterValidator(_owner)]
+OwnerList = Annotated[str | None, AfterValidator(_owner_list)]
 OwnerTokensFile = Annotated[Path | None, AfterValidator(_tokens_file)]
 Origins = Annotated[str, AfterValidator(_origins)]
