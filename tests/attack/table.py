@@ -583,12 +583,8 @@ CORE_ATTACKS = [
         [],
         secrets_absent("the codec token", "bob's stored payload"),
         drives.anonymous_reads_the_ui_settings,
-        exposure=(
-            "the dev UI (make run) has no authentication and serves its codec endpoint, token "
-            "included, to whoever reaches it, who can read every history in it anyway; bind "
-            "it to loopback (seawall up does) or put it behind authentication (the compose "
-            "stack does): docs/security-codec.md"
-        ),
+        notes="seawall up gives its unauthenticated UI no codec unless the operator sets "
+        "SEAWALL_UI_CODEC (docs/security-codec.md), so the settings name no endpoint",
     ),
     Attack(
         "gateway-reused-idempotency-key-after-close",

@@ -569,6 +569,16 @@ class SeawallSettings(BaseSettings):
     ui_port: int = setting(
         8233, "seawall up's Temporal UI port", env="SEAWALL_UI_PORT", read_by=(UP,), ge=1, le=65535
     )
+    # Off: the dev UI has no authentication, and its settings endpoint would hand the codec
+    # endpoint and its token to whoever opens it (docs/security-codec.md).
+    ui_codec: bool = setting(
+        False,
+        "let seawall up's Temporal UI decode stored payloads through the gateway's codec "
+        "endpoint; its unauthenticated settings endpoint then serves that endpoint and its "
+        "token to whoever reaches the UI",
+        env="SEAWALL_UI_CODEC",
+        read_by=(UP,),
+    )
     # --- logs, metrics, tracing -------------------------------------------------------------
     log_format: Lowered[LogFormat] = setting(
         "json", "json | console", env="SEAWALL_LOG_FORMAT", read_by=(WORKER, GATEWAY, RUN, ACP)
