@@ -4,7 +4,8 @@
 the conversation, like the scripted provider. A prompt that mentions "loop" shows the guard
 at work: the model keeps reading files that do not exist; once reminded it changes approach,
 unless the prompt also says "stubborn", in which case it repeats the failure and (in
-``enforce``) is stopped.
+``enforce``) is stopped. A prompt that mentions "note" writes it to ``NOTES.md``: a call
+that changes the workspace, so in the default approval mode it asks the user first.
 
 Its text streams like a real model's: word by word, :data:`WORD_SECONDS` apart, so the demo
 shows live text in every client. Only the pace is timed; the words are fixed by the
@@ -24,6 +25,7 @@ from workflows.contracts.conversation import MID_TURN_INPUT_PREFIX, Message, Rol
 from workflows.seed.guard import REPEATED_TOOL_FAILURE_REMINDER
 
 MISSING_PER_BATCH = 4
+NOTES_FILE = "NOTES.md"
 WORD_SECONDS = 0.04
 
 
@@ -77,6 +79,20 @@ class DemoProvider:
                 for i in range(MISSING_PER_BATCH)
             ]
             return ModelReply(text="Looking for the file…", tool_calls=calls)
+        if "note" in lowered:
+            if replies == 0:
+                call = ToolCall(
+                    call_id=f"demo_{number}_0",
+                    name="write_file",
+                    arguments={"path": NOTES_FILE, "content": prompt + "\n"},
+                )
+                return ModelReply(text=f"I will write the note to {NOTES_FILE}.", tool_calls=[call])
+            wrote = any(m.role is Role.TOOL and m.content.startswith("Wrote ") for m in since)
+            return ModelReply(
+                text=f"Demo model: wrote {NOTES_FILE}."
+                if wrote
+                else f"Demo model: {NOTES_FILE} was not written."
+            )
         if replies == 0 or (reminded and since[-1].role is Role.SYSTEM):
             call = ToolCall(call_id=f"demo_{number}_0", name="list_directory", arguments={})
             return ModelReply(text="Let me look at the workspace.", tool_calls=[call])

@@ -1,5 +1,5 @@
-"""Scenario fixture tools: tools whose outcomes a scenario scripts (docs/architecture.md,
-"Scenario runs").
+"""Scenario fixture tools: tools whose outcomes a scenario scripts (docs/scenarios.md, "Running a
+scenario").
 
 A fixture reports exactly what it was told, including a missing or never-seen execution
 status and contract-violating pairs, so scenarios can drive the guard down its fail-open

@@ -4,8 +4,8 @@ Temporal delivers a cancellation to a running activity only on a heartbeat respo
 model request, a tool call or a hanging scenario fixture heartbeats in the background for as
 long as it runs; that is what lets a cancelled prompt stop its work promptly. The worker
 sends heartbeats at least every second (``max_heartbeat_throttle_interval`` in
-``worker.py``), and the prompt workflow's tool and model heartbeat timeouts are ten seconds,
-so a lost worker's call is retried after seconds.
+``seawall/worker/build.py``), and the prompt workflow's tool and model heartbeat timeouts
+are ten seconds, so a lost worker's call is retried after seconds.
 """
 
 from __future__ import annotations

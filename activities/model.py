@@ -2,16 +2,15 @@
 
 Providers sit behind :class:`ModelProvider` so the workflow only ever sees
 :class:`~workflows.contracts.activity.ModelReply`, whatever the backend; the worker hands
-:class:`ModelActivities` its providers (``worker.py``). ``operator``, the default, is the
-operator's endpoint when one is configured, else the offline demo model. A scenario run's
-script (``CallModelInput.scenario_script``) answers instead of any provider; the scripted
-provider that plays it is what simulations and tests run against. It is stateless (the
-reply is chosen from the conversation alone), so a retried or replayed request gets the
-same reply.
+:class:`ModelActivities` its providers (``seawall/worker/build.py``). ``operator``, the default, is
+the operator's endpoint when one is configured, else the offline demo model. A scenario run's script
+(``CallModelInput.scenario_script``) answers instead of any provider; the scripted provider that
+plays it is what simulations and tests run against. It is stateless (the reply is chosen from the
+conversation alone), so a retried or replayed request gets the same reply.
 
 Providers stream: each hands its reply's text, piece by piece, to the ``on_text`` sink the
 activity gives it, and the activity publishes the pieces to the prompt workflow while the
-reply is still coming (:mod:`activities.model_stream`; docs/architecture.md, "Streaming").
+reply is still coming (:mod:`activities.model_stream`; activities/model_stream.py).
 The activity heartbeats for as long as the request runs, so the workflow's heartbeat
 timeout of seconds notices a lost worker. A scenario's script answers at once and is not
 streamed, so a scenario's history is its protections' decisions alone.
@@ -224,10 +223,10 @@ class ModelActivities:
 
     @activity.defn(name=JUDGE_PROGRESS)
     async def judge_progress(self, request: JudgeProgressInput) -> JudgeProgressOutput:
-        """Ask the prompt's model whether its agent is making progress (docs/architecture.md,
-        "The progress judge"): a scenario's scripted verdicts, else the provider, retried
-        like a model request and never streamed to the prompt. The reason stays in the
-        result (history), never in a log."""
+        """Ask the prompt's model whether its agent is making progress (docs/protections.md, "The
+        progress judge"): a scenario's scripted verdicts, else the provider, retried like a model
+        request and never streamed to the prompt. The reason stays in the result (history), never in
+        a log."""
         if request.scenario_verdicts is not None:
             self._trust.check_scripted()
             return scripted_judgement(request, estimate_tokens)

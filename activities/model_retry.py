@@ -1,14 +1,13 @@
 """A model request is retried for a window of time, not a number of attempts.
 
 Temporal retries the model activity with capped exponential backoff and no attempt limit
-(``MODEL_RETRY_WINDOW`` in workflows/prompt/workflow.py); this module is what ends the
+(``MODEL_RETRY_WINDOW`` in workflows/prompt/activity_options.py); this module is what ends the
 retries, in the activity, because only the activity knows when the request's first attempt
 was scheduled (``activity.info().scheduled_time``) and which attempt this is. An attempt
 that fails is final once no further attempt could start within the prompt's
-``model_retry_window_seconds`` (docs/settings.md; docs/architecture.md, "Model requests and
-outages"): the next backoff — or the delay the endpoint asked for — would end after the
-window. An attempt that begins after the window (its predecessor was lost with its worker)
-is final at once.
+``model_retry_window_seconds`` (docs/settings.md; docs/durability.md, "Model requests and outages"):
+the next backoff — or the delay the endpoint asked for — would end after the window. An attempt that
+begins after the window (its predecessor was lost with its worker) is final at once.
 
 The final error is non-retryable, says that the endpoint failed and retries stopped, after
 how long and how many attempts, and gives only the failure's short reason (``HTTP 503``,

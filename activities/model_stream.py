@@ -3,7 +3,7 @@
 A provider hands each text piece to a :data:`TextSink` as it arrives; the model activity's
 :class:`DeltaPublisher` gathers the pieces and sends them to the prompt workflow as
 ``publish_model_delta`` signals (:class:`~workflows.contracts.prompt.ModelDelta`), which the
-workflow shows to clients as ``message_delta`` events (docs/architecture.md, "Streaming").
+workflow shows to clients as ``message_delta`` events (``workflows.prompt.events``).
 
 Every signal is a workflow history event (plus the workflow task that handles it), so the
 pieces are batched and the batches are bounded: the first piece goes at once (the time to
@@ -17,6 +17,18 @@ result.
 Publishing never fails the model request: a signal that cannot be delivered leaves its text
 for the next batch, and text that never arrives is still in the reply's ``agent_message``.
 Nothing here logs text: deltas are conversation content.
+
+Every provider takes the optional sink: the OpenAI-compatible provider requests
+``stream=True`` (with ``stream_options.include_usage``, so token usage still comes, in the last
+chunk) and puts tool calls together from their pieces by index; the demo model streams word by
+word; a scenario's scripted replies are not streamed (a scenario's history stays its
+protections' decisions). With the bounds above a model request adds at most 128 history
+events whatever its length, and a prompt at the default 50 model requests at most 6,400. A
+malformed stream (a chunk that is not JSON, an error event mid-stream, no choices, or a stream
+that ends before its ``finish_reason`` — a connection cut mid-reply, which the SDK cannot tell
+from a normal end) is a retryable model error. The model activity heartbeats every second and
+on every piece, with a 10 s heartbeat timeout, so a worker lost mid-request is noticed and the
+request retried after seconds, not after the five-minute start-to-close timeout.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The activity that resolves the operator's settings once per session (docs/architecture.md,
-"The prompt loop").
+"""The activity that resolves the operator's settings once per session (docs/architecture.md, "The
+life of a prompt").
 
 The guard mode, the loop profile (with its per-rule modes), the context budget, the model
 retry window and the session's rollout cohort (the owner's arm of the rollout policy) are
@@ -19,12 +19,15 @@ log.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import structlog
 from temporalio import activity
 
+from seawall.runtime.approval_rules import load_approval_rules
 from seawall.runtime.settings import (
     ActivitySummariesResolution,
     ContextBudgetResolution,
@@ -33,6 +36,8 @@ from seawall.runtime.settings import (
     LoopSettingsResolution,
     ModelRetryWindowResolution,
     RolloutSettings,
+    SettingsError,
+    load_settings,
     resolve_activity_summaries,
     resolve_context_budget,
     resolve_guard_mode,
@@ -45,11 +50,28 @@ from workflows.contracts.activity import (
     OperatorSettings,
     ResolveOperatorSettingsInput,
 )
+from workflows.contracts.approval import ApprovalRule
 from workflows.seed.rollout import assign
 
 from .trust import DENY_ALL, WorkerTrust
 
 MAX_LOGGED_VALUE_CHARS = 100
+
+
+APPROVAL_RULES_ENV = "SEAWALL_APPROVAL_RULES"
+
+
+def current_approval_rules() -> tuple[ApprovalRule, ...]:
+    """The operator's approval rules as the worker's settings say now (the file was checked
+    when the worker started; a file broken since fails the session's start loudly)."""
+    try:
+        path = load_settings(os.environ).settings.approval_rules
+    except SettingsError:
+        # Another setting went bad since the worker started (each per-session read reports
+        # its own): the rules still come from their variable, never silently from nowhere.
+        named = os.environ.get(APPROVAL_RULES_ENV)
+        path = Path(named).expanduser() if named else None
+    return () if path is None else load_approval_rules(path)
 
 
 class OperatorSettingsActivities:
@@ -71,10 +93,12 @@ class OperatorSettingsActivities:
         read_model_retry_window: Callable[
             [], ModelRetryWindowResolution
         ] = resolve_model_retry_window,
+        read_approval_rules: Callable[[], tuple[ApprovalRule, ...]] = current_approval_rules,
         *,
         trust: WorkerTrust = DENY_ALL,
     ) -> None:
         self._trust = trust
+        self._read_approval_rules = read_approval_rules
         self._read_guard_mode = read_guard_mode
         self._read_loop_settings = read_loop_settings
         self._read_rollout = read_rollout
@@ -109,7 +133,7 @@ class OperatorSettingsActivities:
         ):
             if problem is not None:
                 _log_diagnostic(problem)
-        # The owner's cohort (docs/architecture.md, "Rollout cohorts"): the owner id is
+        # The owner's cohort (docs/rollout.md, "Rollout cohorts"): the owner id is
         # hashed here and goes nowhere else; only the cohort is returned and logged.
         assignment = assign(
             rollout.policies,
@@ -128,6 +152,7 @@ class OperatorSettingsActivities:
             context_budget_chars=budget.chars,
             activity_summaries=summaries.enabled,
             model_retry_window_seconds=retry_window.seconds,
+            approval_rules=list(self._read_approval_rules()),
         )
 
 

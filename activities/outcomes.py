@@ -1,7 +1,7 @@
 """Outcome builders shared by every tool runner (built-in, MCP, scenario fixtures): one
 shape for a call that never reached its tool, whatever refused it, one each for a call whose
-tool succeeded or failed, and one for a call the prompt cancelled (docs/architecture.md,
-"The outcome contract")."""
+tool succeeded or failed, and one for a call the prompt cancelled
+(workflows/contracts/outcome.py)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The progress judge's request: what the operator's model is asked, and how its reply is read.
 
-docs/architecture.md, "The progress judge". The workflow hands the ``seawall.judge_progress``
+docs/protections.md, "The progress judge". The workflow hands the ``seawall.judge_progress``
 activity (``ModelActivities.judge_progress``) the user's prompt and the masked excerpts of a
 stale stretch (``JudgeProgressInput``); this module turns them into a two-message
 conversation under a fixed system instruction, and reads the reply strictly: the first line

@@ -1,5 +1,5 @@
-"""The tool activities: run one tool call and report it on both status axes (docs/architecture.md,
-"The outcome contract").
+"""The tool activities: run one tool call and report it on both status axes
+(workflows/contracts/outcome.py).
 
 This is where a call's ``execution_status`` is frozen: ``not_started`` when the call never
 reached its tool (unknown name, broken or invalid arguments), the tool's own result when it
@@ -47,9 +47,11 @@ from workflows.contracts.outcome import (
     ToolType,
 )
 from workflows.contracts.scenario import FixtureTool
+from workflows.contracts.synthetic_outcomes import lost_call_outcome
 
 from .fixtures import check_fixture, fixture_tool_spec, record_fixture_run, run_fixture
 from .heartbeat import Heartbeat, activity_heartbeat, heartbeating, no_heartbeat
+from .lost_calls import LostCalls, current_lost_calls, lost_attempt
 from .mcp import McpSettings, current_settings, is_mcp_name
 from .mcp.pool import McpPool
 from .outcomes import cancelled_outcome, failed_outcome, not_started_outcome, succeeded_outcome
@@ -233,8 +235,7 @@ def truncate_output(outcome: ToolOutcome, root: Path, max_chars: int) -> ToolOut
     """Bound the content the model sees, keeping the full text in a workspace file.
 
     Runs after execution settled: a failure here changes the terminal status and error
-    type only, so ``execution_status`` still says the tool ran (docs/architecture.md,
-    "The outcome contract").
+    type only, so ``execution_status`` still says the tool ran (workflows/contracts/outcome.py).
     """
     content = outcome.content
     if max_chars <= 0 or len(content) <= max_chars:
@@ -325,10 +326,10 @@ class ToolActivities:
     ``tools`` are the built-in tools the model may call by name. ``mcp_pool`` holds the
     worker's MCP server connections (stopped by :meth:`close`); ``mcp_settings`` reads the
     operator's MCP configuration, on every prompt, so a changed configuration applies to the
-    next one. ``sandbox`` is the worker's probed sandbox (``worker.py`` probes it at startup);
-    by default it is probed from this process's settings on first use. ``trust`` is what the
-    worker accepts of a call's input (activities/trust.py): its workspace root and fixtures;
-    by default nothing.
+    next one. ``sandbox`` is the worker's probed sandbox (``seawall/worker/main.py`` probes it
+    at startup); by default it is probed from this process's settings on first use.
+    ``trust`` is what the worker accepts of a call's input (activities/trust.py): its
+    workspace root and fixtures; by default nothing.
     """
 
     def __init__(
@@ -339,8 +340,10 @@ class ToolActivities:
         sandbox: Sandbox | None = None,
         *,
         trust: WorkerTrust = DENY_ALL,
+        lost_calls: Callable[[], LostCalls] = current_lost_calls,
     ) -> None:
         self._trust = trust
+        self._lost_calls = lost_calls
         self._tools = dict(tools)
         self._mcp_pool = mcp_pool
         self._mcp_settings = mcp_settings
@@ -378,6 +381,11 @@ class ToolActivities:
             self._scratch = tempfile.TemporaryDirectory(prefix="seawall-mcp-scratch-")
         return Path(self._scratch.name).resolve()
 
+    def _not_again(self, tool_name: str, *, safe: bool) -> bool:
+        """Whether this attempt must not run its call: the attempt before it was lost mid-run
+        and the tool may not be repeated (activities/lost_calls.py)."""
+        return lost_attempt() and not self._lost_calls().may_rerun(tool_name, safe=safe)
+
     def _is_mcp_call(self, call: ToolCall) -> bool:
         return is_mcp_name(call.name) and call.name not in self._tools
 
@@ -401,6 +409,11 @@ class ToolActivities:
                 self._trust.check_scripted()
             except ApplicationError as refused:
                 return _refused(call, ToolErrorType.EXECUTION_DENIED, refused, inp.scenario_fixture)
+            fixture = inp.scenario_fixture
+            if self._not_again(call.name, safe=not fixture.mutating):
+                return lost_call_outcome(
+                    call, policy_tool_name=call.name, tool_type=fixture.tool_type
+                )
             # Fixtures report exactly what they script: no validation, no truncation.
             record_fixture_run(checked, call.call_id)
             return await run_fixture(call, inp.scenario_fixture, inp.ordinal)
@@ -410,6 +423,8 @@ class ToolActivities:
         if isinstance(parsed, ToolOutcome):
             return parsed
         tool, args = parsed
+        if self._not_again(tool.name, safe=not tool.mutating):
+            return lost_call_outcome(call, policy_tool_name=tool.name, tool_type=ToolType.NATIVE)
         root = _workspace_at(checked)
         ctx = ToolContext(
             workspace_root=root,
@@ -429,7 +444,12 @@ class ToolActivities:
 
         root = _workspace_at(root)
         outcome = await run_mcp_call(
-            self._mcp_pool, inp, self._mcp_settings(), sandbox=self.sandbox, workspace=root
+            self._mcp_pool,
+            inp,
+            self._mcp_settings(),
+            sandbox=self.sandbox,
+            workspace=root,
+            not_again=self._not_again,
         )
         if (
             outcome.status == TerminalStatus.CANCELLED
@@ -506,7 +526,7 @@ class ToolActivities:
     async def list_tools_without_mcp(self, inp: ListToolsInput) -> ListToolsOutput | None:
         """What :meth:`list_tools` returns when no MCP server is configured, else ``None``.
 
-        Run as a local activity (docs/architecture.md, "Durable steps per prompt"): without
+        Run as a local activity (docs/capacity.md, "Durable steps per prompt"): without
         MCP servers the list is the worker's own (built-ins and fixtures), cheap and
         idempotent, so a prompt need not take an activity hop for it. With MCP servers the
         answer is ``None`` and the prompt asks :meth:`list_tools`, which may wait on them

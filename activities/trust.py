@@ -176,7 +176,8 @@ class WorkerTrust:
 
 
 # What an activity class trusts unless its worker says otherwise: no scripted model, no
-# workspace, no start (worker.build_activities hands every class the worker's own trust).
+# workspace, no start (seawall.worker.build.build_activities hands every class the worker's
+# own trust).
 DENY_ALL = WorkerTrust(allow_scripted_models=False, workspace_roots=())
 
 

@@ -12,8 +12,8 @@ every batch, ``--batches`` times. Two variants side by side, in one run on one m
 - ``before v4`` (the baseline): the fingerprint and rules of a prompt started before it.
 
 It prints the median and p90 milliseconds per batch of each, and their ratio. The issue's
-target is a median under 2 ms at 50 calls of 10 KB (docs/architecture.md, "Normalized
-evidence"); this is a benchmark, never a timed test.
+target is a median under 2 ms at 50 calls of 10 KB (workflows/rules/normalize.py); this is a
+benchmark, never a timed test.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
     python bench/long_prompts.py [--rounds N] [--short-prompts N] [--baseline-ref REF]
                                  [--skip-long] [--json PATH]
 
-docs/architecture.md, "Long prompts". On one embedded Temporal dev server, with payloads
-past the default threshold in the filesystem store (``seawall.runtime.storage``):
+docs/durability.md, "Long prompts and stored payloads". On one embedded Temporal dev server, with
+payloads past the default threshold in the filesystem store (``seawall.runtime.storage``):
 
 1. **Long prompts to ``end_turn``.** A prompt of 30 batches whose tool results are 200 KB
    each (a ≈6 MB conversation) and one of 100 batches (≈20 MB), each run
@@ -59,7 +59,7 @@ from bench.server_metrics import free_port
 from bench.trusted import bench_client, bench_trust, worker_process_environment
 from seawall.runtime.devserver import start_dev_server
 from seawall.runtime.storage import DEFAULT_THRESHOLD_BYTES, FilesystemStorageDriver
-from worker import build_worker
+from seawall.worker.build import build_worker
 from workflows.contracts.prompt import PromptResult
 from workflows.contracts.prompt_options import DEFAULT_MAX_MODEL_REQUESTS
 
@@ -299,14 +299,18 @@ async def through_gateway(client: Client, url: str, pages: int, work: Path) -> s
 
 # Runs in a worker subprocess of either tree: only APIs both trees have, the payload storage
 # where the tree has it. run_child puts the tree first on the child's PYTHONPATH (and makes
-# it the cwd), so ``seawall`` and ``worker`` come from that tree: the PYTHONPATH entry is
-# searched before the editable install's finder, which only maps names to this checkout.
+# it the cwd), so ``seawall`` (and an older tree's ``worker.py``) come from that tree: the
+# PYTHONPATH entry is searched before the editable install's finder, which only maps names to
+# this checkout.
 CHILD = r"""
 import asyncio, json, sys, tempfile, uuid
 from seawall.runtime.plugin import connect
 from seawall.scenario.driver import run_scenario
 from seawall.scenario.format import Scenario
-from worker import build_worker
+try:  # the composition root: seawall.worker.build, or an older tree's worker.py
+    import seawall.worker.build as root
+except ImportError:
+    import worker as root
 
 address, spec_json, count, storage_dir = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 spec = Scenario.model_validate(json.loads(spec_json))
@@ -322,12 +326,11 @@ async def main():
         client = await connect(address, "default")
     queue = f"short-{uuid.uuid4().hex[:8]}"
     ids = []
-    try:  # a tree whose worker checks session grants (docs/security-trust.md)
-        from worker import trusted_local_run
-        client, trust = trusted_local_run(client)
-        worker = build_worker(client, queue, trust=trust)
-    except ImportError:
-        worker = build_worker(client, queue)
+    if hasattr(root, "trusted_local_run"):  # a tree whose worker checks session grants
+        client, trust = root.trusted_local_run(client)
+        worker = root.build_worker(client, queue, trust=trust)
+    else:
+        worker = root.build_worker(client, queue)
     async with worker:
         for _ in range(count):
             with tempfile.TemporaryDirectory() as ws:

@@ -5,28 +5,26 @@
                           [--judge [warn|enforce|shadow]] [--json PATH]
 
 Every scenario runs, in the pure simulator (``bench/simulate.py``), through Seawall's
-protections in guard mode ``enforce`` under both loop profiles (docs/architecture.md, "Loop
-profiles"): ``seawall`` is the recommended profile, ``seawall-seed`` the seeds' rules
-verbatim; through each baseline of ``bench/baselines.py``; and through each faithful peer of
-``bench/loop_peers/`` and their union (``any_peer``). For each policy it reports,
-over the scenarios labeled ``loop``: how many it stopped (by a rule, not by the tool-call
-cap), how many only the cap ended, and the tool calls and model requests spent from the
-batch where the loop started until the policy stopped it (median and p90); over the
-scenarios labeled ``legit``: how many it halted (false halts), how many of their calls it
-refused, and how many got a warning (a Seawall reminder, a peer's injected warning: false
-warnings), beside how many loops were warned. Every figure is given for the whole corpus
-and for the scenarios modelled on a real public incident (a ``url`` in their label). Every
-loop a profile does not stop is listed with the reason it is out of scope, and every legit
-scenario it halts with its known gap (from ``labels.yaml``); a verdict the labels do not
-predict is flagged. The ablation table gives the recommended profile's figures with each
-of its rules off in turn (and the seed protections it builds on: the repeated-failure
-guard, the failed-call refusal), so every rule's share of the result is visible.
-``--sensitivity`` adds the recommended profile's figures with each
-rule's threshold varied, and with failed shell commands refused like any other call.
-``--judge`` adds a policy, ``seawall-judge``: the recommended profile with the progress
-judge (docs/architecture.md, "The progress judge") in ``warn`` (or the mode given), its
-verdicts the scenarios' scripted ``model.judge`` (``unknown`` where a scenario scripts none);
-the real-workflow check then runs it too.
+protections in guard mode ``enforce`` under both loop profiles (docs/protections.md, "Loop
+profiles"): ``seawall`` is the recommended profile, ``seawall-seed`` the seeds' rules verbatim;
+through each baseline of ``bench/baselines.py``; and through each faithful peer of
+``bench/loop_peers/`` and their union (``any_peer``). For each policy it reports, over the scenarios
+labeled ``loop``: how many it stopped (by a rule, not by the tool-call cap), how many only the cap
+ended, and the tool calls and model requests spent from the batch where the loop started until the
+policy stopped it (median and p90); over the scenarios labeled ``legit``: how many it halted (false
+halts), how many of their calls it refused, and how many got a warning (a Seawall reminder, a peer's
+injected warning: false warnings), beside how many loops were warned. Every figure is given for the
+whole corpus and for the scenarios modelled on a real public incident (a ``url`` in their label).
+Every loop a profile does not stop is listed with the reason it is out of scope, and every legit
+scenario it halts with its known gap (from ``labels.yaml``); a verdict the labels do not predict is
+flagged. The ablation table gives the recommended profile's figures with each of its rules off in
+turn (and the seed protections it builds on: the repeated-failure guard, the failed-call refusal),
+so every rule's share of the result is visible. ``--sensitivity`` adds the recommended profile's
+figures with each rule's threshold varied, and with failed shell commands refused like any other
+call. ``--judge`` adds a policy, ``seawall-judge``: the recommended profile with the progress judge
+(docs/protections.md, "The progress judge") in ``warn`` (or the mode given), its verdicts the
+scenarios' scripted ``model.judge`` (``unknown`` where a scenario scripts none); the real-workflow
+check then runs it too.
 
 Then a sample (``--sample``, default 8; ``--all-real`` for all) runs through the real
 ``PromptWorkflow`` on an embedded Temporal dev server, and the simulator's verdict (stop
@@ -52,13 +50,11 @@ import sys
 import tempfile
 import time
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from bench.baselines import fresh_baselines
+from bench.corpus_loader import DEFAULT_CORPUS, Entry, LabelError, load_corpus
 from bench.loop_peers import fresh_peers
 from bench.simulate import (
     SEAWALL,
@@ -70,23 +66,14 @@ from bench.simulate import (
     simulate_seawall,
     verdict_differences,
 )
-from seawall.scenario.format import Scenario, ScenarioError, load_scenario
-from workflows.rules import (
-    RULES,
-    SEED_SETTINGS,
-    LoopProfile,
-    LoopRule,
-    LoopSettings,
-    rule_spec,
-)
+from seawall.scenario.format import ScenarioError
+from workflows.rules import RULES, SEED_SETTINGS, LoopProfile, LoopRule, LoopSettings, rule_spec
 from workflows.rules.judge import JUDGE_RULE
 from workflows.seed import GuardMode, RefusalMode
 
 ROOT = Path(__file__).resolve().parent.parent
 
-DEFAULT_CORPUS = ROOT / "bench" / "corpus"
 DEFAULT_JSON = ROOT / "bench" / "results" / "loops.json"
-LABELS_FILE = "labels.yaml"
 DEFAULT_SAMPLE = 8
 REAL_CONCURRENCY = 8
 REAL_TIMEOUT_SECONDS = 300.0
@@ -143,77 +130,6 @@ SENSITIVITY: dict[LoopRule, tuple[int, ...]] = {
     LoopRule.STAGNATION: (6, 8, 10, 12, 14),
 }
 DEFAULT_THRESHOLDS: dict[LoopRule, int] = {rule: rule_spec(rule).threshold for rule in LoopRule}
-
-
-class LabelError(Exception):
-    pass
-
-
-@dataclass
-class Entry:
-    path: Path
-    scenario: Scenario
-    label: dict[str, Any] | None
-
-    @property
-    def key(self) -> str:
-        return self.path.name
-
-    @property
-    def kind(self) -> str:
-        return str(self.label["label"]) if self.label else "unlabeled"
-
-    @property
-    def loop_start(self) -> int:
-        return int(self.label.get("loop_starts_at_batch", 1)) if self.label else 1
-
-    @property
-    def real(self) -> bool:
-        """Modelled on a real public incident (its label has a ``url``)."""
-        return bool(self.label and self.label.get("url"))
-
-
-# --- loading ------------------------------------------------------------------------------
-
-
-def _load_labels(folder: Path) -> dict[str, dict[str, Any]]:
-    path = folder / LABELS_FILE
-    if not path.is_file():
-        return {}
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    if not isinstance(data, dict):
-        raise LabelError(f"{path}: must map file names to labels")
-    for name, label in data.items():
-        if not isinstance(label, dict) or label.get("label") not in ("loop", "legit"):
-            raise LabelError(f"{path}: {name}: label must be loop or legit")
-        if label["label"] == "loop":
-            start = label.get("loop_starts_at_batch")
-            if not isinstance(start, int) or start < 1:
-                raise LabelError(f"{path}: {name}: a loop needs loop_starts_at_batch >= 1")
-        if not (folder / name).is_file():
-            raise LabelError(f"{path}: {name}: no such scenario file")
-    return data
-
-
-def load_corpus(sources: list[Path]) -> list[Entry]:
-    """Scenarios from folders (every ``*.yaml``/``*.yml`` but the labels) or single files."""
-    entries: list[Entry] = []
-    for source in sources:
-        if source.is_dir():
-            labels = _load_labels(source)
-            files = sorted(
-                p
-                for p in source.iterdir()
-                if p.suffix in (".yaml", ".yml") and p.name != LABELS_FILE
-            )
-        elif source.is_file():
-            labels = _load_labels(source.parent)
-            files = [source]
-        else:
-            raise ScenarioError(f"{source}: no such file or folder")
-        for path in files:
-            entries.append(Entry(path, load_scenario(path), labels.get(path.name)))
-    return entries
 
 
 # --- metrics ------------------------------------------------------------------------------
@@ -352,12 +268,11 @@ def _label_check(
     """A profile's miss and false halt on ``entry`` with the label that explains it, and
     every disagreement between the verdict and the labels."""
     out_key, gap_key = LABEL_KEYS[policy]
-    label = entry.label or {}
     name = f"{entry.key} ({policy})"
     miss = halt = None
     unexpected: list[str] = []
     if entry.kind == "loop" and not result.stopped_by_rule:
-        reason = label.get(out_key)
+        reason = entry.reason(out_key)
         miss = {
             "scenario": entry.key,
             "ended": describe(result),
@@ -366,13 +281,14 @@ def _label_check(
         }
         if not reason:
             unexpected.append(f"{name}: a loop it does not stop, with no {out_key} in labels")
-    if entry.kind == "loop" and result.stopped_by_rule and label.get(out_key):
+    if entry.kind == "loop" and result.stopped_by_rule and entry.reason(out_key):
         unexpected.append(f"{name}: labeled {out_key}, but it stops it ({result.loop_type})")
     if entry.kind == "legit" and result.halted:
-        halt = {"scenario": entry.key, "ended": describe(result), "known_gap": label.get(gap_key)}
-        if not label.get(gap_key):
+        gap = entry.reason(gap_key)
+        halt = {"scenario": entry.key, "ended": describe(result), "known_gap": gap}
+        if not gap:
             unexpected.append(f"{name}: halts a legit scenario ({result.loop_type})")
-    if entry.kind == "legit" and not result.halted and label.get(gap_key):
+    if entry.kind == "legit" and not result.halted and entry.reason(gap_key):
         unexpected.append(f"{name}: labeled {gap_key}, but it no longer halts it")
     return miss, halt, unexpected
 
@@ -402,7 +318,7 @@ def evaluate(entries: list[Entry], judge: GuardMode | None = None) -> dict[str, 
                 "label": entry.kind,
                 "real": entry.real,
                 "loop_starts_at_batch": entry.loop_start if entry.kind == "loop" else None,
-                "shape": (entry.label or {}).get("shape"),
+                "shape": entry.label.shape if entry.label else None,
                 "policies": {policy: _cell(r, entry) for policy, r in results.items()},
             }
         )
@@ -544,7 +460,7 @@ async def check_real(
     from bench.trusted import bench_client, bench_trust
     from seawall.runtime.devserver import start_dev_server
     from seawall.scenario.driver import run_scenario
-    from worker import build_worker
+    from seawall.worker.build import build_worker
 
     env = await start_dev_server()
     checks: list[dict[str, Any]] = []

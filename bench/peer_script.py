@@ -2,7 +2,7 @@
 
 Why it exists: the peers' workflows run in Temporal's sandbox, which re-imports their
 modules; this module is small and imports nothing but the standard library so that cost is
-the peers' own, not ours. It states the same conversation as ``bench.overhead.Workload``
+the peers' own, not ours. It states the same conversation as ``bench.overhead_harness.Workload``
 (batch ``b`` calls ``fetch_k(path="data/b/k.json")`` for ``k < M-1`` and
 ``flaky_api(path="status/b")``, which fails in the first five batches; then one final text) and
 the same tool results; ``tests/bench/test_peers.py`` checks that the two agree.

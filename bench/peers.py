@@ -9,14 +9,14 @@
 
 (The loop benchmark's peers, the loop detectors of other agents, are ``bench/loop_peers/``;
 these are the durable agents.) One embedded dev server; one conversation — B batches of M
-tool calls (``bench.overhead.Workload``'s: ``fetch_k`` calls and a ``flaky_api`` that fails
+tool calls (``bench.overhead_harness.Workload``'s: ``fetch_k`` calls and a ``flaky_api`` that fails
 five times), each tool taking S seconds, then a final text — through:
 
-- ``seawall``: Seawall's worker as it ships (``worker.build_worker``), the guard in enforce
-  and the loop profile's rules on (``LoopSettings()``, the default profile), its settings
-  resolved as a session resolves them for its prompts, the model scripted and the tools
-  fixtures (``ScenarioHooks``); the tool latency is an activity interceptor that sleeps S
-  before each ``seawall.run_tool`` (fixtures answer at once);
+- ``seawall``: Seawall's worker as it ships (``seawall.worker.build.build_worker``), the guard in
+  enforce and the loop profile's rules on (``LoopSettings()``, the default profile), its settings
+  resolved as a session resolves them for its prompts, the model scripted and the tools fixtures
+  (``ScenarioHooks``); the tool latency is an activity interceptor that sleeps S before each
+  ``seawall.run_tool`` (fixtures answer at once);
 - ``pydantic-ai``: ``TemporalAgent`` with a ``FunctionModel`` and ``@agent.tool`` tools
   (``bench/peer_pydantic_ai.py``);
 - ``pydantic-ai-durability``: the same agent with the ``TemporalDurability`` capability,
@@ -51,7 +51,7 @@ and which sets most of a batch's latency; lifted, what remains is the harnesses'
 Seawall's worker starts up to 16 of the calls one workflow task schedules itself (its
 ``eager_calls_per_workflow_task`` setting); the peers' workers keep the SDK's 3, as their
 documentation leaves it, unless ``--peers-eager-calls N`` gives them N: the same setting,
-to show what of Seawall's lead is that setting (docs/architecture.md, "Eager calls").
+to show what of Seawall's lead is that setting (docs/capacity.md, "Eager calls").
 """
 
 from __future__ import annotations
@@ -88,15 +88,10 @@ from temporalio.worker import (
 )
 
 from bench import peer_script
-from bench.overhead import (
-    Workload,
-    git_commit,
-    machine,
-    replayer_for,
-    seawall_worker,
-    start_server_with_retries,
-)
+from bench.overhead_harness import Workload, seawall_worker, start_server_with_retries
+from bench.overhead_replay import replayer_for
 from bench.peer_history import SEGMENTS, batch_gaps, batch_segments, payload_bytes
+from bench.report_runner import git_commit, machine
 from bench.server_metrics import ServerCounters, free_port, process_cpu_seconds, read_counters
 from bench.trusted import bench_client, worker_process_environment
 from seawall.runtime.settings import default_of
@@ -453,8 +448,8 @@ class Level:
             "payload_bytes_per_prompt": round(self.payload_bytes / n),
             "worker_cpu_ms_per_prompt": round(self.worker_cpu_seconds / n * 1000, 1),
             "server_handoffs_per_prompt": round(self.server.handoffs / n, 1),
-            # Of those, the calls the worker did not start eagerly (docs/architecture.md,
-            # "Eager calls").
+            # Of those, the calls the worker did not start eagerly (docs/capacity.md, "Eager
+            # calls").
             "server_call_handoffs_per_prompt": round(self.server.activity_handoffs / n, 1),
             "server_handoff_wait_ms_mean": round(
                 self.server.handoff_wait_seconds / self.server.handoffs * 1000, 2
@@ -577,8 +572,8 @@ async def run(args: argparse.Namespace, log: Callable[[str], None] = print) -> d
     }
     started = time.perf_counter()
     report["server_config"] = server_config(args)
-    # The calls of one workflow task each peer's worker starts itself (docs/architecture.md,
-    # "Eager calls"): Seawall's setting, and the SDK's default or --peers-eager-calls.
+    # The calls of one workflow task each peer's worker starts itself (docs/capacity.md, "Eager
+    # calls"): Seawall's setting, and the SDK's default or --peers-eager-calls.
     report["eager_calls"] = {
         p.key: default_of("eager_calls_per_workflow_task")
         if p.module is None

@@ -34,14 +34,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.overhead import Bench, Workload, git_commit, machine
-from bench.report_runner import run_and_report
-from bench.server_metrics import (
-    free_port,
-    process_cpu_seconds,
-    read_counters,
-    server_cpu_seconds,
-)
+from bench.overhead_harness import Bench, Workload
+from bench.report_runner import git_commit, machine, run_and_report
+from bench.server_metrics import free_port, process_cpu_seconds, read_counters, server_cpu_seconds
 
 ROOT = Path(__file__).resolve().parent.parent
 

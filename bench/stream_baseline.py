@@ -10,6 +10,8 @@ plugin's ``workflows`` argument and is never registered by a Seawall worker.
 
 from __future__ import annotations
 
+from typing import Any
+
 from temporalio import workflow
 from temporalio.contrib.workflow_streams import WorkflowStream, WorkflowTopicHandle
 
@@ -38,6 +40,9 @@ class PublishingEventLog(EventLog):
         status: str | None = None,
         text: str | None = None,
         request_id: str | None = None,
+        reason: str | None = None,
+        arguments: dict[str, Any] | None = None,
+        rule: str | None = None,
     ) -> AgentEvent:
         event = super().emit(
             kind,
@@ -47,6 +52,9 @@ class PublishingEventLog(EventLog):
             status=status,
             text=text,
             request_id=request_id,
+            reason=reason,
+            arguments=arguments,
+            rule=rule,
         )
         self._topic.publish(event)
         return event

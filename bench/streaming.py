@@ -52,14 +52,13 @@ from temporalio.worker import Worker
 
 from activities.model import ModelActivities
 from activities.model_stream import MAX_SIGNALS, TextSink
-from bench.overhead import machine
-from bench.report_runner import run_and_report
+from bench.report_runner import machine, run_and_report
 from bench.stream_baseline import EVENTS_TOPIC, StreamedPromptWorkflow
 from bench.trusted import bench_client, bench_trust
 from seawall.client.events import Idle, follow_prompt_events
 from seawall.runtime.devserver import start_dev_server
 from seawall.runtime.plugin import WORKFLOWS, SeawallPlugin, client_with_plugin
-from worker import build_activities
+from seawall.worker.build import build_activities
 from workflows.contracts import ToolCall
 from workflows.contracts.activity import CallModelInput, ModelReply, ModelSpec
 from workflows.contracts.prompt import AgentEvent, EventKind, EventsQuery, PromptInput

@@ -1,7 +1,7 @@
 """The per-owner limit on prompts running or queued, and the per-owner quotas, as the
 gateway applies them.
 
-docs/architecture.md, "Per-owner prompt limit" and "Per-owner quotas". Before a prompt is
+workflows/session/owner_admission.py. Before a prompt is
 submitted, the owner's :class:`~workflows.session.owner_admission.OwnerAdmissionWorkflow` is asked
 (one update-with-start, so it is created on first use) to hold a slot for it and charge its
 bytes; before a session starts, to count it (``admit_session``); before mid-turn input, to
@@ -93,7 +93,7 @@ class Admitted:
 
 class OwnerAdmission:
     """Admission to the owner's ``limit`` of prompts (0: none) and its ``quotas``
-    (docs/architecture.md, "Per-owner quotas"; None: none), one of them at least on."""
+    (docs/security-gateway.md, "Per-owner quotas"; None: none), one of them at least on."""
 
     def __init__(self, task_queue: str, limit: int, quotas: OwnerQuotas | None = None) -> None:
         self.task_queue = task_queue

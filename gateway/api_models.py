@@ -7,14 +7,15 @@ a typo is a 422 with the field's name rather than a silently ignored setting.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from workflows.contracts.approval import ApprovalRule
 from workflows.contracts.prompt import PromptResult, PromptStatus
 from workflows.contracts.prompt_options import ApprovalMode
 from workflows.contracts.scenario import FixtureTool, ModelScript
-from workflows.contracts.session import MAX_PROMPT_CHARS
+from workflows.contracts.session import MAX_PROMPT_CHARS, SessionStatus
 
 _REQUEST = ConfigDict(extra="forbid")
 
@@ -35,6 +36,10 @@ class CreateSessionRequest(BaseModel):
     # labeled scenario can run through the gateway; like model_script, only with
     # SEAWALL_ALLOW_SCRIPTED_MODELS=1.
     fixture_tools: dict[str, FixtureTool] = Field(default_factory=dict)
+    # The session's own approval rules (docs/protections.md, "Approval rules"): they can
+    # only make a call ask or be denied where the operator's would let it run, never the
+    # reverse.
+    approval_rules: tuple[ApprovalRule, ...] = Field(default=(), max_length=100)
 
     @field_validator("client_metadata")
     @classmethod
@@ -88,12 +93,15 @@ class PermissionAnswerRequest(BaseModel):
     model_config = _REQUEST
 
     approve: bool
+    # With approve: allow the same call (the same tool with the same command or path)
+    # without asking for the rest of the session.
+    remember: bool = False
 
 
 class PermissionAnswered(BaseModel):
     prompt_id: str
     request_id: str
-    # "approved" or "rejected".
+    # "approved", "approved for this session" (remember) or "rejected".
     outcome: str
 
 
@@ -111,3 +119,12 @@ class ErrorBody(BaseModel):
 
 class Health(BaseModel):
     ok: bool
+
+
+class SessionView(SessionStatus):
+    """A session as ``GET /v1/sessions/{id}`` answers it: its status, and whether it is
+    ``open``, ``closed`` (closed, cancelled, terminated, failed) or ``refused`` (the worker
+    refused to start it; its prompts never run), with ``reason`` saying why when not open."""
+
+    state: Literal["open", "closed", "refused"] = "open"
+    reason: str | None = None

@@ -16,12 +16,24 @@ from __future__ import annotations
 
 from typing import Any
 
-from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
+from temporalio.exceptions import ApplicationError
 
-from seawall.client.temporal_ops import read
-from workflows.contracts.prompt import PromptInput, PromptResult, PromptStatus, StopReason
+from seawall.client.temporal_ops import RPC_TIMEOUT, failure_message, read
+from workflows.contracts.grant import START_REFUSALS
+from workflows.contracts.prompt import (
+    ErrorReason,
+    PromptInput,
+    PromptResult,
+    PromptStatus,
+    StopReason,
+    ToolCallCounts,
+)
 from workflows.contracts.prompt_options import PromptOptions
 from workflows.seed import GuardMode
+
+# A refused start's ``error`` (and its event stream's one ``prompt_finished``).
+REFUSED_START_TEXT = "the worker refused to start this prompt's session: {reason}"
 
 # How each closing without a result reads in the prompt's ``error``.
 _CLOSED_AS = {
@@ -67,6 +79,36 @@ def finished_view(
     return finished, result
 
 
+def refused_view(prompt_id: str, reason: str) -> tuple[PromptStatus, PromptResult]:
+    """The status and result of a prompt that never started because the worker refused to
+    start its session: ``error`` with ``start_refused`` and the worker's reason."""
+    status = PromptStatus(
+        running=False,
+        batch=0,
+        model_requests=0,
+        guard_mode=None,
+        guard_phase="idle",
+        paused_batch=None,
+        pending_permissions=[],
+        tool_calls=ToolCallCounts(),
+        stop_reason=StopReason.ERROR,
+    )
+    result = PromptResult(
+        workflow_id=prompt_id,
+        stop_reason=StopReason.ERROR,
+        error=REFUSED_START_TEXT.format(reason=reason),
+        error_reason=ErrorReason.START_REFUSED,
+        model_requests=0,
+        tool_calls=ToolCallCounts(),
+        guard_mode=GuardMode.OFF.value,
+        refusal_mode=PromptOptions().refusal_mode.value,
+        guard=[],
+        messages=[],
+        loop_profile="seed",
+    )
+    return status, result
+
+
 async def refusal_mode_of(client: Client, handle: WorkflowHandle[Any, Any]) -> str:
     """The refusal mode the prompt was started with (its input, the first history event)."""
     async for event in handle.fetch_history_events(page_size=1):
@@ -82,6 +124,14 @@ async def closed_prompt_view(
     execution: WorkflowExecutionStatus,
     status: PromptStatus,
 ) -> tuple[PromptStatus, PromptResult]:
-    """``finished_view`` for the prompt of ``handle`` (reads its input)."""
+    """``finished_view`` for the prompt of ``handle`` (reads its input); a root prompt whose
+    start the worker refused is ``refused_view`` with the worker's reason."""
+    if execution is WorkflowExecutionStatus.FAILED:
+        try:
+            await read(lambda: handle.result(rpc_timeout=RPC_TIMEOUT))
+        except WorkflowFailureError as err:
+            cause = err.cause
+            if isinstance(cause, ApplicationError) and cause.type in START_REFUSALS:
+                return refused_view(handle.id, failure_message(cause))
     refusal_mode = await read(lambda: refusal_mode_of(client, handle))
     return finished_view(handle.id, execution, status, refusal_mode)

@@ -1,6 +1,6 @@
 """The codec endpoint: stored payloads resolved for the Temporal UI.
 
-docs/architecture.md, "The codec endpoint". Payloads past the storage threshold sit in Temporal's
+gateway/codec_scope.py. Payloads past the storage threshold sit in Temporal's
 history as small External Storage references; the Temporal UI shows what a prompt saw only
 if something turns a reference back into the payload. The UI's *codec server* protocol is
 that something: it POSTs ``{"payloads": [...]}`` (the proto3 JSON of ``Payloads``) to
@@ -23,8 +23,7 @@ and a payload the UI sends stays inline), at two endpoints, both authenticated:
   a request whose ``Origin`` is one of ``codec_ui_origins`` (what the UI's browser sends).
   A script that read the credential can forge the header, so the bound that matters is the
   references: a stranger without access to Temporal's history has none to send, and every
-  one naming a workflow must be one the store recorded for it (docs/architecture.md, "The
-  codec endpoint").
+  one naming a workflow must be one the store recorded for it (gateway/codec_scope.py).
 
 A reference a caller may not read, and one that names no stored payload, get one answer
 (404, :data:`UNKNOWN_REFERENCE_DETAIL`). A browser asks first with a CORS preflight, which

@@ -1,6 +1,6 @@
 """Which stored payloads a codec caller may read: an owner only its own sessions'.
 
-docs/architecture.md, "The codec endpoint". A stored payload's reference is no secret (it
+docs/security-codec.md. A stored payload's reference is no secret (it
 sits in Temporal's history, and a digest names content, not who stored it), so the codec
 checks each reference against its caller before it reads anything:
 

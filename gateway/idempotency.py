@@ -1,13 +1,13 @@
 """A repeated request (the same ``Idempotency-Key``) is answered as the first one was.
 
-docs/architecture.md, "Sessions and the gateway". A keyed session's id is derived from the
-owner and the key, and a session id never gets a second run (the start's id reuse policy),
-so a repeated create finds the first one's session, running or closed. A keyed submit's
-update id is derived from the key; Temporal deduplicates update ids only within one run, so
-the session itself remembers what its newest submits answered, across continue-as-new
-(query ``submitted``), and the gateway asks it first: a remembered submit is answered as
-before without being admitted again, and one the session does not know is counted against
-the owner's limit like any new prompt, so no key ever runs a prompt uncounted.
+docs/security-gateway.md, "Ids and idempotency keys are never reused". A keyed session's id is
+derived from the owner and the key, and a session id never gets a second run (the start's id reuse
+policy), so a repeated create finds the first one's session, running or closed. A keyed submit's
+update id is derived from the key; Temporal deduplicates update ids only within one run, so the
+session itself remembers what its newest submits answered, across continue-as-new (query
+``submitted``), and the gateway asks it first: a remembered submit is answered as before without
+being admitted again, and one the session does not know is counted against the owner's limit like
+any new prompt, so no key ever runs a prompt uncounted.
 """
 
 from __future__ import annotations

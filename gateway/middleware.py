@@ -16,10 +16,13 @@ from starlette.exceptions import HTTPException
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-# Served without a token: the health check only. The API docs and the schema need the token
-# too when one is configured (they map the API for whoever reads them); on a loopback address
-# with no token everything is open anyway.
-PUBLIC_PATHS = frozenset({"/healthz"})
+# Served without a token: the health check, and the API's docs and schema, which describe
+# what this repository's docs/http-api.md already publishes and nothing of any session. A
+# browser cannot send a bearer header, so the banner's docs link would otherwise answer 401;
+# the docs page's "Authorize" button takes the token for the calls made from it.
+PUBLIC_PATHS = frozenset({"/healthz", "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json"})
+# How a refused caller gets a token in (the CLI's flag and the setting both clients read).
+TOKEN_HINT = "seawall prompt: --token or SEAWALL_GATEWAY_TOKEN"
 
 
 # Where the middleware leaves the authenticated owner for the routes: ``request.state``.
@@ -90,9 +93,9 @@ class BearerTokenMiddleware:
             await self.app(scope, receive, send)
             return
         detail = (
-            "missing bearer token (send 'Authorization: Bearer <token>')"
+            f"missing bearer token: send 'Authorization: Bearer <token>' ({TOKEN_HINT})"
             if not authorization
-            else "invalid bearer token"
+            else f"invalid bearer token: not the gateway's token nor an owner's ({TOKEN_HINT})"
         )
         response = JSONResponse(
             {"detail": detail}, status_code=401, headers={"WWW-Authenticate": "Bearer"}

@@ -1,6 +1,6 @@
 """A session, and its prompts, are visible only to the owner that started it.
 
-docs/architecture.md, "Sessions and the gateway". With an owners' tokens file, several
+docs/http-api.md, "Tokens, owners and limits". With an owners' tokens file, several
 owners share one gateway, and a session id or prompt id is not a secret (ids show in logs,
 URLs, the Temporal UI). So every route that names a session or a prompt first checks that
 the caller owns its session, and answers a stranger exactly as it answers an unknown id

@@ -1,6 +1,6 @@
 """What one owner may keep in Seawall, measured as the gateway measures it.
 
-docs/architecture.md, "Per-owner quotas". The owner's admission workflow counts its open
+docs/security-gateway.md, "Per-owner quotas". The owner's admission workflow counts its open
 sessions and the bytes they were given (gateway/admission.py); this module says how many
 bytes a request brings and answers ``413`` for one that could never fit: a
 ``client_metadata`` over ``SEAWALL_MAX_CLIENT_METADATA_BYTES`` (for every caller), or a

@@ -17,8 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from seawall.runtime.grants import existing_signing_key
 from seawall.runtime.owners import owner_list, read_owner_tokens
-from seawall.runtime.settings import SeawallSettings, default_of
-from workflows.contracts.prompt_options import ApprovalMode
+from seawall.runtime.settings import SeawallSettings, default_of, redacted_names
+from workflows.contracts.prompt_options import DEFAULT_REDACTED_ARGUMENTS, ApprovalMode
 
 
 class ConfigurationError(ValueError):
@@ -41,8 +41,8 @@ class GatewaySettings(BaseModel):
     # None (and no owners): no authentication, which is allowed on a loopback address only.
     token: str | None = None
     # Token -> owner id, from the operator's tokens file (``gateway_tokens_file``): several
-    # principals, each session recorded with its owner (docs/architecture.md, "Rollout
-    # cohorts"). Kept out of repr so a token never reaches a log line.
+    # principals, each session recorded with its owner (docs/rollout.md, "Rollout cohorts"). Kept
+    # out of repr so a token never reaches a log line.
     owner_tokens: dict[str, str] = Field(default_factory=dict, repr=False)
     # Absolute: workers resolve workspace roots themselves, possibly from another directory.
     workspaces: Path = Field(default_factory=_default_workspaces)
@@ -54,11 +54,13 @@ class GatewaySettings(BaseModel):
     loosest_approval_mode: ApprovalMode | None = default_of("loosest_approval_mode")
     channel_owners: tuple[str, ...] = ()
     permission_timeout_seconds: float = default_of("permission_timeout_seconds")
+    # What a permission request never shows: the built-in names and the operator's.
+    redacted_arguments: tuple[str, ...] = DEFAULT_REDACTED_ARGUMENTS
     # Lets a client script the model of its session (simulations, end-to-end tests).
     allow_scripted_models: bool = default_of("allow_scripted_models")
     # Per owner of ``owner_tokens``, over all its sessions and every replica (0: no limit).
     max_concurrent_prompts_per_owner: int = default_of("max_concurrent_prompts_per_owner")
-    # Per-owner quotas (docs/architecture.md, "Per-owner quotas"; 0: off) and the one cap
+    # Per-owner quotas (docs/security-gateway.md, "Per-owner quotas"; 0: off) and the one cap
     # on a session's client_metadata, for every caller.
     max_open_sessions_per_owner: int = default_of("max_open_sessions_per_owner")
     max_client_metadata_bytes: int = default_of("max_client_metadata_bytes")
@@ -92,6 +94,7 @@ class GatewaySettings(BaseModel):
             loosest_approval_mode=settings.loosest_approval_mode,
             channel_owners=owner_list(settings.channel_owners or ""),
             permission_timeout_seconds=settings.permission_timeout_seconds,
+            redacted_arguments=redacted_names(settings.redacted_arguments),
             allow_scripted_models=settings.allow_scripted_models,
             max_concurrent_prompts_per_owner=settings.max_concurrent_prompts_per_owner,
             max_open_sessions_per_owner=settings.max_open_sessions_per_owner,

@@ -5,7 +5,9 @@ once, as ``id: <seq>`` / ``event: <kind>`` / ``data: <json>``, so a client that 
 with ``Last-Event-ID`` (or ``?after=``) resumes exactly where it left off. Model text arrives
 as it streams (``message_delta``), before the reply's whole ``agent_message``. Events come
 from ``follow_prompt_events`` as soon as the workflow has them (no polling interval); the
-stream ends after ``prompt_finished``.
+stream ends after ``prompt_finished``. A prompt that never started because the worker
+refused to start its session gets one ``prompt_finished`` (``error``, with why) instead of
+a stream that ends with nothing.
 """
 
 from __future__ import annotations
@@ -14,8 +16,10 @@ from collections.abc import AsyncIterator
 
 from temporalio.client import Client
 
+from gateway.closed_prompts import REFUSED_START_TEXT
 from seawall.client.events import Idle, follow_prompt_events
-from workflows.contracts.prompt import AgentEvent
+from seawall.client.temporal_ops import refused_prompt
+from workflows.contracts.prompt import AgentEvent, EventKind, StopReason
 
 # A comment line now and then keeps proxies from closing an idle stream.
 KEEPALIVE_SECONDS = 15.0
@@ -41,6 +45,7 @@ def parse_cursor(after: int, last_event_id: str | None) -> int:
 async def prompt_events(client: Client, prompt_id: str, after: int) -> AsyncIterator[str]:
     """Every event after ``after`` as SSE text, then the end of the stream."""
     idle = 0.0
+    cursor, finished = after, False
     async for item in follow_prompt_events(client, prompt_id, after):
         if isinstance(item, Idle):
             idle += item.seconds
@@ -49,4 +54,20 @@ async def prompt_events(client: Client, prompt_id: str, after: int) -> AsyncIter
                 yield ": keep-alive\n\n"
             continue
         idle = 0.0
+        cursor, finished = item.seq, item.kind is EventKind.PROMPT_FINISHED
         yield format_event(item)
+    if not finished and cursor == 0:
+        refused = await refused_prompt(client, prompt_id)
+        if refused is not None:
+            yield format_event(refused_finish(refused))
+
+
+def refused_finish(reason: str) -> AgentEvent:
+    """The one event of a prompt whose session's start the worker refused: finished with
+    ``error`` and why (``text``), so a client following it stops and says so."""
+    return AgentEvent(
+        seq=1,
+        kind=EventKind.PROMPT_FINISHED,
+        status=StopReason.ERROR.value,
+        text=REFUSED_START_TEXT.format(reason=reason),
+    )

@@ -18,10 +18,11 @@ decisions, tool-call counts and conversation length; the same server-sent events
 reconnects with ``Last-Event-ID`` (none lost, none twice), and streamed text that only ever
 begins its reply; and, from the fixtures' ledger (``activities/fixtures.py``) and the MCP
 server's, no call executed twice (a call the workflow had a result for, run again). A call
-retried after its worker died mid-call (another attempt of the same activity) is allowed —
-tools are at-least-once across a crash — and counted. An MCP call whose server a kill cut off
-settles as a classified error and is the one allowed difference (``scripts/chaos_mcp.py``
-says exactly what is allowed). Interactive sessions must lose nothing: every prompt
+whose worker died mid-call is run again only when its tool is repeatable (another attempt of
+the same activity, allowed and counted); any other settles as "may have run" (at most once,
+``activities/lost_calls.py``), an allowed difference, as is an MCP call whose server a kill
+cut off, which settles as a classified error (``scripts/chaos_mcp.py`` says exactly what is
+allowed). Interactive sessions must lose nothing: every prompt
 finishes, the cancelled one as ``cancelled``, and the mid-turn input reaches a prompt's
 conversation.
 
@@ -82,6 +83,7 @@ from scripts.chaos_watch import (
 )
 from seawall.runtime.devserver import temporal_binary
 from seawall.scenario.format import Scenario, load_scenario
+from workflows.contracts.synthetic_outcomes import LOST_CALL_CONTENT
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -290,6 +292,9 @@ class PromptRun:
     # MCP calls (call id -> token) and the ones whose server died under them.
     mcp_tokens: dict[str, str] = field(default_factory=dict)
     server_down: list[str] = field(default_factory=list)
+    # Calls whose attempt was lost with a killed worker and, their tool being able to change
+    # things, settled as "may have run" instead of running again (activities/lost_calls.py).
+    lost_with_worker: list[str] = field(default_factory=list)
 
     def verdict(self) -> dict[str, Any]:
         return {
@@ -443,6 +448,10 @@ def delta_problem(events: list[tuple[Any, ...]]) -> str | None:
     return None
 
 
+# How a call lost with its worker settles (its content names the tool after this opening).
+LOST_CALL_OPENING = LOST_CALL_CONTENT.split("{tool}")[0]
+
+
 def run_of(result: dict[str, Any], events: list[tuple[Any, ...]], reconnects: int) -> PromptRun:
     messages = result.get("messages", [])
     tokens = {
@@ -459,6 +468,11 @@ def run_of(result: dict[str, Any], events: list[tuple[Any, ...]], reconnects: in
             if m.get("role") == "tool"
             and m.get("tool_call_id") in tokens
             and MCP_SERVER_DOWN in str(m.get("content", ""))
+        ],
+        lost_with_worker=[
+            str(m.get("tool_call_id"))
+            for m in messages
+            if m.get("role") == "tool" and str(m.get("content", "")).startswith(LOST_CALL_OPENING)
         ],
         stop_reason=result.get("stop_reason"),
         loop_type=result.get("loop_type"),
@@ -553,6 +567,9 @@ class Figures:
     # difference from the undisturbed run), and later calls of those prompts that succeeded.
     mcp_calls_cut_off: int = 0
     mcp_calls_after_a_kill_succeeded: int = 0
+    # Calls a worker kill cut off whose tool may change things: settled as "may have run"
+    # (at most once), the other allowed difference.
+    calls_lost_with_worker: int = 0
     model_requests: int = 0
     model_faults: dict[str, int] = field(default_factory=dict)
     recovered: int = 0
@@ -835,17 +852,25 @@ def compare(
             for call_id, token in run.mcp_tokens.items()
             if step_of(token) > first and call_id not in run.server_down
         )
-    lenient = frozenset(run.server_down)
+    figures.calls_lost_with_worker += len(run.lost_with_worker)
+    lenient = frozenset(run.server_down) | frozenset(run.lost_with_worker)
     verdict = run.verdict()
     # The repeated-failure guard sees the cut-off calls fail: their batches may say
     # "tracked", and the next batch (whose call succeeds) "reset", where the undisturbed
-    # run said "none".
-    cut_batches = {e[1] for e in run.events if e[2] == TOOL_CALL_SETTLED and e[3] in lenient}
-    allowed = {b: "tracked" for b in cut_batches}
-    for batch in sorted(cut_batches):
-        allowed.setdefault(batch + 1, "reset")
+    # run said "none". A call lost with its worker settles with no execution status, which
+    # the guard counts as an incomplete batch: that batch may say "reset".
+    settled = {e[3]: e[1] for e in run.events if e[2] == TOOL_CALL_SETTLED}
+    allowed: dict[int, set[str]] = {}
+    for call_id in run.server_down:
+        if call_id in settled:
+            allowed.setdefault(settled[call_id], set()).add("tracked")
+            allowed.setdefault(settled[call_id] + 1, set()).add("reset")
+    for call_id in run.lost_with_worker:
+        if call_id in settled:
+            allowed.setdefault(settled[call_id], set()).add("reset")
+            allowed.setdefault(settled[call_id] + 1, set()).add("reset")
     verdict["guard"] = [
-        expected if allowed.get(batch) == decision and expected == "none" else decision
+        expected if decision in allowed.get(batch, set()) and expected == "none" else decision
         for decision, expected, batch in zip(
             run.guard, ref.guard + [""] * len(run.guard), run.guard_batches, strict=False
         )
@@ -875,7 +900,9 @@ def report(figures: Figures) -> str:
         f"  prompts recovered: {figures.recovered}",
         f"  events checked: {figures.events_checked} + {figures.deltas_checked} text deltas"
         f" (stream reconnects: {figures.reconnects})",
-        f"  tool calls re-executed after a crash (allowed): {figures.reexecutions}",
+        f"  tool calls re-executed after a crash (allowed): {figures.reexecutions}   calls "
+        f"lost with their worker (settled as 'may have run', allowed): "
+        f"{figures.calls_lost_with_worker}",
         f"  calls executed twice: {len(figures.double_executions)}",
         f"  mismatches: {len(figures.mismatches)}   lost input or prompts: {len(figures.lost)}",
         f"  {figures.seconds} s in all ({figures.undisturbed_seconds} s the undisturbed run)",

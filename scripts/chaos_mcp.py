@@ -5,17 +5,16 @@ Every worker runs ``scripts/chaos_mcp_server.py`` as its stdio MCP server throug
 call numbers the suite SIGKILLs the server process while the call is in flight (the server's
 ledger says it started and has not ended).
 
-What is expected of a call whose server dies under it (docs/architecture.md, "The outcome
-contract"; ``activities/mcp/tools.py``): it settles at once as an ``execution_failed`` error
-outcome saying the server "stopped or lost its connection" — not retried (the tool may have
-had its effect), never a hang — the pool drops the connection, and the prompt's next call
-of that server starts a fresh process. So a disturbed MCP prompt must match its undisturbed
-run in everything (stop reason, loop type, guard decisions, call counts, messages, events)
-except the settled status of exactly those calls and what the repeated-failure guard makes
-of them (``tracked`` for their batch, ``reset`` for the next, where the undisturbed run said
-``none``); and each of those calls must really have been cut off by a kill: no ``end`` in
-the ledger, and a start (if any) on a killed process. A later call of the same prompt that
-succeeds shows the server came back.
+What is expected of a call whose server dies under it (workflows/contracts/outcome.py;
+``activities/mcp/tools.py``): it settles at once as an ``execution_failed`` error outcome saying the
+server "stopped or lost its connection" — not retried (the tool may have had its effect), never a
+hang — the pool drops the connection, and the prompt's next call of that server starts a fresh
+process. So a disturbed MCP prompt must match its undisturbed run in everything (stop reason, loop
+type, guard decisions, call counts, messages, events) except the settled status of exactly those
+calls and what the repeated-failure guard makes of them (``tracked`` for their batch, ``reset`` for
+the next, where the undisturbed run said ``none``); and each of those calls must really have been
+cut off by a kill: no ``end`` in the ledger, and a start (if any) on a killed process. A later call
+of the same prompt that succeeds shows the server came back.
 
 The ledger also proves no completed call ran twice: a token started again is allowed only
 when the worker that ran it before was SIGKILLed after that start (the tool activity was

@@ -4,9 +4,20 @@ Run it only for a reason you write in the commit (a deliberate, patched change t
 commands, or a new representative scenario): replay tests exist to catch the changes that
 would break workflows already running. It records only the fixtures it is given by name and
 never overwrites one: an old fixture is the evidence that histories written by older code
-still replay (docs/architecture.md, "Recorded histories").
+still replay (docs/architecture.md, "Versioning"). Re-recording an old one with today's code
+would make it prove only that today's code agrees with itself.
 
     .venv/bin/python -m scripts.record_histories NAME ...
+
+Recording a new one: add an entry to ``FIXTURES`` (the fixture name → the scenario in
+``scenarios/`` and an optional guard-mode override) with a comment saying why it exists
+("recorded after ``…_PATCH``"); run the script **by name** (without names it only lists them;
+it refuses, exit 2, a name whose fixture exists — or whose partner recorded in the same run
+does: ``tests/replay/test_record_histories.py``); check that ``git status`` shows only the
+new file, run ``pytest tests/replay``, and commit the fixture with the reason in the message,
+adding it to ``test_the_representative_scenarios_are_all_recorded`` when it covers a new
+path. A fixture of the old branch is recorded by running this with the code before the patch
+(as ``cancel-before-loop-unpatched`` was).
 """
 
 from __future__ import annotations
@@ -34,7 +45,7 @@ from seawall.runtime.devserver import start_dev_server
 from seawall.runtime.storage import FilesystemStorageDriver
 from seawall.scenario.driver import run_scenario
 from seawall.scenario.format import load_scenario
-from worker import WorkerTrust, build_activities, build_worker, trusted_local_run
+from seawall.worker.build import WorkerTrust, build_activities, build_worker, trusted_local_run
 from workflows.contracts.activity import LIST_TOOLS, ModelSpec
 from workflows.contracts.owner_admission import (
     AdmissionState,
@@ -91,7 +102,7 @@ FIXTURES: dict[str, tuple[str, GuardMode | None]] = {
     # Recorded after CONTEXT_POLICY_PATCH with payloads in External Storage: the oldest
     # pages elided from later model requests; references in history, payloads in PAYLOADS.
     "context-policy-long-prompt": ("long-prompt", None),
-    # Recorded after DURABLE_STEPS_PATCH (docs/architecture.md, "Durable steps per prompt"):
+    # Recorded after DURABLE_STEPS_PATCH (docs/capacity.md, "Durable steps per prompt"):
     # one patch marker, operator settings from a local activity, guard search attributes
     # upserted only when they change.
     "durable-steps-warn-then-stop": ("read-missing-file-loop", None),
@@ -140,13 +151,13 @@ SESSION_FIXTURES = (
     "session-run-grant",
 )
 # Recorded after model text streamed: the demo model's publish_model_delta signals arrive
-# while its requests run (docs/architecture.md, "Streaming").
+# while its requests run (workflows/prompt/events.py).
 STREAMED_FIXTURE = "streamed-demo-reply"
 # The handlers `seawall acp` added: the session's set_approval_mode (forwarded to its running
 # prompt as a signal) and withdraw_prompt. Two fixtures: the session and that prompt.
 EDITOR_SESSION_FIXTURE = "session-editor-handlers"
 EDITOR_PROMPT_FIXTURE = "prompt-approval-mode-switch"
-# Recorded after rollout cohorts (docs/architecture.md, "Rollout cohorts"): a session with an
+# Recorded after rollout cohorts (docs/rollout.md, "Rollout cohorts"): a session with an
 # owner resolves its cohort through the operator-settings activity and starts its prompt
 # with the cohort's search attributes.
 ROLLOUT_FIXTURE = "session-rollout-cohort"
@@ -163,20 +174,20 @@ ROLLOUT_ENVIRON = {
     "SEAWALL_SERVICE_VERSION": "1.0.0",
 }
 
-# An owner's admission workflow (docs/architecture.md, "Per-owner prompt limit"): slots
+# An owner's admission workflow (workflows/session/owner_admission.py): slots
 # admitted, a refusal, slots freed by an observation, a release, and continue-as-new. The
 # -start-check one after ADMISSION_START_CHECK_PATCH: the worker checks the signed start
 # (seawall.check_start) before the first update is answered.
 ADMISSION_FIXTURE = "owner-admission"
 ADMISSION_START_CHECK_FIXTURE = "owner-admission-start-check"
-# Recorded after per-owner quotas (docs/architecture.md, "Per-owner quotas"): sessions
+# Recorded after per-owner quotas (docs/security-gateway.md, "Per-owner quotas"): sessions
 # admitted and refused, a closed one freed by an observation, a prompt and an input charged,
 # a refund, and continue-as-new carrying the open sessions.
 ADMISSION_QUOTAS_FIXTURE = "owner-admission-quotas"
-# Recorded after PROMPT_ID_REUSE_POLICY and remembered submits (docs/architecture.md,
-# "Sessions and the gateway"): a session whose first prompt id is taken by another run's
-# prompt (that prompt fails to start and is recorded as an error, the finished one is left
-# alone), then a keyed prompt that runs; its repeat is answered by Temporal in the run.
+# Recorded after PROMPT_ID_REUSE_POLICY and remembered submits (workflows/session/workflow.py): a
+# session whose first prompt id is taken by another run's prompt (that prompt fails to start and is
+# recorded as an error, the finished one is left alone), then a keyed prompt that runs; its repeat
+# is answered by Temporal in the run.
 SESSION_SUBMITS_FIXTURE = "session-remembered-submits"
 # A prompt cancelled while its seawall.list_tools activity waits on an MCP server that never
 # answers (docs/architecture.md, "Cancellation"). Recorded after CANCEL_BEFORE_LOOP_PATCH:

@@ -17,8 +17,9 @@ rollout prescribes:
 
 After each phase, ``seawall rollout report``'s own code (:mod:`seawall.rollout`) reads the
 phase's window back from Temporal and reports it. The dev server's database is kept in
-``--data-dir`` (``temporal.db``), and the script ends by printing the exact
-``seawall rollout report --db …`` command that reports the same data again.
+``--data-dir`` (``temporal.db``), and the script ends by printing, for each phase and
+environment, the exact ``seawall rollout report --db …`` command (this Python's ``seawall``,
+that phase's own window, the same bootstrap) that reports the same data again.
 
 The behaviour of users is a model, stated here so nobody mistakes it for evidence: an owner
 whose prompt was stopped (or ended in an error) submits the same text again, in the same
@@ -37,27 +38,31 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
 import random
+import shlex
 import sys
 import tempfile
+import textwrap
 import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 
 from temporalio.client import Client, WorkflowHandle
 from temporalio.service import RPCError
 
-from seawall.rollout.analysis import Report, build_report
 from seawall.rollout.records import read_records, visibility_query
 from seawall.rollout.render import render_html, render_text
+from seawall.rollout.report import Report, build_report
+from seawall.rollout.wording import plural
 from seawall.runtime.devserver import start_dev_server
 from seawall.runtime.logs import configure_logging
 from seawall.scenario.driver import prepare_workspace
 from seawall.scenario.format import Scenario, load_scenario
-from worker import build_activities, build_worker, trusted_local_run
+from seawall.worker.build import build_activities, build_worker, trusted_local_run
 from workflows.contracts.prompt import ClientDisconnect, PromptResult, StopReason
 from workflows.contracts.prompt_options import ApprovalMode
 from workflows.contracts.scenario import ScenarioHooks
@@ -271,8 +276,10 @@ async def simulate(args: argparse.Namespace, client: Client) -> list[tuple[str, 
                 )
                 until = datetime.now(UTC)
                 print(
-                    f"phase {phase.name}: {counts.prompts} prompts ({counts.retries} retries, "
-                    f"{counts.disconnects} dropped streams) in {time.monotonic() - started:.0f} s",
+                    f"phase {phase.name}: {plural(counts.prompts, 'prompt')} "
+                    f"({plural(counts.retries, 'retry')}, "
+                    f"{plural(counts.disconnects, 'dropped stream')}) "
+                    f"in {time.monotonic() - started:.0f} s",
                     file=sys.stderr,
                 )
                 for env in ENVIRONMENTS:
@@ -312,47 +319,171 @@ async def visible(
         await asyncio.sleep(0.2)
 
 
-def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--owners", type=int, default=200)
-    parser.add_argument("--prompts", type=int, default=400, help="sessions per phase")
-    parser.add_argument("--only", help="comma-separated corpus scenario names (default: all)")
-    parser.add_argument("--enforce-percent", type=float, default=5.0)
-    parser.add_argument(
-        "--warn-percent", type=float, default=50.0, help="Phase 2's warn cohort (rest: shadow)"
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="simulate_rollout.py",
+        description=textwrap.fill(
+            "A simulated rollout of the repeated tool failure guard, end to end, "
+            "through real sessions and prompts on an embedded Temporal dev server. Three phases "
+            "run in turn (shadow; warn with a concurrent shadow control; enforce "
+            "with warn as the control), each reported from Temporal after it ends; the dev "
+            "server's database is kept so the printed commands report each phase again.",
+            78,
+        ),
+        epilog="example, minutes on 2 cores (docs/rollout.md):\n  .venv/bin/python "
+        "scripts/simulate_rollout.py --owners 40 --prompts 30 --concurrency 6 \\\n"
+        "      --enforce-percent 50 --data-dir rollout-sim --html report.html",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--retry", type=float, default=0.3, help="P(resubmit a stopped prompt)")
-    parser.add_argument("--disconnect", type=float, default=0.02, help="P(drop the stream)")
-    parser.add_argument("--concurrency", type=int, default=24)
-    parser.add_argument("--resamples", type=int, default=1000)
-    parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument(
+    who = parser.add_argument_group("owners and prompts")
+    who.add_argument(
+        "--owners",
+        type=int,
+        default=200,
+        help="distinct owners (each with its own cohort); each session picks one at random "
+        "(default %(default)s)",
+    )
+    who.add_argument(
+        "--prompts",
+        type=int,
+        default=400,
+        help="sessions per phase, each one corpus prompt (plus its owner's retry, if any), "
+        "spread at random over the two environments (default %(default)s)",
+    )
+    who.add_argument(
+        "--only",
+        metavar="NAMES",
+        help="comma-separated bench/corpus scenario names to draw from (default: every "
+        "scenario a session can run unattended)",
+    )
+    who.add_argument(
+        "--concurrency",
+        type=int,
+        default=24,
+        help="sessions running at once (lower it on a small machine) (default %(default)s)",
+    )
+    policy = parser.add_argument_group("the operator's rollout settings (internal environment)")
+    policy.add_argument(
+        "--warn-percent",
+        type=float,
+        default=50.0,
+        help="Phase 2: the warn cohort's share of owners, the rest a concurrent shadow "
+        "control (SEAWALL_GUARD_ROLLOUT=warn:N%%,shadow:rest) (default %(default)s)",
+    )
+    policy.add_argument(
+        "--enforce-percent",
+        type=float,
+        default=5.0,
+        help="Phase 3: the enforce cohort's share of owners, the rest warn "
+        "(SEAWALL_GUARD_ROLLOUT=enforce:N%%,warn:rest); above 5 sets "
+        "SEAWALL_GUARD_ROLLOUT_ALLOW_WIDE_ENFORCE, and a small run needs e.g. 50 for an "
+        "enforce cohort to show at all (default %(default)s)",
+    )
+    users = parser.add_argument_group("the users' model (stated, not evidence)")
+    users.add_argument(
+        "--retry",
+        type=float,
+        default=0.3,
+        help="probability that an owner resubmits a prompt that was stopped or ended in an "
+        "error (the retry of the disconnect-or-retry gate) (default %(default)s)",
+    )
+    users.add_argument(
+        "--disconnect",
+        type=float,
+        default=0.02,
+        help="probability that a prompt's client drops its event stream (default %(default)s)",
+    )
+    report = parser.add_argument_group("the reports")
+    report.add_argument(
+        "--resamples",
+        type=int,
+        default=1000,
+        help="bootstrap resamples per report (default %(default)s)",
+    )
+    report.add_argument(
+        "--seed",
+        type=int,
+        default=7,
+        help="seed of the plan (who sends what, where) and of the bootstrap: the same seed "
+        "gives the same plan (default %(default)s)",
+    )
+    report.add_argument(
         "--min-days",
         type=float,
         default=7.0,
-        help="days of data the verdict needs (default the seed's 7, so a simulation holds)",
+        help="days of data a verdict needs before it can promote (the seed's 7, so a "
+        "simulation of minutes holds; 0 lifts it for a demonstration) (default %(default)s)",
     )
-    parser.add_argument("--html", type=Path, help="write the final internal report's page here")
-    parser.add_argument(
+    report.add_argument(
+        "--html",
+        type=Path,
+        metavar="PATH",
+        help="also write the last phase's internal report as an HTML page here",
+    )
+    report.add_argument(
         "--data-dir",
         type=Path,
         default=Path("rollout-simulation"),
-        help="where the dev server's database (temporal.db) is kept for the report "
-        "(default ./rollout-simulation; an existing one is added to)",
+        help="where the dev server's database (temporal.db) is kept for the printed report "
+        "commands; an existing one is added to (default %(default)s)",
     )
-    return parser.parse_args(argv)
+    return parser
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    return build_parser().parse_args(argv)
 
 
 DATABASE = "temporal.db"
 
 
-def report_command(database: Path, environment: str, since: datetime, until: datetime) -> str:
-    """The ``seawall rollout report`` command that reads the simulation's kept data."""
-    return (
-        f"seawall rollout report --db {database} --environment {environment} "
-        f"--since {since.isoformat(timespec='seconds')} "
-        f"--until {until.isoformat(timespec='seconds')} --html {environment}.html"
-    )
+def seawall_command() -> list[str]:
+    """How to run ``seawall`` from here: the ``seawall`` script beside this Python (the
+    README's ``.venv/bin/seawall``), relative to the working directory when it is below it;
+    else this Python with ``-m seawall.cli.main``."""
+    python = Path(sys.executable)
+    script = python.with_name("seawall")
+    if script.is_file():
+        return [_from_here(script)]
+    return [_from_here(python), "-m", "seawall.cli.main"]
+
+
+def _from_here(path: Path) -> str:
+    absolute = Path(os.path.abspath(path))  # not resolved: a venv's python is a symlink
+    try:
+        return str(absolute.relative_to(Path.cwd()))
+    except ValueError:
+        return str(absolute)
+
+
+def report_command(
+    database: Path, phase: str, report: Report, args: argparse.Namespace
+) -> list[str]:
+    """The ``seawall rollout report`` command that reads one phase's window of the kept data
+    again, with the simulation's bootstrap, so it prints the same report."""
+    page = f"{report.environment}-{phase.replace(' ', '-')}.html"
+    command = [
+        *seawall_command(),
+        "rollout",
+        "report",
+        "--db",
+        str(database),
+        "--environment",
+        report.environment,
+        "--since",
+        report.since.isoformat(),
+        "--until",
+        report.until.isoformat(),
+        "--resamples",
+        str(args.resamples),
+        "--seed",
+        str(args.seed),
+        "--min-days",
+        f"{args.min_days:g}",
+        "--html",
+        page,
+    ]
+    return command
 
 
 async def main(argv: Sequence[str] | None = None) -> int:
@@ -362,10 +493,8 @@ async def main(argv: Sequence[str] | None = None) -> int:
     # about 1,500 prompts' histories), and kept: the report can be run on it again.
     args.data_dir.mkdir(parents=True, exist_ok=True)
     database = (args.data_dir / DATABASE).resolve()
-    since = datetime.now(UTC) - timedelta(seconds=1)
     async with await start_dev_server(database_file=str(database)) as env:
         reports = await simulate(args, env.client)
-    until = datetime.now(UTC) + timedelta(seconds=1)
     for phase, environment, report in reports:
         print(f"\n===== phase: {phase} / environment: {environment} =====")
         print(render_text(report))
@@ -373,9 +502,10 @@ async def main(argv: Sequence[str] | None = None) -> int:
         final = next(r for p, e, r in reversed(reports) if e == "internal")
         args.html.write_text(render_html(final), encoding="utf-8")
         print(f"\nwrote {args.html}", file=sys.stderr)
-    print(f"\nThe data is kept in {database}; report it again (each environment) with:")
-    for environment in ENVIRONMENTS:
-        print(f"  {report_command(database, environment, since, until)}")
+    print(f"\nThe data is kept in {database}. Report a phase again (its own window) with:")
+    for phase, environment, report in reports:
+        print(f"  # phase {phase}, environment {environment}")
+        print(f"  {shlex.join(report_command(database, phase, report, args))}")
     return 0
 
 

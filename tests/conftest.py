@@ -12,8 +12,8 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from seawall.runtime.devserver import start_dev_server
+from seawall.worker.build import build_worker
 from tests.trust_helpers import harness_trust, signed
-from worker import build_worker
 
 # No property test may depend on wall-clock speed: the suite must pass on a loaded machine.
 settings.register_profile("seawall", deadline=None)

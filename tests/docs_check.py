@@ -29,12 +29,18 @@ The citations rule: code and documents cite a section as ``docs/<page>.md, "<sec
 (or ``README, "<title>"``); every such title is a heading or a bold paragraph title
 (``**Title.**``) of that page, so a section that moves or is renamed takes its citations along.
 
+The map rule: docs/architecture.md is a map, not a copy of the code. It stays within
+``MAP_MAX_LINES`` lines, and every repository path it names in backticks exists; a module it
+names has a docstring, since that docstring is where the module's detail lives. Its table of
+patches lists every patch id of ``tests/replay/stable_names.json``: it is a contract.
+
 Every problem is one line that names the document (and line) to edit and what to change.
 """
 
 from __future__ import annotations
 
 import ast
+import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -228,7 +234,7 @@ def check_layout(root: Path, docs: Iterable[Path] | None = None) -> list[str]:
             folder = module.rsplit("/", 1)[0] + "/" if "/" in module else "."
             problems.append(
                 f"`{module}` is in no layout table: none covers `{folder}`; add a row for it to "
-                'the table of its parent package in docs/architecture.md, "Where things live" '
+                "the table of its parent package in docs/layout.md "
                 f"(or a new table marked `<!-- layout: {folder} -->`)"
             )
         elif not _lists(owner, module):
@@ -378,3 +384,63 @@ def check_citations(root: Path) -> list[str]:
                     "current title and page"
                 )
     return problems
+
+
+MAP = "docs/architecture.md"
+MAP_MAX_LINES = 800
+_REPO_PATH = re.compile(r"^(?:[\w.-]+/)+[\w.-]*$|^[\w.-]+\.py$")
+
+
+def _has_docstring(path: Path) -> bool:
+    return ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) is not None
+
+
+def check_map(root: Path) -> list[str]:
+    """docs/architecture.md: short, and every path it names exists (a module with a docstring)."""
+    page = root / MAP
+    if not page.is_file():
+        return []
+    lines = page.read_text(encoding="utf-8").splitlines()
+    problems: list[str] = []
+    if len(lines) > MAP_MAX_LINES:
+        problems.append(
+            f"{MAP} has {len(lines)} lines (at most {MAP_MAX_LINES}): it is the map; move the "
+            "detail into the docstring of the module it describes, or the page a user reads"
+        )
+    for number, line in _outside_fences(lines):
+        for quoted in _BACKTICKED.findall(line):
+            name = quoted.split("::")[0].rstrip(":,.")
+            if not _REPO_PATH.match(name) or name.startswith(("/", ".", "~")):
+                continue
+            top = name.split("/")[0]
+            if "/" in name and not (root / top).exists():
+                continue  # a path inside a workspace or the data directory, not the repository's
+            target = root / name
+            if not target.exists():
+                problems.append(f"{MAP}:{number}: `{name}` does not exist; fix the path")
+            elif target.suffix == ".py" and not _has_docstring(target):
+                problems.append(
+                    f"{MAP}:{number}: `{name}` has no module docstring, which the map points to; "
+                    "add one saying why the module exists"
+                )
+    return problems
+
+
+def check_patch_table(root: Path) -> list[str]:
+    """Every patch id of the stable-name manifest has its row in docs/architecture.md."""
+    manifest = root / "tests" / "replay" / "stable_names.json"
+    page = root / MAP
+    if not manifest.is_file() or not page.is_file():
+        return []
+    patches = json.loads(manifest.read_text(encoding="utf-8")).get("patch", [])
+    rows = {
+        cells[0].strip("`")
+        for _, line in _outside_fences(page.read_text(encoding="utf-8").splitlines())
+        if line.lstrip().startswith("|") and (cells := _cells(line))
+    }
+    return [
+        f"{MAP}: the patch `{patch}` has no row in the table of patches; add one saying what a "
+        "prompt started after it does and what older histories do"
+        for patch in patches
+        if patch not in rows
+    ]

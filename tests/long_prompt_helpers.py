@@ -1,6 +1,6 @@
 """Long prompts for tests and the benchmark: scenarios whose tool results are large, and a
-client and worker that store payloads in a given directory (docs/architecture.md, "Long
-prompts")."""
+client and worker that store payloads in a given directory (docs/durability.md, "Long prompts and
+stored payloads")."""
 
 from __future__ import annotations
 

@@ -1,45 +1,25 @@
 """docker-compose.yml is validated here, not run (no Docker engine on the test machines):
-Debian's ``docker-compose config`` parses it for real, and every service the docs
-name (README.md, docs/*.md) exists."""
+Debian's ``docker-compose config`` parses it for real (tests/compose_helpers.py), and every
+service the docs name (README.md, docs/*.md) exists. Its Temporal TLS is run, as far as a
+machine without Docker allows, by tests/e2e/test_compose_tls.py."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
+# The codec token and the session-signing key are required like the gateway's token: config()
+# gives both unless a test overrides them.
+from tests.compose_helpers import compose_config as config
 from workflows.prompt import telemetry
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPOSE = ROOT / "docker-compose.yml"
-SIGNING_KEY = "k" * 32
-
-
-def config(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    binary = shutil.which("docker-compose")
-    if binary is None:
-        pytest.skip("Debian's docker-compose is not installed (.ci/run installs it)")
-    return subprocess.run(
-        [binary, "-f", str(COMPOSE), "config"],
-        capture_output=True,
-        text=True,
-        # The codec token is required like the gateway's (test_the_ui_decodes_...), and so is
-        # the session-signing key (test_the_gateway_and_the_worker_share_one_signing_key).
-        env={
-            **os.environ,
-            "SEAWALL_CODEC_TOKEN": "c0dec",
-            "SEAWALL_SESSION_SIGNING_KEY": SIGNING_KEY,
-            **env,
-        },
-        timeout=60,
-    )
 
 
 def test_compose_file_parses_with_a_real_parser() -> None:
@@ -313,7 +293,7 @@ def test_the_worker_may_make_the_sandboxs_namespaces() -> None:
     assert [name for name, s in others.items() if "security_opt" in s] == ["worker"]
 
 
-# --- Prometheus and Grafana (docs/architecture.md, "Rollout cohorts") --------------------
+# --- Prometheus and Grafana (docs/rollout.md, "Rollout cohorts") --------------------
 
 DEPLOY = ROOT / "deploy"
 

@@ -1,7 +1,8 @@
 """The documents stay true to the tree: layout tables, relative links, a short README.
 
 The rules and the table format are in tests/docs_check.py; the tables live in
-docs/architecture.md, "Where things live". The second half runs the checker on small
+docs/layout.md. docs/architecture.md stays a map: short, naming only paths that exist and
+modules whose docstrings hold the detail. The second half runs the checker on small
 synthetic trees, so a checker that stopped finding anything would fail here too.
 """
 
@@ -17,6 +18,8 @@ from tests.docs_check import (
     check_index,
     check_layout,
     check_links,
+    check_map,
+    check_patch_table,
     slug,
     tree_modules,
 )
@@ -41,6 +44,16 @@ def test_every_cited_section_exists() -> None:
     problems = check_citations(ROOT)
 
     assert not problems, "citations of sections that are gone:\n" + "\n".join(problems)
+
+
+def test_the_architecture_page_stays_a_map() -> None:
+    problems = check_map(ROOT)
+
+    assert not problems, "docs/architecture.md:\n" + "\n".join(problems)
+
+
+def test_the_versioning_table_lists_every_patch() -> None:
+    assert check_patch_table(ROOT) == []
 
 
 def test_every_page_of_docs_is_in_its_index() -> None:
@@ -96,8 +109,8 @@ def tree(tmp_path: Path) -> Path:
     write(
         tmp_path,
         {
-            "README.md": "# Project\n\nSee [the map](docs/architecture.md#where-things-live).\n",
-            "docs/architecture.md": TABLE,
+            "README.md": "# Project\n\nSee [the map](docs/layout.md#where-things-live).\n",
+            "docs/layout.md": TABLE,
             "worker.py": "x = 1\n",
             "workflows/__init__.py": '"""Only a docstring."""\n',
             "workflows/a.py": "A = 1\n",
@@ -122,7 +135,7 @@ def test_a_new_module_without_a_row_is_named_with_the_table_to_edit(tree: Path) 
 
     assert len(problems) == 2
     assert "`workflows/c.py` is not listed" in problems[0]
-    assert "docs/architecture.md:5" in problems[0]
+    assert "docs/layout.md:5" in problems[0]
     assert "`workflows/rules/d.py` is not listed" in problems[1]
 
 
@@ -132,8 +145,8 @@ def test_a_listed_path_that_is_gone_is_named_with_its_row(tree: Path) -> None:
     problems = check_layout(tree)
 
     assert problems == [
-        "docs/architecture.md:9: `workflows/b.py` is listed but does not exist; edit its row in "
-        "docs/architecture.md:5 (the table under `<!-- layout: workflows/ -->`)"
+        "docs/layout.md:9: `workflows/b.py` is listed but does not exist; edit its row in "
+        "docs/layout.md:5 (the table under `<!-- layout: workflows/ -->`)"
     ]
 
 
@@ -145,7 +158,7 @@ def test_an_init_with_code_needs_its_row_and_a_package_row_counts(tree: Path) ->
     text = TABLE.replace(
         "| `workflows/a.py` |", "| `workflows/` | the package |\n| `workflows/a.py` |"
     )
-    write(tree, {"docs/architecture.md": text})
+    write(tree, {"docs/layout.md": text})
     assert check_layout(tree) == []
 
 
@@ -178,19 +191,19 @@ def test_a_second_table_of_the_same_tree_and_an_unmarked_one_are_refused(tree: P
         for p in problems
     )
     assert any("`workflows/` has two layout tables" in p for p in problems)
-    # The README's table comes first, so the architecture page's rows are the misplaced copy.
-    assert any("`workflows/b.py` is listed in docs/architecture.md:5" in p for p in problems)
+    # The README's table comes first, so the layout page's rows are the misplaced copy.
+    assert any("`workflows/b.py` is listed in docs/layout.md:5" in p for p in problems)
 
 
 def test_a_row_in_the_wrong_table_is_moved(tree: Path) -> None:
-    write(tree, {"docs/architecture.md": TABLE + "| `workflows/a.py` | again |\n"})
+    write(tree, {"docs/layout.md": TABLE + "| `workflows/a.py` | again |\n"})
 
     problems = check_layout(tree)
 
     assert problems == [
-        "docs/architecture.md:15: `workflows/a.py` is listed in docs/architecture.md:11 (the "
+        "docs/layout.md:15: `workflows/a.py` is listed in docs/layout.md:11 (the "
         "table under `<!-- layout: worker.py -->`), but the table that covers it is "
-        "docs/architecture.md:5 (the table under `<!-- layout: workflows/ -->`); move the row there"
+        "docs/layout.md:5 (the table under `<!-- layout: workflows/ -->`); move the row there"
     ]
 
 
@@ -200,20 +213,20 @@ def test_links_to_missing_files_and_headings_are_named(tree: Path) -> None:
         {
             "docs/guide.md": "# Guide\n\n## `seawall config` — settings\n\n"
             "[ok](#seawall-config--settings) [ok](../README.md) [ok](../bench/corpus/)\n"
-            "[gone](old.md) [no heading](architecture.md#layers)\n"
+            "[gone](old.md) [no heading](layout.md#layers)\n"
             "[web](https://example.com) `[code](not-a-link.md)`\n\n```\n[fenced](nope.md)\n```\n"
         },
     )
 
     assert check_links(tree) == [
         "docs/guide.md:6: the link `old.md` points to a missing file; fix it in docs/guide.md",
-        "docs/guide.md:6: the link `architecture.md#layers` names no heading of "
-        "docs/architecture.md; fix the anchor in docs/guide.md",
+        "docs/guide.md:6: the link `layout.md#layers` names no heading of "
+        "docs/layout.md; fix the anchor in docs/guide.md",
     ]
 
 
 def test_a_page_missing_from_the_index_is_named(tree: Path) -> None:
-    write(tree, {"docs/README.md": "| [architecture.md](architecture.md#layers) | the design |\n"})
+    write(tree, {"docs/README.md": "| [layout.md](layout.md#layers) | the design |\n"})
     assert check_index(tree) == []
 
     write(tree, {"docs/guide.md": "# Guide\n"})
@@ -229,7 +242,7 @@ def test_a_citation_of_a_moved_section_is_named(tree: Path) -> None:
             "docs/guide.md": "# Guide\n\n## Long prompts and stored payloads\n\n**Owners.** text\n",
             "workflows/a.py": '"""See docs/guide.md, "Long prompts and\nstored payloads".\n\n'
             'And docs/guide.md, "Owners" and "Cohorts"."""\n'
-            '# docs/architecture.md, "Where things\n# live"; README, "Layout"\n'
+            '# docs/layout.md, "Where things\n# live"; README, "Layout"\n'
             '# docs/guide.md, "<section title>"\n',
         },
     )
@@ -253,3 +266,43 @@ def test_anchors_follow_github_slugs(tmp_path: Path) -> None:
         "r2--failure-cycles-repeated_failure_cycle",
         "top-1",
     }
+
+
+def test_the_map_names_only_paths_that_exist_and_modules_with_docstrings(tree: Path) -> None:
+    write(
+        tree,
+        {
+            "docs/architecture.md": "# Map\n\n`workflows/a.py` decides; `workflows/b.py` "
+            "too; `workflows/gone.py` and `workflows/` and `.data/payloads/` and `x/y`.\n"
+            "```\n`workflows/fenced.py`\n```\n",
+            "workflows/a.py": '"""Why a exists."""\nA = 1\n',
+        },
+    )
+
+    assert check_map(tree) == [
+        "docs/architecture.md:3: `workflows/b.py` has no module docstring, which the map points "
+        "to; add one saying why the module exists",
+        "docs/architecture.md:3: `workflows/gone.py` does not exist; fix the path",
+    ]
+
+    write(tree, {"docs/architecture.md": "line\n" * 801})
+    assert check_map(tree) == [
+        "docs/architecture.md has 801 lines (at most 800): it is the map; move the detail into "
+        "the docstring of the module it describes, or the page a user reads"
+    ]
+
+
+def test_a_patch_without_its_row_is_named(tree: Path) -> None:
+    write(
+        tree,
+        {
+            "tests/replay/stable_names.json": '{"patch": ["seawall-a-v1", "seawall-b-v1"]}',
+            "docs/architecture.md": "# Map\n\n| patch id | does |\n|---|---|\n"
+            "| `seawall-a-v1` | a |\n",
+        },
+    )
+
+    assert check_patch_table(tree) == [
+        "docs/architecture.md: the patch `seawall-b-v1` has no row in the table of patches; add "
+        "one saying what a prompt started after it does and what older histories do"
+    ]

@@ -1,12 +1,15 @@
-"""The layers point one way (docs/architecture.md, "Layers").
+"""The layers point one way (docs/architecture.md, "Layers"), and no module imports itself
+back through others.
 
 ``workflows`` (deterministic contracts and workflow code) ← ``activities`` (side effects) ←
-``worker.py`` (the composition root). The gateway, the CLI apps and the scenario driver are
-clients: contracts and the shared runtime (``seawall.runtime``, whose Temporal plugin is their
-way in) only, never ``worker.py``, an activity module, or the MCP or OpenAI SDKs.
+``seawall.worker`` (the composition root; ``worker.py`` only runs it, and nothing imports
+that script). The gateway, the CLI apps and the scenario driver are clients: contracts and
+the shared runtime (``seawall.runtime``, whose Temporal plugin is their way in) only, never
+the composition root, an activity module, or the MCP or OpenAI SDKs.
 
-Two checks: what importing an entry point really loads, in a fresh interpreter; and every
-import statement in the source files, so a rule broken only inside a function is caught too.
+Three checks: what importing an entry point really loads, in a fresh interpreter; every
+import statement in the source files, so a rule broken only inside a function is caught too;
+and the import graph of the product code, which must have no circle.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ import ast
 import json
 import subprocess
 import sys
+from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +27,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
-OURS = ("workflows", "activities", "worker", "gateway", "seawall", "bench", "tests", "scripts")
+PACKAGES = ("workflows", "activities", "gateway", "seawall", "bench", "tests", "scripts")
+OURS = (*PACKAGES, "worker")
 SDKS = ("mcp", "openai")
 
 
@@ -73,7 +79,7 @@ CLIENTS = [
 @pytest.mark.parametrize("module", CLIENTS)
 def test_a_client_loads_no_worker_activity_or_model_sdk(module: str) -> None:
     loaded = loaded_by(module)
-    assert packages(loaded, "worker", "activities", *SDKS) == set()
+    assert packages(loaded, "worker", "seawall.worker", "activities", *SDKS) == set()
 
 
 def test_the_runtime_and_its_plugin_load_no_activity_code() -> None:
@@ -84,7 +90,8 @@ def test_the_runtime_and_its_plugin_load_no_activity_code() -> None:
     )
     assert "seawall.runtime.plugin" in runtime
     loaded = loaded_by(*runtime)
-    assert packages(loaded, "worker", "activities", "gateway", "seawall.cli", *SDKS) == set()
+    forbidden = ("worker", "seawall.worker", "activities", "gateway", "seawall.cli")
+    assert packages(loaded, *forbidden, *SDKS) == set()
 
 
 def test_workflows_load_nothing_of_ours_but_workflows() -> None:
@@ -111,7 +118,7 @@ def test_every_workflows_module_imports_first() -> None:
 
 
 def test_the_worker_loads_the_model_and_mcp_sdks_only_when_a_prompt_needs_them() -> None:
-    loaded = loaded_by("worker")
+    loaded = loaded_by("seawall.worker.main")  # what `python worker.py` runs
     assert "activities.tool_runner" in loaded
     assert packages(loaded, *SDKS) == set()
 
@@ -125,6 +132,7 @@ class Import:
     module: str  # absolute, relative imports resolved
     line: int
     in_function: bool
+    names: tuple[str, ...] = ()  # what `from module import ...` takes (modules or not)
 
 
 def _module_of(path: Path) -> str:
@@ -145,9 +153,11 @@ def imports_in(path: Path) -> list[Import]:
         for child in ast.iter_child_nodes(node):
             inside = in_function or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef)
             names: list[str] = []
+            taken: tuple[str, ...] = ()
             if isinstance(child, ast.Import):
                 names = [alias.name for alias in child.names]
             elif isinstance(child, ast.ImportFrom):
+                taken = tuple(alias.name for alias in child.names)
                 if child.level:
                     base = package.split(".")
                     base = base[: len(base) - (child.level - 1)]
@@ -156,7 +166,7 @@ def imports_in(path: Path) -> list[Import]:
                     names = [child.module or ""]
             for name in names:
                 relative = path.relative_to(ROOT).as_posix()
-                found.append(Import(relative, name, getattr(child, "lineno", 0), inside))
+                found.append(Import(relative, name, getattr(child, "lineno", 0), inside, taken))
             visit(child, inside)
 
     visit(tree, False)
@@ -203,6 +213,23 @@ def test_workflows_import_only_workflows_temporalio_pydantic_and_the_standard_li
     assert found == []
 
 
+def test_the_composition_root_imports_activities_contracts_and_the_runtime_only() -> None:
+    allowed = ("seawall.worker", "activities", "workflows", "seawall.runtime")
+    assert violations(("seawall/worker",), allowed, forbidden_sdks=True) == []
+
+
+def test_nothing_imports_the_worker_script() -> None:
+    # worker.py is the program `python worker.py` runs; code that builds a worker imports
+    # seawall.worker.build, so no script sits under the layers.
+    found = [
+        f"{imp.path}:{imp.line} imports worker (import seawall.worker.build instead)"
+        for path in [*sources(*PACKAGES), *ROOT.glob("*.py")]
+        for imp in imports_in(path)
+        if under(imp.module, "worker")
+    ]
+    assert found == []
+
+
 def test_activities_import_contracts_and_the_runtime_only() -> None:
     allowed = ("activities", "workflows", "seawall.runtime")
     assert violations(("activities",), allowed, forbidden_sdks=False) == []
@@ -239,7 +266,7 @@ def test_the_rollout_report_imports_contracts_and_the_runtime_only() -> None:
     assert violations(("seawall/rollout",), allowed, forbidden_sdks=True) == []
 
 
-def test_the_cli_imports_the_worker_only_inside_the_function_that_starts_one() -> None:
+def test_the_cli_imports_the_composition_root_only_inside_the_function_that_starts_one() -> None:
     allowed = (
         "seawall.cli",
         "seawall.acp",
@@ -251,16 +278,17 @@ def test_the_cli_imports_the_worker_only_inside_the_function_that_starts_one() -
     found = []
     for path in sources("seawall/cli"):
         for imp in imports_in(path):
-            if imp.module == "worker" and imp.in_function:
-                continue  # `seawall run`'s in-process worker
+            if under(imp.module, "seawall.worker") and imp.in_function:
+                continue  # `seawall run`'s and `seawall acp --embedded`'s in-process worker
             if (ours(imp.module) and not under(imp.module, *allowed)) or under(imp.module, *SDKS):
                 found.append(f"{imp.path}:{imp.line} imports {imp.module}")
     assert found == []
 
 
 def test_benchmarks_measure_the_worker_but_never_import_the_clients() -> None:
-    # bench times the worker's own code (its activities and worker.py), so it may import them,
-    # and the event follower every client shares (bench/streaming.py), never a client itself.
+    # bench times the worker's own code (its activities and seawall.worker), so it may import
+    # them, and the event follower every client shares (bench/streaming.py), never a client
+    # itself.
     allowed = (
         "bench",
         "workflows",
@@ -268,7 +296,7 @@ def test_benchmarks_measure_the_worker_but_never_import_the_clients() -> None:
         "seawall.scenario",
         "seawall.client",
         "activities",
-        "worker",
+        "seawall.worker",
     )
     # The OpenAI Agents SDK peer of bench/peers.py is that SDK's own agent: its
     # scripted model answers in the SDK's response types, so it imports them.
@@ -281,6 +309,135 @@ def test_the_import_scanner_sees_relative_and_function_level_imports() -> None:
     runner = {imp.module for imp in imports_in(ROOT / "activities" / "tool_runner.py")}
     assert "activities.mcp.tools" in runner  # `from .mcp.tools import ...` inside a method
     cli = [
-        imp for imp in imports_in(ROOT / "seawall" / "cli" / "main.py") if imp.module == "worker"
+        imp
+        for imp in imports_in(ROOT / "seawall" / "cli" / "main.py")
+        if under(imp.module, "seawall.worker")
     ]
     assert cli and all(imp.in_function for imp in cli)
+
+
+# --- import circles ------------------------------------------------------------------------
+
+# What the circle check reads: the product code (bench, scripts and tests import it, never
+# the other way round).
+PRODUCT = ("workflows", "activities", "gateway", "seawall")
+
+# Known circles on their way out, each named, with the modules it may span; a circle found
+# outside every entry fails, and so does an entry whose circle is gone.
+ALLOWED_CIRCLES: dict[str, frozenset[str]] = {
+    # removed by the secrets work (issue 37.3)
+    "the settings package with owners.py and storage.py": frozenset(
+        {
+            "seawall.runtime.owners",
+            "seawall.runtime.storage",
+            "seawall.runtime.settings",
+            "seawall.runtime.settings.catalogue",
+            "seawall.runtime.settings.loading",
+            "seawall.runtime.settings.report",
+            "seawall.runtime.settings.session",
+            "seawall.runtime.settings.value_types",
+        }
+    ),
+}
+
+
+def product_modules() -> dict[str, Path]:
+    return {_module_of(path): path for path in [*sources(*PRODUCT), ROOT / "worker.py"]}
+
+
+def import_graph(modules: dict[str, Path]) -> dict[str, set[str]]:
+    """Each module of ``modules`` → the modules of ``modules`` it imports anywhere (at module
+    level, in a function, under ``TYPE_CHECKING``: a circle broken only by importing late is
+    still a circle). ``from a import b`` is an edge to the module ``a.b`` if there is one,
+    else to ``a``; importing ``a.b`` is an edge to ``a.b`` alone, not to the package ``a``
+    that Python also runs (every package that re-exports its modules would be a circle)."""
+
+    def nearest(name: str) -> str | None:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {module: set() for module in modules}
+    for module, path in modules.items():
+        for imp in imports_in(path):
+            named = [f"{imp.module}.{name}" for name in imp.names]
+            for target in [n if n in modules else imp.module for n in named] or [imp.module]:
+                found = nearest(target)
+                if found is not None and found != module:
+                    graph[module].add(found)
+    return graph
+
+
+def reachable(graph: dict[str, set[str]], start: str) -> set[str]:
+    """The modules ``start`` reaches through one import or more."""
+    seen: set[str] = set()
+    todo = list(graph[start])
+    while todo:
+        module = todo.pop()
+        if module not in seen:
+            seen.add(module)
+            todo.extend(graph[module])
+    return seen
+
+
+def circles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
+    """Every set of two or more modules that all import each other, directly or not."""
+    reach = {module: reachable(graph, module) for module in graph}
+    found: list[frozenset[str]] = []
+    placed: set[str] = set()
+    for module in sorted(graph):
+        if module in placed or module not in reach[module]:
+            continue
+        component = frozenset({module} | {m for m in reach[module] if module in reach[m]})
+        placed |= component
+        found.append(component)
+    return found
+
+
+def circle_through(graph: dict[str, set[str]], component: Iterable[str]) -> list[str]:
+    """One shortest circle of ``component``, from its first module back to it."""
+    members = set(component)
+    first = min(members)
+    came_from: dict[str, str] = {}
+    queue = deque([first])
+    while queue:
+        module = queue.popleft()
+        for target in sorted(graph[module] & members):
+            if target == first:
+                path = [module]
+                while path[-1] != first:
+                    path.append(came_from[path[-1]])
+                return [first, *reversed(path[:-1]), first]
+            if target not in came_from:
+                came_from[target] = module
+                queue.append(target)
+    raise AssertionError(f"{sorted(members)} is not a circle")
+
+
+def test_the_product_code_has_no_import_circle() -> None:
+    graph = import_graph(product_modules())
+    found = circles(graph)
+    unexpected = [
+        f"import circle: {' → '.join(circle_through(graph, component))} "
+        f"({len(component)} modules: {', '.join(sorted(component))})"
+        for component in found
+        if not any(component <= modules for modules in ALLOWED_CIRCLES.values())
+    ]
+    assert unexpected == []
+    gone = [
+        f"{name}: no longer a circle; remove its entry from ALLOWED_CIRCLES"
+        for name, modules in ALLOWED_CIRCLES.items()
+        if not any(len(component & modules) > 1 for component in found)
+    ]
+    assert gone == []
+
+
+def test_the_circle_check_finds_and_names_a_circle() -> None:
+    graph = {"a": {"b"}, "b": {"c", "d"}, "c": {"a"}, "d": {"e"}, "e": {"d"}, "f": {"a"}}
+    assert circles(graph) == [frozenset({"a", "b", "c"}), frozenset({"d", "e"})]
+    assert circle_through(graph, {"a", "b", "c"}) == ["a", "b", "c", "a"]
+    # `from package import module` is an edge to the module; an import inside a function
+    # (the CLI's in-process worker) is an edge too.
+    graph = import_graph(product_modules())
+    assert {"gateway.routers.sessions", "gateway.routers.health"} <= graph["gateway.app"]
+    assert "seawall.worker.build" in graph["seawall.cli.main"]

@@ -1,4 +1,4 @@
-"""Guard telemetry never carries user data (docs/architecture.md, "Observability and privacy", seed
+"""Guard telemetry never carries user data (docs/observability.md, "Privacy", seed
 "Telemetry and privacy").
 
 Scripted prompts put unique sentinel strings in every place user data can be: tool
@@ -320,7 +320,7 @@ async def test_no_sentinel_reaches_guard_logs_metrics_or_search_attributes(
 async def test_an_owner_id_reaches_no_log_metric_or_search_attribute(
     temporal_env: WorkflowEnvironment, tmp_path: Path, sentinels: dict[str, str]
 ) -> None:
-    """docs/architecture.md, "Rollout cohorts": the owner id is hashed into a cohort by the
+    """docs/rollout.md, "Rollout cohorts": the owner id is hashed into a cohort by the
     operator-settings activity and kept in history; logs, metric labels and search
     attributes carry only the cohort, the environment and the version."""
     client: Client = signed(temporal_env.client)

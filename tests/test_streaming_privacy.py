@@ -1,5 +1,5 @@
 """Streamed model text is conversation content: it reaches the prompt's clients as
-``message_delta`` events and never a log line or a metric (docs/architecture.md, "Streaming";
+``message_delta`` events and never a log line or a metric (activities/model_stream.py;
 "Observability and privacy").
 
 A real worker process, with JSON logs at DEBUG and its Prometheus endpoint on, answers a

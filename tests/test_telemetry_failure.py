@@ -1,4 +1,4 @@
-"""A telemetry failure never changes the loop (docs/architecture.md, "Observability and privacy").
+"""A telemetry failure never changes the loop (docs/observability.md, "Privacy").
 
 The same scripted prompts give the same ``PromptResult`` (everything but the workflow id)
 when every log line Seawall emits raises in its handler, and when the worker's OTLP
@@ -22,7 +22,7 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from seawall.runtime.logs import configure_logging
-from seawall.runtime.settings import GUARD_MODE_ENV
+from seawall.runtime.settings import GUARD_MODE_ENV, LOOP_PROFILE_ENV
 from seawall.scenario.driver import run_scenario
 from seawall.scenario.format import Scenario
 from tests.scenario_helpers import scenario_file
@@ -71,8 +71,10 @@ async def run_all(client: Client, task_queue: str) -> list[dict[str, Any]]:
 
 @pytest.fixture
 def invalid_operator_mode(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The in-process worker's operator mode is invalid: shadow plus one diagnostic line."""
+    """The in-process worker's operator mode is invalid: shadow plus one diagnostic line
+    per session (under the seed profile: any other refuses an invalid mode at startup)."""
     monkeypatch.setenv(GUARD_MODE_ENV, "bogus")
+    monkeypatch.setenv(LOOP_PROFILE_ENV, "seed")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
 
 
@@ -152,7 +154,11 @@ async def test_a_dead_otlp_collector_changes_no_prompt(
         tmp_path / "worker.log",
         # Metrics and spans both go to the dead collector.
         args=("--otel-tracing",),
-        env={"SEAWALL_OTLP_ENDPOINT": collector, GUARD_MODE_ENV: "bogus"},
+        env={
+            "SEAWALL_OTLP_ENDPOINT": collector,
+            GUARD_MODE_ENV: "bogus",
+            LOOP_PROFILE_ENV: "seed",
+        },
     ) as worker:
         dead = await run_all(client, queue)
         worker.assert_running()

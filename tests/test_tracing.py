@@ -16,9 +16,9 @@ from temporalio.client import Client
 
 from seawall.runtime.tracing import INSTALL_HINT, TracingUnavailable, build_tracing
 from seawall.scenario.driver import run_scenario
+from seawall.worker.build import build_worker
 from tests.scenario_helpers import scenario_file
 from tests.trust_helpers import harness_trust
-from worker import build_worker
 
 ROOT = Path(__file__).resolve().parent.parent
 

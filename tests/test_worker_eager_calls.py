@@ -2,7 +2,7 @@
 
 A call the worker does not start eagerly is handed to matching by the server's transfer
 queue: it starts one hand-off later, and a batch whose last call starts late wakes the
-workflow once more (docs/architecture.md, "Eager calls"). The server counts those hand-offs
+workflow once more (docs/capacity.md, "Eager calls"). The server counts those hand-offs
 (``task_latency_queue`` of ``TransferActiveTaskActivity``, read through its metrics port), so
 these tests count them for one prompt of one batch of six calls on a real dev server: none
 with the shipped setting, three with the SDK's default of 3, every call with 0.
@@ -25,9 +25,9 @@ from seawall.runtime.devserver import start_dev_server
 from seawall.runtime.settings import default_of
 from seawall.scenario.driver import run_scenario
 from seawall.scenario.format import Scenario
+from seawall.worker.build import build_worker
 from tests.scenario_helpers import scenario
 from tests.trust_helpers import harness_trust, signed
-from worker import build_worker
 from workflows.seed import GuardMode
 
 CALLS = 6  # more than the SDK's 3, fewer than the shipped 16

@@ -5,7 +5,8 @@ as gRPC needs) in front of it and forwards the bytes: with ``require_client_cert
 mTLS frontend that refuses a client without a certificate its CA signed, which is what a
 secured self-hosted cluster or Temporal Cloud does. :func:`make_pki` writes a CA, a server
 certificate for ``localhost``/``127.0.0.1`` and a client certificate (with ``cryptography``),
-so nothing is downloaded or checked in.
+so nothing is downloaded or checked in. :func:`frontend_context` builds the proxy's TLS from
+any certificate, key and client CAs (the compose stack's: tests/compose_helpers.py).
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ import contextlib
 import datetime
 import ipaddress
 import ssl
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -121,23 +123,41 @@ def make_pki(directory: Path, name: str = "seawall-test") -> Pki:
     return Pki(**paths)
 
 
+def frontend_context(cert: Path, key: Path, client_cas: Sequence[Path] = ()) -> ssl.SSLContext:
+    """A gRPC frontend's TLS (ALPN ``h2``) with ``cert`` and ``key``; with ``client_cas``, a
+    client must present a certificate one of them signed (mTLS)."""
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    context.set_alpn_protocols(["h2"])
+    if client_cas:
+        context.verify_mode = ssl.CERT_REQUIRED
+        for ca in client_cas:
+            context.load_verify_locations(ca)
+    return context
+
+
+def common_name(certificate: Mapping[str, Any] | None) -> str | None:
+    """The subject's CN of a certificate as ``ssl`` reports a peer's (``getpeercert()``)."""
+    for rdn in (certificate or {}).get("subject", ()):
+        for key, value in rdn:
+            if key == "commonName":
+                return str(value)
+    return None
+
+
 class TlsProxy:
     """TLS (optionally mTLS) on a loopback port, forwarding to a plain TCP ``upstream``.
 
-    ``connections`` counts the clients that passed the handshake (and so were forwarded).
+    ``connections`` counts the clients that passed the handshake (and so were forwarded);
+    ``peers`` holds the common name of each one's client certificate (``None`` without one).
     """
 
-    def __init__(self, pki: Pki, upstream: str, *, require_client_cert: bool) -> None:
+    def __init__(self, context: ssl.SSLContext, upstream: str) -> None:
         host, _, port = upstream.rpartition(":")
         self.upstream = (host or "127.0.0.1", int(port))
-        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-        context.load_cert_chain(pki.server_cert, pki.server_key)
-        context.set_alpn_protocols(["h2"])
-        if require_client_cert:
-            context.verify_mode = ssl.CERT_REQUIRED
-            context.load_verify_locations(pki.ca)
         self.context = context
         self.connections = 0
+        self.peers: list[str | None] = []
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -163,6 +183,7 @@ class TlsProxy:
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         # The handshake has succeeded by the time asyncio calls this.
         self.connections += 1
+        self.peers.append(common_name(writer.get_extra_info("peercert")))
         task = asyncio.current_task()
         assert task is not None
         self._tasks.add(task)
@@ -197,8 +218,18 @@ async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> N
 async def tls_proxy(
     pki: Pki, upstream: str, *, require_client_cert: bool
 ) -> AsyncIterator[TlsProxy]:
-    """A running :class:`TlsProxy`, stopped on exit."""
-    proxy = TlsProxy(pki, upstream, require_client_cert=require_client_cert)
+    """A running :class:`TlsProxy` with ``pki``'s server certificate, stopped on exit."""
+    context = frontend_context(
+        pki.server_cert, pki.server_key, [pki.ca] if require_client_cert else []
+    )
+    async with proxying(context, upstream) as proxy:
+        yield proxy
+
+
+@contextlib.asynccontextmanager
+async def proxying(context: ssl.SSLContext, upstream: str) -> AsyncIterator[TlsProxy]:
+    """A running :class:`TlsProxy` with ``context``, stopped on exit."""
+    proxy = TlsProxy(context, upstream)
     await proxy.start()
     try:
         yield proxy

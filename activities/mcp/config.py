@@ -32,10 +32,9 @@ A server name is letters, digits, ``-`` and single ``_`` (tools are registered a
 user; otherwise only tools the server marks read-only do. An invalid server is left out
 with a diagnostic; the others still run.
 
-Server names are operator configuration that may be sensitive (docs/architecture.md,
-"Observability and privacy"): nothing in
-this package logs them, or the qualified tool names that contain them. Diagnostics refer to
-a server by its position in the configuration instead.
+Server names are operator configuration that may be sensitive (docs/observability.md, "Privacy"):
+nothing in this package logs them, or the qualified tool names that contain them. Diagnostics refer
+to a server by its position in the configuration instead.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ files of the session that sent it. HTTP servers are not processes of the worker 
 shared per server. The pool is bounded: beyond :data:`MAX_CONNECTIONS`, the least recently
 used connection is stopped (the next call of its session starts a fresh one).
 
-The worker owns its pool (``worker.py`` hands it to
+The worker owns its pool (``seawall/worker/build.py`` hands it to
 :class:`~activities.tool_runner.ToolActivities` and closes it when the worker stops). The
 pool itself does not import the MCP SDK: a worker without MCP servers never loads it.
 """

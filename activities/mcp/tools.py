@@ -1,4 +1,4 @@
-"""MCP tools on the outcome contract (docs/architecture.md, "The outcome contract").
+"""MCP tools on the outcome contract (workflows/contracts/outcome.py).
 
 - listed once per prompt (through the ``list_tools`` activity, so the list is recorded in
   history) as ``mcp__<server>__<tool>`` with ``tool_type`` ``mcp``;
@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,7 @@ from workflows.contracts.outcome import (
     ToolOutcome,
     ToolType,
 )
+from workflows.contracts.synthetic_outcomes import lost_call_outcome
 
 MAX_SCHEMA_ERRORS = 8
 MAX_SCHEMA_ERROR_CHARS = 200
@@ -56,6 +57,15 @@ _log = structlog.get_logger(__name__)
 
 
 # --- listing ------------------------------------------------------------------------------
+
+
+def repeatable(tool: Tool) -> bool:
+    """Whether the server says running ``tool`` twice does no more than once: read-only or
+    idempotent (MCP tool annotations)."""
+    annotations = tool.annotations
+    return bool(
+        annotations is not None and (annotations.read_only_hint or annotations.idempotent_hint)
+    )
 
 
 def tool_spec(server: str, config: ServerConfig, tool: Tool) -> ToolSpec:
@@ -312,9 +322,13 @@ async def run_mcp_call(
     *,
     sandbox: Sandbox = UNCONFINED,
     workspace: Path | None = None,
+    not_again: Callable[..., bool] | None = None,
 ) -> ToolOutcome:
     """Run one ``mcp__`` call to its settled outcome (its stdio server confined to
-    ``workspace``, the call's session workspace); never raises for a tool failure."""
+    ``workspace``, the call's session workspace); never raises for a tool failure.
+    ``not_again(name, safe=…)`` says whether this attempt must not run a call whose attempt
+    before was lost (activities/lost_calls.py): a tool is safe to repeat when its server
+    annotates it read-only or idempotent."""
     call = inp.call
     try:
         resolved = await _resolve(pool, call, settings, sandbox, workspace)
@@ -326,6 +340,8 @@ async def run_mcp_call(
     refused = _check_arguments(call, tool)
     if refused is not None:
         return refused
+    if not_again is not None and not_again(call.name, safe=repeatable(tool)):
+        return lost_call_outcome(call, policy_tool_name=call.name, tool_type=ToolType.MCP)
     timeout = call_timeout(inp, config, settings)
     try:
         result = await connection.call_tool(tool.name, dict(call.arguments or {}), timeout)

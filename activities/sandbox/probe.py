@@ -1,6 +1,6 @@
 """The worker's startup check of its sandbox: does a confined process actually start here?
 
-Run once when the worker builds its activities (``worker.py``). It starts ``true`` in a
+Run once when the worker builds its activities (``seawall/worker/``). It starts ``true`` in a
 throwaway workspace exactly as a tool would (same supervisor, same options, the network
 helper when the policy allows network), so a missing binary, disabled user namespaces or a
 container profile that forbids them are found before the first prompt. A failure is not a

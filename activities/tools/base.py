@@ -51,7 +51,7 @@ class ToolContext:
     sandbox: Sandbox = UNCONFINED
     # What the call wrote, as ``ToolOutcome.writes`` pairs (one context per call): the file
     # tools record each file they changed, and the runner copies them into a successful
-    # outcome (progress evidence for the loop rules; docs/architecture.md, "Loop profiles").
+    # outcome (progress evidence for the loop rules; docs/protections.md, "The rules").
     written: list[tuple[str, str]] = field(default_factory=list)
 
     def record_write(self, shown: str, content: bytes | None) -> None:

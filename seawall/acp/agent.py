@@ -73,7 +73,7 @@ from seawall.runtime.grants import GrantSigner, signing_client
 from seawall.runtime.workspace_roots import ROOTS_SETTINGS, inside_roots
 from workflows.contracts.activity import ModelSpec
 from workflows.contracts.prompt import ApprovalModeChange
-from workflows.contracts.prompt_options import ApprovalMode
+from workflows.contracts.prompt_options import DEFAULT_REDACTED_ARGUMENTS, ApprovalMode
 from workflows.contracts.scenario import ModelScript, ScenarioHooks
 from workflows.contracts.session import (
     PromptSubmission,
@@ -112,6 +112,8 @@ class BridgeOptions:
     # start (seawall.runtime.workspace_roots). --embedded: its worker's own roots; else the
     # operator's editor_workspaces; None: the workers alone decide.
     workspace_roots: tuple[Path, ...] | None = None
+    # Argument names a permission request never shows (PromptOptions.redacted_arguments).
+    redacted_arguments: tuple[str, ...] = DEFAULT_REDACTED_ARGUMENTS
 
 
 @dataclass
@@ -222,6 +224,7 @@ class SeawallAgent(Agent):
             approval_mode=options.approval_mode,
             loosest_approval_mode=options.loosest_approval_mode,
             permission_timeout_seconds=options.permission_timeout_seconds,
+            redacted_arguments=options.redacted_arguments,
             client_metadata={"client": "acp"},
             scenario=self._scripted_model(kwargs.get("seawall")),
         )
@@ -235,9 +238,10 @@ class SeawallAgent(Agent):
                 id=session_workflow_id(session_id),
                 task_queue=options.task_queue,
                 rpc_timeout=RPC_TIMEOUT,
-                # A session id never gets a second run (docs/architecture.md, "Sessions and
-                # the gateway"): its prompts would take the first run's prompt ids.
+                # A session id never gets a second run (workflows/session/workflow.py): its prompts
+                # would take the first run's prompt ids.
                 id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+                static_summary="Seawall session (editor over ACP)",
             )
         except RPCError as err:
             raise internal_error(f"cannot start the session on Temporal: {err.message}") from err

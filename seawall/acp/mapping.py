@@ -235,6 +235,11 @@ def _note(text: str) -> list[ContentToolCallContent]:
     return [ContentToolCallContent(type="content", content=_text(text))]
 
 
+def note(text: str | None) -> list[ContentToolCallContent] | None:
+    """``text`` as a tool call's content, or ``None`` when there is none."""
+    return _note(text) if text else None
+
+
 def agent_text(
     text: str, *, kind: str | None = None, message: str | None = None
 ) -> AgentMessageChunk:

@@ -1,11 +1,11 @@
 """A session's retained conversation as the ACP updates ``session/load`` replays. Pure.
 
-The conversation is what the session keeps (docs/architecture.md, "Sessions and the
-gateway"): user prompts, the model's text and tool calls, each call's result and the
-protections' system messages. Each becomes what the editor showed live, with the same ids: the
-user's text, the agent's text (its ``messageId`` as live), a tool call (its id as live: the
-prompt's id, which the session keeps per message, and the call's) settled with the status,
-reason and output live updates carry, a stop message as agent text and a reminder as a thought.
+The conversation is what the session keeps (workflows/session/workflow.py): user prompts, the
+model's text and tool calls, each call's result and the protections' system messages. Each becomes
+what the editor showed live, with the same ids: the user's text, the agent's text (its ``messageId``
+as live), a tool call (its id as live: the prompt's id, which the session keeps per message, and the
+call's) settled with the status, reason and output live updates carry, a stop message as agent text
+and a reminder as a thought.
 """
 
 from __future__ import annotations

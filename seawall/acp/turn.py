@@ -32,7 +32,9 @@ from seawall.acp.mapping import (
     agent_text,
     edit_diff,
     explanation,
+    note,
     tool_kind,
+    tool_locations,
     tool_title,
 )
 from seawall.client.events import Idle, follow_prompt_events
@@ -50,9 +52,13 @@ from workflows.prompt.workflow import PromptWorkflow
 log = structlog.get_logger("seawall.acp")
 
 ALLOW = "allow"
+ALLOW_FOR_SESSION = "allow_session"
 REJECT = "reject"
 PERMISSION_OPTIONS = [
     PermissionOption(option_id=ALLOW, name="Allow", kind="allow_once"),
+    PermissionOption(
+        option_id=ALLOW_FOR_SESSION, name="Allow always in this session", kind="allow_always"
+    ),
     PermissionOption(option_id=REJECT, name="Reject", kind="reject_once"),
 ]
 
@@ -85,9 +91,15 @@ class TurnEnd:
 
 
 def approves(response: RequestPermissionResponse) -> bool:
-    """Only the allow option approves; a cancelled dialog or any other answer rejects."""
+    """Only an allow option approves; a cancelled dialog or any other answer rejects."""
     outcome = response.outcome
-    return isinstance(outcome, AllowedOutcome) and outcome.option_id == ALLOW
+    return isinstance(outcome, AllowedOutcome) and outcome.option_id in (ALLOW, ALLOW_FOR_SESSION)
+
+
+def remembers(response: RequestPermissionResponse) -> bool:
+    """Whether the editor's answer allows the same call for the rest of the session."""
+    outcome = response.outcome
+    return isinstance(outcome, AllowedOutcome) and outcome.option_id == ALLOW_FOR_SESSION
 
 
 class PromptFollower:
@@ -193,16 +205,19 @@ class PromptFollower:
                     kind=tool_kind(tool_name),
                     # Never moves the call back: only a call announced pending says so.
                     status="pending" if mapper.status(call_id) == "pending" else None,
-                    content=edit_diff(call, mapper.workspace),
+                    # What the call would do: an edit's diff, else the call on one line
+                    # (arguments shortened, secrets redacted by the workflow).
+                    content=edit_diff(call, mapper.workspace) or note(event.text),
+                    locations=tool_locations(call, mapper.workspace),
                 ),
                 options=PERMISSION_OPTIONS,
             )
-            approve = approves(response)
+            approve, remember = approves(response), remembers(response)
         except asyncio.CancelledError:
             raise
         except Exception:
             log.warning("acp_permission_request_failed", prompt_id=self._prompt_id)
-            approve = False
+            approve = remember = False
         if self._turn.cancel_requested:
             return  # the prompt is being cancelled, and its open request with it
         if approve:
@@ -214,7 +229,7 @@ class PromptFollower:
         try:
             await prompt_handle(self._client, self._prompt_id).execute_update(
                 PromptWorkflow.answer_permission,
-                PermissionAnswer(request_id=request_id, approve=approve),
+                PermissionAnswer(request_id=request_id, approve=approve, remember=remember),
                 rpc_timeout=RPC_TIMEOUT,
             )
         except WorkflowUpdateFailedError:

@@ -23,7 +23,14 @@ from pathlib import Path
 from seawall.runtime.child_env import exec_without_withheld
 from seawall.runtime.logs import configure_logging
 from seawall.runtime.private_files import make_private_data_dir
-from seawall.runtime.settings import ACP, LOG_FORMATS, WORKER, EffectiveSettings, user_data_dir
+from seawall.runtime.settings import (
+    ACP,
+    LOG_FORMATS,
+    WORKER,
+    EffectiveSettings,
+    redacted_names,
+    user_data_dir,
+)
 from seawall.runtime.temporal_connect import (
     TemporalAccessRefused,
     TemporalClientConfig,
@@ -132,6 +139,7 @@ async def _serve(
             settings.approval_mode, settings.loosest_approval_mode
         ),
         permission_timeout_seconds=settings.permission_timeout_seconds,
+        redacted_arguments=redacted_names(settings.redacted_arguments),
         allow_scripted_models=settings.allow_scripted_models,
         max_prompt_chars=settings.max_prompt_chars,
         owner_id=local_owner_id(settings),
@@ -158,7 +166,7 @@ async def _serve(
             await stack.enter_async_context(env)
             client = env.client
             # The in-process worker (and so the activity code) loads only for --embedded.
-            from worker import WorkerTrust, build_worker
+            from seawall.worker.build import WorkerTrust, build_worker
 
             # This worker serves the editor: it accepts the folders the operator's settings
             # allow editors (editor_workspaces, else the home directory), and the grants of

@@ -8,7 +8,7 @@ on an embedded dev server it starts and stops itself. An in-process worker serve
 unless ``--external-worker`` says a worker is already polling the task queue.
 
 Every subcommand but ``config`` checks the settings first (docs/settings.md): a bad one is
-one line on stderr and exit code 2.
+one line on stderr and exit code 2. ``config`` shows them all, each bad one marked.
 """
 
 from __future__ import annotations
@@ -26,14 +26,22 @@ from pathlib import Path
 from typing import NoReturn
 
 from seawall.cli.acp import add_acp_arguments, main_acp
-from seawall.cli.prompt import add_prompt_arguments, main_prompt
+from seawall.cli.prompt import (
+    add_answer_arguments,
+    add_prompt_arguments,
+    main_answer,
+    main_prompt,
+)
 from seawall.cli.storage import add_storage_parser, main_storage
 from seawall.rollout.cli import add_rollout_command, main_rollout
 from seawall.runtime.logs import configure_logging
 from seawall.runtime.process_exit import run_then_exit
 from seawall.runtime.settings import (
+    EXIT_BAD_SETTINGS,
     LOG_FORMATS,
     EffectiveSettings,
+    SettingsError,
+    inspect_settings,
     render_table,
     settings_or_exit,
 )
@@ -127,11 +135,21 @@ def build_parser() -> argparse.ArgumentParser:
         "prompt",
         help="send a prompt through the gateway and follow its updates",
         description="Send a prompt through a running gateway (see `seawall up`) and print "
-        "its agent updates as they happen: tool calls starting and settling, agent messages, "
-        "the guard's reminder and stop, permission requests. Exit code 0, 1 when the prompt "
-        "ended with an error, 2 when the gateway could not be reached or refused it.",
+        "its agent updates as they happen: the model's text, each tool call and why it failed, "
+        "the guard's reminders, what a protection in shadow would have done, and permission "
+        "requests (asked at the terminal: y/n). Exit code 0 when the agent finished its turn, "
+        "1 when the prompt ended with an error, 2 when the gateway could not be reached or "
+        "refused it, 3 when a loop protection stopped it, 4 at the model-request cap, 5 when "
+        "it was cancelled.",
     )
     add_prompt_arguments(prompt)
+    answer = commands.add_parser(
+        "answer",
+        help="answer a prompt's permission request",
+        description="Approve (yes) or reject (no) a tool call that waits for permission, "
+        "as `seawall prompt` shows when it has no terminal to ask at.",
+    )
+    add_answer_arguments(answer)
     config = commands.add_parser(
         "config",
         help="show every setting, its effective value and its source",
@@ -251,7 +269,7 @@ async def _run(
             # serves this run alone: its scripted model, in its own workspace, signed with a
             # key made for it.
             from seawall.runtime.owners import ANY_OWNER
-            from worker import WorkerTrust, build_worker
+            from seawall.worker.build import WorkerTrust, build_worker
 
             key = new_signing_key()
             base_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="seawall-")))
@@ -289,23 +307,40 @@ def _stdout_to_stderr() -> Iterator[None]:
         os.close(saved)
 
 
+def main_config(args: argparse.Namespace) -> int:
+    """``seawall config``: every setting, an invalid one marked ``invalid`` in its row and
+    named on stderr as a start would name it; exit code 2 when any value is invalid (also
+    the guard mode the seed profile runs as shadow), and for a config file that does not
+    parse (then only that line)."""
+    try:
+        effective = inspect_settings()
+    except SettingsError as err:
+        print(f"seawall: error: {err}", file=sys.stderr)
+        return EXIT_BAD_SETTINGS
+    if args.json:
+        print(json.dumps({**effective.as_json(), **temporal_access_json(effective)}))
+    else:
+        print(render_table(effective))
+        print(auth_summary(effective))
+    if effective.problems:
+        print(f"seawall: error: {'; '.join(effective.problems)}", file=sys.stderr)
+    return EXIT_BAD_SETTINGS if effective.invalid else 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    effective = settings_or_exit("seawall")
     if args.command == "config":
-        if args.json:
-            print(json.dumps({**effective.as_json(), **temporal_access_json(effective)}))
-        else:
-            print(render_table(effective))
-            print(auth_summary(effective))
-        return 0
+        return main_config(args)
+    effective = settings_or_exit("seawall")
     settings = effective.settings
     if args.command == "up":
         from seawall.cli.stack import run_stack
 
-        return run_stack(settings)
+        return run_stack(effective)
     if args.command == "prompt":
         return main_prompt(args, settings)
+    if args.command == "answer":
+        return main_answer(args, settings)
     if args.command == "acp":
         return main_acp(args, effective)
     if args.command == "rollout":

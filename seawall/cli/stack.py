@@ -58,7 +58,13 @@ from seawall.runtime.private_files import (
     use_private_umask,
     write_private,
 )
-from seawall.runtime.settings import SETTINGS, SeawallSettings, default_of
+from seawall.runtime.settings import (
+    SETTINGS,
+    EffectiveSettings,
+    SeawallSettings,
+    default_of,
+    protections_line,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 SIGNING_KEY_ENV = "SEAWALL_SESSION_SIGNING_KEY"
@@ -433,13 +439,19 @@ def ui_codec_note(config: StackConfig) -> str:
     return "stored payloads as references; SEAWALL_UI_CODEC=1 decodes them"
 
 
-def banner(config: StackConfig) -> str:
+def banner(config: StackConfig, effective: EffectiveSettings) -> str:
+    """What ``seawall up`` prints once the stack serves: where everything is, and the
+    protections the settings select (with the seed profile's notice for an invalid guard
+    mode, which it runs as shadow)."""
+    notice = effective.guard_notice
     return "\n".join(
         [
             "Seawall is up.",
             f"  gateway:     {config.gateway_url}   (API docs: {config.gateway_url}/docs)",
             f"  Temporal UI: {config.ui_url}   ({ui_codec_note(config)})",
             f"  Temporal:    {config.temporal_address}  namespace {config.namespace}",
+            f"  {protections_line(effective)}",
+            *([f"  warning: {notice}"] if notice is not None else []),
             "  Loopback only: the Temporal dev server and its UI have NO authentication;",
             "  anyone on this machine who reaches their ports reads and drives every workflow.",
             f"  data:        {config.data_dir}   (logs in {config.data_dir / 'logs'})",
@@ -449,10 +461,10 @@ def banner(config: StackConfig) -> str:
     )
 
 
-def run_stack(settings: SeawallSettings, environ: Mapping[str, str] | None = None) -> int:
-    """Run the stack placed by ``settings`` until Ctrl-C; its children inherit ``environ``
-    (default: this process's environment)."""
-    config = StackConfig.from_settings(settings)
+def run_stack(effective: EffectiveSettings, environ: Mapping[str, str] | None = None) -> int:
+    """Run the stack placed by ``effective``'s settings until Ctrl-C; its children inherit
+    ``environ`` (default: this process's environment)."""
+    config = StackConfig.from_settings(effective.settings)
     try:
         check_loopback(config.host)
     except StackError as err:
@@ -471,7 +483,7 @@ def run_stack(settings: SeawallSettings, environ: Mapping[str, str] | None = Non
     signal.signal(signal.SIGTERM, request_stop)
     try:
         stack.start()
-        print(banner(config), flush=True)
+        print(banner(config, effective), flush=True)
         while not stopping:
             problem = stack.supervise(time.monotonic(), lambda line: print(line, flush=True))
             if problem:

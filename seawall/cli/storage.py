@@ -1,13 +1,13 @@
 """``seawall storage gc``: remove the stored payloads of workflows Temporal has deleted.
 
-The payloads External Storage keeps outside Temporal's history (docs/architecture.md, "Long
-prompts") outlive their workflows unless someone removes them; this is that someone, run on
-a schedule (docs/durability.md, "Long prompts and stored payloads"). It works on the store
-the settings choose (``payload_storage``: the filesystem store, ``seawall.runtime.storage_gc``,
-or the s3 bucket, ``seawall.runtime.storage_gc_s3``) for the Temporal namespace they name, asks
-that server which workflows still exist, and never removes a payload of one that does.
-Exit code 0; 2 for a bad setting or a store it cannot clean; 1 when Temporal or the bucket
-could not be asked (nothing was removed then) or the store failed part-way.
+The payloads External Storage keeps outside Temporal's history (docs/durability.md, "Long prompts
+and stored payloads") outlive their workflows unless someone removes them; this is that someone, run
+on a schedule (docs/durability.md, "Long prompts and stored payloads"). It works on the store the
+settings choose (``payload_storage``: the filesystem store, ``seawall.runtime.storage_gc``, or the
+s3 bucket, ``seawall.runtime.storage_gc_s3``) for the Temporal namespace they name, asks that server
+which workflows still exist, and never removes a payload of one that does. Exit code 0; 2 for a bad
+setting or a store it cannot clean; 1 when Temporal or the bucket could not be asked (nothing was
+removed then) or the store failed part-way.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ prompt still queued in its session, and ends after ``prompt_finished`` (or when 
 closed without one). The gateway's server-sent events and the editor bridge both read it, so
 the cursor, pending and outage rules live in one place; they only format what it yields.
 
-How it learns that there is something new (docs/architecture.md, "Streaming"): the events
+How it learns that there is something new: the events
 only ever change while the workflow runs a workflow task, and every workflow task that
 completes appends a ``WorkflowTaskCompleted`` event to the workflow's history. So the
 follower long-polls the history (``GetWorkflowExecutionHistory`` with ``wait_new_event``,
@@ -17,6 +17,16 @@ nothing to the prompt's history however many clients watch (unlike an Update-bas
 subscription such as ``temporalio.contrib.workflow_streams``, whose every poll is recorded),
 and works for every prompt, including those started before text streamed. Where the history
 cannot be read (a server that refuses it), the follower falls back to polling the query.
+
+It reads the history first and the query after, so a change after the read shows up in the
+next long poll and nothing is missed; each long poll waits at most 5 s, and the
+``events_page`` query answers at most 500,000 characters of event text at a time (``more``
+says when to read on at once; a worker deployed before it is read through ``events``). A
+server that refuses history reads (``PERMISSION_DENIED``, ``UNIMPLEMENTED``) makes it poll the
+query five times a second. The price: each watcher reads the prompt's history once, payloads
+included, from the server. The ``workflow_streams`` subscription was measured against it
+(``bench/streaming.py``; docs/benchmarks.md, "Live streaming"): it was slower and added about
+100 history events per prompt per watcher, where this follower adds none.
 """
 
 from __future__ import annotations

@@ -2,7 +2,9 @@
 
 A prompt's workflow starts only when its turn comes, so "no such workflow" can mean a
 prompt still waiting in its session's queue; ``is_pending`` tells that apart from an
-unknown id. Every call carries an RPC timeout so a request cannot hang on a missing worker.
+unknown id, and ``start_refusal`` from a prompt whose session the worker refused to start
+(it never will start: its clients are told why instead of polling a 404). Every call
+carries an RPC timeout so a request cannot hang on a missing worker.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from temporalio.client import (
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
+from workflows.contracts.grant import START_REFUSALS
 from workflows.contracts.prompt import PromptResult
 from workflows.contracts.session import SessionStatus
 from workflows.prompt.workflow import PromptWorkflow
@@ -156,6 +159,34 @@ async def session_closed_reason(client: Client, session_id: str) -> str | None:
     except (RPCError, RPCTimeoutOrCancelledError):
         pass
     return "it failed"
+
+
+async def start_refusal(client: Client, session_id: str) -> str | None:
+    """The worker's reason for refusing to start the session (a workspace outside its
+    workspaces, a missing grant, a scripted model it does not allow), or ``None`` when the
+    session runs, ended otherwise, or does not exist."""
+    handle = session_handle(client, session_id)
+    try:
+        description = await read(lambda: handle.describe(rpc_timeout=RPC_TIMEOUT))
+    except RPCError as err:
+        if is_not_found(err):
+            return None
+        raise
+    if description.status != WorkflowExecutionStatus.FAILED:
+        return None
+    try:
+        await read(lambda: handle.result(rpc_timeout=RPC_TIMEOUT))
+    except WorkflowFailureError as err:
+        cause = err.cause
+        if isinstance(cause, ApplicationError) and cause.type in START_REFUSALS:
+            return failure_message(cause)
+    return None
+
+
+async def refused_prompt(client: Client, prompt_id: str) -> str | None:
+    """Why a prompt that never started never will: its session's start was refused."""
+    session_id = session_of_prompt(prompt_id)
+    return None if session_id is None else await start_refusal(client, session_id)
 
 
 def failure_message(cause: ApplicationError) -> str:

@@ -23,9 +23,9 @@ from typing import Any
 
 from temporalio.service import RPCError
 
-from seawall.rollout.analysis import Report, build_report
 from seawall.rollout.records import PromptRecord, read_records
 from seawall.rollout.render import render_html, render_json, render_text
+from seawall.rollout.report import Report, build_report
 from seawall.runtime.temporal_connect import TemporalClientConfig
 
 EXIT_UNREACHABLE = 1
@@ -55,7 +55,7 @@ def add_rollout_command(commands: Any) -> None:
         "rollout",
         help="rollout evidence: the seed's invariants and promotion gates",
         description="Rollout evidence for the repeated tool failure guard, computed from "
-        'Temporal\'s own records (docs/architecture.md, "The rollout report").',
+        'Temporal\'s own records (docs/rollout.md, "The rollout report").',
     )
     actions = rollout.add_subparsers(dest="rollout_command", required=True, metavar="ACTION")
     report = actions.add_parser(

@@ -2,7 +2,7 @@
 
 No new database (issue 14): the prompts of a window and an environment are listed from
 visibility by their search attributes (``SeawallEnvironment``, set when a session starts the
-prompt; docs/architecture.md, "Rollout cohorts"), and each prompt's history supplies the
+prompt; docs/rollout.md, "Rollout cohorts"), and each prompt's history supplies the
 rest: its input (owner, route, text digest, tool-call cap, which loop rules run in the guard's
 mode), every tool activity with its batch and outcome, when a client dropped its event stream,
 and its result (stop, guard and rule decisions, tokens, rounds). A prompt that failed, timed
@@ -29,7 +29,14 @@ from temporalio.client import Client, WorkflowExecution, WorkflowExecutionStatus
 
 from workflows.contracts import ToolOutcome, search_attributes
 from workflows.contracts.activity import RUN_TOOL, RunToolInput
-from workflows.contracts.prompt import GuardEntry, PromptInput, PromptResult, route_label
+from workflows.contracts.prompt import (
+    GuardEntry,
+    PromptInput,
+    PromptResult,
+    RuleEntry,
+    route_label,
+)
+from workflows.rules.judge import JUDGE_RULE
 from workflows.rules.profiles import LoopProfile
 from workflows.rules.registry import LoopRule
 
@@ -40,6 +47,8 @@ T = TypeVar("T")
 CLIENT_DISCONNECTED = "client_disconnected"
 # Histories fetched at once: enough to keep a remote frontend busy, few enough for a laptop.
 FETCH_CONCURRENCY = 16
+# The guard's reset reason when the host cannot prove its input drain.
+UNRELIABLE_INPUT = "unreliable_input"
 
 
 @dataclass
@@ -90,6 +99,29 @@ class PromptRecord:
         if self.close is None:
             return None
         return max(0.0, (self.close - self.start).total_seconds())
+
+    @property
+    def unreliable_input(self) -> bool:
+        """The prompt's host could not prove its input drain (an ``unreliable_input`` reset):
+        segmented out of the supported-host baseline. (Enforcement disabled by an outcome
+        contract violation is not a host property and stays in.)"""
+        return any(entry.reason == UNRELIABLE_INPUT for entry in self.guard)
+
+    def governs(self, entry: RuleEntry) -> bool:
+        """The prompt's mode (its cohort's) governs this loop-rule decision: the rule runs in
+        the guard's mode (never the progress judge, which has a mode of its own)."""
+        if entry.rule == JUDGE_RULE:
+            return False
+        if self.governed_rules is not None:
+            return entry.rule in self.governed_rules
+        return self.result is not None and entry.mode == self.result.guard_mode
+
+    def batches(self) -> dict[int, list[ToolActivity]]:
+        """The prompt's tool activities by batch."""
+        found: dict[int, list[ToolActivity]] = {}
+        for tool in self.tools:
+            found.setdefault(tool.batch, []).append(tool)
+        return found
 
 
 def visibility_query(environment: str, since: datetime, until: datetime) -> str:
@@ -171,8 +203,8 @@ async def read_execution(client: Client, execution: WorkflowExecution) -> Prompt
 
 
 def governed_rules(prompt: PromptInput | None) -> frozenset[str] | None:
-    """The rules whose mode is the prompt's guard mode (docs/architecture.md, "Loop
-    profiles"): none in the seed profile, else every rule without its own mode."""
+    """The rules whose mode is the prompt's guard mode (docs/protections.md, "Loop profiles"): none
+    in the seed profile, else every rule without its own mode."""
     if prompt is None or prompt.loop_settings is None:
         return None
     settings = prompt.loop_settings

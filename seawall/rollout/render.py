@@ -1,8 +1,9 @@
 """The rollout report as an operator reads it: a terminal summary, and one self-contained
 HTML page (inline SVG plots and styles; nothing loads from anywhere) with the verdict, the
-invariants, the decision volumes over time and the gates with their intervals.
+invariants, the decision volumes over time and per loop rule, the gates with their intervals
+and one-sentence explanations, and last, what to do next.
 
-Only what :class:`~seawall.rollout.analysis.Report` holds is shown: counts, rates,
+Only what :class:`~seawall.rollout.report.Report` holds is shown: counts, rates,
 environment and version names, workflow ids. No owner id, prompt text, tool argument or
 result is in a report, so none can be in its output.
 """
@@ -12,9 +13,14 @@ from __future__ import annotations
 import html
 import json
 import math
+import textwrap
 from typing import Any
 
-from seawall.rollout.analysis import VOLUME_DECISIONS, Comparison, Gate, Report
+from seawall.rollout.cohorts import STOPS
+from seawall.rollout.decisions import VOLUME_DECISIONS, Volumes, in_stop_rate
+from seawall.rollout.gates import Comparison, Gate
+from seawall.rollout.report import Report
+from seawall.rollout.wording import in_unit, percent, plural
 
 COLOURS = {
     "would_warn": "#f2c14e",
@@ -31,35 +37,29 @@ STATUS_COLOURS = {
 VERDICT_COLOURS = {"promote": "#2e7d32", "hold": "#ef6c00", "return to shadow": "#c62828"}
 
 
-def _fmt(value: float, unit: str = "") -> str:
-    if not math.isfinite(value):
-        return "n/a"
-    if unit == "x":
-        return f"{value:.3f}x"
-    if unit == "pp":
-        return f"{value:+.2f} pp"
-    return f"{value:.2f}{(' ' + unit) if unit else ''}"
-
-
 def _needs(gate: Gate) -> str:
     bound = {"max": "<=", "min": ">=", "match": "within"}[gate.rule]
-    threshold = _fmt(gate.threshold, gate.unit)
+    threshold = in_unit(gate.threshold, gate.unit)
     if gate.rule == "match":
-        threshold = f"{threshold} +- {_fmt(gate.tolerance, gate.unit).lstrip('+')}"
+        threshold = f"{threshold} +- {in_unit(gate.tolerance, gate.unit).lstrip('+')}"
     return f"needs {bound} {threshold}"
 
 
-def _gate_line(gate: Gate) -> str:
+def _gate_line(gate: Gate) -> list[str]:
+    """The gate's status and figure, then its explanation, wrapped beneath it."""
     if gate.status == "no data":
-        return f"  {'NO DATA':<12} {gate.title}: {gate.note}  ({_needs(gate)})"
-    return (
-        f"  {gate.status.upper():<12} {gate.title}: {_fmt(gate.estimate, gate.unit)} "
-        f"[{_fmt(gate.low, gate.unit)}, {_fmt(gate.high, gate.unit)}]  ({_needs(gate)})"
-    )
-
-
-def _pct(value: float) -> str:
-    return f"{100 * value:.1f} %" if math.isfinite(value) else "n/a"
+        head = f"  {'NO DATA':<12} {gate.title}: {gate.note}  ({_needs(gate)})"
+    else:
+        head = (
+            f"  {gate.status.upper():<12} {gate.title}: {in_unit(gate.estimate, gate.unit)} "
+            f"[{in_unit(gate.low, gate.unit)}, {in_unit(gate.high, gate.unit)}]  "
+            f"({_needs(gate)})"
+        )
+    indent = " " * 15
+    return [
+        head,
+        *textwrap.wrap(gate.explanation, 100, initial_indent=indent, subsequent_indent=indent),
+    ]
 
 
 def _span_line(report: Report) -> str:
@@ -74,7 +74,7 @@ def _span_line(report: Report) -> str:
 def _owners_line(report: Report) -> str:
     return (
         f"owners per cohort: {_counts(report.cohort_owners)}; enforced owners "
-        f"{report.enforced_owners} of {report.owners} ({_pct(report.enforced_share)})"
+        f"{report.enforced_owners} of {report.owners} ({percent(report.enforced_share)})"
     )
 
 
@@ -82,23 +82,70 @@ def _comparison_lines(report: Report) -> list[str]:
     comparison = report.comparison
     if comparison is None:
         return ["Gates: no treatment/control pair in this window (Phase 1 only)."]
-    lines = [
-        f"Phase {comparison.phase} gates: {comparison.treatment} "
-        f"({comparison.treatment_owners} owners, {comparison.treatment_stats.prompts} "
-        f"prompts) vs {comparison.control} ({comparison.control_owners} owners, "
-        f"{comparison.control_stats.prompts} prompts); 95% owner-level bootstrap, "
-        f"{report.resamples} resamples, seed {report.seed}"
-    ]
+    lines = [f"Phase {comparison.phase} gates: {_arms(report, comparison)}"]
     if comparison.concurrent_since is not None and comparison.concurrent_until is not None:
         lines.append(
             f"  concurrent period {comparison.concurrent_since.isoformat()} .. "
             f"{comparison.concurrent_until.isoformat()} ({comparison.span_days:.2f} days); "
-            f"{comparison.not_concurrent} prompts outside it left out"
+            f"{plural(comparison.not_concurrent, 'prompt')} outside it left out"
         )
     if comparison.missing_arm:
         lines.append(f"  {comparison.missing_arm}")
-    lines.extend(_gate_line(g) for g in comparison.gates)
+    for gate in comparison.gates:
+        lines.extend(_gate_line(gate))
     return lines
+
+
+def _arms(report: Report, comparison: Comparison) -> str:
+    """The two arms with their owners and prompts, and how the intervals were drawn."""
+    return (
+        f"{comparison.treatment} ({plural(comparison.treatment_owners, 'owner')}, "
+        f"{plural(comparison.treatment_stats.prompts, 'prompt')}) vs {comparison.control} "
+        f"({plural(comparison.control_owners, 'owner')}, "
+        f"{plural(comparison.control_stats.prompts, 'prompt')}); 95% owner-level bootstrap, "
+        f"{report.resamples} resamples, seed {report.seed}"
+    )
+
+
+def _rule_note(decision: str, governed: bool) -> str:
+    """Whether a loop rule's decision is in the cohorts' stopped-loop rate."""
+    if in_stop_rate(decision, governed):
+        return "in the stopped-loop rate"
+    return "its own mode: not in the stopped-loop rate" if decision in STOPS else ""
+
+
+def _guard_heading(volumes: Volumes) -> str:
+    heading = (
+        f"Guard decisions on supported hosts ({plural(volumes.prompts, 'prompt')}), "
+        "by tool type and route"
+    )
+    if volumes.by_kind:
+        return heading + ":"
+    counted = any(in_stop_rate(d, governed) for d, _, governed in volumes.by_rule)
+    return heading + (
+        ": none (the stopped-loop rate's stops come from the loop rules below)"
+        if counted
+        else ": none"
+    )
+
+
+def _unreliable(volumes: Volumes) -> str:
+    said = "none"
+    if volumes.unreliable_prompts:
+        decisions = _counts(volumes.unreliable_decisions)
+        said = f"{plural(volumes.unreliable_prompts, 'prompt')} ({decisions})"
+    return f"Unreliable-input hosts, segmented out: {said}"
+
+
+def _review_line(report: Report) -> str:
+    if not report.review_total:
+        return "none needed: no prompt on a supported host had a would-stop"
+    shown = len(report.review_sample)
+    which = "all of them" if shown == report.review_total else f"a sample of {shown}"
+    return (
+        f"{plural(report.review_total, 'prompt')} with a would-stop; review {which}: "
+        + ", ".join(report.review_sample)
+    )
 
 
 def render_text(report: Report) -> str:
@@ -112,7 +159,7 @@ def render_text(report: Report) -> str:
             "when the worker has a deployment environment.)"
         )
         lines.append(f"VERDICT: {report.verdict}")
-        return "\n".join(lines)
+        return "\n".join([*lines, "", *_next_lines(report)])
     lines.append(
         f"prompts {report.prompts}, owners {report.owners}; modes {_counts(report.modes)}; "
         f"cohorts {_counts(report.cohorts)}; versions {_counts(report.versions)}"
@@ -128,28 +175,32 @@ def render_text(report: Report) -> str:
         lines.append(f"  {mark} {counts} {invariant.title}{example}")
     volumes = report.volumes
     lines.append("")
-    lines.append(
-        f"Decisions on supported hosts ({volumes.prompts} prompts), by tool type and route:"
-    )
-    if not volumes.by_kind:
-        lines.append("  none")
+    lines.append(_guard_heading(volumes))
     for (decision, tool_type, route), count in volumes.by_kind.items():
         lines.append(f"  {decision:<11} {tool_type:<8} {route:<12} {count}")
     lines.append(
-        f"Unreliable-input hosts, segmented out: {volumes.unreliable_prompts} prompts "
-        f"{_counts(volumes.unreliable_decisions) if volumes.unreliable_decisions else ''}".rstrip()
+        "Loop-rule decisions on supported hosts, by rule:" + ("" if volumes.by_rule else " none")
     )
+    for (decision, rule, governed), count in volumes.by_rule.items():
+        note = _rule_note(decision, governed)
+        lines.append(f"  {decision:<12} {rule:<27} {count:>5}  {note}".rstrip())
+    lines.append(_unreliable(volumes))
     lines.append("")
-    lines.append(
-        f"Manual review: {report.review_total} would-stop prompts; sample "
-        f"({len(report.review_sample)}): {', '.join(report.review_sample) or 'none'}"
-    )
+    lines.append(f"Manual review: {_review_line(report)}")
     lines.append("")
     lines.extend(_comparison_lines(report))
     lines.append("")
     lines.append(f"VERDICT: {report.verdict}")
     lines.extend(f"  - {reason}" for reason in report.reasons)
-    return "\n".join(lines)
+    return "\n".join([*lines, "", *_next_lines(report)])
+
+
+def _next_lines(report: Report) -> list[str]:
+    """The page's last section: what to do next, numbered, most urgent first."""
+    lines = ["What to do next:"]
+    for n, step in enumerate(report.next_steps, 1):
+        lines.extend(textwrap.wrap(step, 100, initial_indent=f"  {n}. ", subsequent_indent="     "))
+    return lines
 
 
 def _counts(counts: dict[str, int]) -> str:
@@ -283,8 +334,8 @@ AXIS_NAMES = {"pp": "percentage points", "x": "times control", "calls": "calls p
 def _threshold_label(gate: Gate) -> str:
     bound = {"max": "\u2264", "min": "\u2265", "match": "\u00b1"}[gate.rule]
     if gate.rule == "match":
-        return f"match {_fmt(gate.threshold, gate.unit)} {bound} {gate.tolerance:g}"
-    return f"threshold {bound} {_fmt(gate.threshold, gate.unit)}"
+        return f"match {in_unit(gate.threshold, gate.unit)} {bound} {gate.tolerance:g}"
+    return f"threshold {bound} {in_unit(gate.threshold, gate.unit)}"
 
 
 def gates_svg(gates: list[Gate], width: int = 760) -> str:
@@ -317,8 +368,8 @@ def gates_svg(gates: list[Gate], width: int = 760) -> str:
             summary = f"no data: {gate.note}"
         else:
             summary = (
-                f"{gate.status}: {_fmt(gate.estimate, gate.unit)} "
-                f"[{_fmt(gate.low, gate.unit)}, {_fmt(gate.high, gate.unit)}]"
+                f"{gate.status}: {in_unit(gate.estimate, gate.unit)} "
+                f"[{in_unit(gate.low, gate.unit)}, {in_unit(gate.high, gate.unit)}]"
             )
         parts.append(
             f'<g class="gate" data-gate="{_esc(gate.key)}" data-status="{_esc(gate.status)}">'
@@ -383,64 +434,60 @@ font-size:.9em;text-align:left}th{background:#f4f4f4}
 """
 
 
-def _percent(value: float) -> str:
-    return f"{100 * value:.2f} %" if math.isfinite(value) else "n/a"
-
-
 def _cohort_table(comparison: Comparison) -> str:
     """The arms side by side: rates in %, so the difference is in pp as on the gates."""
     t, c = comparison.treatment_stats, comparison.control_stats
 
     def pp(a: float, b: float) -> str:
-        return _fmt(100 * (a - b), "pp")
+        return in_unit(100 * (a - b), "pp")
 
     def times(a: float, b: float) -> str:
-        return _fmt(a / b, "x") if math.isfinite(a) and math.isfinite(b) and b > 0 else "n/a"
+        return in_unit(a / b, "x") if math.isfinite(a) and math.isfinite(b) and b > 0 else "n/a"
 
     rows = [
         (
             "completion rate",
-            _percent(t.completion_rate),
-            _percent(c.completion_rate),
+            percent(t.completion_rate, 2),
+            percent(c.completion_rate, 2),
             pp(t.completion_rate, c.completion_rate),
         ),
         (
             "cancellation rate",
-            _percent(t.cancellation_rate),
-            _percent(c.cancellation_rate),
+            percent(t.cancellation_rate, 2),
+            percent(c.cancellation_rate, 2),
             pp(t.cancellation_rate, c.cancellation_rate),
         ),
         (
             "disconnect-or-retry within 10 min",
-            _percent(t.disconnect_or_retry_rate),
-            _percent(c.disconnect_or_retry_rate),
+            percent(t.disconnect_or_retry_rate, 2),
+            percent(c.disconnect_or_retry_rate, 2),
             pp(t.disconnect_or_retry_rate, c.disconnect_or_retry_rate),
         ),
         (
             "p95 latency",
-            _fmt(t.p95_latency, "s"),
-            _fmt(c.p95_latency, "s"),
+            in_unit(t.p95_latency, "s"),
+            in_unit(c.p95_latency, "s"),
             times(t.p95_latency, c.p95_latency),
         ),
         (
             "mean tokens",
-            _fmt(t.mean_tokens),
-            _fmt(c.mean_tokens),
+            in_unit(t.mean_tokens),
+            in_unit(c.mean_tokens),
             times(t.mean_tokens, c.mean_tokens),
         ),
         (
             "mean rounds",
-            _fmt(t.mean_rounds),
-            _fmt(c.mean_rounds),
+            in_unit(t.mean_rounds),
+            in_unit(c.mean_rounds),
             times(t.mean_rounds, c.mean_rounds),
         ),
         (
             "stopped-loop / would-stop rate",
-            _percent(t.loop_rate),
-            _percent(c.loop_rate),
+            percent(t.loop_rate, 2),
+            percent(c.loop_rate, 2),
             pp(t.loop_rate, c.loop_rate),
         ),
-        ("tool calls per prompt", _fmt(t.executed), _fmt(c.executed), ""),
+        ("tool calls per prompt", in_unit(t.executed), in_unit(c.executed), ""),
         (
             "prompts (with a result; with token counts)",
             f"{t.prompts} ({t.with_result}; {t.with_tokens})",
@@ -467,9 +514,42 @@ def _owners_table(report: Report) -> str:
     return (
         "<table id='cohort-owners'><tr><th>cohort</th><th>prompts</th><th>owners</th></tr>"
         f"{rows}</table><p id='enforced-share'>Enforced owners: {report.enforced_owners} of "
-        f"{report.owners} ({_esc(_pct(report.enforced_share))}; the seed allows at most 5 %)."
+        f"{report.owners} ({_esc(percent(report.enforced_share))}; the seed allows at most 5 %)."
         "</p>"
     )
+
+
+def _decision_tables(volumes: Volumes) -> list[str]:
+    """The guard's decisions by tool type and route, the loop rules' by rule, and the
+    unreliable-input hosts: a table each, or a sentence where there is nothing to list."""
+    esc = _esc
+    parts = []
+    if volumes.by_kind:
+        rows = "".join(
+            f"<tr><td>{esc(d)}</td><td>{esc(t)}</td><td>{esc(r)}</td><td>{n}</td></tr>"
+            for (d, t, r), n in volumes.by_kind.items()
+        )
+        parts.append(
+            "<table id='volumes-table'><tr><th>decision</th><th>tool type</th><th>route</th>"
+            f"<th>count</th></tr>{rows}</table>"
+        )
+    else:
+        parts.append(f"<p id='volumes-table'>{esc(_guard_heading(volumes))}.</p>")
+    parts.append("<h2>Loop-rule decisions (supported hosts)</h2>")
+    if volumes.by_rule:
+        rows = "".join(
+            f"<tr><td>{esc(d)}</td><td>{esc(rule)}</td><td>{n}</td>"
+            f"<td>{esc(_rule_note(d, governed))}</td></tr>"
+            for (d, rule, governed), n in volumes.by_rule.items()
+        )
+        parts.append(
+            "<table id='rules-table'><tr><th>decision</th><th>rule</th><th>count</th>"
+            f"<th>stopped-loop rate</th></tr>{rows}</table>"
+        )
+    else:
+        parts.append("<p id='rules-table'>None.</p>")
+    parts.append(f"<p>{esc(_unreliable(volumes))}.</p>")
+    return parts
 
 
 def render_html(report: Report) -> str:
@@ -490,7 +570,7 @@ def render_html(report: Report) -> str:
         )
     else:
         body.append(
-            f"<p>{report.prompts} prompts from {report.owners} owners. Modes: "
+            f"<p>{plural(report.prompts, 'prompt')} from {plural(report.owners, 'owner')}. Modes: "
             f"{esc(_counts(report.modes))}. Cohorts: {esc(_counts(report.cohorts))}. "
             f"Service versions: {esc(_counts(report.versions))}.</p>"
         )
@@ -510,54 +590,57 @@ def render_html(report: Report) -> str:
         )
         body.append("<h2>Guard decisions over time (supported hosts)</h2>")
         body.append(volumes_svg(report))
-        rows = "".join(
-            f"<tr><td>{esc(d)}</td><td>{esc(t)}</td><td>{esc(r)}</td><td>{n}</td></tr>"
-            for (d, t, r), n in report.volumes.by_kind.items()
-        )
-        body.append(
-            "<table id='volumes-table'><tr><th>decision</th><th>tool type</th><th>route</th>"
-            f"<th>count</th></tr>{rows}</table>"
-        )
-        body.append(
-            f"<p>Unreliable-input hosts, segmented out: {report.volumes.unreliable_prompts} "
-            f"prompts ({esc(_counts(report.volumes.unreliable_decisions))}).</p>"
-        )
-        body.append("<h2>Manual review sample</h2>")
-        body.append(
-            f"<p>{report.review_total} prompts with a would-stop; review these (workflow ids; "
-            "open them with authorized trace access):</p>"
-        )
-        body.append(
-            "<ul id='review'>"
-            + "".join(f"<li><code>{esc(w)}</code></li>" for w in report.review_sample)
-            + "</ul>"
-        )
+        body.extend(_decision_tables(report.volumes))
+        body.append("<h2>Manual review</h2>")
+        if report.review_sample:
+            body.append(
+                f"<p>{esc(plural(report.review_total, 'prompt'))} with a would-stop; review "
+                "these (workflow ids; open them with authorized trace access):</p>"
+            )
+            body.append(
+                "<ul id='review'>"
+                + "".join(f"<li><code>{esc(w)}</code></li>" for w in report.review_sample)
+                + "</ul>"
+            )
+        else:
+            said = _review_line(report)
+            body.append(f"<p id='review'>{esc(said[:1].upper() + said[1:])}.</p>")
         comparison = report.comparison
         body.append("<h2>Promotion gates</h2>")
         if comparison is None:
             body.append("<p>No treatment/control pair in this window (Phase 1 only).</p>")
         else:
             body.append(
-                f"<p>Phase {comparison.phase}: {esc(comparison.treatment)} "
-                f"({comparison.treatment_owners} owners, {comparison.treatment_stats.prompts} "
-                f"prompts) vs {esc(comparison.control)} ({comparison.control_owners} owners, "
-                f"{comparison.control_stats.prompts} prompts). 95% intervals from an "
-                f"owner-level blocked bootstrap ({report.resamples} resamples, seed "
-                f"{report.seed}); dashed line: the threshold; each row on its gate's own "
-                "scale.</p>"
+                f"<p>Phase {comparison.phase}: {esc(_arms(report, comparison))}. Dashed line: "
+                "the threshold; each row on its gate's own scale.</p>"
             )
             if comparison.concurrent_since is not None and comparison.concurrent_until is not None:
                 body.append(
                     f"<p id='concurrent'>Concurrent period: "
                     f"{esc(comparison.concurrent_since.isoformat())} &ndash; "
                     f"{esc(comparison.concurrent_until.isoformat())} "
-                    f"({comparison.span_days:.2f} days); {comparison.not_concurrent} prompts "
-                    "outside it left out.</p>"
+                    f"({comparison.span_days:.2f} days); "
+                    f"{plural(comparison.not_concurrent, 'prompt')} outside it left out.</p>"
                 )
             if comparison.missing_arm:
                 body.append(f"<p id='missing-arm' class='bad'>{esc(comparison.missing_arm)}</p>")
             body.append(gates_svg(comparison.gates))
+            body.append(
+                "<ul id='gate-explanations'>"
+                + "".join(
+                    f"<li data-gate='{esc(g.key)}'><b style='color:{STATUS_COLOURS[g.status]}'>"
+                    f"{esc(g.status)}</b> {esc(g.title)}: {esc(g.explanation)}</li>"
+                    for g in comparison.gates
+                )
+                + "</ul>"
+            )
             body.append(_cohort_table(comparison))
+    body.append("<h2 id='next'>What to do next</h2>")
+    body.append(
+        "<ol id='next-steps'>"
+        + "".join(f"<li>{esc(step)}</li>" for step in report.next_steps)
+        + "</ol>"
+    )
     return (
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
         f"<title>Seawall rollout report: {esc(report.environment)}</title>"

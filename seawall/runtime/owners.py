@@ -1,4 +1,4 @@
-"""Owners: who a session belongs to (docs/architecture.md, "Rollout cohorts").
+"""Owners: who a session belongs to (docs/rollout.md, "Rollout cohorts").
 
 The gateway maps each bearer token of its tokens file (``gateway_tokens_file``) to an owner
 id (gateway/settings.py); ``seawall acp`` names its local user (:func:`local_owner_id`).

@@ -7,13 +7,26 @@
 - the workflows (:data:`WORKFLOWS`) and the sandbox they run in, with the passthrough
   modules of :data:`SANDBOX_PASSTHROUGH` (each with its reason);
 - the workflow failure exception types (:data:`WORKFLOW_FAILURE_EXCEPTION_TYPES`);
-- the activities, handed in by the composition root (``worker.py``).
+- the activities, handed in by the composition root (``seawall/worker/``).
 
 The worker, the gateway, the CLI, the replay tests and the benchmarks all connect through
 :func:`connect` or build their worker or replayer with the plugin, so they cannot disagree
 on how a payload is encoded. Its client side is what the gateway and the CLI use: this
 module imports ``temporalio`` and workflow code only, never an activity module, so a client
 loads neither activity code nor the MCP or OpenAI SDKs (docs/architecture.md, "Layers").
+
+Why each part: the passthrough modules (``pydantic``, ``pydantic_core``, ``annotated_types``,
+``workflows``) are deterministic, and sharing them instead of re-importing them for every
+workflow run saves time on every workflow task and keeps the model classes the converter
+builds identical to the ones workflow code checks against. The sandbox is
+``SeawallSandboxRunner`` (``seawall.runtime.sandbox_runner``), given to any worker or replayer
+that would run the SDK's own ``SandboxedWorkflowRunner``; a subclass, or a sandbox built with
+another instance class, is kept as given. The workflow failure exception types are empty on
+purpose: anything else a workflow raises is a bug, and failing the workflow *task* keeps the
+prompt where it is so a fixed deployment resumes it, where failing the workflow would end
+the user's prompt for good. :func:`client_with_plugin` puts a worker's plugin (with its
+activities) in place of the one a client carries, so a worker built from it registers them
+once and keeps the client's payload storage.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What makes the ``guard_rollout`` setting usable (docs/architecture.md, "Rollout cohorts").
+"""What makes the ``guard_rollout`` setting usable (docs/rollout.md, "Rollout cohorts").
 
 A rollout policy needs a salt for the owner hash and a deployment environment, and more than
 5 % enforcing needs the explicit override. The settings model checks this at startup (the

@@ -1,11 +1,10 @@
 """Where large payloads live: Temporal External Storage for the one data converter.
 
-docs/architecture.md, "Long prompts". A long prompt's conversation, its model requests and
-its big tool results are far past Temporal's 2 MB payload limit; the SDK's External Storage
-(``temporalio.converter.ExternalStorage``) replaces every payload at or above the operator's
-threshold by a small reference and keeps the bytes elsewhere. :func:`payload_storage` builds
-it from the settings, for the plugin (``seawall.runtime.plugin``) every client, worker and
-replayer uses:
+docs/durability.md, "Long prompts and stored payloads". A long prompt's conversation, its model
+requests and its big tool results are far past Temporal's 2 MB payload limit; the SDK's External
+Storage (``temporalio.converter.ExternalStorage``) replaces every payload at or above the operator's
+threshold by a small reference and keeps the bytes elsewhere. :func:`payload_storage` builds it from
+the settings, for the plugin (``seawall.runtime.plugin``) every client, worker and replayer uses:
 
 - ``filesystem`` (the embedded default): :class:`FilesystemStorageDriver`, ours, under
   ``<data_dir>/payloads`` (or ``payload_storage_dir``): content-addressed, so identical
@@ -19,10 +18,22 @@ Every storage fault is an ``ApplicationError`` whose type says what happened
 (``StoredPayloadMissing``, ``StoredPayloadCorrupt``, ``PayloadStoreFailed``) and whose
 message says which payload and what to do, plus one ``payload_storage_failed`` line in the
 process's log (the kind only: neither payload content nor its digest, a fingerprint of
-it). Where each surfaces is docs/architecture.md, "Storage faults": an activity that cannot
-read its input fails within its retry policy and the prompt ends with ``error``; a workflow
-task that cannot read or store fails with the message (the Temporal UI shows it) and the
-prompt waits until the payload is back; a client reading a result gets the error itself.
+it). Where each surfaces (docs/durability.md, "When a payload cannot be read or stored"): an
+activity that cannot read its input fails within its retry policy and the prompt ends with
+``error``; a workflow task that cannot read or store fails with the message (the Temporal UI
+shows it) and the prompt waits until the payload is back; a client reading a result gets the
+error itself.
+
+None of these errors is non-retryable, deliberately: while a workflow replays, a
+non-retryable error would fail the workflow with a command its history contradicts, and
+Temporal would report a nondeterminism error instead of the cause; a prompt is never failed
+over a fault a restore would fix. Every process that decodes payloads must use the same store:
+the worker, the gateway (it reads prompt results and serves the codec), ``seawall run`` (on
+its embedded server, a temporary directory that goes with the server) and the replayer
+(``tests/replay/payloads/`` holds the fixtures' stored payloads); ``client_with_plugin``
+keeps a client's storage when a worker is built from it. The driver's name, claims, content
+addressing and index are recorded in histories: change them only so that what was written
+before still resolves (docs/architecture.md, "Versioning").
 """
 
 from __future__ import annotations
@@ -71,7 +82,7 @@ WORKFLOW_ID_FILE = "workflow-id"
 UNATTRIBUTED = "_unattributed"
 # The claim key naming the workflow a payload was stored for (claims written before it have
 # none): what lets the gateway's codec serve an owner only its own sessions' payloads
-# (docs/architecture.md, "The codec endpoint").
+# (gateway/codec_scope.py).
 WORKFLOW_CLAIM = "workflow_id"
 
 _DIGEST = re.compile("[0-9a-f]{64}")

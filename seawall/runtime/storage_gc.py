@@ -1,9 +1,9 @@
 """Retention of stored payloads: remove those of workflows Temporal has deleted.
 
-docs/architecture.md, "Long prompts". Temporal deletes a closed workflow's history when the
-namespace's retention period has passed; the payloads External Storage kept for it are then
-garbage. The filesystem driver (``seawall.runtime.storage``) indexes every stored payload
-under the workflow the SDK's store context names, so :func:`collect`:
+docs/durability.md, "Long prompts and stored payloads". Temporal deletes a closed workflow's history
+when the namespace's retention period has passed; the payloads External Storage kept for it are then
+garbage. The filesystem driver (``seawall.runtime.storage``) indexes every stored payload under the
+workflow the SDK's store context names, so :func:`collect`:
 
 1. lists the stored blobs (a snapshot, with their times);
 2. for each workflow of the namespace in the index, asks Temporal whether it still exists

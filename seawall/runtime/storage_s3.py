@@ -1,7 +1,7 @@
 """The s3 payload store: the SDK's S3 driver on one bucket, and that driver's key layout.
 
-docs/architecture.md, "Long prompts". ``payload_storage=s3`` stores payloads through the
-Temporal SDK's ``temporalio.contrib.aws.s3driver`` (MinIO in docker-compose.yml, any S3
+docs/durability.md, "Long prompts and stored payloads". ``payload_storage=s3`` stores payloads
+through the Temporal SDK's ``temporalio.contrib.aws.s3driver`` (MinIO in docker-compose.yml, any S3
 bucket in production). This module gives it its client, :class:`BucketClient`, which
 
 - opens its aioboto3 client on first use (the driver is built synchronously with the
@@ -15,7 +15,7 @@ bucket in production). This module gives it its client, :class:`BucketClient`, w
 
 It also reads the driver's object keys back (:func:`parse_key` for ``seawall storage gc``,
 :func:`workflow_of_key` for the gateway's codec, which serves an owner only its own
-sessions' objects: docs/architecture.md, "The codec endpoint"). The driver keys every
+sessions' objects: gateway/codec_scope.py). The driver keys every
 object by the workflow the SDK's store context names, ``v0/ns/<namespace>/wt/<workflow
 type>/wi/<workflow id>/ri/<run id>/d/sha256/<digest>`` (each segment percent-encoded; the
 SDK's ``_driver.py``), so an object belongs to exactly one workflow id and needs no index of

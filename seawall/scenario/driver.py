@@ -131,6 +131,7 @@ async def run_scenario(
         prompt_input(scenario, workspace, mode_override, loop_override),
         id=workflow_id or workflow_id_for(scenario),
         task_queue=task_queue,
+        static_summary=f"scenario {scenario.name}",
     )
     await drive(handle, scenario)
     return await handle.result()

@@ -1,4 +1,4 @@
-"""The scenario file format (docs/architecture.md, "Scenario runs"): a scripted prompt run through
+"""The scenario file format (docs/scenarios.md, "Running a scenario"): a scripted prompt run through
 the real workflow.
 
 Unknown keys are errors, not silently ignored: a misspelt ``after_remindr`` would otherwise
@@ -80,11 +80,11 @@ class Scenario(_Strict):
     description: str = ""
     prompt: str = "Run the scripted scenario."
     mode: GuardMode | None = None
-    # The loop profile (docs/architecture.md, "Loop profiles") and per-rule modes; unset:
+    # The loop profile (docs/protections.md, "Loop profiles") and per-rule modes; unset:
     # the operator's settings decide.
     profile: LoopProfile | None = None
     rule_modes: dict[RuleName, GuardMode] = Field(default_factory=dict)
-    # The progress judge's mode (docs/architecture.md, "The progress judge"); unset: the
+    # The progress judge's mode (docs/protections.md, "The progress judge"); unset: the
     # operator's (off unless set). Its verdicts are the script's ``model.judge``.
     progress_judge: GuardMode | None = None
     refusal: RefusalMode = RefusalMode.ENFORCE
@@ -95,9 +95,9 @@ class Scenario(_Strict):
     max_model_requests: int = Field(default=DEFAULT_MAX_MODEL_REQUESTS, ge=1)
     approval_mode: ApprovalMode = ApprovalMode.DEFAULT
     permission_timeout_seconds: float = Field(default=SCENARIO_PERMISSION_TIMEOUT_SECONDS, gt=0)
-    # Tool output a model request may see whole, and the context budget (docs/architecture.md,
-    # "The context policy"): long-prompt scenarios raise or lower them. An unset budget is
-    # the operator's (the ``context_budget_chars`` setting), as for any other prompt.
+    # Tool output a model request may see whole, and the context budget
+    # (workflows/contracts/conversation.py): long-prompt scenarios raise or lower them. An unset
+    # budget is the operator's (the ``context_budget_chars`` setting), as for any other prompt.
     max_output_chars: int = Field(default=DEFAULT_MAX_OUTPUT_CHARS, ge=100)
     context_budget_chars: int | None = Field(default=None, ge=MIN_CONTEXT_BUDGET_CHARS)
     workspace: WorkspaceSpec = Field(default_factory=WorkspaceSpec)

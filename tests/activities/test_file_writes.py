@@ -1,6 +1,6 @@
 """What a call wrote, as private digests (``ToolOutcome.writes``): the built-in file tools
 report every file they changed, and a scenario fixture its scripted ``writes``, digested
-the same way (docs/architecture.md, "Loop profiles", R7)."""
+the same way (docs/protections.md, "Loop profiles", R7)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Scenario fixture tools (``activities/fixtures.py``): what a fixture is offered as, and
-what it reports once cancelled (docs/architecture.md, "Scenario runs")."""
+what it reports once cancelled (docs/scenarios.md, "Running a scenario")."""
 
 from __future__ import annotations
 

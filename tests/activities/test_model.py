@@ -1,5 +1,5 @@
-"""The scripted model provider: stateless replay of a scenario's turns (docs/architecture.md,
-"Scenario runs")."""
+"""The scripted model provider: stateless replay of a scenario's turns (docs/scenarios.md, "Running
+a scenario")."""
 
 from __future__ import annotations
 

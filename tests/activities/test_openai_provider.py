@@ -32,7 +32,7 @@ from activities.tool_runner import builtin_tool_specs
 from activities.tools import BUILTIN_TOOLS
 from scripts.chat_server import ChatServer, Reply, completion, error, stream_events, tool_call
 from seawall.runtime.settings import SettingsError
-from worker import model_providers
+from seawall.worker.build import model_providers
 from workflows.contracts import ToolCall
 from workflows.contracts.activity import CallModelInput, ModelSpec, ToolSpec
 from workflows.contracts.conversation import Message, Role, system_message, user_message

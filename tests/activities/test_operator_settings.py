@@ -1,5 +1,5 @@
 """The operator settings activity: the guard mode from the worker's process environment and
-user config only, resolved once per session (docs/architecture.md, "The prompt loop"). The
+user config only, resolved once per session (docs/architecture.md, "The life of a prompt"). The
 resolution rules themselves are tested with the settings model
 (tests/seawall/runtime/test_settings.py)."""
 
@@ -117,7 +117,7 @@ async def test_activity_logs_nothing_for_a_valid_setting(
 async def test_the_owners_cohort_is_assigned_and_only_the_cohort_returned(
     tmp_path: Path,
 ) -> None:
-    """docs/architecture.md, "Rollout cohorts": the activity hashes the owner into a cohort
+    """docs/rollout.md, "Rollout cohorts": the activity hashes the owner into a cohort
     whose mode replaces the guard mode; an invalid policy means no policy, one diagnostic."""
     from functools import partial
 

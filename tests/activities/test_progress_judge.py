@@ -1,4 +1,4 @@
-"""The ``seawall.judge_progress`` activity (docs/architecture.md, "The progress judge"): the
+"""The ``seawall.judge_progress`` activity (docs/protections.md, "The progress judge"): the
 question it asks, its strict reading of the reply, the scripted path, the demo model's
 ``unknown``, and the operator's endpoint through a real local HTTP server (no mocks). The
 reason reaches the result, never a log."""
@@ -21,9 +21,9 @@ from activities.progress_judge import (
     scripted_verdict,
 )
 from scripts.chat_server import ChatServer, completion, tool_call
+from seawall.worker.build import model_providers
 from tests.activities.mcp_helpers import captured_logs
 from tests.trust_helpers import harness_trust
-from worker import model_providers
 from workflows.contracts.activity import (
     JUDGE_REASON_CHARS,
     JudgedBatch,

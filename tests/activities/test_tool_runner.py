@@ -1,5 +1,5 @@
-"""The tool activities: admission, execution, post-processing and fixtures (docs/architecture.md:
-"The outcome contract", "Scenario runs").
+"""The tool activities: admission, execution, post-processing and fixtures
+(workflows/contracts/outcome.py; docs/scenarios.md, "Running a scenario").
 
 Built-in tools run for real against ``tmp_path/ws``; cancellation and heartbeats go through
 ``temporalio.testing.ActivityEnvironment``.
@@ -421,7 +421,7 @@ async def test_list_tools_without_fixtures_lists_the_builtins() -> None:
 
 
 async def test_without_mcp_servers_the_local_listing_answers_as_the_activity_does() -> None:
-    """docs/architecture.md, "Durable steps per prompt": with no MCP server configured the
+    """docs/capacity.md, "Durable steps per prompt": with no MCP server configured the
     prompt's local activity lists exactly what the ``seawall.list_tools`` activity would."""
     fixtures = {"read_file": fixture(FixtureOutcome(status="error", execution_status="error"))}
     env = ActivityEnvironment()

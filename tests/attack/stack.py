@@ -24,7 +24,7 @@ from bench.server_metrics import free_port
 
 SEAWALL = str(Path(sys.executable).parent / "seawall")
 MCP_SERVER_GIT = str(Path(sys.executable).parent / "mcp-server-git")
-# Every prompt of an owner counts against this (docs/architecture.md, "Per-owner prompt limit").
+# Every prompt of an owner counts against this (workflows/session/owner_admission.py).
 PROMPT_LIMIT = 3
 TASK_QUEUE = "attack-suite"
 NAMESPACE = "default"

@@ -8,14 +8,17 @@ part stopped, and the whole profile's row must equal the main report's figures.
 
 from __future__ import annotations
 
-from bench.loops import DEFAULT_CORPUS, ablation, evaluate, load_corpus
+from typing import Any
+
+from bench.corpus_loader import DEFAULT_CORPUS, load_corpus
+from bench.loops import ablation, evaluate
 from bench.simulate import SEAWALL
 from workflows.rules import RULES, LoopRule, rule_spec
 
 SCENARIOS = ("real-loop-pi-repeated-ls.yaml", "loop-ignores-reminder.yaml", "legit-paging.yaml")
 
 
-def _rows() -> dict[str, dict]:
+def _rows() -> dict[str, dict[str, Any]]:
     entries = load_corpus([DEFAULT_CORPUS / name for name in SCENARIOS])
     return {row["variant"]: row for row in ablation(entries)}
 

@@ -1,5 +1,6 @@
 """The benchmark corpus and its simulator (``bench/``): labels, acceptance, fidelity.
 
+The corpus is data (``bench/corpus/``: scenario files and ``labels.yaml``, written by hand).
 Fast tests need no server: every corpus file loads and is labeled, the simulator replays it,
 and Seawall's simulated verdicts meet the acceptance in both loop profiles (no legit scenario
 halted, every loop the profile's design covers stopped; the exceptions are named in
@@ -21,8 +22,9 @@ import pytest
 import yaml
 from temporalio.client import Client
 
-from bench import loops, make_corpus
+from bench import loops
 from bench.baselines import IdenticalCalls, SameError, ToolBudget
+from bench.corpus_loader import DEFAULT_CORPUS, LabelError, load_corpus
 from bench.simulate import result_verdict, simulate_seawall, verdict_differences
 from seawall.scenario.driver import run_scenario
 from seawall.scenario.format import Scenario, load_scenario
@@ -30,7 +32,7 @@ from workflows.contracts import ToolCall, ToolOutcome
 from workflows.rules import SEED_SETTINGS, LoopSettings
 from workflows.seed import GuardMode
 
-CORPUS = make_corpus.CORPUS
+CORPUS = DEFAULT_CORPUS
 LABELS: dict[str, dict[str, Any]] = yaml.safe_load((CORPUS / "labels.yaml").read_text())
 FILES = sorted(p.name for p in CORPUS.glob("*.yaml") if p.name != "labels.yaml")
 
@@ -62,8 +64,8 @@ def test_half_the_corpus_is_modelled_on_real_public_incidents() -> None:
     assert len([n for n in real if LABELS[n]["label"] == "legit"]) >= 20
 
 
-# The loop families of issue 35 (docs/architecture.md, "Measured"): loops nobody's rules
-# were written for, and legitimate work that looks like them.
+# The loop families of issue 35 (docs/benchmarks.md, "Loop profiles, measured"): loops nobody's
+# rules were written for, and legitimate work that looks like them.
 FAMILIES = ("near_repeat", "long_cycle", "reasked_question", "reworded_rewrite", "self_wait")
 
 
@@ -89,10 +91,27 @@ def test_seed_verdict_labels_say_so() -> None:
                 assert LABELS[name][key].startswith("seed:"), (name, key)
 
 
-def test_corpus_files_are_what_the_generator_writes() -> None:
-    expected = make_corpus.corpus_files()
-    actual = {p.name: p.read_text(encoding="utf-8") for p in CORPUS.glob("*.yaml")}
-    assert actual == expected, "run `python bench/make_corpus.py` after changing it"
+def test_every_label_is_valid() -> None:
+    """The loader accepts every label of the corpus (known keys only)."""
+    entries = load_corpus([CORPUS])
+    assert [e.key for e in entries] == FILES and all(e.label for e in entries)
+
+
+@pytest.mark.parametrize(
+    ("label", "error"),
+    [
+        ("{label: loop}", "x.yaml: a loop needs loop_starts_at_batch >= 1"),
+        ("{label: legit, out_of_scop: typo}", "x.yaml: out_of_scop: Extra inputs"),
+        ("{label: loop, loop_starts_at_batch: 0}", "x.yaml: loop_starts_at_batch: Input should be"),
+        ("{label: stuck}", "x.yaml: label must be loop or legit"),
+    ],
+)
+def test_a_bad_label_is_one_clear_error(tmp_path: Path, label: str, error: str) -> None:
+    (tmp_path / "x.yaml").write_text((CORPUS / FILES[0]).read_text(encoding="utf-8"))
+    (tmp_path / "labels.yaml").write_text(f"x.yaml: {label}\n")
+    with pytest.raises(LabelError) as err:
+        load_corpus([tmp_path])
+    assert error in str(err.value) and "\n" not in str(err.value)
 
 
 @pytest.mark.parametrize("name", FILES)
@@ -178,7 +197,7 @@ def test_the_seed_profile_decides_exactly_as_before_loop_profiles() -> None:
 
 
 def test_report_is_deterministic_and_lists_every_miss() -> None:
-    entries = loops.load_corpus([CORPUS])
+    entries = load_corpus([CORPUS])
     first, second = loops.evaluate(entries), loops.evaluate(entries)
     assert first == second
     assert first["errors"] == [] and first["unexpected"] == []

@@ -1,5 +1,5 @@
 """``bench/loops.py --judge``: the recommended profile with the progress judge, its verdicts
-scripted by each scenario's ``model.judge`` (docs/architecture.md, "The progress judge").
+scripted by each scenario's ``model.judge`` (docs/protections.md, "The progress judge").
 
 The self-wait scenario (scenarios/self-wait-judged.yaml) is a loop that no cheap rule stops:
 the judge policy reminds it (``warn``) or stops it (``enforce``); a scenario that scripts no
@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench.loops import SEAWALL_JUDGE, Entry, evaluate, judge_settings, simulate_policies
+from bench.corpus_loader import Entry, Label
+from bench.loops import SEAWALL_JUDGE, evaluate, judge_settings, simulate_policies
 from bench.simulate import SEAWALL
 from seawall.scenario.format import load_scenario
 from workflows.seed import GuardMode
@@ -20,7 +21,7 @@ SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 
 def entry(name: str) -> Entry:
     path = SCENARIOS / f"{name}.yaml"
-    return Entry(path, load_scenario(path), {"label": "loop", "loop_starts_at_batch": 3})
+    return Entry(path, load_scenario(path), Label(label="loop", loop_starts_at_batch=3))
 
 
 def test_the_judge_policy_runs_beside_the_profiles_under_its_title() -> None:

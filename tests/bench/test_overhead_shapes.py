@@ -14,16 +14,9 @@ import uuid
 
 from temporalio.client import Client
 
-from bench.overhead import (
-    OTHER_RUNNERS,
-    Bench,
-    Run,
-    Workload,
-    bare_worker,
-    ratios,
-    replayer_for,
-)
-from bench.replay_long import measure_long_replay
+from bench.overhead import ratios
+from bench.overhead_harness import Bench, Run, Workload, bare_worker
+from bench.overhead_replay import OTHER_RUNNERS, measure_long_replay, replayer_for
 from workflows.contracts.prompt_options import (
     DEFAULT_MAX_MODEL_REQUESTS,
     DEFAULT_MAX_TOOL_CALLS_PER_TURN,

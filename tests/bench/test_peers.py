@@ -2,7 +2,7 @@
 every peer that is installed, and that conversation is Seawall's.
 
 No timing here (bench/peers.py prints figures, never assertions): that the peers'
-script states the same calls and results as ``bench.overhead.Workload``, and that the
+script states the same calls and results as ``bench.overhead_harness.Workload``, and that the
 benchmark at its smallest size completes every installed peer's prompts with the script's
 answer and reports every figure. The peers need the ``peers`` extra
 (``pip install -e '.[peers]'``); without it the run is skipped, saying so.
@@ -20,7 +20,7 @@ import pytest
 
 from bench import peer_script, peers
 from bench import peers as peers_module
-from bench.overhead import Workload
+from bench.overhead_harness import Workload
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,6 +1,6 @@
 """The progress rules R5 (call cycles) and R6 (repeated verifications) in the benchmark
 simulator, which replays a scenario through the same pure code as ``PromptWorkflow``
-(docs/architecture.md, "Loop profiles"; docs/benchmarks.md).
+(docs/protections.md, "Loop profiles"; docs/benchmarks.md).
 
 Scenarios are written inline in the scenario format (docs/scenarios.md), one per shape: the
 loop each rule stops, and a legitimate neighbour it must let finish. The seed profile, which

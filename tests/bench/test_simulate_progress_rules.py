@@ -1,6 +1,6 @@
 """The benchmark simulator (``bench/simulate.py``) replays the progress rules that read what a
 call wrote and what it searched for: a scenario fixture's ``writes`` reach R7 as a built-in
-file tool's would, and search churn reaches R8 (docs/architecture.md, "Loop profiles")."""
+file tool's would, and search churn reaches R8 (docs/protections.md, "Loop profiles")."""
 
 from __future__ import annotations
 

@@ -358,6 +358,7 @@ async def test_an_approved_write_runs_and_shows_its_diff(bridge: Bridge, workspa
     assert asked.tool_call_id == start.tool_call_id and start.kind == "edit"
     assert [(o.option_id, o.kind) for o in options] == [
         ("allow", "allow_once"),
+        ("allow_session", "allow_always"),
         ("reject", "reject_once"),
     ]
     diff = start.content[0]
@@ -367,11 +368,33 @@ async def test_an_approved_write_runs_and_shows_its_diff(bridge: Bridge, workspa
     statuses = [start.status] + [u.status for u in recorder.of(ToolCallProgress)]
     assert statuses == ["pending", "in_progress", "completed"]
     assert asked.status == "pending"
+    # The dialog shows what is approved: the diff, and where it writes.
+    assert asked.content[0].type == "diff" and asked.content[0].new_text == "hello\n"
+    assert [loc.path for loc in asked.locations] == [str(workspace / "out.txt")]
     assert (workspace / "out.txt").read_text() == "hello\n"
     # The settled card keeps the diff and shows the tool's output.
     done = recorder.of(ToolCallProgress)[-1]
     assert done.content[0].type == "diff"
     assert done.content[-1].type == "content" and done.content[-1].content.text
+
+
+async def test_a_command_asks_with_the_command_shown_and_its_secret_redacted(
+    bridge: Bridge, workspace: Path
+) -> None:
+    conn, recorder = bridge
+    command = "curl -H 'Authorization: Bearer sk-live-0123456789abcdefghij' https://x.test"
+    call = {"name": "run_shell_command", "arguments": {"command": command}}
+    script = [{"tool_calls": [call]}, {"text": "not run"}]
+    session_id = await new_session(conn, workspace, script)
+    recorder.answers.put_nowait("reject")
+
+    await say(conn, session_id, "fetch it")
+
+    [(asked, _)] = recorder.permissions
+    shown = asked.content[0].content.text
+    assert shown.startswith("run_shell_command command=")
+    assert "curl -H" in shown and "https://x.test" in shown
+    assert "sk-live-0123456789abcdefghij" not in shown and "[redacted]" in shown
 
 
 @pytest.mark.parametrize("answer", ["reject", "cancelled"])

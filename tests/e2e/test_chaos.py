@@ -14,7 +14,17 @@ from typing import Any
 import pytest
 
 from activities.model import scripted_turn
-from scripts.chaos import Figures, chaos, check_ledger, delta_problem, failed, report
+from scripts.chaos import (
+    Figures,
+    PromptRun,
+    chaos,
+    check_ledger,
+    compare,
+    delta_problem,
+    failed,
+    report,
+    run_of,
+)
 from scripts.chaos_mcp import Ledger, check_mcp_ledger, cut_off_by_a_kill
 from scripts.chaos_model import FAULT_KINDS, ChaosModel, marked, turn_for
 from scripts.chaos_watch import PromptStuck, keep_logs, log_tails, run_all, waiting_for
@@ -22,6 +32,7 @@ from scripts.chat_server import Received
 from workflows.contracts import Message, Role
 from workflows.contracts.activity import CallModelInput, ModelSpec
 from workflows.contracts.scenario import ModelScript, ScriptedCall, ScriptedTurn
+from workflows.contracts.synthetic_outcomes import LOST_CALL_CONTENT
 from workflows.seed.guard import REPEATED_TOOL_FAILURE_REMINDER
 
 
@@ -281,6 +292,40 @@ def test_only_a_call_a_kill_cut_off_may_settle_as_server_stopped(tmp_path: Path)
     assert not cut_off_by_a_kill(ledger, "unkilled", killed_pids={31})
     # Never sent: the server was found dead before the call reached it.
     assert cut_off_by_a_kill(ledger, "never-started", killed_pids={31})
+
+
+def test_a_call_lost_with_its_worker_may_settle_as_may_have_run_and_reset_the_guard() -> None:
+    """At most once (activities/lost_calls.py): a call a kill cut off, whose tool may change
+    things, settles as "may have run" instead of running again; its batch's guard decision
+    may then be "reset" (an incomplete batch) where the undisturbed run said "none". Any
+    other difference is still a mismatch."""
+    lost = LOST_CALL_CONTENT.format(tool="write_file")
+
+    def run(content: str, guard: list[str]) -> PromptRun:
+        result = {
+            "stop_reason": "end_turn",
+            "guard": [{"decision": d, "batch": b} for b, d in enumerate(guard, start=1)],
+            "messages": [
+                {"role": "assistant", "tool_calls": [{"call_id": "c1", "name": "write_file"}]},
+                {"role": "tool", "tool_call_id": "c1", "content": content},
+            ],
+        }
+        settled = (1, 1, "tool_call_settled", "c1", "error" if content == lost else "success", None)
+        return run_of(result, [settled], reconnects=0)
+
+    ref = run("wrote 5 bytes", ["none", "none"])
+    figures = Figures()
+    assert compare(run(lost, ["reset", "none"]), ref, Ledger(), set(), figures) is None
+    assert figures.calls_lost_with_worker == 1
+    assert "calls lost with their worker (settled as 'may have run', allowed): 1" in report(figures)
+    # A "tracked" (a failure counted) is not what a lost call explains, nor is a reset two
+    # batches later.
+    assert compare(run(lost, ["tracked", "none"]), ref, Ledger(), set(), Figures())
+    assert compare(
+        run(lost, ["none", "none", "reset"]), run("ok", ["none"] * 3), Ledger(), set(), Figures()
+    )
+    # A call that failed otherwise is no lost call.
+    assert compare(run("boom", ["reset", "none"]), ref, Ledger(), set(), Figures())
 
 
 def test_streamed_text_must_begin_its_reply() -> None:

@@ -12,9 +12,9 @@ from seawall.cli.stack import StackConfig, _temporal_ready, server_command
 from seawall.client.events import Idle, follow_prompt_events
 from seawall.runtime.plugin import connect
 from seawall.runtime.temporal_setup import ensure_search_attributes
+from seawall.worker.build import build_worker
 from tests.e2e.test_stack import free_port, until
 from tests.trust_helpers import harness_trust, signed
-from worker import build_worker
 from workflows.contracts.prompt import AgentEvent, EventKind, PromptInput, PromptResult, StopReason
 from workflows.contracts.prompt_options import ApprovalMode
 from workflows.contracts.scenario import ModelScript, ScenarioHooks

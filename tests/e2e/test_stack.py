@@ -32,6 +32,16 @@ def stack(data_dir: Path) -> Iterator[str]:
 
 @contextmanager
 def stack_process(data_dir: Path) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    with stack_and_banner(data_dir) as (url, process, banner):
+        assert "  guard: enforce (environment) · profile: recommended · sandbox: bwrap\n" in banner
+        yield url, process
+
+
+@contextmanager
+def stack_and_banner(
+    data_dir: Path, settings: dict[str, str] | None = None
+) -> Iterator[tuple[str, subprocess.Popen[str], list[str]]]:
+    """``seawall up`` with ``settings`` over the tests' own; its URL, process and banner."""
     gateway_port = free_port()
     env = {
         **os.environ,
@@ -42,17 +52,17 @@ def stack_process(data_dir: Path) -> Iterator[tuple[str, subprocess.Popen[str]]]
         "SEAWALL_ALLOW_SCRIPTED_MODELS": "1",
         "SEAWALL_REPEATED_TOOL_FAILURE_GUARD": "enforce",
         "XDG_CONFIG_HOME": str(data_dir / "config"),
+        **(settings or {}),
     }
     env.pop("TEMPORAL_ADDRESS", None)
     process = subprocess.Popen(
         [SEAWALL, "up"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
     try:
-        assert process.stdout is not None
-        banner = [process.stdout.readline() for _ in range(7)]
+        banner = lines_until(process, "Press Ctrl-C to stop.")
         assert banner[0].startswith("Seawall is up."), "".join(banner)
         assert f"http://127.0.0.1:{gateway_port}" in banner[1]
-        yield f"http://127.0.0.1:{gateway_port}", process
+        yield f"http://127.0.0.1:{gateway_port}", process, banner
     finally:
         process.send_signal(signal.SIGINT)
         out, _ = process.communicate(timeout=60)
@@ -316,3 +326,31 @@ async def test_a_killed_worker_is_restarted_and_the_stack_keeps_serving(tmp_path
 
             finished = await until(result, timeout=120)
         assert finished["stop_reason"] == "end_turn"
+
+
+async def test_the_seed_profile_runs_an_invalid_guard_mode_as_shadow_and_says_so(
+    tmp_path: Path,
+) -> None:
+    """docs/settings.md, "Bad values": under the seed profile ``seawall up`` starts, and its
+    banner and the worker's start-up line say the invalid value runs as shadow."""
+    data = tmp_path / "data"
+    settings = {"SEAWALL_LOOP_PROFILE": "seed", "SEAWALL_REPEATED_TOOL_FAILURE_GUARD": "banana"}
+    notice = (
+        'repeated_tool_failure_guard: "banana" is not a mode (off, shadow, warn, enforce); '
+        "running shadow as the seed design requires"
+    )
+    with stack_and_banner(data, settings) as (_url, _process, banner):
+        guard = banner.index(
+            "  guard: shadow (seed profile: invalid value) · profile: seed · sandbox: bwrap\n"
+        )
+        assert banner[guard + 1] == f"  warning: {notice}\n"
+        log = data / "logs" / "worker.log"
+
+        async def worker_started() -> dict[str, Any] | None:
+            lines = log.read_text().splitlines() if log.exists() else []
+            return next((json.loads(x) for x in lines if '"worker_started"' in x), None)
+
+        line = await until(worker_started, timeout=120)
+    assert line["level"] == "warning"
+    assert (line["guard_mode"], line["guard_mode_source"]) == ("shadow", "environment")
+    assert (line["loop_profile"], line["guard_mode_problem"]) == ("seed", notice)

@@ -1,8 +1,8 @@
-"""Where ``seawall up`` puts the codec token (docs/architecture.md, "The codec endpoint";
-docs/security-codec.md): not in the dev server's argv, which every local user can read, nor in
-the worker's environment; and not in its UI, whose unauthenticated settings endpoint would
-serve it to whoever can open the UI, unless the operator turns the UI's codec on
-(``SEAWALL_UI_CODEC``), which is then the documented exposure."""
+"""Where ``seawall up`` puts the codec token (docs/security-codec.md): not in the dev
+server's argv, which every local user can read, nor in the worker's environment; and not in
+its UI, whose unauthenticated settings endpoint would serve it to whoever can open the UI,
+unless the operator turns the UI's codec on (``SEAWALL_UI_CODEC``), which is then the
+documented exposure."""
 
 from __future__ import annotations
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 import subprocess
 import sys
 import uuid
@@ -21,7 +20,6 @@ from pathlib import Path
 import httpx
 import pytest
 import pytest_asyncio
-from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
 from temporalio.testing import WorkflowEnvironment
 
 from gateway.__main__ import build
@@ -33,9 +31,9 @@ from seawall.runtime.temporal_connect import (
     TemporalClientConfig,
     temporal_client_config,
 )
+from seawall.worker.build import build_worker
 from tests.tls_helpers import Pki, TlsProxy, make_pki, tls_proxy
 from tests.trust_helpers import TEST_SIGNING_KEY, harness_trust
-from worker import build_worker
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -227,122 +225,6 @@ async def test_a_refused_worker_exits_at_once_naming_the_setting(
     last = stderr.decode().strip().splitlines()[-1]
     assert last.startswith("worker: error: the Temporal frontend at ")
     assert "TEMPORAL_TLS_CLIENT_CERT_PATH" in last
-
-
-# --- the compose stack's certificates (deploy/certs/make-certs.sh), for real ---------------
-
-DEPLOY = ROOT / "deploy"
-
-
-def make_compose_certs(out: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    if shutil.which("openssl") is None:
-        pytest.skip("no openssl on this machine (the compose job's image has it)")
-    return subprocess.run(
-        ["sh", str(DEPLOY / "certs" / "make-certs.sh")],
-        env={
-            "PATH": os.environ["PATH"],
-            "CERTS_OUT": str(out / "out"),
-            "CERTS_CA": str(out / "ca"),
-            **env,
-        },
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-
-
-def compose_pki(out: Path, client: str) -> Pki:
-    """The frontend's certificate and ``client``'s, as the compose volumes hold them."""
-    server, party = out / "out" / "temporal", out / "out" / client
-    return Pki(
-        ca=server / "ca.pem",
-        server_cert=server / "cert.pem",
-        server_key=server / "key.pem",
-        client_cert=party / "cert.pem",
-        client_key=party / "key.pem",
-    )
-
-
-async def test_the_compose_certificates_serve_mtls_and_the_namespace_job(
-    temporal_env: WorkflowEnvironment, tmp_path: Path
-) -> None:
-    made = make_compose_certs(tmp_path)
-    assert "issued worker (seawall-worker)" in made.stdout
-    upstream = temporal_env.client.service_client.config.target_host
-    frontend_pki = compose_pki(tmp_path, "worker")
-    async with tls_proxy(frontend_pki, upstream, require_client_cert=True) as proxy:
-        # Each party's volume: its own certificate and key and the CA, nothing else.
-        for party in ("worker", "gateway", "ui", "admin"):
-            held = sorted(p.name for p in (tmp_path / "out" / party).iterdir())
-            assert held == ["ca.pem", "cert.pem", "key.pem"], party
-            env = {
-                **home(tmp_path),
-                "TEMPORAL_ADDRESS": proxy.address,
-                # The name the compose services dial (temporal:7233) is in the certificate.
-                "TEMPORAL_TLS_SERVER_NAME": "temporal",
-                "TEMPORAL_TLS_SERVER_CA_CERT_PATH": str(tmp_path / "out" / party / "ca.pem"),
-                "TEMPORAL_TLS_CLIENT_CERT_PATH": str(tmp_path / "out" / party / "cert.pem"),
-                "TEMPORAL_TLS_CLIENT_KEY_PATH": str(tmp_path / "out" / party / "key.pem"),
-            }
-            client = await connect(resolved(env))
-            await client.count_workflows()
-        # The namespace job's script, with the temporal CLI and the admin certificate.
-        namespace = f"compose-{uuid.uuid4().hex[:8]}"
-        admin = tmp_path / "out" / "admin"
-        job = await asyncio.create_subprocess_exec(
-            "sh",
-            str(DEPLOY / "temporal" / "create-namespace.sh"),
-            env={
-                "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
-                "HOME": str(tmp_path / "home"),
-                "TEMPORAL_ADDRESS": proxy.address,
-                "TEMPORAL_NAMESPACE": namespace,
-                "TEMPORAL_TLS_SERVER_NAME": "temporal",
-                "TEMPORAL_TLS_SERVER_CA_CERT_PATH": str(admin / "ca.pem"),
-                "TEMPORAL_TLS_CLIENT_CERT_PATH": str(admin / "cert.pem"),
-                "TEMPORAL_TLS_CLIENT_KEY_PATH": str(admin / "key.pem"),
-            },
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-        )
-        output, _ = await asyncio.wait_for(job.communicate(), timeout=120)
-        assert job.returncode == 0, output.decode()
-        assert f"namespace {namespace} is ready" in output.decode()
-    described = await temporal_env.client.workflow_service.describe_namespace(
-        DescribeNamespaceRequest(namespace=namespace)
-    )
-    assert described.namespace_info.name == namespace
-
-
-def test_the_compose_certificates_are_kept_and_the_ui_password_is_made_once(
-    tmp_path: Path,
-) -> None:
-    first = make_compose_certs(tmp_path)
-    worker_cert = (tmp_path / "out" / "worker" / "cert.pem").read_bytes()
-    htpasswd = (tmp_path / "out" / "ui-auth" / "htpasswd").read_text()
-    password = (tmp_path / "ca" / "ui-password").read_text().strip()
-    assert f"user is seawall, password {password}" in first.stdout
-    user, _, hashed = htpasswd.strip().partition(":")
-    assert user == "seawall" and hashed.startswith("$apr1$")
-    salt = hashed.split("$")[2]
-    again = subprocess.run(
-        ["openssl", "passwd", "-apr1", "-salt", salt, password],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert again.stdout.strip() == hashed
-    # The CA key never leaves the job's own volume.
-    assert not list((tmp_path / "out").rglob("ca.key"))
-
-    second = make_compose_certs(tmp_path)
-    assert "password" not in second.stdout and "issued" not in second.stdout
-    assert (tmp_path / "out" / "worker" / "cert.pem").read_bytes() == worker_cert
-    assert (tmp_path / "out" / "ui-auth" / "htpasswd").read_text() == htpasswd
-    chosen = make_compose_certs(tmp_path, SEAWALL_UI_PASSWORD="chosen-password")
-    assert "chosen-password" not in chosen.stdout
-    assert (tmp_path / "out" / "ui-auth" / "htpasswd").read_text() != htpasswd
 
 
 # --- an API key, on the wire ----------------------------------------------------------------

@@ -27,11 +27,11 @@ from gateway.codec_scope import stored_for
 from gateway.settings import GatewaySettings
 from seawall.runtime.storage import DEFAULT_THRESHOLD_BYTES, FILESYSTEM_DRIVER, WORKFLOW_CLAIM
 from seawall.runtime.storage_s3 import s3_client, s3_driver
+from seawall.worker.build import build_worker
 from tests.gateway.owner_helpers import OPERATOR_TOKEN, TOKENS, auth, view_until
 from tests.long_prompt_helpers import filesystem_storage, with_storage
 from tests.s3_helpers import REGION, new_bucket_name, use_s3
 from tests.trust_helpers import harness_trust
-from worker import build_worker
 
 CODEC_TOKEN = "codec-cr3dential-0123456789"
 UI = "http://localhost:8233"

@@ -1,8 +1,8 @@
-"""Ids and keys are never reused (docs/architecture.md, "Sessions and the gateway"), through
-real gateway apps on a real dev server and worker: a keyed session re-created after it
-closed is the same closed session (no second run, so no prompt id is given twice and no
-finished result changes), an old prompt key is answered as the first submit was, and keys
-cannot take an owner past its prompt limit."""
+"""Ids and keys are never reused (docs/security-gateway.md, "Ids and idempotency keys are never
+reused"), through real gateway apps on a real dev server and worker: a keyed session re-created
+after it closed is the same closed session (no second run, so no prompt id is given twice and no
+finished result changes), an old prompt key is answered as the first submit was, and keys cannot
+take an owner past its prompt limit."""
 
 from __future__ import annotations
 

@@ -16,9 +16,9 @@ from temporalio.testing import WorkflowEnvironment
 from gateway.app import create_app
 from gateway.settings import GatewaySettings
 from seawall.client.temporal_ops import prompt_handle, session_handle
+from seawall.worker.build import build_worker
 from tests.gateway.owner_helpers import TOKENS, auth
 from tests.trust_helpers import TEST_SIGNING_KEY, harness_trust
-from worker import build_worker
 from workflows.contracts.session import PromptSubmission
 from workflows.session import SessionWorkflow
 

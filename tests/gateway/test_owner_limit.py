@@ -1,8 +1,7 @@
-"""The per-owner limit on prompts running or queued (docs/architecture.md, "Per-owner prompt
-limit"), through real gateway apps on a real dev server and worker: the 429 at the limit,
-admission again once a prompt has finished or was cancelled, one limit shared by several
-gateway replicas, idempotent retries counted once, and slots of submits that never happened
-freed."""
+"""The per-owner limit on prompts running or queued (workflows/session/owner_admission.py), through
+real gateway apps on a real dev server and worker: the 429 at the limit, admission again once a
+prompt has finished or was cancelled, one limit shared by several gateway replicas, idempotent
+retries counted once, and slots of submits that never happened freed."""
 
 from __future__ import annotations
 

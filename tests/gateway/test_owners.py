@@ -1,5 +1,5 @@
 """Owners and cohorts at the gateway, end to end against a real dev server and worker
-(docs/architecture.md, "Rollout cohorts"): several bearer tokens from the operator's tokens
+(docs/rollout.md, "Rollout cohorts"): several bearer tokens from the operator's tokens
 file, each session recorded with its owner, the owner's cohort resolved once by the worker
 and carried by its prompts as search attributes; and a dropped event stream counted by the
 prompt (the seed's disconnect-or-retry gate)."""
@@ -21,8 +21,8 @@ from gateway.app import create_app
 from gateway.disconnects import tracking_disconnects
 from gateway.settings import GatewaySettings
 from gateway.sse import prompt_events
+from seawall.worker.build import build_activities, build_worker
 from tests.trust_helpers import harness_trust
-from worker import build_activities, build_worker
 from workflows.contracts import search_attributes
 from workflows.contracts.prompt import PromptResult
 from workflows.contracts.session import SessionInput, SessionStatus

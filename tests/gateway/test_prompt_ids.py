@@ -1,8 +1,8 @@
-"""Prompt routes on an id that names no prompt (docs/architecture.md, "Sessions and the
-gateway"), through real gateway apps on a real dev server and worker: a session's id or
-workflow id, an owner's admission workflow and garbage are a 404 on every prompt route for
-every token (they were a 500 for the operator's), and a dropped event stream on one never
-signals anybody's workflow: the histories are read to show it."""
+"""Prompt routes on an id that names no prompt (docs/security-gateway.md, "Prompt routes touch
+prompts only"), through real gateway apps on a real dev server and worker: a session's id or
+workflow id, an owner's admission workflow and garbage are a 404 on every prompt route for every
+token (they were a 500 for the operator's), and a dropped event stream on one never signals
+anybody's workflow: the histories are read to show it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Per-owner quotas (docs/architecture.md, "Per-owner quotas") through real gateway apps on
+"""Per-owner quotas (docs/security-gateway.md, "Per-owner quotas") through real gateway apps on
 a real dev server and worker: client_metadata over its cap is a 413 for everybody, an
 owner's open sessions and the bytes they hold are bounded across replicas (429 with the
 setting in the detail) and freed once a session has closed, and a prompt bigger than the

@@ -8,7 +8,7 @@ from __future__ import annotations
 from temporalio.client import Client
 
 from gateway.disconnects import report_disconnect
-from seawall.rollout.analysis import disconnected, prompt_metrics
+from seawall.rollout.cohorts import disconnected, prompt_metrics
 from seawall.rollout.records import read_execution
 from tests.gateway.owner_helpers import (
     Gateway,

@@ -1,6 +1,6 @@
-"""A session and its prompts are visible only to their owner (docs/architecture.md,
-"Sessions and the gateway"): another owner, or the operator's single token, gets exactly
-the 404 an unknown id gets, on every route, and nothing they send reaches the session."""
+"""A session and its prompts are visible only to their owner (docs/http-api.md, "Tokens, owners and
+limits"): another owner, or the operator's single token, gets exactly the 404 an unknown id gets, on
+every route, and nothing they send reaches the session."""
 
 from __future__ import annotations
 

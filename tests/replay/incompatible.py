@@ -11,7 +11,8 @@ from temporalio import workflow
 with workflow.unsafe.imports_passed_through():
     from workflows.contracts.activity import LIST_TOOLS, ListToolsInput, ListToolsOutput
     from workflows.contracts.prompt import PromptInput, PromptResult
-    from workflows.prompt.workflow import QUICK_ACTIVITY, PromptWorkflow
+    from workflows.prompt.activity_options import QUICK_ACTIVITY
+    from workflows.prompt.workflow import PromptWorkflow
 
 
 @workflow.defn(name="PromptWorkflow")

@@ -4,6 +4,12 @@ A failure here means a change to workflow code would break prompts already runni
 the change behind ``workflow.patched`` instead of regenerating the fixtures. Histories
 recorded with payloads in External Storage replay through the filesystem driver over
 ``payloads/`` (what ``scripts/record_histories.py`` stored).
+
+The suite checks itself: ``test_an_incompatible_change_is_caught_as_nondeterminism`` replays
+the ``warn-then-stop`` history against ``tests/replay/incompatible.py``, a ``PromptWorkflow``
+that schedules one extra activity first, and expects a ``NondeterminismError``. It must keep
+failing to replay: if it ever passes, the replayer is not checking commands (a wrong
+workflow, a swallowed error) and every green replay test here is meaningless.
 """
 
 from __future__ import annotations

@@ -37,8 +37,8 @@ from seawall.runtime.grants import (
     new_signing_key,
     signing_client,
 )
+from seawall.worker.build import build_worker
 from tests.trust_helpers import TEST_SIGNER, TEST_SIGNING_KEY, harness_trust
-from worker import build_worker
 from workflows.contracts import start_claims
 from workflows.contracts.activity import CALL_MODEL, RUN_TOOL
 from workflows.contracts.grant import (

@@ -3,6 +3,54 @@
 Every activity takes a single model so fields can be added without breaking recorded
 histories. Nothing here holds a secret: provider keys and server commands stay in the
 worker's settings and never enter workflow history.
+
+What never crosses into history, in either direction: model endpoints, API keys, request
+options (temperature, max tokens, SDK timeouts), MCP server commands, arguments,
+environments, URLs and headers, the gateway token and the worker's environment. The worker
+reads them from its settings when an activity runs, which is why a prompt's
+:class:`ModelSpec` says only which kind of provider answers (and, optionally, a model name,
+which is not a secret). Every input the worker can check against its own settings it checks,
+never trusts (docs/security-trust.md, "What the worker checks"): a scripted model or fixture
+runs only with its ``allow_scripted_models``, a workspace root only strictly inside its
+``workspaces`` (or ``editor_workspaces``), a fresh session's or root prompt's start only with
+a session grant its key verifies (the ``start`` claim rides on the activity the workflow runs
+first, :class:`ResolveOperatorSettingsInput` or :class:`ListToolsInput`); a refusal is a
+non-retryable ``ApplicationError`` the workflow raises as its own failure.
+
+The activities, and why each is one:
+
+- ``seawall.call_model`` (:class:`CallModelInput` → :class:`ModelReply`): the whole
+  conversation under the context policy, the prompt's tools, and the retry window. The
+  model's output is never trusted: broken JSON arguments, a missing function name and an
+  unknown tool pass through as data for the workflow's invalid-parameter path. While the
+  reply streams, the activity signals its text to the prompt (``activities.model_stream``);
+  ``latency_seconds`` is a scripted turn's latency for the prompt's clock, 0 from a real
+  provider.
+- ``seawall.run_tool`` (:class:`RunToolInput` → ``ToolOutcome``, always): a tool error is a
+  returned outcome, never an exception, so Temporal never retries a tool because the tool
+  failed, only an activity whose worker was lost (``activities.lost_calls`` decides whether
+  that attempt runs). ``ordinal`` (earlier runs of this tool in the prompt) picks a fixture's
+  outcome deterministically whatever the retries. A finished call is never re-run: its result
+  is in history.
+- ``seawall.check_tool_call`` (→ ``ToolOutcome | None``): the ``not_started`` outcome a call
+  would be refused with, asked before a permission request, so the user is never asked to
+  approve a call that cannot run.
+- ``seawall.list_tools`` and the local activity ``seawall.list_tools_without_mcp``
+  (:class:`ListToolsOutput`): every tool the model may call in this prompt, recorded once, so
+  the list is fixed for the prompt even if an MCP server changes its tools meanwhile; MCP
+  tools appear as ``mcp__<server>__<tool>``, how to reach a server never does, and an
+  unreachable server lists no tools.
+- ``seawall.resolve_operator_settings`` (→ ``OperatorSettings``): the guard mode and its
+  source, the loop settings, the owner's rollout cohort and the context budget, read from the
+  worker's process environment and the operator's user config file only, never the working
+  directory or a workspace; a session asks once, a prompt outside a session without them once,
+  as a local activity. Resolving in an activity is what makes the operator's policy
+  replay-safe: read once, recorded, replayed as recorded.
+- ``seawall.judge_progress`` (:class:`JudgeProgressInput` → :class:`JudgeProgressOutput`): the
+  progress judge's question and verdict (docs/protections.md, "The progress judge"), never a
+  call's arguments; a request that fails for good is ``unknown``, never a failed prompt.
+
+Timeouts, retries and heartbeats are ``workflows.prompt.activity_options``.
 """
 
 from __future__ import annotations
@@ -12,6 +60,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from workflows.contracts.approval import ApprovalRule
 from workflows.contracts.conversation import Message
 from workflows.contracts.grant import StartClaim
 from workflows.contracts.outcome import ToolCall
@@ -37,16 +86,16 @@ LIST_TOOLS = "seawall.list_tools"
 # A local activity (TOOLS_WITHOUT_HOP_PATCH): the tools when no MCP server must be asked.
 LIST_TOOLS_WITHOUT_MCP = "seawall.list_tools_without_mcp"
 RESOLVE_OPERATOR_SETTINGS = "seawall.resolve_operator_settings"
-# The progress judge (docs/architecture.md, "The progress judge"): the operator's own model
+# The progress judge (docs/protections.md, "The progress judge"): the operator's own model
 # asked whether a suspicious stretch of a prompt is making progress.
 JUDGE_PROGRESS = "seawall.judge_progress"
 # The worker's check of a start that has no other activity to carry it (an owner's admission
 # workflow; docs/security-trust.md): its input is a StartClaim.
 CHECK_START = "seawall.check_start"
 
-# The model activity's failure types the workflow tells apart (docs/architecture.md, "Model
-# requests and outages"): the endpoint refused the request (a 4xx other than 408/409/429;
-# never retried), and the endpoint kept failing until the retry window had passed.
+# The model activity's failure types the workflow tells apart (docs/durability.md, "Model requests
+# and outages"): the endpoint refused the request (a 4xx other than 408/409/429; never retried), and
+# the endpoint kept failing until the retry window had passed.
 MODEL_REQUEST_REJECTED = "ModelRequestRejected"
 MODEL_RETRIES_EXHAUSTED = "ModelRetriesExhausted"
 # A model error's details: its short reason (``HTTP 503``), then, when the endpoint said
@@ -126,6 +175,13 @@ class ModelUsage(_Strict):
 
     input_tokens: int | None = None
     output_tokens: int | None = None
+
+
+def add_tokens(total: int | None, tokens: int | None) -> int | None:
+    """A prompt's token total: unknown (None) from the first reply that did not report it."""
+    if total is None or tokens is None:
+        return None
+    return total + tokens
 
 
 class ModelReply(_Strict):
@@ -273,10 +329,9 @@ class ResolveOperatorSettingsInput(_Strict):
 class OperatorSettings(_Strict):
     guard_mode: GuardMode
     guard_mode_source: SettingSource
-    # None in results recorded before loop profiles existed (docs/architecture.md, "Loop
-    # profiles").
+    # None in results recorded before loop profiles existed (docs/protections.md, "Loop profiles").
     loop_settings: LoopSettings | None = None
-    # The session's rollout cohort (docs/architecture.md, "Rollout cohorts"); None in results
+    # The session's rollout cohort (docs/rollout.md, "Rollout cohorts"); None in results
     # recorded before rollout cohorts existed.
     rollout: RolloutAssignment | None = None
     # The operator's context budget (docs/settings.md, ``context_budget_chars``) for prompts
@@ -288,3 +343,6 @@ class OperatorSettings(_Strict):
     # How long prompts retry a failing model request (docs/settings.md,
     # ``model_retry_window_seconds``); None in results recorded before it was a setting.
     model_retry_window_seconds: float | None = None
+    # The operator's approval rules (docs/protections.md, "Approval rules"); None in results
+    # recorded before they existed.
+    approval_rules: list[ApprovalRule] | None = None

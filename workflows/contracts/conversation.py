@@ -4,6 +4,19 @@ One model for every message role keeps the history a flat, ordered list that pro
 translate to their wire format and that ``PromptResult`` returns as is. The durable
 conversation is always whole; :func:`fit_context` is the one place that decides what of it a
 model request (or a session's next prompt) sees when it outgrows the context budget.
+
+Why a budget and not a size stop: what bounds a model request is the model's context window,
+and a prompt used to stop at 1,000,000 characters only because Temporal refuses payloads past
+2 MB, which External Storage now handles (``seawall.runtime.storage``). The budget is the
+prompt's ``context_budget_chars`` or, unset, the operator's (docs/settings.md; default
+400,000 characters, about 100k tokens), resolved once per session and handed to each prompt,
+so it is in history and replays unchanged. The policy is deterministic: the same conversation
+and budget give the same view on every replay, and a view already elided is its own fit. The
+durable conversation stays whole (history keeps every tool result, ``PromptResult.messages``
+returns them all); when it cuts, the workflow logs one ``context_fitted`` line (request
+number, message counts, characters sent; never content). A session hands each new prompt
+``fit_context`` of its conversation as its history, so a session's prompts start within the
+budget too. Prompts from before ``CONTEXT_POLICY_PATCH`` replay with the old size stop.
 """
 
 from __future__ import annotations
@@ -50,7 +63,7 @@ def tool_message(outcome: ToolOutcome) -> Message:
     return Message(role=Role.TOOL, tool_call_id=outcome.call_id, content=outcome.content)
 
 
-# Prompts started before the context policy (docs/architecture.md, "The context policy")
+# Prompts started before the context policy (the module docstring)
 # ended with ``error`` once their conversation passed this many characters; they still do on
 # replay, so their histories stay valid. Nothing newer stops on size.
 MAX_CONVERSATION_CHARS = 1_000_000
@@ -97,7 +110,7 @@ def fit_context(messages: list[Message], budget: int) -> list[Message]:
     """The view of ``messages`` a model request carries: within ``budget`` characters when
     the policy can make it so, and ``messages`` itself when it already fits.
 
-    Deterministic and pure (docs/architecture.md, "The context policy"):
+    Deterministic and pure (the module docstring says why):
 
     1. the oldest tool outputs are replaced, oldest first, by a marker naming their size
        (every call keeps its result message, so no provider sees a call without one), until

@@ -1,14 +1,38 @@
 """The tool-call outcome contract: what a settled tool call reports, on two status axes.
 
 Every protection in Seawall reads this one contract, so it lives in one place. The terminal
-``status`` is authoritative for what the model sees; ``execution_status`` is frozen when the
-tool's execute step settles and says whether the tool actually ran. Keeping the two apart is
-what lets the guard tell "the tool ran and failed" from "the call never ran" (validation,
-permission, cancellation) and from "it ran, then post-processing failed".
+``status`` (``success``, ``error``, ``cancelled``) is authoritative: it is what the model and
+the user see. ``execution_status`` (``not_started``, ``success``, ``error``, ``cancelled``) is
+frozen when the tool's execute step settles and says whether the tool actually ran;
+validation failures, permission denials and refusals are ``not_started``.
+``execution_error_type`` is the structured :class:`ToolErrorType` captured at execute-settle,
+never inferred from text; ``error_type`` is the terminal one, which post-processing may
+replace (``output_truncated``) while ``execution_error_type`` stays. ``error_message`` is for
+the model only, never for telemetry.
+
+The two axes tell apart "the tool ran and failed" (``error``/``error``), "the call never ran"
+(``error``/``not_started``: invalid arguments, an unknown tool, a refusal), "it ran, then
+post-processing failed" (``error``/``success``) and "the user cancelled" (``cancelled``/…: the
+terminal status wins cancellation arbitration, so an execution error racing a cancellation
+does not count). Only the first is a repeated-failure signal.
+
+**Invalid pairs.** ``success``/``error`` and ``success``/``cancelled`` are contract violations
+(:func:`is_contract_violation`): a call cannot succeed for the model while its execution
+errored or was cancelled. The built-in and MCP runners never produce them; scenario fixtures
+may, to test that the guard fails open (it resets with ``contract_violation`` and never
+enforces again in that prompt).
+
+**Where the axes are set.** The tool activity freezes the execution fields when the tool's
+execute step settles, through the builders every tool runner shares
+(``activities/outcomes.py``), so "frozen at execute-settle" is true in one place;
+post-processing (spilling long output to a workspace file) runs afterwards and may change only
+the terminal fields. The outcomes Seawall makes up itself come from
+``workflows.contracts.synthetic_outcomes``.
 
 Status fields are plain strings validated loosely on purpose: fixture tools and future
 producers may report values this code has never seen, and the guard must fail open on them
-rather than crash. The enums below name the values this code produces.
+(reset and disable enforcement) rather than crash. The enums below name the values this code
+produces.
 """
 
 from __future__ import annotations
@@ -72,6 +96,9 @@ class ToolErrorType(StrEnum):
     SHELL_EXECUTE_ERROR = "shell_execute_error"
     EXECUTION_TIMEOUT = "execution_timeout"
     OUTPUT_TRUNCATED = "output_truncated"
+    # The worker running the call was lost mid-run and the call was not run again: it may
+    # have run partly or fully (activities/lost_calls.py).
+    WORKER_LOST = "worker_lost"
 
 
 # (terminal status, execution status) pairs that no honest producer can report: a call
@@ -106,7 +133,7 @@ class ToolCall(BaseModel):
 
 
 class ToolOutcome(BaseModel):
-    """A settled tool call, on both status axes (docs/architecture.md, "The outcome contract")."""
+    """A settled tool call, on both status axes (the module docstring)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -124,7 +151,7 @@ class ToolOutcome(BaseModel):
     refused_repeat: bool = False
     # The user denied the call: the workflow's permission path, or a tool's own permission
     # layer (a fixture's denied outcome). Set explicitly by whoever answered; never
-    # inferred from statuses or text (docs/architecture.md, "Loop profiles").
+    # inferred from statuses or text (R4, ``workflows.rules.denied_calls``).
     denied: bool = False
     # The files a successful call changed, as (path digest, content digest) pairs
     # (:func:`file_write`): private digests, never the path or the content. Only producers

@@ -1,6 +1,5 @@
 """The owner admission workflow's messages: its state (start input and continue-as-new
-carry), the ``admit`` update and the ``release`` signal (docs/architecture.md, "Per-owner
-prompt limit").
+carry), the ``admit`` update and the ``release`` signal (workflows/session/owner_admission.py).
 
 Nothing here names the owner: the workflow id is a hash of the owner id
 (:func:`admission_workflow_id`), and the state holds session and prompt ids only.
@@ -62,8 +61,8 @@ class Slot(BaseModel):
 
 
 class OpenSession(BaseModel):
-    """One of the owner's sessions counted against its quotas (docs/architecture.md,
-    "Per-owner quotas"), until it is seen closed."""
+    """One of the owner's sessions counted against its quotas (docs/security-gateway.md, "Per-owner
+    quotas"), until it is seen closed."""
 
     model_config = ConfigDict(frozen=True)
 

@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from workflows.contracts.activity import ModelSpec
+from workflows.contracts.approval import ApprovalRule
 from workflows.contracts.conversation import Message
 from workflows.contracts.grant import SessionGrant
 from workflows.contracts.prompt_options import ApprovalMode, PromptOptions
@@ -51,6 +52,10 @@ class ErrorReason(StrEnum):
     # The conversation outgrew what a durable prompt carries (prompts before the context
     # policy).
     CONVERSATION_TOO_LARGE = "conversation_too_large"
+    # The worker refused to start the prompt or its session (a workspace outside its
+    # workspaces, a missing grant, a scripted model it does not allow); ``error`` says which.
+    # Never recorded by a workflow: the gateway answers it for a prompt that never started.
+    START_REFUSED = "start_refused"
 
 
 class LoopType(StrEnum):
@@ -88,12 +93,12 @@ class PromptInput(PromptOptions):
     client_metadata: dict[str, Any] = Field(default_factory=dict)
     # None: resolve the operator's mode through an activity when the prompt starts.
     guard_mode: GuardMode | None = None
-    # The loop profile and per-rule modes (docs/architecture.md, "Loop profiles"); None:
+    # The loop profile and per-rule modes (docs/protections.md, "Loop profiles"); None:
     # resolved with the guard mode through the same activity.
     loop_settings: LoopSettings | None = None
     # Scenario runs only (scripted model, fixture tools, batch pauses); None otherwise.
     scenario: ScenarioHooks | None = None
-    # The session's owner and rollout cohort (docs/architecture.md, "Rollout cohorts"), for
+    # The session's owner and rollout cohort (docs/rollout.md, "Rollout cohorts"), for
     # `seawall rollout report`; in history only, the owner never in a log, label or search
     # attribute.
     owner_id: str | None = None
@@ -108,6 +113,18 @@ class PromptInput(PromptOptions):
     @classmethod
     def _lift_legacy_scenario_keys(cls, data: Any) -> Any:
         return lift_legacy_prompt_keys(data)
+
+
+# The longest title a prompt's workflow shows in the Temporal UI (its static summary).
+PROMPT_TITLE_CHARS = 80
+
+
+def prompt_title(text: str) -> str:
+    """A prompt as the Temporal UI lists it: its first non-empty line, whitespace collapsed,
+    at most :data:`PROMPT_TITLE_CHARS` characters."""
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    line = " ".join(first.split())
+    return line if len(line) <= PROMPT_TITLE_CHARS else line[: PROMPT_TITLE_CHARS - 1] + "…"
 
 
 def channel_marked(client_metadata: dict[str, Any]) -> bool:
@@ -150,19 +167,30 @@ class InputBoundaryReport(BaseModel):
 
 
 class PermissionRequest(BaseModel):
+    """An open request for the user's approval of one call, with what the call would do
+    (docs/http-api.md, "Approvals"): ``arguments`` as the model sent them, long values
+    shortened and the operator's secret names redacted (``redacted_arguments``), and
+    ``summary``, the call on one line. Both empty in requests opened before they existed."""
+
     model_config = ConfigDict(frozen=True)
     request_id: str
     call_id: str
     tool_name: str
     batch: int
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    summary: str = ""
+    # The approval rule that asked (workflows/contracts/approval.py); "" in older requests.
+    rule: str = ""
 
 
 class PermissionAnswer(BaseModel):
-    """The user's answer to a permission request (update ``answer_permission``)."""
+    """The user's answer to a permission request (update ``answer_permission``); with
+    ``remember``, an approval also allows the same call again for the rest of the session."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     request_id: str
     approve: bool
+    remember: bool = False
 
 
 class EventKind(StrEnum):
@@ -173,11 +201,15 @@ class EventKind(StrEnum):
     STOP = "stop"
     PERMISSION_REQUEST = "permission_request"
     PROMPT_FINISHED = "prompt_finished"
-    # Model text as it streams (docs/architecture.md, "Streaming"): ``text`` is the next
+    # Model text as it streams (workflows/prompt/events.py): ``text`` is the next
     # chunk of the reply whose complete ``agent_message`` follows with the same ``batch``.
     # ``status`` is ``retry`` when a retried model request's text diverged from what was
     # already streamed: ``text`` then restarts the batch's text from its beginning.
     MESSAGE_DELTA = "message_delta"
+    # A protection in shadow (or a rule's own shadow mode) would have reminded the model or
+    # stopped the prompt after this batch; nothing was sent to the model. ``status`` is
+    # ``would_warn`` or ``would_stop``, ``text`` the loop type it would have named.
+    SHADOW_DECISION = "shadow_decision"
 
 
 # ``AgentEvent.status`` of a ``message_delta`` that restarts its batch's text.
@@ -199,6 +231,14 @@ class AgentEvent(BaseModel):
     status: str | None = None
     text: str | None = None
     request_id: str | None = None
+    # A ``tool_call_settled`` that did not succeed: why, in a few fixed words (``not found``,
+    # ``not approved``; workflows/prompt/events.py), never the tool's own error text.
+    reason: str | None = None
+    # A ``permission_request``: the call's shown arguments (PermissionRequest.arguments).
+    arguments: dict[str, Any] | None = None
+    # ``tool_call_started`` and ``permission_request``: the approval rule that decided the
+    # call (``default mode``, an operator's rule name, ``allowed for this session: …``).
+    rule: str | None = None
 
 
 class ModelDelta(BaseModel):
@@ -280,8 +320,8 @@ class ToolResult(BaseModel):
 
 
 class GuardEntry(BaseModel):
-    """One settled batch's guard decision, ``none`` included (docs/architecture.md, "Scenario
-    runs")."""
+    """One settled batch's guard decision, ``none`` included (docs/scenarios.md, "Running a
+    scenario")."""
 
     model_config = ConfigDict(frozen=True)
     batch: int
@@ -296,7 +336,7 @@ class GuardEntry(BaseModel):
 
 
 class RuleEntry(BaseModel):
-    """One decision of a recommended-profile rule (docs/architecture.md, "Loop profiles"):
+    """One decision of a recommended-profile rule (docs/protections.md, "Loop profiles"):
     a reminder, a stop, or a denied re-request answered, and their shadow counterparts."""
 
     model_config = ConfigDict(frozen=True)
@@ -365,3 +405,6 @@ class PromptResult(BaseModel):
     # The text a model request that failed had streamed to clients before it failed (it is
     # in no message of the conversation); None when none had.
     streamed_text: str | None = None
+    # The calls the user allowed "always for this session" in this prompt, as rules: the
+    # session keeps them for its next prompts (workflows/prompt/approval_policy.py).
+    remembered_approvals: list[ApprovalRule] = Field(default_factory=list)

@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from workflows.contracts.approval import ApprovalRule
 from workflows.contracts.conversation import MIN_CONTEXT_BUDGET_CHARS
 from workflows.seed.failed_call_refusal import MAX_REPEATS, REMEMBERED_FAILURES, RefusalMode
 
@@ -21,8 +22,21 @@ DEFAULT_MAX_MODEL_REQUESTS = 50
 DEFAULT_PERMISSION_TIMEOUT_SECONDS = 300.0
 DEFAULT_TOOL_TIMEOUT_SECONDS = 600.0
 DEFAULT_MAX_OUTPUT_CHARS = 20_000
+# Argument names (case-insensitive globs) whose values a permission request never shows
+# (docs/settings.md, ``redacted_arguments``).
+DEFAULT_REDACTED_ARGUMENTS = (
+    "*token*",
+    "*secret*",
+    "*password*",
+    "*passwd*",
+    "*api_key*",
+    "*apikey*",
+    "*authorization*",
+    "*credential*",
+    "*private_key*",
+)
 # How long a failing model request is retried, from its first attempt (docs/settings.md,
-# ``model_retry_window_seconds``; docs/architecture.md, "Model requests and outages").
+# ``model_retry_window_seconds``; docs/durability.md, "Model requests and outages").
 DEFAULT_MODEL_RETRY_WINDOW_SECONDS = 600.0
 MIN_MODEL_RETRY_WINDOW_SECONDS = 1.0
 MAX_MODEL_RETRY_WINDOW_SECONDS = 86_400.0
@@ -93,12 +107,21 @@ class PromptOptions(BaseModel):
     # no bound (inputs recorded before it existed).
     loosest_approval_mode: ApprovalMode | None = None
     permission_timeout_seconds: float = Field(default=DEFAULT_PERMISSION_TIMEOUT_SECONDS, gt=0)
+    # What a permission request never shows (workflows/prompt/approvals.py).
+    redacted_arguments: tuple[str, ...] = DEFAULT_REDACTED_ARGUMENTS
+    # The approval rules (workflows/contracts/approval.py): the operator's, over the approval
+    # mode's preset (None: not resolved; the prompt resolves them where it resolves the
+    # operator's settings, else none); the session's own, which can only tighten; the calls
+    # the user allowed "always for this session".
+    approval_rules: tuple[ApprovalRule, ...] | None = None
+    session_approval_rules: tuple[ApprovalRule, ...] = ()
+    remembered_approvals: tuple[ApprovalRule, ...] = ()
     tool_timeout_seconds: float = Field(default=DEFAULT_TOOL_TIMEOUT_SECONDS, gt=0)
     max_output_chars: int = Field(default=DEFAULT_MAX_OUTPUT_CHARS, ge=100)
-    # What one model request may carry of the conversation (docs/architecture.md, "The
-    # context policy"); the durable conversation is never cut. Unset: the operator's
-    # ``context_budget_chars`` setting (DEFAULT_CONTEXT_BUDGET_CHARS unless set), resolved
-    # with the guard mode. Inputs recorded before it could be unset carry 400,000.
+    # What one model request may carry of the conversation (workflows/contracts/conversation.py);
+    # the durable conversation is never cut. Unset: the operator's ``context_budget_chars`` setting
+    # (DEFAULT_CONTEXT_BUDGET_CHARS unless set), resolved with the guard mode. Inputs recorded
+    # before it could be unset carry 400,000.
     context_budget_chars: int | None = Field(default=None, ge=MIN_CONTEXT_BUDGET_CHARS)
     # Whether the prompt names its model and tool activities in the Temporal UI (docs/
     # settings.md, ``activity_summaries``). Unset: the operator's setting where the prompt

@@ -1,6 +1,6 @@
 """The scenario channel: what a scenario run adds to a prompt, kept off ordinary prompts.
 
-docs/architecture.md, "Scenario runs". A scenario replaces the model with a script, replaces
+docs/scenarios.md. A scenario replaces the model with a script, replaces
 tools with fixtures that report scripted outcomes, and pauses chosen batches so its driver
 can land an event inside exactly that batch. All of it travels in one optional field,
 ``PromptInput.scenario`` (``SessionSettings.scenario`` for a session), and in the matching
@@ -10,6 +10,16 @@ Payloads recorded before the channel existed carried the same data as top-level
 ``fixture_tools``/``pause_at_batches`` keys and as ``model: {"provider": "scripted",
 "script": ...}``; :func:`lift_legacy_prompt_keys` and its siblings move those keys into
 their new place, so old histories and in-flight payloads still decode.
+
+So a production payload carries no fixture, no script and no pause list, and
+``ModelSpec.provider`` has no scripted provider at all (``operator``, ``demo`` or ``openai``):
+the model activity answers a request that carries a script with its own fixed scripted
+provider, and every other request with the provider the spec names. The workflow's driver
+handlers (``release_batch``, ``wait_for_driver``) stay registered because recorded histories
+use them, but are inert unless the scenario asks for pauses. A scripted session runs tools the
+client chose, so the gateway accepts one (``model_script`` on ``POST /v1/sessions``) only when
+started with ``SEAWALL_ALLOW_SCRIPTED_MODELS=1``, and the worker runs one only with its own
+``allow_scripted_models`` (docs/security-trust.md).
 """
 
 from __future__ import annotations
@@ -52,7 +62,7 @@ JudgeVerdictName = Literal["progress", "no_progress", "unknown"]
 class ModelScript(_Strict):
     """A scripted model: the reply to each request in order. Once a reminder was
     delivered, ``after_reminder`` replies are used instead (when given). ``judge`` answers
-    the progress judge's requests in order (docs/architecture.md, "The progress judge"); a
+    the progress judge's requests in order (docs/protections.md, "The progress judge"); a
     request past its end is answered ``unknown``."""
 
     turns: list[ScriptedTurn] = Field(default_factory=list)

@@ -15,7 +15,7 @@ LAST_DECISION = SearchAttributeKey.for_keyword("SeawallLastDecision")
 STOP_REASON = SearchAttributeKey.for_keyword("SeawallStopReason")
 LOOP_TYPE = SearchAttributeKey.for_keyword("SeawallLoopType")
 
-# Set when a session starts its prompt (docs/architecture.md, "Rollout cohorts"): the guard
+# Set when a session starts its prompt (docs/rollout.md, "Rollout cohorts"): the guard
 # mode the prompt runs in, its owner's rollout cohort (a Cohort value, never the owner), and
 # the deployment environment and service version of the worker that assigned it (short
 # operator-set tokens; absent when the operator set none). `seawall rollout report` selects

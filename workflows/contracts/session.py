@@ -81,11 +81,11 @@ class SessionInput(BaseModel):
     owner_id: str | None = None
     # None: resolved once through an activity when the session starts.
     guard_mode: GuardMode | None = None
-    # The owner's rollout cohort, resolved with the guard mode (docs/architecture.md,
-    # "Rollout cohorts"); None before it is resolved, or for a session started with a mode.
+    # The owner's rollout cohort, resolved with the guard mode (docs/rollout.md, "Rollout cohorts");
+    # None before it is resolved, or for a session started with a mode.
     rollout: RolloutAssignment | None = None
-    # The loop profile and per-rule modes, resolved with the guard mode (docs/architecture.md,
-    # "Loop profiles"); None: each prompt resolves them itself.
+    # The loop profile and per-rule modes, resolved with the guard mode (docs/protections.md, "Loop
+    # profiles"); None: each prompt resolves them itself.
     loop_settings: LoopSettings | None = None
     # The starter's signature over the session's start (docs/security-trust.md); the worker
     # checks it at the session's fresh start, not in the runs continue-as-new makes. A

@@ -125,6 +125,20 @@ class RunGrantInbox:
                 ) from None
         return self._run_grant
 
+    async def run_claim(self, start: SessionInput | PromptInput) -> StartClaim:
+        """What this fresh run of ``start`` claims, with its grant (:meth:`start_grant`), for
+        the run the server started (its original run id, so a reset keeps it)."""
+        run_id = workflow.info().original_execution_run_id
+        if isinstance(start, SessionInput):
+            grant = await self.start_grant(
+                grant_follows=start.grant_follows, input_grant=start.grant, kind="session"
+            )
+            return session_claim(start, run_id=run_id, grant=grant)
+        grant = await self.start_grant(
+            grant_follows=start.grant_follows, input_grant=start.grant, kind="prompt"
+        )
+        return prompt_claim(start, run_id=run_id, grant=grant)
+
 
 def refused_start(err: ActivityError) -> ApplicationError | None:
     """The workflow's failure for an activity that refused its start, else ``None``."""

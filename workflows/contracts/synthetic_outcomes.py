@@ -1,11 +1,28 @@
 """Outcomes of calls no tool answered: made up by the prompt loop, one builder and one text
-each (docs/architecture.md, "The outcome contract").
+each.
 
 A call the loop answers itself (a resent call id, a refused repeat, a call past the
-tool-call cap, a call the user did not approve), a call cancelled before its tool settled,
-and a call whose activity failed outright still settle with a :class:`ToolOutcome`, so the
-model gets a result for every call and the guard sees honest statuses. Their texts are what
-the model reads; changing one changes recorded conversations (never their commands).
+tool-call cap, a call the user or an approval rule did not allow), a call cancelled before its
+tool settled, and a call whose activity failed outright still settle with a
+:class:`ToolOutcome`, so the model gets a result for every call and the guard sees honest
+statuses (``workflows.contracts.outcome``). The tool runners and the fixtures reuse
+:func:`cancelled_outcome`, so there is one "cancelled" text, not several. Their texts are what
+the model reads; changing one changes recorded conversations (never their commands)::
+
+    outcome                           terminal / execution     error type        flag
+    provider duplicate                error / not_started      execution_denied  provider_duplicate
+    refused repeat                    error / not_started      execution_denied  refused_repeat
+    skipped by the tool-call cap      cancelled / not_started  execution_denied
+    permission rejected or unanswered cancelled / not_started  execution_denied  denied
+    denied by an approval rule        cancelled / not_started  execution_denied  denied
+    a denied call asked again         cancelled / not_started  execution_denied  denied
+    cancelled before it started       cancelled / not_started
+    cancelled while running           cancelled / cancelled
+    activity failed, retries spent    error / missing          unhandled_exception
+    lost with its worker, not rerun   error / missing          worker_lost
+
+The last two are deliberate: whether the tool ran is unknown, and a missing execution status
+is exactly what the guard treats as untrusted.
 """
 
 from __future__ import annotations
@@ -24,6 +41,16 @@ from workflows.seed.failed_call_refusal import refusal_text
 CANCELLED_CONTENT = "The tool call was cancelled before it finished."
 PERMISSION_DENIED_CONTENT = "The user did not approve this call; it was not run."
 WORKER_LOST_CONTENT = "The tool call could not be completed by the worker."
+RULE_DENIED_CONTENT = (
+    "Not run: the approval rule {rule!r} does not allow this call. Do not try it again in "
+    "another form; ask the user if it is needed."
+)
+LOST_CALL_CONTENT = (
+    "The worker running this call was lost while it ran, so the call may have run partly or "
+    "fully. It was not run again, because {tool} may change things and running it twice "
+    "could repeat them. Check its effects (the files, state or remote systems it changes) "
+    "before you call it again."
+)
 DUPLICATE_CALL_CONTENT = (
     "This tool call id was already handled in this prompt; the call was not run again."
 )
@@ -72,6 +99,24 @@ def permission_denied_outcome(
     )
 
 
+def rule_denied_outcome(
+    call: ToolCall, rule: str, *, policy_tool_name: str | None, tool_type: str | None
+) -> ToolOutcome:
+    """An approval rule denies the call: it never ran, and the model is told which rule (a
+    denial the denied-call rule counts like the user's)."""
+    return ToolOutcome(
+        call_id=call.call_id,
+        tool_name=call.name,
+        policy_tool_name=policy_tool_name,
+        tool_type=tool_type,
+        status=TerminalStatus.CANCELLED,
+        execution_status=ExecutionStatus.NOT_STARTED,
+        error_type=ToolErrorType.EXECUTION_DENIED,
+        content=RULE_DENIED_CONTENT.format(rule=rule),
+        denied=True,
+    )
+
+
 def worker_lost_outcome(
     call: ToolCall, *, policy_tool_name: str | None, tool_type: str | None
 ) -> ToolOutcome:
@@ -86,6 +131,26 @@ def worker_lost_outcome(
         execution_status=None,
         error_type=ToolErrorType.UNHANDLED_EXCEPTION,
         content=WORKER_LOST_CONTENT,
+    )
+
+
+def lost_call_outcome(
+    call: ToolCall, *, policy_tool_name: str | None, tool_type: str | None
+) -> ToolOutcome:
+    """A call whose attempt was lost with its worker, not run again because its tool may
+    change things (activities/lost_calls.py): whether it ran is unknown, so its execution
+    status is none, which the guard treats as incomplete, like ``worker_lost_outcome``."""
+    content = LOST_CALL_CONTENT.format(tool=policy_tool_name or call.name)
+    return ToolOutcome(
+        call_id=call.call_id,
+        tool_name=call.name,
+        policy_tool_name=policy_tool_name,
+        tool_type=tool_type if policy_tool_name else None,
+        status=TerminalStatus.ERROR,
+        execution_status=None,
+        error_type=ToolErrorType.WORKER_LOST,
+        content=content,
+        error_message=content,
     )
 
 
@@ -139,7 +204,7 @@ def denied_repeat_outcome(
     call: ToolCall, *, policy_tool_name: str | None, tool_type: str | None
 ) -> ToolOutcome:
     """An identical re-request of a call the user denied earlier in the prompt: answered as
-    denied again without asking (docs/architecture.md, "Loop profiles")."""
+    denied again without asking (R4, ``workflows.rules.denied_calls``)."""
     return ToolOutcome(
         call_id=call.call_id,
         tool_name=call.name,

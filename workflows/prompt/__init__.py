@@ -2,11 +2,16 @@
 
 Why a package: the loop is one workflow whose concepts each live in their own module, pure
 where they can be so that the benchmark simulator shares them (docs/architecture.md, "The
-prompt loop").
+life of a prompt").
 
-- ``workflow``: ``PromptWorkflow`` itself, its activity timeouts, retries and patch ids;
-- ``batch``: batch screening and settlement, and the post-batch step, pure (shared with
-``bench/simulate.py``);
+- ``workflow``: ``PromptWorkflow`` itself, the orchestration and its durable side;
+  ``patches`` and ``activity_options``: its patch ids and its activities' timeouts and retry
+  policies; ``visibility``: what the Temporal UI shows; ``model_failures``: why a model
+  request failed for good;
+- ``batch``: the post-batch step, pure (shared with ``bench/simulate.py``);
+- ``approval_policy`` and ``approvals``: which calls run, ask or never run, and what a
+  permission request shows; ``judging``: the progress judge's question and telemetry;
+  ``context_window``: the context policy's view kept between requests;
 - ``events``: the event log clients stream (the ``events`` query);
 - ``permissions``, ``scenario_hooks``, ``client_connection``: mixins of ``PromptWorkflow``
   (permission requests, the scenario driver's hooks, the ``client_disconnected`` count);

@@ -1,6 +1,6 @@
 """After a batch settles: the guard, the loop rules, the stop or the reminders, as one step.
 
-docs/architecture.md, "The prompt loop", "One round". Once a batch's calls have settled
+docs/architecture.md, "The life of a prompt", "One round". Once a batch's calls have settled
 (``workflows.seed.protections.BatchProtections`` screened and settled them) and the input boundary
 was drained, one step decides what the prompt does next: the repeated-failure guard reduces
 the batch (``workflows.seed.guard``), the recommended profile's rules review it
@@ -135,11 +135,10 @@ def after_batch(
 
 @dataclass(frozen=True)
 class AfterJudgement:
-    """What the progress judge's verdict on a batch leads to (docs/architecture.md, "The
-    progress judge"): its entry in ``PromptResult.rules`` (``None``: the judge was not
-    asked); and either its stop (``messages`` is the stop message) or the reminder it earned
-    (``reminders``, ``messages``: none or one), which joins the conversation after the
-    batch's other reminders."""
+    """What the progress judge's verdict on a batch leads to (docs/protections.md, "The progress
+    judge"): its entry in ``PromptResult.rules`` (``None``: the judge was not asked); and either its
+    stop (``messages`` is the stop message) or the reminder it earned (``reminders``, ``messages``:
+    none or one), which joins the conversation after the batch's other reminders."""
 
     entry: RuleEntry | None
     reminders: list[str]
@@ -170,6 +169,24 @@ def after_judgement(
         return AfterJudgement(entry, [], [system_message(JUDGE_STOP_MESSAGE)], stop)
     reminders = [JUDGE_REMINDER] if decision.warns else []
     return AfterJudgement(entry, reminders, [system_message(r) for r in reminders], None)
+
+
+# The decisions of a protection in shadow that clients are shown (EventKind.SHADOW_DECISION).
+SHADOW_KINDS = frozenset({DecisionKind.WOULD_WARN.value, DecisionKind.WOULD_STOP.value})
+
+
+def shadow_decisions(step: AfterBatch, judged: Sequence[RuleEntry] = ()) -> list[tuple[str, str]]:
+    """``(would_warn | would_stop, loop type)`` for each reminder or stop a protection in
+    shadow would have made after this batch: the guard's first, then the rules' in table
+    order, then the progress judge's."""
+    found: list[tuple[str, str]] = []
+    if step.guard.kind.value in SHADOW_KINDS:
+        found.append((step.guard.kind.value, LoopType.REPEATED_TOOL_EXECUTION_FAILURE.value))
+    found.extend(
+        (d.kind.value, d.rule.value) for d in step.rule_decisions if d.kind.value in SHADOW_KINDS
+    )
+    found.extend((e.decision, e.rule) for e in judged if e.decision in SHADOW_KINDS)
+    return found
 
 
 def rule_reminders(rule_decisions: Sequence[RuleDecision]) -> list[str]:

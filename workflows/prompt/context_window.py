@@ -4,12 +4,11 @@ Why it exists: :func:`workflows.contracts.conversation.fit_context` defines the 
 request carries, and computes it from scratch: it counts every message and walks the
 conversation from its start. Called before every request of a long prompt that is quadratic
 in the conversation, and a replay pays it again for every request it rebuilds (40 % of
-the workflow's time in a 50-batch prompt's replay, docs/architecture.md, "The context
-policy"). A prompt's conversation only grows, and the policy elides the oldest outputs
-first, so the view for a longer conversation is the view for the shorter one with the new
-messages appended and perhaps more outputs elided after the last one elided.
-:class:`ContextWindow` keeps that view and extends it: each request costs its new messages,
-not the conversation.
+the workflow's time in a 50-batch prompt's replay, workflows/contracts/conversation.py). A prompt's
+conversation only grows, and the policy elides the oldest outputs first, so the view for a longer
+conversation is the view for the shorter one with the new messages appended and perhaps more outputs
+elided after the last one elided. :class:`ContextWindow` keeps that view and extends it: each
+request costs its new messages, not the conversation.
 
 It returns exactly what ``fit_context`` returns for the same conversation and budget (the
 same list object when nothing is elided, equal messages otherwise);

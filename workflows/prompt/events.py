@@ -5,13 +5,33 @@ into a server-sent event stream), so the log only ever grows and every event kee
 number. Pure workflow state: a replayed prompt rebuilds the same log (streamed model text
 arrives as signals, which history records).
 
-:class:`StreamedText` turns the model activity's text deltas into ``message_delta`` events
-such that a client never sees the same text twice (docs/architecture.md, "Streaming").
+:class:`StreamedText` turns the model activity's text deltas (the ``publish_model_delta``
+signal, ``activities.model_stream``) into ``message_delta`` events, in the same ``seq``
+sequence as every other event, with ``batch`` equal to the ``batch`` of the ``agent_message``
+that completes the reply; a delta for a request no longer in flight is dropped, and deltas
+never enter the conversation. The durable record is unchanged: the reply's ``agent_message``
+and the assistant message are the record, and the final conversation is the same whether or
+not anyone watched.
+
+A retried model request (a lost worker, a broken stream) streams its text again from the
+beginning, as attempt 2. A client never sees the same text twice: :class:`StreamedText`
+remembers what was shown for the request and passes on only what goes beyond it, so a retry
+that says the same thing simply continues where the text stopped. When the new attempt says
+something else, one ``message_delta`` with ``status: "retry"`` carries the new attempt's text
+from its beginning, and a client treats what it showed for that batch as superseded.
+
+The client contract (docs/http-api.md, "Events"): a client that showed deltas for a batch
+skips that batch's ``agent_message`` (it only ends the line); one that saw no delta for it
+(it joined late, resumed after the deltas, or the prompt started before text streamed) shows
+the ``agent_message``. Every event has a ``seq``, so resuming from a cursor gives no
+duplicates and no gaps, deltas included.
 """
 
 from __future__ import annotations
 
-from workflows.contracts.outcome import ToolOutcome
+from typing import Any
+
+from workflows.contracts.outcome import TerminalStatus, ToolErrorType, ToolOutcome
 from workflows.contracts.prompt import (
     DELTA_RETRY_STATUS,
     EVENTS_PAGE_CHARS,
@@ -22,6 +42,52 @@ from workflows.contracts.prompt import (
     ModelDelta,
     ToolResult,
 )
+from workflows.contracts.synthetic_outcomes import RULE_DENIED_CONTENT
+
+# The classified reasons a client shows for a call that did not succeed, in a few words.
+# Only the classification: the tool's own error text stays in the ``tool_results`` query.
+_REASON_WORDS = {
+    ToolErrorType.FILE_NOT_FOUND: "not found",
+    ToolErrorType.SEARCH_PATH_NOT_FOUND: "not found",
+    ToolErrorType.PATH_NOT_IN_WORKSPACE: "outside the workspace",
+    ToolErrorType.PERMISSION_DENIED: "permission denied by the file system",
+    ToolErrorType.INVALID_TOOL_PARAMS: "invalid arguments",
+    ToolErrorType.TOOL_NOT_REGISTERED: "no such tool",
+    ToolErrorType.EXECUTION_TIMEOUT: "timed out",
+    ToolErrorType.EXECUTION_DENIED: "not allowed",
+    ToolErrorType.FILE_TOO_LARGE: "file too large",
+    ToolErrorType.NO_SPACE_LEFT: "no space left",
+    ToolErrorType.TARGET_IS_DIRECTORY: "is a directory",
+    ToolErrorType.ATTEMPT_TO_CREATE_EXISTING_FILE: "file exists",
+    ToolErrorType.EDIT_NO_OCCURRENCE_FOUND: "text to replace not found",
+    ToolErrorType.EDIT_EXPECTED_OCCURRENCE_MISMATCH: "text to replace matched another count",
+    ToolErrorType.EDIT_NO_CHANGE: "edit changes nothing",
+    ToolErrorType.SHELL_EXECUTE_ERROR: "command failed",
+    ToolErrorType.MCP_TOOL_ERROR: "MCP tool error",
+    ToolErrorType.WORKER_LOST: "worker lost while it ran; not run again",
+}
+
+
+def failure_reason(outcome: ToolOutcome) -> str | None:
+    """Why ``outcome`` did not succeed, in a few fixed words; ``None`` for a success."""
+    if outcome.status == TerminalStatus.SUCCESS.value:
+        return None
+    if outcome.denied:
+        by_rule = outcome.content.startswith(RULE_DENIED_CONTENT.split("{", 1)[0])
+        return "denied by an approval rule" if by_rule else "not approved"
+    if outcome.refused_repeat:
+        return "refused: repeats a call that already failed"
+    if outcome.provider_duplicate:
+        return "refused: duplicate call id"
+    if outcome.status == TerminalStatus.CANCELLED.value:
+        return "cancelled"
+    kind = outcome.error_type or outcome.execution_error_type
+    if kind is None:
+        return "failed"
+    try:
+        return _REASON_WORDS.get(ToolErrorType(kind), kind.replace("_", " "))
+    except ValueError:
+        return kind.replace("_", " ")
 
 
 class EventLog:
@@ -43,6 +109,9 @@ class EventLog:
         status: str | None = None,
         text: str | None = None,
         request_id: str | None = None,
+        reason: str | None = None,
+        arguments: dict[str, Any] | None = None,
+        rule: str | None = None,
     ) -> AgentEvent:
         """Append the next event (and return it)."""
         event = AgentEvent(
@@ -54,6 +123,9 @@ class EventLog:
             status=status,
             text=text,
             request_id=request_id,
+            reason=reason,
+            arguments=arguments,
+            rule=rule,
         )
         self._events.append(event)
         return event
@@ -73,6 +145,7 @@ class EventLog:
             call_id=outcome.call_id,
             tool_name=outcome.tool_name,
             status=outcome.status,
+            reason=failure_reason(outcome),
         )
 
     def results(self, call_ids: list[str]) -> list[ToolResult]:

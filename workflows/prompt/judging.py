@@ -1,6 +1,6 @@
 """The progress judge on the workflow's side: asking the operator's model, durably.
 
-docs/architecture.md, "Loop profiles", "The progress judge". When the judge's trigger
+docs/protections.md, "The progress judge". When the judge's trigger
 (``workflows.rules.judge.ProgressJudge``) says a stale stretch is due for a look, the prompt
 runs the ``seawall.judge_progress`` activity — recorded in history like every model request,
 retried like one, and answered ``unknown`` when it fails for good, so the judge can never

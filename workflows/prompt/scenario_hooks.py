@@ -1,6 +1,6 @@
 """The scenario driver's hooks into ``PromptWorkflow``: batch pauses and the driver's wait.
 
-docs/architecture.md, "Scenario runs". A scenario lands each event inside exactly the
+docs/scenarios.md, "Running a scenario". A scenario lands each event inside exactly the
 batch it names: the prompt pauses once that batch's calls have settled (all but those
 scripted to hang), the driver learns it through the ``wait_for_driver`` update, sends the
 event's signal (or cancels) and releases the batch with ``release_batch``. The signals are

@@ -1,6 +1,6 @@
 """Guard telemetry emitted from workflow code, replay-safely and data-minimized.
 
-docs/architecture.md, "Observability and privacy". Counters go through ``workflow.metric_meter()``
+docs/observability.md, "Privacy". Counters go through ``workflow.metric_meter()``
 (nothing is recorded while
 replaying) and diagnostic lines through ``workflow.logger`` (silent on replay), so a
 replayed or recovered prompt never counts twice. Labels are low-cardinality only; the
@@ -64,7 +64,7 @@ def _never_fails() -> Iterator[None]:
 
 def cohort_label() -> str:
     """The prompt's rollout cohort as a metric label (a bounded ``Cohort`` value, set when
-    its session started it; docs/architecture.md, "Rollout cohorts"). Never the owner."""
+    its session started it; docs/rollout.md, "Rollout cohorts"). Never the owner."""
     value = workflow.info().typed_search_attributes.get(search_attributes.ROLLOUT_COHORT)
     return value if value in COHORTS else Cohort.UNASSIGNED.value
 
@@ -217,7 +217,7 @@ def prompt_finished(
     rounds: int,
 ) -> None:
     """A finished prompt's outcome, latency, tokens and rounds, labelled by cohort and mode
-    (the rollout gates' inputs, docs/architecture.md, "The rollout report"). Tokens are left
+    (the rollout gates' inputs, docs/rollout.md, "The rollout report"). Tokens are left
     out when unknown: a None count, or none at all from a prompt that asked the model (a
     server that sends no usage), so a mean is over known counts only."""
     labels = {"route": route, "cohort": cohort_label(), "mode": mode.value}

@@ -1,21 +1,18 @@
 """``PromptWorkflow``: one prompt's agent loop as a durable Temporal workflow
-(docs/architecture.md, "The prompt loop").
+(docs/architecture.md, "The life of a prompt").
 
-Loop: model activity → batch screening → gathered tool activities → settlement → drain
-input → after the batch (reduce, review, branch: continue | reminder | stop). The protections
-are consulted most specific first — call-id dedup, invalid parameters, failed-call refusal,
-the repeated-failure guard, then (recommended loop profile) denied calls, failure cycles and
-identical results, and the tool-call cap — and only the first that stops records the loop
-type. All of their state is deterministic workflow state, so a worker crash or a replay
+Loop: model activity → batch screening → approval → gathered tool activities → settlement →
+drain input → after the batch (reduce, review, branch: continue | reminder | stop). The
+protections are consulted most specific first, and only the first that stops records the
+loop type; all their state is deterministic workflow state, so a worker crash or a replay
 reaches the same decisions.
 
-This module is the loop itself and its durable side (activities, events, telemetry, search
-attributes). The other concepts of a prompt live beside it. Pure and shared with the
-benchmark simulator: batch screening and settlement (``workflows.seed.protections``) and the
-step after a batch (``workflows.prompt.batch.after_batch``). Beside them: permission requests
-(``workflows.prompt.permissions``), the scenario driver's hooks
-(``workflows.prompt.scenario_hooks``), the event log (``workflows.prompt.events``) and the outcomes
-the loop makes up itself (``workflows.contracts.synthetic_outcomes``).
+This module is the orchestration and its durable side (activities, events). Each step is a
+named collaborator beside it: screening and settlement (``workflows.seed.protections``) and
+the step after a batch (``workflows.prompt.batch``), both shared with the benchmark
+simulator; approvals (``workflows.prompt.permissions``, ``approval_policy``); what the UI
+shows (``workflows.prompt.visibility``); the event log (``workflows.prompt.events``); the
+scenario driver's hooks; patch ids and activity options (``patches``, ``activity_options``).
 """
 
 from __future__ import annotations
@@ -24,8 +21,7 @@ import asyncio
 from datetime import datetime, timedelta
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy, SearchAttributeUpdate
-from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
+from temporalio.exceptions import ActivityError, CancelledError
 
 with workflow.unsafe.imports_passed_through():
     from workflows.contracts import search_attributes
@@ -34,11 +30,6 @@ with workflow.unsafe.imports_passed_through():
         CHECK_TOOL_CALL,
         LIST_TOOLS,
         LIST_TOOLS_WITHOUT_MCP,
-        MODEL_REQUEST_REJECTED,
-        MODEL_RETRIES_EXHAUSTED,
-        MODEL_RETRY_BACKOFF,
-        MODEL_RETRY_INITIAL_SECONDS,
-        MODEL_RETRY_MAX_INTERVAL_SECONDS,
         RESOLVE_OPERATOR_SETTINGS,
         RUN_TOOL,
         CallModelInput,
@@ -51,7 +42,9 @@ with workflow.unsafe.imports_passed_through():
         ResolveOperatorSettingsInput,
         RunToolInput,
         ToolSpec,
+        add_tokens,
     )
+    from workflows.contracts.approval import ApprovalDecision
     from workflows.contracts.conversation import (
         DEFAULT_CONTEXT_BUDGET_CHARS,
         MAX_CONVERSATION_CHARS,
@@ -87,152 +80,55 @@ with workflow.unsafe.imports_passed_through():
         route_label,
     )
     from workflows.contracts.prompt_options import DEFAULT_MODEL_RETRY_WINDOW_SECONDS
-    from workflows.contracts.start_claims import (
-        RunGrantInbox,
-        fresh_start,
-        prompt_claim,
-        refused_start,
-    )
+    from workflows.contracts.start_claims import RunGrantInbox, fresh_start, refused_start
     from workflows.contracts.synthetic_outcomes import (
         cancelled_outcome,
         permission_denied_outcome,
+        rule_denied_outcome,
         worker_lost_outcome,
     )
     from workflows.prompt import telemetry
-    from workflows.prompt.batch import AfterBatch, DrainedInput, after_batch, rule_entry
+    from workflows.prompt.activity_options import (
+        MODEL_HEARTBEAT_TIMEOUT,
+        MODEL_RETRY,
+        MODEL_RETRY_WINDOW,
+        MODEL_TIMEOUT,
+        QUICK_ACTIVITY,
+        SETTINGS_LOCAL_ACTIVITY,
+        SETTINGS_RETRY,
+        TOOL_HEARTBEAT_TIMEOUT,
+        TOOL_RETRY,
+    )
+    from workflows.prompt.approval_policy import Approval
+    from workflows.prompt.batch import (
+        AfterBatch,
+        DrainedInput,
+        after_batch,
+        rule_entry,
+        shadow_decisions,
+    )
     from workflows.prompt.client_connection import ClientConnection
     from workflows.prompt.context_window import ContextWindow
     from workflows.prompt.events import EventLog, StreamedText
     from workflows.prompt.judging import JUDGED_NOTHING, JudgeRequests, PromptJudging
+    from workflows.prompt.model_failures import model_failure
+    from workflows.prompt.patches import (
+        CANCEL_BEFORE_LOOP_PATCH,
+        CONTEXT_POLICY_PATCH,
+        LOOP_PROFILE_PATCH,
+        REFUSAL_FORGETS_AFTER_CHANGE_PATCH,
+        StartPatches,
+    )
     from workflows.prompt.permissions import PermissionRequests
     from workflows.prompt.scenario_hooks import ScenarioDriverHooks
+    from workflows.prompt.visibility import SearchAttributes, current_details, tool_summary
     from workflows.rules import SEED_SETTINGS, LoopRules, LoopSettings, RuleDecision
     from workflows.seed.guard import (
-        GuardDecision,
         GuardMode,
         GuardState,
         telemetry_record,
     )
     from workflows.seed.protections import BatchProtections, BatchScreening, Cleared, LoopStop
-
-# Prompts started before MODEL_RETRY_WINDOW_PATCH: five attempts, whatever the outage.
-MODEL_RETRY = RetryPolicy(
-    initial_interval=timedelta(seconds=1),
-    backoff_coefficient=2.0,
-    maximum_interval=timedelta(seconds=30),
-    maximum_attempts=5,
-    non_retryable_error_types=[MODEL_REQUEST_REJECTED],
-)
-# Since MODEL_RETRY_WINDOW_PATCH: the same capped backoff and no attempt limit; the model
-# activity ends the retries once the prompt's retry window has passed since the request's
-# first attempt (activities/model_retry.py; docs/architecture.md, "Model requests and
-# outages").
-MODEL_RETRY_WINDOW = RetryPolicy(
-    initial_interval=timedelta(seconds=MODEL_RETRY_INITIAL_SECONDS),
-    backoff_coefficient=MODEL_RETRY_BACKOFF,
-    maximum_interval=timedelta(seconds=MODEL_RETRY_MAX_INTERVAL_SECONDS),
-    maximum_attempts=0,
-    non_retryable_error_types=[MODEL_REQUEST_REJECTED, MODEL_RETRIES_EXHAUSTED],
-)
-# A tool error is a returned outcome; only a lost worker or a crashed activity retries.
-TOOL_RETRY = RetryPolicy(
-    initial_interval=timedelta(seconds=1),
-    maximum_interval=timedelta(seconds=10),
-    maximum_attempts=3,
-)
-QUICK_ACTIVITY = timedelta(seconds=30)
-# The operator-settings and tool-listing local activities read the worker's environment and
-# config files: they answer in milliseconds and never raise, so a short timeout and a few
-# retries suffice.
-SETTINGS_LOCAL_ACTIVITY = timedelta(seconds=10)
-SETTINGS_RETRY = RetryPolicy(maximum_interval=timedelta(seconds=5), maximum_attempts=5)
-TOOL_HEARTBEAT_TIMEOUT = timedelta(seconds=10)
-# The model activity heartbeats as its reply streams (and while it waits for the first
-# chunk), so a lost worker's request is retried after seconds, not after the five-minute
-# start-to-close timeout. A command attribute only: replay compares activity ids and types,
-# so prompts started before it replay unchanged (tests/replay).
-MODEL_HEARTBEAT_TIMEOUT = timedelta(seconds=10)
-# A model request's start-to-close timeout (and the progress judge's, which runs like one).
-MODEL_TIMEOUT = timedelta(minutes=5)
-
-# Prompts started before search attributes existed replay without the upserts.
-SEARCH_ATTRIBUTES_PATCH = "seawall-search-attributes-v1"
-# Prompts started before a successful state-changing call cleared the failed-call log
-# replay with the log kept.
-REFUSAL_FORGETS_AFTER_CHANGE_PATCH = "seawall-refusal-forgets-after-change-v1"
-# Prompts started before loop profiles existed replay with the seed profile (the seeds'
-# rules verbatim) and resolve the operator's settings exactly as they did.
-LOOP_PROFILE_PATCH = "seawall-loop-profile-v1"
-# Prompts started before the context policy replay with the 1,000,000-character stop and send
-# the model the whole conversation; newer ones never stop on size and send the view
-# ``fit_context`` makes within the prompt's context budget (docs/architecture.md, "The
-# context policy"). Sessions hand their prompts history under the same patch.
-CONTEXT_POLICY_PATCH = "seawall-context-policy-v1"
-# The leaner command sequence (docs/architecture.md, "Durable steps per prompt"), one patch
-# for all of it because each patch costs its own marker and search-attribute upsert: a
-# prompt started after it takes the four changes above as given without recording their
-# markers, resolves operator settings its input lacks (the context budget among them) in a
-# local activity instead of an activity hop, and upserts a search attribute only when its
-# value changes. Prompts started before it replay through the patches above as they ran.
-DURABLE_STEPS_PATCH = "seawall-durable-steps-v1"
-# A prompt started after it asks for its tools in a local activity and takes the
-# ``seawall.list_tools`` activity hop only when MCP servers must be asked (docs/
-# architecture.md, "Durable steps per prompt"); prompts started before it replay with the hop.
-# Asked at the start, beside DURABLE_STEPS_PATCH: a patch first asked after a local activity
-# of the same workflow task fails when a worker replays the prompt mid-way (the marker of
-# ``-v1``, asked there, was met before the local activity resolved; that id is retired).
-TOOLS_WITHOUT_HOP_PATCH = "seawall-tools-without-hop-v2"
-# A prompt cancelled while it resolved its settings or listed its tools (before the loop)
-# settles like any cancelled prompt: its result says ``cancelled``. Prompts that took that
-# path before it replay as they ended, cancelled by the SDK without a result (docs/
-# architecture.md, "Cancellation"). Asked only on that path, inside the handler.
-CANCEL_BEFORE_LOOP_PATCH = "seawall-cancel-before-loop-v1"
-# A prompt started after it runs the recommended profile's progress rules (the rows of
-# ``workflows.rules.registry`` marked ``progress``) and reads the prompt's clock as evidence
-# (docs/architecture.md, "Loop profiles"); prompts started before it replay with those rules
-# off and no clock, exactly as they ran. Asked at the start, beside the patches above.
-PROGRESS_RULES_PATCH = "seawall-progress-rules-v1"
-# A prompt started after it retries a failing model request for its retry window (the
-# operator's ``model_retry_window_seconds``, resolved with its other settings) instead of
-# five attempts: MODEL_RETRY_WINDOW, and the window in each request's input. Prompts
-# started before it replay with MODEL_RETRY. Asked at the start, beside the patches above.
-MODEL_RETRY_WINDOW_PATCH = "seawall-model-retry-window-v1"
-# One marker again, as DURABLE_STEPS_PATCH did before four more patches each added its own
-# (and the SDK's ``TemporalChangeVersion`` upsert): a prompt started after it takes the four
-# patches asked at the start (durable steps, tools without the hop, progress rules, the model
-# retry window) and the cancel-before-loop patch as given without recording them, and upserts
-# the guard's search attributes only from the guard's first warning or stop decision on (what
-# an operator lists prompts by), not for a streak it merely tracked (docs/architecture.md,
-# "Durable steps per prompt"). Prompts started before it replay through those patches and
-# upsert every change, exactly as they ran. Asked first of all.
-ONE_MARKER_PATCH = "seawall-one-marker-v1"
-# A prompt started after it reads calls and results through the normalizer (``workflows.
-# rules.normalize``: volatile tokens masked, similarity by sketches, bounded per batch) and
-# runs the rule-table rows marked ``normalized`` (near repeats, rewrites, no new state;
-# docs/architecture.md, "Loop profiles"), and may ask the progress judge. Prompts started
-# before it replay with the fingerprint they had, those rows off and no judge, exactly as
-# they ran. Asked first of all, before ONE_MARKER_PATCH, whose changes it takes as given, so
-# a prompt still records one marker (and one version upsert); a history without it asks
-# ONE_MARKER_PATCH next, as it did.
-LOOP_QUALITY_V4_PATCH = "seawall-loop-quality-v4"
-
-
-def failure_text(err: ActivityError) -> str:
-    """An activity's failure and the failures that caused it, outermost first: "Failed
-    decoding arguments: stored payload … is missing …" says what happened and why."""
-    texts: list[str] = []
-    cause = err.cause
-    while cause is not None and len(texts) < 5:
-        texts.append(str(cause))
-        cause = cause.__cause__ if isinstance(cause.__cause__, BaseException) else None
-    return ": ".join(texts) if texts else str(err)
-
-
-def _add_tokens(total: int | None, tokens: int | None) -> int | None:
-    """A prompt's token total: unknown (None) from the first reply that did not report it."""
-    if total is None or tokens is None:
-        return None
-    return total + tokens
 
 
 @workflow.defn(name="PromptWorkflow")
@@ -272,27 +168,14 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection, 
         self._context_policy = False
         self._context_window: ContextWindow | None = None
         self._context_budget = prompt.context_budget_chars or DEFAULT_CONTEXT_BUDGET_CHARS
-        # Decided first of all (DURABLE_STEPS_PATCH), and the search attributes this prompt
-        # set, so that an unchanged value is not upserted again.
-        self._durable_steps = False
-        # Decided first of all (ONE_MARKER_PATCH): the start patches apply without markers.
-        self._one_marker = False
-        self._search_attribute_values: dict[str, object] = {}
-        self._tools_without_hop = False
+        # Decided first of all: which start patches apply (workflows/prompt/patches.py).
+        self._patches = StartPatches()
+        self._search_attributes = SearchAttributes()
         # Whether activities carry a summary for the UI: each is one more payload through
         # the converter and the sandbox, so only when the operator asks (docs/settings.md).
         self._activity_summaries = False
-        # Decided first of all (PROGRESS_RULES_PATCH): the progress rules and the prompt's
-        # clock. The clock is workflow time since the prompt started plus the time a
-        # scenario scripts (model latencies, fixture durations), which nothing really waits.
-        self._progress_rules = False
-        # Decided first of all (LOOP_QUALITY_V4_PATCH): the normalizer and its rules.
-        self._normalized = False
         self._started_at: datetime | None = None
         self._scripted_seconds = 0.0
-        # Decided first of all (MODEL_RETRY_WINDOW_PATCH): whether model requests are
-        # retried for a window of time, and its length.
-        self._model_retry_window_patched = False
         self._model_retry_window = DEFAULT_MODEL_RETRY_WINDOW_SECONDS
         # Why the prompt ended ``error``, and what the failed model request had streamed.
         self._error_reason: ErrorReason | None = None
@@ -369,19 +252,10 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection, 
     async def run(self, prompt: PromptInput) -> PromptResult:
         error: str | None = None
         loop_type: LoopType | None = None
-        # Before any other command: histories recorded before the patch have none for it.
-        # The newest marker first: it takes every start patch before it as given.
-        self._normalized = workflow.patched(LOOP_QUALITY_V4_PATCH)
-        self._one_marker = self._normalized or workflow.patched(ONE_MARKER_PATCH)
-        if self._one_marker:
-            self._durable_steps = self._tools_without_hop = True
-            self._progress_rules = self._model_retry_window_patched = True
-        else:
-            self._durable_steps = workflow.patched(DURABLE_STEPS_PATCH)
-            self._tools_without_hop = workflow.patched(TOOLS_WITHOUT_HOP_PATCH)
-            self._progress_rules = workflow.patched(PROGRESS_RULES_PATCH)
-            self._model_retry_window_patched = workflow.patched(MODEL_RETRY_WINDOW_PATCH)
-        if self._progress_rules:
+        self._patches = StartPatches.ask()  # before any other command
+        self._search_attributes.changed_only = self._patches.durable_steps
+        self._search_attributes.guard_from_warning = self._patches.one_marker
+        if self._patches.progress_rules:
             self._started_at = workflow.now()
         try:
             (
@@ -395,8 +269,8 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection, 
                 self._loop_settings,
                 self._guard_mode,
                 route_forced_off=guard_forced_off(prompt),
-                progress_rules=self._progress_rules,
-                normalized=self._normalized,
+                progress_rules=self._patches.progress_rules,
+                normalized=self._patches.normalized,
             )
             self._protections.use_loop_rules(rules)
             self._judging = PromptJudging.for_prompt(
@@ -429,12 +303,12 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection, 
             # own into outcomes): a cancel that arrived while one was awaited.
             if not (
                 isinstance(err.cause, CancelledError)
-                and (self._one_marker or workflow.patched(CANCEL_BEFORE_LOOP_PATCH))
+                and (self._patches.one_marker or workflow.patched(CANCEL_BEFORE_LOOP_PATCH))
             ):
                 raise
             stop_reason = StopReason.CANCELLED
         self._stop_reason = stop_reason
-        self._upsert_search_attributes(
+        self._search_attributes.upsert(
             search_attributes.STOP_REASON.value_set(stop_reason.value),
             *([search_attributes.LOOP_TYPE.value_set(loop_type.value)] if loop_type else []),
         )
@@ -474,11 +348,12 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection, 
             },
             client_disconnects=self._client_disconnects,
             streamed_text=self._failed_request_text,
+            remembered_approvals=list(self._remembered),
         )
 
     def _clock(self) -> float:
         """The prompt's clock: seconds since the prompt started, the scenario's scripted time
-        included (docs/architecture.md, "Loop profiles", "Time"); 0 in a prompt replaying
+        included (workflows/rules/evidence.py, "Time as evidence"); 0 in a prompt replaying
         from before PROGRESS_RULES_PATCH, which had no clock. ``workflow.now()`` is the
         workflow task's time, recorded in history, so a replay reads the same clock."""
         if self._started_at is None:
@@ -488,7 +363,7 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection, 
     def _patched(self, patch_id: str) -> bool:
         """Whether a change made before DURABLE_STEPS_PATCH applies: always after it, else
         as the history recorded it."""
-        return self._durable_steps or workflow.patched(patch_id)
+        return self._patches.durable_steps or workflow.patched(patch_id)
 
     async def _resolve_operator_settings(
         self,
@@ -504,16 +379,17 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection, 
         the commands of prompts recorded before the setting): unset and not resolved,
         summaries are off and the window is the default."""
         prompt = self._input
+        self._operator_rules = prompt.approval_rules or ()
         guard_mode = GuardMode.OFF if guard_forced_off(prompt) else prompt.guard_mode
         loop_settings = prompt.loop_settings if self._patched(LOOP_PROFILE_PATCH) else SEED_SETTINGS
         budget = prompt.context_budget_chars
         summaries = prompt.activity_summaries
         retry_window = prompt.model_retry_window_seconds
-        if not self._durable_steps:
+        if not self._patches.durable_steps:
             budget = budget or DEFAULT_CONTEXT_BUDGET_CHARS
         if guard_mode is None or loop_settings is None or budget is None:
             settings: OperatorSettings
-            if self._durable_steps:
+            if self._patches.durable_steps:
                 settings = await workflow.execute_local_activity(
                     RESOLVE_OPERATOR_SETTINGS,
                     ResolveOperatorSettingsInput(),
@@ -538,6 +414,8 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection, 
                 summaries = settings.activity_summaries
             if retry_window is None:
                 retry_window = settings.model_retry_window_seconds
+            if prompt.approval_rules is None:
+                self._operator_rules = tuple(settings.approval_rules or ())
         return (
             guard_mode,
             loop_settings,
@@ -556,19 +434,13 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection, 
         info = workflow.info()
         # A root prompt's start is checked by the worker; a session's prompts were started
         # by a checked session (docs/security-trust.md).
-        start = None
-        if info.parent is None and fresh_start(info):
-            prompt = self._input
-            grant = await self.start_grant(
-                grant_follows=prompt.grant_follows, input_grant=prompt.grant, kind="prompt"
-            )
-            start = prompt_claim(prompt, run_id=info.original_execution_run_id, grant=grant)
+        root = info.parent is None and fresh_start(info)
         request = ListToolsInput(
             scenario_tools=scenario.fixture_tools if scenario else None,
-            start=start,
+            start=await self.run_claim(self._input) if root else None,
             workspace_root=self._input.workspace_root,
         )
-        if self._tools_without_hop:
+        if self._patches.tools_without_hop:
             local: ListToolsOutput | None = await workflow.execute_local_activity(
                 LIST_TOOLS_WITHOUT_MCP,
                 request,
@@ -591,6 +463,14 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection, 
     def _summary(self, text: str) -> str | None:
         """``text`` as an activity's summary in the UI, when the operator turned them on."""
         return text if self._activity_summaries else None
+
+    def _tool_summary(
+        self, call: ToolCall, policy: str | None, tool_type: str | None, batch: int
+    ) -> str | None:
+        """A tool activity's summary in the UI, when the operator turned them on."""
+        if not self._activity_summaries:
+            return None
+        return tool_summary(call, policy, tool_type, batch, self._input.redacted_arguments)
 
     async def _loop(self) -> tuple[StopReason, LoopType | None, str | None]:
         prompt = self._input
@@ -656,6 +536,8 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection, 
             self._count_usage(judged.usage)
             self._rule_entries.extend(judged.entries)
             self._messages.extend(judged.messages)
+            for status, loop_type in shadow_decisions(step, judged.entries):
+                self._emit(EventKind.SHADOW_DECISION, status=status, text=loop_type)
             ended = step.stop or judged.stop
             if ended is not None:
                 self._announce_stop(ended)
@@ -667,7 +549,7 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection, 
 
     async def _call_model(self) -> ModelReply:
         scenario = self._input.scenario
-        windowed = self._model_retry_window_patched
+        windowed = self._patches.model_retry_window
         self._model_in_flight = self._model_requests + 1
         try:
             reply: ModelReply = await workflow.execute_activity(
@@ -695,32 +577,18 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection, 
         finally:
             self._model_in_flight = 0
         self._model_requests += 1
-        if self._progress_rules:
+        if self._patches.progress_rules:
             self._scripted_seconds += reply.latency_seconds
         self._count_usage(reply.usage)
         return reply
 
     def _count_usage(self, usage: ModelUsage) -> None:
-        self._input_tokens = _add_tokens(self._input_tokens, usage.input_tokens)
-        self._output_tokens = _add_tokens(self._output_tokens, usage.output_tokens)
+        self._input_tokens = add_tokens(self._input_tokens, usage.input_tokens)
+        self._output_tokens = add_tokens(self._output_tokens, usage.output_tokens)
 
     def _model_failure(self, err: ActivityError) -> str:
-        """The error text of a model request that failed for good, with its reason kept."""
-        cause = err.cause
-        kind = cause.type if isinstance(cause, ApplicationError) else None
-        if isinstance(cause, ApplicationError) and kind == MODEL_RETRIES_EXHAUSTED:
-            self._error_reason = ErrorReason.MODEL_RETRIES_EXHAUSTED
-            return str(cause.message)
-        text = f"model request failed: {failure_text(err)}"
-        if isinstance(cause, ApplicationError) and kind == MODEL_REQUEST_REJECTED:
-            # The endpoint's own words on what it refused (a wrong model name, a bad key)
-            # are for the user: in the result, never in a log.
-            self._error_reason = ErrorReason.MODEL_REQUEST_REJECTED
-            details = cause.details
-            if len(details) > 1 and isinstance(details[1], str):
-                text = f"{text}: {details[1]}"
-            return text
-        self._error_reason = ErrorReason.MODEL_REQUEST_FAILED
+        """The error text of a model request that failed for good, its reason kept."""
+        self._error_reason, text = model_failure(err)
         return text
 
     def _model_context(self) -> list[Message]:
@@ -783,12 +651,15 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection, 
                 self._log.emit_settled(decision.outcome, batch=batch)
                 continue
             call = decision.call
+            # State only, no command: the call's task decides the same in this activation.
+            approval = self._approval_of(call)
+            asks = approval.decision is ApprovalDecision.ASK
             self._emit(
                 EventKind.TOOL_CALL_STARTED,
                 call_id=call.call_id,
                 tool_name=call.name,
-                # State only, no command: the call's task asks the same in this activation.
-                status=AWAITING_APPROVAL_STATUS if self._asks_permission(call) else None,
+                status=AWAITING_APPROVAL_STATUS if asks else None,
+                rule=approval.rule,
             )
             running[decision.index] = asyncio.create_task(
                 self._run_and_report(decision, batch, durations)
@@ -817,7 +688,7 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection, 
             index: result if isinstance(result, ToolOutcome) else None
             for index, result in zip(running, results, strict=True)
         }
-        if scenario is not None and self._progress_rules:
+        if scenario is not None and self._patches.progress_rules:
             # The batch's fixture calls ran concurrently, in no real time: the clock moves on
             # by the longest of their scripted durations.
             self._scripted_seconds += max(
@@ -847,12 +718,12 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection, 
         self._log.emit_settled(outcome, batch=batch)
         return outcome
 
-    def _asks_permission(self, call: ToolCall) -> bool:
-        """Whether this call waits for the user's approval before it runs (now)."""
+    def _approval_of(self, call: ToolCall) -> Approval:
+        """Whether this call runs, asks first or never runs (now), and the rule that says
+        so. With no rules but the approval mode's preset, exactly what the mode decided
+        before rules existed, so recorded prompts replay unchanged."""
         spec = self._tools.get(call.name)
-        return spec is not None and self._approval_mode(
-            self._input.approval_mode, self._input.loosest_approval_mode
-        ).asks_before(spec.name, mutating=spec.mutating)
+        return self._approval(self._input, call, mutating=spec is not None and spec.mutating)
 
     async def _run_call(
         self, cleared: Cleared, batch: int, durations: dict[int, float]
@@ -866,8 +737,13 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection, 
         spec = self._tools.get(call.name)
         tool_type = spec.tool_type if spec else None
         fixture = prompt.scenario.fixture_tools.get(call.name) if prompt.scenario else None
+        approval = self._approval_of(call)
+        if approval.decision is ApprovalDecision.DENY:
+            return rule_denied_outcome(
+                call, approval.rule, policy_tool_name=policy, tool_type=tool_type
+            )
         try:
-            if self._asks_permission(call):
+            if approval.decision is ApprovalDecision.ASK:
                 invalid: ToolOutcome | None = await workflow.execute_activity(
                     CHECK_TOOL_CALL,
                     CheckToolCallInput(
@@ -881,14 +757,23 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection, 
                 )
                 if invalid is not None:
                     return invalid
-                request = self._open_permission_request(call, batch)
-                self._emit(
+                request = self._open_permission_request(
+                    call, batch, prompt.redacted_arguments, approval.rule
+                )
+                self._log.emit(
                     EventKind.PERMISSION_REQUEST,
+                    batch=self._batch,
                     call_id=call.call_id,
                     tool_name=call.name,
                     request_id=request.request_id,
+                    text=request.summary,
+                    arguments=request.arguments,
+                    rule=request.rule,
                 )
-                if not await self._permission_granted(request, prompt.permission_timeout_seconds):
+                workflow.set_current_details(self._details())
+                granted = await self._permission_granted(request, prompt.permission_timeout_seconds)
+                workflow.set_current_details(self._details())
+                if not granted:
                     return permission_denied_outcome(
                         call, policy_tool_name=policy, tool_type=tool_type
                     )
@@ -909,10 +794,9 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection, 
                 heartbeat_timeout=TOOL_HEARTBEAT_TIMEOUT,
                 retry_policy=TOOL_RETRY,
                 cancellation_type=workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-                # Names MCP tools only as "mcp": their names carry the server's name.
-                summary=self._summary(f"{telemetry.tool_label(policy, tool_type)} (batch {batch})"),
+                summary=self._tool_summary(call, policy, tool_type, batch),
             )
-            if self._progress_rules:
+            if self._patches.progress_rules:
                 durations[cleared.index] = (
                     (workflow.now() - scheduled).total_seconds()
                     if fixture is None
@@ -951,20 +835,9 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection, 
         record = telemetry_record(before, mode, decision)
         if record is not None:
             telemetry.guard_transition(record, route=route_label(self._input), batch=self._batch)
-        if record is not None and self._guard_attributes_due(decision):
-            self._upsert_search_attributes(
-                search_attributes.GUARD_PHASE.value_set(decision.state.phase.value),
-                search_attributes.LAST_DECISION.value_set(decision.kind.value),
-            )
+        if record is not None:
+            self._search_attributes.record_guard(decision)
         workflow.set_current_details(self._details())
-
-    def _guard_attributes_due(self, decision: GuardDecision) -> bool:
-        """Whether a guard transition upserts the guard's search attributes: always before
-        ONE_MARKER_PATCH; since, from the guard's first warning or stop on (or what it would
-        have been, in shadow), never for a streak it only tracked or reset before that: an
-        operator lists prompts by warnings and stops, and each upsert is a history event."""
-        already = search_attributes.GUARD_PHASE.name in self._search_attribute_values
-        return not self._one_marker or already or decision.warns_or_stops
 
     def _record_rule_decisions(
         self,
@@ -990,30 +863,15 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection, 
                 batch=self._batch,
             )
 
-    def _upsert_search_attributes(self, *updates: SearchAttributeUpdate[str]) -> None:
-        """Upsert ``updates``; since DURABLE_STEPS_PATCH only those whose value changed
-        (each upsert is a history event and a visibility write)."""
-        if self._durable_steps:
-            updates = tuple(
-                update
-                for update in updates
-                if self._search_attribute_values.get(update.key.name) != update.value
-            )
-            self._search_attribute_values.update({u.key.name: u.value for u in updates})
-            if updates:
-                workflow.upsert_search_attributes(list(updates))
-        elif updates and workflow.patched(SEARCH_ATTRIBUTES_PATCH):
-            workflow.upsert_search_attributes(list(updates))
-
     def _details(self) -> str:
-        state = self._guard_state
-        counts = self._protections.counts
-        return (
-            f"**Guard** ({(self._guard_mode or GuardMode.OFF).value}): {state.phase.value}, "
-            f"{state.failure_count} failures over {state.batch_count} batches "
-            f"(candidate {state.candidate_ordinal}) after batch {self._batch}; "
-            f"{self._model_requests} model requests, {counts.executed} calls run, "
-            f"{counts.refused} refused."
+        return current_details(
+            self._guard_mode,
+            self._guard_state,
+            batch=self._batch,
+            model_requests=self._model_requests,
+            counts=self._protections.counts,
+            waiting=self._pending_permissions.values(),
+            tools=self._tools,
         )
 
     def _emit(
@@ -1025,6 +883,7 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection, 
         status: str | None = None,
         text: str | None = None,
         request_id: str | None = None,
+        rule: str | None = None,
     ) -> None:
         self._log.emit(
             kind,
@@ -1034,4 +893,5 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection, 
             status=status,
             text=text,
             request_id=request_id,
+            rule=rule,
         )

@@ -1,4 +1,4 @@
-"""The loop profiles and the recommended profile's rules (docs/architecture.md, "Loop profiles").
+"""The loop profiles and the recommended profile's rules (docs/protections.md, "Loop profiles").
 
 What the rest of Seawall uses is the names below; the modules behind them are private to
 the package: ``profiles`` (``seed`` / ``recommended`` and ``LoopSettings``), ``registry``

@@ -1,7 +1,7 @@
 """Call cycles: the same few batches coming round again and again, all succeeding, and nothing
 moving.
 
-docs/architecture.md, "Loop profiles", rule R5 (loop type ``repeated_call_cycle``). The
+docs/protections.md, "Loop profiles", rule R5 (loop type ``repeated_call_cycle``). The
 identical-result rule (R3) sees one call returning its last result again, and forgets as soon
 as anything changed the world. Real loops made of successful calls hide behind exactly that: a
 model that goes round ``git status`` → ``read_file`` → ``ls`` → ``git status`` (two shell
@@ -33,6 +33,13 @@ At :data:`CALL_CYCLE_THRESHOLD` repetitions of one cycle the model gets the remi
 that cycle's next repetition, after the model read it, stops the prompt. The key is a private
 digest of the cycle (the same whatever batch of it the run started at); decisions never name
 a tool.
+
+Why three repetitions (the fourth time round): the first repetition is a model checking once
+more, the second can be a model that doubted the first answer; a third identical round with
+nothing new in between is the loop. Two reminds a model that re-runs a short diagnostic
+twice; more lets a period-5 cycle run 25 batches before the reminder. A period-2 cycle stops
+at its tenth batch, a period-5 one at its twenty-fifth. Not tuned to a corpus file: no
+scenario of ``bench/corpus/`` had this shape when it was written.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Denied calls: remember what the user said no to, and notice a model that keeps asking.
 
-docs/architecture.md, "Loop profiles", rule R4 (loop type ``repeated_denied_call``). A
+docs/protections.md, "Loop profiles", rule R4 (loop type ``repeated_denied_call``). A
 denial never counts as the model's failure (seed 000: a permission cancellation resets the
 guard), which is right for one denial and wrong for a model that asks again and again: the
 same command after every "No", or one workaround after another against the same boundary.
@@ -14,6 +14,14 @@ rounds, and new user input also forgets the denials (the user may have changed t
 At :data:`DENIED_CALL_THRESHOLD` consecutive rounds the model gets the reminder below; the
 next round stops the prompt. Rounds count batches, not calls: several calls denied together
 were one request of the model.
+
+Four rounds since ``seawall-progress-rules-v1`` (a prompt replaying from before keeps three):
+a user reviewing a plan rejects three batches of writes in a row and the model then stops on
+its own (``legit-permission-rejections``); at three every such session got a reminder it did
+not need, at four every denial loop of the corpus is still stopped. A denial is explicit,
+never guessed: refusals, resent ids and cap skips report the same statuses but are not
+denials. The answered re-request is counted in ``tool_calls.denied_repeats``. The guard keeps
+treating a denial as the user's doing (a cancellation resets its streak).
 """
 
 from __future__ import annotations
@@ -25,7 +33,7 @@ from workflows.rules.ladder import RuleCounter, RuleFinding, RuleReview, escalat
 from workflows.seed.recency import remember_latest
 
 # Consecutive denial rounds before the reminder. Four: a user reviewing a plan rejects three
-# batches of writes in a row and the model stops on its own (docs/architecture.md, R4); a
+# batches of writes in a row and the model stops on its own (the module docstring); a
 # prompt replaying from before ``PROGRESS_RULES_PATCH`` keeps the three it started with.
 DENIED_CALL_THRESHOLD = 4
 PRE_PROGRESS_DENIED_CALL_THRESHOLD = 3

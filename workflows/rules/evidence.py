@@ -2,7 +2,7 @@
 
 The seeds key every rule on *what was called* (the tool and its error type, or the call's
 argument digest) and never look at *what came back*. Real sessions show why that is not
-enough (docs/architecture.md, "Loop profiles"): a build that fails differently after every
+enough (docs/protections.md, "Loop profiles"): a build that fails differently after every
 edit is progress, and a status command that fails the same way while a job runs is waiting,
 while a command whose output is the same every time, with only a timestamp or a pid
 drifting, is a loop. The recommended profile's rules therefore compare results through a
@@ -16,7 +16,7 @@ deterministic (no clock, no I/O), so the workflow and the benchmark simulator re
 same verdicts.
 
 **Time as evidence.** An identical call that waited is not the same as one that spins
-(docs/architecture.md, "Loop profiles", "Time"). A call *waited* when its point is to let
+(workflows/rules/evidence.py, "Time as evidence"). A call *waited* when its point is to let
 time pass (:func:`waits_for_time`: ``sleep``, ``kubectl wait``, a ``wait`` tool), and also
 when it *succeeded after taking* at least :data:`LONG_CALL_SECONDS` on the prompt's clock
 (:func:`waited`): a long poll, a blocking status call, a tool that honoured a retry-after
@@ -162,8 +162,7 @@ def waits_for_time(call: ToolCall, *, normalized: bool = False) -> bool:
 # that names rate limiting, a gateway or availability status (429/502/503/504), or a reset
 # connection. Seed 000 lists inferring retryability from text as a non-goal of its design
 # (its guard keys on structured error types only); this rule only admits one more attempt,
-# and the failure-cycle rule still counts each of them (docs/architecture.md, "Loop
-# profiles").
+# and the failure-cycle rule still counts each of them (docs/protections.md, "Loop profiles").
 _TRANSIENT_TEXT = re.compile(
     r"\brate[- ]?limit(?:ed|ing|s)?\b"
     r"|\btoo many requests\b"
@@ -220,7 +219,7 @@ def path_values(call: ToolCall) -> frozenset[str]:
 
 # A *verification* is a call whose point is to check the workspace without changing it: a
 # test run, a linter, a type checker, a build (the repeated-verification rule, R6,
-# docs/architecture.md "Loop profiles"). The classification is deliberately conservative:
+# docs/protections.md, "The rules"). The classification is deliberately conservative:
 # a shell command is a verification only when every part of it (split on ``&&``, ``||``,
 # ``;`` and pipes) is a known checker, a ``cd``, or a read-only filter of its output, and
 # nothing in it fixes, writes or updates (``--fix``, ``--write``, ``-u``, a redirection to

@@ -1,6 +1,6 @@
 """Failure cycles: the same failure of a tool coming back, whatever succeeded in between.
 
-docs/architecture.md, "Loop profiles", rule R2 (loop type ``repeated_failure_cycle``). The
+docs/protections.md, "Loop profiles", rule R2 (loop type ``repeated_failure_cycle``). The
 seed's protections forget a failure as soon as something succeeds: the guard resets its
 streak on a success of the same tool, the failed-call log forgets after any state-changing
 success. Real loops hide behind exactly that: fail, delete the generated file (success),
@@ -20,6 +20,21 @@ failure again is the cycle. A tool's count resets when a call of that tool that 
 earlier now succeeds unchanged (the failing thing works now), and every count resets on new
 user input. At :data:`FAILURE_CYCLE_THRESHOLD` recurrences the model gets the reminder
 below; the tool's next recurrence stops the prompt.
+
+Why the guard's count (a reminder at the seventh recurrence, with the first failure the
+eighth batch with the same failure): on a streak the guard itself can see (the same tool
+failing, reads in between) R2 never reminds earlier than the guard; it only keeps counting
+where the guard was reset. A lower threshold stops legitimate retries the seed lets through:
+at 4 it halts a real session that re-read a file and retried an edit until it matched on the
+seventh attempt (``real-legit-gemini-remove-debug-logs``), which no count can tell from an
+edit that never matches (docs/benchmarks.md, "Loop profiles, measured", sensitivity).
+
+What counts as a failure here is what the model reads as one: terminal ``error``, not
+answered by Seawall (a refusal, a resent id, the cap), and not ``not_started`` or cancelled.
+Unlike the guard, that includes post-execution failures and missing execution statuses (the
+output is the evidence); an untrusted contract still disables enforcement for the prompt.
+Decisions name the failing tool by its safe label in the ``loop_rule_decision`` log line
+(``RuleSpec.names_tool``).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Identical results: the same call returning the same output again and again.
 
-docs/architecture.md, "Loop profiles", rule R3 (loop type ``repeated_identical_result``).
+docs/protections.md, "Loop profiles", rule R3 (loop type ``repeated_identical_result``).
 Every seed protection watches failures, so a model that succeeds at nothing new is
 invisible to them: the same ``ls`` with the same listing fifty times, an edit that reports
 success and changes nothing, an API query answering ``[]`` hundreds of times. This rule
@@ -22,6 +22,16 @@ With the progress rules, the runner's refusal to start a call (``evidence.refuse
 a tool-call limit) is a result like a success: the same refusal again is a repeat. At
 :data:`IDENTICAL_RESULT_THRESHOLD` repeats of one call the model gets the reminder below;
 that call's next repeat stops the prompt. Failures are the failure-cycle rule's business.
+
+The cases behind the exemptions: scrolling a feed (fak #5907) answers "Pressed PageDown" to
+every key press while the snapshot after it shows the next month, so the press is doing its
+work until every call of the loop answers the same again (the end of the feed); a model
+ignoring "Tool call limit reached … Don't try to execute it again" (agno #8304) asks for the
+same searches to the cap unless the refusal counts as a result. A shell command that only
+looks (``workflows.rules.inspection``) changes nothing, so it does not exempt the next repeat.
+Why the guard's count (the eighth identical result): a lower threshold halts a poll of a CI
+job that answers "running" seven times before it succeeds (at 5 or below); the reminder tells
+a polling model to wait between checks, which exempts it.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Inspection commands: shell commands that only look, so their success changes nothing.
 
-docs/architecture.md, "Loop profiles" ("Inspection commands"). The shell is a
+docs/protections.md, "Loop profiles" ("Inspection commands"). The shell is a
 state-changing tool (it asks for permission, and a command may write anything), so every
 successful shell call used to count as a change of the world: the identical-result rule
 (R3) forgave every repeat after it, and a model alternating ``echo "waiting"`` with ``ls``

@@ -1,7 +1,7 @@
 """The progress judge's trigger and ladder: when to ask the operator's model whether a prompt is
 getting anywhere, and what its verdicts lead to.
 
-docs/architecture.md, "Loop profiles", "The progress judge". The cheap rules count what they
+docs/protections.md, "The progress judge". The cheap rules count what they
 can see; some loops look like legitimate waiting to every one of them. A
 ``sleep 30; pgrep -f vite`` whose ``pgrep`` matches its own command line answers "running"
 for ever, and every call of it waited, so the identical-result rule and the no-new-state rule

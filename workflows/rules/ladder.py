@@ -1,6 +1,6 @@
 """One reminder, then a stop: the escalation every recommended-profile rule shares.
 
-docs/architecture.md, "Loop profiles". This module is also the shape every rule's counter
+docs/protections.md, "Loop profiles". This module is also the shape every rule's counter
 takes (:class:`RuleCounter`): one ``review`` of one settled batch, whatever the rule counts,
 so ``workflows.rules.loop_rules`` walks the table (``workflows.rules.registry``) instead of
 naming each rule. A rule counts *offences* per key (a tool, a call, the

@@ -1,6 +1,6 @@
 """The recommended profile's layer over the seed protections, as pure prompt state.
 
-docs/architecture.md, "Loop profiles". ``workflows.seed.protections.BatchProtections`` consults
+docs/protections.md, "Loop profiles". ``workflows.seed.protections.BatchProtections`` consults
 one :class:`LoopRules` per prompt when the profile is ``recommended`` (never in ``seed``), at
 three points:
 
@@ -21,11 +21,51 @@ three points:
   counter and climbs its reminder ladder (``workflows.rules.ladder``). Nothing here names a
   rule: a new row in the table is reviewed, moded and reported without a change here.
 
-The prompt's clock (seconds since the prompt started, scripted time included: docs/
-architecture.md, "Loop profiles", "Time") is the caller's: the workflow and the simulator
-hand each batch's call durations to :meth:`LoopRules.settle` and the clock to
-:meth:`LoopRules.review`. A prompt that replays from before ``PROGRESS_RULES_PATCH`` has no
-clock: its durations are ignored, whatever it is handed.
+**The prompt's clock** is the caller's: seconds since the prompt started, ``workflow.now()``
+minus the prompt's start (workflow time, recorded in history, so a replay reads the same clock)
+plus the time a scenario scripts and nothing really waits (a model turn's
+``latency_seconds`` after its reply; after each batch the longest ``duration_seconds`` of its
+fixture calls, which ran concurrently; docs/scenarios.md, "Time"). A call's duration is, for
+a fixture, its scripted duration, for any other tool the workflow time from scheduling its
+``seawall.run_tool`` activity to its result; a call that never ran took none. The workflow and
+the simulator hand each batch's durations to :meth:`LoopRules.settle` (``CallEvidence.duration``)
+and the clock to :meth:`LoopRules.review` (``RuleReview.now``); what the rules make of time is
+``workflows.rules.evidence``, "Time as evidence". A prompt that replays from before
+``PROGRESS_RULES_PATCH`` has no clock: durations 0 and ``now`` 0, whatever it is handed.
+
+**R0, progress for the guard.** A failure is progress when the *same call* (the same digest)
+failed before in this prompt and now fails with an output it never had: the same ``npm run
+build`` after an edit, with a shorter error list. The guard ignores it as it ignores a provider
+duplicate (it neither advances nor resets the streak), so a fix-and-rebuild session is one
+streak only while the build keeps failing *the same way*. The first failure of a call is never
+progress, nor is a *different* call failing differently: a new guess with a new error is a new
+guess, not evidence that anything moved.
+
+**R1, when an unchanged repeat of a failed call runs anyway** (:class:`RelaxReason`, the
+``outcome`` of ``seawall_failed_call_refusals``):
+
+- ``admitted_time_passed``: the repeat itself waits (``sleep``, ``kubectl rollout status``,
+  ``gh run watch``, ``--watch``, a ``sleep``/``wait`` tool), or since that failure a waiting
+  call — or any call that took 10 s or more — succeeded;
+- ``admitted_transient``: the failure was ``execution_timeout``, or its text names a rate
+  limit or ``429``, a ``502``/``503``/``504``, ``ECONNRESET`` or a reset connection, or
+  "temporarily unavailable";
+- ``admitted_refreshed``: since that failure a call succeeded that names the same path
+  (``path``, ``file_path``, ``url`` … the file an edit failed on was read again), or new user
+  input arrived; a refresh buys one retry (the failed repeat is recorded anew, without it);
+- ``admitted_shell``: the call is ``run_shell_command``, always. Its results depend on the
+  world outside the workspace (CI, a job, a port), and a status command that exits non-zero
+  while it waits is how one polls: refusing failed shell repeats like any call halted a
+  legitimate session polling ``gh pr checks`` and saved no wasted calls on the corpus.
+
+"Since" includes the failure's own batch: its calls ran concurrently and the model read all
+their results before repeating anything. An admitted repeat that fails exactly as before (the
+same fingerprint) shows nothing had changed: past ``max_repeats`` of them in a row the prompt
+stops ``repeated_failed_call`` with the refusal's stop message, where the seed would have
+stopped it by refusing; repeats admitted because time passed never count. *Departs from seed
+000*, which makes inferring retryability from error text a non-goal: the text is used only to
+*admit* one more attempt, never to count or stop anything; a failure that keeps recurring is
+still counted by R2 and by the repeat limit.
 
 Fingerprints and digests stay in this state: never logged, labelled or put in a search
 attribute. No Temporal, no I/O, no clock of its own.

@@ -1,6 +1,6 @@
 """Near repeats: the same thing asked again and answered the same, though the bytes differ.
 
-docs/architecture.md, "Loop profiles", rule R9 (loop type ``repeated_near_result``). The
+docs/protections.md, "Loop profiles", rule R9 (loop type ``repeated_near_result``). The
 identical-result rule (R3) keys on the call's exact digest, so a call whose arguments carry
 a fresh timestamp or request id, a question to the user asked again in other words, or a
 status query re-phrased each time is a new call to it every time. This rule reads calls and
@@ -20,6 +20,13 @@ as the cluster's latest) is R3's business and changes nothing here. New user inp
 every cluster. A batch counts once per cluster. At :data:`NEAR_REPEAT_THRESHOLD` near
 repeats the model gets the reminder below; the cluster's next one stops the prompt. Keys
 are private digests; decisions never name a tool.
+
+Two departures from R3's exemptions, both from what a question asked again is: a *reworded*
+call is no poll, so waiting does not excuse it (the user's thirty seconds to answer "yes"
+again are not the world changing); and a short answer to a reworded question ("yes", "ok, go
+ahead") cannot be told from another by its words, so the question is the evidence. A near
+repeat compares with the cluster's last :data:`ANSWERS_PER_CLUSTER` answers, so a subagent that
+rotates between three phrasings of one answer is caught too.
 """
 
 from __future__ import annotations
@@ -34,7 +41,7 @@ from workflows.rules.normalize import Reading
 
 # Near repeats of one cluster before the reminder: with the first answer, the sixth. Lower
 # than R3's seven because its evidence is stronger (the model changed the wording or the
-# ids and still got the same answer); docs/architecture.md, "Loop profiles", "Measured", has
+# ids and still got the same answer); docs/benchmarks.md, "Loop profiles, measured", has
 # the measurements.
 NEAR_REPEAT_THRESHOLD = 5
 # How alike two calls must be to ask the same thing, and two answers to say the same thing

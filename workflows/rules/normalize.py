@@ -1,6 +1,6 @@
 """The normalizer: "the same thing again" when the bytes differ.
 
-docs/architecture.md, "Loop profiles", "Normalized evidence". Rules that compare calls or
+the module docstring. Rules that compare calls or
 results by exact digest miss the loops whose every call and result is new only in what
 always varies: a status answer with a fresh request id and time, an error with a new trace
 id, "revision 19" then "revision 29", a page snapshot whose element ids changed while the

@@ -1,6 +1,6 @@
 """Loop profiles: the seeds' protections verbatim, or the recommended progress-aware ones.
 
-docs/architecture.md, "Loop profiles". The ``seed`` profile runs exactly the rules of the
+docs/protections.md, "Loop profiles". The ``seed`` profile runs exactly the rules of the
 design seeds: the repeated-failure guard's reducer (``workflows.seed.guard``) with no progress
 evidence and the failed-call refusal (``workflows.seed.failed_call_refusal``) as they are. The
 ``recommended`` profile keeps both and adds what real sessions showed they miss: progress
@@ -55,7 +55,7 @@ class LoopSettings(BaseModel):
     near_repeat_mode: GuardMode | None = None
     rewrite_mode: GuardMode | None = None
     stagnation_mode: GuardMode | None = None
-    # The progress judge's mode (docs/architecture.md, "The progress judge"): not a row of
+    # The progress judge's mode (docs/protections.md, "The progress judge"): not a row of
     # the rule table, and unlike the rules it never follows the guard: ``None`` is off.
     progress_judge_mode: GuardMode | None = None
     # Whether an unchanged repeat of a failed shell command is admitted (the failure-cycle

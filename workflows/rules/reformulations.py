@@ -1,6 +1,6 @@
 """Reformulations: a search rephrased again and again while nothing uses what it found.
 
-docs/architecture.md, "Loop profiles", rule R8 (loop type ``repeated_reformulation``). The
+docs/protections.md, "Loop profiles", rule R8 (loop type ``repeated_reformulation``). The
 other rules need something to come back — a failure (R2), the same output (R3), the same
 state (R7) — and a search that is reworded every time returns something new every time: a
 security audit issuing sixty ``search_code`` queries, each a little different, until the

@@ -1,6 +1,6 @@
 """The table of the recommended profile's own rules: each rule declared once, read by all.
 
-docs/architecture.md, "Loop profiles" ("The rule table"). A rule used to be wired in nine
+docs/protections.md, "Loop profiles". A rule used to be wired in nine
 places (if-chains in the profile and the prompt layer, two message maps, settings, the
 result, the rule's own module), so adding one touched nine files and forgetting one was
 silent. Now a rule is its own module (its counter, threshold and texts) plus one
@@ -19,6 +19,26 @@ silent. Now a rule is its own module (its counter, threshold and texts) plus one
 Two orders, on purpose: :data:`RULES` is the consultation order (the narrowest cause first:
 it decides which stop is recorded and the order of reminders), :class:`LoopRule` the
 catalogue order (settings, their diagnostics, the benchmark's report).
+
+**How to add a rule.**
+
+1. Write its module in ``workflows/rules/``: a :class:`~workflows.rules.ladder.RuleCounter`
+   subclass with its ``review`` (and ``answers``, if it settles calls at screening), its
+   threshold, its reminder and its stop message (which opens "System: Automatic continuation
+   stopped because "), with a docstring saying what loop it catches, what it lets through and
+   why its threshold.
+2. Add a :class:`LoopRule` member (its loop type) and a :class:`RuleSpec` row to
+   :data:`RULES`, at its place in the consultation order.
+3. Run ``tests/workflows/rules/test_registry.py``; it names each spelled-out wiring still
+   missing: the ``<name>_mode`` field of ``LoopSettings`` (a payload field: optional, so
+   recorded histories replay), the ``LoopType`` member, the ``<name>_guard`` setting in the
+   per-rule block of ``seawall/runtime/settings/catalogue.py`` (one line: its help and
+   variable come from the row, through ``seawall/runtime/settings/rule_modes.py``), the
+   scenario's ``RuleName``, its row in docs/protections.md's rule table and in
+   docs/settings.md, and its name in the scenario format's ``rule_modes``.
+4. A rule that changes what old prompts decide runs behind a patch (``RuleSpec.progress``,
+   ``RuleSpec.normalized``, or a new one; docs/architecture.md, "Versioning").
+5. Give ``bench/loops.py`` its sensitivity range and measure it (``make bench``).
 """
 
 from __future__ import annotations
@@ -114,15 +134,14 @@ class RuleSpec:
     ``name`` is the short name everything user-facing derives from: the scenario's
     ``rule_modes`` key, the ``LoopSettings`` field ``<name>_mode`` (a payload field), the
     setting ``<name>_guard`` and its variable ``SEAWALL_<NAME>_GUARD``. ``docs_id`` is the
-    rule's number in docs/architecture.md ("R2"). ``counter`` keeps one prompt's state of
-    the rule and reviews each settled batch; ``threshold`` is its default reminder
-    threshold. ``names_tool``: its decisions are keyed by the failing tool, so telemetry
-    may name the tool's safe label; other rules key on private digests and name none.
-    ``progress``: a rule introduced with ``PROGRESS_RULES_PATCH`` (a prompt replaying from
-    before it runs with the rule off); ``normalized``: one introduced with
-    ``LOOP_QUALITY_V4_PATCH``, which reads calls through the normalizer (off before it).
-    ``pre_progress_threshold``: the threshold a prompt replaying from before that patch
-    keeps, when the patch changed it.
+    rule's number in docs/protections.md's rule table ("R2"). ``counter`` keeps one prompt's state
+    of the rule and reviews each settled batch; ``threshold`` is its default reminder threshold.
+    ``names_tool``: its decisions are keyed by the failing tool, so telemetry may name the tool's
+    safe label; other rules key on private digests and name none. ``progress``: a rule introduced
+    with ``PROGRESS_RULES_PATCH`` (a prompt replaying from before it runs with the rule off);
+    ``normalized``: one introduced with ``LOOP_QUALITY_V4_PATCH``, which reads calls through the
+    normalizer (off before it). ``pre_progress_threshold``: the threshold a prompt replaying from
+    before that patch keeps, when the patch changed it.
     """
 
     rule: LoopRule

@@ -1,6 +1,6 @@
 """Repeated verifications: a check that passed, run again and again while nothing changed.
 
-docs/architecture.md, "Loop profiles", rule R6 (loop type ``repeated_verification``). A green
+docs/protections.md, "Loop profiles", rule R6 (loop type ``repeated_verification``). A green
 test suite re-run "to confirm", then with ``-v``, then on ``tests/``, then once more: every
 run succeeds, and each differs a little from the last (other flags, another selection, so
 another digest and another output), so the identical-result rule (R3) never sees a repeat, and
@@ -26,6 +26,16 @@ change.
 At :data:`REPEATED_VERIFICATION_THRESHOLD` re-runs the model gets the reminder below; the
 next re-run stops the prompt. The rule keys on the prompt (one count, one reminder), never on
 a tool: decisions name none.
+
+Why three re-runs (the fourth passing run of an unchanged workspace): a second run can add a
+view (``-v`` for the names, one test's output, the whole suite after a subset), a third can
+still be a doubt; by the fourth nothing new can come of it. Two reminds a model that ran a
+subset, the suite and the suite verbosely once each. Since a re-run after any change never
+counts, the threshold only bounds how often a green check is confirmed. R6 is consulted
+before R5 (``workflows.rules.registry``): a cycle of checks (``pytest``, ``ruff check``,
+``pytest`` …) is re-run checks first, and R6 reminds at its fourth batch where R5 would at
+its eighth. R5 and R6 are progress rules (``RuleSpec.progress``): a prompt from before
+``seawall-progress-rules-v1`` replays with both off.
 """
 
 from __future__ import annotations

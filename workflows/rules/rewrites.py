@@ -1,6 +1,6 @@
 """Rewrites that go nowhere: the same thing written again in other words.
 
-docs/architecture.md, "Loop profiles", rule R10 (loop type ``repeated_rewrite``). The
+docs/protections.md, "Loop profiles", rule R10 (loop type ``repeated_rewrite``). The
 workspace-revisit rule (R7) sees a file written back to a state it was in, byte for byte. A
 model can also loop by rewriting: the same file rewritten with drafts that shuffle the same
 sections, a plan or to-do list rewritten every turn with the same items in other words, a

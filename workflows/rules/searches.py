@@ -1,6 +1,6 @@
 """Search calls: which calls look something up, and what they look up.
 
-docs/architecture.md, "Loop profiles", rule R8 (``workflows.rules.reformulations``). The
+docs/protections.md, "Loop profiles", rule R8 (``workflows.rules.reformulations``). The
 reformulation rule counts searches that are rephrased again and again while nothing uses
 what they found, so it needs to know, of each call, whether it is a search and, if so, a
 *search signature*: a private digest of what it asks for, equal for two pages of the same

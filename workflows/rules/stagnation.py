@@ -1,6 +1,6 @@
 """No new state: a long run of batches in which nothing happened that had not happened before.
 
-docs/architecture.md, "Loop profiles", rule R11 (loop type ``repeated_stagnation``). The
+docs/protections.md, "Loop profiles", rule R11 (loop type ``repeated_stagnation``). The
 call-cycle rule (R5) looks for the last batches repeating with a period of up to five; a
 sweep that pages through twenty results and wraps round to page one, a round of eight
 diagnostics in a fixed order, a rotation over many tools inside one reply, or a cycle of

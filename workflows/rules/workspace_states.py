@@ -1,6 +1,6 @@
 """Workspace revisits: file changes that return the workspace to a state it was already in.
 
-docs/architecture.md, "Loop profiles", rule R7 (loop type ``repeated_workspace_state``). A
+docs/protections.md, "Loop profiles", rule R7 (loop type ``repeated_workspace_state``). A
 model can loop while every call succeeds and every result differs: the same file rewritten
 with the same content forever, an edit that a formatter (or a ``git checkout``) undoes and
 the model makes again, a revert-and-redo cycle between two versions. What these have in

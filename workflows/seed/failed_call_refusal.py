@@ -1,11 +1,71 @@
 """The failed-call repeat refusal: never run an unchanged repeat of a call that already failed.
 
-Seed ``004_…`` and docs/architecture.md, "The failed-call refusal". A prompt keeps one
-:class:`FailedCallLog` (in ``workflows.seed.protections.BatchProtections``): after a call ran and
-failed it records the call's digest with a masked reason; before clearing a call to run it
-checks the digest and, on a hit, answers the model with the earlier reason instead of
-running the tool (``workflows.contracts.synthetic_outcomes.refused_outcome``). Everything here is
-pure and deterministic.
+Seed 004, "a repair attempt cannot repeat a failed tool call". A prompt keeps one
+:class:`FailedCallLog` (in ``workflows.seed.protections.BatchProtections``) as workflow state:
+after a call ran and failed it records the call's digest with a masked reason; before
+clearing a call to run it checks the digest and, on a hit, answers the model with the earlier
+reason instead of running the tool (``workflows.contracts.synthetic_outcomes.refused_outcome``).
+Everything here is pure and deterministic.
+
+**Digest.** :func:`argument_digest` is the SHA-256 of the JSON ``{"tool": name, "arguments":
+arguments}`` with sorted keys, no insignificant whitespace, ``ensure_ascii=False`` and
+``str()`` for values JSON cannot encode: equal arguments in any key order, nested included,
+give one digest. Argument text that was not a JSON object is digested as
+``{"<raw>": raw_argument_text}``. The same digest is the call-id dedup's fingerprint.
+
+**What is recorded.** After a batch settles, each call that *ran and failed* (terminal
+``error`` and execution ``error``) is recorded as digest → masked reason; re-recording moves it
+to the newest end. Nothing is recorded for a success, an invalid-parameter or unknown-tool
+call (``not_started``), a permission denial, a cancellation (terminal ``cancelled`` wins over an
+execution error), a post-processing failure, a contract violation, a refusal, or anything in
+mode ``off``. At most :data:`REMEMBERED_FAILURES` digests (per prompt
+``remembered_failures``), the oldest dropped, so a repeat of a dropped failure runs again: the
+log is held by the worker that caches the prompt and rebuilt by every replay, and a model that
+never stops failing must not grow it without bound.
+
+**Masked reason** (:func:`masked_reason`). The outcome's ``error_message`` (else its
+``content``) with every absolute path outside the workspace — POSIX, ``~/`` and Windows drive
+paths, ``file://`` URLs — replaced by :data:`PATH_HIDDEN_TEXT` (paths inside the workspace are
+kept: the model needs them), control characters escaped as ``\\xNN`` (newline and tab kept),
+blanks stripped, and cut to :data:`MAX_REASON_CHARS` with `` … [cut]``; an empty reason is
+``(no reason was reported)``. Masking comes before cutting, so a path straddling the cut is
+still masked.
+
+**Refusal.** At screening, after call-id dedup and before validation or any permission
+request, a call whose digest is in the log is refused in ``enforce``: the tool does not run
+and the model gets :func:`refusal_text` with the earlier reason (terminal ``error``, execution
+``not_started``, ``execution_denied``, ``refused_repeat=True``). The log changes only after a
+batch settles, so two identical calls inside one batch both run. Each refusal adds one to the
+prompt's ``refused`` count and to ``seawall_failed_call_refusals`` (outcome ``repeat``) and
+writes one ``failed_call_repeat`` line with the tool's safe label. When refusals in one prompt
+exceed :data:`MAX_REPEATS` (per prompt ``max_repeats``; the fourth refusal by default) the
+prompt stops ``repeated_failed_call`` with :func:`repeat_limit_stop_message`. Modes: ``off``
+(record and refuse nothing), ``shadow`` (record; a hit is counted and logged as
+``would_refuse`` and runs), ``enforce`` (the default); per prompt ``refusal_mode``. The guard
+ignores refused calls as it ignores provider duplicates: a refusal neither advances nor resets
+its streak.
+
+**Forgetting after a state-changing success** (beyond the seed). When a call of a
+state-changing tool succeeds — :data:`STATE_CHANGING_TOOLS`, or any tool the prompt's tool list
+marks as mutating (the ones that ask for permission) — the log forgets every remembered
+failure before recording the batch's own (:meth:`FailedCallLog.forget_failures`; the counters
+are kept): the world those failures were recorded against is gone, so an identical recheck
+after a fix is legitimate work, not a loop. Behind ``seawall-refusal-forgets-after-change-v1``
+(docs/architecture.md, "Versioning"): histories from before it replay with the log kept.
+
+The recommended loop profile admits an unchanged repeat instead of refusing it when time
+passed, a refresh happened, the failure was transient or the call is a shell command, and
+counts an admitted repeat that fails exactly as before toward the same limit (R1,
+``workflows.rules.loop_rules``). Everything here is the seed profile's refusal, unchanged.
+
+Departs from the seed: the limit stops the prompt (``loop_detected`` with its own loop type and
+stop message), not the run (seed 004 raises ``UnexpectedModelBehavior``), so the session stays
+usable and the operator sees the cause; the seed records "a retry or a failure", Seawall has no
+``ModelRetry`` and records exactly the calls that ran and failed (invalid-parameter calls are
+bounded by the invalid-parameter guard instead, as the seed bounds shell refusals by their own
+limit); modes ``off``/``shadow``/``enforce``, so it rolls out like the guard; forgetting after a
+state-changing success, above; the scope is one prompt (the seed's "step"): a new prompt starts
+with an empty log.
 """
 
 from __future__ import annotations

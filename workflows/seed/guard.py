@@ -1,11 +1,133 @@
 """The repeated tool execution failure guard: a pure reducer over settled tool batches.
 
-Seed ``000_…`` and docs/architecture.md, "The repeated tool failure guard". The workflow holds a
-:class:`GuardState` and calls
-:func:`reduce` once per fully settled batch; the returned :class:`GuardDecision` says whether
-to continue, inject the fixed reminder, or stop. Nothing here does I/O, reads a clock or
-logs, so the same inputs give the same decisions on every replay. Telemetry is derived from
-a transition by :func:`telemetry_record` and emitted by the caller.
+Seed 000, "ACP Repeated Tool-Call Protection". The workflow holds a :class:`GuardState` and
+calls :func:`reduce` once per fully settled batch; the returned :class:`GuardDecision` says
+whether to continue, inject the fixed reminder, or stop. Nothing here does I/O, reads a clock
+or logs, so the same inputs give the same decisions on every replay and in the benchmark
+simulator. Telemetry is derived from a transition by :func:`telemetry_record` and emitted by
+the caller. :class:`Observation` is the narrow batch receipt: it has no arguments, results or
+error text, so the guard cannot leak them; :class:`Candidate` is what telemetry may say about
+the one eligible failure of a batch.
+
+This docstring is the contract of the **seed profile**: with no progress evidence supplied
+(``Observation.progress`` never set), the reducer gives exactly these decisions. Later
+improvements may add optional inputs or separate layers, never change these rules.
+
+Modes (the operator's; ``off`` makes every call return ``none`` and emit no telemetry)::
+
+    mode      decisions              reminder injected   prompt stopped
+    shadow    would_warn/would_stop  no                  no      (the default)
+    warn      warn/would_stop        yes                 no
+    enforce   warn/stop              yes                 yes
+
+Shadow advances a *virtual* warned state without injecting anything, so ``would_warn`` and
+``would_stop`` estimate volume only; they cannot show how a model reacts to the reminder.
+Once ``enforcement_disabled`` is set (the outcome contract or the input boundary could not be
+trusted in this prompt), :func:`effective_mode` turns ``enforce`` into ``warn`` for the rest
+of the prompt: the reminder is still given, the stop becomes ``would_stop``. Nothing
+re-enables it.
+
+``reduce(state, input)``, in exactly this order:
+
+1. **Off or latched.** Mode ``off``, or phase ``latched``: kind ``none``, state unchanged. A
+   latched guard emits no further decisions in this prompt, whatever happens.
+2. **Input boundary**, first match wins: ``not input_reliable`` → reset ``unreliable_input``
+   and set ``enforcement_disabled``; ``has_external_input`` → reset ``external_input``;
+   ``has_queued_prompt`` → reset ``queued_prompt``; ``not batch.complete`` → reset
+   ``incomplete``. (A batch that arrives with input is not counted, even if it failed.)
+3. **Ignore what never ran on its own account.** Drop observations with
+   ``provider_duplicate`` or ``refused_repeat`` and (recommended loop profile only) those
+   marked ``progress``: a failure of a call that now fails differently than before
+   (``workflows.rules.loop_rules``, R0). If none remain: kind ``none``, state unchanged.
+4. **Classify** every remaining observation by the table below.
+5. **Ineligible?** If any observation classified as a reset reason: reset with the
+   highest-precedence reason present, ``contract_violation > cancelled > unknown >
+   not_started > post_execution_failure``; and set ``enforcement_disabled`` if *any*
+   observation classified as ``contract_violation`` or ``unknown`` (even when a
+   higher-precedence reason is reported).
+6. **Successes.** Drop the eligible failures of every tool that succeeded in this batch (a
+   success has no error type, so it clears every failure classification of that tool in the
+   batch). If no failure remains: when the tracked key's tool succeeded → reset ``success``;
+   otherwise kind ``none``, state unchanged — a success of another tool neither advances nor
+   resets the streak.
+7. **Mixed.** More than one distinct failure key remains → reset ``mixed``.
+8. **New key.** The one key differs from the tracked key (or nothing is tracked, whatever the
+   phase): a new streak — phase ``tracking``, this key, ``failure_count`` = this batch's
+   failures, ``batch_count = 1``, ``candidate_ordinal = next_candidate_ordinal``,
+   ``next_candidate_ordinal + 1``, ``enforcement_disabled`` kept. Kind ``tracked``.
+9. **Same key.** Add this batch's failures to ``failure_count`` and 1 to ``batch_count``,
+   take the effective mode of the advanced state, then: phase was ``warned`` → phase
+   ``latched``, kind ``stop`` in ``enforce``, else ``would_stop``; else if ``failure_count >=
+   REPEATED_TOOL_FAILURE_THRESHOLD`` (8) and ``batch_count >=
+   REPEATED_TOOL_FAILURE_BATCH_THRESHOLD`` (2) → phase ``warned``, kind ``would_warn`` in
+   ``shadow``, else ``warn``; else kind ``tracked``.
+
+A reset returns the idle state, keeping ``next_candidate_ordinal`` and
+``enforcement_disabled`` (or-ed with the reset's own disabling). If that equals the state
+before (already idle, nothing disabled anew), the decision is kind ``none`` with no reason;
+otherwise kind ``reset`` with the reason.
+
+The failure key is ``(policy_tool_name, execution_error_type)``, the tool identity being
+``policy_tool_name`` stripped of blanks. Arguments are deliberately not part of it: parameter
+thrashing against the same execution boundary is exactly the loop to catch, and the threshold
+plus the two-batch requirement give the false-positive headroom. Classification::
+
+    terminal     execution              classification
+    cancelled    anything, or missing   cancelled
+    not cancelled  missing or unknown   unknown (disables)
+    success      error or cancelled     contract_violation (disables)
+    success      success or not_started a success of that tool; no tool identity: unknown (disables)
+    success      any other value        unknown (disables)
+    error        cancelled              cancelled
+    error        not_started            not_started
+    error        success                post_execution_failure
+    error        error                  an ELIGIBLE FAILURE with a tool identity and an
+                                        execution error type neither blank nor "unknown";
+                                        else unknown (disables)
+    error        any other value        unknown (disables)
+    other value  present, not unknown   unknown (disables)
+
+So nothing counts but a call that a registered tool actually ran, that failed, with a
+structured classification, in a batch that fully settled. Cancellations (permission
+cancellations included), permission denials, validation failures, post-processing failures,
+historical unknowns and duplicates never count.
+
+What the workflow does with a decision: ``none``, ``reset``, ``tracked``, ``would_warn`` and
+``would_stop`` leave the turn unchanged; ``warn`` appends :data:`REPEATED_TOOL_FAILURE_REMINDER`
+after the tool results (and before drained input); ``stop`` ends the prompt with
+``repeated_tool_execution_failure`` and :data:`REPEATED_TOOL_FAILURE_STOP_MESSAGE`. One
+reminder per candidate streak, not per prompt: a reset followed by a new streak (a new
+candidate ordinal) can earn a new reminder, and a streak that warned and then fails with a
+*different* key starts a new streak (step 8) rather than stopping. Both texts are fixed system
+context: no tool name, argument or error text, never presented as user input.
+
+Invariants, from seed 000's shadow phase, held by ``tests/workflows/seed/test_guard.py`` (the
+decision table and the seed's verification list), ``test_guard_properties.py`` (random batch
+sequences against an independent oracle) and ``tests/test_shadow_invariants.py`` (over the
+diagnostic logs of real shadow runs): zero cancelled calls, ``not_started`` calls, unknown
+execution classifications or post-execution failures counted; zero decisions on incomplete
+batches; zero enforcement after an unreliable input drain; every ``would_stop`` preceded by a
+``would_warn`` of the same prompt and candidate ordinal (every ``stop`` by a ``warn``); eight
+failures in one batch never warn, eight across two batches do, and the next matching batch
+stops only after it settled; the reminder and stop texts are fixed and carry no tool data;
+unsupported outcome combinations never enforce; the older protections (duplicate ids,
+invalid parameters, the cap) are unchanged.
+
+Departs from the seed:
+
+- *The streak is durable.* Seed 000 keeps the guard in memory and loses it on a restart by
+  design; here it is workflow state, so a worker crash or deploy continues the same streak.
+- *Refused repeats are ignored* like provider duplicates (step 3): a refused call never ran,
+  and the failed-call refusal has its own limit. Seed 000 does not know the refusal.
+- *Completeness and reliability are proven differently.* The workflow reduces only after it
+  awaited every admitted call's outcome, so its batches are always complete (``incomplete``
+  exists for other producers of the input, and for the tests); its own drain of signals is
+  durable, so an unreliable drain can only be reported by a host in front of it, through the
+  ``report_unreliable_input`` signal, where the seed reads it from the host's drain response.
+- *Decision names* are ``warn``/``stop`` (the seed's telemetry says ``warned``/``stopped``),
+  plus ``none`` for "nothing changed", which the seed leaves implicit.
+- *Scope* is a route, not an ACP session type (docs/protections.md, "Operator settings"):
+  Seawall has no Todo or Stop-hook continuations to suspend; a stop ends the prompt workflow.
 """
 
 from __future__ import annotations
@@ -109,11 +231,11 @@ class Observation(BaseModel):
     execution_error_type: str | None = None
     provider_duplicate: bool = False
     # A call refused by the failed-call log never ran; like a provider duplicate it neither
-    # advances nor resets the streak (docs/architecture.md, "The failed-call refusal").
+    # advances nor resets the streak (workflows/seed/failed_call_refusal.py).
     refused_repeat: bool = False
     # Progress evidence (optional; the seed profile never sets it): a failure whose output
     # says something new for its tool is progress, not repetition, and like a refused repeat
-    # it neither advances nor resets the streak (docs/architecture.md, "Loop profiles").
+    # it neither advances nor resets the streak (docs/protections.md, "Loop profiles").
     progress: bool = False
 
 
@@ -201,8 +323,7 @@ def effective_mode(mode: GuardMode, state: GuardState) -> GuardMode:
 
 
 def classify(observation: Observation) -> _Classified:
-    """Place one observation in the terminal/execution decision table (docs/architecture.md, "The
-    repeated tool failure guard")."""
+    """Place one observation in the terminal/execution decision table (the module docstring)."""
     terminal = observation.terminal_status
     execution = observation.execution_status
     tool = (observation.policy_tool_name or "").strip() or None
@@ -251,8 +372,7 @@ def _reset(state: GuardState, reason: ResetReason, *, disable: bool = False) -> 
 
 
 def reduce(state: GuardState, guard_input: GuardInput) -> GuardDecision:
-    """Advance the guard by one fully settled batch (docs/architecture.md, "The repeated tool
-    failure guard")."""
+    """Advance the guard by one fully settled batch (the module docstring)."""
     mode = guard_input.mode
     if mode is GuardMode.OFF or state.phase is GuardPhase.LATCHED:
         return GuardDecision(kind=DecisionKind.NONE, state=state)

@@ -1,6 +1,6 @@
 """The seed's protections around each model batch, as pure prompt state.
 
-docs/architecture.md, "The prompt loop", protections 1, 2 and 5: provider call-id
+docs/architecture.md, "The life of a prompt", protections 1, 2 and 5: provider call-id
 deduplication, the invalid-parameter guard and the per-prompt tool-call cap, with their
 stop messages; and :class:`BatchProtections`, which holds them with the failed-call refusal
 (``workflows.seed.failed_call_refusal``) for one prompt. A batch is every tool call of one model
@@ -18,7 +18,7 @@ records the batch's failures and invalid parameters. After the input drain,
 :meth:`BatchProtections.stop_after` names the protection that stops the prompt, most specific first
 (``workflows.prompt.batch.after_batch`` asks).
 
-In the recommended loop profile (docs/architecture.md, "Loop profiles") the
+In the recommended loop profile (docs/protections.md, "Loop profiles") the
 :class:`~workflows.rules.LoopRules` layer joins in: screening may clear an unchanged repeat
 the refusal would refuse, and answers a re-request of a denied call; settlement marks
 progress for the guard; :meth:`BatchProtections.review` runs the profile's own rules after
@@ -148,7 +148,7 @@ class ToolCallCap:
     skipped. So is the default in the seed profile. In the recommended profile the unset
     default is *adaptive*: a fixed cap of 100 ends long runs that are making progress (a
     render pipeline verifying every frame of six stages), which is what peers learned too
-    (docs/architecture.md, "The adaptive tool-call cap"). Past the default, a batch is
+    (docs/protections.md, "The adaptive tool-call cap"). Past the default, a batch is
     skipped only when it repeats a call the prompt has already asked for
     :data:`ADAPTIVE_CAP_REPEATS` − 1 times, which is what a stuck model does; ten times the
     default stays a hard backstop, so a runaway whose every call differs is still bounded.

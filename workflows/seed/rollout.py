@@ -1,5 +1,5 @@
-"""The guard's rollout policy and each owner's deterministic cohort (docs/architecture.md,
-"Rollout cohorts").
+"""The guard's rollout policy and each owner's deterministic cohort (docs/rollout.md, "Rollout
+cohorts").
 
 Seed 000, "Rollout", Phase 3: enforcement for at most 5 % of stable, version-pinned owners,
 assigned deterministically by owner so one prompt can never switch treatment mid-run, the
@@ -16,6 +16,14 @@ owner gets the same cohort in every session, on every worker, until the salt cha
 
 Everything here is pure (no I/O, no clock, no randomness), so the operator-settings activity
 and the tests compute the same assignment; the activity's result is what history records.
+
+Besides the arms' modes (``enforce``, ``warn``, ``shadow``, ``off``) a session's cohort is
+``unassigned`` (no policy for its environment: the guard-mode setting applies), ``unowned``
+(no owner: the guard mode, capped at ``warn``, since the seed must not assign enforce to
+unknown ownership) or ``unpinned`` (the worker's ``service_version`` is not the policy's
+``guard_rollout_version``: the guard mode). A policy that does not parse, lacks a salt or an
+environment, or enforces above 5 % without ``guard_rollout_allow_wide_enforce`` stops every
+process at startup (``seawall.runtime.rollout_policy``).
 """
 
 from __future__ import annotations

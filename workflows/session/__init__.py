@@ -2,7 +2,7 @@
 
 Why a package: a session runs its prompts one at a time as child prompt workflows, and
 the per-owner admission workflow holds each owner's prompt slots across every gateway
-replica (docs/architecture.md, "Sessions and the gateway", "Per-owner prompt limit").
+replica (workflows/session/workflow.py, workflows/session/owner_admission.py).
 
 - ``workflow``: ``SessionWorkflow`` and ``session_workflow_id``;
 - ``owner_admission``: ``OwnerAdmissionWorkflow`` and its rule for freeing slots.

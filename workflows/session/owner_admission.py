@@ -1,7 +1,13 @@
 """``OwnerAdmissionWorkflow``: one owner's count of prompts running or queued, kept durable
 so that every gateway replica, and a restarted one, enforces the same per-owner limit.
 
-docs/architecture.md, "Per-owner prompt limit". The gateway calls update ``admit`` (with
+The limit (``max_concurrent_prompts_per_owner``, docs/http-api.md, "Tokens, owners and
+limits") has to hold across gateway restarts and replicas, so a counter in the gateway's
+memory cannot carry it; and the owner id may not be a search attribute, so "count this
+owner's running prompts" cannot be a visibility query. So each owner has one such workflow
+per task queue, with the id ``owner-admission-<SHA-256 of the task queue and owner id>``:
+every replica finds the same one, the id does not carry the owner, and a deployment moved to
+another task queue starts a fresh one there. The gateway calls update ``admit`` (with
 update-with-start, so the first call creates the workflow) before it submits a prompt to a
 session; the update holds a slot or refuses. Slots are freed lazily: a refusal lists the
 held slots, the gateway looks at their sessions (which prompts still run or wait, and which
@@ -16,6 +22,47 @@ the gateway signs the start state (docs/security-trust.md), and until the worker
 it the workflow answers no update, so a state started by anyone else (slots that never free,
 sessions that never close) is never counted. Past that, each message is a pure function of
 the state, so it is deterministic by construction.
+
+The slots are freed at a refusal: the gateway first asks each unresolved slot's session for
+the outcome of its submit update by id (the prompt it made, or "no such submit"), then the
+session's ``status``, and calls ``admit`` again; the pure ``observe`` frees each slot whose
+prompt no longer runs or waits (prompt ids are never reused, so a prompt once gone stays gone)
+and each slot whose submit the session does not know once it is older than 60 s (a gateway
+that crashed or gave up between ``admit`` and the submit; long past the submit's 10 s RPC
+timeout), and counts any running or queued prompt of those sessions that has no slot (a
+submit that landed late, undelivered input the session queued). A refused submit frees its
+slot at once (``release``). A refusal therefore costs the owner's sessions' queries and one
+more update; admission after a finished or cancelled prompt is immediate.
+
+Repeats are counted once: a slot is keyed by session and submit update id, and ``admit`` with
+a key already held, or freed among the last 1,000, is "admitted, not counted" unless the
+request says ``recount``, which the gateway sends once the session has said it does not know
+the submit, so a session that forgot a key, or a session id started anew, can never run a
+prompt uncounted. ``admit`` carries no Temporal update id, so a client repeating a refused
+request is not answered the earlier refusal.
+
+Errors lean one way: an older look never frees a prompt a newer one found (each slot
+remembers the refusal time of the look that resolved it), and the remaining imprecisions (a
+late submit counted twice until the next look, a stale look re-adding a finished prompt)
+over-count, which the next refusal corrects. The one under-count: a submit the server delivers
+more than 60 s after the gateway gave up on it is not counted until a look sees its prompt.
+Sessions the gateway did not admit to (``seawall acp``'s) are not counted. The limit and the
+quotas travel with each request, so replicas configured differently each apply their own.
+
+The quotas (``max_open_sessions_per_owner``, ``max_stored_bytes_per_owner``) are counted
+beside the slots (``AdmissionState.sessions``: each open session's id, metadata bytes and the
+bytes charged to it), asked by ``admit_session`` before a session starts, ``admit`` (the
+prompt's bytes) and ``charge_input``; a refused submit or input gives its bytes back
+(``refund``). Sessions are freed lazily too (``observe_sessions``): those seen closed, and
+those Temporal does not know once older than the same 60 s grace; a closing session counts
+until its last prompt finished. A quota refusal has no ``Retry-After``, since waiting frees
+nothing by itself. Every field added for the quotas is optional with the old behaviour as its
+default and the new handlers add no command, so histories recorded before replay unchanged.
+
+Alternatives: having the session signal this workflow when a prompt ends would free slots
+eagerly, but changes the session's command sequence (a patch, and sessions already running
+would never signal), and a lost signal leaks a slot unless the same reconciliation exists
+anyway; the lazy look needs no session change and costs only when an owner is at the limit.
 """
 
 from __future__ import annotations

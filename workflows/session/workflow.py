@@ -1,9 +1,9 @@
 """``SessionWorkflow``: a durable conversation that runs its prompts one at a time.
 
-docs/architecture.md, "Sessions and the gateway". A session resolves the operator's guard mode
-(and loop profile, context budget, and its owner's rollout cohort: "Rollout cohorts") once and
-hands them to each prompt, so that a prompt resolves nothing itself ("Durable steps per
-prompt"), keeps the conversation
+A session resolves the operator's guard mode (and loop profile, context budget, and its
+owner's rollout cohort: docs/rollout.md, "Rollout cohorts") once and hands them to each
+prompt, so one session never mixes modes or profiles and a prompt resolves nothing itself
+(docs/capacity.md, "Durable steps per prompt"), keeps the conversation
 across prompts, and runs each submitted prompt, strictly FIFO, as a child
 ``PromptWorkflow`` whose id the gateway reports. While a prompt runs, a newly submitted
 prompt waits and the running one is told ``set_queued_prompt`` (which resets its guard
@@ -14,6 +14,46 @@ For editor clients (``seawall acp``) a session also switches its approval mode
 (``set_approval_mode``, forwarded to the running prompt), withdraws a prompt still waiting
 in its queue (``withdraw_prompt``) and pages through its retained conversation with each
 tool call's settled status (``transcript``), so an editor can show it again after a restart.
+
+Who may start one: the gateway (for an authenticated owner) and ``seawall acp`` sign each
+session's start (a session grant, docs/security-trust.md); the worker verifies it in the
+session's first activity and fails a start that is unsigned, forged, replayed for another id
+or expired, before any prompt runs. A session's prompts, and the runs continue-as-new makes,
+are not verified again (their start was).
+
+- Each prompt runs as a child with the id ``{session_id}-prompt-{n}`` (the id the API
+  returns; the gateway derives a prompt's session from it), parent-close policy *request
+  cancel*, id reuse policy *reject duplicate* (``PROMPT_ID_REUSE_POLICY``): a run started
+  under a used session id by anything else finds its prompt id taken and records that prompt
+  as failed, leaving the finished prompt and its result as they were. The gateway and ``seawall
+  acp`` start sessions with *reject duplicate* too, so a session id gets one run.
+- ``submit_prompt`` queues a prompt (its validator refuses once the session is closing);
+  Temporal deduplicates update ids only within one run, so the session remembers, by update
+  id, what its newest 1,000 submits answered and carries that across continue-as-new: a
+  repeat in a later run is answered as the first (even once closing), and query
+  ``submitted`` tells the gateway whether a submit is known.
+- ``send_input`` forwards mid-turn input to the running prompt (waiting for one still
+  starting); with no running prompt it fails (the gateway's 409). Input a prompt never
+  delivered (it stopped or was cancelled first) becomes the session's next prompt, at the
+  front of the queue: nothing the user said is lost.
+- Signal ``close`` finishes the session once its queue is empty; query ``status``.
+- Each prompt gets the conversation so far under the context policy
+  (``workflows.contracts.conversation.fit_context``; before ``CONTEXT_POLICY_PATCH``, its
+  newest whole prompts within 500,000 characters); a finished prompt's final conversation
+  becomes the session's. A child that closed without a result (terminated, failed, cancelled
+  by an old worker) is recorded as finished, ``cancelled`` or ``error``, and the next prompt
+  runs (``gateway.closed_prompts`` answers its clients the same way).
+- When Temporal suggests it, the session continues as new, carrying (``SessionInput`` is both
+  the start input and the carry) its mode, conversation, queue, finished list, prompt
+  counter, closing flag, each tool message's settled status and the prompt that added each
+  message, and its remembered submits.
+
+The editor handlers add no command to existing histories, so none is patched: ``transcript``
+pages (at most 200,000 characters a page) with each tool message's settled status, kept from
+each prompt's ``PromptResult.tool_statuses``, and the id of the prompt that added each
+message, so a replay names calls and messages as they were named live; ``set_approval_mode``
+applies to the calls the running prompt admits afterwards (a request already open stays
+open).
 """
 
 from __future__ import annotations
@@ -38,6 +78,7 @@ with workflow.unsafe.imports_passed_through():
         OperatorSettings,
         ResolveOperatorSettingsInput,
     )
+    from workflows.contracts.approval import ApprovalRule
     from workflows.contracts.conversation import (
         DEFAULT_CONTEXT_BUDGET_CHARS,
         MAX_CONVERSATION_CHARS,
@@ -47,7 +88,6 @@ with workflow.unsafe.imports_passed_through():
         fit_context,
         recent_history,
     )
-    from workflows.contracts.grant import StartClaim
     from workflows.contracts.prompt import (
         ApprovalModeChange,
         PromptInput,
@@ -55,6 +95,7 @@ with workflow.unsafe.imports_passed_through():
         QueuedPrompt,
         StopReason,
         UserInput,
+        prompt_title,
     )
     from workflows.contracts.session import (
         FINISHED_PROMPTS_KEPT,
@@ -74,13 +115,9 @@ with workflow.unsafe.imports_passed_through():
         TranscriptPage,
         TranscriptQuery,
     )
-    from workflows.contracts.start_claims import (
-        RunGrantInbox,
-        fresh_start,
-        refused_start,
-        session_claim,
-    )
-    from workflows.prompt.workflow import CONTEXT_POLICY_PATCH, PromptWorkflow
+    from workflows.contracts.start_claims import RunGrantInbox, fresh_start, refused_start
+    from workflows.prompt.patches import CONTEXT_POLICY_PATCH
+    from workflows.prompt.workflow import PromptWorkflow
     from workflows.rules import LoopSettings
     from workflows.seed.guard import GuardMode
     from workflows.seed.rollout import RolloutAssignment
@@ -96,11 +133,11 @@ def session_workflow_id(session_id: str) -> str:
     return f"session-{session_id}"
 
 
-# A prompt's workflow id is never given to a second run (docs/architecture.md, "Sessions and
-# the gateway"): a session started anew under a used id (which the gateway and seawall acp
-# never do) finds its first prompt's id taken and fails that prompt instead of replacing the
-# finished one's result. A command attribute only: replay compares a child's id and type, so
-# sessions started before it replay unchanged (tests/replay).
+# A prompt's workflow id is never given to a second run (the module docstring): a session started
+# anew under a used id (which the gateway and seawall acp never do) finds its first prompt's id
+# taken and fails that prompt instead of replacing the finished one's result. A command attribute
+# only: replay compares a child's id and type, so sessions started before it replay unchanged
+# (tests/replay).
 PROMPT_ID_REUSE_POLICY = WorkflowIDReusePolicy.REJECT_DUPLICATE
 
 
@@ -281,10 +318,11 @@ class SessionWorkflow(RunGrantInbox):
         operator_budget: int | None = None
         operator_summaries: bool | None = None
         operator_retry_window: float | None = None
+        operator_rules: tuple[ApprovalRule, ...] | None = None
         try:
             # A fresh start is checked by the worker (its grant, workspace and scenario); a
             # run continue-as-new made carries what the checked start began with.
-            claim = await self._start_claim(session) if fresh_start(workflow.info()) else None
+            claim = await self.run_claim(session) if fresh_start(workflow.info()) else None
             request = ResolveOperatorSettingsInput(owner_id=session.owner_id, start=claim)
             if self._guard_mode is None:
                 settings = await self._resolve_operator_settings(request)
@@ -298,6 +336,8 @@ class SessionWorkflow(RunGrantInbox):
                 operator_budget = settings.context_budget_chars
                 operator_summaries = settings.activity_summaries
                 operator_retry_window = settings.model_retry_window_seconds
+                if settings.approval_rules is not None:
+                    operator_rules = tuple(settings.approval_rules)
             elif claim is not None and workflow.patched(SESSION_START_CHECK_PATCH):
                 await self._resolve_operator_settings(request)  # for the check alone
         except ActivityError as err:
@@ -305,7 +345,9 @@ class SessionWorkflow(RunGrantInbox):
             if refused is None:
                 raise
             raise refused from None
-        self._use_operator_defaults(operator_budget, operator_summaries, operator_retry_window)
+        self._use_operator_defaults(
+            operator_budget, operator_summaries, operator_retry_window, operator_rules
+        )
         while True:
             await workflow.wait_condition(lambda: bool(self._queue) or self._closing)
             if not self._queue:
@@ -316,15 +358,6 @@ class SessionWorkflow(RunGrantInbox):
                 workflow.continue_as_new(self._carry())
         await workflow.wait_condition(workflow.all_handlers_finished)
         return self.status()
-
-    async def _start_claim(self, session: SessionInput) -> StartClaim:
-        """What this fresh run claims, with its grant: the one signalled for the run when
-        the input says it follows, else the input's own."""
-        grant = await self.start_grant(
-            grant_follows=session.grant_follows, input_grant=session.grant, kind="session"
-        )
-        run_id = workflow.info().original_execution_run_id
-        return session_claim(session, run_id=run_id, grant=grant)
 
     async def _resolve_operator_settings(
         self, request: ResolveOperatorSettingsInput
@@ -342,12 +375,14 @@ class SessionWorkflow(RunGrantInbox):
         operator_budget: int | None,
         operator_summaries: bool | None,
         operator_retry_window: float | None = None,
+        operator_rules: tuple[ApprovalRule, ...] | None = None,
     ) -> None:
         """Unless the session's settings set them, the operator's context budget and activity
         summaries (the defaults when the starter gave the session its guard mode, or a worker
         from before the setting resolved them), kept in the settings every prompt inherits
         and continue-as-new carries. The operator's model retry window likewise, when the
-        worker resolved one (else each prompt uses the default)."""
+        worker resolved one (else each prompt uses the default). The operator's approval
+        rules, whenever the worker resolved them: the operator's, never the starter's."""
         current = self._input.settings
         update: dict[str, object] = {}
         if current.context_budget_chars is None:
@@ -356,8 +391,19 @@ class SessionWorkflow(RunGrantInbox):
             update["activity_summaries"] = bool(operator_summaries)
         if current.model_retry_window_seconds is None and operator_retry_window is not None:
             update["model_retry_window_seconds"] = operator_retry_window
+        if operator_rules is not None:
+            update["approval_rules"] = operator_rules
         if update:
             settings = current.model_copy(update=update)
+            self._input = self._input.model_copy(update={"settings": settings})
+
+    def _remember_approvals(self, rules: list[ApprovalRule]) -> None:
+        """The calls the user allowed "always for this session" in a prompt: every later
+        prompt of the session (and continue-as-new) carries them."""
+        if rules:
+            current = self._input.settings
+            remembered = (*current.remembered_approvals, *rules)
+            settings = current.model_copy(update={"remembered_approvals": remembered})
             self._input = self._input.model_copy(update={"settings": settings})
 
     async def _run_prompt(self, item: QueuedSessionPrompt) -> None:
@@ -386,6 +432,10 @@ class SessionWorkflow(RunGrantInbox):
                 id_reuse_policy=PROMPT_ID_REUSE_POLICY,
                 parent_close_policy=workflow.ParentClosePolicy.REQUEST_CANCEL,
                 search_attributes=self._prompt_search_attributes(),
+                # What the Temporal UI lists the prompt as (user metadata: a payload the
+                # codec encodes like the input; no command of its own).
+                static_summary=prompt_title(item.text),
+                static_details=f"A prompt of session `{self._input.session_id}`.",
             )
         except WorkflowAlreadyStartedError:
             # The id belongs to another run's prompt, whose result stays as it is.
@@ -402,6 +452,7 @@ class SessionWorkflow(RunGrantInbox):
             self._tool_statuses = self._statuses_after(history, result)
             self._message_prompts = self._prompts_after(history, result, item.prompt_id)
             self._conversation = result.messages
+            self._remember_approvals(result.remembered_approvals)
             if result.pending_input:
                 self._submitted += 1
                 self._queue.insert(
@@ -456,7 +507,7 @@ class SessionWorkflow(RunGrantInbox):
 
     def _prompt_search_attributes(self) -> TypedSearchAttributes | None:
         """The cohort, guard mode, environment and version a prompt starts with, so that
-        visibility can select a rollout's prompts (docs/architecture.md, "Rollout cohorts").
+        visibility can select a rollout's prompts (docs/rollout.md, "Rollout cohorts").
         Only when the cohort was resolved; never the owner."""
         rollout = self._rollout
         if rollout is None:

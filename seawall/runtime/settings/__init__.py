@@ -11,9 +11,10 @@ directory. The package's modules, each one job:
 - ``value_types``: the validator each setting's type carries (its one validator);
 - ``rule_modes``: the per-rule mode settings of the loop profile, declared in one place;
 - ``sources``: the environment, then the user config directory, then the default;
-- ``loading``: startup — the model built once, a bad value one error naming its source;
+- ``loading``: startup — the model built once, a bad value one error naming its source
+  (and ``seawall config``'s view, each bad value marked);
 - ``session``: what the worker reads again at each session's start, through the same fields;
-- ``report``: ``seawall config``'s table and JSON.
+- ``report``: ``seawall config``'s table and JSON, and the protections a start announces.
 
 Owners and their tokens file are seawall/runtime/owners.py; what a usable rollout policy
 needs is seawall/runtime/rollout_policy.py.
@@ -21,7 +22,6 @@ needs is seawall/runtime/rollout_policy.py.
 
 from .catalogue import (
     DEFAULT_CODEC_UI_ORIGINS,
-    LOOP_PROFILE_CONFIG_KEY,
     LOOP_PROFILE_ENV,
     PROGRESS_JUDGE_ENV,
     SETTINGS,
@@ -37,6 +37,7 @@ from .fields import (
     GUARD_MODE_CONFIG_KEY,
     GUARD_MODE_ENV,
     GUARD_MODE_ENV_ALIAS,
+    LOOP_PROFILE_CONFIG_KEY,
     MCP_FILE_NAME,
     PROMPT,
     ROLLOUT,
@@ -53,11 +54,12 @@ from .fields import (
 from .loading import (
     EffectiveSettings,
     flag_type,
+    inspect_settings,
     load_settings,
     log_startup_diagnostics,
     settings_or_exit,
 )
-from .report import render_table
+from .report import protections, protections_line, render_table
 from .rule_modes import RULE_MODE_SETTINGS, RuleModeSetting
 from .session import (
     SESSION_SETTINGS,
@@ -82,7 +84,7 @@ from .sources import (
     user_config_path,
     user_data_dir,
 )
-from .value_types import LOG_FORMATS, LOG_LEVELS, LogFormat
+from .value_types import LOG_FORMATS, LOG_LEVELS, LogFormat, redacted_names
 
 __all__ = [
     "ACP",
@@ -128,9 +130,13 @@ __all__ = [
     "UserConfig",
     "default_of",
     "flag_type",
+    "inspect_settings",
     "load_settings",
     "log_startup_diagnostics",
+    "protections",
+    "protections_line",
     "read_setting",
+    "redacted_names",
     "render_table",
     "resolve_activity_summaries",
     "resolve_context_budget",

@@ -14,12 +14,13 @@ rule_modes.py, with one field each in the marked block of the model.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import SecretStr, ValidationInfo, field_validator
+from pydantic import SecretStr, TypeAdapter, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from seawall.runtime.rollout_policy import check_rollout, deployment_environment
@@ -48,12 +49,14 @@ from .fields import (
     UP,
     WORKER,
     Setting,
+    field_validator_of,
     setting,
     setting_of,
 )
 from .rule_modes import rule_mode_setting
 from .sources import DEFAULT_GUARD_MODE, OperatorSource, current_load
 from .value_types import (
+    ApprovalRulesFile,
     HttpUrl,
     LogFormat,
     LogLevel,
@@ -72,7 +75,6 @@ from .value_types import (
     VariableNames,
 )
 
-LOOP_PROFILE_CONFIG_KEY = "loop_profile"
 LOOP_PROFILE_ENV = "SEAWALL_LOOP_PROFILE"
 PROGRESS_JUDGE_CONFIG_KEY = "progress_judge"
 PROGRESS_JUDGE_ENV = "SEAWALL_PROGRESS_JUDGE"
@@ -259,6 +261,27 @@ class SeawallSettings(BaseSettings):
         env="SEAWALL_ACTIVITY_SUMMARIES",
         read_by=(WORKER,),
     )
+    approval_rules: ApprovalRulesFile = setting(
+        None,
+        "a YAML file of approval rules: which calls run, ask first or never run "
+        "(docs/protections.md); read when each session starts",
+        env="SEAWALL_APPROVAL_RULES",
+        read_by=(WORKER,),
+    )
+    rerun_lost_calls: bool = setting(
+        False,
+        "run a call again when its worker was lost while it ran, even when its tool may "
+        "change things (at least once); off: only tools safe to repeat run again",
+        env="SEAWALL_RERUN_LOST_CALLS",
+        read_by=(WORKER,),
+    )
+    repeatable_tools: str | None = setting(
+        None,
+        "more tools (comma-separated name globs) safe to run again when their worker was "
+        "lost, besides the read-only built-ins and MCP tools annotated read-only or idempotent",
+        env="SEAWALL_REPEATABLE_TOOLS",
+        read_by=(WORKER,),
+    )
     max_cached_workflows: int = setting(
         1000,
         "workflows a worker keeps in memory; 0 replays every workflow task from history",
@@ -266,8 +289,7 @@ class SeawallSettings(BaseSettings):
         read_by=(WORKER,),
         ge=0,
     )
-    # Bounded above by more than the SDK's 100 activity slots (docs/architecture.md,
-    # "Eager calls").
+    # Bounded above by more than the SDK's 100 activity slots (docs/capacity.md, "Eager calls").
     eager_calls_per_workflow_task: int = setting(
         16,
         "model and tool calls of one workflow task a worker starts itself, without a trip "
@@ -320,9 +342,9 @@ class SeawallSettings(BaseSettings):
         gt=0,
         le=3600,
     )
-    # Handed to prompts like the context budget (docs/architecture.md, "Model requests and
-    # outages"): a request that keeps failing is retried until this long after its first
-    # attempt, so an endpoint down for minutes does not end the prompt.
+    # Handed to prompts like the context budget (docs/durability.md, "Model requests and outages"):
+    # a request that keeps failing is retried until this long after its first attempt, so an
+    # endpoint down for minutes does not end the prompt.
     model_retry_window_seconds: float = setting(
         DEFAULT_MODEL_RETRY_WINDOW_SECONDS,
         "how long a failing model request is retried, from its first attempt, before the "
@@ -488,6 +510,14 @@ class SeawallSettings(BaseSettings):
         read_by=(GATEWAY, ACP),
         gt=0,
     )
+    redacted_arguments: str | None = setting(
+        None,
+        "more argument names whose values a permission request shows as [redacted] "
+        "(comma-separated, case-insensitive globs), besides the built-in *token*, *secret*, "
+        "*password* and the like",
+        env="SEAWALL_REDACTED_ARGUMENTS",
+        read_by=(GATEWAY, ACP),
+    )
     # Off by default: a scripted session runs tools the client chose. The worker checks it
     # too (docs/security-trust.md): a workflow started directly on Temporal is no exception.
     allow_scripted_models: bool = setting(
@@ -507,7 +537,7 @@ class SeawallSettings(BaseSettings):
         env="SEAWALL_CHANNEL_OWNERS",
         read_by=(GATEWAY, WORKER),
     )
-    # docs/architecture.md, "Per-owner prompt limit": counted across every replica.
+    # workflows/session/owner_admission.py: counted across every replica.
     max_concurrent_prompts_per_owner: int = setting(
         16,
         "prompts one owner of the tokens file may have running or queued at once, over all "
@@ -517,7 +547,7 @@ class SeawallSettings(BaseSettings):
         ge=0,
         le=1000,
     )
-    # --- per-owner quotas (docs/architecture.md, "Per-owner quotas") ------------------------
+    # --- per-owner quotas (docs/security-gateway.md, "Per-owner quotas") ------------------------
     # Counted, like the prompt limit, in the owner's admission workflow: across every replica.
     max_open_sessions_per_owner: int = setting(
         100,
@@ -631,7 +661,7 @@ class SeawallSettings(BaseSettings):
         read_by=(WORKER,),
     )
 
-    # --- rollout: owners and cohorts (docs/architecture.md, "Rollout cohorts") -------------
+    # --- rollout: owners and cohorts (docs/rollout.md, "Rollout cohorts") -------------
     gateway_tokens_file: OwnerTokensFile = setting(
         None,
         "YAML file of owner ids and their gateway bearer tokens (several owners)",
@@ -670,7 +700,7 @@ class SeawallSettings(BaseSettings):
         read_by=(WORKER,),
     )
 
-    # --- payload storage (docs/architecture.md, "Long prompts") --------------------------
+    # --- payload storage (docs/durability.md, "Long prompts and stored payloads") ------
     payload_storage: StorageKind = setting(
         "filesystem",
         "filesystem | s3 | off: where payloads past the threshold live",
@@ -825,6 +855,13 @@ SETTINGS: tuple[Setting, ...] = tuple(
     setting_of(name, info) for name, info in SeawallSettings.model_fields.items()
 )
 SETTINGS_BY_NAME: Mapping[str, Setting] = {s.name: s for s in SETTINGS}
+
+
+@functools.cache
+def validator_of(name: str) -> TypeAdapter[Any]:
+    """The field validator of setting ``name``: the one the settings model uses
+    (:func:`~.fields.field_validator_of`)."""
+    return field_validator_of(SeawallSettings.model_fields[name])
 
 
 def default_of(name: str) -> Any:

@@ -22,11 +22,15 @@ CONFIG_DIR_NAME = "seawall"
 CONFIG_FILE_NAME = "config.yaml"
 MCP_FILE_NAME = "mcp.json"
 
-# The guard mode is read with its own semantics (sources.py, "the guard mode").
+# The guard mode: refused at startup like any bad value, except under the seed profile
+# (sources.py, "the seed profile's guard mode"); read with the seed's semantics at each
+# session's start (session.py).
 GUARD_MODE_CONFIG_KEY = "repeated_tool_failure_guard"
 GUARD_MODE_ENV = "SEAWALL_REPEATED_TOOL_FAILURE_GUARD"
 # The seed's name, accepted so an existing deployment keeps its setting.
 GUARD_MODE_ENV_ALIAS = "QWEN_CODE_ACP_REPEATED_TOOL_FAILURE_GUARD"
+# The loop profile decides what an invalid guard mode does at startup.
+LOOP_PROFILE_CONFIG_KEY = "loop_profile"
 
 # Exit code of a process that refuses to start over a bad setting (as for a usage error).
 EXIT_BAD_SETTINGS = 2

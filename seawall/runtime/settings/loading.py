@@ -3,19 +3,22 @@ error naming the setting, its value (never a secret's) and its source.
 
 Every entry point calls :func:`load_settings` (through :func:`settings_or_exit`: one line on
 stderr, ``<program>: error: …``, and exit code 2, before it connects or listens), e.g.
-``SEAWALL_GATEWAY_PORT=abc (environment): not an integer``. The guard mode is the one
-exception, with its operator semantics kept: an invalid value means ``shadow`` and a
-diagnostic (sources.py).
+``SEAWALL_GATEWAY_PORT=abc (environment): not an integer``. The guard mode too, except under
+the seed profile, which keeps the seed design's semantics: an invalid value runs ``shadow``,
+with a notice startup shows (sources.py, "the seed profile's guard mode").
+``seawall config`` reads the same way with :func:`inspect_settings`, which marks each invalid
+value instead of refusing.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,28 +27,42 @@ from pydantic import ValidationError
 from workflows.contracts.activity import SettingSource
 
 from . import report
-from .catalogue import SETTINGS_BY_NAME, SeawallSettings
+from .catalogue import SETTINGS_BY_NAME, SeawallSettings, validator_of
 from .fields import (
     CONFIG_FILE_NAME,
     EXIT_BAD_SETTINGS,
+    GUARD_MODE_CONFIG_KEY,
     MCP_FILE_NAME,
     Diagnostic,
     Origin,
     SettingsError,
     field_validator_of,
 )
-from .sources import Load, UserConfig, loading
+from .sources import GUARD_NOTICE, Load, UserConfig, loading
 
 
 @dataclass(frozen=True)
 class EffectiveSettings:
-    """The settings, where each came from, the files read, and diagnostics."""
+    """The settings, where each came from, the files read, and diagnostics.
+
+    ``problems`` are the lines a start refuses with (``VARIABLE=value (environment):
+    message``; none for a process that started). ``invalid`` maps each setting whose value
+    does not validate to its lines, and is what ``seawall config`` marks; for a process that
+    started it holds at most the guard mode the seed profile runs as shadow, with its notice.
+    An invalid setting's value in ``settings`` is its default."""
 
     settings: SeawallSettings
     origins: Mapping[str, Origin]
     config: UserConfig
     mcp: UserConfig
     diagnostics: tuple[Diagnostic, ...]
+    problems: tuple[str, ...] = ()
+    invalid: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def guard_notice(self) -> str | None:
+        """The line saying the seed profile runs an invalid guard mode as shadow."""
+        return next((d.message for d in self.diagnostics if d.event == GUARD_NOTICE), None)
 
     def is_set(self, name: str) -> bool:
         """Whether the operator set ``name`` (in the environment or the user config)."""
@@ -153,33 +170,63 @@ def load_settings(
 
     Reads the files every time it is called (no cache), so a long-running process that
     calls it again sees an edited file. Raises :class:`SettingsError` for an unreadable
-    config file or an invalid value, naming each; an invalid guard mode is not an error
-    (it resolves to ``shadow`` with a diagnostic).
+    config file or an invalid value, naming each; under the seed profile an invalid guard
+    mode is not an error (it runs ``shadow``, with its notice: ``guard_notice``).
     """
+    effective = inspect_settings(environ, config_path)
+    if effective.problems:
+        raise SettingsError("; ".join(effective.problems))
+    return effective
+
+
+def inspect_settings(
+    environ: Mapping[str, str] | None = None, config_path: Path | None = None
+) -> EffectiveSettings:
+    """What :func:`load_settings` reads, with each invalid value marked (``problems``,
+    ``invalid``) instead of refused: ``seawall config``'s view. Raises
+    :class:`SettingsError` only for a config file that cannot be read or parsed."""
     load = Load.of(dict(os.environ if environ is None else environ), config_path)
     for broken in (load.config.problem, load.mcp.problem):
         if broken is not None:
             raise SettingsError(broken.message.removesuffix("; ignoring it"))
+    errors: list[tuple[str, str]] = []
     try:
         with loading(load):
             settings = SeawallSettings()
     except ValidationError as exc:
-        problems = [
-            _problem(load, str(err["loc"][0]) if err["loc"] else "?", error_message(err))
+        errors = [
+            (str(err["loc"][0]) if err["loc"] else "?", error_message(err))
             for err in exc.errors(include_url=False, include_input=False)
         ]
-        raise SettingsError("; ".join(problems)) from None
-    assert load.guard is not None
+        settings = _valid_part(load, {name for name, _ in errors})
+    problems = [_problem(load, name, message) for name, message in errors]
+    invalid: dict[str, str] = {}
+    for (name, _), problem in zip(errors, problems, strict=True):
+        invalid[name] = f"{invalid[name]}; {problem}" if name in invalid else problem
     diagnostics = [*_config_file_diagnostics(load.config)]
-    if load.guard.diagnostic is not None:
-        diagnostics.append(load.guard.diagnostic)
+    if load.guard_notice is not None:
+        diagnostics.append(load.guard_notice)
+        invalid[GUARD_MODE_CONFIG_KEY] = load.guard_notice.message
     return EffectiveSettings(
         settings=settings,
         origins=dict(load.origins),
         config=load.config,
         mcp=load.mcp,
         diagnostics=tuple(diagnostics),
+        problems=tuple(problems),
+        invalid=invalid,
     )
+
+
+def _valid_part(load: Load, invalid: set[str]) -> SeawallSettings:
+    """The settings of every value that validates on its own, each invalid one at its
+    default: only for showing them (``seawall config``), never for running."""
+    values = {}
+    for name, raw in load.raw.items():
+        if name not in invalid:
+            with contextlib.suppress(ValidationError):
+                values[name] = validator_of(name).validate_python(raw)
+    return SeawallSettings.model_construct(**values)
 
 
 def _config_file_diagnostics(config: UserConfig) -> Iterator[Diagnostic]:
@@ -213,10 +260,11 @@ def settings_or_exit(program: str, environ: Mapping[str, str] | None = None) -> 
 
 
 def log_startup_diagnostics(effective: EffectiveSettings, logger: Any) -> None:
-    """Log the diagnostics of a process's settings once at startup, except the guard
-    mode's: the worker reports that one with each session that resolves it."""
+    """Log the diagnostics of a process's settings once at startup, except the seed
+    profile's guard-mode notice: the worker's ``worker_started`` line carries that one
+    (report.protections), and it reports the guard mode with each session that resolves it."""
     for diagnostic in effective.diagnostics:
-        if diagnostic.event != "invalid_guard_mode":
+        if diagnostic.event != GUARD_NOTICE:
             logger.warning(
                 diagnostic.event, source=diagnostic.source, diagnostic=diagnostic.message
             )

@@ -1,5 +1,5 @@
 """The per-rule mode settings of the recommended loop profile, declared in one place
-(docs/architecture.md, "Loop profiles"; docs/settings.md, "The guard and the worker").
+(docs/protections.md, "Loop profiles"; docs/settings.md, "The guard and the worker").
 
 An operator may give a rule its own mode (``off``, ``shadow``, ``warn``, ``enforce``) instead
 of the guard's, for a shadow-first rollout of each rule. :data:`RULE_MODE_SETTINGS` has one

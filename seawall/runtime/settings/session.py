@@ -15,14 +15,13 @@ read, so an unrelated bad setting cannot change a session.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ValidationError
 
 from seawall.runtime.rollout_policy import check_rollout, deployment_environment, service_version
 from workflows.contracts.conversation import DEFAULT_CONTEXT_BUDGET_CHARS, MIN_CONTEXT_BUDGET_CHARS
@@ -35,14 +34,8 @@ from workflows.rules import DEFAULT_LOOP_PROFILE, LoopProfile, LoopSettings
 from workflows.seed import GuardMode
 from workflows.seed.rollout import RolloutPolicies
 
-from .catalogue import (
-    LOOP_PROFILE_CONFIG_KEY,
-    PROGRESS_JUDGE_CONFIG_KEY,
-    SETTINGS_BY_NAME,
-    SeawallSettings,
-    default_of,
-)
-from .fields import GUARD_MODE_CONFIG_KEY, Diagnostic, field_validator_of
+from .catalogue import PROGRESS_JUDGE_CONFIG_KEY, SETTINGS_BY_NAME, default_of, validator_of
+from .fields import GUARD_MODE_CONFIG_KEY, LOOP_PROFILE_CONFIG_KEY, Diagnostic
 from .loading import error_message
 from .rule_modes import RULE_MODE_SETTINGS
 from .sources import Found, GuardModeResolution, UserConfig, find, read_guard_mode, user_config_path
@@ -67,12 +60,6 @@ SESSION_SETTINGS: tuple[str, ...] = (
     "model_retry_window_seconds",
     *ROLLOUT_SETTINGS,
 )
-
-
-@functools.cache
-def validator_of(name: str) -> TypeAdapter[Any]:
-    """The field validator of setting ``name``: the one the settings model uses."""
-    return field_validator_of(SeawallSettings.model_fields[name])
 
 
 @dataclass(frozen=True)
@@ -217,7 +204,7 @@ class ContextBudgetResolution:
 def resolve_context_budget(
     environ: Mapping[str, str] | None = None, config_path: Path | None = None
 ) -> ContextBudgetResolution:
-    """The operator's context budget (docs/architecture.md, "The context policy") from
+    """The operator's context budget (workflows/contracts/conversation.py) from
     ``SEAWALL_CONTEXT_BUDGET_CHARS``, else the user config key ``context_budget_chars``, else
     the default; a value that stopped validating means the default plus one diagnostic."""
     read = read_setting("context_budget_chars", *_sources(environ, config_path))
@@ -288,7 +275,7 @@ def resolve_model_retry_window(
     )
 
 
-# --- the rollout policy (docs/architecture.md, "Rollout cohorts") -----------------------------
+# --- the rollout policy (docs/rollout.md, "Rollout cohorts") -----------------------------
 
 
 @dataclass(frozen=True)

@@ -29,12 +29,14 @@ from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource
 
 from workflows.contracts.activity import SettingSource
+from workflows.rules import LoopProfile
 from workflows.seed import GuardMode
 
 from .fields import (
     CONFIG_DIR_NAME,
     CONFIG_FILE_NAME,
     GUARD_MODE_CONFIG_KEY,
+    LOOP_PROFILE_CONFIG_KEY,
     MCP_FILE_NAME,
     Diagnostic,
     Origin,
@@ -44,6 +46,9 @@ from .fields import (
 )
 
 DEFAULT_GUARD_MODE = GuardMode.SHADOW
+# The event of the seed profile's notice for an invalid guard mode (:func:`seed_guard_notice`),
+# the one the worker logs at each session that resolves such a value.
+GUARD_NOTICE = "invalid_guard_mode"
 
 
 def user_config_dir(environ: Mapping[str, str]) -> Path:
@@ -221,7 +226,7 @@ def find(
     return None
 
 
-# --- the guard mode: read on its own, never an error ----------------------------------------
+# --- the guard mode at a session's start: never an error ------------------------------------
 
 
 @dataclass(frozen=True)
@@ -264,9 +269,38 @@ def read_guard_mode(
     return GuardModeResolution(mode, found.origin.source, where=found.origin.where)
 
 
+# --- the seed profile's guard mode at startup -----------------------------------------------
+
+
 @functools.cache
-def _guard_validator(settings_cls: type[BaseSettings]) -> TypeAdapter[Any]:
-    return field_validator_of(settings_cls.model_fields[GUARD_MODE_CONFIG_KEY])
+def _validator(settings_cls: type[BaseSettings], name: str) -> TypeAdapter[Any]:
+    return field_validator_of(settings_cls.model_fields[name])
+
+
+def _validates(settings_cls: type[BaseSettings], name: str, value: Any) -> Any | None:
+    """``value`` as field ``name`` reads it, or ``None`` when it does not validate."""
+    try:
+        return _validator(settings_cls, name).validate_python(value)
+    except ValidationError:
+        return None
+
+
+def seed_guard_notice(found: Found) -> Diagnostic:
+    """What startup says when the seed profile runs an invalid guard mode as shadow: one
+    line naming the setting, the value and the accepted words (docs/settings.md, "Bad
+    values")."""
+    word = found.word
+    shown = json.dumps(word if len(word) <= 80 else word[:79] + "…", ensure_ascii=False)
+    allowed = ", ".join(m.value for m in GuardMode)
+    return Diagnostic(
+        event=GUARD_NOTICE,
+        source=found.label,
+        value=word,
+        message=(
+            f"{GUARD_MODE_CONFIG_KEY}: {shown} is not a mode ({allowed}); "
+            f"running {DEFAULT_GUARD_MODE.value} as the seed design requires"
+        ),
+    )
 
 
 # --- what one load reads, and the model's source --------------------------------------------
@@ -281,7 +315,8 @@ class Load:
     mcp: UserConfig
     origins: dict[str, Origin] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict)
-    guard: GuardModeResolution | None = None
+    # Set when the seed profile runs an invalid guard mode as shadow (seed_guard_notice).
+    guard_notice: Diagnostic | None = None
 
     @classmethod
     def of(cls, environ: Mapping[str, str], config_path: Path | None = None) -> Load:
@@ -326,18 +361,28 @@ class OperatorSource(PydanticBaseSettingsSource):
 
     def __call__(self) -> dict[str, Any]:
         load = self._load
+        guard: Found | None = None
         for name, info in self.settings_cls.model_fields.items():
-            setting = setting_of(name, info)
-            if name == GUARD_MODE_CONFIG_KEY:
-                validator = _guard_validator(self.settings_cls)
-                load.guard = read_guard_mode(setting, validator, load.environ, load.config)
-                load.raw[name] = load.guard.mode
-                load.origins[name] = Origin(load.guard.source, load.guard.where)
-                continue
-            found = find(setting, load.environ, load.config, load.mcp)
+            found = find(setting_of(name, info), load.environ, load.config, load.mcp)
             if found is None:
                 load.origins[name] = Origin(SettingSource.DEFAULT)
                 continue
             load.raw[name] = found.value
             load.origins[name] = found.origin
+            if name == GUARD_MODE_CONFIG_KEY:
+                guard = found
+        if guard is not None and self._seed_profile():
+            self._seed_guard_mode(guard)
         return dict(load.raw)
+
+    def _seed_profile(self) -> bool:
+        profile = self._load.raw.get(LOOP_PROFILE_CONFIG_KEY)
+        return _validates(self.settings_cls, LOOP_PROFILE_CONFIG_KEY, profile) is LoopProfile.SEED
+
+    def _seed_guard_mode(self, found: Found) -> None:
+        """The seed profile keeps the seed design's semantics for the guard mode: an
+        invalid value runs ``shadow``, loudly (the notice). Under any other profile an
+        invalid value stays in ``raw``, and the model refuses it like any bad value."""
+        if _validates(self.settings_cls, GUARD_MODE_CONFIG_KEY, found.value) is None:
+            self._load.raw[GUARD_MODE_CONFIG_KEY] = DEFAULT_GUARD_MODE
+            self._load.guard_notice = seed_guard_notice(found)

@@ -15,8 +15,10 @@ from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BeforeValidator
 
+from seawall.runtime.approval_rules import load_approval_rules
 from seawall.runtime.owners import OWNER_ID, owner_list, read_owner_tokens
 from seawall.runtime.storage import PayloadStorageKind
+from workflows.contracts.prompt_options import DEFAULT_REDACTED_ARGUMENTS
 from workflows.rules import LoopProfile
 from workflows.seed import GuardMode
 
@@ -103,6 +105,12 @@ def _tokens_file(value: Path | None) -> Path | None:
     return value
 
 
+def _approval_rules_file(value: Path | None) -> Path | None:
+    if value is not None:
+        load_approval_rules(value)  # raises ValueError naming each bad rule
+    return value
+
+
 def _origins(value: str) -> str:
     origins = [o.strip().rstrip("/") for o in value.split(",") if o.strip()]
     for origin in origins:
@@ -110,6 +118,13 @@ def _origins(value: str) -> str:
         if parts.scheme not in {"http", "https"} or not parts.hostname or parts.path:
             raise ValueError(f"{origin!r} is not an origin like http://localhost:8080")
     return ",".join(origins)
+
+
+def redacted_names(value: str | None) -> tuple[str, ...]:
+    """What a permission request never shows: the built-in names, then those of the
+    ``redacted_arguments`` setting (comma-separated)."""
+    extra = tuple(name.strip() for name in (value or "").split(",") if name.strip())
+    return DEFAULT_REDACTED_ARGUMENTS + extra
 
 
 T = TypeVar("T")
@@ -128,3 +143,4 @@ OwnerId = Annotated[str | None, AfterValidator(_owner)]
 OwnerList = Annotated[str | None, AfterValidator(_owner_list)]
 OwnerTokensFile = Annotated[Path | None, AfterValidator(_tokens_file)]
 Origins = Annotated[str, AfterValidator(_origins)]
+ApprovalRulesFile = Annotated[Path | None, AfterValidator(_approval_rules_file)]

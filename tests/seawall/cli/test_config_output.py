@@ -5,7 +5,9 @@ environment, ``config.yaml``, ``mcp.json``, other files a setting names) and the
 output of ``seawall config`` and ``seawall config --json`` — exit code, stdout and stderr,
 byte for byte — captured from the code before the refactor and kept in
 ``config_output/<case>.{table,json}.txt``. Any change to a setting's name, default, source,
-precedence, displayed value or error text fails here.
+precedence, displayed value or error text fails here. (Issue 36 changed, on purpose, what an
+invalid value prints: the whole table with each invalid row marked, the same error line on
+stderr, exit code 2; and an invalid guard mode is no longer shown as ``shadow``.)
 
 The scratch directory is made with a fixed-length name and printed as ``/tmp/swcfg-XXXXXXXX``
 so the table's column alignment is compared too. ``python -m tests.seawall.cli.test_config_output
@@ -122,6 +124,11 @@ CASES: dict[str, Case] = {
         env={"SEAWALL_REPEATED_TOOL_FAILURE_GUARD": "loud"},
         files={USER_CONFIG: "repeated_tool_failure_guard: enforce\n"},
     ),
+    # The seed profile runs it as shadow (issue 36): still marked invalid, exit code 2.
+    "invalid_guard_mode_seed": Case(
+        env={"SEAWALL_REPEATED_TOOL_FAILURE_GUARD": "loud"},
+        files={USER_CONFIG: "repeated_tool_failure_guard: enforce\nloop_profile: seed\n"},
+    ),
     "bad_environment_value": Case(env={"SEAWALL_GATEWAY_PORT": "abc"}),
     "bad_values_together": Case(
         env={
@@ -198,7 +205,7 @@ def _run(case: Case, scratch: Path, *args: str) -> str:
         timeout=120,
     )
     stdout = done.stdout
-    if args == ("--json",) and done.returncode == 0:
+    if args == ("--json",) and stdout:
         # One compact line on stdout; stored indented so a difference reads as one line.
         document = json.loads(stdout)
         assert stdout == json.dumps(document) + "\n"

@@ -6,51 +6,34 @@ from __future__ import annotations
 import argparse
 import asyncio
 import io
-import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
 import pytest
 import pytest_asyncio
-import uvicorn
 from temporalio.client import Client
 
-from gateway.app import create_app
-from gateway.settings import GatewaySettings
 from scripts.chat_server import ChatServer, completion, error
-from seawall.cli.prompt import _Printer, add_prompt_arguments, main_prompt, send_prompt, stop_line
+from seawall.cli.prompt import (
+    EXIT_LOOP_STOPPED,
+    EXIT_TURN_CAP,
+    _Printer,
+    add_prompt_arguments,
+    main_prompt,
+    send_prompt,
+    stop_line,
+)
+from tests.seawall.cli.gateway_server import TOKEN, serve_gateway
 from workflows.seed.guard import REPEATED_TOOL_FAILURE_REMINDER, REPEATED_TOOL_FAILURE_STOP_MESSAGE
-
-TOKEN = "client-test-token"
 
 
 @pytest_asyncio.fixture
 async def gateway_url(client: Client, task_queue: str, tmp_path: Path) -> AsyncIterator[str]:
-    # Bound here and handed to uvicorn, so no other process can take the port meanwhile.
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    settings = GatewaySettings(
-        task_queue=task_queue, workspaces=tmp_path / "workspaces", port=port, token=TOKEN
-    )
-
-    async def factory() -> Client:
-        return client
-
-    config = uvicorn.Config(create_app(settings, factory), log_config=None, lifespan="on")
-    server = uvicorn.Server(config)
-    serving = asyncio.create_task(server.serve(sockets=[sock]))
-    try:
-        while not server.started:
-            assert not serving.done(), "uvicorn stopped while starting"
-            await asyncio.sleep(0.02)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        await serving
-        sock.close()
+    async with serve_gateway(
+        client, task_queue=task_queue, workspaces=tmp_path / "workspaces"
+    ) as url:
+        yield url
 
 
 async def test_hello_streams_to_the_terminal(gateway_url: str) -> None:
@@ -63,8 +46,8 @@ async def test_hello_streams_to_the_terminal(gateway_url: str) -> None:
     assert lines[1:5] == [
         f"prompt {session_id}-prompt-1",
         "Let me look at the workspace.",
-        "→ list_directory (demo_1_0)",
-        "← list_directory success (demo_1_0)",
+        "→ list_directory",
+        "← list_directory success",
     ]
     assert lines[5].startswith("Demo model: the workspace lists")
     assert lines[6:] == ["stop: end_turn"]
@@ -85,18 +68,54 @@ async def test_guard_stop_in_an_existing_session(
     code = await send_prompt(
         gateway_url, "show me a stubborn loop", session_id=session_id, token=TOKEN, out=out
     )
-    assert code == 0
+    assert code == EXIT_LOOP_STOPPED == 3
     lines = out.getvalue().splitlines()
     assert lines[0] == f"prompt {session_id}-prompt-1"
-    assert lines.count("Looking for the file…") == 3
-    started = [line for line in lines if line.startswith("→ read_file (demo_")]
-    failed = [line for line in lines if line.startswith("← read_file error (demo_")]
-    assert len(started) == len(failed) == 12
+    # Each batch: the model's text, four reads, four failures, each with its reason; the
+    # four identical lines of a kind are one line and its count.
+    batch = [
+        "Looking for the file…",
+        "→ read_file",
+        "  … ×4",
+        "← read_file error: not found",
+        "  … ×4",
+    ]
+    assert lines[1:6] == batch
     assert lines.count(f"[reminder] {REPEATED_TOOL_FAILURE_REMINDER}") == 1
-    # The stop message is printed once, as the agent's message, then marked as the stop.
-    assert lines[-2] == "[stop: repeated_tool_execution_failure]"
-    assert lines[-3] == REPEATED_TOOL_FAILURE_STOP_MESSAGE
+    # The stop is told once: its message as the agent's, then the last line names it.
+    assert lines[-2] == REPEATED_TOOL_FAILURE_STOP_MESSAGE
     assert lines[-1] == "stop: loop_detected (repeated_tool_execution_failure)"
+    assert not any(line.startswith("[stop") for line in lines)
+
+
+async def test_shadow_tells_what_it_would_have_done_and_collapses_the_loop(
+    gateway_url: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("SEAWALL_REPEATED_TOOL_FAILURE_GUARD", "shadow")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    out = io.StringIO()
+    code = await send_prompt(gateway_url, "show me a loop", token=TOKEN, out=out)
+    # Nothing stopped it: the model-request cap ended it, with its own exit code.
+    assert code == EXIT_TURN_CAP == 4
+    lines = out.getvalue().splitlines()
+    assert lines[-1] == "stop: max_turn_requests"
+    shadow = [line for line in lines if line.startswith("[shadow]")]
+    assert (
+        "[shadow] would remind the model here (repeated_tool_execution_failure); nothing was "
+        "sent to the model" in shadow
+    )
+    assert (
+        "[shadow] would stop the prompt here (repeated_tool_execution_failure); nothing was "
+        "sent to the model" in shadow
+    )
+    # Fifty model requests of the same reply: told in a few dozen lines, not hundreds. The
+    # run of identical replies ends with how many times it was seen.
+    assert len(lines) < 60, "\n".join(lines)
+    runs = [line for line in lines if line.endswith("(the 5 lines above)")]
+    assert runs, "\n".join(lines)
+    total = sum(int(line.split("×")[1].split()[0]) for line in runs)
+    shown = lines.count("Looking for the file…")
+    assert total - len(runs) + shown == 50  # every request accounted for, once
 
 
 async def test_gateway_refusal_is_exit_code_2(
@@ -105,7 +124,9 @@ async def test_gateway_refusal_is_exit_code_2(
     out = io.StringIO()
     assert await send_prompt(gateway_url, "hello", token="wrong", out=out) == 2
     assert out.getvalue() == ""
-    assert "401 invalid bearer token" in capsys.readouterr().err
+    error = capsys.readouterr().err
+    assert "401 invalid bearer token" in error
+    assert "--token or SEAWALL_GATEWAY_TOKEN" in error
 
     assert await send_prompt(gateway_url, "hello", session_id="nope", token=TOKEN, out=out) == 2
     assert "404 unknown session 'nope'" in capsys.readouterr().err
@@ -144,7 +165,7 @@ def test_streamed_text_is_printed_once_and_a_retry_starts_over() -> None:
     printer.event("agent_message", {"batch": 2, "text": "Stopped."})
     assert out.getvalue().splitlines() == [
         "Hello",
-        "→ glob (c1)",
+        "→ glob",
         "Hi th",
         "[model request retried]",
         "Bye.",
@@ -219,10 +240,10 @@ def test_a_refused_call_prints_its_start_line_too() -> None:
         {"batch": 2, "tool_name": "read_file", "call_id": "c2", "status": "refused"},
     )
     assert out.getvalue().splitlines() == [
-        "→ read_file (c1)",
-        "← read_file error (c1)",
-        "→ read_file (c2)",
-        "← read_file refused (c2)",
+        "→ read_file",
+        "← read_file error",
+        "→ read_file",
+        "← read_file refused",
     ]
 
 

@@ -159,3 +159,47 @@ def test_the_gateway_sees_what_a_rollout_policy_in_the_config_file_is_checked_ag
     gateway = gateway_environment(environ)
     assert "OPENAI_API_KEY" not in gateway
     assert load_settings(gateway).settings.guard_rollout == "enforce:5%,warn:rest"
+
+
+def banner_of(tmp_path: Path, environ: dict[str, str]) -> list[str]:
+    """The lines of ``seawall up``'s banner for these settings."""
+    effective = load_settings({"HOME": str(tmp_path / "home"), **environ})
+    return banner(StackConfig(data_dir=tmp_path / "data"), effective).splitlines()
+
+
+def test_the_banner_says_which_guard_mode_profile_and_sandbox_run(tmp_path: Path) -> None:
+    lines = banner_of(tmp_path, {})
+    assert lines[0] == "Seawall is up."
+    assert "  guard: shadow (default) · profile: recommended · sandbox: bwrap" in lines
+    assert not any("warning" in line for line in lines)
+
+    configured = tmp_path / "home" / ".config" / "seawall" / "config.yaml"
+    configured.parent.mkdir(parents=True)
+    configured.write_text("loop_profile: seed\nsandbox: none\n")
+    lines = banner_of(tmp_path, {"SEAWALL_REPEATED_TOOL_FAILURE_GUARD": "Enforce"})
+    assert "  guard: enforce (environment) · profile: seed · sandbox: none" in lines
+
+    configured.write_text(
+        "repeated_tool_failure_guard: warn\nguard_rollout: enforce:5%,warn:rest\n"
+    )
+    rollout = {"SEAWALL_GUARD_ROLLOUT_SALT": "s", "SEAWALL_DEPLOYMENT_ENVIRONMENT": "prod"}
+    lines = banner_of(tmp_path, rollout)
+    # Each owner's cohort decides its sessions' mode: the banner says a policy applies.
+    assert (
+        "  guard: warn (user config) + rollout policy · profile: recommended · sandbox: bwrap"
+        in lines
+    )
+
+
+def test_the_banner_says_the_seed_profile_runs_an_invalid_guard_mode_as_shadow(
+    tmp_path: Path,
+) -> None:
+    environ = {"SEAWALL_LOOP_PROFILE": "seed", "SEAWALL_REPEATED_TOOL_FAILURE_GUARD": "banana"}
+    lines = banner_of(tmp_path, environ)
+    guard = lines.index(
+        "  guard: shadow (seed profile: invalid value) · profile: seed · sandbox: bwrap"
+    )
+    assert lines[guard + 1] == (
+        '  warning: repeated_tool_failure_guard: "banana" is not a mode (off, shadow, warn, '
+        "enforce); running shadow as the seed design requires"
+    )

@@ -1,6 +1,7 @@
-"""The rollout report's computations (seawall/rollout/analysis.py) over hand-built records:
-each invariant caught, volumes and the unreliable-input segment, retries, the bootstrap's
-determinism, every gate verdict, and the page and summary they render to."""
+"""The rollout report's computations (seawall/rollout/: invariants, decisions, cohorts,
+gates, verdict) over hand-built records: each invariant caught, volumes and the
+unreliable-input segment, retries, the bootstrap's determinism, every gate verdict, and the
+page and summary they render to."""
 
 from __future__ import annotations
 
@@ -10,9 +11,12 @@ from datetime import UTC, datetime, timedelta
 from html.parser import HTMLParser
 from typing import Any
 
-from seawall.rollout.analysis import build_report, check_invariants, percentile, retried_prompts
+from seawall.rollout.cohorts import percentile, retried_prompts
+from seawall.rollout.gates import GateSpec, judge
+from seawall.rollout.invariants import check_invariants
 from seawall.rollout.records import PromptRecord, ToolActivity
 from seawall.rollout.render import render_html, render_json, render_text
+from seawall.rollout.report import build_report
 from workflows.contracts import ToolOutcome
 from workflows.contracts.prompt import (
     GuardEntry,
@@ -193,6 +197,8 @@ def test_unreliable_input_hosts_are_segmented_out() -> None:
     assert report.volumes.unreliable_prompts == 1
     assert report.volumes.unreliable_decisions == {"would_warn": 1}
     assert report.volumes.by_kind == {} and report.volumes.prompts == 1
+    said = "Unreliable-input hosts, segmented out: 1 prompt (would_warn 1)"
+    assert said in render_text(report) and f"<p>{said}.</p>" in render_html(report)
 
 
 def test_a_retry_is_the_same_owner_and_text_within_ten_minutes() -> None:
@@ -326,15 +332,64 @@ def test_the_html_page_is_self_contained_with_both_plots() -> None:
         assert "ownr" not in output
 
 
-def test_with_few_owners_in_an_arm_every_gate_is_inconclusive() -> None:
+def few_enforced(enforce_tokens: int) -> list[PromptRecord]:
+    """Five enforce-cohort owners against twenty warn-cohort owners."""
     few = {f"owner:ownr{n}x" for n in range(0, 10, 2)}
-    records = [r for r in cohort_split(100, 0.8) if r.cohort == "warn" or r.block in few]
-    report = build_report(records, environment="internal", since=T0, until=T1, resamples=100)
+    return [r for r in cohort_split(enforce_tokens, 0.8) if r.cohort == "warn" or r.block in few]
+
+
+def test_with_few_owners_in_an_arm_no_gate_passes() -> None:
+    report = build_report(
+        few_enforced(100), environment="internal", since=T0, until=T1, resamples=100
+    )
     assert report.comparison is not None
-    assert report.comparison.treatment_owners < 10
+    assert report.comparison.treatment_owners == 5
     assert {g.status for g in report.comparison.gates} == {"inconclusive"}
+    assert all(g.note.startswith("few owners: 5 owners") for g in report.comparison.gates)
     assert report.verdict == "hold"
-    assert any("the gates need 10 per arm" in reason for reason in report.reasons)
+    assert any("a gate passes only with 10 per arm" in reason for reason in report.reasons)
+
+
+def test_with_few_owners_a_whole_interval_breach_still_fails() -> None:
+    # Every enforce prompt uses 1.5x the tokens: the whole interval is above 1.10.
+    report = build_report(
+        few_enforced(150), environment="internal", since=T0, until=T1, resamples=100
+    )
+    assert report.comparison is not None
+    gates = {g.key: g for g in report.comparison.gates}
+    tokens = gates["mean_tokens"]
+    assert tokens.low > 1.10 and tokens.status == "fail"
+    assert tokens.note == "few owners: 5 owners in the smaller arm, 10 needed"
+    # The gates whose interval meets the threshold are still not a pass on five owners.
+    assert gates["mean_rounds"].status == "inconclusive"
+    assert "gate mean_tokens: fail" in report.reasons
+    assert "FAIL         mean tokens" in render_text(report)
+
+
+def spec(rule: str, threshold: float, tolerance: float = 0.0) -> GateSpec:
+    return GateSpec("g", "g", "pp", lambda t, c: 0.0, rule, threshold, tolerance)  # type: ignore[arg-type]
+
+
+def test_a_gate_fails_only_when_its_whole_interval_breaches_the_threshold() -> None:
+    at_most = spec("max", 0.5)
+    assert judge(at_most, 50.0, 50.0) == "fail"  # the observed +50 pp [+50, +50]
+    assert judge(at_most, 0.51, 3.0) == "fail"
+    assert judge(at_most, 0.5, 3.0) == "inconclusive"  # touches it: not wholly beyond
+    assert judge(at_most, -1.0, 0.6) == "inconclusive"  # straddles
+    assert judge(at_most, -1.0, 0.5) == "pass"  # the bound itself meets it
+    assert judge(at_most, math.nan, 1.0) == "no data"
+    at_least = spec("min", -1.0)
+    assert judge(at_least, -3.0, -1.01) == "fail"
+    assert judge(at_least, -3.0, -1.0) == "inconclusive"
+    assert judge(at_least, -1.0, 2.0) == "pass"
+    # A match gate's threshold is its band: 0 +- 2.
+    band = spec("match", 0.0, 2.0)
+    assert judge(band, -2.0, 2.0) == "pass"
+    assert judge(band, 0.1, 0.3) == "pass"  # excludes 0, well inside the band
+    assert judge(band, -1.0, 2.5) == "inconclusive"
+    assert judge(band, 2.0, 4.0) == "inconclusive"  # touches the band's edge
+    assert judge(band, 2.01, 4.0) == "fail"
+    assert judge(band, -40.0, -31.0) == "fail"
 
 
 def test_enforcement_disabled_by_a_contract_violation_is_not_an_unreliable_host() -> None:

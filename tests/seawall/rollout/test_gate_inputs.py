@@ -1,4 +1,4 @@
-"""Each gate's input as the seed defines it (seawall/rollout/analysis.py; issue 26): the
+"""Each gate's input as the seed defines it (seawall/rollout/cohorts.py and gates.py; issue 26): the
 data's own span against the seven days, no data is never a pass, every ended prompt in the
 completion rate, the ten-minute bound of disconnect-or-retry, a concurrent control cohort,
 every rule the cohort's mode governs, and the enforced share per cohort."""
@@ -8,9 +8,10 @@ from __future__ import annotations
 import json
 from datetime import timedelta
 
-from seawall.rollout.analysis import build_report, prompt_metrics, retried_prompts
+from seawall.rollout.cohorts import prompt_metrics, retried_prompts
 from seawall.rollout.records import PromptRecord
 from seawall.rollout.render import render_html, render_json, render_text
+from seawall.rollout.report import build_report
 from tests.seawall.rollout.test_analysis import T0, T1, cohort_split, entry, failed, record
 from workflows.contracts.prompt import RuleEntry, StopReason
 

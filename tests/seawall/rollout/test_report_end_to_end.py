@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
@@ -14,7 +15,7 @@ from pathlib import Path
 
 from temporalio.testing import WorkflowEnvironment
 
-from scripts.simulate_rollout import parse_args, simulate
+from scripts.simulate_rollout import build_parser, parse_args, simulate
 from tests.seawall.rollout.test_analysis import Page
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -125,8 +126,14 @@ async def test_a_small_simulated_rollout_is_reported_end_to_end(
     assert backwards.returncode == 2 and "--since must be before --until" in backwards.stderr
 
 
-def test_the_simulation_keeps_its_data_and_the_printed_command_reports_it(tmp_path: Path) -> None:
+def test_the_simulation_keeps_its_data_and_prints_a_runnable_command_per_phase(
+    tmp_path: Path,
+) -> None:
     data = tmp_path / "sim"
+    environment = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("SEAWALL_", "OTEL_"))},
+        "PYTHONPATH": str(ROOT),
+    }
     done = subprocess.run(
         [
             sys.executable,
@@ -145,39 +152,68 @@ def test_the_simulation_keeps_its_data_and_the_printed_command_reports_it(tmp_pa
             "--data-dir",
             str(data),
         ],
-        cwd=ROOT,
-        env={k: v for k, v in os.environ.items() if not k.startswith(("SEAWALL_", "OTEL_"))},
+        cwd=tmp_path,
+        env=environment,
         capture_output=True,
         text=True,
         timeout=600,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert (data / "temporal.db").is_file()  # kept after the server stopped
-    commands = [
-        line.strip() for line in done.stdout.splitlines() if line.strip().startswith("seawall ")
-    ]
-    assert len(commands) == 2, done.stdout[-2000:]
-    internal = commands[0].split()
-    assert internal[:3] == ["seawall", "rollout", "report"] and "--db" in internal
-    # The printed command, as printed (its --html written beside), plus --json to read it.
+    _, _, tail = done.stdout.partition("Report a phase again (its own window) with:\n")
+    lines = [line.strip() for line in tail.splitlines() if line.strip()]
+    labels = [line for line in lines if line.startswith("# ")]
+    assert labels == [
+        f"# phase {phase}, environment {env}"
+        for phase in ("shadow", "warn", "cohort split")
+        for env in ("internal", "public")
+    ], done.stdout[-2000:]
+    commands = [shlex.split(line) for line in lines if not line.startswith("#")]
+    assert len(commands) == 6
+    windows = []
+    for command in commands:
+        # The executable runs from where the simulation ran: this Python's seawall script.
+        executable = Path(command[0])
+        assert executable.is_file() and os.access(executable, os.X_OK), command[0]
+        assert executable.name == "seawall" and executable.parent == Path(sys.executable).parent
+        assert command[1:3] == ["rollout", "report"] and "--db" in command
+        option = dict(zip(command[3::2], command[4::2], strict=True))
+        windows.append((option["--since"], option["--until"]))
+        assert option["--seed"] == "7" and option["--resamples"] == "20"
+    # Each phase its own window, the phases one after another.
+    internal = windows[0::2]
+    assert windows[1::2] == internal
+    assert all(since < until for since, until in internal)
+    assert internal[0][1] <= internal[1][0] and internal[1][1] <= internal[2][0]
+
+    # The cohort split's internal command, run as printed, reports what the simulation did.
+    split = commands[4]
     report = subprocess.run(
-        [sys.executable, "-m", "seawall.cli.main", *internal[1:], "--json"],
-        cwd=tmp_path,
-        env={
-            **{k: v for k, v in os.environ.items() if not k.startswith(("SEAWALL_", "OTEL_"))},
-            "PYTHONPATH": str(ROOT),
-        },
-        capture_output=True,
-        text=True,
+        [*split, "--json"], cwd=tmp_path, env=environment, capture_output=True, text=True,
         timeout=300,
-    )
+    )  # fmt: skip
     assert report.returncode == 0, report.stderr[-3000:]
     parsed = json.loads(report.stdout)
-    simulated = sum(
-        int(line.split(": ")[1].split()[0])
-        for line in done.stderr.splitlines()
-        if line.startswith("phase ")
-    )
-    assert 1 <= parsed["prompts"] <= simulated
-    assert parsed["modes"].keys() >= {"shadow"}
-    assert (tmp_path / "internal.html").is_file()
+    printed = done.stdout.split("===== phase: cohort split / environment: internal =====")[1]
+    printed = printed.split("=====")[0]
+    # The same window, records and bootstrap: the same report as the simulation printed.
+    if parsed["prompts"]:
+        assert f"prompts {parsed['prompts']}," in printed
+        assert set(parsed["modes"]) <= {"enforce", "warn"}
+    else:
+        assert "No prompts in environment 'internal'" in printed
+    assert f"VERDICT: {parsed['verdict']}" in printed
+    flat = " ".join(printed.split())
+    assert parsed["next_steps"] and all(" ".join(s.split()) in flat for s in parsed["next_steps"])
+    assert (tmp_path / "internal-cohort-split.html").is_file()
+
+
+def test_every_option_of_the_simulation_says_what_it_does() -> None:
+    parser = build_parser()
+    text = " ".join(parser.format_help().split())
+    options = [a for a in parser._actions if a.option_strings and a.dest != "help"]
+    assert len(options) == 13
+    for action in options:
+        assert action.help and len(action.help.split()) >= 5, action.dest
+        said = " ".join((action.help % {"default": action.default}).split())
+        assert said in text, action.dest

@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
-from seawall.rollout.analysis import Report, build_report
 from seawall.rollout.render import render_html
+from seawall.rollout.report import Report, build_report
 from tests.seawall.rollout.test_analysis import T0, T1, cohort_split, entry, failed, record
 
 # Reads the rendered layout and writes it into the DOM for --dump-dom.
@@ -47,6 +47,13 @@ window.addEventListener('load',()=>{
     ticks:[...v.querySelectorAll('.tick-label')].map(box)};
   out.cohorts=[...document.querySelectorAll('#cohorts tr')].map(
     r=>[...r.children].map(c=>c.textContent));
+  out.gatesBottom=svg.bottom;
+  out.explanations=[...document.querySelectorAll('#gate-explanations li')].map(
+    e=>({gate:e.dataset.gate,...box(e)}));
+  const headings=[...document.querySelectorAll('h2')];
+  out.lastHeading=box(headings[headings.length-1]);
+  out.next=[...document.querySelectorAll('#next-steps li')].map(box);
+  out.pageBottom=document.documentElement.scrollHeight;
   const pre=document.createElement('pre');pre.id='measured';
   pre.textContent=JSON.stringify(out);document.body.appendChild(pre);
 });
@@ -191,6 +198,20 @@ def test_the_page_renders_gate_scales_labelled_axes_and_the_windows_end(tmp_path
     assert edges["start"]["text"] == T0.isoformat()[:16].replace("T", " ")
     assert edges["end"]["text"] == T1.isoformat()[:16].replace("T", " ")
     assert edges["end"]["right"] <= volumes["right"] + 1 and edges["start"]["x"] < edges["end"]["x"]
+
+    # Each gate's sentence is laid out under the plot, and the page ends with the next steps.
+    explained = {e["gate"]: e for e in layout["explanations"]}
+    assert set(explained) == {g["key"] for g in layout["gates"]}
+    assert all(
+        e["w"] > 0 and e["h"] > 0 and e["y"] >= layout["gatesBottom"] for e in explained.values()
+    )
+    assert "the whole interval is beyond it" in explained["mean_tokens"]["text"]
+    assert layout["lastHeading"]["text"] == "What to do next"
+    assert layout["lastHeading"]["y"] > max(e["y"] for e in explained.values())
+    steps = layout["next"]
+    assert steps and all(s["w"] > 0 and s["h"] > 0 for s in steps)
+    assert steps[0]["text"].startswith("Roll back the enforce cohort: mean_tokens fails")
+    assert steps[-1]["y"] + steps[-1]["h"] <= layout["pageBottom"]
 
     # Rates in %, their differences in pp: the gates' unit.
     rows = {row[0]: row[1:] for row in layout["cohorts"]}

@@ -1,4 +1,4 @@
-"""The loop profile and per-rule mode settings (docs/architecture.md, "Loop profiles"): read
+"""The loop profile and per-rule mode settings (docs/protections.md, "Loop profiles"): read
 like the guard mode, from the environment, then the user config file, then the defaults; an
 invalid value never fails a prompt."""
 

@@ -24,10 +24,10 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
 from seawall.runtime.plugin import SeawallPlugin, client_with_plugin, with_sandbox_passthrough
 from seawall.runtime.sandbox_runner import SeawallSandboxRunner, _Instance
+from seawall.worker.build import build_activities
 from tests.scenario_helpers import calls, ok
 from tests.trust_helpers import harness_trust
 from tests.workflows.prompt.test_durable_steps import hooks, run_session_prompt
-from worker import build_activities
 from workflows.contracts.activity import CALL_MODEL, LIST_TOOLS_WITHOUT_MCP, RUN_TOOL
 from workflows.contracts.session import SessionSettings
 from workflows.session import session_workflow_id

@@ -141,13 +141,43 @@ def test_guard_mode_alias_blank_values_and_invalid_values(home: dict[str, str]) 
     assert alias.settings.repeated_tool_failure_guard is GuardMode.OFF
     assert alias.origins["repeated_tool_failure_guard"].where == GUARD_MODE_ENV_ALIAS
 
-    invalid = load_settings({**home, GUARD_MODE_ENV: "enforced"})
-    # Invalid means shadow; it does not fall through to the config file's enforce.
-    assert invalid.settings.repeated_tool_failure_guard is GuardMode.SHADOW
-    assert invalid.origins["repeated_tool_failure_guard"].source is SettingSource.DEFAULT
-    (diagnostic,) = invalid.diagnostics
-    assert diagnostic.event == "invalid_guard_mode"
-    assert GUARD_MODE_ENV in diagnostic.message and "enforced" in diagnostic.message
+    # An invalid value is refused at startup like any bad value, naming its variable; it
+    # does not fall through to the config file's enforce.
+    with pytest.raises(SettingsError) as raised:
+        load_settings({**home, GUARD_MODE_ENV: "enforced"})
+    assert str(raised.value) == (
+        f"{GUARD_MODE_ENV}=enforced (environment): must be 'off', 'shadow', 'warn' or 'enforce'"
+    )
+
+
+def test_the_seed_profile_runs_an_invalid_guard_mode_as_shadow_loudly(
+    home: dict[str, str],
+) -> None:
+    """The seed design: an invalid value resolves to shadow, with one diagnostic; startup
+    says so in one line (the banner, the worker's start-up line) instead of refusing."""
+    write(config_file(home), "repeated_tool_failure_guard: enforce\nloop_profile: seed\n")
+    seed = load_settings({**home, GUARD_MODE_ENV: "enforced"})
+    # It does not fall through to the config file's enforce.
+    assert seed.settings.repeated_tool_failure_guard is GuardMode.SHADOW
+    assert seed.origins["repeated_tool_failure_guard"].where == GUARD_MODE_ENV
+    line = (
+        'repeated_tool_failure_guard: "enforced" is not a mode (off, shadow, warn, enforce); '
+        "running shadow as the seed design requires"
+    )
+    assert seed.guard_notice == line
+    (diagnostic,) = seed.diagnostics
+    assert (diagnostic.event, diagnostic.message) == ("invalid_guard_mode", line)
+    assert seed.invalid == {"repeated_tool_failure_guard": line} and seed.problems == ()
+    # A valid guard mode under the seed profile, or none, says nothing.
+    assert load_settings(home).guard_notice is None
+    assert load_settings({**home, GUARD_MODE_ENV: "warn"}).guard_notice is None
+    # An invalid profile is no seed profile: both values are refused, in one line.
+    with pytest.raises(SettingsError) as raised:
+        load_settings({**home, GUARD_MODE_ENV: "enforced", "SEAWALL_LOOP_PROFILE": "sed"})
+    assert str(raised.value) == (
+        f"{GUARD_MODE_ENV}=enforced (environment): must be 'off', 'shadow', 'warn' or "
+        "'enforce'; SEAWALL_LOOP_PROFILE=sed (environment): must be 'seed' or 'recommended'"
+    )
 
 
 def test_bare_yaml_off_and_broken_config_files(home: dict[str, str]) -> None:
@@ -275,12 +305,13 @@ def test_keys_that_set_nothing_are_diagnostics(home: dict[str, str]) -> None:
 def test_processes_log_settings_diagnostics_at_startup_but_not_the_guard_modes(
     home: dict[str, str],
 ) -> None:
-    write(config_file(home), "task_queu: typo\n")
+    write(config_file(home), "task_queu: typo\nloop_profile: seed\n")
     effective = load_settings({**home, GUARD_MODE_ENV: "loud"})
     assert len(effective.diagnostics) == 2
     with capture_logs() as logs:
         log_startup_diagnostics(effective, structlog.get_logger("test"))
-    # The guard mode's diagnostic is the worker's to report, once per session.
+    # The seed profile's guard-mode notice is the worker's to report: in its worker_started
+    # line, and once per session that resolves the value.
     assert [(entry["event"], entry["log_level"]) for entry in logs] == [
         ("ignored_operator_config_key", "warning")
     ]
@@ -455,21 +486,63 @@ def test_seawall_config_prints_values_sources_and_never_secrets(
     assert data["diagnostics"] == []
 
 
-def test_seawall_config_reports_an_invalid_guard_mode_and_bad_values(
+def table_rows(stdout: str) -> dict[str, list[str]]:
+    """``seawall config``'s rows by setting: value, source, from."""
+    lines = stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("setting "))
+    rows = lines[start + 1 : start + 1 + len(SETTINGS)]
+    return {line.split()[0]: line.split()[1:] for line in rows}
+
+
+def test_seawall_config_marks_an_invalid_guard_mode_and_bad_values(
     home: dict[str, str],
 ) -> None:
+    refused = (
+        f"{GUARD_MODE_ENV_ALIAS}=loud (environment): must be 'off', 'shadow', 'warn' or 'enforce'"
+    )
     result = seawall_config("--json", env={**home, GUARD_MODE_ENV_ALIAS: "loud"})
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 2
+    assert result.stderr == f"seawall: error: {refused}\n"
     data = json.loads(result.stdout)
-    assert data["settings"]["repeated_tool_failure_guard"]["value"] == "shadow"
-    assert data["settings"]["repeated_tool_failure_guard"]["source"] == "default"
-    (diagnostic,) = data["diagnostics"]
-    assert GUARD_MODE_ENV_ALIAS in diagnostic and "loud" in diagnostic
+    row = data["settings"]["repeated_tool_failure_guard"]
+    assert [row["value"], row["source"], row["from"]] == [
+        "invalid",
+        "environment",
+        GUARD_MODE_ENV_ALIAS,
+    ]
+    assert row["problem"] == refused
+    assert "problem" not in data["settings"]["loop_profile"]
+
+    table = seawall_config(env={**home, GUARD_MODE_ENV: "banana"})
+    assert table.returncode == 2
+    rows = table_rows(table.stdout)
+    assert rows["repeated_tool_failure_guard"] == ["invalid", "environment", GUARD_MODE_ENV]
+    assert rows["loop_profile"] == ["recommended", "default"]
+    assert table.stderr == (
+        f"seawall: error: {GUARD_MODE_ENV}=banana (environment): must be 'off', 'shadow', "
+        "'warn' or 'enforce'\n"
+    )
+
+    # Under the seed profile the processes run shadow; seawall config still marks the value.
+    write(config_file(home), "loop_profile: seed\n")
+    seed = seawall_config(env={**home, GUARD_MODE_ENV: "banana"})
+    assert seed.returncode == 2 and seed.stderr == ""
+    assert table_rows(seed.stdout)["repeated_tool_failure_guard"][0] == "invalid"
+    assert (
+        'warning: repeated_tool_failure_guard: "banana" is not a mode (off, shadow, warn, '
+        "enforce); running shadow as the seed design requires"
+    ) in seed.stdout.splitlines()
 
     bad = seawall_config(env={**home, "SEAWALL_METRICS_PORT": "many"})
     assert bad.returncode == 2
-    assert bad.stdout == ""
+    metrics_port = table_rows(bad.stdout)["metrics_port"]
+    assert metrics_port == ["invalid", "environment", "SEAWALL_METRICS_PORT"]
     assert bad.stderr == "seawall: error: SEAWALL_METRICS_PORT=many (environment): not an integer\n"
+
+    broken = write(config_file(home), "task_queue: [\n")
+    unreadable = seawall_config(env=home)
+    assert (unreadable.returncode, unreadable.stdout) == (2, "")
+    assert unreadable.stderr == f"seawall: error: user config {broken}: is not valid YAML\n"
 
 
 def test_render_table_lists_every_setting_once(home: dict[str, str]) -> None:
@@ -481,8 +554,8 @@ def test_render_table_lists_every_setting_once(home: dict[str, str]) -> None:
 def test_worker_and_gateway_flags_default_to_the_settings(
     monkeypatch: pytest.MonkeyPatch, home: dict[str, str]
 ) -> None:
-    import worker
     from gateway.__main__ import parse_args as gateway_args
+    from seawall.worker.main import parse_args as worker_args
 
     for setting in SETTINGS:
         for name in setting.env:
@@ -496,23 +569,20 @@ def test_worker_and_gateway_flags_default_to_the_settings(
     )
     monkeypatch.setenv("SEAWALL_TASK_QUEUE", "env-queue")
     monkeypatch.setenv("SEAWALL_LOG_LEVEL", "debug")
-    args = worker.parse_args([])
+    args = worker_args([])
     assert (args.address, args.task_queue, args.metrics_port) == ("cfg:7233", "env-queue", 9100)
     assert (args.log_format, args.log_level, args.otel_tracing) == ("console", "DEBUG", True)
     assert args.settings.otel_resource_attributes == "deployment.environment=internal"
     # Flags still win over every source.
-    args = worker.parse_args(["--address", "flag:1", "--no-otel-tracing", "--log-format", "json"])
+    args = worker_args(["--address", "flag:1", "--no-otel-tracing", "--log-format", "json"])
     assert (args.address, args.otel_tracing, args.log_format) == ("flag:1", False, "json")
-    assert worker.parse_args([]).eager_calls_per_workflow_task == 16
+    assert worker_args([]).eager_calls_per_workflow_task == 16
     monkeypatch.setenv("SEAWALL_EAGER_CALLS_PER_WORKFLOW_TASK", "0")
-    assert worker.parse_args([]).eager_calls_per_workflow_task == 0
-    assert (
-        worker.parse_args(["--eager-calls-per-workflow-task", "4"]).eager_calls_per_workflow_task
-        == 4
-    )
+    assert worker_args([]).eager_calls_per_workflow_task == 0
+    assert worker_args(["--eager-calls-per-workflow-task", "4"]).eager_calls_per_workflow_task == 4
     for bad in ("-1", "1001"):
         with pytest.raises(SystemExit):
-            worker.parse_args(["--eager-calls-per-workflow-task", bad])
+            worker_args(["--eager-calls-per-workflow-task", bad])
 
     assert gateway_args([]).log_format == "console"
     monkeypatch.setenv("SEAWALL_LOG_FORMAT", "json")
@@ -632,6 +702,40 @@ def test_a_bad_setting_stops_every_entry_point_with_one_line(
     )
 
 
+@pytest.mark.parametrize(
+    ("command", "program"),
+    [
+        ([sys.executable, str(ROOT / "worker.py")], "worker"),
+        ([sys.executable, "-m", "gateway"], "gateway"),
+        ([SEAWALL, "run", str(ROOT / "scenarios" / "queued-prompt.yaml")], "seawall"),
+        ([SEAWALL, "up"], "seawall"),
+        ([SEAWALL, "acp", "--embedded"], "seawall"),
+    ],
+    ids=["worker", "gateway", "seawall run", "seawall up", "seawall acp"],
+)
+@pytest.mark.parametrize("place", ["environment", "config"])
+def test_an_invalid_guard_mode_stops_every_entry_point_before_it_starts_anything(
+    tmp_path: Path, home: dict[str, str], command: list[str], program: str, place: str
+) -> None:
+    data = tmp_path / "data"
+    environ = {**clean_environ(), **home, "SEAWALL_DATA_DIR": str(data)}
+    if place == "environment":
+        environ[GUARD_MODE_ENV] = "banana"
+        named = f"{GUARD_MODE_ENV}=banana (environment)"
+    else:
+        write(config_file(home), "repeated_tool_failure_guard: banana\n")
+        named = f"repeated_tool_failure_guard=banana (user config {config_file(home)})"
+    done = subprocess.run(
+        command, cwd=ROOT, env=environ, capture_output=True, text=True, timeout=60
+    )
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"{program}: error: {named}: must be 'off', 'shadow', 'warn' or 'enforce'\n"
+    )
+    # Nothing was started: no data directory, no Temporal database, no logs.
+    assert not data.exists()
+
+
 def test_the_model_retry_window_is_checked_at_startup_and_read_per_session(
     home: dict[str, str],
 ) -> None:
@@ -652,3 +756,24 @@ def test_the_model_retry_window_is_checked_at_startup_and_read_per_session(
     assert resolved.seconds == 600
     assert resolved.diagnostic is not None
     assert resolved.diagnostic.event == "invalid_model_retry_window"
+
+
+def test_a_bad_approval_rule_stops_the_start_naming_the_rule_and_the_field(
+    home: dict[str, str], tmp_path: Path
+) -> None:
+    rules = tmp_path / "rules.yaml"
+    rules.write_text(
+        "rules:\n"
+        "  - {name: fine, decision: allow, tool: read_file}\n"
+        "  - {name: typo, decision: permit, comand: 'git push*'}\n"
+    )
+    with pytest.raises(SettingsError) as raised:
+        load_settings({**home, "SEAWALL_APPROVAL_RULES": str(rules)})
+    message = str(raised.value)
+    assert message.startswith(f"SEAWALL_APPROVAL_RULES={rules} (environment): rule 2 ('typo'): ")
+    assert "decision: Input should be 'allow', 'ask' or 'deny'" in message
+    assert "comand: Extra inputs are not permitted" in message
+    assert "rule 1" not in message
+    rules.write_text("rules:\n  - {name: fine, decision: deny, command: 'rm *'}\n")
+    loaded = load_settings({**home, "SEAWALL_APPROVAL_RULES": str(rules)})
+    assert loaded.settings.approval_rules == rules

@@ -1,6 +1,7 @@
-"""External Storage of payloads on a real dev server (docs/architecture.md, "Long prompts"):
-a prompt far past Temporal's payload limits runs to its end, its history holds references,
-its payloads are stored once by content, and a missing or corrupt payload is a clear error."""
+"""External Storage of payloads on a real dev server (docs/durability.md, "Long prompts and stored
+payloads"): a prompt far past Temporal's payload limits runs to its end, its history holds
+references, its payloads are stored once by content, and a missing or corrupt payload is a clear
+error."""
 
 from __future__ import annotations
 
@@ -32,9 +33,9 @@ from seawall.runtime.storage import (
     payload_storage,
 )
 from seawall.scenario.driver import prompt_input, run_scenario, workflow_id_for
+from seawall.worker.build import build_worker
 from tests.long_prompt_helpers import filesystem_storage, long_prompt, with_storage
 from tests.trust_helpers import harness_trust
-from worker import build_worker
 from workflows.contracts.activity import CallModelInput
 from workflows.contracts.conversation import (
     DEFAULT_CONTEXT_BUDGET_CHARS,

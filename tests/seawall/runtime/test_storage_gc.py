@@ -16,9 +16,9 @@ from temporalio.client import Client
 from seawall.runtime.storage import FilesystemStorageDriver
 from seawall.runtime.storage_gc import collect, workflow_exists
 from seawall.scenario.driver import run_scenario
+from seawall.worker.build import build_worker
 from tests.long_prompt_helpers import filesystem_storage, long_prompt, with_storage
 from tests.trust_helpers import harness_trust
-from worker import build_worker
 from workflows.contracts.prompt import PromptResult
 
 

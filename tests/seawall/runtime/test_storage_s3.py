@@ -1,7 +1,7 @@
 """The s3 payload store against a real S3-compatible server (moto's, tests/s3_helpers.py) and
 a real dev server: a long prompt's payloads round-trip through the SDK's S3 driver, ``seawall
 storage gc`` removes only those of workflows Temporal deleted, and a reference naming
-another bucket is refused (docs/architecture.md, "Long prompts")."""
+another bucket is refused (docs/durability.md, "Long prompts and stored payloads")."""
 
 from __future__ import annotations
 
@@ -33,13 +33,13 @@ from seawall.runtime.storage_s3 import (
     s3_driver,
 )
 from seawall.scenario.driver import prompt_input, run_scenario, workflow_id_for
+from seawall.worker.build import build_worker
 from tests.long_prompt_helpers import long_prompt, with_storage
 from tests.s3_helpers import REGION, new_bucket_name, use_s3
 from tests.seawall.runtime.test_storage import workflow_task_failure
 from tests.seawall.runtime.test_storage_gc import delete
 from tests.telemetry_helpers import closed_port
 from tests.trust_helpers import harness_trust
-from worker import build_worker
 from workflows.contracts import Role
 from workflows.contracts.prompt import PromptResult, StopReason
 from workflows.prompt.workflow import PromptWorkflow

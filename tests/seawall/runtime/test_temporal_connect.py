@@ -395,7 +395,7 @@ def test_the_stack_binds_loopback_only_and_says_there_is_no_authentication(tmp_p
     assert command[command.index("--ui-ip") + 1] == "127.0.0.1"
     environment = child_environment(config, {})
     assert environment["SEAWALL_GATEWAY_HOST"] == environment["SEAWALL_METRICS_HOST"] == "127.0.0.1"
-    assert "NO authentication" in banner(config)
+    assert "NO authentication" in banner(config, load_settings({"HOME": str(tmp_path)}))
     for host in ("0.0.0.0", "::", "192.168.1.5", "example.com"):
         with pytest.raises(StackError, match="loopback address only"):
             check_loopback(host)

@@ -1,5 +1,5 @@
-"""A scenario file may pin the loop profile and per-rule modes (docs/architecture.md, "Scenario
-runs", "Loop profiles"); without them the operator's settings decide."""
+"""A scenario file may pin the loop profile and per-rule modes (docs/scenarios.md, "Scenario
+format"; docs/protections.md, "Loop profiles"); without them the operator's settings decide."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def test_a_scenario_may_turn_the_progress_judge_on_and_script_its_verdicts(
     tmp_path: Path,
 ) -> None:
     """docs/scenarios.md: ``progress_judge`` is the judge's mode, ``model.judge`` its
-    verdicts in order (docs/architecture.md, "The progress judge")."""
+    verdicts in order (docs/protections.md, "The progress judge")."""
     spec = Scenario.model_validate(
         {"name": "x", "progress_judge": "warn", "model": {"judge": ["no_progress", "progress"]}}
     )

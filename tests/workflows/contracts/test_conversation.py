@@ -16,7 +16,7 @@ from workflows.contracts.conversation import (
     fit_context,
     recent_history,
 )
-from workflows.prompt.workflow import failure_text
+from workflows.prompt.model_failures import failure_text
 
 
 def prompt(n: int, size: int) -> list[Message]:
@@ -51,7 +51,7 @@ def test_a_mid_turn_input_is_never_a_cut_point() -> None:
     assert kept[0].content == "prompt 1"
 
 
-# --- the context policy (docs/architecture.md, "The context policy") ---------------------
+# --- the context policy (workflows/contracts/conversation.py) ---------------------
 
 
 def test_a_conversation_within_the_budget_is_sent_as_it_is() -> None:
@@ -106,7 +106,7 @@ def test_a_mid_turn_input_is_never_where_the_policy_cuts() -> None:
 
 def test_a_failed_model_request_names_every_cause_outermost_first() -> None:
     # What a prompt's result says when a model request could not read its stored input
-    # (docs/architecture.md, "Storage faults").
+    # (docs/durability.md, "When a payload cannot be read or stored").
     missing = ApplicationError("stored payload d is missing from the payload store")
     decoding = ApplicationError("Failed decoding arguments")
     decoding.__cause__ = missing

@@ -1,6 +1,6 @@
 """The scenario channel (``workflows/contracts/scenario.py``): scenario data rides in one optional
 field, ordinary prompts carry none, and payloads from before the channel still decode
-(docs/architecture.md, "Scenario runs", "Versioning")."""
+(docs/scenarios.md, "Running a scenario"; docs/architecture.md, "Versioning")."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Outcomes the prompt loop makes up (``workflows/contracts/synthetic_outcomes.py``): none of them
 is a failure of a tool that ran, so none is remembered by the refusal or counted by the guard
-as one (docs/architecture.md, "The outcome contract")."""
+as one (workflows/contracts/outcome.py)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Batch screening and settlement (``workflows/seed/protections.py``) and the guard's view of a
 settled batch (``workflows/prompt/batch.py``): the decisions ``PromptWorkflow``
-and the benchmark simulator share (docs/architecture.md, "The prompt loop", "The failed-call
-refusal"). Pure: no server, no Temporal."""
+and the benchmark simulator share (docs/architecture.md, "The life of a prompt";
+workflows/seed/failed_call_refusal.py). Pure: no server, no Temporal."""
 
 from __future__ import annotations
 

@@ -18,18 +18,15 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowExecutionStatus
 
+from seawall.worker.build import build_activities, build_worker
 from tests.activities.mcp_helpers import servers_env, silent_server, wait_for_scheduled
 from tests.trust_helpers import harness_trust
-from worker import build_activities, build_worker
 from workflows.contracts import search_attributes
 from workflows.contracts.activity import LIST_TOOLS, ModelSpec
 from workflows.contracts.prompt import EventKind, EventsQuery, PromptInput, PromptResult, StopReason
 from workflows.contracts.scenario import ModelScript, ScenarioHooks
-from workflows.prompt.workflow import (
-    CANCEL_BEFORE_LOOP_PATCH,
-    LOOP_QUALITY_V4_PATCH,
-    PromptWorkflow,
-)
+from workflows.prompt.patches import CANCEL_BEFORE_LOOP_PATCH, LOOP_QUALITY_V4_PATCH
+from workflows.prompt.workflow import PromptWorkflow
 from workflows.seed import GuardMode
 
 pytestmark = pytest.mark.asyncio

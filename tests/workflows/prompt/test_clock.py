@@ -1,5 +1,5 @@
-"""The prompt's clock in ``PromptWorkflow`` on a real Temporal dev server (docs/architecture.md,
-"Loop profiles", "Time"; docs/scenarios.md, "Time").
+"""The prompt's clock in ``PromptWorkflow`` on a real Temporal dev server
+(workflows/rules/evidence.py, "Time as evidence"; docs/scenarios.md, "Time").
 
 A scenario's scripted time moves the clock and nothing really waits: 30 polls that each hold
 for 30 s take milliseconds here, and the prompt ends as the simulator says it does. The
@@ -22,7 +22,7 @@ from tests.replay.test_replay import replayer
 from tests.scenario_helpers import run, scenario, scenario_file
 from tests.workflows.prompt.test_durable_steps import patch_ids
 from workflows.contracts.prompt import LoopType, StopReason
-from workflows.prompt.workflow import LOOP_QUALITY_V4_PATCH
+from workflows.prompt.patches import LOOP_QUALITY_V4_PATCH
 from workflows.rules.identical_results import IdenticalResults
 from workflows.rules.ladder import RuleFinding, RuleReview
 from workflows.seed.guard import GuardMode

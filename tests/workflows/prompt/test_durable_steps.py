@@ -1,5 +1,5 @@
 """The durable steps a prompt takes besides its model and tool activities
-(docs/architecture.md, "Durable steps per prompt"): one patch marker, operator settings
+(docs/capacity.md, "Durable steps per prompt"): one patch marker, operator settings
 resolved by the session or in one local activity, the guard's search attributes from its
 first warning or stop on and then only when they change, and the operator's context budget
 for prompts that set none."""
@@ -15,16 +15,17 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHistory
 
+from seawall.worker.build import build_activities, build_worker
 from tests.scenario_helpers import calls, decisions, fail, ok
 from tests.trust_helpers import harness_trust
-from worker import build_activities, build_worker
 from workflows.contracts import search_attributes
 from workflows.contracts.activity import RESOLVE_OPERATOR_SETTINGS, CallModelInput
 from workflows.contracts.conversation import Message, Role, conversation_chars
 from workflows.contracts.prompt import PromptInput, PromptResult, StopReason
 from workflows.contracts.scenario import FixtureTool, ModelScript, ScenarioHooks
 from workflows.contracts.session import PromptSubmission, SessionInput, SessionSettings
-from workflows.prompt.workflow import LOOP_QUALITY_V4_PATCH, PromptWorkflow
+from workflows.prompt.patches import LOOP_QUALITY_V4_PATCH
+from workflows.prompt.workflow import PromptWorkflow
 from workflows.rules import LoopSettings
 from workflows.seed import GuardMode
 from workflows.session import SessionWorkflow, session_workflow_id
@@ -391,7 +392,8 @@ async def test_activity_summaries_are_the_operators_choice_and_off_by_default(
             client, queue, SessionSettings(workspace_root=str(tmp_path), scenario=scenario), "go"
         )
 
-    named = ["model request 1", "probe (batch 1)", "probe (batch 1)", "model request 2"]
+    # A tool call is named as a permission request shows it: the call on one line.
+    named = ["model request 1", "probe n=0 (batch 1)", "probe n=1 (batch 1)", "model request 2"]
     for prompt_id in (standalone.workflow_id, session_prompt):
         summaries = activity_summaries(await history_of(client, prompt_id))
         if setting == "true":

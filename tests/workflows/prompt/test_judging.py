@@ -1,4 +1,4 @@
-"""What the progress judge sees of a stretch (docs/architecture.md, "The progress judge"), pure:
+"""What the progress judge sees of a stretch (docs/protections.md, "The progress judge"), pure:
 each call's tool, status and the start of its result, masked, at most 300 characters each and
 6,000 in all, the newest batches kept; never a call's arguments."""
 
@@ -7,13 +7,17 @@ from __future__ import annotations
 from workflows.contracts import ToolCall, ToolOutcome
 from workflows.contracts.activity import JUDGE_EVIDENCE_CHARS, JUDGE_EXCERPT_CHARS
 from workflows.contracts.prompt import PromptInput, Route
+from workflows.prompt.activity_options import (
+    MODEL_HEARTBEAT_TIMEOUT,
+    MODEL_RETRY_WINDOW,
+    MODEL_TIMEOUT,
+)
 from workflows.prompt.judging import (
     JudgeRequests,
     PromptJudging,
     judged_batches,
     result_excerpt,
 )
-from workflows.prompt.workflow import MODEL_HEARTBEAT_TIMEOUT, MODEL_RETRY_WINDOW, MODEL_TIMEOUT
 from workflows.rules import LoopRules, LoopSettings
 from workflows.seed.guard import GuardMode
 

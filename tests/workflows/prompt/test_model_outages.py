@@ -1,8 +1,8 @@
 """Model outages on a real Temporal dev server: the OpenAI-compatible provider against a chat
 server really served over HTTP in-process (scripts/chat_server.py), down (connection refused,
-500, 429) and back, or down past the prompt's retry window (docs/architecture.md, "Model
-requests and outages"). No mocks, no sleeps: the tests wait on the workflow's pending
-activity, polled with a bound."""
+500, 429) and back, or down past the prompt's retry window (docs/durability.md, "Model requests and
+outages"). No mocks, no sleeps: the tests wait on the workflow's pending activity, polled with a
+bound."""
 
 from __future__ import annotations
 
@@ -25,7 +25,8 @@ from tests.workflows.prompt.test_real_providers import (  # noqa: F401 (fixtures
     run_prompt,
 )
 from workflows.contracts.prompt import ErrorReason, PromptInput, PromptResult, StopReason
-from workflows.prompt.workflow import MODEL_RETRY, PromptWorkflow
+from workflows.prompt.activity_options import MODEL_RETRY
+from workflows.prompt.workflow import PromptWorkflow
 from workflows.seed import GuardMode
 
 pytestmark = pytest.mark.asyncio

@@ -1,6 +1,6 @@
 """Permission requests (``workflows/prompt/permissions.py``) on a real dev server: a mutating call
 waits for the user's approval; a rejection or no answer in time means it never runs
-(docs/architecture.md, "The prompt loop")."""
+(docs/architecture.md, "The life of a prompt")."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Evidence of progress beyond the call itself, in ``PromptWorkflow`` on a real Temporal dev
-server (docs/architecture.md, "Loop profiles", R3 and R4): the scroll whose snapshot moves
+server (docs/protections.md, "Loop profiles", R3 and R4): the scroll whose snapshot moves
 on ends its turn, the runner's ignored refusals are stopped, and the denial rule reminds at
 its fourth round; each as the simulator says, and each history replays to the same
 decisions. The rules' own cases are in ``tests/workflows/rules/``.
@@ -16,7 +16,7 @@ from tests.replay.test_replay import replayer
 from tests.scenario_helpers import run, scenario_file
 from tests.workflows.prompt.test_durable_steps import patch_ids
 from workflows.contracts.prompt import LoopType, StopReason
-from workflows.prompt.workflow import LOOP_QUALITY_V4_PATCH
+from workflows.prompt.patches import LOOP_QUALITY_V4_PATCH
 from workflows.rules.denied_calls import DENIED_CALL_THRESHOLD
 from workflows.seed.guard import GuardMode
 

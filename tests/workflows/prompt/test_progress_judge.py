@@ -1,10 +1,10 @@
-"""The progress judge in ``PromptWorkflow`` on a real Temporal dev server (docs/architecture.md,
-"The progress judge"): a ``sleep 30; pgrep -f`` self-wait that every cheap rule lets run
-(scenarios/self-wait-judged.yaml), judged by its script. In ``warn`` the judge reminds and
-never stops; in ``enforce`` its second ``no_progress`` after the reminder stops the prompt;
-``off`` (and a route that forces the guard off) never runs the activity; a judge whose
-activity fails is ``unknown`` and the prompt goes on. The simulator reaches the same verdict
-every time, and the histories replay.
+"""The progress judge in ``PromptWorkflow`` on a real Temporal dev server (docs/protections.md, "The
+progress judge"): a ``sleep 30; pgrep -f`` self-wait that every cheap rule lets run
+(scenarios/self-wait-judged.yaml), judged by its script. In ``warn`` the judge reminds and never
+stops; in ``enforce`` its second ``no_progress`` after the reminder stops the prompt; ``off`` (and a
+route that forces the guard off) never runs the activity; a judge whose activity fails is
+``unknown`` and the prompt goes on. The simulator reaches the same verdict every time, and the
+histories replay.
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ from activities.model import ModelActivities
 from bench.simulate import result_verdict, simulate_seawall, verdict_differences
 from seawall.runtime.plugin import WORKFLOWS
 from seawall.scenario.format import Scenario
+from seawall.worker.build import build_activities, build_worker, model_providers
 from tests.replay.test_replay import replayer
 from tests.scenario_helpers import count_text, run, scenario_file
 from tests.trust_helpers import harness_trust
-from worker import build_activities, build_worker, model_providers
 from workflows.contracts.activity import (
     JUDGE_PROGRESS,
     JudgeProgressInput,

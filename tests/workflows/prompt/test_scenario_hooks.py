@@ -1,6 +1,6 @@
 """The scenario driver's hooks (``workflows/prompt/scenario_hooks.py``) on a real dev server: a
 paused batch is held until released, so the driver's events land at the same point of a
-batch on every run (docs/architecture.md, "Scenario runs")."""
+batch on every run (docs/scenarios.md, "Running a scenario")."""
 
 from __future__ import annotations
 

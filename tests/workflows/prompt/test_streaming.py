@@ -1,4 +1,4 @@
-"""Live model text, end to end on the real dev server (docs/architecture.md, "Streaming"):
+"""Live model text, end to end on the real dev server (workflows/prompt/events.py):
 the model activity streams, the prompt workflow turns the text into ``message_delta`` events,
 and ``follow_prompt_events`` hands them to a client before the durable ``agent_message``."""
 
@@ -15,8 +15,8 @@ from temporalio.exceptions import ApplicationError
 from activities.model import ModelActivities
 from activities.model_stream import TextSink
 from seawall.client.events import Idle, follow_prompt_events
+from seawall.worker.build import build_activities, build_worker
 from tests.trust_helpers import harness_trust
-from worker import build_activities, build_worker
 from workflows.contracts.activity import CallModelInput, ModelReply, ModelSpec
 from workflows.contracts.prompt import (
     DELTA_RETRY_STATUS,

@@ -1,5 +1,5 @@
 """PromptWorkflow on a real Temporal dev server: the seed's integration shape and the
-Session-level behaviours of seeds 000 and 004 (docs/architecture.md: "The failed-call refusal",
+Session-level behaviours of seeds 000 and 004 (workflows/seed/failed_call_refusal.py,
 "The prompt loop", "Scenario runs")."""
 
 from __future__ import annotations
@@ -421,7 +421,7 @@ async def test_operator_mode_is_resolved_in_a_local_activity_from_the_worker_env
         for e in history.events
         if e.HasField("activity_task_scheduled_event_attributes")
     ]
-    # docs/architecture.md, "Durable steps per prompt": recorded as a local activity's
+    # docs/capacity.md, "Durable steps per prompt": recorded as a local activity's
     # marker before the first activity, not as an activity hop.
     assert "seawall.resolve_operator_settings" not in activity_types
     first_command = next(
@@ -446,6 +446,9 @@ async def test_invalid_operator_mode_falls_back_to_shadow_and_a_project_env_is_i
     monkeypatch.chdir(project)
     monkeypatch.delenv("SEAWALL_REPEATED_TOOL_FAILURE_GUARD", raising=False)
     monkeypatch.setenv("QWEN_CODE_ACP_REPEATED_TOOL_FAILURE_GUARD", "sometimes")
+    # Only the seed profile starts a worker with an invalid mode (any other refuses it at
+    # startup, docs/settings.md, "Bad values"); each session then resolves it the seed's way.
+    monkeypatch.setenv("SEAWALL_LOOP_PROFILE", "seed")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     spec = scenario(**{**scenario_file("read-missing-file-loop").model_dump(), "mode": None})
 
@@ -544,7 +547,7 @@ async def test_a_conversation_past_the_old_size_stop_runs_on_within_its_context_
 ) -> None:
     # Prompts started before the context policy ended here with an error (1,000,000
     # characters); now the next request carries the policy's view and the prompt goes on
-    # (docs/architecture.md, "The context policy"; the recorded histories keep the old stop).
+    # (workflows/contracts/conversation.py; the recorded histories keep the old stop).
     big = {"outcomes": [ok("x" * 300_000)]}
     spec = scenario(
         mode="enforce",

@@ -1,4 +1,4 @@
-"""R5, call cycles (docs/architecture.md, "Loop profiles"): the same few batches coming round
+"""R5, call cycles (docs/protections.md, "Loop profiles"): the same few batches coming round
 with the same results while nothing moves, and the legitimate neighbours it lets through.
 
 Most tests drive the protections batch by batch as the workflow does (``Prompt`` from
@@ -93,7 +93,7 @@ def test_period_one_is_r3s_business_and_a_flapping_answer_of_one_call_is_a_poll(
     ]
     # Neither a cycle nor an identical result; what does see it is the near-repeat rule
     # (R9): after the second poll every answer is one the call already got
-    # (docs/architecture.md, "Loop profiles", R9).
+    # (docs/protections.md, "Loop profiles", R9).
     assert not any(
         r.kinds(LoopRule.CALL_CYCLE) or r.kinds(LoopRule.IDENTICAL_RESULT) for r in rounds
     )

@@ -1,5 +1,5 @@
 """What the identical-result rule (R3) reads as evidence beyond its own call, with the
-progress rules (docs/architecture.md, "Loop profiles", R3): a change *observed* by another
+progress rules (docs/protections.md, "Loop profiles", R3): a change *observed* by another
 call, the runner's refusals, and why a long call that acts is not a wait.
 
 Each case is a real incident's shape from the corpus (``bench/corpus``): scrolling a feed

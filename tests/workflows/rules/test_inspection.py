@@ -1,4 +1,4 @@
-"""Inspection commands (docs/architecture.md, "Inspection commands"): what only looks is no
+"""Inspection commands (workflows/rules/inspection.py): what only looks is no
 change of the world, and anything that might write stays one."""
 
 from __future__ import annotations

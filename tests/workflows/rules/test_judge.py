@@ -1,4 +1,4 @@
-"""The progress judge's trigger and ladder (docs/architecture.md, "The progress judge"), pure:
+"""The progress judge's trigger and ladder (docs/protections.md, "The progress judge"), pure:
 which stretches are stale, when the judge is asked and how often, and what its verdicts lead
 to in each mode. The workflow and the simulator drive the same objects
 (tests/workflows/prompt/test_progress_judge.py runs them for real)."""

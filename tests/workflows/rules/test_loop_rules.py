@@ -1,4 +1,4 @@
-"""The recommended loop profile's rules, batch by batch (docs/architecture.md, "Loop profiles").
+"""The recommended loop profile's rules, batch by batch (docs/protections.md, "Loop profiles").
 
 Each test drives :class:`workflows.seed.protections.BatchProtections` the way ``PromptWorkflow``
 and the benchmark simulator do — screen, settle, then :func:`workflows.prompt.batch.after_batch`

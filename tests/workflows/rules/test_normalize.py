@@ -1,4 +1,4 @@
-"""The normalizer (docs/architecture.md, "Loop profiles", "Normalized evidence"): what it masks,
+"""The normalizer (workflows/rules/normalize.py): what it masks,
 what it keeps, when two readings are alike, and that it is deterministic and bounded."""
 
 from __future__ import annotations

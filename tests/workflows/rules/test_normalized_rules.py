@@ -1,6 +1,6 @@
-"""R9 near repeats, R10 reworded rewrites and R11 no new state (docs/architecture.md, "Loop
-profiles"): the loops each stops, the legitimate neighbours each lets through, and that a
-prompt replaying from before the normalizer runs none of them.
+"""R9 near repeats, R10 reworded rewrites and R11 no new state (docs/protections.md, "Loop
+profiles"): the loops each stops, the legitimate neighbours each lets through, and that a prompt
+replaying from before the normalizer runs none of them.
 
 Driven batch by batch through the protections exactly as the workflow drives them
 (``Prompt`` from ``test_loop_rules``).

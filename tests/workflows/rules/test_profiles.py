@@ -1,4 +1,4 @@
-"""Loop profiles on a real Temporal dev server (docs/architecture.md, "Loop profiles").
+"""Loop profiles on a real Temporal dev server (docs/protections.md, "Loop profiles").
 
 The recommended profile's rules remind and stop through the real ``PromptWorkflow`` exactly
 as the pure tests say; the profile and the per-rule modes are resolved once, from the
@@ -145,7 +145,7 @@ async def test_the_profile_and_rule_modes_come_from_the_operator_settings(
     assert {r for _, r, _ in rule_decisions(overridden)} == {"repeated_identical_result"}
     assert overridden.stop_reason is StopReason.END_TURN
 
-    # Resolved once, by a local activity (docs/architecture.md, "Durable steps per prompt").
+    # Resolved once, by a local activity (docs/capacity.md, "Durable steps per prompt").
     history = await client.get_workflow_handle(overridden.workflow_id).fetch_history()
     scheduled = [
         e.activity_task_scheduled_event_attributes.activity_type.name

@@ -1,5 +1,5 @@
 """R8, the reformulation budget (``workflows/rules/reformulations.py``): a search rephrased
-again and again while nothing uses what it found (docs/architecture.md, "Loop profiles").
+again and again while nothing uses what it found (docs/protections.md, "Loop profiles").
 Driven batch by batch through the protections, as the workflow does."""
 
 from __future__ import annotations

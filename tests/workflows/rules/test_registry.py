@@ -1,5 +1,5 @@
-"""Every row of the rule table is wired everywhere it must be (docs/architecture.md, "The rule
-table").
+"""Every row of the rule table is wired everywhere it must be (``workflows/rules/registry.py``,
+"How to add a rule").
 
 A rule is declared once, in ``workflows/rules/registry.py``; what reads the row at run time
 (the prompt layer, the post-batch step, settings' variables and help) cannot forget it. What
@@ -103,7 +103,7 @@ def test_a_scenario_names_no_rule_the_table_lacks() -> None:
 
 @rows
 def test_the_rule_is_documented(spec: RuleSpec) -> None:
-    assert f"### {spec.docs_id} — " in DOCS and f"(`{spec.loop_type}`)" in DOCS
+    assert f"| {spec.docs_id} | `{spec.loop_type}` |" in DOCS  # docs/protections.md's rule table
     assert f"| `{spec.setting}` | `{spec.env}` |" in DOCS  # the settings table
     assert f"`{spec.name}`" in DOCS  # the scenario format's rule_modes
 

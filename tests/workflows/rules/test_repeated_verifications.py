@@ -1,4 +1,4 @@
-"""R6, repeated verifications (docs/architecture.md, "Loop profiles"): a check that passed, run
+"""R6, repeated verifications (docs/protections.md, "Loop profiles"): a check that passed, run
 again and again while nothing changed, and the legitimate re-checks it lets through.
 
 Driven batch by batch as the workflow does (``Prompt`` from ``test_loop_rules``), plus the

@@ -1,5 +1,5 @@
 """Which calls are searches, and what they search for (``workflows/rules/searches.py``; R8 in
-docs/architecture.md, "Loop profiles"): conservative, and blind to paging."""
+docs/protections.md, "Loop profiles"): conservative, and blind to paging."""
 
 from __future__ import annotations
 

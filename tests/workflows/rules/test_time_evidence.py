@@ -1,5 +1,5 @@
-"""Time as evidence in the recommended profile's rules (docs/architecture.md, "Loop
-profiles", "Time"; ``workflows/rules/evidence.py``, "Time as evidence").
+"""Time as evidence in the recommended profile's rules (``workflows/rules/evidence.py``, "Time as
+evidence").
 
 Driven batch by batch like ``test_loop_rules.py`` (whose helpers these tests share), with
 each call's duration on the prompt's clock and the clock itself handed to the rules as the

@@ -1,6 +1,6 @@
 """R7, workspace revisits (``workflows/rules/workspace_states.py``): file changes that return
-the workspace to a state it was already in are no progress (docs/architecture.md, "Loop
-profiles"). Driven batch by batch through the protections, as the workflow does."""
+the workspace to a state it was already in are no progress (docs/protections.md, "Loop profiles").
+Driven batch by batch through the protections, as the workflow does."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Tests for the failed-call repeat refusal (seed 004, docs/architecture.md, "The failed-call
-refusal").
+"""Tests for the failed-call repeat refusal (seed 004, workflows/seed/failed_call_refusal.py).
 
 Each seed Scenario that needs no running workflow has one test named after it; the rest
 cover the documented details of ``workflows/seed/failed_call_refusal.py``.

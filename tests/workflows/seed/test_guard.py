@@ -1,9 +1,7 @@
-"""Unit tests for the repeated tool execution failure guard (docs/architecture.md, "The repeated
-tool failure guard", seed 000).
+"""Unit tests for the repeated tool execution failure guard (workflows/seed/guard.py, seed 000).
 
 One test (or parametrized test) per bullet of the seed's "Automated unit tests for the pure
-reducer" list, named after the bullet, plus the exact semantics docs/architecture.md, "The repeated
-tool failure guard" adds: modes,
+reducer" list, named after the bullet, plus the exact semantics workflows/seed/guard.py adds: modes,
 reset reasons and their precedence, input-boundary order, candidate ordinals, enforcement
 downgrade, fail-open on unseen values, and the data-minimized telemetry record.
 """

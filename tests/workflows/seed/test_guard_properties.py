@@ -1,8 +1,7 @@
 """Property tests for the repeated tool execution failure guard.
 
 Random sequences of settled batches are folded through :func:`workflows.seed.guard.reduce`; every
-step is checked against the seed's shadow-phase "Required invariants" and docs/architecture.md,
-"The repeated tool failure guard".
+step is checked against the seed's shadow-phase "Required invariants" and workflows/seed/guard.py.
 Eligibility is judged here by an independent oracle, not by the module's own classifier.
 """
 
@@ -248,8 +247,8 @@ def fold(inputs: list[GuardInput]) -> list[Step]:
 
 def is_ineligible(o: Observation) -> bool:
     """Independent oracle: cancelled, not_started, unknown, post-execution failure, contract
-    violation, missing tool or missing/unknown error type (docs/architecture.md,
-    "The repeated tool failure guard", seed eligibility)."""
+    violation, missing tool or missing/unknown error type (workflows/seed/guard.py, seed
+    eligibility)."""
     terminal, execution = o.terminal_status, o.execution_status
     if terminal == "cancelled" or execution in (None, "unknown"):
         return True
@@ -547,8 +546,7 @@ def test_a_progress_observation_is_ignored_like_a_refused_repeat(
     inputs: list[GuardInput], data: st.DataObject
 ) -> None:
     """Marking any observation as progress decides exactly as leaving it out of the batch;
-    with no observation marked, the reducer is the seed's (docs/architecture.md, "Loop
-    profiles")."""
+    with no observation marked, the reducer is the seed's (docs/protections.md, "Loop profiles")."""
     marked_state = dropped_state = GuardState()
     for guard_input in inputs:
         observations = guard_input.batch.observations

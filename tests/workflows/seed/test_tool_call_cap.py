@@ -1,5 +1,5 @@
 """The per-prompt tool-call cap, hard or adaptive (``workflows/seed/protections.py``,
-docs/architecture.md, "The adaptive tool-call cap"). Pure: no server, no Temporal."""
+docs/protections.md, "The adaptive tool-call cap"). Pure: no server, no Temporal."""
 
 from __future__ import annotations
 

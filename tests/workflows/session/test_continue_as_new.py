@@ -9,9 +9,9 @@ from pathlib import Path
 
 from temporalio.testing import WorkflowEnvironment
 
+from seawall.worker.build import build_worker
 from tests.trust_helpers import harness_trust, signed
 from tests.workflows.session.test_workflow import prompt_result, start_session, submit
-from worker import build_worker
 from workflows.contracts import Role
 from workflows.session import SessionWorkflow
 

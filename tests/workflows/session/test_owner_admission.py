@@ -1,5 +1,5 @@
-"""``observe``, the admission workflow's one rule for freeing slots (docs/architecture.md,
-"Per-owner prompt limit"): what one look at a session frees, keeps and adds."""
+"""``observe``, the admission workflow's one rule for freeing slots
+(workflows/session/owner_admission.py): what one look at a session frees, keeps and adds."""
 
 from __future__ import annotations
 
@@ -78,7 +78,7 @@ def looked_at(session: str, state: str) -> SessionObservation:
 
 
 def test_a_closed_session_is_freed_and_an_unknown_one_only_after_the_grace() -> None:
-    """``observe_sessions``: the quotas' rule (docs/architecture.md, "Per-owner quotas")."""
+    """``observe_sessions``: the quotas' rule (docs/security-gateway.md, "Per-owner quotas")."""
     sessions = [
         open_session("closed"),
         open_session("open"),

@@ -1,0 +1,196 @@
+"""``seawall prompt`` as a person runs it: the real console script in a pseudo-terminal
+(approvals asked at the terminal), without one (the command that answers), and a session
+the worker refused to start; against the real gateway, dev server and worker."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+import select
+import subprocess
+import sys
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+from temporalio.client import Client
+
+from seawall.cli.prompt import ANSWER_COMMAND, EXIT_PROMPT_ERROR, send_prompt
+from seawall.worker.build import build_worker
+from tests.seawall.cli.gateway_server import TOKEN, serve_gateway
+from tests.trust_helpers import harness_trust
+
+SEAWALL = Path(sys.executable).parent / "seawall"
+# The most one wait for the terminal's next output may take (a generous bound on a loaded
+# machine, never a pace: every read returns as soon as the text is there).
+READ_SECONDS = 120.0
+
+
+@pytest_asyncio.fixture
+async def gateway_url(client: Client, task_queue: str, tmp_path: Path) -> AsyncIterator[str]:
+    async with serve_gateway(
+        client, task_queue=task_queue, workspaces=tmp_path / "workspaces"
+    ) as url:
+        yield url
+
+
+def _environment(tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SEAWALL_")}
+    env["XDG_CONFIG_HOME"] = str(tmp_path / "config")
+    return env
+
+
+class Terminal:
+    """A process on a pseudo-terminal: what it printed so far, and typing into it."""
+
+    def __init__(self, argv: list[str], env: dict[str, str]) -> None:
+        self.master, slave = os.openpty()
+        self.process = subprocess.Popen(
+            argv, stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True
+        )
+        os.close(slave)
+        self.output = ""
+
+    def _read_until(self, text: str) -> str:
+        deadline = READ_SECONDS
+        while text not in self.output:
+            ready, _, _ = select.select([self.master], [], [], deadline)
+            assert ready, f"no {text!r} on the terminal; it shows:\n{self.output}"
+            try:
+                chunk = os.read(self.master, 4096)
+            except OSError:  # the process closed the terminal
+                chunk = b""
+            assert chunk, f"the terminal closed before {text!r}; it shows:\n{self.output}"
+            self.output += chunk.decode(errors="replace").replace("\r\n", "\n")
+        return self.output
+
+    async def read_until(self, text: str) -> str:
+        return await asyncio.to_thread(self._read_until, text)
+
+    def type(self, line: str) -> None:
+        os.write(self.master, line.encode() + b"\n")
+
+    async def exit_code(self) -> int:
+        code = await asyncio.to_thread(self.process.wait, READ_SECONDS)
+        os.close(self.master)
+        return code
+
+
+async def test_a_permission_is_asked_at_the_terminal_with_what_the_call_does(
+    gateway_url: str, tmp_path: Path
+) -> None:
+    terminal = Terminal(
+        [
+            str(SEAWALL),
+            "prompt",
+            "write a note: buy milk",
+            "--gateway",
+            gateway_url,
+            "--token",
+            TOKEN,
+        ],
+        _environment(tmp_path),
+    )
+    shown = await terminal.read_until("allow? [y/N/a")
+    # The person sees what they approve: the tool, where it writes and what.
+    assert "? permission asked to run: write_file path=NOTES.md" in shown
+    assert "    path: NOTES.md" in shown
+    assert "    content: write a note: buy milk" in shown
+    terminal.type("y")
+    shown = await terminal.read_until("stop: end_turn")
+    assert await terminal.exit_code() == 0
+    assert "  approved" in shown
+    assert "← write_file success" in shown
+    assert "Demo model: wrote NOTES.md." in shown
+    (session,) = (tmp_path / "workspaces").iterdir()
+    assert (session / "NOTES.md").read_text() == "write a note: buy milk\n"
+
+
+async def test_a_rejection_at_the_terminal_runs_nothing(gateway_url: str, tmp_path: Path) -> None:
+    terminal = Terminal(
+        [str(SEAWALL), "prompt", "note this", "--gateway", gateway_url, "--token", TOKEN],
+        _environment(tmp_path),
+    )
+    await terminal.read_until("allow? [y/N/a")
+    terminal.type("n")
+    shown = await terminal.read_until("stop: end_turn")
+    assert await terminal.exit_code() == 0
+    assert "  rejected: the call is not run" in shown
+    assert "← write_file cancelled: not approved" in shown
+    assert not list(tmp_path.glob("workspaces/*/NOTES.md"))
+
+
+class _Watched(io.StringIO):
+    """An output that tells when a line containing ``text`` was written."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+        self.seen = asyncio.Event()
+
+    def write(self, s: str) -> int:
+        written = super().write(s)
+        if self.text in self.getvalue():
+            self.seen.set()
+        return written
+
+
+async def test_without_a_terminal_it_says_how_to_answer_and_seawall_answer_does(
+    gateway_url: str, tmp_path: Path
+) -> None:
+    out = _Watched("answer with:")
+    following = asyncio.create_task(
+        send_prompt(gateway_url, "write a note", token=TOKEN, out=out, ask=None)
+    )
+    await asyncio.wait_for(out.seen.wait(), READ_SECONDS)
+    (hint,) = [line for line in out.getvalue().splitlines() if "answer with:" in line]
+    command = hint.split("answer with: ", 1)[1].split(" yes|no")[0]
+    assert command.startswith(ANSWER_COMMAND + " ")
+    _, _, prompt_id, request_id = command.rsplit(" ", 3)
+    answering = await asyncio.create_subprocess_exec(
+        str(SEAWALL),
+        "answer",
+        prompt_id,
+        request_id,
+        "yes",
+        "--gateway",
+        gateway_url,
+        "--token",
+        TOKEN,
+        env=_environment(tmp_path),
+        stdout=asyncio.subprocess.PIPE,
+    )
+    answered, _ = await answering.communicate()
+    assert answering.returncode == 0
+    assert answered.decode().strip() == f"{request_id}: approved"
+    assert await following == 0
+    assert "Demo model: wrote NOTES.md." in out.getvalue()
+
+
+@pytest_asyncio.fixture
+async def refusing_gateway(client: Client, tmp_path: Path) -> AsyncIterator[str]:
+    """A gateway whose sessions' workspaces are outside its worker's workspaces."""
+    (tmp_path / "root").mkdir()
+    queue = f"narrow-{uuid.uuid4().hex[:8]}"
+    trust = harness_trust(workspace_roots=(tmp_path / "root",))
+    async with (
+        build_worker(client, queue, trust=trust),
+        serve_gateway(client, task_queue=queue, workspaces=tmp_path / "elsewhere") as url,
+    ):
+        yield url
+
+
+async def test_a_refused_start_is_printed_with_its_reason(
+    refusing_gateway: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = io.StringIO()
+    code = await send_prompt(refusing_gateway, "hello", token=TOKEN, out=out)
+    assert code == EXIT_PROMPT_ERROR
+    last = out.getvalue().splitlines()[-1]
+    assert last.startswith(
+        "stop: error (start_refused): the worker refused to start this prompt's session: "
+        "the workspace is not inside this worker's workspaces directory"
+    ), last

@@ -1,0 +1,127 @@
+"""The prompt workflow's patch ids: every change to its command sequence, oldest first.
+
+docs/architecture.md, "Versioning". A prompt started before a change replays through the
+old path, because ``workflow.patched(ID)`` answers as its history recorded it; an id is
+never reused or renamed (``scripts/stable_names.py`` keeps the manifest, ``tests/replay``
+the histories recorded before and after each). Each comment says what a prompt started
+after the patch does differently, and where it is asked.
+
+Where each is asked matters as much as what it guards (docs/architecture.md, "Versioning",
+has the rules and the table):
+
+- The start patches are asked before any other command (:class:`StartPatches`): a profile,
+  the clock or the retry window decide the whole prompt, so old and new diverge from the
+  start, and a prompt must never change its behaviour halfway through a replay. Each patch
+  costs a marker and the SDK's ``TemporalChangeVersion`` upsert, hence the newest asked first
+  taking the older as given: a new prompt records one of each.
+- A patch first asked after a local activity *of the same workflow task* cannot be replayed
+  by a worker that rebuilds the prompt mid-way (core meets the marker before the replayed
+  local activity resolved, and fails the task as nondeterministic): ``-v1`` of the tools patch
+  was asked there, never left the development branch, and its id is retired;
+  ``tests/workflows/prompt/test_durable_steps.py`` runs a prompt on a worker without a cache
+  (every task replays) to keep the mistake from coming back.
+- ``CANCEL_BEFORE_LOOP_PATCH`` is asked in the ``ActivityError`` handler of ``run``, after the
+  settings' and tools' local activities but not in their workflow task: a cancel already in
+  the prompt's first task reaches the ``asyncio.CancelledError`` handler (the path prompts
+  always took) and the patch is not asked. ``tests/workflows/prompt/
+  test_cancel_before_loop.py`` runs both cases on a worker without a cache.
+- ``REFUSAL_FORGETS_AFTER_CHANGE_PATCH`` is asked only when a state-changing call succeeded
+  (handed to the pure ``BatchProtections.settle`` as its ``may_forget`` check), so prompts that
+  never reach the new branch carry no marker.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from temporalio import workflow
+
+# Prompts started before search attributes existed replay without the upserts.
+SEARCH_ATTRIBUTES_PATCH = "seawall-search-attributes-v1"
+# Prompts started before a successful state-changing call cleared the failed-call log
+# replay with the log kept.
+REFUSAL_FORGETS_AFTER_CHANGE_PATCH = "seawall-refusal-forgets-after-change-v1"
+# Prompts started before loop profiles existed replay with the seed profile (the seeds'
+# rules verbatim) and resolve the operator's settings exactly as they did.
+LOOP_PROFILE_PATCH = "seawall-loop-profile-v1"
+# Prompts started before the context policy replay with the 1,000,000-character stop and send
+# the model the whole conversation; newer ones never stop on size and send the view
+# ``fit_context`` makes within the prompt's context budget (workflows/contracts/conversation.py).
+# Sessions hand their prompts history under the same patch.
+CONTEXT_POLICY_PATCH = "seawall-context-policy-v1"
+# The leaner command sequence (docs/capacity.md, "Durable steps per prompt"), one patch
+# for all of it because each patch costs its own marker and search-attribute upsert: a
+# prompt started after it takes the four changes above as given without recording their
+# markers, resolves operator settings its input lacks (the context budget among them) in a
+# local activity instead of an activity hop, and upserts a search attribute only when its
+# value changes. Prompts started before it replay through the patches above as they ran.
+DURABLE_STEPS_PATCH = "seawall-durable-steps-v1"
+# A prompt started after it asks for its tools in a local activity and takes the
+# ``seawall.list_tools`` activity hop only when MCP servers must be asked
+# (docs/capacity.md, "Durable steps per prompt"); prompts started before it replay with the hop.
+# Asked at the start, beside DURABLE_STEPS_PATCH: a patch first asked after a local activity
+# of the same workflow task fails when a worker replays the prompt mid-way (the marker of
+# ``-v1``, asked there, was met before the local activity resolved; that id is retired).
+TOOLS_WITHOUT_HOP_PATCH = "seawall-tools-without-hop-v2"
+# A prompt cancelled while it resolved its settings or listed its tools (before the loop)
+# settles like any cancelled prompt: its result says ``cancelled``. Prompts that took that
+# path before it replay as they ended, cancelled by the SDK without a result
+# (docs/architecture.md, "Cancellation"). Asked only on that path, inside the handler.
+CANCEL_BEFORE_LOOP_PATCH = "seawall-cancel-before-loop-v1"
+# A prompt started after it runs the recommended profile's progress rules (the rows of
+# ``workflows.rules.registry`` marked ``progress``) and reads the prompt's clock as evidence
+# (docs/protections.md, "Loop profiles"); prompts started before it replay with those rules
+# off and no clock, exactly as they ran. Asked at the start, beside the patches above.
+PROGRESS_RULES_PATCH = "seawall-progress-rules-v1"
+# A prompt started after it retries a failing model request for its retry window (the
+# operator's ``model_retry_window_seconds``, resolved with its other settings) instead of
+# five attempts: MODEL_RETRY_WINDOW, and the window in each request's input. Prompts
+# started before it replay with MODEL_RETRY. Asked at the start, beside the patches above.
+MODEL_RETRY_WINDOW_PATCH = "seawall-model-retry-window-v1"
+# One marker again, as DURABLE_STEPS_PATCH did before four more patches each added its own
+# (and the SDK's ``TemporalChangeVersion`` upsert): a prompt started after it takes the four
+# patches asked at the start (durable steps, tools without the hop, progress rules, the model
+# retry window) and the cancel-before-loop patch as given without recording them, and upserts
+# the guard's search attributes only from the guard's first warning or stop decision on (what
+# an operator lists prompts by), not for a streak it merely tracked (docs/capacity.md, "Durable
+# steps per prompt"). Prompts started before it replay through those patches and upsert every
+# change, exactly as they ran. Asked first of all.
+ONE_MARKER_PATCH = "seawall-one-marker-v1"
+# A prompt started after it reads calls and results through the normalizer (``workflows.
+# rules.normalize``: volatile tokens masked, similarity by sketches, bounded per batch) and
+# runs the rule-table rows marked ``normalized`` (near repeats, rewrites, no new state;
+# docs/protections.md, "Loop profiles"), and may ask the progress judge. Prompts started
+# before it replay with the fingerprint they had, those rows off and no judge, exactly as
+# they ran. Asked first of all, before ONE_MARKER_PATCH, whose changes it takes as given, so
+# a prompt still records one marker (and one version upsert); a history without it asks
+# ONE_MARKER_PATCH next, as it did.
+LOOP_QUALITY_V4_PATCH = "seawall-loop-quality-v4"
+
+
+@dataclass(frozen=True)
+class StartPatches:
+    """Which changes asked at a prompt's start apply to it, asked before any other command
+    (histories recorded before a patch have no marker for it), the newest first: it takes
+    every start patch before it as given, so a new prompt records one marker."""
+
+    normalized: bool = False  # LOOP_QUALITY_V4_PATCH: the normalizer and its rules
+    one_marker: bool = False  # ONE_MARKER_PATCH: the start patches below without markers
+    durable_steps: bool = False  # DURABLE_STEPS_PATCH
+    tools_without_hop: bool = False  # TOOLS_WITHOUT_HOP_PATCH
+    # PROGRESS_RULES_PATCH: the progress rules and the prompt's clock (workflow time since
+    # the start plus the time a scenario scripts, which nothing really waits).
+    progress_rules: bool = False
+    model_retry_window: bool = False  # MODEL_RETRY_WINDOW_PATCH
+
+    @classmethod
+    def ask(cls) -> StartPatches:
+        normalized = workflow.patched(LOOP_QUALITY_V4_PATCH)
+        if normalized or workflow.patched(ONE_MARKER_PATCH):
+            return cls(normalized, True, True, True, True, True)
+        # Asked in this order, as every history before ONE_MARKER_PATCH recorded them.
+        return cls(
+            durable_steps=workflow.patched(DURABLE_STEPS_PATCH),
+            tools_without_hop=workflow.patched(TOOLS_WITHOUT_HOP_PATCH),
+            progress_rules=workflow.patched(PROGRESS_RULES_PATCH),
+            model_retry_window=workflow.patched(MODEL_RETRY_WINDOW_PATCH),
+        )
