@@ -25,7 +25,7 @@ from fastapi import HTTPException
 from gateway.api_models import CreateSessionRequest
 from gateway.settings import GatewaySettings
 from seawall.runtime.owners import owner_listed
-from workflows.contracts.prompt_options import ApprovalMode, loosest_allowed
+from workflows.contracts.prompt_options import ApprovalMode, looser_mode_refusal, loosest_allowed
 
 
 @dataclass(frozen=True)
@@ -45,12 +45,7 @@ def session_choices(
     loosest = loosest_allowed(settings.approval_mode, settings.loosest_approval_mode)
     mode = body.approval_mode or settings.approval_mode
     if not mode.allowed_by(loosest):
-        raise HTTPException(
-            403,
-            f"approval_mode {mode.value!r} asks before fewer calls than this gateway allows: "
-            f"the loosest a client may choose is {loosest.value!r} "
-            "(SEAWALL_LOOSEST_APPROVAL_MODE)",
-        )
+        raise HTTPException(403, looser_mode_refusal(mode, loosest, where="for the gateway"))
     if body.client_metadata.get("channel") is True and not owner_listed(
         settings.channel_owners, owner_id
     ):

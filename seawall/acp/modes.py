@@ -12,7 +12,14 @@ from __future__ import annotations
 from acp.schema import SessionMode, SessionModeState
 
 from seawall.acp.errors import invalid_params
-from workflows.contracts.prompt_options import ApprovalMode, allowed_approval_modes
+from workflows.contracts.prompt_options import (
+    ApprovalMode,
+    allowed_approval_modes,
+    looser_mode_refusal,
+)
+
+# Where the editor's user, the operator of their own seawall acp, sets the bound.
+ACP_SETTING = "for seawall acp: an editor passes it in its agent server's env (docs/acp.md)"
 
 SESSION_MODES = [
     SessionMode(
@@ -48,11 +55,6 @@ def approval_mode(mode_id: str, loosest: ApprovalMode | None) -> ApprovalMode:
         raise invalid_params(
             f"unknown session mode {mode_id!r}; choose one of {choices}", modeId=mode_id
         ) from None
-    if not mode.allowed_by(loosest):
-        raise invalid_params(
-            f"session mode {mode_id!r} asks before fewer calls than the operator allows: the "
-            f"loosest is {loosest.value if loosest else ''!r} "
-            "(SEAWALL_LOOSEST_APPROVAL_MODE)",
-            modeId=mode_id,
-        )
+    if loosest is not None and not mode.allowed_by(loosest):
+        raise invalid_params(looser_mode_refusal(mode, loosest, where=ACP_SETTING), modeId=mode_id)
     return mode

@@ -580,7 +580,13 @@ def test_modes_are_the_approval_modes_the_operator_allows() -> None:
     with pytest.raises(RequestError) as looser:
         approval_mode("yolo", ApprovalMode.AUTO_EDIT)
     assert looser.value.code == -32602
-    assert "SEAWALL_LOOSEST_APPROVAL_MODE" in str(looser.value)
+    # The editor's user is told what to choose instead and what to set to allow it.
+    assert str(looser.value) == (
+        "approval mode 'yolo' asks before fewer calls than the operator allows (the loosest "
+        "is 'auto_edit'; choose default or auto_edit); to allow it, the operator sets "
+        "SEAWALL_LOOSEST_APPROVAL_MODE=yolo (or loosest_approval_mode: yolo in the config "
+        "file) for seawall acp: an editor passes it in its agent server's env (docs/acp.md)"
+    )
 
 
 @pytest.mark.parametrize(

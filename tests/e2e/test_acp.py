@@ -448,7 +448,7 @@ async def test_a_mode_looser_than_the_operator_allows_is_neither_offered_nor_tak
             with pytest.raises(RequestError) as refused:
                 await conn.set_session_mode(session_id=session.session_id, mode_id=looser)
             assert refused.value.code == -32602
-            assert "SEAWALL_LOOSEST_APPROVAL_MODE" in str(refused.value)
+            assert f"SEAWALL_LOOSEST_APPROVAL_MODE={looser} " in str(refused.value)
         await conn.set_session_mode(session_id=session.session_id, mode_id="default")
 
 

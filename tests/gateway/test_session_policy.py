@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 import pytest
 from temporalio.client import Client, WorkflowUpdateFailedError
+from temporalio.exceptions import ApplicationError
 
 from tests.gateway.owner_helpers import WAITING_SCRIPT, Gateway, auth
 from workflows.contracts.prompt import ApprovalModeChange
@@ -42,9 +43,12 @@ async def test_approval_mode_is_at_most_as_loose_as_the_operator_allows(
     for looser in ("auto_edit", "yolo"):
         refused = await create(strict, "alice", approval_mode=looser)
         assert refused.status_code == 403, refused.text
+        # What the client may choose instead, and what the operator sets to allow it.
         assert refused.json()["detail"] == (
-            f"approval_mode {looser!r} asks before fewer calls than this gateway allows: the "
-            "loosest a client may choose is 'default' (SEAWALL_LOOSEST_APPROVAL_MODE)"
+            f"approval mode {looser!r} asks before fewer calls than the operator allows (the "
+            "loosest is 'default'; choose default); to allow it, the operator sets "
+            f"SEAWALL_LOOSEST_APPROVAL_MODE={looser} (or loosest_approval_mode: {looser} in the "
+            "config file) for the gateway"
         )
     assert await approval_mode_of(strict, "alice", await create(strict, "alice")) == "default"
 
@@ -77,7 +81,14 @@ async def test_the_session_refuses_a_switch_past_the_bound_it_started_with(
         await session.execute_update(
             SessionWorkflow.set_approval_mode, ApprovalModeChange(approval_mode=ApprovalMode.YOLO)
         )
-    assert "loosest_approval_mode" in str(refused.value.cause)
+    cause = refused.value.cause
+    assert isinstance(cause, ApplicationError)
+    assert cause.message == (
+        "approval mode 'yolo' asks before fewer calls than the operator allows (the loosest is "
+        "'auto_edit'; choose default or auto_edit); to allow it, the operator sets "
+        "SEAWALL_LOOSEST_APPROVAL_MODE=yolo (or loosest_approval_mode: yolo in the config file) "
+        "where the session was started (a session keeps the bound it started with)"
+    )
     assert (await session.query(SessionWorkflow.status)).approval_mode is ApprovalMode.AUTO_EDIT
 
 
@@ -122,10 +133,15 @@ async def test_a_scripted_session_needs_the_operators_allowance(
     )
 
 
-# Every option a session's prompts run with but approval_mode, and what the gateway decides
-# for it: none of them is the client's to set.
+# The options a client may choose: approval_mode (bounded above) and approval_rules, which in
+# a request are the session's own rules (SessionSettings.session_approval_rules), that only
+# tighten (tests/gateway/test_approval_rules.py); the operator's rules, PromptOptions'
+# field of that name, cannot be sent apart from them.
+CLIENT_CHOICES = {"approval_mode", "approval_rules"}
+# Every other option a session's prompts run with, and what the gateway decides for it: none
+# of them is the client's to set.
 OPERATOR_ONLY = sorted(
-    ({*PromptOptions.model_fields} - {"approval_mode"})
+    ({*PromptOptions.model_fields} - CLIENT_CHOICES)
     | {"guard_mode", "loop_settings", "workspace_root", "model", "owner_id", "route"}
     | {"rollout", "grant", "scenario"}
 )

@@ -87,6 +87,19 @@ def allowed_approval_modes(loosest: ApprovalMode | None) -> list[ApprovalMode]:
     return [mode for mode in ApprovalMode if mode.allowed_by(loosest)]
 
 
+def looser_mode_refusal(mode: ApprovalMode, loosest: ApprovalMode, *, where: str) -> str:
+    """The one refusal of an approval mode looser than the operator's ``loosest`` (the
+    gateway's ``403``, ``seawall acp``'s invalid params, the session's own check): what the
+    client may choose instead, and what the operator sets, ``where``, to allow ``mode``."""
+    allowed = " or ".join(choice.value for choice in allowed_approval_modes(loosest))
+    return (
+        f"approval mode {mode.value!r} asks before fewer calls than the operator allows (the "
+        f"loosest is {loosest.value!r}; choose {allowed}); to allow it, the operator sets "
+        f"SEAWALL_LOOSEST_APPROVAL_MODE={mode.value} (or loosest_approval_mode: {mode.value} "
+        f"in the config file) {where}"
+    )
+
+
 class PromptOptions(BaseModel):
     """The options every prompt runs with (a session's settings carry them for each of its
     prompts)."""

@@ -97,6 +97,7 @@ with workflow.unsafe.imports_passed_through():
         UserInput,
         prompt_title,
     )
+    from workflows.contracts.prompt_options import looser_mode_refusal
     from workflows.contracts.session import (
         FINISHED_PROMPTS_KEPT,
         SUBMITS_REMEMBERED,
@@ -248,12 +249,9 @@ class SessionWorkflow(RunGrantInbox):
         # The operator's bound, fixed at the start (docs/security.md, "What a client may
         # choose"): a client may tighten the mode, never loosen it past the bound.
         loosest = self._input.settings.loosest_approval_mode
-        if not change.approval_mode.allowed_by(loosest):
-            raise ValueError(
-                f"approval mode {change.approval_mode.value!r} is looser than this session "
-                f"allows ({loosest.value if loosest else ''}: the operator's "
-                "loosest_approval_mode)"
-            )
+        if loosest is not None and not change.approval_mode.allowed_by(loosest):
+            where = "where the session was started (a session keeps the bound it started with)"
+            raise ValueError(looser_mode_refusal(change.approval_mode, loosest, where=where))
 
     @workflow.update
     def withdraw_prompt(self, withdrawal: PromptWithdrawal) -> PromptWithdrawal:
