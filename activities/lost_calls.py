@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from temporalio import activity
 
-from seawall.runtime.settings import SettingsError, load_settings
+from seawall.runtime.settings import WORKER, SettingsError, load_settings
 
 
 def lost_attempt() -> bool:
@@ -66,7 +66,7 @@ def current_lost_calls() -> LostCalls:
     """The operator's policy as the worker's settings say now (read only for an attempt
     after a lost one, which is rare)."""
     try:
-        settings = load_settings(os.environ).settings
+        settings = load_settings(os.environ, reader=WORKER).settings
     except SettingsError:
         return LostCalls()  # a setting went bad since start: the safe default, at most once
     return LostCalls.from_settings(settings.rerun_lost_calls, settings.repeatable_tools)

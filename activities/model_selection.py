@@ -15,7 +15,13 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, SecretStr
 
-from seawall.runtime.settings import SeawallSettings, SettingsError, default_of, load_settings
+from seawall.runtime.settings import (
+    WORKER,
+    SeawallSettings,
+    SettingsError,
+    default_of,
+    load_settings,
+)
 
 DEFAULT_MODEL: str = default_of("model")
 
@@ -58,7 +64,7 @@ class OpenAISettings(BaseModel):
         Raises :class:`~seawall.runtime.settings.SettingsError` for an unreadable file or an
         invalid value; the message never contains the API key.
         """
-        return cls.from_settings(load_settings(environ, config_path).settings)
+        return cls.from_settings(load_settings(environ, config_path, reader=WORKER).settings)
 
 
 def endpoint_configured(environ: Mapping[str, str] | None = None) -> bool:
@@ -70,7 +76,7 @@ def endpoint_configured(environ: Mapping[str, str] | None = None) -> bool:
     model answering in its place.
     """
     try:
-        settings = load_settings(environ).settings
+        settings = load_settings(environ, reader=WORKER).settings
     except SettingsError:
         return True
     return OpenAISettings.from_settings(settings).configured

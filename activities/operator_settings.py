@@ -29,6 +29,7 @@ from temporalio import activity
 
 from seawall.runtime.approval_rules import load_approval_rules
 from seawall.runtime.settings import (
+    WORKER,
     ActivitySummariesResolution,
     ContextBudgetResolution,
     Diagnostic,
@@ -65,7 +66,7 @@ def current_approval_rules() -> tuple[ApprovalRule, ...]:
     """The operator's approval rules as the worker's settings say now (the file was checked
     when the worker started; a file broken since fails the session's start loudly)."""
     try:
-        path = load_settings(os.environ).settings.approval_rules
+        path = load_settings(os.environ, reader=WORKER).settings.approval_rules
     except SettingsError:
         # Another setting went bad since the worker started (each per-session read reports
         # its own): the rules still come from their variable, never silently from nowhere.

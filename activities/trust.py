@@ -35,7 +35,7 @@ from temporalio.exceptions import ApplicationError
 
 from seawall.runtime.grants import GrantProblem, verify_grant, verifying_keys
 from seawall.runtime.owners import owner_list, owner_listed
-from seawall.runtime.settings import SeawallSettings, load_settings
+from seawall.runtime.settings import WORKER, SeawallSettings, load_settings
 from seawall.runtime.workspace_roots import ROOTS_SETTINGS, inside_roots, resolved_roots
 from workflows.contracts.activity import CHECK_START
 from workflows.contracts.grant import (
@@ -116,7 +116,7 @@ class WorkerTrust:
 
     @classmethod
     def from_environment(cls, environ: Mapping[str, str]) -> WorkerTrust:
-        return cls.from_settings(load_settings(environ).settings)
+        return cls.from_settings(load_settings(environ, reader=WORKER).settings)
 
     # --- the checks -----------------------------------------------------------------------
 

@@ -27,6 +27,7 @@ from seawall.runtime.logs import configure_logging
 from seawall.runtime.plugin import connect
 from seawall.runtime.settings import (
     EXIT_BAD_SETTINGS,
+    GATEWAY,
     LOG_FORMATS,
     SeawallSettings,
     log_startup_diagnostics,
@@ -56,7 +57,7 @@ def parse_args(
 ) -> argparse.Namespace:
     """The gateway's flags, defaulting to the settings (``settings``, else loaded now)."""
     if settings is None:
-        settings = settings_or_exit("gateway").settings
+        settings = settings_or_exit("gateway", reader=GATEWAY).settings
     parser = argparse.ArgumentParser(
         prog="python -m gateway",
         description="Serve the Seawall HTTP gateway: the API that creates sessions, submits "
@@ -76,7 +77,7 @@ def parse_args(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    effective = settings_or_exit("gateway")
+    effective = settings_or_exit("gateway", reader=GATEWAY)
     args = parse_args(argv, effective.settings)
     configure_logging(args.log_format, effective.settings.log_level)
     log = structlog.get_logger("seawall.gateway")

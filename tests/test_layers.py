@@ -324,21 +324,7 @@ PRODUCT = ("workflows", "activities", "gateway", "seawall")
 
 # Known circles on their way out, each named, with the modules it may span; a circle found
 # outside every entry fails, and so does an entry whose circle is gone.
-ALLOWED_CIRCLES: dict[str, frozenset[str]] = {
-    # removed by the secrets work (issue 37.3)
-    "the settings package with owners.py and storage.py": frozenset(
-        {
-            "seawall.runtime.owners",
-            "seawall.runtime.storage",
-            "seawall.runtime.settings",
-            "seawall.runtime.settings.catalogue",
-            "seawall.runtime.settings.loading",
-            "seawall.runtime.settings.report",
-            "seawall.runtime.settings.session",
-            "seawall.runtime.settings.value_types",
-        }
-    ),
-}
+ALLOWED_CIRCLES: dict[str, frozenset[str]] = {}
 
 
 def product_modules() -> dict[str, Path]:

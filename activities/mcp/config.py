@@ -50,6 +50,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from seawall.runtime.settings import (
     MCP_FILE_NAME,
+    WORKER,
     SettingsError,
     default_of,
     load_settings,
@@ -187,7 +188,7 @@ def load_mcp_settings(environ: Mapping[str, str] | None = None) -> McpSettings:
     error: the worker checked its settings at startup, and a file edited since must not fail
     the prompts of a running worker."""
     try:
-        effective = load_settings(environ)
+        effective = load_settings(environ, reader=WORKER)
     except SettingsError as err:
         return McpSettings(problems=(f"{err}; no MCP servers",))
     settings = effective.settings
@@ -214,7 +215,7 @@ _reported_problems: set[str] = set()
 
 # The settings last read, by what they were read from: a prompt reads them at its start (the
 # tool listing's local activity, on the critical path of every prompt), and reading them
-# (every setting through pydantic-settings, two files) took about 6 ms a prompt.
+# (the worker's settings, two files) took about 6 ms a prompt.
 _last_read: tuple[tuple[object, ...], McpSettings] | None = None
 
 

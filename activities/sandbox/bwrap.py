@@ -15,9 +15,10 @@ Built from a policy and one workspace, never from model input beyond the command
   would show them;
 - new user, pid, ipc, uts, cgroup and network namespaces; a fresh ``/proc`` of the new pid
   namespace (no other process is visible), a minimal ``/dev``;
-- a cleared environment (the caller passes the allowlisted one, see
-  :mod:`activities.sandbox.environment`), a new session (no terminal to inject into), and
-  death with its parent.
+- no environment of its own: bubblewrap passes the command the allowlisted one
+  (:mod:`activities.sandbox.environment`) the supervisor starts it with, so no value of it
+  (an MCP server's token) is in a command line every local user can read; a new session (no
+  terminal to inject into), and death with its parent.
 
 docs/security-sandbox.md explains each choice.
 """
@@ -25,7 +26,7 @@ docs/security-sandbox.md explains each choice.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 # Top-level system directories bound read-only when they exist (symlinks are recreated).
@@ -84,14 +85,14 @@ def bwrap_options(
     workspace: Path,
     *,
     cwd: Path,
-    env: Mapping[str, str],
     read_only_paths: Sequence[Path] = (),
     hidden_paths: Sequence[Path] = (),
     root: Path = Path("/"),
 ) -> list[str]:
     """The options (everything before ``--`` and the command) of a sandbox around
-    ``workspace``, starting in ``cwd`` with exactly ``env``; ``hidden_paths`` (the
-    operator's files) are masked wherever a bind would show them. ``root`` is for tests."""
+    ``workspace``, starting in ``cwd`` (with bubblewrap's own environment, which the
+    supervisor makes exactly the allowlisted one); ``hidden_paths`` (the operator's files)
+    are masked wherever a bind would show them. ``root`` is for tests."""
     args = [
         "--unshare-user",
         "--unshare-pid",
@@ -105,7 +106,6 @@ def bwrap_options(
         "--new-session",
         "--cap-drop",
         "ALL",
-        "--clearenv",
         *_system_binds(root),
         "--proc",
         "/proc",
@@ -120,8 +120,6 @@ def bwrap_options(
     args += _masks(hidden_paths, bound)
     # Last, so nothing bound above can shadow the workspace.
     args += ["--bind", str(workspace), str(workspace), "--chdir", str(cwd)]
-    for name, value in sorted(env.items()):
-        args += ["--setenv", name, value]
     return args
 
 

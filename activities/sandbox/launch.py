@@ -108,7 +108,6 @@ class Sandbox:
             "options": bwrap_options(
                 workspace,
                 cwd=cwd,
-                env=env,
                 read_only_paths=read_only_paths,
                 hidden_paths=[Path(p) for p in policy.hidden_paths],
             ),
@@ -120,7 +119,11 @@ class Sandbox:
             if policy.slirp4netns is None:
                 raise SandboxUnavailable("network access needs slirp4netns, not installed")
             spec["slirp4netns"] = policy.slirp4netns
-        return Launch(self._supervisor(spec), {"PATH": os.defpath})
+        # The values reach the supervisor in its environment, never in its command line
+        # (every local user reads /proc/<pid>/cmdline); the names say which of its
+        # environment it hands bubblewrap (an MCP SDK adds its own defaults around them).
+        spec["env"] = sorted(env)
+        return Launch(self._supervisor(spec), env)
 
     def _check_workspace(self, workspace: Path) -> None:
         """Refuse a workspace whose writable bind would expose what the sandbox hides: ``/``,

@@ -19,6 +19,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from seawall.runtime.settings import (
+    WORKER,
     SeawallSettings,
     default_of,
     load_settings,
@@ -115,5 +116,7 @@ def load_policy(environ: Mapping[str, str] | None = None) -> SandboxPolicy:
     """The policy of the settings of ``environ`` (default: this process's environment)."""
     env = os.environ if environ is None else environ
     return policy_from_settings(
-        load_settings(env).settings, env.get("PATH", os.defpath), user_config_dir(env)
+        load_settings(env, reader=WORKER).settings,
+        env.get("PATH", os.defpath),
+        user_config_dir(env),
     )

@@ -11,8 +11,11 @@ servers. ``SPEC`` is a JSON object built by :mod:`activities.sandbox.launch`:
 - ``command``: what to run; ``rlimits``: per-process limits (CPU seconds, address space,
   file size), set here so everything started below inherits them;
 - ``bwrap`` (absent: run ``command`` bare, the ``sandbox: none`` mode): the bubblewrap path
-  and options. The supervisor adds ``--info-fd`` and ``--block-fd``: bubblewrap reports the
-  sandbox's init pid and waits, namespaces made, until the supervisor has
+  and options, and ``env``: the names of the variables of the supervisor's own environment
+  that bubblewrap, and so the command, gets (their values never travel in a command line,
+  which every local user can read). The supervisor adds ``--info-fd`` and ``--block-fd``:
+  bubblewrap reports the sandbox's init pid and waits, namespaces made, until the
+  supervisor has
     * moved that pid into a fresh pids cgroup under ``cgroup`` with ``pids.max`` set (the
       process limit that binds even for a root worker),
     * set ``RLIMIT_NPROC`` on it (binds for a non-root worker; set after the user namespace
@@ -178,8 +181,9 @@ class Supervisor:
             fds.append(resolv_r)
             extra += ["--ro-bind-data", str(resolv_r), _resolv_conf_target()]
         argv = [bwrap["path"], *bwrap["options"], *extra, "--", *self.spec["command"]]
+        env = {name: os.environ[name] for name in self.spec["env"] if name in os.environ}
         try:
-            self.child = subprocess.Popen(argv, pass_fds=fds)
+            self.child = subprocess.Popen(argv, pass_fds=fds, env=env)
         finally:
             for fd in fds:
                 os.close(fd)

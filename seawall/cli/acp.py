@@ -8,7 +8,8 @@ directory (``data_dir`` when set, else a per-user directory, so sessions survive
 restart), and a worker in this process, as ``seawall run`` does. Either way the operator's
 settings (environment and user config file) are the only policy: the embedded worker reads
 them exactly as ``python worker.py`` would. The process holds none of the operator's
-secrets it does not read (no gateway or codec token): it starts itself again without them.
+secrets it does not read (no gateway or codec token): the ``seawall`` program starts itself
+again without them before it runs this (seawall/cli/main.py, ``keep_own_secrets``).
 """
 
 from __future__ import annotations
@@ -20,13 +21,10 @@ import sys
 from contextlib import AsyncExitStack
 from pathlib import Path
 
-from seawall.runtime.child_env import exec_without_withheld
 from seawall.runtime.logs import configure_logging
 from seawall.runtime.private_files import make_private_data_dir
 from seawall.runtime.settings import (
-    ACP,
     LOG_FORMATS,
-    WORKER,
     EffectiveSettings,
     redacted_names,
     user_data_dir,
@@ -75,10 +73,9 @@ def embedded_data_dir(effective: EffectiveSettings) -> Path:
 
 
 def main_acp(args: argparse.Namespace, effective: EffectiveSettings) -> int:
-    # Before anything else: this process keeps only the secrets it reads, the bridge's and,
-    # with --embedded, its in-process worker's (seawall/runtime/child_env.py); the embedded
-    # dev server gets none (seawall/runtime/devserver.py).
-    exec_without_withheld(*((ACP, WORKER) if args.embedded else (ACP,)))
+    # This process already keeps only the secrets it reads, the bridge's and, with
+    # --embedded, its in-process worker's (seawall/cli/main.py); the embedded dev server
+    # gets none (seawall/runtime/devserver.py).
     # First of all: from here on only protocol frames reach the real stdout.
     from seawall.acp.stdio import protect_stdout
 
@@ -142,7 +139,7 @@ async def _serve(
         redacted_arguments=redacted_names(settings.redacted_arguments),
         allow_scripted_models=settings.allow_scripted_models,
         max_prompt_chars=settings.max_prompt_chars,
-        owner_id=local_owner_id(settings),
+        owner_id=local_owner_id(settings.owner_id),
         signer=GrantSigner(key) if key else None,
         # --embedded: exactly the roots of the worker below; else what the operator allows
         # editors (the stack's workers may accept more; they refuse what they do not).

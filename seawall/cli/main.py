@@ -8,7 +8,11 @@ on an embedded dev server it starts and stops itself. An in-process worker serve
 unless ``--external-worker`` says a worker is already polling the task queue.
 
 Every subcommand but ``config`` checks the settings first (docs/settings.md): a bad one is
-one line on stderr and exit code 2. ``config`` shows them all, each bad one marked.
+one line on stderr and exit code 2; ``config`` shows them all, each bad one marked. Each
+command reads only its own settings (:func:`readers_of`), and ``run``, ``acp`` and ``up``,
+which run Seawall code (a worker, the bridge, a supervisor) for their whole life, first start
+themselves again without the secrets they do not read (:func:`keep_own_secrets`;
+seawall/runtime/child_env.py).
 """
 
 from __future__ import annotations
@@ -34,13 +38,23 @@ from seawall.cli.prompt import (
 )
 from seawall.cli.storage import add_storage_parser, main_storage
 from seawall.rollout.cli import add_rollout_command, main_rollout
+from seawall.runtime.child_env import exec_keeping, exec_without_withheld, stack_environment
 from seawall.runtime.logs import configure_logging
 from seawall.runtime.process_exit import run_then_exit
 from seawall.runtime.settings import (
+    ACP,
     EXIT_BAD_SETTINGS,
+    GATEWAY,
     LOG_FORMATS,
+    PROMPT,
+    ROLLOUT,
+    RUN,
+    STORAGE,
+    UP,
+    WORKER,
     EffectiveSettings,
     SettingsError,
+    config_json,
     inspect_settings,
     render_table,
     settings_or_exit,
@@ -307,6 +321,36 @@ def _stdout_to_stderr() -> Iterator[None]:
         os.close(saved)
 
 
+def readers_of(args: argparse.Namespace) -> tuple[str | tuple[str, ...] | None, tuple[str, ...]]:
+    """Whose settings a command reads (``read_by``), and whose it also reads, their secrets
+    aside (docs/settings.md, "Each process reads its own settings"). ``config`` reads them
+    all; ``run`` and ``acp --embedded`` are also a worker; ``up`` refuses a value its worker
+    or gateway would refuse, and says what they run (they check their secrets themselves)."""
+    command = str(args.command)
+    if command == "config":
+        return None, ()
+    if command == "up":
+        return UP, (WORKER, GATEWAY)
+    if command == "run":
+        return (RUN if args.external_worker else (RUN, WORKER)), ()
+    if command == "acp":
+        return ((ACP, WORKER) if args.embedded else ACP), ()
+    return {"prompt": PROMPT, "answer": PROMPT, "rollout": ROLLOUT, "storage": STORAGE}[command], ()
+
+
+def keep_own_secrets(argv: Sequence[str]) -> None:
+    """Start this program again without the secrets its command does not read, when it runs
+    Seawall code for its whole life (seawall/runtime/child_env.py): ``run`` and ``acp``
+    keep their roles' secrets; ``up`` what its worker and gateway get. The console script
+    does this before :func:`main`; a test calling :func:`main` stays in its own process."""
+    args = build_parser().parse_args(argv)
+    if args.command == "up":
+        exec_keeping(stack_environment(os.environ))
+    elif args.command in ("run", "acp"):
+        reader, _ = readers_of(args)
+        exec_without_withheld(*((reader,) if isinstance(reader, str) else reader or ()))
+
+
 def main_config(args: argparse.Namespace) -> int:
     """``seawall config``: every setting, an invalid one marked ``invalid`` in its row and
     named on stderr as a start would name it; exit code 2 when any value is invalid (also
@@ -318,7 +362,7 @@ def main_config(args: argparse.Namespace) -> int:
         print(f"seawall: error: {err}", file=sys.stderr)
         return EXIT_BAD_SETTINGS
     if args.json:
-        print(json.dumps({**effective.as_json(), **temporal_access_json(effective)}))
+        print(json.dumps({**config_json(effective), **temporal_access_json(effective)}))
     else:
         print(render_table(effective))
         print(auth_summary(effective))
@@ -331,7 +375,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "config":
         return main_config(args)
-    effective = settings_or_exit("seawall")
+    reader, also = readers_of(args)
+    effective = settings_or_exit("seawall", reader=reader, also=also)
     settings = effective.settings
     if args.command == "up":
         from seawall.cli.stack import run_stack
@@ -373,7 +418,8 @@ def entry() -> NoReturn:
     """The ``seawall`` console script: :func:`main`, then an exit that skips interpreter
     finalization, which the Temporal SDK's core threads can crash after ``seawall run`` shut
     its embedded server down (seawall/runtime/process_exit.py), on every way out (an
-    exception or Ctrl-C included). Tests call :func:`main`."""
+    exception or Ctrl-C included), after :func:`keep_own_secrets`. Tests call :func:`main`."""
+    keep_own_secrets(sys.argv[1:])
     run_then_exit(main)
 
 

@@ -24,7 +24,7 @@ from typing import Any, TextIO
 
 import httpx
 
-from seawall.runtime.settings import SeawallSettings, settings_or_exit
+from seawall.runtime.settings import PROMPT, SeawallSettings, settings_or_exit
 
 EXIT_OK = 0
 EXIT_PROMPT_ERROR = 1
@@ -472,7 +472,7 @@ def _client(args: argparse.Namespace, settings: SeawallSettings | None) -> tuple
     """The gateway URL and token: the flags, else the settings (loaded now if not given; a
     bad setting exits with code 2)."""
     if settings is None:
-        settings = settings_or_exit("seawall").settings
+        settings = settings_or_exit("seawall", reader=PROMPT).settings
     token = args.token
     if token is None and settings.gateway_token is not None:
         token = settings.gateway_token.get_secret_value()

@@ -44,6 +44,7 @@ from pathlib import Path
 from types import FrameType
 
 from seawall.runtime.child_env import (
+    TEMPORAL_ACCESS,
     dev_server_environment,
     gateway_environment,
     worker_environment,
@@ -59,7 +60,6 @@ from seawall.runtime.private_files import (
     write_private,
 )
 from seawall.runtime.settings import (
-    SETTINGS,
     EffectiveSettings,
     SeawallSettings,
     default_of,
@@ -203,17 +203,6 @@ def child_environment(config: StackConfig, environ: Mapping[str, str]) -> dict[s
         "SEAWALL_DATA_DIR": str(config.data_dir),
         "SEAWALL_CODEC_UI_ORIGINS": ",".join(config.ui_origins),
     }
-
-
-# The variables of the Temporal access settings (seawall/runtime/temporal_connect.py): the
-# stack's own worker and gateway never inherit them.
-TEMPORAL_ACCESS = frozenset(
-    name
-    for s in SETTINGS
-    if s.name.startswith(("temporal_tls", "temporal_api_key", "temporal_profile"))
-    or s.name == "temporal_config_file"
-    for name in s.env
-)
 
 
 def codec_environment(config: StackConfig) -> dict[str, str]:

@@ -2,10 +2,11 @@
 
 The gateway maps each bearer token of its tokens file (``gateway_tokens_file``) to an owner
 id (gateway/settings.py); ``seawall acp`` names its local user (:func:`local_owner_id`).
-Every process checks the tokens file when it starts, through the settings catalogue's
-``gateway_tokens_file`` type, with this same reader, so a file the gateway would refuse
-stops every process at startup. An owner id is an operator-given name, never a secret, but
-kept out of logs, labels and search attributes all the same.
+The gateway checks the tokens file when it starts, through the settings catalogue's
+``gateway_tokens_file`` type, with this same reader, so a file it would refuse stops it at
+startup; no other process opens the file (the worker knows its path only, to hide it from
+its sandbox). An owner id is an operator-given name, never a secret, but kept out of logs,
+labels and search attributes all the same.
 """
 
 from __future__ import annotations
@@ -14,12 +15,8 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import yaml
-
-if TYPE_CHECKING:
-    from seawall.runtime.settings import SeawallSettings
 
 OWNER_ID = re.compile(r"^[A-Za-z0-9._@:-]{1,128}$")
 MIN_TOKEN_CHARS = 16
@@ -78,11 +75,11 @@ def read_owner_tokens(path: Path) -> dict[str, str]:
     return tokens
 
 
-def local_owner_id(settings: SeawallSettings, environ: Mapping[str, str] | None = None) -> str:
-    """The owner of a local client's sessions (``seawall acp``): the ``owner_id`` setting,
+def local_owner_id(owner_id: str | None, environ: Mapping[str, str] | None = None) -> str:
+    """The owner of a local client's sessions (``seawall acp``): ``owner_id`` (the setting),
     else ``local:<user name>`` of this process."""
-    if settings.owner_id:
-        return settings.owner_id
+    if owner_id:
+        return owner_id
     env = os.environ if environ is None else environ
     user = env.get("USER") or env.get("LOGNAME") or ""
     if not user:

@@ -47,7 +47,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 import structlog
 from temporalio.api.common.v1 import Payload
@@ -63,9 +63,6 @@ from temporalio.exceptions import ApplicationError
 
 from seawall.runtime.private_files import PRIVATE_FILE_MODE, private_dir, private_file
 from seawall.runtime.storage_s3 import s3_driver
-
-if TYPE_CHECKING:
-    from seawall.runtime.settings import SeawallSettings
 
 PayloadStorageKind = Literal["filesystem", "s3", "off"]
 PAYLOAD_STORAGE_KINDS: tuple[PayloadStorageKind, ...] = ("filesystem", "s3", "off")
@@ -281,13 +278,35 @@ class FilesystemStorageDriver(StorageDriver):
         return [p for p in base.glob("*/*") if not p.name.startswith(".")]
 
 
-def storage_dir(settings: SeawallSettings) -> Path:
+class StorageSettings(Protocol):
+    """The settings the payload store is built from, as the settings model
+    (seawall/runtime/settings/) has them. Named here rather than imported: the settings
+    take their storage kinds and default threshold from this module, so this module does
+    not import them back."""
+
+    @property
+    def payload_storage(self) -> PayloadStorageKind: ...
+    @property
+    def payload_storage_threshold_bytes(self) -> int: ...
+    @property
+    def payload_storage_dir(self) -> Path | None: ...
+    @property
+    def payload_storage_bucket(self) -> str | None: ...
+    @property
+    def payload_storage_s3_endpoint(self) -> str | None: ...
+    @property
+    def payload_storage_s3_region(self) -> str | None: ...
+    @property
+    def data_dir(self) -> Path: ...
+
+
+def storage_dir(settings: StorageSettings) -> Path:
     """The filesystem driver's root: ``payload_storage_dir``, else ``<data_dir>/payloads``."""
     return (settings.payload_storage_dir or settings.data_dir / "payloads").absolute()
 
 
 def payload_storage(
-    settings: SeawallSettings, *, root: Path | None = None
+    settings: StorageSettings, *, root: Path | None = None
 ) -> ExternalStorage | None:
     """The External Storage the settings choose (``None``: ``payload_storage=off``).
     ``root`` overrides the filesystem driver's directory (``seawall run``'s embedded server

@@ -27,6 +27,7 @@ from seawall.runtime.server_wait import ServerUnreachable, wait_for_server
 from seawall.runtime.settings import (
     LOG_FORMATS,
     LOG_LEVELS,
+    WORKER,
     SeawallSettings,
     flag_type,
     log_startup_diagnostics,
@@ -53,7 +54,7 @@ def parse_args(
     connection ``temporal``, else loaded now); ``args.temporal`` is the connection with
     ``--address``/``--namespace`` applied."""
     if settings is None or temporal is None:
-        effective = settings_or_exit("worker")
+        effective = settings_or_exit("worker", reader=WORKER)
         settings = settings or effective.settings
         temporal = temporal or temporal_or_exit("worker", effective)
     parser = argparse.ArgumentParser(
@@ -177,7 +178,7 @@ async def run_worker(args: argparse.Namespace) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    effective = settings_or_exit("worker")
+    effective = settings_or_exit("worker", reader=WORKER)
     args = parse_args(argv, effective.settings, temporal_or_exit("worker", effective))
     args.protections = protections(effective)
     configure_logging(args.log_format, args.log_level)

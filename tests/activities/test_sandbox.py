@@ -36,6 +36,7 @@ from tests.activities.sandbox_helpers import (
     real_sandbox,
     shell,
 )
+from tests.process_secrets import cmdline_of, descendants_of
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="bubblewrap")
 
@@ -348,3 +349,39 @@ def test_the_operators_files_stay_hidden_under_a_read_only_path(tmp_path: Path) 
     assert done.returncode == 0, done.stderr
     assert "public" in done.stdout
     assert SECRET not in done.stdout and "temporal.db" not in done.stdout
+
+
+def test_an_operator_given_variable_reaches_the_command_but_no_command_line(
+    tmp_path: Path,
+) -> None:
+    """An MCP server's ``env`` (its own token) is in the sandboxed command's environment,
+    which is exactly the allowlist and that; it is in no command line of the supervisor or
+    bubblewrap, which every local user can read (/proc/<pid>/cmdline), even when whoever
+    starts the supervisor adds variables of its own (the MCP SDK adds HOME, USER, ...)."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    launch = real_sandbox().launch(
+        ["/bin/bash", "-c", "env; echo END; sleep 30"],
+        workspace=workspace,
+        cwd=workspace,
+        extra_env={"SERVER_TOKEN": SECRET},
+    )
+    assert not [part for part in launch.argv if SECRET in part]
+    started = subprocess.Popen(
+        launch.argv,
+        env={**launch.env, "USER": "worker-user", "LOGNAME": "worker-user"},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert started.stdout is not None
+        lines_seen = list(iter(started.stdout.readline, "END\n"))
+        seen = dict(line.strip().split("=", 1) for line in lines_seen)
+        for added in ("PWD", "SHLVL", "_"):  # the shell's own
+            seen.pop(added, None)
+        lines = [cmdline_of(pid) for pid in [started.pid, *descendants_of(started.pid)]]
+    finally:
+        started.kill()
+        started.wait()
+    assert seen == launch.env and seen["SERVER_TOKEN"] == SECRET
+    assert len(lines) >= 3 and not [line for line in lines if SECRET in line]

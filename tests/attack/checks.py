@@ -78,6 +78,8 @@ EVERY_SECRET = (
     "the codec token",
     "the model API key",
     "MY_DB_PASSWD",
+    "the config file's model API key",
+    "the MCP server's secret",
 )
 
 

@@ -40,6 +40,10 @@ class Secrets:
     codec_token: str
     model_key: str
     db_password: str  # in the worker's environment as MY_DB_PASSWD (the secret filter)
+    # The operator's config file's model key (the environment's wins for the worker; every
+    # process reads that file), and the git MCP server's own secret (its ``env``).
+    config_model_key: str
+    mcp_secret: str
 
     def named(self) -> dict[str, str]:
         return {
@@ -49,6 +53,8 @@ class Secrets:
             "the codec token": self.codec_token,
             "the model API key": self.model_key,
             "MY_DB_PASSWD": self.db_password,
+            "the config file's model API key": self.config_model_key,
+            "the MCP server's secret": self.mcp_secret,
         }
 
     @classmethod
@@ -63,6 +69,8 @@ class Secrets:
             codec_token=value("codec-token"),
             model_key=value("sk-model-key"),
             db_password=value("db-passwd"),
+            config_model_key=value("sk-config-model-key"),
+            mcp_secret=value("mcp-secret"),
         )
 
 
@@ -77,6 +85,9 @@ class AttackStack:
     ui_port: int
     metrics_port: int
     process: subprocess.Popen[str]
+    # The operator's environment ``seawall up`` was started with (its config file included,
+    # through XDG_CONFIG_HOME): what a row's own process of the operator's gets.
+    environment: dict[str, str] = field(default_factory=dict, repr=False)
     # A unique string for this stack's run: host files and processes an attack leaves
     # carry it, so a check finds exactly what this run made.
     marker: str = field(default_factory=lambda: f"seawall-attack-{secrets.token_hex(6)}")
@@ -179,7 +190,17 @@ def stack_environment(stack_root: Path, found: Secrets, ports: dict[str, int]) -
         # The attacks fail tool calls on purpose; the guard must not stop them early.
         "SEAWALL_REPEATED_TOOL_FAILURE_GUARD": "off",
         "SEAWALL_MCP_SERVERS": json.dumps(
-            {"git": {"command": MCP_SERVER_GIT, "args": [], "trust": True}}
+            {
+                "git": {
+                    "command": MCP_SERVER_GIT,
+                    "args": [],
+                    "trust": True,
+                    "env": {"GIT_MCP_SECRET": found.mcp_secret},
+                    # Its install prefix and interpreter, read-only: without them it cannot
+                    # start in the sandbox (docs/security-sandbox.md, "MCP servers").
+                    "sandbox": {"read_only_paths": sorted({sys.prefix, sys.base_prefix})},
+                }
+            }
         ),
         "XDG_CONFIG_HOME": str(stack_root / "config"),
     }
@@ -198,10 +219,14 @@ def running_stack(root: Path, extra_env: dict[str, str] | None = None) -> Iterat
         f"alice: {found.alice_token}\nbob: {found.bob_token}\n", encoding="utf-8"
     )
     (operator / "decoy.txt").write_text("the operator's original content\n")
+    config = root / "config" / "seawall" / "config.yaml"
+    config.parent.mkdir(parents=True)
+    config.write_text(f"openai_api_key: {found.config_model_key}\n")
     ports = {name: free_port() for name in ("gateway", "temporal", "ui", "metrics")}
+    environment = {**stack_environment(root, found, ports), **(extra_env or {})}
     process = subprocess.Popen(
         [SEAWALL, "up"],
-        env={**stack_environment(root, found, ports), **(extra_env or {})},
+        env=environment,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -221,6 +246,7 @@ def running_stack(root: Path, extra_env: dict[str, str] | None = None) -> Iterat
         ui_port=ports["ui"],
         metrics_port=ports["metrics"],
         process=process,
+        environment=environment,
     )
     try:
         yield stack

@@ -16,7 +16,8 @@ tests/attack/checks.py.
 session through the real gateway and worker: shell, file tools, MCP), ``acp`` (the same
 model through ``seawall acp``), ``core`` (a client of the Temporal frontend, the codec, the
 gateway's HTTP API, the data dir), ``frontend-mtls`` (the core's frontend attacks again, on
-an mTLS-authenticated frontend, by clients without the right certificate).
+an mTLS-authenticated frontend, by clients without the right certificate), ``process`` (a
+reader of each kind of process's environment and memory, tests/attack/process_rows.py).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from tests.attack.checks import (
 )
 from tests.attack.hostile import Outcome, Turn, call, hostile_prompt, shell
 from tests.attack.policy_table import POLICY_ATTACKS
+from tests.attack.process_rows import PROCESS_ROWS
 from tests.attack.stack import AttackStack
 
 
@@ -744,7 +746,16 @@ def frontend_mtls_attacks() -> list[Attack]:
 
 FRONTEND_MTLS_ATTACKS = frontend_mtls_attacks()
 
-ATTACKS = [*MODEL_ATTACKS, *ACP_ATTACKS, *CORE_ATTACKS, *POLICY_ATTACKS, *FRONTEND_MTLS_ATTACKS]
+PROCESS_ATTACKS = [Attack(**row) for row in PROCESS_ROWS]
+
+ATTACKS = [
+    *MODEL_ATTACKS,
+    *ACP_ATTACKS,
+    *CORE_ATTACKS,
+    *POLICY_ATTACKS,
+    *FRONTEND_MTLS_ATTACKS,
+    *PROCESS_ATTACKS,
+]
 
 
 def rows(via: str, prefix: str = "") -> list[Any]:

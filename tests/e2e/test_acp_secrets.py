@@ -10,27 +10,12 @@ from acp.schema import AgentMessageChunk
 
 from scripts.chat_server import ChatServer, completion
 from tests.e2e.test_acp import new_session, say, spawn_bridge
+from tests.process_secrets import children_of, environ_of, memory_holds
 
 ADMIN = "admin-token-of-the-operator-0123"
+ALICE = "alice-token-0123456789abcdef"
 CODEC = "codec-token-of-this-stack-0123456789"
 MODEL_KEY = "sk-model-key-0123456789"
-
-
-def environ_of(pid: int) -> dict[str, str]:
-    raw = Path(f"/proc/{pid}/environ").read_bytes().decode()
-    return dict(v.split("=", 1) for v in raw.split("\0") if v)
-
-
-def children_of(pid: int) -> list[int]:
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue  # gone meanwhile
-        if int(fields[1]) == pid:
-            found.append(int(stat.parent.name))
-    return found
 
 
 async def test_the_embedded_bridge_and_its_dev_server_hold_only_their_secrets(
@@ -39,7 +24,7 @@ async def test_the_embedded_bridge_and_its_dev_server_hold_only_their_secrets(
     workspace = tmp_path / "workspace"
     workspace.mkdir()
     tokens = tmp_path / "tokens.yaml"
-    tokens.write_text("alice: alice-token-0123456789abcdef\n")
+    tokens.write_text(f"alice: {ALICE}\n")
     async with ChatServer([completion(text="hello from the model")]) as model:
         env = {
             "SEAWALL_DATA_DIR": str(tmp_path / "data"),
@@ -59,6 +44,7 @@ async def test_the_embedded_bridge_and_its_dev_server_hold_only_their_secrets(
             answer = await say(conn, session_id, "hi")
             bridge = environ_of(process.pid)
             servers = [environ_of(child) for child in children_of(process.pid)]
+            memory = {s: memory_holds(process.pid, s) for s in (MODEL_KEY, ADMIN, CODEC, ALICE)}
 
     assert answer.stop_reason == "end_turn"
     assert "hello from the model" in "".join(recorder.texts(AgentMessageChunk))
@@ -66,8 +52,12 @@ async def test_the_embedded_bridge_and_its_dev_server_hold_only_their_secrets(
     # The bridge (the same process, started again): its worker's key, no gateway or codec
     # credential.
     assert bridge["OPENAI_API_KEY"] == MODEL_KEY
-    for name in ("SEAWALL_GATEWAY_TOKEN", "SEAWALL_GATEWAY_TOKENS_FILE", "SEAWALL_CODEC_TOKEN"):
+    for name in ("SEAWALL_GATEWAY_TOKEN", "SEAWALL_CODEC_TOKEN"):
         assert name not in bridge
+    # The tokens file's path, which its worker's sandbox hides, but no token in its memory:
+    # the first image's environment went with it, and nothing it runs opens that file.
+    assert bridge["SEAWALL_GATEWAY_TOKENS_FILE"] == str(tokens)
+    assert memory == {MODEL_KEY: True, ADMIN: False, CODEC: False, ALICE: False}
     # Its dev server: nothing of ours at all.
     assert servers, "the embedded dev server is a child of the bridge"
     for server in servers:

@@ -11,8 +11,8 @@ directory. The package's modules, each one job:
 - ``value_types``: the validator each setting's type carries (its one validator);
 - ``rule_modes``: the per-rule mode settings of the loop profile, declared in one place;
 - ``sources``: the environment, then the user config directory, then the default;
-- ``loading``: startup — the model built once, a bad value one error naming its source
-  (and ``seawall config``'s view, each bad value marked);
+- ``loading``: startup — one process's settings (its ``read_by``) built once, a bad value one
+  error naming its source (and ``seawall config``'s view, each bad value marked);
 - ``session``: what the worker reads again at each session's start, through the same fields;
 - ``report``: ``seawall config``'s table and JSON, and the protections a start announces.
 
@@ -48,6 +48,7 @@ from .fields import (
     WORKER,
     Diagnostic,
     Origin,
+    Readers,
     Setting,
     SettingsError,
 )
@@ -59,7 +60,7 @@ from .loading import (
     log_startup_diagnostics,
     settings_or_exit,
 )
-from .report import protections, protections_line, render_table
+from .report import config_json, display_value, protections, protections_line, render_table
 from .rule_modes import RULE_MODE_SETTINGS, RuleModeSetting
 from .session import (
     SESSION_SETTINGS,
@@ -122,13 +123,16 @@ __all__ = [
     "LoopSettingsResolution",
     "ModelRetryWindowResolution",
     "Origin",
+    "Readers",
     "RolloutSettings",
     "RuleModeSetting",
     "SeawallSettings",
     "Setting",
     "SettingsError",
     "UserConfig",
+    "config_json",
     "default_of",
+    "display_value",
     "flag_type",
     "inspect_settings",
     "load_settings",

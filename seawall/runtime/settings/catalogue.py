@@ -10,18 +10,28 @@ environment) are validators beside the fields.
 
 The per-rule mode settings of the recommended loop profile are declared in one place,
 rule_modes.py, with one field each in the marked block of the model.
+
+A field's ``read_by`` decides which processes load it (loading.py): a model loaded for the
+gateway has no value for a setting only the worker reads, and asking it for one is an
+error naming the setting and its readers, never a silent default.
 """
 
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import SecretStr, TypeAdapter, ValidationInfo, field_validator
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    PrivateAttr,
+    SecretStr,
+    TypeAdapter,
+    ValidationInfo,
+    field_validator,
+)
 
 from seawall.runtime.rollout_policy import check_rollout, deployment_environment
 from seawall.runtime.storage import DEFAULT_THRESHOLD_BYTES
@@ -44,17 +54,20 @@ from .fields import (
     GUARD_MODE_ENV_ALIAS,
     MCP_FILE_NAME,
     PROMPT,
+    ROLLOUT,
     RUN,
+    STORAGE,
     TEMPORAL_CLIENTS,
     UP,
     WORKER,
+    Readers,
     Setting,
     field_validator_of,
     setting,
     setting_of,
 )
 from .rule_modes import rule_mode_setting
-from .sources import DEFAULT_GUARD_MODE, OperatorSource, current_load
+from .sources import DEFAULT_GUARD_MODE
 from .value_types import (
     ApprovalRulesFile,
     HttpUrl,
@@ -87,33 +100,36 @@ DEFAULT_CODEC_UI_ORIGINS = "http://localhost:8233,http://127.0.0.1:8233"
 # --- the model --------------------------------------------------------------------------------
 
 
-class SeawallSettings(BaseSettings):
-    """The effective settings. Build it with :func:`~.loading.load_settings` (which also
-    says where each value came from); docs/settings.md describes every field."""
+class SeawallSettings(BaseModel):
+    """The effective settings of one process. Build it with :func:`~.loading.load_settings`
+    (which reads the sources, says where each value came from and keeps only the settings
+    the process reads); docs/settings.md describes every field. Constructed directly it
+    holds the defaults: it reads nothing itself."""
 
-    model_config = SettingsConfigDict(
-        env_file=None,
-        secrets_dir=None,
-        extra="ignore",
+    model_config = ConfigDict(
+        extra="forbid",
         frozen=True,
+        validate_default=True,
         str_strip_whitespace=True,
         coerce_numbers_to_str=True,
         allow_inf_nan=False,
     )
+    # Whose settings these are (loading.py); every setting's when built directly.
+    _readers: Readers = PrivateAttr(default=Readers(None))
 
     # --- Temporal ---------------------------------------------------------------------------
     temporal_address: str = setting(
         "localhost:7233",
         "Temporal frontend host:port (seawall run: when unset, an embedded dev server)",
         env="TEMPORAL_ADDRESS",
-        read_by=(WORKER, GATEWAY, RUN, ACP),
+        read_by=(WORKER, GATEWAY, RUN, ACP, ROLLOUT, STORAGE),
         min_length=1,
     )
     temporal_namespace: str = setting(
         "default",
         "Temporal namespace",
         env="TEMPORAL_NAMESPACE",
-        read_by=(WORKER, GATEWAY, RUN, UP, ACP),
+        read_by=(WORKER, GATEWAY, RUN, UP, ACP, ROLLOUT, STORAGE),
         min_length=1,
     )
     task_queue: str = setting(
@@ -197,6 +213,7 @@ class SeawallSettings(BaseSettings):
         "PEM file of this client's private key, for mTLS (with the client certificate)",
         env="TEMPORAL_TLS_CLIENT_KEY_PATH",
         read_by=TEMPORAL_CLIENTS,
+        secret_file=True,
     )
     temporal_tls_client_key_data: SecretStr | None = setting(
         None,
@@ -477,7 +494,7 @@ class SeawallSettings(BaseSettings):
         "directory of the sessions' workspaces (unset: <data_dir>/workspaces); the worker "
         "refuses a workspace outside it",
         env="SEAWALL_WORKSPACES",
-        read_by=(GATEWAY, UP, WORKER),
+        read_by=(GATEWAY, UP, WORKER, RUN),
     )
     # The session workflow takes no more than MAX_PROMPT_CHARS, so neither may the gateway.
     max_prompt_chars: int = setting(
@@ -579,7 +596,7 @@ class SeawallSettings(BaseSettings):
         "the dev server's database, logs, workspaces and stored payloads (seawall acp "
         "--embedded, when unset: $XDG_DATA_HOME/seawall)",
         env="SEAWALL_DATA_DIR",
-        read_by=(UP, GATEWAY, WORKER, RUN, ACP),
+        read_by=(UP, GATEWAY, WORKER, RUN, ACP, STORAGE),
     )
     stack_host: str = setting(
         "127.0.0.1",
@@ -662,11 +679,14 @@ class SeawallSettings(BaseSettings):
     )
 
     # --- rollout: owners and cohorts (docs/rollout.md, "Rollout cohorts") -------------
+    # The worker reads the path only, to hide the file from sandboxed processes
+    # (activities/sandbox/policy.py); only the gateway opens it (value_types.py).
     gateway_tokens_file: OwnerTokensFile = setting(
         None,
         "YAML file of owner ids and their gateway bearer tokens (several owners)",
         env="SEAWALL_GATEWAY_TOKENS_FILE",
-        read_by=(GATEWAY,),
+        read_by=(GATEWAY, WORKER),
+        secret_file=True,
     )
     owner_id: OwnerId = setting(
         None,
@@ -705,7 +725,7 @@ class SeawallSettings(BaseSettings):
         "filesystem",
         "filesystem | s3 | off: where payloads past the threshold live",
         env="SEAWALL_PAYLOAD_STORAGE",
-        read_by=(WORKER, GATEWAY, RUN, ACP),
+        read_by=(WORKER, GATEWAY, RUN, ACP, STORAGE),
     )
     payload_storage_threshold_bytes: int = setting(
         DEFAULT_THRESHOLD_BYTES,
@@ -719,26 +739,26 @@ class SeawallSettings(BaseSettings):
         None,
         "the filesystem store's directory (unset: <data_dir>/payloads)",
         env="SEAWALL_PAYLOAD_STORAGE_DIR",
-        read_by=(WORKER, GATEWAY, RUN, ACP),
+        read_by=(WORKER, GATEWAY, RUN, ACP, STORAGE),
     )
     payload_storage_bucket: str | None = setting(
         None,
         "the s3 store's bucket (required with payload_storage=s3)",
         env="SEAWALL_PAYLOAD_STORAGE_BUCKET",
-        read_by=(WORKER, GATEWAY, RUN, ACP),
+        read_by=(WORKER, GATEWAY, RUN, ACP, STORAGE),
         validate_default=True,
     )
     payload_storage_s3_endpoint: str | None = setting(
         None,
         "S3-compatible endpoint URL, e.g. MinIO's (unset: AWS)",
         env="SEAWALL_PAYLOAD_STORAGE_S3_ENDPOINT",
-        read_by=(WORKER, GATEWAY, RUN, ACP),
+        read_by=(WORKER, GATEWAY, RUN, ACP, STORAGE),
     )
     payload_storage_s3_region: str | None = setting(
         None,
         "the bucket's region (unset: the AWS SDK's default chain)",
         env="SEAWALL_PAYLOAD_STORAGE_S3_REGION",
-        read_by=(WORKER, GATEWAY, RUN, ACP),
+        read_by=(WORKER, GATEWAY, RUN, ACP, STORAGE),
     )
 
     # --- session grants and trusted roots (docs/security-trust.md) -------------------------
@@ -794,6 +814,30 @@ class SeawallSettings(BaseSettings):
         read_by=(GATEWAY,),
     )
 
+    # --- a process's own settings ---------------------------------------------------------
+
+    def keep_only(self, readers: Readers) -> None:
+        """Drop every value ``readers`` do not read (called once, by the loader, on the model
+        it just validated): what a process does not read, it does not hold."""
+        self._readers = readers
+        fields = type(self).model_fields
+        for name in [n for n in self.__dict__ if n in fields]:
+            if not readers.reads(setting_of(name, fields[name])):
+                del self.__dict__[name]
+
+    if not TYPE_CHECKING:
+
+        def __getattr__(self, name: str) -> Any:
+            info = type(self).model_fields.get(name)
+            if info is None:
+                return super().__getattr__(name)
+            read_by = ", ".join(setting_of(name, info).read_by)
+            raise AttributeError(
+                f"setting {name!r} is not read by {self._readers.describe()} (read by: "
+                f"{read_by}); a process that uses it belongs in its read_by "
+                "(seawall/runtime/settings/catalogue.py)"
+            )
+
     # --- the two checks that compare settings ---------------------------------------------
 
     @field_validator("payload_storage_bucket")
@@ -836,19 +880,6 @@ class SeawallSettings(BaseSettings):
         if ":" in host and not host.startswith("["):
             host = f"[{host}]"
         return f"http://{host}:{self.gateway_port}"
-
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        # Never dotenv_settings (a project .env) or file_secret_settings; env_settings is
-        # replaced by the layered source, which knows the aliases and records origins.
-        return (init_settings, OperatorSource(settings_cls, current_load(dict(os.environ))))
 
 
 SETTINGS: tuple[Setting, ...] = tuple(

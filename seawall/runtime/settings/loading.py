@@ -1,23 +1,25 @@
-"""Startup: build the settings model from its sources once, and turn every bad value into one
-error naming the setting, its value (never a secret's) and its source.
+"""Startup: build one process's settings from their sources, and turn every bad value into
+one error naming the setting, its value (never a secret's) and its source.
 
 Every entry point calls :func:`load_settings` (through :func:`settings_or_exit`: one line on
 stderr, ``<program>: error: …``, and exit code 2, before it connects or listens), e.g.
-``SEAWALL_GATEWAY_PORT=abc (environment): not an integer``. The guard mode too, except under
-the seed profile, which keeps the seed design's semantics: an invalid value runs ``shadow``,
-with a notice startup shows (sources.py, "the seed profile's guard mode").
-``seawall config`` reads the same way with :func:`inspect_settings`, which marks each invalid
-value instead of refusing.
+``SEAWALL_GATEWAY_PORT=abc (environment): not an integer``, naming the process whose
+settings to read (``reader``): a process reads, checks and keeps only the settings whose
+``read_by`` names it (docs/settings.md, "Each process reads its own settings"), so the
+gateway never holds the model key, nor the worker the owners' tokens, whatever the config
+file says. The guard mode is refused too, except under the seed profile, which keeps the
+seed design's semantics: an invalid value runs ``shadow``, with a notice startup shows
+(sources.py, "the seed profile's guard mode"). ``seawall config`` reads every setting the
+same way with :func:`inspect_settings`, which marks each invalid value instead of refusing.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,8 +28,7 @@ from pydantic import ValidationError
 
 from workflows.contracts.activity import SettingSource
 
-from . import report
-from .catalogue import SETTINGS_BY_NAME, SeawallSettings, validator_of
+from .catalogue import SETTINGS, SETTINGS_BY_NAME, SeawallSettings, validator_of
 from .fields import (
     CONFIG_FILE_NAME,
     EXIT_BAD_SETTINGS,
@@ -35,15 +36,18 @@ from .fields import (
     MCP_FILE_NAME,
     Diagnostic,
     Origin,
+    Readers,
     SettingsError,
     field_validator_of,
+    shown,
 )
-from .sources import GUARD_NOTICE, Load, UserConfig, loading
+from .sources import GUARD_NOTICE, Load, UserConfig
 
 
 @dataclass(frozen=True)
 class EffectiveSettings:
-    """The settings, where each came from, the files read, and diagnostics.
+    """One process's settings, where each came from, the files read, and diagnostics;
+    ``origins`` has the settings the process keeps, no other.
 
     ``problems`` are the lines a start refuses with (``VARIABLE=value (environment):
     message``; none for a process that started). ``invalid`` maps each setting whose value
@@ -64,30 +68,27 @@ class EffectiveSettings:
         """The line saying the seed profile runs an invalid guard mode as shadow."""
         return next((d.message for d in self.diagnostics if d.event == GUARD_NOTICE), None)
 
+    def _origin(self, name: str) -> Origin:
+        if name not in self.origins:
+            getattr(self.settings, name)  # raises, naming the setting and its readers
+        return self.origins[name]
+
     def is_set(self, name: str) -> bool:
         """Whether the operator set ``name`` (in the environment or the user config)."""
-        return self.origins[name].source is not SettingSource.DEFAULT
+        return self._origin(name).source is not SettingSource.DEFAULT
 
     def labelled(self, name: str) -> str:
         """``VARIABLE=value (environment)``, ``key=value (user config PATH)`` or ``name
         (default)``: how an error about setting ``name`` names it (a secret without its
         value), for checks made after loading (seawall/runtime/temporal_connect.py)."""
         setting = SETTINGS_BY_NAME[name]
-        origin = self.origins[name]
+        origin = self._origin(name)
         if origin.source is SettingSource.DEFAULT:
             return f"{name} (default)"
-        shown = "" if setting.secret else f"={_shown(str(getattr(self.settings, name)))}"
+        value = "" if setting.secret else f"={shown(str(getattr(self.settings, name)))}"
         if origin.source is SettingSource.ENVIRONMENT:
-            return f"{origin.where}{shown} (environment)"
-        return f"{name}{shown} (user config {self.config.path})"
-
-    def display_value(self, name: str) -> str:
-        """The value as ``seawall config`` shows it (report.py)."""
-        return report.display_value(self, name)
-
-    def as_json(self) -> dict[str, Any]:
-        """``seawall config --json``'s settings part (report.py)."""
-        return report.as_json(self)
+            return f"{origin.where}{value} (environment)"
+        return f"{name}{value} (user config {self.config.path})"
 
 
 # --- errors -------------------------------------------------------------------------------
@@ -106,16 +107,6 @@ _SHORT_MESSAGES = {
     "dict_type": "must be a mapping",
     "path_type": "not a path",
 }
-MAX_SHOWN_VALUE_CHARS = 80
-
-
-def _shown(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, default=str)
-    if "://" in text:
-        text = report.without_userinfo(text)
-    if len(text) > MAX_SHOWN_VALUE_CHARS:
-        text = text[: MAX_SHOWN_VALUE_CHARS - 1] + "…"
-    return text if text and text.isprintable() and " " not in text else repr(text)
 
 
 def error_message(err: Mapping[str, Any]) -> str:
@@ -157,48 +148,64 @@ def _problem(load: Load, name: str, message: str) -> str:
     else:
         path = load.mcp.path if setting.config_file == MCP_FILE_NAME else load.config.path
         label, source = name, f"user config {path}"
-    shown = "" if setting.secret else f"={_shown(load.raw.get(name))}"
-    return f"{label}{shown} ({source}): {message}"
+    value = "" if setting.secret else f"={shown(load.raw.get(name))}"
+    return f"{label}{value} ({source}): {message}"
 
 
 def load_settings(
-    environ: Mapping[str, str] | None = None, config_path: Path | None = None
+    environ: Mapping[str, str] | None = None,
+    config_path: Path | None = None,
+    *,
+    reader: str | Iterable[str] | None = None,
+    also: Iterable[str] = (),
 ) -> EffectiveSettings:
-    """The effective settings from ``environ`` (default: this process's environment) and
-    the user config directory (default: found through ``environ``'s XDG_CONFIG_HOME / HOME;
-    ``config_path`` names its ``config.yaml``, ``mcp.json`` is beside it).
+    """The settings of ``reader`` — a process (``WORKER``, ``GATEWAY``, ...) or the roles one
+    process plays (``(ACP, WORKER)``); ``None``: every setting, as ``seawall config``
+    reports them — from ``environ`` (default: this process's environment) and the user
+    config directory (default: found through ``environ``'s XDG_CONFIG_HOME / HOME;
+    ``config_path`` names its ``config.yaml``, ``mcp.json`` is beside it). Only the settings
+    whose ``read_by`` names the reader are read, checked and kept; of ``also``'s settings,
+    those that are no secret too (``seawall up``'s worker's and gateway's).
 
     Reads the files every time it is called (no cache), so a long-running process that
     calls it again sees an edited file. Raises :class:`SettingsError` for an unreadable
     config file or an invalid value, naming each; under the seed profile an invalid guard
     mode is not an error (it runs ``shadow``, with its notice: ``guard_notice``).
     """
-    effective = inspect_settings(environ, config_path)
+    effective = inspect_settings(environ, config_path, reader=reader, also=also)
     if effective.problems:
         raise SettingsError("; ".join(effective.problems))
     return effective
 
 
 def inspect_settings(
-    environ: Mapping[str, str] | None = None, config_path: Path | None = None
+    environ: Mapping[str, str] | None = None,
+    config_path: Path | None = None,
+    *,
+    reader: str | Iterable[str] | None = None,
+    also: Iterable[str] = (),
 ) -> EffectiveSettings:
     """What :func:`load_settings` reads, with each invalid value marked (``problems``,
     ``invalid``) instead of refused: ``seawall config``'s view. Raises
     :class:`SettingsError` only for a config file that cannot be read or parsed."""
-    load = Load.of(dict(os.environ if environ is None else environ), config_path)
+    readers = Readers.of(reader, also)
+    env = dict(os.environ if environ is None else environ)
+    load = Load.of(env, SETTINGS, readers, config_path)
     for broken in (load.config.problem, load.mcp.problem):
         if broken is not None:
             raise SettingsError(broken.message.removesuffix("; ignoring it"))
     errors: list[tuple[str, str]] = []
     try:
-        with loading(load):
-            settings = SeawallSettings()
+        settings = SeawallSettings.model_validate(
+            load.read(SETTINGS, validator_of), context=readers
+        )
     except ValidationError as exc:
         errors = [
             (str(err["loc"][0]) if err["loc"] else "?", error_message(err))
             for err in exc.errors(include_url=False, include_input=False)
         ]
         settings = _valid_part(load, {name for name, _ in errors})
+    settings.keep_only(readers)
     problems = [_problem(load, name, message) for name, message in errors]
     invalid: dict[str, str] = {}
     for (name, _), problem in zip(errors, problems, strict=True):
@@ -209,7 +216,11 @@ def inspect_settings(
         invalid[GUARD_MODE_CONFIG_KEY] = load.guard_notice.message
     return EffectiveSettings(
         settings=settings,
-        origins=dict(load.origins),
+        origins={
+            name: origin
+            for name, origin in load.origins.items()
+            if readers.reads(SETTINGS_BY_NAME[name])
+        },
         config=load.config,
         mcp=load.mcp,
         diagnostics=tuple(diagnostics),
@@ -225,14 +236,14 @@ def _valid_part(load: Load, invalid: set[str]) -> SeawallSettings:
     for name, raw in load.raw.items():
         if name not in invalid:
             with contextlib.suppress(ValidationError):
-                values[name] = validator_of(name).validate_python(raw)
+                values[name] = validator_of(name).validate_python(raw, context=load.readers)
     return SeawallSettings.model_construct(**values)
 
 
 def _config_file_diagnostics(config: UserConfig) -> Iterator[Diagnostic]:
     """Keys of ``config.yaml`` that set nothing: unknown, or settable elsewhere only."""
     source = f"user config {config.path}"
-    for key in config.values:
+    for key in config.keys:
         setting = SETTINGS_BY_NAME.get(key)
         if setting is None:
             reason = "is not a setting"
@@ -249,11 +260,17 @@ def _config_file_diagnostics(config: UserConfig) -> Iterator[Diagnostic]:
         )
 
 
-def settings_or_exit(program: str, environ: Mapping[str, str] | None = None) -> EffectiveSettings:
-    """:func:`load_settings` for an entry point: a bad setting is one line on stderr,
-    ``<program>: error: …``, and exit code 2, before anything connects or listens."""
+def settings_or_exit(
+    program: str,
+    environ: Mapping[str, str] | None = None,
+    *,
+    reader: str | Iterable[str] | None,
+    also: Iterable[str] = (),
+) -> EffectiveSettings:
+    """:func:`load_settings` of ``reader`` for an entry point: a bad setting is one line on
+    stderr, ``<program>: error: …``, and exit code 2, before anything connects or listens."""
     try:
-        return load_settings(environ)
+        return load_settings(environ, reader=reader, also=also)
     except SettingsError as err:
         print(f"{program}: error: {err}", file=sys.stderr, flush=True)
         raise SystemExit(EXIT_BAD_SETTINGS) from None

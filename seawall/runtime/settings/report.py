@@ -10,32 +10,17 @@ value that does not validate as ``invalid``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
+from typing import Any
 
 from seawall.runtime.storage import storage_dir
 from workflows.contracts.prompt_options import ApprovalMode
 from workflows.seed import GuardMode
 
 from .catalogue import SETTINGS, SETTINGS_BY_NAME
-from .fields import GUARD_MODE_CONFIG_KEY, Setting
-
-if TYPE_CHECKING:
-    from .loading import EffectiveSettings
+from .fields import GUARD_MODE_CONFIG_KEY, Setting, without_userinfo
+from .loading import EffectiveSettings
 
 INVALID = "invalid"
-
-
-def without_userinfo(url: str) -> str:
-    """A URL with any ``user:password@`` replaced, so a credential never prints."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "set (unparseable URL)"
-    if "@" not in parts.netloc:
-        return url
-    host = parts.netloc.rsplit("@", 1)[1]
-    return urlunsplit(parts._replace(netloc=f"***@{host}"))
 
 
 def display_value(effective: EffectiveSettings, name: str) -> str:
@@ -67,7 +52,7 @@ def display_value(effective: EffectiveSettings, name: str) -> str:
     return str(value.value) if isinstance(value, GuardMode | ApprovalMode) else str(value)
 
 
-def as_json(effective: EffectiveSettings) -> dict[str, Any]:
+def config_json(effective: EffectiveSettings) -> dict[str, Any]:
     """``seawall config --json``'s settings part."""
     config, mcp = effective.config, effective.mcp
     return {

@@ -97,11 +97,12 @@ def read_setting(name: str, environ: Mapping[str, str], config: UserConfig) -> S
 
 
 def _sources(
-    environ: Mapping[str, str] | None, config_path: Path | None
+    environ: Mapping[str, str] | None, config_path: Path | None, *names: str
 ) -> tuple[Mapping[str, str], UserConfig]:
+    """The environment and the user config file, keeping the values of ``names`` only."""
     env = os.environ if environ is None else environ
     path = user_config_path(env) if config_path is None else config_path
-    return env, UserConfig.read(path)
+    return env, UserConfig.read(path, set(names).__contains__)
 
 
 # --- the guard mode ---------------------------------------------------------------------------
@@ -119,7 +120,7 @@ def resolve_guard_mode(
     file) means ``shadow``, it does not fall through to a lower-priority source. Nothing
     here raises: the worker calls this once per session.
     """
-    env, config = _sources(environ, config_path)
+    env, config = _sources(environ, config_path, GUARD_MODE_CONFIG_KEY)
     setting = SETTINGS_BY_NAME[GUARD_MODE_CONFIG_KEY]
     return read_guard_mode(setting, validator_of(GUARD_MODE_CONFIG_KEY), env, config)
 
@@ -143,7 +144,13 @@ def resolve_loop_settings(
     ``recommended`` profile; every rule in the guard's mode). An invalid value means the
     default plus one diagnostic.
     """
-    env, config = _sources(environ, config_path)
+    env, config = _sources(
+        environ,
+        config_path,
+        LOOP_PROFILE_CONFIG_KEY,
+        PROGRESS_JUDGE_CONFIG_KEY,
+        *(rule.name for rule in RULE_MODE_SETTINGS),
+    )
     diagnostics: list[Diagnostic] = []
     profile = read_setting(LOOP_PROFILE_CONFIG_KEY, env, config)
     if (found := profile.invalid) is not None:
@@ -207,7 +214,9 @@ def resolve_context_budget(
     """The operator's context budget (workflows/contracts/conversation.py) from
     ``SEAWALL_CONTEXT_BUDGET_CHARS``, else the user config key ``context_budget_chars``, else
     the default; a value that stopped validating means the default plus one diagnostic."""
-    read = read_setting("context_budget_chars", *_sources(environ, config_path))
+    read = read_setting(
+        "context_budget_chars", *_sources(environ, config_path, "context_budget_chars")
+    )
     return ContextBudgetResolution(
         read.value,
         read.diagnostic(
@@ -234,7 +243,7 @@ def resolve_activity_summaries(
     """Whether prompts name their activities in the Temporal UI (docs/settings.md,
     ``activity_summaries``), from ``SEAWALL_ACTIVITY_SUMMARIES``, else the user config key,
     else off; a value that stopped validating means off plus one diagnostic."""
-    read = read_setting("activity_summaries", *_sources(environ, config_path))
+    read = read_setting("activity_summaries", *_sources(environ, config_path, "activity_summaries"))
     return ActivitySummariesResolution(
         read.value,
         read.diagnostic(
@@ -262,7 +271,10 @@ def resolve_model_retry_window(
     ``model_retry_window_seconds``), from ``SEAWALL_MODEL_RETRY_WINDOW_SECONDS``, else the
     user config key, else the default; a value that stopped validating means the default
     plus one diagnostic."""
-    read = read_setting("model_retry_window_seconds", *_sources(environ, config_path))
+    read = read_setting(
+        "model_retry_window_seconds",
+        *_sources(environ, config_path, "model_retry_window_seconds"),
+    )
     return ModelRetryWindowResolution(
         read.value,
         read.diagnostic(
@@ -297,7 +309,7 @@ def resolve_rollout_settings(
     startup (seawall/runtime/rollout_policy.py). Never raises: a policy that stopped
     validating since the worker started means no policy (the guard-mode setting applies)
     plus one diagnostic."""
-    env, config = _sources(environ, config_path)
+    env, config = _sources(environ, config_path, *ROLLOUT_SETTINGS)
     reads = {name: read_setting(name, env, config) for name in ROLLOUT_SETTINGS}
     values = {name: read.value for name, read in reads.items()}
     attributes = values["otel_resource_attributes"]

@@ -1,32 +1,29 @@
 """The one reader of the settings' sources: the process environment, then the operator's
 user config directory, then the default (docs/settings.md, "Where a value comes from").
 
-Startup (:class:`OperatorSource`, which feeds the settings model) and the session-time reads
-(session.py) both find a setting's raw value with :func:`find`, so they read the same
+Startup (:meth:`Load.read`, whose values the settings model validates) and the session-time
+reads (session.py) both find a setting's raw value with :func:`find`, so they read the same
 variable, key and file in the same order. Nothing else is ever read: not a project ``.env``,
 not ``.seawall/``, not ``.qwen/.env``, not workspace settings, not a secrets directory,
 nothing relative to the working directory — whoever wrote a repository must not be able to
 switch the guard off, point the worker at another server, make it spawn commands or read its
-keys. pydantic-settings' own ``.env`` and secrets sources are therefore disabled and
-replaced by :class:`OperatorSource`, which also records where each value came from for
-``seawall config``.
+keys. Nor does a process keep what it does not read (docs/settings.md, "Each process reads
+its own settings"): a :class:`UserConfig` holds the values of the keys its reader reads
+only, and ``mcp.json`` is opened only by a process that reads the MCP servers.
 """
 
 from __future__ import annotations
 
-import contextvars
-import functools
 import json
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 from pydantic import TypeAdapter, ValidationError
-from pydantic.fields import FieldInfo
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource
 
 from workflows.contracts.activity import SettingSource
 from workflows.rules import LoopProfile
@@ -40,9 +37,8 @@ from .fields import (
     MCP_FILE_NAME,
     Diagnostic,
     Origin,
+    Readers,
     Setting,
-    field_validator_of,
-    setting_of,
 )
 
 DEFAULT_GUARD_MODE = GuardMode.SHADOW
@@ -82,7 +78,8 @@ def user_config_path(environ: Mapping[str, str]) -> Path:
 @dataclass(frozen=True)
 class UserConfig:
     """A file of the operator's user config directory as read once; a broken file has no
-    values and a diagnostic."""
+    values and a diagnostic. ``values`` holds only the keys the reader asked for (``keep``);
+    ``keys`` names every key of the file, for the diagnostics of keys that set nothing."""
 
     path: Path | None
     values: Mapping[str, Any] = field(default_factory=dict)
@@ -90,11 +87,28 @@ class UserConfig:
     problem: Diagnostic | None = None
     # The whole document, for files that hold one setting (mcp.json).
     document: Any = None
+    keys: tuple[str, ...] = ()
 
     @classmethod
-    def read(cls, path: Path | None) -> UserConfig:
-        """``config.yaml``: a YAML mapping of setting names to values."""
-        return cls._read(path, "is not valid YAML", _load_yaml, mapping=True)
+    def read(cls, path: Path | None, keep: Callable[[str], bool] | None = None) -> UserConfig:
+        """``config.yaml``: a YAML mapping of setting names to values, of which only the
+        keys ``keep`` accepts (default: all) keep their values. The others' one-line values
+        are blanked in the bytes read from the file before anything parses or copies them
+        (:func:`withheld_text`), so a key or token this process does not read never becomes
+        one of its strings."""
+        if keep is None:
+            return cls._read(path, "is not valid YAML", _load_yaml, mapping=True)
+        read = cls._read(
+            path, "is not valid YAML", _load_yaml, mapping=True, text_of=withheld_text(keep)
+        )
+        if not read.values:
+            return read
+        return cls(
+            path=read.path,
+            values={k: v for k, v in read.values.items() if keep(k)},
+            found=read.found,
+            keys=read.keys,
+        )
 
     @classmethod
     def read_json(cls, path: Path | None) -> UserConfig:
@@ -103,7 +117,13 @@ class UserConfig:
 
     @classmethod
     def _read(
-        cls, path: Path | None, invalid: str, parse: Callable[[str], Any], *, mapping: bool
+        cls,
+        path: Path | None,
+        invalid: str,
+        parse: Callable[[str], Any],
+        *,
+        mapping: bool,
+        text_of: Callable[[Path], str] = lambda path: path.read_text(encoding="utf-8"),
     ) -> UserConfig:
         if path is None:
             return cls(path=None)
@@ -121,7 +141,7 @@ class UserConfig:
             )
 
         try:
-            text = path.read_text(encoding="utf-8")
+            text = text_of(path)
         except FileNotFoundError:
             return cls(path=path)
         except (OSError, UnicodeDecodeError) as exc:
@@ -136,7 +156,8 @@ class UserConfig:
             return cls(path=path, found=True)
         if not isinstance(data, dict):
             return broken("must be a YAML mapping")
-        return cls(path=path, values={str(k): v for k, v in data.items()}, found=True)
+        values = {str(k): v for k, v in data.items()}
+        return cls(path=path, values=values, found=True, keys=tuple(values))
 
     def get(self, key: str) -> Any:
         """The configured value, or ``None`` when unset or blank."""
@@ -147,6 +168,68 @@ class UserConfig:
 
     def where(self, key: str) -> str:
         return f"{self.path} key {key}"
+
+
+# A top-level key of a block mapping, at the start of a line: plain, or quoted.
+_TOP_LEVEL_KEY = re.compile(
+    rb"""^(?:"([^"\r\n]*)"|'([^'\r\n]*)'|([A-Za-z0-9_][A-Za-z0-9_.-]*))[ \t]*:(?=[ \t\r\n]|$)""",
+    re.MULTILINE,
+)
+# A value the rest of its key's line holds whole, and whose blanking cannot hide a mistake
+# of the file's: nothing, a plain scalar (no ``: ``, not starting with an indicator), or a
+# quoted one closed on that line (known escapes only), then perhaps a comment.
+_ONE_LINE_VALUE = re.compile(
+    rb"""[ \t]*(?:"""
+    rb""""(?:[^"\\\r\n]|\\[0abtnvfre "/\\N_LPxuU\t])*"|"""
+    rb"""'(?:[^'\r\n]|'')*'|"""
+    rb"""(?:[A-Za-z0-9_./+~=$^(<;]|-(?=[^ \t\r\n]))"""
+    rb"""(?:[^\r\n:#]|:(?=[^ \t\r\n])|(?<=[^ \t])#)*"""
+    rb""")?[ \t]*(?:#[^\r\n]*)?\r?"""
+)
+# The rest of the file after such a line: blank lines, then the next top-level line (or the
+# end); an indented line would continue the value, and ``- item`` would make it a list.
+_THEN_TOP_LEVEL = re.compile(rb"(?:\n[ \t\r]*(?=\n))*(?:\n(?=[^ \t\r\n-]|-[^ \t\r\n])|\n?$)")
+
+
+def withheld_text(keep: Callable[[str], bool]) -> Callable[[Path], str]:
+    """A reader of ``config.yaml`` that blanks, in the one buffer the file is read into,
+    the value of every top-level key ``keep`` refuses when that value is one line (as any
+    key or token is written: ``openai_api_key: sk-…``), then decodes it; ``key:`` stays,
+    so a key that sets nothing is still reported. The kernel's read into that buffer is the
+    only copy of those bytes this process makes: the text, the YAML parser's strings and
+    everything after never see the values. A value written otherwise (a block or flow
+    collection, a block scalar, quotes across lines) is parsed, and dropped after."""
+
+    def text_of(path: Path) -> str:
+        with (
+            open(path, "rb", buffering=0) as file,
+            memoryview(bytearray(os.fstat(file.fileno()).st_size + 1)) as view,
+        ):
+            size = 0
+            while size < len(view) and (count := file.readinto(view[size:])):
+                size += count
+            if size == len(view):  # the file grew while it was read: read it whole
+                return path.read_text(encoding="utf-8")
+            buffer = view.obj
+        assert isinstance(buffer, bytearray)
+        del buffer[size:]
+        for key in list(_TOP_LEVEL_KEY.finditer(buffer)):
+            name = next(g for g in key.groups() if g is not None)
+            if keep(name.decode("utf-8", "replace")):
+                continue
+            value = _ONE_LINE_VALUE.match(buffer, key.end())
+            line_end = buffer.find(b"\n", key.end())
+            line_end = len(buffer) if line_end < 0 else line_end
+            if value is None or value.end() != line_end:
+                continue
+            if not _THEN_TOP_LEVEL.match(buffer, line_end):
+                continue
+            for at in range(key.end(), line_end):
+                if buffer[at] != ord("\r"):
+                    buffer[at] = ord(" ")
+        return buffer.decode("utf-8")
+
+    return text_of
 
 
 def _load_yaml(text: str) -> Any:
@@ -272,19 +355,6 @@ def read_guard_mode(
 # --- the seed profile's guard mode at startup -----------------------------------------------
 
 
-@functools.cache
-def _validator(settings_cls: type[BaseSettings], name: str) -> TypeAdapter[Any]:
-    return field_validator_of(settings_cls.model_fields[name])
-
-
-def _validates(settings_cls: type[BaseSettings], name: str, value: Any) -> Any | None:
-    """``value`` as field ``name`` reads it, or ``None`` when it does not validate."""
-    try:
-        return _validator(settings_cls, name).validate_python(value)
-    except ValidationError:
-        return None
-
-
 def seed_guard_notice(found: Found) -> Diagnostic:
     """What startup says when the seed profile runs an invalid guard mode as shadow: one
     line naming the setting, the value and the accepted words (docs/settings.md, "Bad
@@ -303,86 +373,80 @@ def seed_guard_notice(found: Found) -> Diagnostic:
     )
 
 
-# --- what one load reads, and the model's source --------------------------------------------
+def _validates(validator: TypeAdapter[Any], value: Any) -> Any | None:
+    """``value`` as ``validator`` reads it, or ``None`` when it does not validate."""
+    try:
+        return validator.validate_python(value)
+    except ValidationError:
+        return None
+
+
+# --- what one load reads ----------------------------------------------------------------------
 
 
 @dataclass
 class Load:
-    """What one construction of the settings model reads, and what it found."""
+    """What one load of the settings reads (``readers``' settings only), and what it found."""
 
     environ: Mapping[str, str]
     config: UserConfig
     mcp: UserConfig
+    readers: Readers
     origins: dict[str, Origin] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict)
     # Set when the seed profile runs an invalid guard mode as shadow (seed_guard_notice).
     guard_notice: Diagnostic | None = None
 
     @classmethod
-    def of(cls, environ: Mapping[str, str], config_path: Path | None = None) -> Load:
+    def of(
+        cls,
+        environ: Mapping[str, str],
+        settings: Iterable[Setting],
+        readers: Readers,
+        config_path: Path | None = None,
+    ) -> Load:
+        """The sources of ``readers``: ``config.yaml`` keeping the values of the keys they
+        read, and ``mcp.json`` only when they read the MCP servers."""
+        read = [s for s in settings if readers.reads(s)]
+        names = {s.name for s in read}
         path = user_config_path(environ) if config_path is None else config_path
+        mcp_path = path.with_name(MCP_FILE_NAME)
+        reads_mcp = any(s.config_file == MCP_FILE_NAME for s in read)
         return cls(
             environ=environ,
-            config=UserConfig.read(path),
-            mcp=UserConfig.read_json(path.with_name(MCP_FILE_NAME)),
+            config=UserConfig.read(path, names.__contains__),
+            mcp=UserConfig.read_json(mcp_path) if reads_mcp else UserConfig(path=mcp_path),
+            readers=readers,
         )
 
-
-_CURRENT_LOAD: contextvars.ContextVar[Load | None] = contextvars.ContextVar(
-    "seawall_settings_load", default=None
-)
-
-
-@contextmanager
-def loading(load: Load) -> Iterator[None]:
-    """Make ``load`` what a settings model built inside reads (:func:`current_load`)."""
-    token = _CURRENT_LOAD.set(load)
-    try:
-        yield
-    finally:
-        _CURRENT_LOAD.reset(token)
-
-
-def current_load(environ: Mapping[str, str]) -> Load:
-    """The load :func:`loading` set, else a fresh one of ``environ``."""
-    return _CURRENT_LOAD.get() or Load.of(environ)
-
-
-class OperatorSource(PydanticBaseSettingsSource):
-    """Process environment over the user config directory, recording each value's origin."""
-
-    def __init__(self, settings_cls: type[BaseSettings], load: Load) -> None:
-        super().__init__(settings_cls)
-        self._load = load
-
-    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
-        # Unused: __call__ resolves every field itself.
-        return None, field_name, False
-
-    def __call__(self) -> dict[str, Any]:
-        load = self._load
+    def read(
+        self, settings: Iterable[Setting], validator_of: Callable[[str], TypeAdapter[Any]]
+    ) -> dict[str, Any]:
+        """The raw value of each of ``settings`` its readers read, recording where each came
+        from (a default has no raw value). The seed profile keeps the seed design's semantics
+        for the guard mode: an invalid value runs ``shadow``, loudly (``guard_notice``);
+        under any other profile it stays, and the model refuses it like any bad value.
+        ``validator_of`` is the catalogue's (each setting's field validator)."""
         guard: Found | None = None
-        for name, info in self.settings_cls.model_fields.items():
-            found = find(setting_of(name, info), load.environ, load.config, load.mcp)
-            if found is None:
-                load.origins[name] = Origin(SettingSource.DEFAULT)
+        for setting in settings:
+            if not self.readers.reads(setting):
                 continue
-            load.raw[name] = found.value
-            load.origins[name] = found.origin
+            name = setting.name
+            found = find(setting, self.environ, self.config, self.mcp)
+            if found is None:
+                self.origins[name] = Origin(SettingSource.DEFAULT)
+                continue
+            self.raw[name] = found.value
+            self.origins[name] = found.origin
             if name == GUARD_MODE_CONFIG_KEY:
                 guard = found
-        if guard is not None and self._seed_profile():
-            self._seed_guard_mode(guard)
-        return dict(load.raw)
-
-    def _seed_profile(self) -> bool:
-        profile = self._load.raw.get(LOOP_PROFILE_CONFIG_KEY)
-        return _validates(self.settings_cls, LOOP_PROFILE_CONFIG_KEY, profile) is LoopProfile.SEED
-
-    def _seed_guard_mode(self, found: Found) -> None:
-        """The seed profile keeps the seed design's semantics for the guard mode: an
-        invalid value runs ``shadow``, loudly (the notice). Under any other profile an
-        invalid value stays in ``raw``, and the model refuses it like any bad value."""
-        if _validates(self.settings_cls, GUARD_MODE_CONFIG_KEY, found.value) is None:
-            self._load.raw[GUARD_MODE_CONFIG_KEY] = DEFAULT_GUARD_MODE
-            self._load.guard_notice = seed_guard_notice(found)
+        profile = self.raw.get(LOOP_PROFILE_CONFIG_KEY)
+        seed = _validates(validator_of(LOOP_PROFILE_CONFIG_KEY), profile) is LoopProfile.SEED
+        invalid = (
+            guard is not None
+            and _validates(validator_of(GUARD_MODE_CONFIG_KEY), guard.value) is None
+        )
+        if guard is not None and seed and invalid:
+            self.raw[GUARD_MODE_CONFIG_KEY] = DEFAULT_GUARD_MODE
+            self.guard_notice = seed_guard_notice(guard)
+        return dict(self.raw)

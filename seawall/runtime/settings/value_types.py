@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
-from pydantic import AfterValidator, BeforeValidator
+from pydantic import AfterValidator, BeforeValidator, ValidationInfo
 
 from seawall.runtime.approval_rules import load_approval_rules
 from seawall.runtime.owners import OWNER_ID, owner_list, read_owner_tokens
@@ -21,6 +21,8 @@ from seawall.runtime.storage import PayloadStorageKind
 from workflows.contracts.prompt_options import DEFAULT_REDACTED_ARGUMENTS
 from workflows.rules import LoopProfile
 from workflows.seed import GuardMode
+
+from .fields import GATEWAY, readers_of
 
 LogFormat = Literal["json", "console"]
 LOG_FORMATS: tuple[LogFormat, ...] = ("json", "console")
@@ -99,8 +101,10 @@ def _owner_list(value: str | None) -> str | None:
     return ",".join(owner_list(value)) if value is not None else None
 
 
-def _tokens_file(value: Path | None) -> Path | None:
-    if value is not None:
+def _tokens_file(value: Path | None, info: ValidationInfo) -> Path | None:
+    # Opened only where the tokens are used: the gateway (and seawall config, which checks
+    # every setting). The worker reads the path alone, to hide the file from its sandbox.
+    if value is not None and readers_of(info).uses(GATEWAY):
         read_owner_tokens(value)  # raises ValueError naming the problem, never a token
     return value
 

@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
+from seawall.cli.main import build_parser, readers_of
+from seawall.runtime.settings import ACP, GATEWAY, PROMPT, RUN, STORAGE, UP, WORKER
 from tests.scenario_helpers import SCENARIOS
 
 SEAWALL = str(Path(sys.executable).parent / "seawall")
@@ -141,3 +143,69 @@ def test_invalid_mode_flag_is_a_usage_error() -> None:
 
     assert done.returncode == 2
     assert "invalid mode 'loud'" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("argv", "reader", "also"),
+    [
+        (["config"], None, ()),
+        (["up"], UP, (WORKER, GATEWAY)),
+        (["run", "s.yaml"], (RUN, WORKER), ()),
+        (["run", "s.yaml", "--external-worker"], RUN, ()),
+        (["acp"], ACP, ()),
+        (["acp", "--embedded"], (ACP, WORKER), ()),
+        (["prompt", "hi"], PROMPT, ()),
+        (["answer", "p", "r", "yes"], PROMPT, ()),
+        (["storage", "gc"], STORAGE, ()),
+    ],
+)
+def test_each_command_reads_its_own_settings(
+    argv: list[str], reader: object, also: tuple[str, ...]
+) -> None:
+    """docs/settings.md, "Each process reads its own settings": run and acp --embedded are
+    also a worker; up reads its worker's and gateway's settings, their secrets aside."""
+    assert readers_of(build_parser().parse_args(argv)) == (reader, also)
+
+
+def test_seawall_run_and_up_start_themselves_again_without_what_they_do_not_read() -> None:
+    """The console script's first act (``keep_own_secrets``): ``run`` keeps its own and its
+    worker's secrets, not the gateway's; ``up`` what its worker and gateway get, not the
+    Temporal API key. The same process (pid), started again."""
+    operator = {
+        "SEAWALL_GATEWAY_TOKEN": "admin-token-0123456789",
+        "SEAWALL_CODEC_TOKEN": "codec-token-0123456789",
+        "OPENAI_API_KEY": "sk-model-key",
+        "TEMPORAL_API_KEY": "temporal-cloud-key",
+    }
+    run = kept_environment(["run", "s.yaml"], operator)
+    assert run["OPENAI_API_KEY"] == "sk-model-key"
+    assert run["TEMPORAL_API_KEY"] == "temporal-cloud-key"  # a Temporal client
+    assert "SEAWALL_GATEWAY_TOKEN" not in run and "SEAWALL_CODEC_TOKEN" not in run
+    up = kept_environment(["up"], operator)
+    assert up["SEAWALL_GATEWAY_TOKEN"] == "admin-token-0123456789"  # its gateway's
+    assert up["OPENAI_API_KEY"] == "sk-model-key"  # its worker's
+    assert "TEMPORAL_API_KEY" not in up
+
+
+def kept_environment(argv: list[str], extra: dict[str, str]) -> dict[str, str]:
+    """The environment a program keeps after ``keep_own_secrets(argv)`` (it starts itself
+    again, same pid, when there is something to drop)."""
+    program = (
+        "import json, os\n"
+        "from seawall.cli.main import keep_own_secrets\n"
+        "print(os.getpid(), flush=True)\n"
+        f"keep_own_secrets({argv!r})\n"
+        "print(json.dumps(dict(os.environ)), flush=True)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program],
+        env={**os.environ, **extra},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    first, again, kept = done.stdout.splitlines()
+    assert first == again  # ran twice, in one process
+    environ: dict[str, str] = json.loads(kept)
+    return environ

@@ -14,12 +14,11 @@ from seawall.cli.stack import (
     banner,
     child_environment,
     codec_environment,
-    gateway_environment,
     server_command,
-    worker_environment,
     write_ui_codec_env,
 )
-from seawall.runtime.settings import load_settings
+from seawall.runtime.child_env import gateway_environment, worker_environment
+from seawall.runtime.settings import GATEWAY, UP, WORKER, load_settings
 
 
 def test_the_stack_takes_its_places_from_the_settings(
@@ -142,11 +141,10 @@ def test_the_stack_shares_its_stored_payloads_and_shows_them_in_the_ui(tmp_path:
     assert len(stack.codec_token) >= 32  # made for this run when none is configured
 
 
-def test_the_gateway_sees_what_a_rollout_policy_in_the_config_file_is_checked_against(
-    tmp_path: Path,
-) -> None:
-    # A policy in config.yaml reaches every process; its salt and environment in the
-    # environment must reach the gateway too, or its settings fail to load under seawall up.
+def test_a_rollout_policy_in_the_config_file_is_the_workers_alone(tmp_path: Path) -> None:
+    # A policy in config.yaml is read by the worker only (docs/settings.md, "Each process
+    # reads its own settings"): the gateway, which gets neither its salt nor its environment,
+    # neither reads nor checks it, and the worker, which gets both, does.
     config = tmp_path / "home" / ".config" / "seawall" / "config.yaml"
     config.parent.mkdir(parents=True)
     config.write_text("guard_rollout: enforce:5%,warn:rest\n")
@@ -157,13 +155,16 @@ def test_the_gateway_sees_what_a_rollout_policy_in_the_config_file_is_checked_ag
         "OPENAI_API_KEY": "sk-secret",
     }
     gateway = gateway_environment(environ)
-    assert "OPENAI_API_KEY" not in gateway
-    assert load_settings(gateway).settings.guard_rollout == "enforce:5%,warn:rest"
+    assert not {"OPENAI_API_KEY", "SEAWALL_GUARD_ROLLOUT_SALT"} & set(gateway)
+    assert not hasattr(load_settings(gateway, reader=GATEWAY).settings, "guard_rollout")
+    worker = load_settings(worker_environment(environ), reader=WORKER).settings
+    assert worker.guard_rollout == "enforce:5%,warn:rest"
 
 
 def banner_of(tmp_path: Path, environ: dict[str, str]) -> list[str]:
     """The lines of ``seawall up``'s banner for these settings."""
-    effective = load_settings({"HOME": str(tmp_path / "home"), **environ})
+    environ = {"HOME": str(tmp_path / "home"), **environ}
+    effective = load_settings(environ, reader=UP, also=(WORKER, GATEWAY))
     return banner(StackConfig(data_dir=tmp_path / "data"), effective).splitlines()
 
 

@@ -9,15 +9,16 @@ from pathlib import Path
 
 from seawall.runtime.child_env import (
     DEV_SERVER_VARIABLES,
+    TEMPORAL_ACCESS,
     WHY_WITHHELD,
     dev_server_environment,
     environment_for,
     gateway_environment,
-    is_sensitive,
+    stack_environment,
     worker_environment,
 )
 from seawall.runtime.devserver import write_clean_launcher
-from seawall.runtime.settings import ACP, SETTINGS, WORKER
+from seawall.runtime.settings import ACP, RUN, SETTINGS, WORKER
 
 OPERATOR = {
     "PATH": "/usr/bin:/bin",
@@ -32,21 +33,24 @@ OPERATOR = {
     "SEAWALL_GATEWAY_TOKENS_FILE": "/etc/seawall/tokens.yaml",
     "SEAWALL_CODEC_TOKEN": "codec-token",
     "TEMPORAL_ADDRESS": "127.0.0.1:7233",
+    "TEMPORAL_API_KEY": "temporal-cloud-key",
     "SEAWALL_TASK_QUEUE": "q",
 }
 
 
 def test_every_secret_setting_says_why_it_is_withheld() -> None:
-    sensitive = {s.name for s in SETTINGS if is_sensitive(s)}
+    sensitive = {s.name for s in SETTINGS if s.sensitive}
     assert sensitive >= {"openai_api_key", "gateway_token", "gateway_tokens_file", "codec_token"}
     assert sensitive - set(WHY_WITHHELD) == set()
 
 
 def test_the_worker_gets_its_model_key_but_no_gateway_or_codec_credential() -> None:
     worker = worker_environment(OPERATOR)
-    for name in ("SEAWALL_GATEWAY_TOKEN", "SEAWALL_GATEWAY_TOKENS_FILE", "SEAWALL_CODEC_TOKEN"):
+    for name in ("SEAWALL_GATEWAY_TOKEN", "SEAWALL_CODEC_TOKEN"):
         assert name not in worker
-    # What it reads, and what is no setting of ours (its S3 store's credentials), stays.
+    # What it reads, and what is no setting of ours (its S3 store's credentials), stays;
+    # the tokens file's path too, which its sandbox hides (it never opens the file).
+    assert worker["SEAWALL_GATEWAY_TOKENS_FILE"] == "/etc/seawall/tokens.yaml"
     assert worker["OPENAI_API_KEY"] == "sk-model-key"
     assert worker["SEAWALL_MCP_SERVERS"] == OPERATOR["SEAWALL_MCP_SERVERS"]
     assert worker["AWS_SECRET_ACCESS_KEY"] == "aws-secret"
@@ -66,6 +70,23 @@ def test_the_dev_server_gets_the_allowlist_only() -> None:
     server = dev_server_environment(OPERATOR)
     assert server == {"PATH": "/usr/bin:/bin", "HOME": "/home/op", "LC_ALL": "C.UTF-8"}
     assert set(server) - DEV_SERVER_VARIABLES == {"LC_ALL"}
+
+
+def test_seawall_up_keeps_what_its_children_get_but_no_temporal_access() -> None:
+    supervisor = stack_environment(OPERATOR)
+    assert not set(supervisor) & TEMPORAL_ACCESS
+    assert "TEMPORAL_API_KEY" in TEMPORAL_ACCESS
+    for name in ("OPENAI_API_KEY", "SEAWALL_GATEWAY_TOKEN", "SEAWALL_CODEC_TOKEN"):
+        assert supervisor[name] == OPERATOR[name]
+
+
+def test_seawall_run_keeps_its_workers_secrets_but_no_gateway_credential() -> None:
+    run = environment_for(OPERATOR, RUN, WORKER)
+    alone = environment_for(OPERATOR, RUN)  # --external-worker
+    assert run["OPENAI_API_KEY"] == "sk-model-key" and "OPENAI_API_KEY" not in alone
+    for env in (run, alone):
+        assert "SEAWALL_GATEWAY_TOKEN" not in env and "SEAWALL_CODEC_TOKEN" not in env
+        assert env["TEMPORAL_API_KEY"] == "temporal-cloud-key"  # a Temporal client
 
 
 def test_an_embedded_worker_keeps_the_model_key_a_bare_bridge_does_not() -> None:
@@ -114,5 +135,4 @@ def test_a_process_starts_itself_again_without_what_it_does_not_read() -> None:
     variables = dict(v.split("=", 1) for v in environ.strip("\n\0").split("\0"))
     assert "SEAWALL_GATEWAY_TOKEN" not in variables
     assert "SEAWALL_CODEC_TOKEN" not in variables
-    assert "SEAWALL_GATEWAY_TOKENS_FILE" not in variables
     assert variables["OPENAI_API_KEY"] == "sk-model-key"

@@ -118,9 +118,9 @@ def test_a_bad_tokens_file_is_a_startup_error_that_never_shows_a_token(
 
 def test_the_local_owner_id(home: dict[str, str]) -> None:
     settings = load_settings(home).settings
-    assert local_owner_id(settings, {"USER": "ada lovelace"}) == "local:ada_lovelace"
+    assert local_owner_id(settings.owner_id, {"USER": "ada lovelace"}) == "local:ada_lovelace"
     given = load_settings({**home, "SEAWALL_OWNER_ID": "team-7"}).settings
-    assert local_owner_id(given, {"USER": "ada"}) == "team-7"
+    assert local_owner_id(given.owner_id, {"USER": "ada"}) == "team-7"
     with pytest.raises(SettingsError, match="SEAWALL_OWNER_ID"):
         load_settings({**home, "SEAWALL_OWNER_ID": "has space"})
 

@@ -29,6 +29,7 @@ from seawall.runtime.settings import (
     SeawallSettings,
     SettingsError,
     default_of,
+    display_value,
     load_settings,
     log_startup_diagnostics,
     render_table,
@@ -263,11 +264,11 @@ def test_mcp_servers_come_from_the_environment_or_mcp_json(home: dict[str, str])
     from_file = load_settings(home)
     assert from_file.settings.mcp_servers == {"mcpServers": {"files": {"command": "x"}}}
     assert from_file.origins["mcp_servers"] == Origin(SettingSource.USER_CONFIG, str(mcp_json))
-    assert from_file.display_value("mcp_servers") == "set (1 server)"
+    assert display_value(from_file, "mcp_servers") == "set (1 server)"
     from_env = load_settings({**home, "SEAWALL_MCP_SERVERS": '{"a": {}, "b": {}}'})
     assert from_env.settings.mcp_servers == {"a": {}, "b": {}}
     assert from_env.origins["mcp_servers"].where == "SEAWALL_MCP_SERVERS"
-    assert from_env.display_value("mcp_servers") == "set (2 servers)"
+    assert display_value(from_env, "mcp_servers") == "set (2 servers)"
 
     secret_server = '{"s3cretServer": {"command": "x"}'  # not valid JSON
     with pytest.raises(SettingsError) as raised:
@@ -382,7 +383,7 @@ def test_project_files_in_the_working_directory_set_nothing(
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HOME", home["HOME"])
     monkeypatch.setenv("XDG_CONFIG_HOME", home["XDG_CONFIG_HOME"])
-    # Both ways in: load_settings and a plain construction through pydantic-settings.
+    # Both ways in: load_settings and a plain construction (the defaults: it reads nothing).
     for settings in (load_settings().settings, SeawallSettings()):
         assert settings == load_settings(home).settings
         assert settings.repeated_tool_failure_guard is GuardMode.SHADOW
@@ -671,22 +672,39 @@ def test_project_files_cannot_set_the_guard_mode(
 SEAWALL = str(Path(sys.executable).parent / "seawall")
 
 
+# Each entry point checks the settings it reads (docs/settings.md, "Each process reads its
+# own settings"): a bad value of one of them. ``seawall up`` also refuses a bad value of a
+# setting its worker reads, which its worker would refuse.
 @pytest.mark.parametrize(
-    ("command", "program"),
+    ("command", "program", "bad"),
     [
-        ([sys.executable, str(ROOT / "worker.py")], "worker"),
-        ([sys.executable, "-m", "gateway"], "gateway"),
-        ([SEAWALL, "run", str(ROOT / "scenarios" / "queued-prompt.yaml")], "seawall"),
-        ([SEAWALL, "up"], "seawall"),
-        ([SEAWALL, "prompt", "hello"], "seawall"),
-        ([SEAWALL, "acp"], "seawall"),
+        ([sys.executable, str(ROOT / "worker.py")], "worker", ("log_level", "loud")),
+        ([sys.executable, "-m", "gateway"], "gateway", ("gateway_port", "abc")),
+        (
+            [SEAWALL, "run", str(ROOT / "scenarios" / "queued-prompt.yaml")],
+            "seawall",
+            ("log_level", "loud"),
+        ),
+        ([SEAWALL, "up"], "seawall", ("gateway_port", "abc")),
+        ([SEAWALL, "up"], "seawall", ("sandbox_cpu_seconds", "abc")),
+        ([SEAWALL, "prompt", "hello"], "seawall", ("gateway_port", "abc")),
+        ([SEAWALL, "acp"], "seawall", ("log_level", "loud")),
     ],
-    ids=["worker", "gateway", "seawall run", "seawall up", "seawall prompt", "seawall acp"],
+    ids=[
+        "worker",
+        "gateway",
+        "seawall run",
+        "seawall up",
+        "seawall up, its worker's",
+        "seawall prompt",
+        "seawall acp",
+    ],
 )
 def test_a_bad_setting_stops_every_entry_point_with_one_line(
-    home: dict[str, str], command: list[str], program: str
+    home: dict[str, str], command: list[str], program: str, bad: tuple[str, str]
 ) -> None:
-    write(config_file(home), "task_queue: q\ngateway_port: abc\n")
+    name, value = bad
+    write(config_file(home), f"task_queue: q\n{name}: {value}\n")
     done = subprocess.run(
         command,
         cwd=ROOT,
@@ -697,21 +715,29 @@ def test_a_bad_setting_stops_every_entry_point_with_one_line(
     )
     assert done.returncode == 2
     assert done.stdout == ""
-    assert done.stderr == (
-        f"{program}: error: gateway_port=abc (user config {config_file(home)}): not an integer\n"
-    )
+    message = load_error(home)
+    assert done.stderr == f"{program}: error: {message}\n"
+    assert message.startswith(f"{name}={value} (user config {config_file(home)}): ")
 
 
+def load_error(environ: dict[str, str]) -> str:
+    with pytest.raises(SettingsError) as raised:
+        load_settings(environ)
+    return str(raised.value)
+
+
+# Every entry point that reads the guard mode: the worker's, and those that run one (seawall
+# up reads its worker's settings). The gateway does not read it (docs/settings.md, "Each
+# process reads its own settings"): its worker refuses the value.
 @pytest.mark.parametrize(
     ("command", "program"),
     [
         ([sys.executable, str(ROOT / "worker.py")], "worker"),
-        ([sys.executable, "-m", "gateway"], "gateway"),
         ([SEAWALL, "run", str(ROOT / "scenarios" / "queued-prompt.yaml")], "seawall"),
         ([SEAWALL, "up"], "seawall"),
         ([SEAWALL, "acp", "--embedded"], "seawall"),
     ],
-    ids=["worker", "gateway", "seawall run", "seawall up", "seawall acp"],
+    ids=["worker", "seawall run", "seawall up", "seawall acp"],
 )
 @pytest.mark.parametrize("place", ["environment", "config"])
 def test_an_invalid_guard_mode_stops_every_entry_point_before_it_starts_anything(
