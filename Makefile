@@ -77,8 +77,8 @@ clean:
 # against worker count, the capacity plan computed from those figures (docs/capacity.md), and
 # the per-call cost of the sandbox beside the bare command (bench/sandbox.py), and Seawall
 # beside the durable agents a Temporal user would pick instead (bench/peers.py: pydantic-ai's
-# TemporalAgent, the OpenAI Agents SDK on Temporal; the `peers` extra, which `make install`
-# installs), on the dev server as it ships, again at 1 and 10 prompts in flight with its
+# TemporalAgent, the OpenAI Agents SDK on Temporal, the Temporal Agent Harness; the `peers`
+# extra, which `make install` installs), on the dev server as it ships, again at 1 and 10 prompts in flight with its
 # transfer-queue reads unthrottled (what is left is the harnesses' own time), and with the
 # peers' workers given Seawall's eager calls (what of the lead is that setting). Prints the
 # tables and writes

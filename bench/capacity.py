@@ -14,8 +14,9 @@ whenever the benchmarks are (after the perf work lands: ``make bench``, then thi
   (without the benchmark driver) and where throughput stopped growing with workers;
 - ``bench/results/long_prompts.json`` — the bytes a long prompt puts in the payload store
   (S3 in production);
-- ``bench/results/peers.json`` — Seawall beside pydantic-ai's ``TemporalAgent`` and the
-  OpenAI Agents SDK on Temporal (``bench/peers.py``), shown as a table with ``--markdown``.
+- ``bench/results/peers.json`` — Seawall beside pydantic-ai's ``TemporalAgent``, the
+  OpenAI Agents SDK on Temporal and the Temporal Agent Harness (``bench/peers.py``), shown
+  as a table with ``--markdown``.
 
 Everything else is an *assumption*, listed in :data:`ASSUMPTIONS` with why, printed
 beside the figures and changeable by flag: how long a batch takes in production (model and

@@ -60,8 +60,12 @@ SEGMENTS = (
 )
 
 
-def batch_segments(history: WorkflowHistory, model_mark: str) -> dict[str, list[float]]:
-    """Per batch of ``history``, the seconds of each of :data:`SEGMENTS`."""
+def batch_segments(
+    history: WorkflowHistory, model_mark: str, aside_mark: str | None = None
+) -> dict[str, list[float]]:
+    """Per batch of ``history``, the seconds of each of :data:`SEGMENTS`. Activities whose
+    type contains ``aside_mark`` are neither model requests nor tool calls (a harness's own
+    steps between them): their time falls in the step they run in."""
     out: dict[str, list[float]] = {name: [] for name in SEGMENTS}
     model: dict[int, bool] = {}
     scheduled = replied = calls_from = last_call = None
@@ -69,7 +73,10 @@ def batch_segments(history: WorkflowHistory, model_mark: str) -> dict[str, list[
     for e in history.events:
         at = e.event_time.ToDatetime().timestamp()
         if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
-            is_model = model_mark in e.activity_task_scheduled_event_attributes.activity_type.name
+            kind = e.activity_task_scheduled_event_attributes.activity_type.name
+            if aside_mark is not None and aside_mark in kind:
+                continue
+            is_model = model_mark in kind
             model[e.event_id] = is_model
             if is_model:
                 if last_call is not None:
@@ -83,7 +90,10 @@ def batch_segments(history: WorkflowHistory, model_mark: str) -> dict[str, list[
                         replied = None
                 pending += 1
         elif e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
-            if model.get(e.activity_task_completed_event_attributes.scheduled_event_id):
+            of = e.activity_task_completed_event_attributes.scheduled_event_id
+            if of not in model:  # an aside activity
+                continue
+            if model[of]:
                 if scheduled is not None:
                     out["model request"].append(at - scheduled)
                 replied = at

@@ -4,7 +4,8 @@
                           [--concurrency 1,10,100] [--prompts N] [--rounds R]
                           [--long-batches L] [--reader-polls-per-second N]
                           [--peers-eager-calls N]
-                          [--peers seawall,pydantic-ai,pydantic-ai-durability,openai-agents]
+                          [--peers seawall,pydantic-ai,pydantic-ai-durability,openai-agents,
+                                   agent-harness]
                           [--json PATH]
 
 (The loop benchmark's peers, the loop detectors of other agents, are ``bench/loop_peers/``;
@@ -22,7 +23,9 @@ five times), each tool taking S seconds, then a final text — through:
 - ``pydantic-ai-durability``: the same agent with the ``TemporalDurability`` capability,
   which pydantic-ai 2.68 recommends instead (``bench/peer_pydantic_ai_durability.py``);
 - ``openai-agents``: the OpenAI Agents SDK on Temporal with a fake model provider and
-  ``activity_as_tool`` tools (``bench/peer_openai_agents.py``).
+  ``activity_as_tool`` tools (``bench/peer_openai_agents.py``);
+- ``agent-harness``: Temporal's Temporal Agent Harness, an agent session on its Pydantic AI
+  integration, driven as its client runs one prompt (``bench/peer_agent_harness.py``).
 
 Each runs in a worker process of its own (so its CPU time and peak RSS are its own),
 started by this script with ``--serve-worker``. The peers need the ``peers`` extra; a peer
@@ -121,6 +124,7 @@ class Peer:
     module: str | None  # the peer's workflow module; None for Seawall
     needs: tuple[str, ...]  # import names the peer needs (the ``peers`` extra)
     model_mark: str  # a substring of its model activities' type names
+    aside_mark: str | None = None  # of its activities neither model requests nor tool calls
 
 
 PEERS: dict[str, Peer] = {
@@ -147,6 +151,14 @@ PEERS: dict[str, Peer] = {
             "bench.peer_openai_agents",
             ("agents", "temporalio.openai_agents"),
             "invoke_model_activity",
+        ),
+        Peer(
+            "agent-harness",
+            "Temporal Agent Harness",
+            "bench.peer_agent_harness",
+            ("temporal_agent_harness", "pydantic_ai.durable_exec.temporal"),
+            "model_request",
+            "event_stream_handler",  # an activity per tool call and per result, in the turn
         ),
     )
 }
@@ -353,9 +365,14 @@ class Driver:
             )
             assert result.stop_reason is StopReason.END_TURN, result.stop_reason
             assert result.model_requests == batches + 1, result.model_requests
+        elif hasattr(module := peer_module(self.peer), "run_prompt"):  # a session per prompt
+            text = await module.run_prompt(
+                self.client, workflow_id, self.queue, peer_script.prompt_text(batches)
+            )
+            assert text == peer_script.FINAL_TEXT, text
         else:
             text = await self.client.execute_workflow(
-                peer_module(self.peer).WORKFLOW_NAME,
+                module.WORKFLOW_NAME,
                 peer_script.prompt_text(batches),
                 id=workflow_id,
                 task_queue=self.queue,
@@ -505,7 +522,8 @@ async def measure_level(
     for workflow_id in ids:
         history = await driver.client.get_workflow_handle(workflow_id).fetch_history()
         level.gaps.extend(batch_gaps(history, driver.peer.model_mark))
-        for name, values in batch_segments(history, driver.peer.model_mark).items():
+        segments = batch_segments(history, driver.peer.model_mark, driver.peer.aside_mark)
+        for name, values in segments.items():
             level.segments[name].extend(values)
         level.events += len(history.events)
         for event in history.events:
@@ -722,6 +740,7 @@ def versions() -> dict[str, str]:
         "openai-agents",
         "temporalio-openai-agents",
         "openai",
+        "temporal-agent-harness",
     ):
         try:
             out[dist] = metadata.version(dist)

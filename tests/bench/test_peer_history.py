@@ -82,6 +82,29 @@ def test_a_batch_is_split_into_its_steps_in_server_time() -> None:
     assert sum(v[0] for v in steps.values()) == ms(0.070)
 
 
+def test_a_harness_s_own_activities_fall_in_the_step_they_run_in() -> None:
+    # A stream handler's activity after the model's reply and one after the calls: neither
+    # a call nor a model request, so the calls' step is the calls' alone.
+    events = list(HISTORY.events)
+    aside = [
+        scheduled(20, 10, "x.stream_handler"),
+        completed(21, 25, of=20),
+        scheduled(22, 61, "x.stream_handler"),
+        completed(23, 68, of=22),
+    ]
+    history = WorkflowHistory(
+        "wf", [*events[:2], *aside[:2], *events[2:6], *aside[2:], *events[6:]]
+    )
+    steps = batch_segments(history, "call_model", "stream_handler")
+    assert steps["reply to calls"] == [ms(0.035)]
+    assert steps["tool calls"] == [ms(0.020)]
+    assert steps["calls to request"] == [ms(0.010)]
+    # Without the mark they would count as calls: the first one alone a batch of calls.
+    unmarked = batch_segments(history, "call_model")
+    assert unmarked["reply to calls"] == [ms(0.005)]
+    assert unmarked["tool calls"][0] == ms(0.015)
+
+
 def test_payload_bytes_count_every_payload_an_event_carries() -> None:
     sizes = [payload_bytes(event) for event in HISTORY.events]
     assert sizes[0] == Payload(data=b"m" * 100).ByteSize()
