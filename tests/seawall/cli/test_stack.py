@@ -90,17 +90,19 @@ def test_a_crash_loop_gives_up_and_old_crashes_are_forgotten() -> None:
 def test_the_ui_decodes_nothing_unless_the_operator_turns_its_codec_on(tmp_path: Path) -> None:
     # docs/security-codec.md: the dev UI's unauthenticated settings endpoint serves whatever
     # codec endpoint it has, token included; by default it has none, and the gateway no token.
-    stack = StackConfig.from_settings(load_settings({"HOME": str(tmp_path)}).settings)
+    off = load_settings({"HOME": str(tmp_path)}, reader=UP, also=(WORKER, GATEWAY))
+    stack = StackConfig.from_settings(off.settings)
     assert not stack.ui_codec
     assert codec_environment(stack) == {}
     assert "--env-file" not in server_command(stack)
-    assert "SEAWALL_UI_CODEC=1 decodes them" in banner(stack)
-    turned_on = StackConfig.from_settings(
-        load_settings({"HOME": str(tmp_path), "SEAWALL_UI_CODEC": "1"}).settings
+    assert "SEAWALL_UI_CODEC=1 decodes them" in banner(stack, off)
+    on = load_settings(
+        {"HOME": str(tmp_path), "SEAWALL_UI_CODEC": "1"}, reader=UP, also=(WORKER, GATEWAY)
     )
+    turned_on = StackConfig.from_settings(on.settings)
     assert codec_environment(turned_on) == {"SEAWALL_CODEC_TOKEN": turned_on.codec_token}
-    assert "its settings endpoint serves the codec token" in banner(turned_on)
-    assert len(banner(turned_on).splitlines()) == len(banner(stack).splitlines())
+    assert "its settings endpoint serves the codec token" in banner(turned_on, on)
+    assert len(banner(turned_on, on).splitlines()) == len(banner(stack, off).splitlines())
 
 
 def test_the_stack_shares_its_stored_payloads_and_shows_them_in_the_ui(tmp_path: Path) -> None:
