@@ -196,11 +196,24 @@ def seawall_worker(
     client: Client,
     queue: str,
     executor: concurrent.futures.ThreadPoolExecutor | None = None,
+    *,
+    eager_calls: int | None = None,
 ) -> Worker:
+    """Seawall's worker as it ships; ``eager_calls`` sets its ``eager_calls_per_workflow_task``
+    (``None``: the setting's default)."""
+    from seawall.runtime.settings import default_of
     from seawall.worker.build import build_worker
 
     # With an executor, the workflow-task thread is handed in for profiling.
-    return build_worker(client, queue, workflow_task_executor=executor, trust=bench_trust())
+    return build_worker(
+        client,
+        queue,
+        workflow_task_executor=executor,
+        trust=bench_trust(),
+        eager_calls_per_workflow_task=(
+            default_of("eager_calls_per_workflow_task") if eager_calls is None else eager_calls
+        ),
+    )
 
 
 def bare_worker(

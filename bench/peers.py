@@ -3,7 +3,7 @@
     python bench/peers.py [--batches B] [--calls M] [--tool-latency S]
                           [--concurrency 1,10,100] [--prompts N] [--rounds R]
                           [--long-batches L] [--reader-polls-per-second N]
-                          [--peers-eager-calls N]
+                          [--peers-eager-calls N] [--seawall-eager-calls N]
                           [--peers seawall,pydantic-ai,pydantic-ai-durability,openai-agents,
                                    agent-harness]
                           [--json PATH]
@@ -54,7 +54,10 @@ and which sets most of a batch's latency; lifted, what remains is the harnesses'
 Seawall's worker starts up to 16 of the calls one workflow task schedules itself (its
 ``eager_calls_per_workflow_task`` setting); the peers' workers keep the SDK's 3, as their
 documentation leaves it, unless ``--peers-eager-calls N`` gives them N: the same setting,
-to show what of Seawall's lead is that setting (docs/capacity.md, "Eager calls").
+to show what of Seawall's lead is that setting (docs/capacity.md, "Eager calls");
+``--seawall-eager-calls N`` sets Seawall's own (0: every call through the task queue), to
+show what a lower setting costs light tools (docs/capacity.md, "Eager calls and heavy tools
+on a fleet").
 """
 
 from __future__ import annotations
@@ -94,6 +97,7 @@ from bench import peer_script
 from bench.overhead_harness import Workload, seawall_worker, start_server_with_retries
 from bench.overhead_replay import replayer_for
 from bench.peer_history import SEGMENTS, batch_gaps, batch_segments, payload_bytes
+from bench.peers_report import against_best_peer, print_tables, versions
 from bench.report_runner import git_commit, machine
 from bench.server_metrics import ServerCounters, free_port, process_cpu_seconds, read_counters
 from bench.trusted import bench_client, worker_process_environment
@@ -224,7 +228,12 @@ SDK_EAGER_CALLS = 3
 
 
 async def build_peer_worker(
-    address: str, namespace: str, peer: Peer, queue: str, eager_calls: int | None = None
+    address: str,
+    namespace: str,
+    peer: Peer,
+    queue: str,
+    eager_calls: int | None = None,
+    seawall_eager_calls: int | None = None,
 ) -> Worker:
     if peer.module is None:
         from seawall.runtime.plugin import connect
@@ -232,7 +241,7 @@ async def build_peer_worker(
         client = await connect(
             address, namespace, interceptors=[ToolLatency(peer_script.SHAPE.tool_latency_seconds)]
         )
-        return seawall_worker(client, queue)
+        return seawall_worker(client, queue, eager_calls=seawall_eager_calls)
     module = peer_module(peer)
     client = await peer_client(address, namespace, peer)
     # The SDK's defaults (sandboxed runner, cache size, pollers), with the peer's plugins;
@@ -255,7 +264,12 @@ async def serve_worker(args: argparse.Namespace) -> None:
     configure_logging("json", "ERROR")
     set_shape(args.calls, args.tool_latency)
     worker = await build_peer_worker(
-        args.address, args.namespace, PEERS[args.peer], args.task_queue, args.peers_eager_calls
+        args.address,
+        args.namespace,
+        PEERS[args.peer],
+        args.task_queue,
+        args.peers_eager_calls,
+        args.seawall_eager_calls,
     )
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
@@ -301,6 +315,11 @@ class WorkerProcess:
             *(
                 ("--peers-eager-calls", str(args.peers_eager_calls))
                 if args.peers_eager_calls
+                else ()
+            ),
+            *(
+                ("--seawall-eager-calls", str(args.seawall_eager_calls))
+                if args.seawall_eager_calls is not None
                 else ()
             ),
             env=worker_process_environment(),
@@ -593,7 +612,11 @@ async def run(args: argparse.Namespace, log: Callable[[str], None] = print) -> d
     # The calls of one workflow task each peer's worker starts itself (docs/capacity.md, "Eager
     # calls"): Seawall's setting, and the SDK's default or --peers-eager-calls.
     report["eager_calls"] = {
-        p.key: default_of("eager_calls_per_workflow_task")
+        p.key: (
+            default_of("eager_calls_per_workflow_task")
+            if args.seawall_eager_calls is None
+            else args.seawall_eager_calls
+        )
         if p.module is None
         else args.peers_eager_calls or SDK_EAGER_CALLS
         for p in peers
@@ -691,128 +714,6 @@ def server_config(args: argparse.Namespace) -> dict[str, int]:
     return {READER_POLLS_KEY: args.reader_polls_per_second}
 
 
-# The figures issue 27 sets targets on: Seawall's over the best peer's, ≤ 1.0 each. Lower
-# is better for all of them (prompts per second enters as its inverse).
-TARGETS = (
-    ("batch_latency_ms_median", "batch latency p50"),
-    ("batch_latency_ms_p95", "batch latency p95"),
-    ("seconds_per_prompt", "inverse throughput"),
-    ("history_events_per_prompt", "history events per prompt"),
-)
-
-
-def against_best_peer(levels: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per concurrency and target figure: Seawall's value, the best other peer's (and
-    which), and their ratio."""
-    out = []
-    for concurrency in sorted({row["concurrency"] for row in levels}):
-        rows = {r["peer"]: r for r in levels if r["concurrency"] == concurrency}
-        if "seawall" not in rows or len(rows) < 2:
-            continue
-        for row in rows.values():
-            row["seconds_per_prompt"] = round(1 / row["prompts_per_second"], 4)
-        for key, title in TARGETS:
-            others = {k: r[key] for k, r in rows.items() if k != "seawall" and r[key]}
-            if not others or not rows["seawall"][key]:
-                continue
-            best = min(others, key=lambda k: others[k])
-            out.append(
-                {
-                    "concurrency": concurrency,
-                    "figure": key,
-                    "title": title,
-                    "seawall": rows["seawall"][key],
-                    "best_peer": best,
-                    "best_peer_value": others[best],
-                    "ratio": round(rows["seawall"][key] / others[best], 3),
-                }
-            )
-    return out
-
-
-def versions() -> dict[str, str]:
-    from importlib import metadata
-
-    out = {}
-    for dist in (
-        "temporalio",
-        "pydantic-ai-slim",
-        "openai-agents",
-        "temporalio-openai-agents",
-        "openai",
-        "temporal-agent-harness",
-    ):
-        try:
-            out[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            out[dist] = "not installed"
-    return out
-
-
-COLUMNS = (
-    ("batch_latency_ms_median", "batch ms p50"),
-    ("batch_latency_ms_p95", "batch ms p95"),
-    ("prompts_per_second", "prompts/s"),
-    ("history_events_per_prompt", "events/prompt"),
-    ("history_bytes_per_prompt", "hist B/prompt"),
-    ("payload_bytes_per_prompt", "payload B/prompt"),
-    ("worker_cpu_ms_per_prompt", "worker CPU ms/prompt"),
-    ("worker_peak_rss_mib", "worker peak RSS MiB"),
-    ("worker_rss_growth_kib_per_inflight_prompt", "RSS KiB/in-flight"),
-    ("server_handoffs_per_prompt", "hand-offs/prompt"),
-    ("server_call_handoffs_per_prompt", "of them calls/prompt"),
-    ("server_handoff_wait_ms_mean", "hand-off wait ms mean"),
-)
-
-
-def print_tables(report: dict[str, Any]) -> None:
-    w = report["workload"]
-    print(
-        f"\n{w['batches_per_prompt']} batches x {w['calls_per_batch']} calls per prompt, "
-        f"tool latency {w['tool_latency_seconds']} s; dev server "
-        + (
-            ", ".join(f"{k}={v}" for k, v in report["server_config"].items())
-            if report.get("server_config")
-            else "as it ships"
-        )
-        + "; eager calls per workflow task: "
-        + ", ".join(f"{k} {v}" for k, v in report.get("eager_calls", {}).items())
-        + "; versions: "
-        + ", ".join(f"{k} {v}" for k, v in report["versions"].items())
-    )
-    keys = list(report["peers"])
-    width = max([16, *(len(k) + 2 for k in keys)])
-    for concurrency in sorted({row["concurrency"] for row in report["levels"]}):
-        rows = {r["peer"]: r for r in report["levels"] if r["concurrency"] == concurrency}
-        print(f"\nconcurrency {concurrency} ({rows[keys[0]]['prompts']} prompts per peer)")
-        print(f"  {'':22}" + "".join(f"{k:>{width}}" for k in keys))
-        for key, label in COLUMNS:
-            print(f"  {label:22}" + "".join(f"{rows[k][key]!s:>{width}}" for k in keys))
-        for name in SEGMENTS:
-            cells = "".join(f"{rows[k]['batch_segments_ms_median'][name]!s:>{width}}" for k in keys)
-            print(f"  {'  ' + name + ' ms':22}" + cells)
-    if report.get("against_best_peer"):
-        print("\nSeawall over the best peer on each figure (target ≤ 1.00×)")
-        for row in report["against_best_peer"]:
-            mark = "" if row["ratio"] <= 1.0 else "  over target"
-            print(
-                f"  c={row['concurrency']:<4} {row['title']:<28} {row['seawall']!s:>10} vs "
-                f"{row['best_peer_value']!s:>10} ({row['best_peer']}): {row['ratio']:.2f}×{mark}"
-            )
-    if report.get("replay"):
-        print("\nreplay of one long history")
-        for r in report["replay"]:
-            if "error" in r:
-                print(f"  {r['peer']:{width}} failed: {r['error']}")
-                continue
-            print(
-                f"  {r['peer']:{width}} {r['batches']} batches, {r['events']} events: "
-                f"{r['seconds_median']:.3f} s ({r['ms_per_1000_events']} ms per 1,000 events)"
-            )
-    for key, reason in report["skipped"].items():
-        print(f"  not run: {key}: {reason}")
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--batches", type=int, default=5)
@@ -851,6 +752,13 @@ def main(argv: list[str] | None = None) -> int:
         f"(default: the SDK's {SDK_EAGER_CALLS}; Seawall's worker keeps its own setting)",
     )
     parser.add_argument(
+        "--seawall-eager-calls",
+        type=int,
+        default=None,
+        help="calls of one workflow task Seawall's worker starts eagerly (default: its "
+        "eager_calls_per_workflow_task setting's default; 0: every call through the queue)",
+    )
+    parser.add_argument(
         "--peers",
         type=lambda s: [x for x in s.split(",") if x],
         default=list(PEERS),
@@ -875,6 +783,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--reader-polls-per-second must be ≥ 1")
     if args.peers_eager_calls is not None and args.peers_eager_calls < 1:
         parser.error("--peers-eager-calls must be ≥ 1")
+    if args.seawall_eager_calls is not None and not 0 <= args.seawall_eager_calls <= 1000:
+        parser.error("--seawall-eager-calls must be 0 to 1000")
     if args.batches < 1 or args.calls < 2:
         parser.error("--batches must be ≥ 1 and --calls ≥ 2 (the fetch calls and flaky_api)")
     report = asyncio.run(run(args))

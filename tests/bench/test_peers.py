@@ -67,6 +67,39 @@ def test_a_reader_rate_below_one_is_refused(capsys: pytest.CaptureFixture[str]) 
     assert "--reader-polls-per-second must be ≥ 1" in capsys.readouterr().err
 
 
+def test_a_seawall_eager_setting_out_of_range_is_refused(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        peers.main(["--seawall-eager-calls", "-1"])
+    assert "--seawall-eager-calls must be 0 to 1000" in capsys.readouterr().err
+
+
+def test_seawall_at_no_eager_calls_hands_every_call_to_the_task_queue(tmp_path: Path) -> None:
+    out = tmp_path / "peers.json"
+    batches, calls = 2, 2
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "peers.py"),
+            *("--batches", str(batches), "--calls", str(calls), "--concurrency", "1"),
+            *("--prompts", "1", "--rounds", "1", "--long-batches", "2"),
+            *("--peers", "seawall", "--seawall-eager-calls", "0", "--json", str(out)),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=280,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(out.read_text())
+    assert report["eager_calls"] == {"seawall": 0}
+    (row,) = report["levels"]
+    # Every tool call and every model request went through the queue: none started eagerly.
+    assert row["server_call_handoffs_per_prompt"] >= batches * calls
+
+
 INSTALLED = [
     key
     for key, peer in peers.PEERS.items()

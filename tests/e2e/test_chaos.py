@@ -14,19 +14,11 @@ from typing import Any
 import pytest
 
 from activities.model import scripted_turn
-from scripts.chaos import (
-    Figures,
-    PromptRun,
-    chaos,
-    check_ledger,
-    compare,
-    delta_problem,
-    failed,
-    report,
-    run_of,
-)
+from scripts.chaos import chaos, report
+from scripts.chaos_checks import Figures, check_ledger, compare, delta_problem, failed
 from scripts.chaos_mcp import Ledger, check_mcp_ledger, cut_off_by_a_kill
 from scripts.chaos_model import FAULT_KINDS, ChaosModel, marked, turn_for
+from scripts.chaos_prompts import PromptRun, run_of
 from scripts.chaos_watch import PromptStuck, keep_logs, log_tails, run_all, waiting_for
 from scripts.chat_server import Received
 from workflows.contracts import Message, Role

@@ -102,7 +102,8 @@ candidate ordinal) can earn a new reminder, and a streak that warned and then fa
 context: no tool name, argument or error text, never presented as user input.
 
 Invariants, from seed 000's shadow phase, held by ``tests/workflows/seed/test_guard.py`` (the
-decision table and the seed's verification list), ``test_guard_properties.py`` (random batch
+decision table and the seed's verification list), ``test_guard_semantics.py`` (what this module
+adds: modes, reset precedence, ordinals, fail-open), ``test_guard_properties.py`` (random batch
 sequences against an independent oracle) and ``tests/test_shadow_invariants.py`` (over the
 diagnostic logs of real shadow runs): zero cancelled calls, ``not_started`` calls, unknown
 execution classifications or post-execution failures counted; zero decisions on incomplete
@@ -110,8 +111,8 @@ batches; zero enforcement after an unreliable input drain; every ``would_stop`` 
 ``would_warn`` of the same prompt and candidate ordinal (every ``stop`` by a ``warn``); eight
 failures in one batch never warn, eight across two batches do, and the next matching batch
 stops only after it settled; the reminder and stop texts are fixed and carry no tool data;
-unsupported outcome combinations never enforce; the older protections (duplicate ids,
-invalid parameters, the cap) are unchanged.
+unsupported outcome combinations never enforce; the older protections (duplicate ids, invalid
+parameters, the cap) are unchanged.
 
 Departs from the seed:
 
