@@ -32,6 +32,7 @@ from workflows.contracts.activity import (
     CHECK_TOOL_CALL,
     LIST_TOOLS,
     LIST_TOOLS_WITHOUT_MCP,
+    PREPARE_EDITOR_CALL,
     RUN_TOOL,
     CheckToolCallInput,
     ListToolsInput,
@@ -39,6 +40,7 @@ from workflows.contracts.activity import (
     RunToolInput,
     ToolSpec,
 )
+from workflows.contracts.editor_calls import PreparedEditorCall, PrepareEditorCallInput
 from workflows.contracts.outcome import (
     TerminalStatus,
     ToolCall,
@@ -57,6 +59,7 @@ from .mcp.pool import McpPool
 from .outcomes import cancelled_outcome, failed_outcome, not_started_outcome, succeeded_outcome
 from .sandbox import Sandbox, load_policy, probe
 from .tools import BuiltinTool, ToolContext, ToolFailure
+from .tools.editor_plan import plan_editor_call
 from .trust import DENY_ALL, WorkerTrust
 
 RAW_ARGUMENTS_QUOTE_CHARS = 200
@@ -354,7 +357,13 @@ class ToolActivities:
         self._specs = builtin_tool_specs(self._tools)
 
     def activities(self) -> list[Callable[..., Any]]:
-        return [self.run_tool, self.check_tool_call, self.list_tools, self.list_tools_without_mcp]
+        return [
+            self.run_tool,
+            self.check_tool_call,
+            self.prepare_editor_call,
+            self.list_tools,
+            self.list_tools_without_mcp,
+        ]
 
     @property
     def sandbox(self) -> Sandbox:
@@ -495,6 +504,29 @@ class ToolActivities:
             )
         parsed = parse_call(inp.call, self._tools)
         return parsed if isinstance(parsed, ToolOutcome) else None
+
+    @activity.defn(name=PREPARE_EDITOR_CALL)
+    async def prepare_editor_call(self, inp: PrepareEditorCallInput) -> PreparedEditorCall:
+        """What an ACP editor is asked for a ``read_file`` or ``write_file`` call, checked
+        here on the worker (activities/tools/editor_plan.py), or the outcome refusing it."""
+        call = inp.call
+        try:
+            root = _workspace_at(self._trust.workspace(inp.workspace_root))
+        except ApplicationError as refused:
+            return PreparedEditorCall(
+                refused=_refused(call, ToolErrorType.PATH_NOT_IN_WORKSPACE, refused)
+            )
+        parsed = parse_call(call, self._tools)
+        if isinstance(parsed, ToolOutcome):
+            return PreparedEditorCall(refused=parsed)
+        tool, args = parsed
+        try:
+            plan = await asyncio.to_thread(plan_editor_call, tool.name, args, root)
+        except ToolFailure as failure:
+            return PreparedEditorCall(
+                refused=_not_started(call, failure.error_type, failure.message, tool)
+            )
+        return PreparedEditorCall(plan=plan)
 
     @activity.defn(name=LIST_TOOLS)
     async def list_tools(self, inp: ListToolsInput) -> ListToolsOutput:

@@ -47,6 +47,12 @@ from seawall.scenario.driver import run_scenario
 from seawall.scenario.format import load_scenario
 from seawall.worker.build import WorkerTrust, build_activities, build_worker, trusted_local_run
 from workflows.contracts.activity import LIST_TOOLS, ModelSpec
+from workflows.contracts.editor_calls import (
+    EditorAnswer,
+    EditorOperation,
+    EditorRequestsQuery,
+    EditorTools,
+)
 from workflows.contracts.owner_admission import (
     AdmissionState,
     AdmitRequest,
@@ -195,6 +201,10 @@ SESSION_SUBMITS_FIXTURE = "session-remembered-submits"
 # by the code before the patch (the prompt ended CANCELED, without a result); it proves that
 # such a prompt still replays as it ended.
 CANCEL_BEFORE_LOOP_FIXTURES = ("cancel-before-loop", "cancel-before-loop-unpatched")
+# Recorded after EDITOR_TOOLS_PATCH (workflows/prompt/editor_calls.py): a prompt whose
+# read_file and write_file run in the ACP editor (answered here as the bridge answers), and
+# a read outside the workspace the worker refuses before any request opens.
+EDITOR_TOOLS_FIXTURE = "editor-tools-read-write"
 
 
 async def save(histories: Path, handle: WorkflowHandle[Any, Any], name: str) -> None:
@@ -545,6 +555,45 @@ async def record_cancel_before_loop(
             await save(histories, handle, fixture)
 
 
+async def record_editor_tools(histories: Path, client: Client, queue: str) -> None:
+    """A prompt with ``editor_tools: fs`` in yolo: a read and a write answered as the
+    editor would, and a refused read of a path outside the workspace."""
+    calls = [
+        {"name": "read_file", "arguments": {"path": "notes.txt"}},
+        {"name": "write_file", "arguments": {"path": "out.txt", "content": "hello\n"}},
+        {"name": "read_file", "arguments": {"path": "../outside.txt"}},
+    ]
+    script = {"turns": [{"tool_calls": calls}, {"text": "done"}]}
+    with tempfile.TemporaryDirectory(prefix="seawall-record-") as workspace:
+        handle = await client.start_workflow(
+            PromptWorkflow.run,
+            PromptInput(
+                prompt="read and write in the editor",
+                workspace_root=workspace,
+                guard_mode=GuardMode.SHADOW,
+                approval_mode=ApprovalMode.YOLO,
+                editor_tools=EditorTools.FS,
+                scenario=ScenarioHooks(model_script=ModelScript.model_validate(script)),
+            ),
+            id=f"replay-{EDITOR_TOOLS_FIXTURE}",
+            task_queue=queue,
+        )
+
+        async def both_open() -> bool:
+            requests = await handle.query(PromptWorkflow.editor_calls, EditorRequestsQuery())
+            return len(requests) == 2
+
+        await _until(both_open, "the editor requests")
+        for request in await handle.query(PromptWorkflow.editor_calls, EditorRequestsQuery()):
+            reads = request.plan.operation is EditorOperation.READ
+            answer = EditorAnswer(
+                request_id=request.request_id, content="remember the milk\n" if reads else None
+            )
+            await handle.execute_update(PromptWorkflow.answer_editor_call, answer)
+        await handle.result()
+        await save(histories, handle, EDITOR_TOOLS_FIXTURE)
+
+
 # Fixtures one recording writes together: naming either records both.
 RECORDED_TOGETHER: tuple[tuple[str, ...], ...] = (
     (EDITOR_SESSION_FIXTURE, EDITOR_PROMPT_FIXTURE),
@@ -564,6 +613,7 @@ EVERY_FIXTURE: tuple[str, ...] = (
     BUDGET_SESSION_FIXTURE,
     BUDGET_PROMPT_FIXTURE,
     *CANCEL_BEFORE_LOOP_FIXTURES,
+    EDITOR_TOOLS_FIXTURE,
 )
 
 
@@ -609,6 +659,8 @@ async def record(names: set[str], histories: Path = HISTORIES, payloads: Path = 
                 await record_owner_admission_quotas(histories, client, queue)
             if SESSION_SUBMITS_FIXTURE in names:
                 await record_session_submits(histories, client, queue)
+            if EDITOR_TOOLS_FIXTURE in names:
+                await record_editor_tools(histories, client, queue)
         if ROLLOUT_FIXTURE in names:
             await record_rollout_session(histories, client, trust)
         if BUDGET_SESSION_FIXTURE in names:

@@ -70,6 +70,7 @@ CLIENTS = [
     "seawall.acp.stdio",
     "seawall.acp.turn",
     "seawall.acp.errors",
+    "seawall.acp.editor_fs",
     "seawall.rollout.cli",
     "seawall.scenario.driver",
     "seawall.scenario.format",

@@ -23,6 +23,7 @@ from typing import ClassVar
 from pydantic import BaseModel, Field
 
 from workflows.contracts import ToolErrorType
+from workflows.contracts.editor_calls import DEFAULT_READ_LINES, read_window, wrote_message
 
 from .base import BuiltinTool, ToolArgs, ToolContext, ToolFailure, expect_args
 from .beneath import (
@@ -37,7 +38,6 @@ from .beneath import (
 from .workspace import display_path, has_other_links, is_within, resolve_in_workspace
 
 MAX_READ_BYTES = 10 * 1024 * 1024
-DEFAULT_READ_LINES = 2000
 MAX_LIST_ENTRIES = 1000
 
 
@@ -278,19 +278,7 @@ class ReadFileTool(BuiltinTool):
         target = resolve_in_workspace(ctx.workspace_root, a.path)
         shown = display_path(ctx.workspace_root, target)
         text = await asyncio.to_thread(_read_text, ctx.workspace_root, target, shown)
-        lines = text.splitlines(keepends=True)
-        start = a.offset or 0
-        limit = a.limit if a.limit is not None else DEFAULT_READ_LINES
-        if start == 0 and len(lines) <= limit:
-            return text
-        if start >= len(lines):
-            return f"[offset {start} is past the end of {shown!r}, which has {len(lines)} lines.]"
-        window = lines[start : start + limit]
-        end = start + len(window)
-        note = f"[Showing lines {start + 1}-{end} of {len(lines)} in {shown!r}."
-        if end < len(lines):
-            note += f" Use offset={end} to read more."
-        return note + "]\n" + "".join(window)
+        return read_window(text, shown, a.offset, a.limit)
 
 
 class WriteFileArgs(ToolArgs):
@@ -314,7 +302,7 @@ class WriteFileTool(BuiltinTool):
         data = a.content.encode("utf-8")
         await asyncio.to_thread(_write_bytes, ctx.workspace_root, target, shown, data)
         ctx.record_write(shown, data)
-        return f"Wrote {len(data)} bytes to {shown!r}."
+        return wrote_message(shown, data)
 
 
 class EditFileArgs(ToolArgs):

@@ -29,6 +29,7 @@ from acp import PROTOCOL_VERSION, Agent, Client
 from acp.schema import (
     AgentCapabilities,
     AuthenticateResponse,
+    ClientCapabilities,
     CloseSessionResponse,
     ForkSessionResponse,
     Implementation,
@@ -72,6 +73,7 @@ from seawall.client.temporal_ops import (
 from seawall.runtime.grants import GrantSigner, signing_client
 from seawall.runtime.workspace_roots import ROOTS_SETTINGS, inside_roots
 from workflows.contracts.activity import ModelSpec
+from workflows.contracts.editor_calls import EditorTools
 from workflows.contracts.prompt import ApprovalModeChange
 from workflows.contracts.prompt_options import DEFAULT_REDACTED_ARGUMENTS, ApprovalMode
 from workflows.contracts.scenario import ModelScript, ScenarioHooks
@@ -114,6 +116,8 @@ class BridgeOptions:
     workspace_roots: tuple[Path, ...] | None = None
     # Argument names a permission request never shows (PromptOptions.redacted_arguments).
     redacted_arguments: tuple[str, ...] = DEFAULT_REDACTED_ARGUMENTS
+    # Which built-in tools run through an editor that offers them (acp_client_tools).
+    client_tools: EditorTools = EditorTools.OFF
 
 
 @dataclass
@@ -155,6 +159,8 @@ class SeawallAgent(Agent):
         # Starts sessions signed for the workers to check (docs/security-trust.md).
         self._starter = signing_client(client, options.signer) if options.signer else None
         self._conn: EditorConnection | None = None
+        # What the editor offers at ``initialize`` (its file system methods).
+        self._client_capabilities: ClientCapabilities | None = None
         self._sessions: dict[str, OpenSession] = {}
         # prompt id -> the turn following it; what stdin closing cancels.
         self._followed: dict[str, TurnState] = {}
@@ -177,6 +183,8 @@ class SeawallAgent(Agent):
         client_info: Any = None,
         **kwargs: Any,
     ) -> InitializeResponse:
+        if isinstance(client_capabilities, ClientCapabilities):
+            self._client_capabilities = client_capabilities
         # Always the version this agent speaks: a client that cannot use it disconnects.
         return InitializeResponse(
             protocol_version=PROTOCOL_VERSION,
@@ -227,6 +235,7 @@ class SeawallAgent(Agent):
             redacted_arguments=options.redacted_arguments,
             client_metadata={"client": "acp"},
             scenario=self._scripted_model(kwargs.get("seawall")),
+            editor_tools=self._editor_tools(),
         )
         try:
             session = SessionInput(
@@ -246,11 +255,22 @@ class SeawallAgent(Agent):
         except RPCError as err:
             raise internal_error(f"cannot start the session on Temporal: {err.message}") from err
         self._sessions[session_id] = OpenSession(session_id, workspace)
-        log.info("acp_session_created", session_id=session_id)
+        log.info(
+            "acp_session_created", session_id=session_id, editor_tools=settings.editor_tools.value
+        )
         return NewSessionResponse(
             session_id=session_id,
             modes=mode_state(options.approval_mode, options.loosest_approval_mode),
         )
+
+    def _editor_tools(self) -> EditorTools:
+        """Which tools of a new session run through this editor: what ``acp_client_tools``
+        allows of what the editor advertised (both fs methods for ``fs``), else none."""
+        fs = self._client_capabilities.fs if self._client_capabilities else None
+        offers_fs = fs is not None and bool(fs.read_text_file) and bool(fs.write_text_file)
+        if self._options.client_tools is EditorTools.FS and offers_fs:
+            return EditorTools.FS
+        return EditorTools.OFF
 
     def _scripted_model(self, meta: Any) -> ScenarioHooks | None:
         """A scripted model from ``_meta.seawall.modelScript`` (tests, simulations), only

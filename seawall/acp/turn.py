@@ -1,11 +1,12 @@
 """Following one prompt for an editor: its events as session updates, its permission
-requests as ``session/request_permission``, and how it ended.
+requests as ``session/request_permission``, its editor-side file calls as ``fs/*`` requests
+(seawall/acp/editor_fs.py), and how it ended.
 
 Events come only from ``seawall.client.events.follow_prompt_events`` (in ``seq`` order, once
 each), so however that follower learns of new events the bridge needs no change. Updates are
-sent in event order from this one task; a permission request is asked in a task of its own
-because the batch's other calls keep settling meanwhile. A declined, cancelled or failed
-dialog is a rejection, the safe answer.
+sent in event order from this one task; a permission request and an editor-side call each
+run in a task of their own because the batch's other calls keep settling meanwhile. A
+declined, cancelled or failed dialog is a rejection, the safe answer.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from acp.schema import (
 from temporalio.client import Client, WorkflowQueryFailedError, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
+from seawall.acp.editor_fs import EditorFiles, serve_editor_call
 from seawall.acp.mapping import (
     SessionUpdate,
     TurnMapper,
@@ -63,8 +65,8 @@ PERMISSION_OPTIONS = [
 ]
 
 
-class EditorConnection(Protocol):
-    """The two calls the bridge makes of the editor (the SDK's ``AgentSideConnection``)."""
+class EditorConnection(EditorFiles, Protocol):
+    """The calls the bridge makes of the editor (the SDK's ``AgentSideConnection``)."""
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None: ...
 
@@ -153,9 +155,24 @@ class PromptFollower:
         for update in self._mapper.on_event(event):
             await self._send(update)
         if event.kind is EventKind.PERMISSION_REQUEST:
-            task = asyncio.create_task(self._ask(event))
-            self._asking.add(task)
-            task.add_done_callback(self._asking.discard)
+            self._in_task(self._ask(event))
+        if event.kind is EventKind.EDITOR_REQUEST and event.request_id:
+            self._in_task(
+                serve_editor_call(
+                    self._client,
+                    self._conn,
+                    self._turn.session_id,
+                    self._prompt_id,
+                    event.request_id,
+                    self._mapper.workspace,
+                )
+            )
+
+    def _in_task(self, work: Any) -> None:
+        """Run ``work`` beside the events (cancelled when the prompt's events end)."""
+        task = asyncio.create_task(work)
+        self._asking.add(task)
+        task.add_done_callback(self._asking.discard)
 
     async def _send(self, update: SessionUpdate) -> None:
         await self._conn.session_update(self._turn.session_id, update)

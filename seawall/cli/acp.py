@@ -139,6 +139,7 @@ async def _serve(
         redacted_arguments=redacted_names(settings.redacted_arguments),
         allow_scripted_models=settings.allow_scripted_models,
         max_prompt_chars=settings.max_prompt_chars,
+        client_tools=settings.acp_client_tools,
         owner_id=local_owner_id(settings.owner_id),
         signer=GrantSigner(key) if key else None,
         # --embedded: exactly the roots of the worker below; else what the operator allows

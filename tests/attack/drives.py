@@ -513,10 +513,14 @@ async def read_the_data_dir_as_another_user(stack: AttackStack, attack: Attack) 
 # --- ACP ------------------------------------------------------------------------------------
 
 
-async def through_acp(stack: AttackStack, attack: Attack) -> Outcome:
+async def through_acp(stack: AttackStack, attack: Attack, *, editor_fs: bool = False) -> Outcome:
     """``seawall acp`` (an editor's bridge, as alice's local owner) on the stack's frontend
-    and task queue, so the stack's worker runs the hostile model's calls."""
+    and task queue, so the stack's worker runs the hostile model's calls. ``editor_fs``: with
+    ``acp_client_tools: fs`` and a naive editor that offers its file system and reads or
+    writes whatever path it is given (tests/e2e/test_acp_editor_fs.py), so only Seawall's
+    checks stand between the model and the host."""
     from tests.e2e.test_acp import Recorder, new_session, say, spawn_bridge
+    from tests.e2e.test_acp_editor_fs import FS, Editor
 
     workspace = stack.workspaces / f"acp-{secrets.token_hex(6)}"
     workspace.mkdir(parents=True)
@@ -532,12 +536,21 @@ async def through_acp(stack: AttackStack, attack: Attack) -> Outcome:
         "XDG_CONFIG_HOME": str(stack.root / "acp-config"),
         "XDG_DATA_HOME": str(stack.root / "acp-data-home"),
     }
-    recorder = Recorder()
+    if editor_fs:
+        env["SEAWALL_ACP_CLIENT_TOOLS"] = "fs"
+    recorder = Editor() if editor_fs else Recorder()
     for _ in range(20):  # a call that asks anyway is refused, never left waiting
         recorder.answers.put_nowait("cancelled")
     turns = [*substituted(attack.turns, stack.targets()), {"text": "done"}]
-    async with spawn_bridge(env, stack.root / "acp.stderr", recorder=recorder) as (conn, rec, _):
+    async with spawn_bridge(
+        env, stack.root / "acp.stderr", recorder=recorder, capabilities=FS if editor_fs else None
+    ) as (conn, rec, _):
         session_id = await new_session(conn, workspace, turns)
         answer = await asyncio.wait_for(say(conn, session_id, "go"), 240)
     seen = "\n".join([repr(rec.updates), repr(answer), tree_text(workspace)])
-    return Outcome(seen, {"stop_reason": answer.stop_reason})
+    facts: dict[str, Any] = {"stop_reason": answer.stop_reason}
+    if isinstance(recorder, Editor):
+        # What the editor was asked for: every path must be in the workspace.
+        facts["editor_paths"] = [path for _, path in recorder.fs_requests]
+        facts["workspace"] = str(workspace)
+    return Outcome(seen, facts)

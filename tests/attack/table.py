@@ -464,6 +464,15 @@ MODEL_ATTACKS = [*SHELL_ATTACKS, *RACE_ATTACKS, *MCP_ATTACKS]
 
 # --- the ACP rows ---------------------------------------------------------------------------
 
+
+def editor_asked_inside_the_workspace(stack: AttackStack, outcome: Outcome) -> None:
+    """Every path the editor was asked for is the session's workspace or below it."""
+    workspace = os.path.realpath(outcome.facts["workspace"])
+    for path in outcome.facts["editor_paths"]:
+        real = os.path.realpath(path)
+        assert real == workspace or real.startswith(workspace + os.sep), "editor asked outside"
+
+
 ACP_ATTACKS = [
     Attack(
         "acp-shell-reads-operator-secrets",
@@ -503,6 +512,46 @@ ACP_ATTACKS = [
         ],
         host_files_untouched,
         drives.through_acp,
+    ),
+    Attack(
+        "acp-editor-fs-reads-outside-its-workspace",
+        "through `seawall acp` with `acp_client_tools: fs` and a naive editor: read the tokens "
+        "file by absolute path and by `..`, it and bob's file through symlinks the shell planted",
+        "alice",
+        "acp",
+        [
+            {"tool_calls": [shell("ln -s @{bob_workspace} bob; ln -s @{tokens_file} tokens")]},
+            {
+                "tool_calls": [
+                    call("read_file", path="@{tokens_file}"),
+                    # Enough ``..`` to reach / from any workspace, then down to the file.
+                    call("read_file", path="../" * 20 + "@{tokens_file}"),
+                    call("read_file", path="bob/bob-secret.txt"),
+                    call("read_file", path="tokens"),
+                ]
+            },
+        ],
+        all_of(secrets_absent(*EVERY_SECRET, "bob's file"), editor_asked_inside_the_workspace),
+        partial(drives.through_acp, editor_fs=True),
+    ),
+    Attack(
+        "acp-editor-fs-writes-outside-its-workspace",
+        "through `seawall acp` with `acp_client_tools: fs` and a naive editor: write the "
+        "operator's decoy file, the host's /tmp and the data dir through a planted symlink",
+        "alice",
+        "acp",
+        [
+            {"tool_calls": [shell("ln -s @{data} data")]},
+            {
+                "tool_calls": [
+                    call("write_file", path="@{decoy_file}", content="pwned"),
+                    call("write_file", path="@{host_tmp_file}", content="@{marker}"),
+                    call("write_file", path="data/pwned-@{marker}", content="@{marker}"),
+                ]
+            },
+        ],
+        all_of(host_files_untouched, editor_asked_inside_the_workspace),
+        partial(drives.through_acp, editor_fs=True),
     ),
 ]
 

@@ -11,7 +11,8 @@
 //
 // Scenarios: "turn" (a read and an approved write), "cancel" (session/cancel and the
 // prompt request's own cancellation, `$/cancel_request`, while a shell call runs),
-// "errors" (an unknown session, a bad mode).
+// "errors" (an unknown session, a bad mode), "editor-fs" (an editor offering its file system:
+// a read answered from its unsaved buffer, an approved write kept in its buffer).
 import { spawn } from "node:child_process";
 import { appendFileSync, existsSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -37,7 +38,9 @@ const stream = acp.ndJsonStream(Writable.toWeb(child.stdin), fromAgent);
 
 const updates = [];
 const permissions = [];
-const seen = { updates, permissions };
+const fsRequests = [];
+const buffers = { [join(cwd, "notes.txt")]: "an edit the user has not saved\n" };
+const seen = { updates, permissions, fsRequests, buffers };
 
 const app = acp
   .client({ name: "seawall-e2e" })
@@ -47,6 +50,15 @@ const app = acp
   .onRequest("session/request_permission", ({ params }) => {
     permissions.push(params.toolCall);
     return { outcome: { outcome: "selected", optionId: "allow" } };
+  })
+  .onRequest("fs/read_text_file", ({ params }) => {
+    fsRequests.push(["read", params.path]);
+    return { content: buffers[params.path] ?? "" };
+  })
+  .onRequest("fs/write_text_file", ({ params }) => {
+    fsRequests.push(["write", params.path]);
+    buffers[params.path] = params.content;
+    return {};
   });
 
 function read(path) {
@@ -119,6 +131,14 @@ const scenarios = {
     seen.secondRan = existsSync(join(cwd, "second"));
     seen.again = await agent.request("session/prompt", { sessionId, prompt: text("again?") });
   },
+  async "editor-fs"(agent) {
+    const sessionId = await newSession(agent, [
+      { tool_calls: [read("notes.txt")] },
+      { tool_calls: [write("out.txt", "hello\n")] },
+      { text: "done" },
+    ]);
+    seen.answer = await agent.request("session/prompt", { sessionId, prompt: text("go") });
+  },
   async errors(agent) {
     seen.unknownPrompt = await errorOf(
       agent.request("session/prompt", { sessionId: "nope", prompt: text("hi") }),
@@ -135,7 +155,8 @@ try {
   await app.connectWith(stream, async (agent) => {
     seen.initialize = await agent.request("initialize", {
       protocolVersion: acp.PROTOCOL_VERSION,
-      clientCapabilities: {},
+      clientCapabilities:
+        scenario === "editor-fs" ? { fs: { readTextFile: true, writeTextFile: true } } : {},
     });
     await scenarios[scenario](agent);
   });

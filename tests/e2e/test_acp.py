@@ -20,6 +20,7 @@ from acp.schema import (
     AgentMessageChunk,
     AgentThoughtChunk,
     AllowedOutcome,
+    ClientCapabilities,
     DeniedOutcome,
     Implementation,
     McpServerStdio,
@@ -105,10 +106,14 @@ def bridge_env(temporal_env: WorkflowEnvironment, task_queue: str, tmp: Path) ->
 
 @asynccontextmanager
 async def spawn_bridge(
-    env: dict[str, str], log: Path, *args: str, recorder: Recorder | None = None
+    env: dict[str, str],
+    log: Path,
+    *args: str,
+    recorder: Recorder | None = None,
+    capabilities: ClientCapabilities | None = None,
 ) -> AsyncIterator[tuple[ClientSideConnection, Recorder, Any]]:
-    """One `seawall acp` process, initialized; stderr goes to ``log`` (an undrained pipe
-    would block the bridge's logging)."""
+    """One `seawall acp` process, initialized (advertising ``capabilities``); stderr goes
+    to ``log`` (an undrained pipe would block the bridge's logging)."""
     recorder = recorder or Recorder()
     with log.open("ab") as errors:
         async with spawn_agent_process(
@@ -121,6 +126,7 @@ async def spawn_bridge(
         ) as (conn, process):
             init = await conn.initialize(
                 protocol_version=PROTOCOL_VERSION,
+                client_capabilities=capabilities,
                 client_info=Implementation(name="pytest", version="0"),
             )
             assert init.protocol_version == PROTOCOL_VERSION

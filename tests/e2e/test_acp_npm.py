@@ -28,7 +28,13 @@ from workflows.seed.guard import REPEATED_TOOL_FAILURE_REMINDER, REPEATED_TOOL_F
 NODE_CLIENT = Path(__file__).with_name("acp_node_client.mjs")
 RUN_TIMEOUT_SECONDS = 300
 # The agent's requests and notifications to a client (everything else a client sends).
-AGENT_METHODS = {"session/update", "session/request_permission", "$/cancel_request"}
+AGENT_METHODS = {
+    "session/update",
+    "session/request_permission",
+    "$/cancel_request",
+    "fs/read_text_file",
+    "fs/write_text_file",
+}
 STATUS_ORDER = {"pending": 0, "in_progress": 1, "completed": 2, "failed": 2}
 
 
@@ -197,6 +203,43 @@ async def test_acpx_runs_the_stubborn_demo_loop_to_its_stop(
     assert len(ids) >= 3 and stop[0]["messageId"] == ids[-1]
 
 
+async def test_acpx_writes_the_demo_note_through_its_own_file_system(
+    npm_clients: NpmClients,
+    agent_frame_schema: Draft202012Validator,
+    temporal_env: WorkflowEnvironment,
+    task_queue: str,
+    tmp_path: Path,
+    workspace: Path,
+) -> None:
+    # acpx offers fs/* by default; the operator lets editor sessions use it.
+    env = {**client_env(temporal_env, task_queue, tmp_path), "SEAWALL_ACP_CLIENT_TOOLS": "fs"}
+    argv = [
+        *npm_clients.acpx,
+        "--agent",
+        f"{SEAWALL} acp --log-format json",
+        "--cwd",
+        str(workspace),
+        "--approve-all",
+        "--format",
+        "json",
+        "exec",
+        "write a note: hello",
+    ]
+
+    out = await run(argv, env, tmp_path, tmp_path / "acpx.stderr")
+
+    frames = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    sent = agent_frames(frames)
+    assert_valid(agent_frame_schema, sent)
+    [request] = [f for f in sent if f.get("method") == "fs/write_text_file"]
+    assert request["params"]["path"] == str(workspace / "NOTES.md")
+    assert (workspace / "NOTES.md").read_text() == request["params"]["content"]
+    statuses = assert_forward_only(
+        [f["params"]["update"] for f in sent if f.get("method") == "session/update"]
+    )
+    assert [seen[-1] for seen in statuses.values()] == ["completed"]
+
+
 # --- the TypeScript SDK -------------------------------------------------------------------
 
 
@@ -265,6 +308,37 @@ async def test_the_typescript_sdk_sees_a_turn_with_an_approved_write(
     ]
     quiet(log)
     assert "remember the milk" not in log.read_text()  # tool output reaches the editor only
+
+
+async def test_the_typescript_sdk_editor_serves_reads_and_writes_from_its_buffers(
+    npm_clients: NpmClients,
+    agent_frame_schema: Draft202012Validator,
+    temporal_env: WorkflowEnvironment,
+    task_queue: str,
+    tmp_path: Path,
+    workspace: Path,
+) -> None:
+    env = {**client_env(temporal_env, task_queue, tmp_path), "SEAWALL_ACP_CLIENT_TOOLS": "fs"}
+
+    seen, sent, log = await run_node_client(npm_clients, "editor-fs", env, workspace, tmp_path)
+
+    assert assert_valid(agent_frame_schema, sent) == len(sent)
+    assert seen["answer"]["stopReason"] == "end_turn"
+    out = str(workspace / "out.txt")
+    assert seen["fsRequests"] == [["read", str(workspace / "notes.txt")], ["write", out]]
+    # The read saw the editor's unsaved buffer; the write stayed in the editor's buffer.
+    outputs = [
+        block["content"]["text"]
+        for u in seen["updates"]
+        if u["sessionUpdate"] == "tool_call_update" and u.get("status") == "completed"
+        for block in u.get("content") or []
+        if block["type"] == "content"
+    ]
+    assert "an edit the user has not saved\n" in outputs
+    assert seen["buffers"][out] == "hello\n" and not (workspace / "out.txt").exists()
+    assert len(seen["permissions"]) == 1  # the write still asked first
+    quiet(log)
+    assert "not saved" not in log.read_text() and out not in log.read_text()
 
 
 async def test_the_typescript_sdk_cancels_mid_batch_and_no_new_call_starts(

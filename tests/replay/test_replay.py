@@ -66,6 +66,8 @@ def test_the_representative_scenarios_are_all_recorded() -> None:
         "prompt-approval-mode-switch",
         # Recorded after rollout cohorts: the session's cohort resolved for its owner.
         "session-rollout-cohort",
+        # Recorded after EDITOR_TOOLS_PATCH: a read and a write answered by the editor.
+        "editor-tools-read-write",
         # Recorded after CONTEXT_POLICY_PATCH; the first with its payloads stored.
         "context-policy-long-prompt",
         "session-context-policy",

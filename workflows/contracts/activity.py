@@ -82,6 +82,9 @@ from workflows.seed.rollout import RolloutAssignment
 CALL_MODEL = "seawall.call_model"
 RUN_TOOL = "seawall.run_tool"
 CHECK_TOOL_CALL = "seawall.check_tool_call"
+# An editor-side call's plan: arguments parsed and its path confined on the worker
+# (workflows/contracts/editor_calls.py).
+PREPARE_EDITOR_CALL = "seawall.prepare_editor_call"
 LIST_TOOLS = "seawall.list_tools"
 # A local activity (TOOLS_WITHOUT_HOP_PATCH): the tools when no MCP server must be asked.
 LIST_TOOLS_WITHOUT_MCP = "seawall.list_tools_without_mcp"

@@ -99,6 +99,9 @@ class ToolErrorType(StrEnum):
     # The worker running the call was lost mid-run and the call was not run again: it may
     # have run partly or fully (activities/lost_calls.py).
     WORKER_LOST = "worker_lost"
+    # An editor-side call (workflows/contracts/editor_calls.py) got no answer from the editor
+    # in time, or the editor went away: whether it ran there is unknown.
+    EDITOR_UNAVAILABLE = "editor_unavailable"
 
 
 # (terminal status, execution status) pairs that no honest producer can report: a call

@@ -210,6 +210,9 @@ class EventKind(StrEnum):
     # stopped the prompt after this batch; nothing was sent to the model. ``status`` is
     # ``would_warn`` or ``would_stop``, ``text`` the loop type it would have named.
     SHADOW_DECISION = "shadow_decision"
+    # An editor-side call waits for the ACP editor (workflows/prompt/editor_calls.py):
+    # ``request_id`` names it in the ``editor_calls`` query; no path, no content here.
+    EDITOR_REQUEST = "editor_request"
 
 
 # ``AgentEvent.status`` of a ``message_delta`` that restarts its batch's text.

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from workflows.contracts.approval import ApprovalRule
 from workflows.contracts.conversation import MIN_CONTEXT_BUDGET_CHARS
+from workflows.contracts.editor_calls import EditorTools
 from workflows.seed.failed_call_refusal import MAX_REPEATS, REMEMBERED_FAILURES, RefusalMode
 
 DEFAULT_MAX_TOOL_CALLS_PER_TURN = 100
@@ -146,6 +147,11 @@ class PromptOptions(BaseModel):
     model_retry_window_seconds: float | None = Field(
         default=None, ge=MIN_MODEL_RETRY_WINDOW_SECONDS, le=MAX_MODEL_RETRY_WINDOW_SECONDS
     )
+
+    # Which built-in tools run through the session's ACP editor (workflows/contracts/
+    # editor_calls.py): set by ``seawall acp`` from ``acp_client_tools`` and what the editor
+    # advertised; inputs recorded before it existed run every tool on the worker.
+    editor_tools: EditorTools = EditorTools.OFF
 
     def prompt_options(self) -> dict[str, Any]:
         """Just the options, as keyword arguments for another model that has them."""

@@ -139,6 +139,16 @@ class RunGrantInbox:
         )
         return prompt_claim(start, run_id=run_id, grant=grant)
 
+    async def root_prompt_claim(self, prompt: PromptInput) -> StartClaim | None:
+        """What a prompt hands the worker to check: its :meth:`run_claim` at a root prompt's
+        fresh start; ``None`` for a session's prompt (a child: its session's start was
+        checked, and ``workflow.info().parent`` is the server's word) and for a run that
+        continue-as-new made."""
+        info = workflow.info()
+        if info.parent is not None or not fresh_start(info):
+            return None
+        return await self.run_claim(prompt)
+
 
 def refused_start(err: ActivityError) -> ApplicationError | None:
     """The workflow's failure for an activity that refused its start, else ``None``."""

@@ -65,6 +65,7 @@ _REASON_WORDS = {
     ToolErrorType.SHELL_EXECUTE_ERROR: "command failed",
     ToolErrorType.MCP_TOOL_ERROR: "MCP tool error",
     ToolErrorType.WORKER_LOST: "worker lost while it ran; not run again",
+    ToolErrorType.EDITOR_UNAVAILABLE: "the editor did not answer",
 }
 
 

@@ -96,6 +96,12 @@ ONE_MARKER_PATCH = "seawall-one-marker-v1"
 # a prompt still records one marker (and one version upsert); a history without it asks
 # ONE_MARKER_PATCH next, as it did.
 LOOP_QUALITY_V4_PATCH = "seawall-loop-quality-v4"
+# A prompt whose session routes file tools to its ACP editor (``editor_tools``) runs a
+# ``read_file`` or ``write_file`` there: the ``seawall.prepare_editor_call`` activity, then a
+# wait for the editor's answer, instead of ``seawall.run_tool`` (workflows/prompt/
+# editor_calls.py). Prompts started before it never had ``editor_tools`` and so never reach
+# that path; it is asked there, on a routed call only, so no other prompt records a marker.
+EDITOR_TOOLS_PATCH = "seawall-editor-tools-v1"
 
 
 @dataclass(frozen=True)

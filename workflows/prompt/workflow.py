@@ -80,7 +80,7 @@ with workflow.unsafe.imports_passed_through():
         route_label,
     )
     from workflows.contracts.prompt_options import DEFAULT_MODEL_RETRY_WINDOW_SECONDS
-    from workflows.contracts.start_claims import RunGrantInbox, fresh_start, refused_start
+    from workflows.contracts.start_claims import RunGrantInbox, refused_start
     from workflows.contracts.synthetic_outcomes import (
         cancelled_outcome,
         permission_denied_outcome,
@@ -109,6 +109,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows.prompt.client_connection import ClientConnection
     from workflows.prompt.context_window import ContextWindow
+    from workflows.prompt.editor_calls import EditorCalls
     from workflows.prompt.events import EventLog, StreamedText
     from workflows.prompt.judging import JUDGED_NOTHING, JudgeRequests, PromptJudging
     from workflows.prompt.model_failures import model_failure
@@ -132,10 +133,11 @@ with workflow.unsafe.imports_passed_through():
 
 
 @workflow.defn(name="PromptWorkflow")
-class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection, RunGrantInbox):
-    """One prompt's agent loop. The mixins add the ``answer_permission`` update, the
-    scenario driver's ``wait_for_driver`` update and ``release_batch`` signal, and the
-    ``grant`` signal of a root prompt's run."""
+class PromptWorkflow(
+    ScenarioDriverHooks, PermissionRequests, EditorCalls, ClientConnection, RunGrantInbox
+):
+    """One prompt's agent loop. The mixins add the ``answer_permission`` update, the scenario
+    driver's ``wait_for_driver`` update and ``release_batch`` signal, and ``grant``."""
 
     @workflow.init
     def __init__(self, prompt: PromptInput) -> None:
@@ -431,13 +433,11 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection, 
         prompts started before the patch, the ``seawall.list_tools`` activity, which may wait
         on MCP servers and heartbeats while it does."""
         scenario = self._input.scenario
-        info = workflow.info()
         # A root prompt's start is checked by the worker; a session's prompts were started
         # by a checked session (docs/security-trust.md).
-        root = info.parent is None and fresh_start(info)
         request = ListToolsInput(
             scenario_tools=scenario.fixture_tools if scenario else None,
-            start=await self.run_claim(self._input) if root else None,
+            start=await self.root_prompt_claim(self._input),
             workspace_root=self._input.workspace_root,
         )
         if self._patches.tools_without_hop:
@@ -777,6 +777,9 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, ClientConnection, 
                     return permission_denied_outcome(
                         call, policy_tool_name=policy, tool_type=tool_type
                     )
+            if self._runs_in_editor(prompt, call):
+                summary = self._tool_summary(call, policy, tool_type, batch)
+                return await self._run_in_editor(prompt, call, summary)
             scheduled = workflow.now()
             outcome: ToolOutcome = await workflow.execute_activity(
                 RUN_TOOL,

@@ -36,6 +36,7 @@ from pydantic import (
 from seawall.runtime.rollout_policy import check_rollout, deployment_environment
 from seawall.runtime.storage import DEFAULT_THRESHOLD_BYTES
 from workflows.contracts.conversation import DEFAULT_CONTEXT_BUDGET_CHARS, MIN_CONTEXT_BUDGET_CHARS
+from workflows.contracts.editor_calls import EditorTools
 from workflows.contracts.prompt_options import (
     DEFAULT_MODEL_RETRY_WINDOW_SECONDS,
     DEFAULT_PERMISSION_TIMEOUT_SECONDS,
@@ -534,6 +535,17 @@ class SeawallSettings(BaseModel):
         "*password* and the like",
         env="SEAWALL_REDACTED_ARGUMENTS",
         read_by=(GATEWAY, ACP),
+    )
+    # Off by default: an editor's buffers and a round trip to its UI change what a file
+    # call means and how long it may wait, so the operator opts in (docs/acp.md,
+    # "Editor-side tools").
+    acp_client_tools: EditorTools = setting(
+        EditorTools.OFF,
+        "which built-in tools of an editor's session run through the editor when it offers "
+        "them: off | fs (read_file and write_file through its fs/read_text_file and "
+        "fs/write_text_file)",
+        env="SEAWALL_ACP_CLIENT_TOOLS",
+        read_by=(ACP,),
     )
     # Off by default: a scripted session runs tools the client chose. The worker checks it
     # too (docs/security-trust.md): a workflow started directly on Temporal is no exception.
