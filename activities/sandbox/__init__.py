@@ -5,10 +5,11 @@ docs/security-sandbox.md describes what is confined and how. The modules, each o
 - :mod:`.policy`: the operator's policy (mode, network, limits) from the settings;
 - :mod:`.environment`: the allowlisted environment of a confined process;
 - :mod:`.bwrap`: the bubblewrap options (what is visible, writable, shared);
-- :mod:`.cgroup`: where per-sandbox pids cgroups go (the process limit for root workers);
+- :mod:`.cgroup`: where per-sandbox cgroups go (processes, memory, CPU of a whole tree);
 - :mod:`.supervisor`: the standard-library script that applies the limits, attaches the
   network helper, and dies with the worker;
 - :mod:`.launch`: the :class:`Sandbox` tools ask for a command line, or a refusal;
+- :mod:`.limits`: what stopped a sandbox at a limit, as a classified tool failure;
 - :mod:`.probe`: the worker's startup check (fail closed).
 """
 

@@ -87,12 +87,14 @@ def bwrap_options(
     cwd: Path,
     read_only_paths: Sequence[Path] = (),
     hidden_paths: Sequence[Path] = (),
+    tmp_size: int | None = None,
     root: Path = Path("/"),
 ) -> list[str]:
     """The options (everything before ``--`` and the command) of a sandbox around
     ``workspace``, starting in ``cwd`` (with bubblewrap's own environment, which the
     supervisor makes exactly the allowlisted one); ``hidden_paths`` (the operator's files)
-    are masked wherever a bind would show them. ``root`` is for tests."""
+    are masked wherever a bind would show them; ``tmp_size`` bounds the private ``/tmp`` (a
+    tmpfs: memory) in bytes. ``root`` is for tests."""
     args = [
         "--unshare-user",
         "--unshare-pid",
@@ -111,6 +113,7 @@ def bwrap_options(
         "/proc",
         "--dev",
         "/dev",
+        *(["--size", str(tmp_size)] if tmp_size is not None else []),
         "--tmpfs",
         "/tmp",
     ]

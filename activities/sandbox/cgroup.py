@@ -1,85 +1,72 @@
-"""Where each sandbox gets its pids cgroup: the process limit that binds even for root.
+"""Where each sandbox gets its cgroups: the process, memory and CPU limits of a whole tree.
 
-``RLIMIT_NPROC`` is not enforced for processes whose real uid is root on the host, and a
-user namespace does not change that (the kernel checks the host uid), so a worker running
-as root (as in many containers) needs the pids controller: every sandbox gets its own
-cgroup with ``pids.max``, made by the supervisor under the directory found here. It is the
-worker's own cgroup (cgroup v1's pids hierarchy, or cgroup v2 when the pids controller is
-delegated to it), plus ``seawall-sandbox``. Found at startup; ``None`` when none is
-writable, and then only ``RLIMIT_NPROC`` limits processes (docs/security-sandbox.md,
-"Resource limits").
+``RLIMIT_NPROC`` is not enforced for processes whose real uid is root on the host, and
+rlimits bound one process, not a tree (N processes may hold N times ``RLIMIT_AS``), so every
+sandbox gets its own cgroup per controller (docs/security-sandbox.md, "Resource limits"):
+``pids.max``, a memory limit that counts its tmpfs ``/tmp``, and a CPU weight (and optional
+cap). The controllers this worker may use are found by :mod:`seawall.runtime.cgroups` (cgroup
+v1's hierarchies, or v2 where delegated); here the worker makes ``seawall-sandbox/`` in each
+at startup, checks that a child of it takes the limits, and removes empty children a killed
+supervisor left. The supervisor makes one child per sandbox beneath. A controller that fails
+any step is left out, and the startup line says what then bounds that resource.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
+import uuid
 from pathlib import Path
+
+from seawall.runtime.cgroups import controller_dirs
 
 SUBTREE = "seawall-sandbox"
 
-
-def _own_cgroups() -> dict[str, str]:
-    """Controller list (``""`` for v2) -> this process's cgroup path."""
-    paths: dict[str, str] = {}
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/self/cgroup").read_text().splitlines():
-            _id, controllers, path = line.split(":", 2)
-            paths[controllers] = path
-    return paths
-
-
-def _mounts() -> list[tuple[str, str, str, set[str]]]:
-    """(fstype, mount root, mount point, super options) of every cgroup mount."""
-    found = []
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/self/mountinfo").read_text().splitlines():
-            before, _, after = line.partition(" - ")
-            fields, tail = before.split(), after.split()
-            if len(fields) >= 5 and len(tail) >= 3 and tail[0] in ("cgroup", "cgroup2"):
-                found.append((tail[0], fields[3], fields[4], set(tail[2].split(","))))
-    return found
+# The file each controller's check writes in a fresh child (the first of the limits the
+# supervisor sets), per cgroup version.
+_LIMIT_FILE = {
+    ("pids", 1): "pids.max",
+    ("pids", 2): "pids.max",
+    ("memory", 1): "memory.limit_in_bytes",
+    ("memory", 2): "memory.max",
+    ("cpu", 1): "cpu.shares",
+    ("cpu", 2): "cpu.weight",
+}
 
 
-def _under(mount_point: str, mount_root: str, path: str) -> Path:
-    relative = os.path.relpath(path, mount_root) if path.startswith(mount_root) else path
-    relative = relative.lstrip("/")
-    return Path(mount_point) / relative if relative not in ("", ".") else Path(mount_point)
-
-
-def _candidates() -> list[Path]:
-    own = _own_cgroups()
-    result = []
-    for fstype, root, point, options in _mounts():
-        if fstype == "cgroup" and "pids" in options:
-            path = next((p for c, p in own.items() if "pids" in c.split(",")), None)
-            if path is not None:
-                result.append(_under(point, root, path))
-        elif fstype == "cgroup2" and "" in own:
-            base = _under(point, root, own[""])
-            with contextlib.suppress(OSError):
-                if "pids" in (base / "cgroup.subtree_control").read_text().split():
-                    result.append(base)
-    return result
-
-
-def pids_cgroup_root() -> Path | None:
-    """A writable directory for per-sandbox pids cgroups (stale empty ones removed), or
-    ``None``."""
-    for base in _candidates():
-        root = base / SUBTREE
-        try:
-            root.mkdir(mode=0o700, exist_ok=True)
+def _prepare(root: Path, controller: str, version: int) -> bool:
+    """Make ``root``, delegate ``controller`` to its children (v2), remove stale children,
+    and check that a child takes the controller's limit."""
+    try:
+        root.mkdir(mode=0o700, exist_ok=True)
+        if version == 2:
             subtree = root / "cgroup.subtree_control"
-            if subtree.exists() and "pids" not in subtree.read_text().split():
-                subtree.write_text("+pids")
-        except OSError:
-            continue
-        if not os.access(root, os.W_OK):
-            continue
-        for stale in root.iterdir():
-            if stale.is_dir():
-                with contextlib.suppress(OSError):
-                    stale.rmdir()  # left by a supervisor that was SIGKILLed; busy ones stay
-        return root
-    return None
+            if controller not in subtree.read_text().split():
+                subtree.write_text(f"+{controller}")
+    except OSError:
+        return False
+    for stale in root.iterdir():
+        if stale.is_dir() and stale.name[:1].isdigit():
+            with contextlib.suppress(OSError):
+                stale.rmdir()  # left by a supervisor that was SIGKILLed; busy ones stay
+    check = root / f"check-{uuid.uuid4().hex[:8]}"
+    try:
+        check.mkdir(mode=0o700)
+        limit = check / _LIMIT_FILE[(controller, version)]
+        limit.write_text(limit.read_text().strip())
+        return True
+    except OSError:
+        return False
+    finally:
+        with contextlib.suppress(OSError):
+            check.rmdir()
+
+
+def sandbox_cgroup_roots() -> dict[str, tuple[int, Path]]:
+    """controller -> (cgroup version, directory for per-sandbox cgroups), for each controller
+    that works here; empty when none does."""
+    roots: dict[str, tuple[int, Path]] = {}
+    for controller, found in controller_dirs(SUBTREE).items():
+        root = found.path / SUBTREE
+        if _prepare(root, controller, found.version):
+            roots[controller] = (found.version, root)
+    return roots

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .bwrap import SYSTEM_DIRS, bwrap_options
 from .environment import sandbox_environment
-from .policy import NetworkPolicy, SandboxMode, SandboxPolicy
+from .policy import MIB, NetworkPolicy, SandboxMode, SandboxPolicy
 
 SUPERVISOR = str(Path(__file__).with_name("supervisor.py"))
 
@@ -45,8 +45,11 @@ class Sandbox:
     policy: SandboxPolicy
     # Why the sandbox cannot start (None: it can, or the mode is none).
     problem: str | None = None
-    # Parent directory of the per-sandbox pids cgroups (None: RLIMIT_NPROC only).
-    cgroup_root: Path | None = None
+    # controller ("pids", "memory", "cpu") -> (cgroup version, parent directory of the
+    # per-sandbox cgroups), for each controller that works here (activities/sandbox/cgroup.py).
+    cgroups: Mapping[str, tuple[int, Path]] = field(default_factory=dict)
+    # Whether bubblewrap takes --size for a tmpfs (0.6 and later): /tmp bounded in size.
+    tmp_size: bool = False
     # The worker's environment, read when a process starts (tests pass their own).
     environ: Mapping[str, str] = field(default_factory=lambda: os.environ, repr=False)
 
@@ -59,9 +62,40 @@ class Sandbox:
         """How the process limit is enforced: ``cgroup``, ``rlimit`` or ``none``."""
         if not self.policy.confined:
             return "none"
-        if self.cgroup_root is not None:
+        if "pids" in self.cgroups:
             return "cgroup"
         return "rlimit" if os.getuid() != 0 else "none"
+
+    @property
+    def memory_limit(self) -> str:
+        """How a sandbox's whole tree is bounded in memory: ``cgroup`` (its ``/tmp``
+        counted), ``rlimit`` (each process's address space only, and ``/tmp``'s size when
+        bubblewrap can bound it), or ``none``."""
+        if not self.policy.confined:
+            return "rlimit"
+        return "cgroup" if "memory" in self.cgroups else "rlimit"
+
+    @property
+    def cpu_share(self) -> str:
+        """How a sandbox's CPU share is bounded: ``cgroup`` or ``none`` (CPU time only)."""
+        return "cgroup" if self.policy.confined and "cpu" in self.cgroups else "none"
+
+    @property
+    def fallbacks(self) -> list[str]:
+        """What a confined sandbox cannot bound here, and what bounds it instead, in the
+        startup line's words (empty: every limit is enforced as configured)."""
+        if not self.policy.confined:
+            return []
+        found = []
+        if self.memory_limit != "cgroup":
+            found.append("memory: no memory cgroup, each process's address space only")
+        if not self.tmp_size:
+            found.append("/tmp: bubblewrap cannot bound a tmpfs's size (before 0.6)")
+        if self.cpu_share != "cgroup":
+            found.append("cpu share: no cpu cgroup, CPU time per process only")
+        if self.process_limit == "none":
+            found.append("processes: no pids cgroup and a root worker, no process limit")
+        return found
 
     def refusal(self, what: str, problem: str | None = None) -> str:
         """The tool error of a refused ``what`` (``"shell commands"``, ...)."""
@@ -81,12 +115,14 @@ class Sandbox:
         read_only_paths: Sequence[Path] = (),
         network: NetworkPolicy | None = None,
         extra_env: Mapping[str, str] | None = None,
+        report_fd: int | None = None,
     ) -> Launch:
         """The supervisor command that runs ``command`` in ``cwd``, confined to
         ``workspace`` (bare when the mode is ``none``). ``network`` overrides the
         policy's (an operator's per-server option); ``extra_env`` is operator configuration
-        (an MCP server's ``env``), passed as given. :class:`SandboxUnavailable` when the
-        sandbox cannot start."""
+        (an MCP server's ``env``), passed as given; ``report_fd``, a descriptor the caller
+        passes on, gets the supervisor's report of what stopped the sandbox (its memory
+        limit, its disk quota). :class:`SandboxUnavailable` when the sandbox cannot start."""
         policy = self.policy
         if self.problem is not None:
             raise SandboxUnavailable(self.problem)
@@ -110,11 +146,15 @@ class Sandbox:
                 cwd=cwd,
                 read_only_paths=read_only_paths,
                 hidden_paths=[Path(p) for p in policy.hidden_paths],
+                tmp_size=policy.limits.memory_max_mb * MIB if self.tmp_size else None,
             ),
         }
         spec["max_processes"] = policy.limits.max_processes
-        if self.cgroup_root is not None:
-            spec["cgroup"] = str(self.cgroup_root)
+        spec["cgroups"] = self._cgroup_groups()
+        spec["cgroup_limits"] = policy.limits.cgroup_limits()
+        spec["disk"] = {"path": str(workspace), "bytes": policy.limits.workspace_disk_mb * MIB}
+        if report_fd is not None:
+            spec["report_fd"] = report_fd
         if (network or policy.network) is NetworkPolicy.ON:
             if policy.slirp4netns is None:
                 raise SandboxUnavailable("network access needs slirp4netns, not installed")
@@ -124,6 +164,19 @@ class Sandbox:
         # environment it hands bubblewrap (an MCP SDK adds its own defaults around them).
         spec["env"] = sorted(env)
         return Launch(self._supervisor(spec), env)
+
+    def _cgroup_groups(self) -> list[dict[str, object]]:
+        """The cgroups to make per sandbox: one per directory (a v2 directory serves every
+        controller delegated to it, v1 has one hierarchy per controller)."""
+        groups: dict[Path, dict[str, object]] = {}
+        for controller, (version, root) in sorted(self.cgroups.items()):
+            group = groups.setdefault(
+                root, {"root": str(root), "version": version, "controllers": []}
+            )
+            controllers = group["controllers"]
+            assert isinstance(controllers, list)
+            controllers.append(controller)
+        return list(groups.values())
 
     def _check_workspace(self, workspace: Path) -> None:
         """Refuse a workspace whose writable bind would expose what the sandbox hides: ``/``,

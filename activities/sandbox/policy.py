@@ -43,7 +43,8 @@ class NetworkPolicy(StrEnum):
 
 
 class SandboxLimits(BaseModel):
-    """Resource limits of each sandboxed process tree."""
+    """Resource limits of each sandboxed process (rlimits) and process tree (cgroups, the
+    size of its ``/tmp``, its workspace's disk quota)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -51,6 +52,10 @@ class SandboxLimits(BaseModel):
     memory_mb: int = Field(default=default_of("sandbox_memory_mb"), ge=1)
     file_size_mb: int = Field(default=default_of("sandbox_file_size_mb"), ge=1)
     max_processes: int = Field(default=default_of("sandbox_max_processes"), ge=2)
+    memory_max_mb: int = Field(default=default_of("sandbox_memory_max_mb"), ge=1)
+    cpu_weight: int = Field(default=default_of("sandbox_cpu_weight"), ge=1, le=10000)
+    cpu_max_percent: int = Field(default=default_of("sandbox_cpu_max_percent"), ge=0)
+    workspace_disk_mb: int = Field(default=default_of("sandbox_workspace_disk_mb"), ge=1)
 
     def rlimits(self) -> dict[str, int]:
         """The per-process limits set before the sandbox starts, by ``resource`` name."""
@@ -58,6 +63,16 @@ class SandboxLimits(BaseModel):
             "RLIMIT_CPU": self.cpu_seconds,
             "RLIMIT_AS": self.memory_mb * MIB,
             "RLIMIT_FSIZE": self.file_size_mb * MIB,
+        }
+
+    def cgroup_limits(self) -> dict[str, int]:
+        """What the supervisor writes into each sandbox's cgroups (activities/sandbox/
+        supervisor.py): bytes, a weight of 1-10000, a percent of one core (0: no cap)."""
+        return {
+            "max_processes": self.max_processes,
+            "memory_bytes": self.memory_max_mb * MIB,
+            "cpu_weight": self.cpu_weight,
+            "cpu_max_percent": self.cpu_max_percent,
         }
 
 
@@ -104,6 +119,10 @@ def policy_from_settings(
             memory_mb=settings.sandbox_memory_mb,
             file_size_mb=settings.sandbox_file_size_mb,
             max_processes=settings.sandbox_max_processes,
+            memory_max_mb=settings.sandbox_memory_max_mb,
+            cpu_weight=settings.sandbox_cpu_weight,
+            cpu_max_percent=settings.sandbox_cpu_max_percent,
+            workspace_disk_mb=settings.sandbox_workspace_disk_mb,
         ),
         env_passthrough=tuple(n for n in settings.sandbox_env_passthrough.split(",") if n),
         bwrap=shutil.which("bwrap", path=search),

@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .cgroup import pids_cgroup_root
+from .cgroup import sandbox_cgroup_roots
 from .environment import withheld_passthrough
 from .launch import Sandbox, SandboxUnavailable
 from .policy import NetworkPolicy, SandboxPolicy
@@ -30,6 +30,17 @@ def _reason(stderr: bytes, code: int) -> str:
     return (last or f"exit code {code}")[:MAX_REASON_CHARS]
 
 
+def _bounds_tmpfs_size(bwrap: str) -> bool:
+    """Whether this bubblewrap takes ``--size`` for a tmpfs (0.6 and later)."""
+    try:
+        done = subprocess.run(
+            [bwrap, "--help"], capture_output=True, timeout=PROBE_TIMEOUT_SECONDS, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return b"--size" in done.stdout + done.stderr
+
+
 def probe(policy: SandboxPolicy) -> Sandbox:
     """The worker's :class:`Sandbox` for ``policy``, with its problem when it cannot start."""
     if not policy.confined:
@@ -38,7 +49,9 @@ def probe(policy: SandboxPolicy) -> Sandbox:
         return Sandbox(policy, problem="bubblewrap (bwrap) is not installed")
     if policy.network is NetworkPolicy.ON and policy.slirp4netns is None:
         return Sandbox(policy, problem="sandbox_network is on but slirp4netns is not installed")
-    sandbox = Sandbox(policy, cgroup_root=pids_cgroup_root())
+    sandbox = Sandbox(
+        policy, cgroups=sandbox_cgroup_roots(), tmp_size=_bounds_tmpfs_size(policy.bwrap)
+    )
     with tempfile.TemporaryDirectory(prefix="seawall-sandbox-probe-") as scratch:
         workspace = Path(scratch).resolve()
         try:
@@ -77,10 +90,27 @@ def log_sandbox_status(sandbox: Sandbox, log: Any) -> None:
         )
         return
     withheld = withheld_passthrough(policy.env_passthrough)
+    limits = policy.limits
     log.info(
         "sandbox_ready",
         mode=policy.mode.value,
         network=policy.network.value if policy.confined else "host",
         process_limit=sandbox.process_limit,
+        memory_limit=sandbox.memory_limit,
+        memory_max_mb=limits.memory_max_mb,
+        cpu_share=sandbox.cpu_share,
+        cpu_weight=limits.cpu_weight,
+        cpu_max_percent=limits.cpu_max_percent,
+        disk_quota="watched" if policy.confined else "none",
+        workspace_disk_mb=limits.workspace_disk_mb,
         withheld_passthrough=len(withheld),
     )
+    if sandbox.fallbacks:
+        # Never silent: what this host cannot bound per sandbox, and what bounds it instead.
+        log.warning(
+            "sandbox_limits_fallback",
+            setting="sandbox_memory_max_mb, sandbox_cpu_weight, sandbox_max_processes",
+            fallbacks=sandbox.fallbacks,
+            effect="one sandbox can take more of this worker than its settings say; "
+            "docs/security-sandbox.md, 'Resource limits'",
+        )

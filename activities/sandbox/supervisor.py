@@ -16,8 +16,10 @@ servers. ``SPEC`` is a JSON object built by :mod:`activities.sandbox.launch`:
   which every local user can read). The supervisor adds ``--info-fd`` and ``--block-fd``:
   bubblewrap reports the sandbox's init pid and waits, namespaces made, until the
   supervisor has
-    * moved that pid into a fresh pids cgroup under ``cgroup`` with ``pids.max`` set (the
-      process limit that binds even for a root worker),
+    * moved that pid into a fresh cgroup per hierarchy of ``cgroups`` with the
+      ``cgroup_limits`` written first: ``pids.max`` (the process limit that binds even for a
+      root worker), the memory limit of the whole tree (its tmpfs ``/tmp`` included), the
+      CPU weight and cap,
     * set ``RLIMIT_NPROC`` on it (binds for a non-root worker; set after the user namespace
       exists, so it counts only the sandbox's own processes),
     * with ``slirp4netns``, attached a user-mode network to the sandbox's network namespace
@@ -25,6 +27,13 @@ servers. ``SPEC`` is a JSON object built by :mod:`activities.sandbox.launch`:
       configured;
   then it releases the sandbox. When the sandbox's init exits, the kernel kills every
   process left in its pid namespace (a ``setsid -f`` child included).
+
+With ``disk`` (the workspace and its quota) it measures the workspace first, caps each
+file at what is left (``RLIMIT_FSIZE``) and measures again while the sandbox runs, killing
+it when the workspace grows past the quota. With ``report_fd`` (a descriptor the caller
+passed on, which the sandbox never inherits) it writes, as it ends, one JSON object: how
+many processes the kernel killed at the memory limit, and the disk watch's verdict
+(:mod:`activities.sandbox.limits` reads it).
 
 Exits the way the command did (same code, or the same signal when bare). A sandbox that
 could not be set up exits with :data:`SETUP_FAILED` and one ``sandbox:`` line on stderr.
@@ -41,6 +50,7 @@ import select
 import signal
 import subprocess
 import sys
+import time
 import uuid
 from typing import Any
 
@@ -49,6 +59,8 @@ SETUP_FAILED = 125
 SETUP_TIMEOUT_SECONDS = 30.0
 CGROUP_REMOVE_ATTEMPTS = 50
 RESOLV_CONF = b"nameserver 10.0.2.3\n"  # slirp4netns's DNS forwarder
+CPU_PERIOD_US = 100_000
+DISK_POLL_SECONDS = 0.25
 
 
 class SetupFailed(Exception):
@@ -61,7 +73,9 @@ class Supervisor:
         self.child: subprocess.Popen[bytes] | None = None
         self.helper: subprocess.Popen[bytes] | None = None
         self.helper_exit_fd: int | None = None
-        self.cgroup: str | None = None
+        # (directory, its entry of the spec's ``cgroups``) of each cgroup made for the sandbox.
+        self.cgroups: list[tuple[str, dict[str, Any]]] = []
+        self.disk: DiskWatch | None = None
         self.terminated = False
 
     # --- death with the worker ------------------------------------------------------------
@@ -83,6 +97,19 @@ class Supervisor:
 
     # --- limits ---------------------------------------------------------------------------
 
+    def watch_disk(self) -> None:
+        """Watch the workspace's disk quota (``disk``) while the sandbox runs. One file may
+        grow only to what is left (``RLIMIT_FSIZE``), so a single write stops at the quota
+        itself; a workspace already over it runs its command with no room to write (``rm``
+        works, so the model can make room) and is stopped if it grows."""
+        disk = self.spec.get("disk")
+        if not disk:
+            return
+        self.disk = DiskWatch(disk["path"], int(disk["bytes"]))
+        rlimits = self.spec.setdefault("rlimits", {})
+        left = max(0, self.disk.quota - self.disk.start)
+        rlimits["RLIMIT_FSIZE"] = min(rlimits.get("RLIMIT_FSIZE", left), left)
+
     def set_rlimits(self) -> None:
         for name, value in self.spec.get("rlimits", {}).items():
             which = getattr(resource, name)
@@ -95,20 +122,31 @@ class Supervisor:
                 ceiling = min(ceiling, hard)
             resource.setrlimit(which, (limit, ceiling))
 
-    def join_cgroup(self, pid: int) -> None:
-        parent = self.spec.get("cgroup")
-        if not parent:
-            return
-        path = os.path.join(parent, f"{os.getpid()}-{uuid.uuid4().hex[:8]}")
-        try:
-            os.mkdir(path, 0o700)
-            self.cgroup = path
-            with open(os.path.join(path, "pids.max"), "w") as fh:
-                fh.write(str(self.spec["max_processes"]))
-            with open(os.path.join(path, "cgroup.procs"), "w") as fh:
-                fh.write(str(pid))
-        except OSError as exc:
-            raise SetupFailed(f"could not apply the process limit ({exc.strerror})") from None
+    def join_cgroups(self, pid: int) -> None:
+        """Move the sandbox's init into a fresh cgroup of each hierarchy in ``cgroups`` (one
+        directory serves every controller of a v2 hierarchy), its limits written first."""
+        name = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        limits = self.spec.get("cgroup_limits", {})
+        for group in self.spec.get("cgroups", []):
+            path = os.path.join(group["root"], name)
+            try:
+                os.mkdir(path, 0o700)
+                self.cgroups.append((path, group))
+                for controller in group["controllers"]:
+                    for file, value in _limit_files(controller, group["version"], limits):
+                        _write_if_present(os.path.join(path, file), value)
+                with open(os.path.join(path, "cgroup.procs"), "w") as fh:
+                    fh.write(str(pid))
+            except OSError as exc:
+                raise SetupFailed(f"could not apply the cgroup limits ({exc.strerror})") from None
+
+    def oom_kills(self) -> int:
+        """How many of the sandbox's processes the kernel killed at its memory limit."""
+        for path, group in self.cgroups:
+            if "memory" in group["controllers"]:
+                events = "memory.events" if group["version"] == 2 else "memory.oom_control"
+                return _counter(os.path.join(path, events), "oom_kill")
+        return 0
 
     def limit_processes(self, pid: int) -> None:
         limit = self.spec.get("max_processes")
@@ -168,6 +206,30 @@ class Supervisor:
             self.child.kill()
         return self.child.wait()
 
+    def wait(self) -> int:
+        """The sandbox's exit, watching its workspace's disk quota meanwhile: a sandbox whose
+        workspace grows past it is killed."""
+        assert self.child is not None
+        while True:
+            try:
+                return self.child.wait(timeout=self.disk.interval if self.disk else None)
+            except subprocess.TimeoutExpired:
+                assert self.disk is not None
+                if self.disk.over():
+                    self.child.kill()
+
+    def report(self) -> dict[str, Any]:
+        """What stopped the sandbox, for the tool (``report_fd``): never the command's word."""
+        disk = self.disk
+        if disk is not None:
+            disk.over()  # what was written after the last look counts too
+        return {
+            "oom_kills": self.oom_kills(),
+            "disk_exceeded": disk is not None and disk.exceeded,
+            "disk_used_bytes": disk.used if disk is not None else 0,
+            "disk_full_at_start": disk is not None and disk.start >= disk.quota,
+        }
+
     def run_sandboxed(self) -> int:
         bwrap = self.spec["bwrap"]
         info_r, info_w = os.pipe()
@@ -190,7 +252,7 @@ class Supervisor:
         try:
             pid = self._read_child_pid(info_r)
             if pid is not None and not self.terminated:
-                self.join_cgroup(pid)
+                self.join_cgroups(pid)
                 self.limit_processes(pid)
                 self.attach_network(pid)
                 os.write(block_w, b"1")
@@ -204,7 +266,7 @@ class Supervisor:
             os.close(block_w)
         if self.terminated:
             self.child.kill()
-        return self.child.wait()
+        return self.wait()
 
     def _read_child_pid(self, info_r: int) -> int | None:
         """The sandbox init's pid from bubblewrap's info (None: it failed before that,
@@ -235,16 +297,108 @@ class Supervisor:
             except subprocess.TimeoutExpired:
                 self.helper.kill()
                 self.helper.wait()
-        if self.cgroup is not None:
+        for path, _group in self.cgroups:
             # Empty once the sandbox's processes have exited; they may still be on their way.
             for _ in range(CGROUP_REMOVE_ATTEMPTS):
                 try:
-                    os.rmdir(self.cgroup)
+                    os.rmdir(path)
                     break
                 except FileNotFoundError:
                     break
                 except OSError:
                     select.select([], [], [], 0.01)
+
+
+class DiskWatch:
+    """A workspace's disk use against its quota, measured by walking it (docs/security-
+    sandbox.md, "Disk per workspace"). The walk is paced to cost at most a tenth of the time
+    between two (``interval``), so a large workspace is measured less often, never more
+    than once in :data:`DISK_POLL_SECONDS`."""
+
+    def __init__(self, path: str, quota: int) -> None:
+        self.path = path
+        self.quota = quota
+        self.start = self.used = disk_usage(path)
+        self.exceeded = False
+        self.interval = DISK_POLL_SECONDS
+
+    def over(self) -> bool:
+        """Whether the call has taken the workspace past its quota (past where it started,
+        for a workspace that started over it)."""
+        started = time.monotonic()
+        self.used = disk_usage(self.path)
+        self.interval = max(DISK_POLL_SECONDS, 10 * (time.monotonic() - started))
+        self.exceeded = self.exceeded or self.used > max(self.quota, self.start)
+        return self.exceeded
+
+
+def disk_usage(path: str) -> int:
+    """Bytes the files and directories under ``path`` occupy on disk (allocated blocks;
+    hard links once), symlinks not followed."""
+    seen: set[tuple[int, int]] = set()
+    total = 0
+    stack = [path]
+    while stack:
+        try:
+            entries = list(os.scandir(stack.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if (info.st_dev, info.st_ino) in seen:
+                continue
+            seen.add((info.st_dev, info.st_ino))
+            total += info.st_blocks * 512
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(entry.path)
+    return total
+
+
+def _limit_files(controller: str, version: int, limits: dict[str, int]) -> list[tuple[str, str]]:
+    """(file, value) pairs that set ``limits`` in a cgroup of ``controller``; a file whose
+    name ends in ``?`` is optional (absent on some kernels: swap accounting off)."""
+    if controller == "pids":
+        return [("pids.max", str(limits["max_processes"]))]
+    if controller == "memory":
+        memory = str(limits["memory_bytes"])
+        if version == 1:
+            return [("memory.limit_in_bytes", memory), ("memory.memsw.limit_in_bytes?", memory)]
+        return [("memory.max", memory), ("memory.swap.max?", "0"), ("memory.oom.group?", "1")]
+    weight, percent = limits["cpu_weight"], limits["cpu_max_percent"]
+    if version == 1:
+        files = [("cpu.shares", str(max(2, weight * 1024 // 100)))]
+        if percent:
+            files += [("cpu.cfs_period_us", str(CPU_PERIOD_US))]
+            files += [("cpu.cfs_quota_us", str(percent * CPU_PERIOD_US // 100))]
+        return files
+    files = [("cpu.weight", str(weight))]
+    if percent:
+        files += [("cpu.max", f"{percent * CPU_PERIOD_US // 100} {CPU_PERIOD_US}")]
+    return files
+
+
+def _write_if_present(path: str, value: str) -> None:
+    """Write ``value`` to the cgroup file ``path``; one marked optional (``?``) that does not
+    exist is skipped."""
+    if path.endswith("?"):
+        path = path[:-1]
+        if not os.path.exists(path):
+            return
+    with open(path, "w") as fh:
+        fh.write(value)
+
+
+def _counter(path: str, name: str) -> int:
+    """The ``name N`` line of a cgroup's flat-keyed file (0 when unreadable)."""
+    with contextlib.suppress(OSError, ValueError), open(path) as fh:
+        for line in fh:
+            key, _, value = line.partition(" ")
+            if key == name:
+                return int(value)
+    return 0
 
 
 def _resolv_conf_target() -> str:
@@ -272,11 +426,17 @@ def main(argv: list[str]) -> int:
     supervisor = Supervisor(spec)
     signal.signal(signal.SIGTERM, supervisor.on_sigterm)
     supervisor.die_with(int(spec["parent"]))
+    report_fd = spec.get("report_fd")
     try:
+        supervisor.watch_disk()
         supervisor.set_rlimits()
         code = supervisor.run_sandboxed() if spec.get("bwrap") else supervisor.run_bare()
+        report = supervisor.report()
     finally:
         supervisor.clean_up()
+    if report_fd is not None:
+        with contextlib.suppress(OSError):
+            os.write(report_fd, json.dumps(report).encode())
     if supervisor.terminated and os.getpgid(0) == os.getpid():
         # Leading the command's process group (the shell tool): take it all down.
         os.killpg(0, signal.SIGKILL)

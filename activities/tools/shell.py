@@ -3,7 +3,10 @@
 The command runs in the worker's sandbox (:mod:`activities.sandbox`; docs/security-sandbox.md):
 under bubblewrap, the session's workspace is its only writable path, the rest of the system
 is read-only, the worker's data, config, checkout and other workspaces do not exist, no
-other process is visible, the network follows the operator's policy and rlimits bound it.
+other process is visible, the network follows the operator's policy, rlimits bound each
+process and cgroups the whole tree. A command stopped at the sandbox's memory limit or its
+workspace's disk quota fails as ``out_of_memory`` / ``disk_quota_exceeded``, from the
+supervisor's report on a pipe of its own (:mod:`activities.sandbox.limits`).
 A sandbox that cannot start refuses the command (fail closed) unless the operator chose
 ``sandbox: none``.
 
@@ -23,12 +26,14 @@ import contextlib
 import os
 import signal
 import subprocess
+from pathlib import Path
 from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
 from activities.heartbeat import HEARTBEAT_INTERVAL_SECONDS
-from activities.sandbox import SandboxUnavailable
+from activities.sandbox import Launch, SandboxUnavailable
+from activities.sandbox.limits import read_report, stopped_by_limit
 from workflows.contracts import ToolErrorType
 
 from .base import BuiltinTool, ToolArgs, ToolContext, ToolFailure, expect_args
@@ -154,59 +159,91 @@ class RunShellCommandTool(BuiltinTool):
         limit = ctx.shell_timeout_seconds
         timeout = min(a.timeout_seconds, limit) if a.timeout_seconds is not None else limit
         sandbox = ctx.sandbox
+        # The supervisor's report of what stopped the sandbox: a pipe the command never sees.
+        report_r, report_w = os.pipe()
         try:
             launch = sandbox.launch(
-                ["/bin/bash", "-c", a.command], workspace=ctx.workspace_root, cwd=cwd
-            )
-        except SandboxUnavailable as exc:
-            raise ToolFailure(
-                ToolErrorType.EXECUTION_DENIED, sandbox.refusal("shell commands", str(exc))
-            ) from None
-        loop = asyncio.get_running_loop()
-        try:
-            transport, proto = await loop.subprocess_exec(
-                lambda: _ShellProtocol(loop),
-                *launch.argv,
+                ["/bin/bash", "-c", a.command],
+                workspace=ctx.workspace_root,
                 cwd=cwd,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                env=launch.env,
+                report_fd=report_w,
             )
-        except OSError as exc:
-            raise ToolFailure(
-                ToolErrorType.SHELL_EXECUTE_ERROR,
-                f"could not start the shell: {exc.strerror or type(exc).__name__}.",
-            ) from None
+        except BaseException as exc:
+            os.close(report_w)
+            os.close(report_r)
+            if isinstance(exc, SandboxUnavailable):
+                raise ToolFailure(
+                    ToolErrorType.EXECUTION_DENIED, sandbox.refusal("shell commands", str(exc))
+                ) from None
+            raise
         try:
-            finished = await _wait(proto.exited, timeout, ctx)
+            finished, code, output = await _run(launch, cwd, timeout, report_w, ctx)
+            report = read_report(report_r)
         finally:
-            # Runs on success, timeout and cancellation alike: the group dies with the call.
-            try:
-                await _stop(transport.get_pid(), proto.exited)
-            finally:
-                _kill_group(transport.get_pid())
-            # Killing the group closes its pipes; the bound covers processes that escaped it
-            # (setsid) and still hold the output pipe.
-            await asyncio.wait({proto.closed}, timeout=SETTLE_SECONDS)
-            transport.close()
+            os.close(report_r)
         if not finished:
             raise ToolFailure(
                 ToolErrorType.EXECUTION_TIMEOUT,
                 f"Command timed out after {timeout:g} s and was killed. Make it faster, run "
                 f"less at once, or raise timeout_seconds (maximum {limit:g} s).\n"
-                f"Output before the timeout:\n{proto.tail.text()}",
+                f"Output before the timeout:\n{output}",
             )
-        code = transport.get_returncode()
-        assert code is not None
         status = _exit_text(code, confined=sandbox.policy.confined)
+        limits = sandbox.policy.limits
+        stopped = stopped_by_limit(report, limits, whole=code != 0)
+        if stopped is not None:
+            kind, why = stopped
+            if code != 0 or kind is ToolErrorType.DISK_QUOTA_EXCEEDED:
+                raise ToolFailure(kind, f"{why}\nOutput:\n{output}\n{status}")
+            # A process of the command was stopped, yet the command itself succeeded.
+            status = f"{status}\n{why}"
         if code != 0:
             raise ToolFailure(
                 ToolErrorType.SHELL_EXECUTE_ERROR,
-                f"Command failed.\nOutput:\n{proto.tail.text()}\n{status}",
+                f"Command failed.\nOutput:\n{output}\n{status}",
             )
-        return f"{proto.tail.text()}\n{status}"
+        return f"{output}\n{status}"
+
+
+async def _run(
+    launch: Launch, cwd: Path, timeout: float, report_w: int, ctx: ToolContext
+) -> tuple[bool, int, str]:
+    """Run the supervisor of ``launch`` until it exits or ``timeout`` expires: (finished,
+    exit code, output). Its whole process group dies with the call, however it ends."""
+    loop = asyncio.get_running_loop()
+    try:
+        transport, proto = await loop.subprocess_exec(
+            lambda: _ShellProtocol(loop),
+            *launch.argv,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env=launch.env,
+            pass_fds=(report_w,),
+        )
+    except OSError as exc:
+        raise ToolFailure(
+            ToolErrorType.SHELL_EXECUTE_ERROR,
+            f"could not start the shell: {exc.strerror or type(exc).__name__}.",
+        ) from None
+    finally:
+        os.close(report_w)  # the supervisor holds its own copy
+    try:
+        finished = await _wait(proto.exited, timeout, ctx)
+    finally:
+        # Runs on success, timeout and cancellation alike: the group dies with the call.
+        try:
+            await _stop(transport.get_pid(), proto.exited)
+        finally:
+            _kill_group(transport.get_pid())
+        # Killing the group closes its pipes; the bound covers processes that escaped it
+        # (setsid) and still hold the output pipe.
+        await asyncio.wait({proto.closed}, timeout=SETTLE_SECONDS)
+        transport.close()
+    code = transport.get_returncode()
+    return finished, code if code is not None else -signal.SIGKILL, proto.tail.text()
 
 
 async def _wait(exited: asyncio.Future[None], timeout: float, ctx: ToolContext) -> bool:

@@ -38,6 +38,7 @@ from seawall.cli.prompt import (
 )
 from seawall.cli.storage import add_storage_parser, main_storage
 from seawall.rollout.cli import add_rollout_command, main_rollout
+from seawall.runtime.cgroups import sandbox_limits_line
 from seawall.runtime.child_env import exec_keeping, exec_without_withheld, stack_environment
 from seawall.runtime.logs import configure_logging
 from seawall.runtime.process_exit import run_then_exit
@@ -366,6 +367,7 @@ def main_config(args: argparse.Namespace) -> int:
     else:
         print(render_table(effective))
         print(auth_summary(effective))
+        print(sandbox_limits_line(effective.settings.sandbox))
     if effective.problems:
         print(f"seawall: error: {'; '.join(effective.problems)}", file=sys.stderr)
     return EXIT_BAD_SETTINGS if effective.invalid else 0

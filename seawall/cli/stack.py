@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 
+from seawall.runtime.cgroups import sandbox_limits_line
 from seawall.runtime.child_env import (
     TEMPORAL_ACCESS,
     dev_server_environment,
@@ -441,6 +442,7 @@ def banner(config: StackConfig, effective: EffectiveSettings) -> str:
             f"  Temporal:    {config.temporal_address}  namespace {config.namespace}",
             f"  {protections_line(effective)}",
             *([f"  warning: {notice}"] if notice is not None else []),
+            f"  {sandbox_limits_line(effective.settings.sandbox)}",
             "  Loopback only: the Temporal dev server and its UI have NO authentication;",
             "  anyone on this machine who reaches their ports reads and drives every workflow.",
             f"  data:        {config.data_dir}   (logs in {config.data_dir / 'logs'})",

@@ -300,7 +300,7 @@ def _fork_as_nobody(home: Path) -> None:
     for path in (workspace, supervisor):
         os.chown(path, UNPRIVILEGED, UNPRIVILEGED)
     sandbox = real_sandbox(max_processes=16)
-    no_cgroup = dataclasses.replace(sandbox, cgroup_root=None)
+    no_cgroup = dataclasses.replace(sandbox, cgroups={})
     launch = no_cgroup.launch(["/bin/bash", "-c", FORK_BOMB], workspace=workspace, cwd=workspace)
     spec = json.loads(launch.argv[-1])
     spec["parent"] = os.getpid()

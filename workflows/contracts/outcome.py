@@ -102,6 +102,10 @@ class ToolErrorType(StrEnum):
     # An editor-side call (workflows/contracts/editor_calls.py) got no answer from the editor
     # in time, or the editor went away: whether it ran there is unknown.
     EDITOR_UNAVAILABLE = "editor_unavailable"
+    # The sandbox stopped the command at one of its operator's limits: its tree's memory
+    # limit, or its workspace's disk quota (activities/sandbox/, reported by the supervisor).
+    OUT_OF_MEMORY = "out_of_memory"
+    DISK_QUOTA_EXCEEDED = "disk_quota_exceeded"
 
 
 # (terminal status, execution status) pairs that no honest producer can report: a call

@@ -68,6 +68,7 @@ from .fields import (
     setting_of,
 )
 from .rule_modes import rule_mode_setting
+from .sandbox_limits import sandbox_limit_setting
 from .sources import DEFAULT_GUARD_MODE
 from .value_types import (
     ApprovalRulesFile,
@@ -420,38 +421,16 @@ class SeawallSettings(BaseModel):
         env="SEAWALL_SANDBOX_NETWORK",
         read_by=(WORKER,),
     )
-    sandbox_cpu_seconds: int = setting(
-        600,
-        "CPU time of one sandboxed process, in seconds (RLIMIT_CPU)",
-        env="SEAWALL_SANDBOX_CPU_SECONDS",
-        read_by=(WORKER,),
-        ge=1,
-        le=86400,
-    )
-    sandbox_memory_mb: int = setting(
-        8192,
-        "address space of one sandboxed process, in MiB (RLIMIT_AS)",
-        env="SEAWALL_SANDBOX_MEMORY_MB",
-        read_by=(WORKER,),
-        ge=64,
-        le=1048576,
-    )
-    sandbox_file_size_mb: int = setting(
-        1024,
-        "largest file a sandboxed process may write, in MiB (RLIMIT_FSIZE)",
-        env="SEAWALL_SANDBOX_FILE_SIZE_MB",
-        read_by=(WORKER,),
-        ge=1,
-        le=1048576,
-    )
-    sandbox_max_processes: int = setting(
-        256,
-        "processes (and threads) one sandbox may run at once (pids cgroup, else RLIMIT_NPROC)",
-        env="SEAWALL_SANDBOX_MAX_PROCESSES",
-        read_by=(WORKER,),
-        ge=2,
-        le=65536,
-    )
+    # --- its resource limits: one field per row of SANDBOX_LIMIT_SETTINGS (sandbox_limits.py)
+    sandbox_cpu_seconds: int = sandbox_limit_setting("sandbox_cpu_seconds")
+    sandbox_memory_mb: int = sandbox_limit_setting("sandbox_memory_mb")
+    sandbox_file_size_mb: int = sandbox_limit_setting("sandbox_file_size_mb")
+    sandbox_max_processes: int = sandbox_limit_setting("sandbox_max_processes")
+    sandbox_memory_max_mb: int = sandbox_limit_setting("sandbox_memory_max_mb")
+    sandbox_cpu_weight: int = sandbox_limit_setting("sandbox_cpu_weight")
+    sandbox_cpu_max_percent: int = sandbox_limit_setting("sandbox_cpu_max_percent")
+    sandbox_workspace_disk_mb: int = sandbox_limit_setting("sandbox_workspace_disk_mb")
+    # --- (end of the resource limits) ---------------------------------------------------
     sandbox_env_passthrough: VariableNames = setting(
         "",
         "extra environment variables a sandboxed process inherits from the worker, "

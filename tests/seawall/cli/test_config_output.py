@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -184,7 +185,13 @@ def _base_environ(scratch: Path) -> dict[str, str]:
     }
 
 
+# What bounds a sandbox depends on the host's cgroups (seawall/runtime/cgroups.py); the line
+# is kept, its host-dependent part is not.
+SANDBOX_LIMITS = re.compile(r"^sandbox limits: [^\n]*", re.MULTILINE)
+
+
 def _shown(text: str, scratch: Path) -> str:
+    text = SANDBOX_LIMITS.sub("sandbox limits: (this host's)", text)
     return text.replace(str(scratch), SCRATCH_SHOWN)
 
 
