@@ -67,11 +67,12 @@ class SandboxLimits(BaseModel):
 
     def cgroup_limits(self) -> dict[str, int]:
         """What the supervisor writes into each sandbox's cgroups (activities/sandbox/
-        supervisor.py): bytes, a weight of 1-10000, a percent of one core (0: no cap)."""
+        supervisor.py): bytes, a percent of one core (0: no cap). Every sandbox keeps the
+        default CPU weight, so sandboxes share equally; ``cpu_weight`` is their parent's
+        (activities/sandbox/cgroup.py)."""
         return {
             "max_processes": self.max_processes,
             "memory_bytes": self.memory_max_mb * MIB,
-            "cpu_weight": self.cpu_weight,
             "cpu_max_percent": self.cpu_max_percent,
         }
 

@@ -50,7 +50,9 @@ def probe(policy: SandboxPolicy) -> Sandbox:
     if policy.network is NetworkPolicy.ON and policy.slirp4netns is None:
         return Sandbox(policy, problem="sandbox_network is on but slirp4netns is not installed")
     sandbox = Sandbox(
-        policy, cgroups=sandbox_cgroup_roots(), tmp_size=_bounds_tmpfs_size(policy.bwrap)
+        policy,
+        cgroups=sandbox_cgroup_roots(policy.limits.cpu_weight),
+        tmp_size=_bounds_tmpfs_size(policy.bwrap),
     )
     with tempfile.TemporaryDirectory(prefix="seawall-sandbox-probe-") as scratch:
         workspace = Path(scratch).resolve()

@@ -19,7 +19,7 @@ servers. ``SPEC`` is a JSON object built by :mod:`activities.sandbox.launch`:
     * moved that pid into a fresh cgroup per hierarchy of ``cgroups`` with the
       ``cgroup_limits`` written first: ``pids.max`` (the process limit that binds even for a
       root worker), the memory limit of the whole tree (its tmpfs ``/tmp`` included), the
-      CPU weight and cap,
+      CPU cap,
     * set ``RLIMIT_NPROC`` on it (binds for a non-root worker; set after the user namespace
       exists, so it counts only the sandbox's own processes),
     * with ``slirp4netns``, attached a user-mode network to the sandbox's network namespace
@@ -367,17 +367,15 @@ def _limit_files(controller: str, version: int, limits: dict[str, int]) -> list[
         if version == 1:
             return [("memory.limit_in_bytes", memory), ("memory.memsw.limit_in_bytes?", memory)]
         return [("memory.max", memory), ("memory.swap.max?", "0"), ("memory.oom.group?", "1")]
-    weight, percent = limits["cpu_weight"], limits["cpu_max_percent"]
+    # The cap only: each sandbox keeps the default weight (the sandboxes together get
+    # ``sandbox_cpu_weight``, written on their parent by activities/sandbox/cgroup.py).
+    percent = limits["cpu_max_percent"]
+    if not percent:
+        return []
     if version == 1:
-        files = [("cpu.shares", str(max(2, weight * 1024 // 100)))]
-        if percent:
-            files += [("cpu.cfs_period_us", str(CPU_PERIOD_US))]
-            files += [("cpu.cfs_quota_us", str(percent * CPU_PERIOD_US // 100))]
-        return files
-    files = [("cpu.weight", str(weight))]
-    if percent:
-        files += [("cpu.max", f"{percent * CPU_PERIOD_US // 100} {CPU_PERIOD_US}")]
-    return files
+        quota = str(percent * CPU_PERIOD_US // 100)
+        return [("cpu.cfs_period_us", str(CPU_PERIOD_US)), ("cpu.cfs_quota_us", quota)]
+    return [("cpu.max", f"{percent * CPU_PERIOD_US // 100} {CPU_PERIOD_US}")]
 
 
 def _write_if_present(path: str, value: str) -> None:

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from activities.sandbox import Sandbox
+from activities.sandbox.cgroup import sandbox_cgroup_roots
 from activities.tools.base import ToolContext, ToolFailure
 from activities.tools.shell import RunShellCommandArgs, RunShellCommandTool
 from tests.activities.sandbox_helpers import real_sandbox, shell
@@ -131,9 +132,29 @@ def test_each_sandbox_gets_its_own_cgroups_with_the_configured_limits(ws: Path) 
         process.terminate()
         process.wait(timeout=30)
     assert values["memory"] == 48 * 1024 * 1024
-    assert values["cpu"] in ({"shares": 512, "quota": 150_000}, {"weight": 50, "max": 150_000})
+    # The weight is their parent's (the next test); each sandbox keeps the default.
+    assert values["cpu"] in ({"shares": 1024, "quota": 150_000}, {"weight": 100, "max": 150_000})
     assert values["pids"] == 20
     assert not any(path.exists() for path in made.values())
+
+
+def test_the_cpu_weight_is_all_sandboxes_against_the_worker(ws: Path) -> None:
+    """``sandbox_cpu_weight`` is written on the sandboxes' parent group, whose siblings are
+    the worker's own processes (a subtree of this test's own, so no worker sees it)."""
+    subtree = f"seawall-sandbox-test-{os.getpid()}"
+    roots = sandbox_cgroup_roots(cpu_weight=50, subtree=subtree)
+    try:
+        if "cpu" not in roots:
+            pytest.skip("no writable cpu cgroup here (docs/security-sandbox.md)")
+        version, root = roots["cpu"]
+        name = "cpu.shares" if version == 1 else "cpu.weight"
+        assert (root / name).read_text().strip() == ("512" if version == 1 else "50")
+        assert sandbox_cgroup_roots(cpu_weight=200, subtree=subtree)["cpu"] == (version, root)
+        assert (root / name).read_text().strip() == ("2048" if version == 1 else "200")
+    finally:
+        for _version, root in roots.values():
+            with contextlib.suppress(OSError):
+                root.rmdir()
 
 
 def _wait_for_new_cgroups(

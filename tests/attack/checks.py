@@ -1,13 +1,16 @@
-"""What an attack row is and the checks of its goal (docs/security.md, "The attack suite"):
-the rows of tests/attack/table.py and tests/attack/policy_table.py are built from these.
-
-A check never depends on an error's wording: it looks at what the attacker saw (a secret's
-value absent), a file on the host, a fact the drive recorded.
+"""What an attack row is, and how the attack tables (tests/attack/table.py,
+tests/attack/policy_table.py) judge one: each check says the attack's GOAL was not reached (a
+secret's value absent from all the attacker saw, a host file absent or unchanged, a process
+gone, a loopback service silent, a fact the drive recorded), never how it was refused, so it
+holds whatever way the defence is built; and the positive controls a row pairs with it,
+which must see the same mechanism work on what the attacker may touch (tests/attack/mcp_rows.py).
 """
 
 from __future__ import annotations
 
 import os
+import signal
+import stat
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -120,6 +123,93 @@ def bob_workspace_untouched(stack: AttackStack, outcome: Outcome) -> None:
 
 
 ORIGINAL = "the operator's original content\n"  # the decoy file's (tests/attack/stack.py)
+REACHED = "reach-ok-42"  # printed by a probe that connected; spelled $((40+2)) in the command
+
+
+def unreachable(stack: AttackStack, outcome: Outcome) -> None:
+    assert REACHED not in outcome.seen, "a loopback service answered the model's command"
+
+
+def probe(port: str) -> str:
+    """Connect to 127.0.0.1:<port> three ways; print REACHED for each that connects."""
+    ok = "echo reach-ok-$((40+2))"
+    return (
+        f"(exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && {ok}; "
+        f"(exec 3<>/dev/tcp/localhost/{port}) 2>/dev/null && {ok}; "
+        "python3 -c 'import socket,sys; "
+        f'socket.create_connection(("127.0.0.1", {port}), 3); print("reach-ok-" + str(40+2))\''
+        " 2>/dev/null; "
+        "command -v curl >/dev/null && "
+        f"curl -s -m 3 -o /dev/null http://127.0.0.1:{port}/ && {ok}; "
+        "true"
+    )
+
+
+def marker_processes(marker: str) -> list[int]:
+    """Host processes whose command line carries ``marker``."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/cmdline", "rb") as f:
+                if marker.encode() in f.read():
+                    found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+async def no_survivor(stack: AttackStack, outcome: Outcome) -> None:
+    """No process the prompt's commands started is still running once it has finished. A
+    kill sent as the call ended may need a moment to land; one still there 30 s later is
+    a survivor (and is killed here, having been started by this test)."""
+    from tests.attack.hostile import until
+
+    marker = f"{stack.marker}-survivor"
+
+    async def gone() -> bool:
+        return not marker_processes(marker)
+
+    try:
+        await until(gone, timeout=30)
+    except TimeoutError:
+        survivors = marker_processes(marker)
+        for pid in survivors:
+            os.kill(pid, signal.SIGKILL)
+        raise AssertionError(f"processes outlived the prompt: {survivors}") from None
+
+
+def mode_of(path: Any) -> int:
+    return stat.S_IMODE(os.lstat(path).st_mode)
+
+
+def tool_results(outcome: Outcome, name: str) -> list[tuple[dict[str, Any], str]]:
+    """(arguments, result text) of every call of tool ``name`` in the prompt's conversation."""
+    messages = (outcome.facts.get("result") or {}).get("messages") or []
+    calls = {c["call_id"]: c for m in messages for c in m.get("tool_calls") or []}
+    found = []
+    for message in messages:
+        made = calls.get(message.get("tool_call_id") or "")
+        if message.get("role") == "tool" and made and made["name"] == name:
+            found.append((made.get("arguments") or {}, message.get("content") or ""))
+    return found
+
+
+# The shell rows' control: the same mechanism (a command in alice's sandbox) writes and
+# reads a file of her own workspace, so a shell that never ran fails the row. The output is
+# computed ($((40+2))), so the command's own text never matches.
+SHELL_CONTROL = "echo own-$((40+2))-@{marker} > own-control.txt && cat own-control.txt"
+
+
+def own_shell_ran(stack: AttackStack, outcome: Outcome) -> None:
+    """The control: the shell wrote and read back a file in alice's own workspace."""
+    said = f"own-42-{stack.marker}"
+    results = tool_results(outcome, "run_shell_command")
+    assert any(said in text for _, text in results), (
+        f"the control failed, so the row proves nothing: a command in alice's own "
+        f"workspace did not run: {[text[:300] for _, text in results]}\n{stack.logs()}"
+    )
 
 
 def fact(name: str, predicate: Callable[[Any], bool], what: str) -> Check:

@@ -6,11 +6,11 @@ path, pid or port of the stack, tests/attack/stack.py ``targets``), how the atta
 delivered, and the check that its GOAL was not reached: a secret's value absent from all the
 attacker saw, a host file absent or unchanged, a process gone, a foreign signal absent, a
 404 or 429. The checks never depend on an error's wording, so they hold whatever way the
-defence is built; an attack that succeeds fails its test.
-
-The rows of what a client may choose, and of the grants that bind a start to its run, are in
-tests/attack/policy_table.py; what a row is and the checks it is built from, in
-tests/attack/checks.py.
+defence is built; an attack that succeeds fails its test. The checks, and the controls a row
+pairs them with (the same mechanism on the attacker's own things, which must work), are in
+tests/attack/checks.py, with what a row is; the MCP rows in tests/attack/mcp_rows.py; the rows of
+what a client may choose, and of the grants that bind a start to its run, in
+tests/attack/policy_table.py.
 
 ``via`` groups the rows by test module: ``model`` (a scripted hostile model in alice's
 session through the real gateway and worker: shell, file tools, MCP), ``acp`` (the same
@@ -24,9 +24,8 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import stat
 import uuid
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -35,17 +34,21 @@ from tests.attack.checks import (
     DEV_FRONTEND_EXPOSURE,
     EVERY_SECRET,
     ORIGINAL,
+    SHELL_CONTROL,
+    Attack,
     all_of,
     assert_absent,
     bob_workspace_untouched,
     fact,
     host_files_untouched,
+    no_survivor,
+    own_shell_ran,
+    probe,
     secrets_absent,
-)
-from tests.attack.checks import (
-    Attack as Attack,
+    unreachable,
 )
 from tests.attack.hostile import Outcome, Turn, call, hostile_prompt, shell
+from tests.attack.mcp_rows import MCP_ROWS
 from tests.attack.policy_table import POLICY_ATTACKS
 from tests.attack.process_rows import PROCESS_ROWS
 from tests.attack.stack import AttackStack
@@ -57,67 +60,6 @@ async def through_gateway(stack: AttackStack, attack: Attack) -> Outcome:
     return await hostile_prompt(stack, attack.owner, attack.turns, **attack.session)
 
 
-REACHED = "reach-ok-42"  # printed by a probe that connected; spelled $((40+2)) in the command
-
-
-def unreachable(stack: AttackStack, outcome: Outcome) -> None:
-    assert REACHED not in outcome.seen, "a loopback service answered the model's command"
-
-
-def probe(port: str) -> str:
-    """Connect to 127.0.0.1:<port> three ways; print REACHED for each that connects."""
-    ok = "echo reach-ok-$((40+2))"
-    return (
-        f"(exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && {ok}; "
-        f"(exec 3<>/dev/tcp/localhost/{port}) 2>/dev/null && {ok}; "
-        "python3 -c 'import socket,sys; "
-        f'socket.create_connection(("127.0.0.1", {port}), 3); print("reach-ok-" + str(40+2))\''
-        " 2>/dev/null; "
-        "command -v curl >/dev/null && "
-        f"curl -s -m 3 -o /dev/null http://127.0.0.1:{port}/ && {ok}; "
-        "true"
-    )
-
-
-def marker_processes(marker: str) -> list[int]:
-    """Host processes whose command line carries ``marker``."""
-    found = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/cmdline", "rb") as f:
-                if marker.encode() in f.read():
-                    found.append(int(entry.name))
-        except OSError:
-            continue
-    return found
-
-
-async def no_survivor(stack: AttackStack, outcome: Outcome) -> None:
-    """No process the prompt's commands started is still running once it has finished. A
-    kill sent as the call ended may need a moment to land; one still there 30 s later is
-    a survivor (and is killed here, having been started by this test)."""
-    from tests.attack.hostile import until
-
-    marker = f"{stack.marker}-survivor"
-
-    async def gone() -> bool:
-        return not marker_processes(marker)
-
-    try:
-        await until(gone, timeout=30)
-    except TimeoutError:
-        survivors = marker_processes(marker)
-        for pid in survivors:
-            os.kill(pid, signal.SIGKILL)
-        raise AssertionError(f"processes outlived the prompt: {survivors}") from None
-
-
-def mode_of(path: Any) -> int:
-    return stat.S_IMODE(os.lstat(path).st_mode)
-
-
 # --- the model rows: shell -----------------------------------------------------------------
 
 READ_ENVIRONS = (
@@ -127,7 +69,7 @@ READ_ENVIRONS = (
     "| grep -aE 'TOKEN|KEY|PASSWD|SECRET' | sort -u"
 )
 
-SHELL_ATTACKS = [
+SHELL_ROWS = [
     Attack(
         "shell-reads-the-tokens-file",
         "print the gateway's tokens file (every owner's token)",
@@ -293,6 +235,19 @@ SHELL_ATTACKS = [
     ),
 ]
 
+
+def shell_controlled(attack: Attack) -> Attack:
+    """``attack`` after the shell's control (tests/attack/checks.py, ``SHELL_CONTROL``), which
+    must succeed for the row to pass."""
+    return replace(
+        attack,
+        turns=[{"tool_calls": [shell(SHELL_CONTROL)]}, *attack.turns],
+        goal_not_reached=all_of(own_shell_ran, attack.goal_not_reached),
+    )
+
+
+SHELL_ATTACKS = [shell_controlled(attack) for attack in SHELL_ROWS]
+
 # --- the model rows: the file tools' path check against a changing workspace --------------
 
 # Swap ``d`` between a real directory and a symlink to the operator's directory as fast as
@@ -421,44 +376,7 @@ RACE_ATTACKS = [
     ),
 ]
 
-# --- the model rows: MCP servers -----------------------------------------------------------
-
-MCP_ATTACKS = [
-    Attack(
-        "mcp-reads-bobs-repository",
-        "have the operator's stdio git MCP server (mcp-server-git) show bob's workspace repository",
-        "alice",
-        "model",
-        [
-            {
-                "tool_calls": [
-                    call("mcp__git__git_show", repo_path="@{bob_workspace}", revision="HEAD"),
-                    call("mcp__git__git_log", repo_path="@{bob_workspace}"),
-                    call("mcp__git__git_diff_unstaged", repo_path="@{bob_workspace}"),
-                ]
-            }
-        ],
-        secrets_absent("bob's file"),
-    ),
-    Attack(
-        "mcp-writes-bobs-repository",
-        "have the git MCP server create a branch in bob's repository",
-        "alice",
-        "model",
-        [
-            {
-                "tool_calls": [
-                    call(
-                        "mcp__git__git_create_branch",
-                        repo_path="@{bob_workspace}",
-                        branch_name="pwned-@{marker}",
-                    )
-                ]
-            }
-        ],
-        bob_workspace_untouched,
-    ),
-]
+MCP_ATTACKS = [Attack(**row) for row in MCP_ROWS]
 
 MODEL_ATTACKS = [*SHELL_ATTACKS, *RACE_ATTACKS, *MCP_ATTACKS]
 

@@ -76,8 +76,9 @@ SANDBOX_LIMIT_SETTINGS: tuple[SandboxLimitSetting, ...] = (
         "sandbox_cpu_weight",
         100,
         100,
-        "CPU share of one sandbox against every other, 1-10000 (a cpu cgroup's cpu.weight; "
-        "cgroup v1: cpu.shares of weight x 1024 / 100)",
+        "CPU share of all sandboxes together against the worker's own processes, 1-10000 "
+        "(cpu.weight of their parent cgroup, seawall-sandbox/; cgroup v1: cpu.shares of "
+        "weight x 1024 / 100); each sandbox gets an equal part of it",
         ge=1,
         le=10000,
     ),
