@@ -145,6 +145,12 @@ FIXTURES: dict[str, tuple[str, GuardMode | None]] = {
     # root prompt starts with grant_follows and receives its run's grant by the grant
     # signal before its tool listing checks it.
     "run-grant-warn-then-stop": ("read-missing-file-loop", None),
+    # Recorded after CONVERSATION_REFS_PATCH: its marker; every model request after the first
+    # carries its conversation by reference to the one before (what is new since, the tools
+    # and script kept). The long prompt's requests keep ranges around the outputs the context
+    # policy elides, and its bigger links are in External Storage (PAYLOADS).
+    "conversation-refs-warn-then-stop": ("read-missing-file-loop", None),
+    "conversation-refs-long-prompt": ("long-prompt", None),
 }
 # Session fixtures: the first recorded before CONTEXT_POLICY_PATCH, the second after it, the
 # third after SESSION_START_CHECK_PATCH (a session started with its guard mode runs the

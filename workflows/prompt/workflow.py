@@ -109,6 +109,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows.prompt.client_connection import ClientConnection
     from workflows.prompt.context_window import ContextWindow
+    from workflows.prompt.conversation_chain import ConversationChain
     from workflows.prompt.editor_calls import EditorCalls
     from workflows.prompt.events import EventLog, StreamedText
     from workflows.prompt.judging import JUDGED_NOTHING, JudgeRequests, PromptJudging
@@ -124,11 +125,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.prompt.scenario_hooks import ScenarioDriverHooks
     from workflows.prompt.visibility import SearchAttributes, current_details, tool_summary
     from workflows.rules import SEED_SETTINGS, LoopRules, LoopSettings, RuleDecision
-    from workflows.seed.guard import (
-        GuardMode,
-        GuardState,
-        telemetry_record,
-    )
+    from workflows.seed.guard import GuardMode, GuardState, telemetry_record
     from workflows.seed.protections import BatchProtections, BatchScreening, Cleared, LoopStop
 
 
@@ -165,10 +162,10 @@ class PromptWorkflow(
         self._queued_prompt = False
         self._input_unreliable = False
         self._stop_reason: StopReason | None = None
-        # Decided once, when the loop starts (CONTEXT_POLICY_PATCH); the policy's view, kept
-        # between requests and extended (fit_context's view, without re-walking it).
+        # Decided when the loop starts (CONTEXT_POLICY_PATCH); the policy's view, kept and extended.
         self._context_policy = False
         self._context_window: ContextWindow | None = None
+        self._chain = ConversationChain()  # requests by reference (CONVERSATION_REFS_PATCH)
         self._context_budget = prompt.context_budget_chars or DEFAULT_CONTEXT_BUDGET_CHARS
         # Decided first of all: which start patches apply (workflows/prompt/patches.py).
         self._patches = StartPatches()
@@ -554,13 +551,16 @@ class PromptWorkflow(
         try:
             reply: ModelReply = await workflow.execute_activity(
                 CALL_MODEL,
-                CallModelInput(
-                    model=self._input.model,
-                    messages=self._model_context(),
-                    tools=list(self._tools.values()),
-                    request_number=self._model_in_flight,
-                    scenario_script=scenario.model_script if scenario else None,
-                    retry_window_seconds=self._model_retry_window if windowed else None,
+                self._chain.carry(
+                    CallModelInput(
+                        model=self._input.model,
+                        messages=self._model_context(),
+                        tools=list(self._tools.values()),
+                        request_number=self._model_in_flight,
+                        scenario_script=scenario.model_script if scenario else None,
+                        retry_window_seconds=self._model_retry_window if windowed else None,
+                    ),
+                    chained=self._patches.conversation_refs,
                 ),
                 result_type=ModelReply,
                 start_to_close_timeout=MODEL_TIMEOUT,
@@ -592,8 +592,7 @@ class PromptWorkflow(
         return text
 
     def _model_context(self) -> list[Message]:
-        """What the next model request carries: the whole conversation, or (context policy)
-        its view within the prompt's context budget. The durable conversation stays whole."""
+        """The next request's conversation: whole, or (context policy) its view in budget."""
         if not self._context_policy:
             return self._messages
         if self._context_window is None:
