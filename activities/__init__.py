@@ -26,6 +26,7 @@ from typing import Any
 from .model import ModelActivities
 from .operator_settings import OperatorSettingsActivities
 from .tool_runner import ToolActivities
+from .trust import StartCheckActivities
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,7 @@ class WorkerActivities:
     model: ModelActivities
     tools: ToolActivities
     operator_settings: OperatorSettingsActivities
+    start_check: StartCheckActivities
 
     def definitions(self) -> list[Callable[..., Any]]:
         """The ``@activity.defn`` methods to register."""
@@ -42,6 +44,7 @@ class WorkerActivities:
             *self.model.activities(),
             *self.tools.activities(),
             *self.operator_settings.activities(),
+            *self.start_check.activities(),
         ]
 
     @asynccontextmanager
@@ -56,6 +59,7 @@ class WorkerActivities:
 __all__ = [
     "ModelActivities",
     "OperatorSettingsActivities",
+    "StartCheckActivities",
     "ToolActivities",
     "WorkerActivities",
 ]

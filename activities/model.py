@@ -15,6 +15,9 @@ The activity heartbeats for as long as the request runs, so the workflow's heart
 timeout of seconds notices a lost worker. A scenario's script answers at once and is not
 streamed, so a scenario's history is its protections' decisions alone.
 
+A request carried by reference to the one before it (``CallModelInput.conversation``) is made
+whole first (:mod:`activities.conversation_refs`), so no provider sees the difference.
+
 A request that carries a retry window (``CallModelInput.retry_window_seconds``) is retried by
 Temporal until that window has passed since its first attempt; the activity decides which
 failure is the last (:mod:`activities.model_retry`).
@@ -29,6 +32,7 @@ from typing import Any, Protocol
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from activities.conversation_refs import ConversationResolver
 from activities.heartbeat import activity_heartbeat, heartbeating
 from activities.model_retry import RetryWindow
 from activities.model_stream import DeltaPublisher, TextSink, workflow_delta_sender
@@ -199,8 +203,11 @@ class ModelActivities:
         *,
         publish_text: bool = True,
         trust: WorkerTrust = DENY_ALL,
+        conversations: ConversationResolver | None = None,
     ) -> None:
         self._trust = trust
+        # Requests carried by reference, made whole (activities/conversation_refs.py).
+        self._conversations = conversations or ConversationResolver()
         self._providers = dict(providers)
         self._publish_text = publish_text
         # The scenario channel: a scripted run's turns, never an operator's provider.
@@ -213,6 +220,7 @@ class ModelActivities:
     async def call_model(self, request: CallModelInput) -> ModelReply:
         """Ask the request's provider for the next reply (a scenario's script, when it has
         one)."""
+        request = await self._conversations.resolve(request)
         if request.scenario_script is not None:
             self._trust.check_scripted()  # a non-retryable refusal: the prompt ends in error
             return await self._scripted.complete(request)

@@ -9,9 +9,11 @@ settings:
   allows them;
 - a workspace root must lie, after resolving symlinks, strictly inside one of the worker's
   workspace roots (``workspaces``, and ``editor_workspaces`` for editor folders);
-- a fresh session's (or root prompt's) owner, workspace, scenario and operator decisions
-  must carry a grant a trusted starter signed with a key the worker holds
-  (``seawall.runtime.grants``).
+- a fresh session's (or root prompt's, or owner admission workflow's) start must carry a
+  grant a trusted starter signed with a key the worker holds, over its whole input and, for a
+  session or prompt, for this very run (``seawall.runtime.grants``);
+- a session or prompt that runs with the guard forced off (a channel session, a
+  non-interactive route) must belong to an owner of the worker's ``channel_owners``.
 
 A refusal is a non-retryable ``ApplicationError`` whose type names what was wrong
 (``workflows.contracts.grant``) and whose message names the setting, never a key, a path or an
@@ -25,19 +27,23 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import structlog
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from seawall.runtime.grants import GrantProblem, verify_grant, verifying_keys
+from seawall.runtime.owners import owner_list, owner_listed
 from seawall.runtime.settings import WORKER, SeawallSettings, load_settings
 from seawall.runtime.workspace_roots import ROOTS_SETTINGS, inside_roots, resolved_roots
+from workflows.contracts.activity import CHECK_START
 from workflows.contracts.grant import (
     GRANT_EXPIRED,
     GRANT_INVALID,
     GRANT_MISSING,
     GRANT_UNVERIFIABLE,
+    GUARD_OFF_NOT_ALLOWED,
     SCRIPTED_MODELS_DISABLED,
     WORKSPACE_OUTSIDE_ROOT,
     StartClaim,
@@ -54,9 +60,10 @@ _GRANT_REFUSALS: Mapping[GrantProblem, tuple[str, str]] = {
     ),
     GrantProblem.INVALID: (
         GRANT_INVALID,
-        "the {kind}'s session grant does not verify: it was signed for another workflow, its "
-        "signed fields (owner, workspace, scenario, operator settings) were changed, or its "
-        "starter signs with another key than this worker's session_signing_key",
+        "the {kind}'s session grant does not verify: it was signed for another workflow or "
+        "run, its start input (owner, workspace, scenario, options) was changed, its starter "
+        "signs with another key than this worker's session_signing_key, or its starter is "
+        "older than this worker (grants now name their run: upgrade it)",
     ),
     GrantProblem.EXPIRED: (
         GRANT_EXPIRED,
@@ -84,6 +91,8 @@ class WorkerTrust:
     allow_scripted_models: bool
     workspace_roots: tuple[Path, ...]
     keys: tuple[str, ...] = field(default=(), repr=False)
+    # Owners whose sessions and prompts may run with the guard forced off ("*": any).
+    channel_owners: tuple[str, ...] = ()
     clock: Callable[[], float] = field(default=time.time, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -102,6 +111,7 @@ class WorkerTrust:
             allow_scripted_models=settings.allow_scripted_models,
             workspace_roots=tuple(roots),
             keys=verifying_keys(settings),
+            channel_owners=owner_list(settings.channel_owners or ""),
         )
 
     @classmethod
@@ -133,20 +143,30 @@ class WorkerTrust:
         return resolved
 
     def check_start(self, claim: StartClaim, workflow_id: str) -> None:
-        """Everything a fresh session or root prompt claims: its workspace, its scenario,
-        and its grant for ``workflow_id`` (a session's also names the session's own id)."""
-        self.workspace(claim.workspace_root)
+        """Everything a fresh session, root prompt or admission workflow claims: its
+        workspace, its scenario, its grant for ``workflow_id`` (a session's also names the
+        session's own id; a session's or prompt's names its run), and a guard forced off."""
+        if claim.kind != "admission":
+            self.workspace(claim.workspace_root or "")
         if claim.scripted:
             self.check_scripted()
-        if claim.kind == "session" and (
-            claim.session_id is None or session_workflow_id(claim.session_id) != workflow_id
-        ):
+        if (
+            claim.kind == "session"
+            and (claim.session_id is None or session_workflow_id(claim.session_id) != workflow_id)
+        ) or (claim.kind != "admission" and claim.run_id is None):
             problem: GrantProblem | None = GrantProblem.INVALID
         else:
             problem = verify_grant(claim, workflow_id=workflow_id, keys=self.keys, now=self.clock())
         if problem is not None:
             kind, message = _GRANT_REFUSALS[problem]
             raise refusal(kind, message.format(kind=claim.kind))
+        if claim.guard_off and not owner_listed(self.channel_owners, claim.owner_id):
+            raise refusal(
+                GUARD_OFF_NOT_ALLOWED,
+                f"the {claim.kind} runs with the guard off (a channel session or a "
+                "non-interactive route), which this worker allows only for the owners in its "
+                "channel_owners (SEAWALL_CHANNEL_OWNERS)",
+            )
 
     def check_start_in_activity(self, claim: StartClaim | None) -> None:
         """:meth:`check_start` for the workflow running this activity (``None``: nothing is
@@ -159,3 +179,20 @@ class WorkerTrust:
 # workspace, no start (seawall.worker.build.build_activities hands every class the worker's
 # own trust).
 DENY_ALL = WorkerTrust(allow_scripted_models=False, workspace_roots=())
+
+
+class StartCheckActivities:
+    """``seawall.check_start``: the worker's check of a fresh start that runs no other
+    activity first (an owner's admission workflow). Sessions and root prompts are checked
+    inside the activity they begin with anyway (the operator settings, the tool listing)."""
+
+    def __init__(self, trust: WorkerTrust = DENY_ALL) -> None:
+        self._trust = trust
+
+    def activities(self) -> list[Callable[..., Any]]:
+        return [self.check_start]
+
+    @activity.defn(name=CHECK_START)
+    async def check_start(self, claim: StartClaim) -> None:
+        """Refuse the start (non-retryable, by its type) unless ``claim`` holds."""
+        self._trust.check_start_in_activity(claim)

@@ -217,6 +217,8 @@ def gateway_process(address: str, queue: str, store: Path, work: Path) -> Iterat
         "SEAWALL_GATEWAY_PORT": str(port),
         "SEAWALL_WORKSPACES": str(work / "workspaces"),
         "SEAWALL_ALLOW_SCRIPTED_MODELS": "1",
+        # Its sessions run in yolo, which the operator must allow a client to choose.
+        "SEAWALL_LOOSEST_APPROVAL_MODE": "yolo",
         "SEAWALL_PAYLOAD_STORAGE": "filesystem",
         "SEAWALL_PAYLOAD_STORAGE_DIR": str(store),
         "SEAWALL_LOG_LEVEL": "WARNING",

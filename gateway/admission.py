@@ -33,9 +33,11 @@ from temporalio.client import (
     WorkflowUpdateFailedError,
 )
 from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
 from temporalio.workflow import UpdateMethodMultiParam
 
+from gateway.errors import RETRY_AFTER
 from gateway.idempotency import remembered_submit
 from seawall.client.temporal_ops import (
     RPC_TIMEOUT,
@@ -46,6 +48,7 @@ from seawall.client.temporal_ops import (
     read,
     session_handle,
 )
+from workflows.contracts.grant import START_REFUSALS
 from workflows.contracts.owner_admission import (
     Admission,
     AdmissionState,
@@ -66,6 +69,9 @@ from workflows.session import OwnerAdmissionWorkflow, SessionWorkflow
 SUBMIT_OUTCOME_TIMEOUT = timedelta(seconds=2)
 # A slot frees when one of the owner's prompts finishes, which the gateway cannot foresee.
 RETRY_AFTER_SECONDS = 5
+# Tries of an admission call whose workflow the worker refused (someone else's start in the
+# owner's id fails, and the next try starts the gateway's own).
+START_ATTEMPTS = 3
 
 R = TypeVar("R", bound=BaseModel)
 
@@ -221,21 +227,48 @@ class OwnerAdmission:
         update: UpdateMethodMultiParam[[OwnerAdmissionWorkflow, R], Admission],
         request: R,
     ) -> Admission:
-        start = WithStartWorkflowOperation(
-            OwnerAdmissionWorkflow.run,
-            AdmissionState(),
-            id=admission_workflow_id(owner_id, self.task_queue),
-            task_queue=self.task_queue,
-            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+        refused: ApplicationError | None = None
+        for _ in range(START_ATTEMPTS):
+            # The client signs the start (seawall/runtime/grants.py); the worker checks it
+            # before the workflow answers (docs/security-trust.md).
+            start = WithStartWorkflowOperation(
+                OwnerAdmissionWorkflow.run,
+                AdmissionState(),
+                id=admission_workflow_id(owner_id, self.task_queue),
+                task_queue=self.task_queue,
+                id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+            )
+            try:
+                # No update id: a repeated request is recognised by the workflow itself,
+                # across continue-as-new (an update id would also repeat an earlier refusal).
+                return await client.execute_update_with_start_workflow(
+                    update,
+                    request,
+                    start_workflow_operation=start,
+                    rpc_timeout=RPC_TIMEOUT,
+                )
+            except WorkflowUpdateFailedError as err:
+                refused = start_refusal(err)
+                if refused is None:
+                    raise
+                # A run the worker refused (not this gateway's, or signed with another
+                # key) fails; the next attempt starts a fresh one.
+        assert refused is not None
+        raise HTTPException(
+            503,
+            f"the worker refused this owner's admission workflow ({refused.type}): the "
+            "gateway's session_signing_key (SEAWALL_SESSION_SIGNING_KEY, or the data "
+            "directory's key file) must be the workers'",
+            headers=RETRY_AFTER,
         )
-        # No update id: a repeated request is recognised by the workflow itself, across
-        # continue-as-new (an update id would also repeat an earlier refusal).
-        return await client.execute_update_with_start_workflow(
-            update,
-            request,
-            start_workflow_operation=start,
-            rpc_timeout=RPC_TIMEOUT,
-        )
+
+
+def start_refusal(err: WorkflowUpdateFailedError) -> ApplicationError | None:
+    """The worker's refusal of the admission workflow's start, if that failed the update."""
+    cause = err.cause
+    if isinstance(cause, ApplicationError) and cause.type in START_REFUSALS:
+        return cause
+    return None
 
 
 def refusal(admission: Admission, quotas: OwnerQuotas | None) -> HTTPException:

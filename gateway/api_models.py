@@ -23,9 +23,11 @@ _REQUEST = ConfigDict(extra="forbid")
 class CreateSessionRequest(BaseModel):
     model_config = _REQUEST
 
-    # None: the gateway's configured approval mode.
+    # None: the gateway's configured approval mode; at most as loose as the operator allows
+    # (gateway/session_policy.py).
     approval_mode: ApprovalMode | None = None
-    # Passed to every prompt of the session; {"channel": true} marks a channel bridge.
+    # Passed to every prompt of the session; {"channel": true} marks a channel bridge, which
+    # only the owners the operator names may do (gateway/session_policy.py).
     client_metadata: dict[str, Any] = Field(default_factory=dict)
     # A scripted model for the whole session (turns across all its prompts); accepted only
     # when the gateway runs with SEAWALL_ALLOW_SCRIPTED_MODELS=1.

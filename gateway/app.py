@@ -15,6 +15,7 @@ from typing import Any
 
 import structlog
 from fastapi import Depends, FastAPI, HTTPException
+from temporalio.client import Client
 
 from gateway.admission import OwnerAdmission
 from gateway.api_models import ErrorBody
@@ -30,7 +31,7 @@ from gateway.ownership import SessionOwners
 from gateway.quotas import owner_quotas
 from gateway.routers import health, permissions, prompts, sessions
 from gateway.settings import GatewaySettings, check_exposure
-from seawall.runtime.grants import GrantSigner
+from seawall.runtime.grants import GrantSigner, signing_client
 
 __all__ = ["MAX_HEADER_BYTES", "ClientFactory", "create_app"]
 
@@ -83,9 +84,16 @@ def create_app(settings: GatewaySettings, client_factory: ClientFactory) -> Fast
         lifespan=lifespan,
     )
     app.state.settings = settings
-    app.state.temporal = TemporalConnection(client_factory)
     key = settings.session_signing_key
-    app.state.grant_signer = GrantSigner(key) if key else None
+    signer = GrantSigner(key) if key else None
+
+    async def signing_factory() -> Client:
+        # Every session and admission workflow this gateway starts is signed for the
+        # worker to check (docs/security-trust.md; seawall/runtime/grants.py).
+        client = await client_factory()
+        return signing_client(client, signer) if signer is not None else client
+
+    app.state.temporal = TemporalConnection(signing_factory)
     # Several owners share this gateway only with a tokens file; otherwise every caller is
     # the one principal, and neither ownership nor the per-owner limit applies.
     owned = bool(settings.owner_tokens)

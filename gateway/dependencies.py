@@ -23,7 +23,6 @@ from gateway.errors import RETRY_AFTER
 from gateway.middleware import OWNER_STATE_KEY
 from gateway.ownership import SessionOwners
 from gateway.settings import GatewaySettings
-from seawall.runtime.grants import GrantSigner
 
 ClientFactory = Callable[[], Awaitable[Client]]
 
@@ -97,15 +96,6 @@ async def owner_admission(request: Request) -> OwnerAdmission | None:
 
 
 Admission = Annotated[OwnerAdmission | None, Depends(owner_admission)]
-
-
-async def grant_signer(request: Request) -> GrantSigner | None:
-    """What signs the sessions this gateway starts (docs/security-trust.md); None: unsigned."""
-    signer: GrantSigner | None = request.app.state.grant_signer
-    return signer
-
-
-Signer = Annotated[GrantSigner | None, Depends(grant_signer)]
 
 
 async def owned_session(

@@ -16,7 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from seawall.runtime.grants import existing_signing_key
-from seawall.runtime.owners import read_owner_tokens
+from seawall.runtime.owners import owner_list, read_owner_tokens
 from seawall.runtime.settings import SeawallSettings, default_of, redacted_names
 from workflows.contracts.prompt_options import DEFAULT_REDACTED_ARGUMENTS, ApprovalMode
 
@@ -48,6 +48,11 @@ class GatewaySettings(BaseModel):
     workspaces: Path = Field(default_factory=_default_workspaces)
     max_prompt_chars: int = default_of("max_prompt_chars")
     approval_mode: ApprovalMode = default_of("approval_mode")
+    # What a client may choose (gateway/session_policy.py): the loosest approval mode
+    # (None: approval_mode), and the owners whose sessions may be channel sessions ("*":
+    # every caller).
+    loosest_approval_mode: ApprovalMode | None = default_of("loosest_approval_mode")
+    channel_owners: tuple[str, ...] = ()
     permission_timeout_seconds: float = default_of("permission_timeout_seconds")
     # What a permission request never shows: the built-in names and the operator's.
     redacted_arguments: tuple[str, ...] = DEFAULT_REDACTED_ARGUMENTS
@@ -86,6 +91,8 @@ class GatewaySettings(BaseModel):
             workspaces=settings.workspaces_dir,
             max_prompt_chars=settings.max_prompt_chars,
             approval_mode=settings.approval_mode,
+            loosest_approval_mode=settings.loosest_approval_mode,
+            channel_owners=owner_list(settings.channel_owners or ""),
             permission_timeout_seconds=settings.permission_timeout_seconds,
             redacted_arguments=redacted_names(settings.redacted_arguments),
             allow_scripted_models=settings.allow_scripted_models,

@@ -88,6 +88,8 @@ class ChaosStack:
             "SEAWALL_GATEWAY_PORT": str(self.gateway_port),
             "SEAWALL_WORKSPACES": str(self.workspaces),
             "SEAWALL_ALLOW_SCRIPTED_MODELS": "1",
+            # Its sessions run in yolo, which the operator must allow a client to choose.
+            "SEAWALL_LOOSEST_APPROVAL_MODE": "yolo",
             # One key for the gateway and both workers (docs/security-trust.md): the gateway
             # signs each session's start, the workers verify it.
             "SEAWALL_SESSION_SIGNING_KEY": secrets.token_urlsafe(32),

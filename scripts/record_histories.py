@@ -141,11 +141,27 @@ FIXTURES: dict[str, tuple[str, GuardMode | None]] = {
     "loop-quality-v4-reasked-question": ("reasked-question", None),
     "loop-quality-v4-wrapped-sweep": ("wrapped-sweep", None),
     "loop-quality-v4-self-wait-judged": ("self-wait-judged", None),
+    # Recorded after grants named their run (docs/security-trust.md, "Session grants"): the
+    # root prompt starts with grant_follows and receives its run's grant by the grant
+    # signal before its tool listing checks it.
+    "run-grant-warn-then-stop": ("read-missing-file-loop", None),
+    # Recorded after CONVERSATION_REFS_PATCH: its marker; every model request after the first
+    # carries its conversation by reference to the one before (what is new since, the tools
+    # and script kept). The long prompt's requests keep ranges around the outputs the context
+    # policy elides, and its bigger links are in External Storage (PAYLOADS).
+    "conversation-refs-warn-then-stop": ("read-missing-file-loop", None),
+    "conversation-refs-long-prompt": ("long-prompt", None),
 }
 # Session fixtures: the first recorded before CONTEXT_POLICY_PATCH, the second after it, the
 # third after SESSION_START_CHECK_PATCH (a session started with its guard mode runs the
-# operator-settings activity that checks its grant; docs/security-trust.md).
-SESSION_FIXTURES = ("session-two-prompts", "session-context-policy", "session-start-check")
+# operator-settings activity that checks its grant; docs/security-trust.md), the fourth after
+# grants named their run (the session waits for its grant signal, then is checked).
+SESSION_FIXTURES = (
+    "session-two-prompts",
+    "session-context-policy",
+    "session-start-check",
+    "session-run-grant",
+)
 # Recorded after model text streamed: the demo model's publish_model_delta signals arrive
 # while its requests run (workflows/prompt/events.py).
 STREAMED_FIXTURE = "streamed-demo-reply"
@@ -171,8 +187,11 @@ ROLLOUT_ENVIRON = {
 }
 
 # An owner's admission workflow (workflows/session/owner_admission.py): slots
-# admitted, a refusal, slots freed by an observation, a release, and continue-as-new.
+# admitted, a refusal, slots freed by an observation, a release, and continue-as-new. The
+# -start-check one after ADMISSION_START_CHECK_PATCH: the worker checks the signed start
+# (seawall.check_start) before the first update is answered.
 ADMISSION_FIXTURE = "owner-admission"
+ADMISSION_START_CHECK_FIXTURE = "owner-admission-start-check"
 # Recorded after per-owner quotas (docs/security-gateway.md, "Per-owner quotas"): sessions
 # admitted and refused, a closed one freed by an observation, a prompt and an input charged,
 # a refund, and continue-as-new carrying the open sessions.
@@ -352,7 +371,9 @@ async def record_rollout_session(histories: Path, client: Client, trust: WorkerT
             await save(histories, handle, ROLLOUT_FIXTURE)
 
 
-async def record_owner_admission(histories: Path, client: Client, queue: str) -> None:
+async def record_owner_admission(
+    histories: Path, client: Client, queue: str, fixture: str = ADMISSION_FIXTURE
+) -> None:
     """One run of an admission workflow, ended by continue-as-new after five messages."""
     handle = await client.start_workflow(
         OwnerAdmissionWorkflow.run,
@@ -384,7 +405,7 @@ async def record_owner_admission(histories: Path, client: Client, queue: str) ->
     )
     first_run = client.get_workflow_handle(handle.id, run_id=handle.result_run_id)
     await _until(lambda: _has_continued(first_run), "the admission workflow to continue as new")
-    await save(histories, first_run, ADMISSION_FIXTURE)
+    await save(histories, first_run, fixture)
 
 
 async def record_owner_admission_quotas(histories: Path, client: Client, queue: str) -> None:
@@ -591,6 +612,7 @@ EVERY_FIXTURE: tuple[str, ...] = (
     EDITOR_SESSION_FIXTURE,
     EDITOR_PROMPT_FIXTURE,
     ADMISSION_FIXTURE,
+    ADMISSION_START_CHECK_FIXTURE,
     ADMISSION_QUOTAS_FIXTURE,
     SESSION_SUBMITS_FIXTURE,
     ROLLOUT_FIXTURE,
@@ -636,8 +658,9 @@ async def record(names: set[str], histories: Path = HISTORIES, payloads: Path = 
                 await record_streamed(histories, client, queue)
             if EDITOR_SESSION_FIXTURE in names:
                 await record_editor_session(histories, client, queue)
-            if ADMISSION_FIXTURE in names:
-                await record_owner_admission(histories, client, queue)
+            for admission in (ADMISSION_FIXTURE, ADMISSION_START_CHECK_FIXTURE):
+                if admission in names:
+                    await record_owner_admission(histories, client, queue, admission)
             if ADMISSION_QUOTAS_FIXTURE in names:
                 await record_owner_admission_quotas(histories, client, queue)
             if SESSION_SUBMITS_FIXTURE in names:

@@ -17,6 +17,7 @@ from temporalio.client import Client
 
 from activities.trust import WorkerTrust
 from seawall.runtime.grants import GrantSigner, signing_client
+from seawall.runtime.owners import ANY_OWNER
 
 TEST_SIGNING_KEY = secrets.token_urlsafe(32)
 # Every pytest tmp_path and tempfile directory lies below it.
@@ -31,6 +32,7 @@ def harness_trust(**overrides: Any) -> WorkerTrust:
         "allow_scripted_models": True,
         "workspace_roots": (TEST_WORKSPACES,),
         "keys": (TEST_SIGNING_KEY,),
+        "channel_owners": (ANY_OWNER,),
         **overrides,
     }
     return WorkerTrust(**fields)
@@ -46,6 +48,7 @@ def harness_environment(workspaces: Path = TEST_WORKSPACES) -> dict[str, str]:
     do, set the way an operator sets it: scripted models, ``workspaces``, the test key."""
     return {
         "SEAWALL_ALLOW_SCRIPTED_MODELS": "1",
+        "SEAWALL_CHANNEL_OWNERS": "*",
         "SEAWALL_WORKSPACES": str(workspaces),
         "SEAWALL_SESSION_SIGNING_KEY": TEST_SIGNING_KEY,
     }

@@ -41,12 +41,12 @@ from gateway.dependencies import (
     OwnedSession,
     Owners,
     Settings,
-    Signer,
     TemporalClient,
     check_prompt_size,
 )
 from gateway.idempotency import remembered_submit, session_exists
 from gateway.quotas import metadata_bytes, text_bytes
+from gateway.session_policy import session_choices
 from seawall.client.temporal_ops import (
     RPC_TIMEOUT,
     is_closed,
@@ -105,7 +105,11 @@ router = APIRouter(prefix="/sessions", tags=["sessions"])
     "",
     status_code=201,
     responses={
-        403: {"model": ErrorBody, "description": "scripted models are disabled"},
+        403: {
+            "model": ErrorBody,
+            "description": "a choice the operator does not allow: a looser approval_mode, "
+            "a channel session, a scripted model (the detail names the setting)",
+        },
         **QUOTA_REFUSED,
     },
 )
@@ -115,7 +119,6 @@ async def create_session(
     owner_id: Caller,
     admission: Admission,
     owners: Owners,
-    signer: Signer,
     body: CreateSessionRequest | None = None,
     idempotency_key: IdempotencyKey = "",
 ) -> SessionCreated:
@@ -124,12 +127,8 @@ async def create_session(
     once that session has closed (docs/http-api.md, "Retries and idempotency keys")."""
     body = body or CreateSessionRequest()
     metadata_size = metadata_bytes(body.client_metadata, settings.max_client_metadata_bytes)
-    scripted = body.model_script is not None or bool(body.fixture_tools)
-    if scripted and not settings.allow_scripted_models:
-        raise HTTPException(
-            status_code=403,
-            detail="scripted models are disabled on this gateway (SEAWALL_ALLOW_SCRIPTED_MODELS)",
-        )
+    # Only what tightens the operator's policy (gateway/session_policy.py).
+    choices = session_choices(body, settings, owner_id)
     # A key is the client's: two owners' equal keys name two sessions.
     session_id = (
         uuid.uuid5(SESSION_KEY_NAMESPACE, f"{owner_id or ''}\n{idempotency_key}").hex
@@ -137,22 +136,24 @@ async def create_session(
         else uuid.uuid4().hex
     )
     created = SessionCreated(session_id=session_id, workflow_id=session_workflow_id(session_id))
-    if idempotency_key and await session_exists(client, session_id):
-        return created  # a repeat: nothing is started or counted again
-    if admission is not None and owner_id is not None:
+    # A repeat is not counted again; its start finds the session the first one started
+    # (and signals its grant again, in case the first request's was lost).
+    repeat = bool(idempotency_key) and await session_exists(client, session_id)
+    if admission is not None and owner_id is not None and not repeat:
         await admission.admit_session(client, owner_id, session_id, metadata_size)
     session_settings = SessionSettings(
         workspace_root=str(settings.workspaces / session_id),
         # The worker answers with the operator's model (its endpoint, else the demo model).
         model=ModelSpec(provider="operator"),
-        approval_mode=body.approval_mode or settings.approval_mode,
+        approval_mode=choices.approval_mode,
+        loosest_approval_mode=choices.loosest_approval_mode,
         permission_timeout_seconds=settings.permission_timeout_seconds,
         redacted_arguments=settings.redacted_arguments,
         session_approval_rules=body.approval_rules,
         client_metadata=body.client_metadata,
         scenario=(
             ScenarioHooks(model_script=body.model_script, fixture_tools=body.fixture_tools)
-            if scripted
+            if choices.scripted
             else None
         ),
     )
@@ -163,9 +164,9 @@ async def create_session(
         # the worker when the session starts.
         owner_id=owner_id,
     )
-    if signer is not None:  # the worker checks the grant (docs/security-trust.md)
-        session = signer.session(session)
-    # Already started and closed meanwhile: answered as the first request was.
+    # The client signs the start for the run it makes (gateway/app.py; the worker checks
+    # it: docs/security-trust.md). Already started and closed meanwhile: answered as the
+    # first request was.
     with contextlib.suppress(WorkflowAlreadyStartedError):
         await client.start_workflow(
             SessionWorkflow.run,

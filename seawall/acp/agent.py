@@ -7,7 +7,8 @@ The agent keeps only what a connection needs: which sessions it opened or loaded
 workspace) and which prompts it follows (to cancel them).
 
 Operator policy is never taken from the client: the guard mode and the model endpoint are
-the worker's settings, a client's MCP servers are ignored, and of a client's ``_meta`` only
+the worker's settings, a client's MCP servers are ignored, a session mode is at most as loose
+as the operator's ``loosest_approval_mode``, and of a client's ``_meta`` only
 ``seawall.modelScript`` is read, and only when ``SEAWALL_ALLOW_SCRIPTED_MODELS`` allows it.
 The SDK's ``Agent`` is a ``Protocol`` whose methods answer ``null`` when not overridden, so
 every method is overridden and the unsupported ones answer "method not found".
@@ -69,7 +70,7 @@ from seawall.client.temporal_ops import (
     session_handle,
     update_failure,
 )
-from seawall.runtime.grants import GrantSigner
+from seawall.runtime.grants import GrantSigner, signing_client
 from seawall.runtime.workspace_roots import ROOTS_SETTINGS, inside_roots
 from workflows.contracts.activity import ModelSpec
 from workflows.contracts.editor_calls import EditorTools
@@ -97,6 +98,8 @@ class BridgeOptions:
 
     task_queue: str
     approval_mode: ApprovalMode
+    # The loosest approval mode a client may switch to (seawall/acp/modes.py); None: any.
+    loosest_approval_mode: ApprovalMode | None
     permission_timeout_seconds: float
     allow_scripted_models: bool
     max_prompt_chars: int
@@ -153,6 +156,8 @@ class SeawallAgent(Agent):
     def __init__(self, client: TemporalClient, options: BridgeOptions) -> None:
         self._client = client
         self._options = options
+        # Starts sessions signed for the workers to check (docs/security-trust.md).
+        self._starter = signing_client(client, options.signer) if options.signer else None
         self._conn: EditorConnection | None = None
         # What the editor offers at ``initialize`` (its file system methods).
         self._client_capabilities: ClientCapabilities | None = None
@@ -206,8 +211,8 @@ class SeawallAgent(Agent):
         **kwargs: Any,
     ) -> NewSessionResponse:
         workspace = checked_workspace(cwd, self._options.workspace_roots)
-        signer = self._options.signer
-        if signer is None:
+        starter = self._starter
+        if starter is None:
             raise invalid_request(
                 "seawall acp has no session_signing_key (SEAWALL_SESSION_SIGNING_KEY), the key "
                 "its workers verify sessions with; use --embedded, or set it (or data_dir) as "
@@ -225,6 +230,7 @@ class SeawallAgent(Agent):
             # The worker answers with the operator's model (its endpoint, else the demo model).
             model=ModelSpec(provider="operator"),
             approval_mode=options.approval_mode,
+            loosest_approval_mode=options.loosest_approval_mode,
             permission_timeout_seconds=options.permission_timeout_seconds,
             redacted_arguments=options.redacted_arguments,
             client_metadata={"client": "acp"},
@@ -235,9 +241,9 @@ class SeawallAgent(Agent):
             session = SessionInput(
                 session_id=session_id, settings=settings, owner_id=options.owner_id
             )
-            await self._client.start_workflow(
+            await starter.start_workflow(
                 SessionWorkflow.run,
-                signer.session(session),
+                session,
                 id=session_workflow_id(session_id),
                 task_queue=options.task_queue,
                 rpc_timeout=RPC_TIMEOUT,
@@ -252,7 +258,10 @@ class SeawallAgent(Agent):
         log.info(
             "acp_session_created", session_id=session_id, editor_tools=settings.editor_tools.value
         )
-        return NewSessionResponse(session_id=session_id, modes=mode_state(options.approval_mode))
+        return NewSessionResponse(
+            session_id=session_id,
+            modes=mode_state(options.approval_mode, options.loosest_approval_mode),
+        )
 
     def _editor_tools(self) -> EditorTools:
         """Which tools of a new session run through this editor: what ``acp_client_tools``
@@ -319,7 +328,11 @@ class SeawallAgent(Agent):
         if waiting:
             self._start_background(self._follow_unowned(session, waiting))
         log.info("acp_session_loaded", session_id=session_id, reattached=len(waiting))
-        return LoadSessionResponse(modes=mode_state(status.approval_mode or ApprovalMode.DEFAULT))
+        return LoadSessionResponse(
+            modes=mode_state(
+                status.approval_mode or ApprovalMode.DEFAULT, self._options.loosest_approval_mode
+            )
+        )
 
     def _start_background(self, work: Any) -> None:
         task: asyncio.Task[None] = asyncio.create_task(work)
@@ -358,13 +371,16 @@ class SeawallAgent(Agent):
         self, session_id: str, mode_id: str, **kwargs: Any
     ) -> SetSessionModeResponse | None:
         self._open(session_id)
-        mode = approval_mode(mode_id)
+        mode = approval_mode(mode_id, self._options.loosest_approval_mode)
         try:
             await session_handle(self._client, session_id).execute_update(
                 SessionWorkflow.set_approval_mode,
                 ApprovalModeChange(approval_mode=mode),
                 rpc_timeout=RPC_TIMEOUT,
             )
+        except WorkflowUpdateFailedError as err:
+            # The session's own bound (a session another bridge started, with its own).
+            raise invalid_params(update_failure(err), modeId=mode_id) from None
         except RPCError as err:
             if is_not_found(err):
                 raise invalid_request(f"session {session_id!r} is closed") from None

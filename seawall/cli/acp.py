@@ -109,10 +109,11 @@ async def _serve(
         signing_key,
         verifying_keys,
     )
-    from seawall.runtime.owners import local_owner_id
+    from seawall.runtime.owners import local_owner_id, owner_list
     from seawall.runtime.plugin import connect
     from seawall.runtime.storage import payload_storage
     from seawall.runtime.workspace_roots import editor_worker_roots, resolved_roots
+    from workflows.contracts.prompt_options import loosest_allowed
 
     settings = effective.settings
     data_dir = embedded_data_dir(effective) if args.embedded else None
@@ -131,6 +132,9 @@ async def _serve(
     options = BridgeOptions(
         task_queue=settings.task_queue,
         approval_mode=settings.approval_mode,
+        loosest_approval_mode=loosest_allowed(
+            settings.approval_mode, settings.loosest_approval_mode
+        ),
         permission_timeout_seconds=settings.permission_timeout_seconds,
         redacted_arguments=redacted_names(settings.redacted_arguments),
         allow_scripted_models=settings.allow_scripted_models,
@@ -169,6 +173,7 @@ async def _serve(
                 allow_scripted_models=settings.allow_scripted_models,
                 workspace_roots=editor_worker_roots(settings),
                 keys=verifying_keys(settings, data_dir=data_dir),
+                channel_owners=owner_list(settings.channel_owners or ""),
             )
             await stack.enter_async_context(build_worker(client, settings.task_queue, trust=trust))
         else:

@@ -283,13 +283,18 @@ async def _run(
             # The in-process worker (and so the activity code) loads only for this run. It
             # serves this run alone: its scripted model, in its own workspace, signed with a
             # key made for it.
+            from seawall.runtime.owners import ANY_OWNER
             from seawall.worker.build import WorkerTrust, build_worker
 
             key = new_signing_key()
             base_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="seawall-")))
             workspace = base_dir / "workspace"
             trust = WorkerTrust(
-                allow_scripted_models=True, workspace_roots=(base_dir,), keys=(key,)
+                allow_scripted_models=True,
+                workspace_roots=(base_dir,),
+                keys=(key,),
+                # The scenario's own route or channel: the operator's run decides.
+                channel_owners=(ANY_OWNER,),
             )
             await stack.enter_async_context(build_worker(client, task_queue, trust=trust))
         workspace.mkdir()

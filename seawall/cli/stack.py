@@ -92,6 +92,9 @@ class StackConfig:
     # The credential in the UI's codec endpoint (gateway/codec.py): the operator's
     # codec_token, else one made for this run (the UI and the gateway are both ours here).
     codec_token: str = field(default_factory=new_codec_token, repr=False, compare=False)
+    # Whether the UI decodes stored payloads (ui_codec): off, its unauthenticated settings
+    # endpoint has no codec endpoint, and so no token, to hand out (docs/security-codec.md).
+    ui_codec: bool = False
 
     @classmethod
     def from_settings(cls, settings: SeawallSettings) -> StackConfig:
@@ -106,6 +109,7 @@ class StackConfig:
             namespace=settings.temporal_namespace,
             task_queue=settings.task_queue,
             workspaces=settings.workspaces_dir if settings.workspaces else None,
+            ui_codec=settings.ui_codec,
         )
 
     @property
@@ -203,8 +207,10 @@ def child_environment(config: StackConfig, environ: Mapping[str, str]) -> dict[s
 
 
 def codec_environment(config: StackConfig) -> dict[str, str]:
-    """The gateway's codec credential: the one the dev server's UI was started with."""
-    return {"SEAWALL_CODEC_TOKEN": config.codec_token}
+    """The gateway's codec credential: the one the dev server's UI was started with (none
+    when the UI has no codec: the operator's own ``SEAWALL_CODEC_TOKEN``, if set, still
+    reaches the gateway with the rest of its settings)."""
+    return {"SEAWALL_CODEC_TOKEN": config.codec_token} if config.ui_codec else {}
 
 
 class StackError(RuntimeError):
@@ -355,7 +361,8 @@ class Stack:
             # (docs/security-trust.md, "Session grants"): made once, mode 0600; the dev
             # server never gets it (seawall/runtime/child_env.py).
             load_or_create_key_file(key_file(self.config.data_dir))
-        codec_env = write_ui_codec_env(self.config)
+        # The UI decodes stored payloads only when the operator says so (ui_codec).
+        codec_env = write_ui_codec_env(self.config) if self.config.ui_codec else None
         try:
             server = self._spawn(
                 "temporal",
@@ -370,7 +377,8 @@ class Stack:
             )
         finally:
             # Read at startup; never restarted (its death stops the stack).
-            codec_env.unlink(missing_ok=True)
+            if codec_env is not None:
+                codec_env.unlink(missing_ok=True)
         self._spawn(
             "worker", [sys.executable, str(ROOT / "worker.py")], worker_environment(self.environ)
         )
@@ -414,6 +422,13 @@ class Stack:
         self.processes.clear()
 
 
+def ui_codec_note(config: StackConfig) -> str:
+    """What the UI shows of stored payloads, and what turning that on costs."""
+    if config.ui_codec:
+        return "decodes stored payloads; its settings endpoint serves the codec token"
+    return "stored payloads as references; SEAWALL_UI_CODEC=1 decodes them"
+
+
 def banner(config: StackConfig, effective: EffectiveSettings) -> str:
     """What ``seawall up`` prints once the stack serves: where everything is, and the
     protections the settings select (with the seed profile's notice for an invalid guard
@@ -423,7 +438,7 @@ def banner(config: StackConfig, effective: EffectiveSettings) -> str:
         [
             "Seawall is up.",
             f"  gateway:     {config.gateway_url}   (API docs: {config.gateway_url}/docs)",
-            f"  Temporal UI: {config.ui_url}",
+            f"  Temporal UI: {config.ui_url}   ({ui_codec_note(config)})",
             f"  Temporal:    {config.temporal_address}  namespace {config.namespace}",
             f"  {protections_line(effective)}",
             *([f"  warning: {notice}"] if notice is not None else []),

@@ -1,13 +1,15 @@
 """Signing and verifying session grants, and the operator's signing key
 (docs/security-trust.md, "Session grants").
 
-The gateway, ``seawall acp`` and ``seawall run`` are the trusted starters: each signs the
-start of the sessions (and root prompts) it starts with :class:`GrantSigner`; the worker
-verifies with :func:`verify_grant` over the same canonical encoding
-(:func:`workflows.contracts.grant.canonical_claim`). The key is the ``session_signing_key`` setting,
-else the key file ``<data_dir>/session-signing.key``, which :func:`signing_key` creates
-(mode 0600, atomically) when missing, so the processes of one data directory share one key
-with no step by hand. Nothing here logs a key, a signature or an owner id.
+The gateway, ``seawall acp`` and ``seawall run`` are the trusted starters: each starts its
+sessions, root prompts and owners' admission workflows through :func:`signing_client`, which
+signs each start with :class:`GrantSigner` — a session's or prompt's for the very run the
+server started, by the ``grant`` signal — and the worker verifies with :func:`verify_grant`
+over the same canonical encoding (:func:`workflows.contracts.grant.canonical_claim`). The
+key is the ``session_signing_key`` setting, else the key file
+``<data_dir>/session-signing.key``, which :func:`signing_key` creates (mode 0600,
+atomically) when missing, so the processes of one data directory share one key with no step
+by hand. Nothing here logs a key, a signature or an owner id.
 """
 
 from __future__ import annotations
@@ -22,19 +24,22 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from temporalio import client as temporal_client
 
 from seawall.runtime.private_files import write_private
 from seawall.runtime.settings import SeawallSettings
-from workflows.contracts.grant import SessionGrant, StartClaim, canonical_claim
+from workflows.contracts.grant import GRANT_SIGNAL, SessionGrant, StartClaim, canonical_claim
+from workflows.contracts.owner_admission import AdmissionState
 from workflows.contracts.prompt import PromptInput
 from workflows.contracts.session import SessionInput
-from workflows.contracts.start_claims import prompt_claim, session_claim
-from workflows.session import session_workflow_id
+from workflows.contracts.start_claims import admission_claim, prompt_claim, session_claim
 
 KEY_FILE_NAME = "session-signing.key"
+# The starts whose grant names their run (sent by the ``grant`` signal).
+RunStart = TypeVar("RunStart", bound=SessionInput | PromptInput)
+AnyRunStart = SessionInput | PromptInput
 # How long a grant may wait for a worker to start its workflow. Bounds the replay of a
 # closed session's start under its old id (docs/security-trust.md, "Session grants").
 GRANT_LIFETIME_SECONDS = 3600
@@ -151,16 +156,33 @@ class GrantSigner:
         signature = _signature(self.key, claim, workflow_id, expires_at)
         return SessionGrant(expires_at=expires_at, signature=signature)
 
-    def session(self, session: SessionInput) -> SessionInput:
-        """``session`` with its grant (for the workflow id ``session-<session_id>``)."""
-        unsigned = session.model_copy(update={"grant": None})
-        grant = self._grant(session_claim(unsigned), session_workflow_id(session.session_id))
-        return session.model_copy(update={"grant": grant})
+    def for_run(self, start: AnyRunStart, workflow_id: str, run_id: str) -> SessionGrant:
+        """The grant of ``start`` (as :func:`awaiting_grant` made it) for the run ``run_id``
+        of ``workflow_id``: what the starter signals to that run."""
+        if isinstance(start, SessionInput):
+            claim = session_claim(start, run_id=run_id, grant=None)
+        else:
+            claim = prompt_claim(start, run_id=run_id, grant=None)
+        return self._grant(claim, workflow_id)
 
-    def prompt(self, prompt: PromptInput, workflow_id: str) -> PromptInput:
-        """``prompt`` with its grant, for a root prompt started as ``workflow_id``."""
-        unsigned = prompt.model_copy(update={"grant": None})
-        return prompt.model_copy(update={"grant": self._grant(prompt_claim(unsigned), workflow_id)})
+    def admission(self, state: AdmissionState, workflow_id: str) -> AdmissionState:
+        """``state`` with its grant, for the admission workflow ``workflow_id``."""
+        unsigned = state.model_copy(update={"grant": None})
+        return state.model_copy(
+            update={"grant": self._grant(admission_claim(unsigned), workflow_id)}
+        )
+
+
+def awaiting_grant(start: RunStart) -> RunStart:
+    """``start`` as a trusted starter sends it: no grant in it, and a note that the grant
+    follows, for the run the server starts (docs/security-trust.md, "Session grants")."""
+    return cast(RunStart, start.model_copy(update={"grant": None, "grant_follows": True}))
+
+
+def _needs_grant(arg: Any) -> bool:
+    return (
+        isinstance(arg, SessionInput | PromptInput) and arg.grant is None and not arg.grant_follows
+    )
 
 
 class _SigningOutbound(temporal_client.OutboundInterceptor):
@@ -168,22 +190,50 @@ class _SigningOutbound(temporal_client.OutboundInterceptor):
         super().__init__(next)
         self._signer = signer
 
-    async def start_workflow(self, input: temporal_client.StartWorkflowInput) -> Any:
-        input.args = [self._signed(arg, input.id) for arg in input.args]
-        return await super().start_workflow(input)
+    async def start_workflow(
+        self, input: temporal_client.StartWorkflowInput
+    ) -> temporal_client.WorkflowHandle[Any, Any]:
+        runs = [awaiting_grant(arg) if _needs_grant(arg) else arg for arg in input.args]
+        input.args = [self._admission(arg, input.id) for arg in runs]
+        handle = await super().start_workflow(input)
+        run_id = handle.result_run_id
+        for arg in runs:
+            if isinstance(arg, SessionInput | PromptInput) and arg.grant_follows and run_id:
+                # The run the server started (or, with USE_EXISTING, found): the grant holds
+                # for it only, and only if its input is this one.
+                grant = self._signer.for_run(arg, input.id, run_id)
+                await self.signal_workflow(
+                    temporal_client.SignalWorkflowInput(
+                        id=input.id,
+                        run_id=run_id,
+                        signal=GRANT_SIGNAL,
+                        args=[grant],
+                        headers={},
+                        rpc_metadata=input.rpc_metadata,
+                        rpc_timeout=input.rpc_timeout,
+                    )
+                )
+        return handle
 
-    def _signed(self, arg: Any, workflow_id: str) -> Any:
-        if isinstance(arg, SessionInput) and arg.grant is None:
-            return self._signer.session(arg)
-        if isinstance(arg, PromptInput) and arg.grant is None:
-            return self._signer.prompt(arg, workflow_id)
+    async def start_update_with_start_workflow(
+        self, input: temporal_client.StartWorkflowUpdateWithStartInput
+    ) -> temporal_client.WorkflowUpdateHandle[Any]:
+        start = input.start_workflow_input
+        start.args = [self._admission(arg, start.id) for arg in start.args]
+        return await super().start_update_with_start_workflow(input)
+
+    def _admission(self, arg: Any, workflow_id: str) -> Any:
+        if isinstance(arg, AdmissionState) and arg.grant is None:
+            return self._signer.admission(arg, workflow_id)
         return arg
 
 
 class SigningInterceptor(temporal_client.Interceptor):
-    """Signs every session and prompt a client starts without a grant: for the operator's
-    own starters that build their inputs themselves (``seawall run``, the scripts, the
-    benchmarks, the test harness). The gateway and ``seawall acp`` sign explicitly."""
+    """Signs every session, prompt and owner admission workflow a client starts without a
+    grant: a session or prompt starts with ``grant_follows`` and gets the grant for the run
+    the server started by the ``grant`` signal right after; an admission workflow's state
+    carries its grant. The gateway, ``seawall acp``, ``seawall run``, the scripts, the
+    benchmarks and the test harness all start workflows through it."""
 
     def __init__(self, signer: GrantSigner) -> None:
         self._signer = signer
@@ -195,8 +245,8 @@ class SigningInterceptor(temporal_client.Interceptor):
 
 
 def signing_client(client: temporal_client.Client, signer: GrantSigner) -> temporal_client.Client:
-    """``client`` that signs the sessions and prompts it starts with ``signer`` (see
-    :class:`SigningInterceptor`), in place of any signer it had."""
+    """``client`` that signs the sessions, prompts and admission workflows it starts with
+    ``signer`` (see :class:`SigningInterceptor`), in place of any signer it had."""
     config = client.config()
     others = [i for i in config["interceptors"] if not isinstance(i, SigningInterceptor)]
     config["interceptors"] = [*others, SigningInterceptor(signer)]

@@ -13,13 +13,32 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import yaml
 
 OWNER_ID = re.compile(r"^[A-Za-z0-9._@:-]{1,128}$")
 MIN_TOKEN_CHARS = 16
+# In a list of owners (``channel_owners``): every caller, an owner or the single principal
+# of a gateway without a tokens file.
+ANY_OWNER = "*"
+
+
+def owner_list(value: str) -> tuple[str, ...]:
+    """A comma-separated list of owner ids, or ``*``; raises ValueError naming a bad entry."""
+    owners = tuple(dict.fromkeys(o.strip() for o in value.split(",") if o.strip()))
+    for owner in owners:
+        if owner != ANY_OWNER and not OWNER_ID.match(owner):
+            raise ValueError(
+                f"{owner[:40]!r} is not an owner id (1-128 of A-Z a-z 0-9 . _ @ : -) or *"
+            )
+    return owners
+
+
+def owner_listed(owners: Sequence[str], owner_id: str | None) -> bool:
+    """Whether ``owner_id`` (``None``: a caller with no owner) is one of ``owners``."""
+    return ANY_OWNER in owners or (owner_id is not None and owner_id in owners)
 
 
 def read_owner_tokens(path: Path) -> dict[str, str]:

@@ -39,10 +39,12 @@ from activities.operator_settings import OperatorSettingsActivities
 from activities.sandbox import Sandbox, load_policy, probe
 from activities.tool_runner import ToolActivities
 from activities.tools import BUILTIN_TOOLS
+from activities.trust import StartCheckActivities
 
 # Re-exported for the CLI's in-process workers (they import this module, never activities).
 from activities.trust import WorkerTrust as WorkerTrust
 from seawall.runtime.grants import GrantSigner, new_signing_key, signing_client
+from seawall.runtime.owners import ANY_OWNER
 from seawall.runtime.plugin import SeawallPlugin, client_with_plugin
 from seawall.runtime.settings import (
     default_of,
@@ -105,6 +107,7 @@ def build_activities(
             functools.partial(resolve_model_retry_window, environ),
             trust=trust,
         ),
+        start_check=StartCheckActivities(trust),
     )
 
 
@@ -118,6 +121,7 @@ def trusted_local_run(client: Client, roots: Sequence[Path] = ()) -> tuple[Clien
         allow_scripted_models=True,
         workspace_roots=tuple(roots) or (Path(tempfile.gettempdir()),),
         keys=(key,),
+        channel_owners=(ANY_OWNER,),
     )
     return signing_client(client, GrantSigner(key)), trust
 

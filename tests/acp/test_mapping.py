@@ -564,14 +564,29 @@ def test_prompts_the_agent_cannot_take_are_invalid_params(blocks: list[object]) 
     assert refused.value.code == -32602
 
 
-def test_modes_are_the_approval_modes() -> None:
-    state = mode_state(ApprovalMode.AUTO_EDIT)
+def test_modes_are_the_approval_modes_the_operator_allows() -> None:
+    state = mode_state(ApprovalMode.AUTO_EDIT, ApprovalMode.YOLO)
     assert state.current_mode_id == "auto_edit"
     assert [m.id for m in state.available_modes] == [m.value for m in ApprovalMode]
-    assert approval_mode("yolo") is ApprovalMode.YOLO
+    assert approval_mode("yolo", ApprovalMode.YOLO) is ApprovalMode.YOLO
     with pytest.raises(RequestError) as unknown:
-        approval_mode("enforce")  # the guard's mode is never a session mode
+        approval_mode("enforce", ApprovalMode.YOLO)  # the guard's mode is never a session mode
     assert unknown.value.code == -32602
+
+    # The operator's loosest mode bounds what is offered and what a switch may choose.
+    bounded = mode_state(ApprovalMode.DEFAULT, ApprovalMode.AUTO_EDIT)
+    assert [m.id for m in bounded.available_modes] == ["default", "auto_edit"]
+    assert approval_mode("default", ApprovalMode.AUTO_EDIT) is ApprovalMode.DEFAULT
+    with pytest.raises(RequestError) as looser:
+        approval_mode("yolo", ApprovalMode.AUTO_EDIT)
+    assert looser.value.code == -32602
+    # The editor's user is told what to choose instead and what to set to allow it.
+    assert str(looser.value) == (
+        "approval mode 'yolo' asks before fewer calls than the operator allows (the loosest "
+        "is 'auto_edit'; choose default or auto_edit); to allow it, the operator sets "
+        "SEAWALL_LOOSEST_APPROVAL_MODE=yolo (or loosest_approval_mode: yolo in the config "
+        "file) for seawall acp: an editor passes it in its agent server's env (docs/acp.md)"
+    )
 
 
 @pytest.mark.parametrize(

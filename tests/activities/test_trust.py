@@ -4,6 +4,7 @@ signing key (seawall/runtime/grants.py): docs/security-trust.md."""
 from __future__ import annotations
 
 import stat
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -15,13 +16,23 @@ from activities.model import ModelActivities
 from activities.tool_runner import ToolActivities
 from activities.tools import BUILTIN_TOOLS
 from activities.trust import DENY_ALL, WorkerTrust
-from seawall.runtime.grants import key_file, load_or_create_key_file, signing_key
+from seawall.runtime.grants import GrantSigner, key_file, load_or_create_key_file, signing_key
+from seawall.runtime.owners import ANY_OWNER, owner_list, owner_listed
 from seawall.runtime.settings import load_settings
 from tests.trust_helpers import harness_trust
 from workflows.contracts import ExecutionStatus, Message, Role, ToolCall, ToolErrorType
 from workflows.contracts.activity import CallModelInput, CheckToolCallInput, ModelSpec, RunToolInput
-from workflows.contracts.grant import SCRIPTED_MODELS_DISABLED, WORKSPACE_OUTSIDE_ROOT
+from workflows.contracts.grant import (
+    GRANT_INVALID,
+    GRANT_MISSING,
+    SCRIPTED_MODELS_DISABLED,
+    WORKSPACE_OUTSIDE_ROOT,
+    input_digest,
+)
+from workflows.contracts.owner_admission import AdmissionState, Slot
 from workflows.contracts.scenario import FixtureTool, ModelScript
+from workflows.contracts.session import SessionInput, SessionSettings
+from workflows.contracts.start_claims import admission_claim
 
 
 def trust_in(root: Path, *, scripted: bool = False) -> WorkerTrust:
@@ -128,3 +139,60 @@ def test_the_setting_wins_over_the_key_file(tmp_path: Path) -> None:
     configured = load_settings({**environ, "SEAWALL_SESSION_SIGNING_KEY": "s" * 40}).settings
     assert signing_key(configured) == "s" * 40
     assert "s" * 40 not in repr(configured)
+
+
+def test_a_starts_digest_survives_its_trip_through_temporal() -> None:
+    """The starter signs the digest of the input it sends; the worker's workflow computes it
+    from the input it received (JSON in between): both must agree, whatever the client's
+    metadata holds, and only the grant and its note are left out."""
+    metadata = {"z": 1.5, "a": [1, "é", None, {"k": True}], "big": 10**30, "channel": False}
+    settings = SessionSettings(workspace_root="/w", client_metadata=metadata)
+    sent = SessionInput(session_id="s", settings=settings, owner_id="alice")
+    received = SessionInput.model_validate_json(sent.model_dump_json())
+    assert input_digest(received) == input_digest(sent)
+    awaiting = sent.model_copy(update={"grant_follows": True})
+    assert input_digest(awaiting) == input_digest(sent)
+    for changed in (
+        sent.model_copy(update={"owner_id": "bob"}),
+        sent.model_copy(update={"prompts_submitted": 50}),
+        sent.model_copy(
+            update={"settings": settings.model_copy(update={"client_metadata": {"channel": True}})}
+        ),
+    ):
+        assert input_digest(changed) != input_digest(sent)
+
+
+def test_channel_owners_name_owners_or_everyone(tmp_path: Path) -> None:
+    assert owner_list(" alice, bob ,alice,") == ("alice", "bob")
+    assert owner_list("") == ()
+    assert owner_listed(("alice",), "alice") and not owner_listed(("alice",), "bob")
+    assert not owner_listed(("alice",), None)  # the single token names no owner
+    assert owner_listed((ANY_OWNER,), None) and owner_listed((ANY_OWNER,), "bob")
+    with pytest.raises(ValueError, match="not an owner id"):
+        owner_list("alice, bad owner")
+    environ = {"HOME": str(tmp_path), "SEAWALL_DATA_DIR": str(tmp_path / "data")}
+    configured = load_settings({**environ, "SEAWALL_CHANNEL_OWNERS": "bridge-1,*"}).settings
+    trust = WorkerTrust.from_settings(configured)
+    assert trust.channel_owners == ("bridge-1", ANY_OWNER)
+    assert DENY_ALL.channel_owners == ()
+
+
+def test_an_admission_workflows_start_is_checked_against_its_signed_state() -> None:
+    key = "k" * 40
+    trust = WorkerTrust(allow_scripted_models=False, workspace_roots=(), keys=(key,))
+    workflow_id = "owner-admission-0123"
+    signed = GrantSigner(key).admission(AdmissionState(), workflow_id)
+    trust.check_start(admission_claim(signed), workflow_id)  # the gateway's: it holds
+
+    now = datetime.now(UTC)
+    ghost = Slot(session_id="g", update_id="prompt:g", admitted_at=now)
+    refusals = {
+        "a state of its own": (signed.model_copy(update={"slots": [ghost]}), workflow_id),
+        "another owner's id": (signed, "owner-admission-4567"),
+        "no grant": (AdmissionState(), workflow_id),
+    }
+    for what, (state, wid) in refusals.items():
+        with pytest.raises(ApplicationError) as refused:
+            trust.check_start(admission_claim(state), wid)
+        assert refused.value.type in {GRANT_INVALID, GRANT_MISSING}, what
+        assert refused.value.non_retryable

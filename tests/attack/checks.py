@@ -1,6 +1,7 @@
-"""How the attack table (tests/attack/table.py) judges a row: each check says the attack's
-GOAL was not reached (a secret's value absent from all the attacker saw, a host file absent
-or unchanged, a process gone, a loopback service silent), never how it was refused, so it
+"""What an attack row is, and how the attack tables (tests/attack/table.py,
+tests/attack/policy_table.py) judge one: each check says the attack's GOAL was not reached (a
+secret's value absent from all the attacker saw, a host file absent or unchanged, a process
+gone, a loopback service silent, a fact the drive recorded), never how it was refused, so it
 holds whatever way the defence is built; and the positive controls a row pairs with it,
 which must see the same mechanism work on what the attacker may touch (tests/attack/mcp_rows.py).
 """
@@ -11,12 +12,39 @@ import os
 import signal
 import stat
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import Any
 
-from tests.attack.hostile import Outcome
+from tests.attack.hostile import Outcome, Turn
 from tests.attack.stack import AttackStack
 
+Drive = Callable[[AttackStack, "Attack"], Awaitable[Outcome]]
 Check = Callable[[AttackStack, Outcome], Awaitable[None] | None]
+
+
+@dataclass(frozen=True)
+class Attack:
+    id: str
+    tries: str
+    # The attacker: "alice" (an owner, through her model), "admin" (the operator's single
+    # token), "anonymous", or "frontend" (whoever reaches the Temporal frontend's port).
+    owner: str
+    via: str
+    # The hostile scripted model's turns; empty where no model is involved.
+    turns: list[Turn]
+    goal_not_reached: Check
+    # How it is delivered (set for rows whose ``via`` has no default, tests/attack/drives.py).
+    drive: Drive | None = None
+    notes: str = ""
+    session: dict[str, Any] = field(default_factory=dict)
+    # A documented exposure: the attack still reaches its goal, by design of a component
+    # Seawall does not control, and the docs say so and what closes it (this text names
+    # where). The row is a strict xfail: it fails the suite the day the attack stops working,
+    # so the docs are updated with it.
+    exposure: str = ""
+
+
+# --- checks -----------------------------------------------------------------------------
 
 
 def assert_absent(seen: str, values: dict[str, str]) -> None:
@@ -182,3 +210,22 @@ def own_shell_ran(stack: AttackStack, outcome: Outcome) -> None:
         f"the control failed, so the row proves nothing: a command in alice's own "
         f"workspace did not run: {[text[:300] for _, text in results]}\n{stack.logs()}"
     )
+
+
+def fact(name: str, predicate: Callable[[Any], bool], what: str) -> Check:
+    def check(stack: AttackStack, outcome: Outcome) -> None:
+        value = outcome.facts.get(name)
+        assert predicate(value), f"{what}: {name}={value!r} (all: {outcome.facts})"
+
+    return check
+
+
+# The dev server `seawall up` runs has no authentication: whoever reaches its frontend drives
+# every workflow, and no worker-side check can tell that client from the gateway. Closed by
+# authenticated Temporal: the ``frontend-mtls`` rows (tests/attack/table.py).
+DEV_FRONTEND_EXPOSURE = (
+    "the dev server (make run, seawall up) has no authentication: whoever reaches its "
+    "frontend on loopback drives every workflow; a sandboxed model cannot reach it (the "
+    "shell-reaches-* rows) and authenticated Temporal refuses such a client (the "
+    'temporal-mtls-* rows): docs/security-temporal.md, "What `make run` does NOT protect"'
+)

@@ -183,6 +183,9 @@ def stack_environment(stack_root: Path, found: Secrets, ports: dict[str, int]) -
         "MY_DB_PASSWD": found.db_password,
         # Read by the gateway and the worker alike (the same environment).
         "SEAWALL_ALLOW_SCRIPTED_MODELS": "1",
+        # A client may choose yolo (the most a hostile model can get); no owner may open a
+        # channel session (the guard off): SEAWALL_CHANNEL_OWNERS is unset.
+        "SEAWALL_LOOSEST_APPROVAL_MODE": "yolo",
         "SEAWALL_MAX_CONCURRENT_PROMPTS_PER_OWNER": str(PROMPT_LIMIT),
         # The attacks fail tool calls on purpose; the guard must not stop them early.
         "SEAWALL_REPEATED_TOOL_FAILURE_GUARD": "off",

@@ -8,7 +8,9 @@ attacker saw, a host file absent or unchanged, a process gone, a foreign signal 
 404 or 429. The checks never depend on an error's wording, so they hold whatever way the
 defence is built; an attack that succeeds fails its test. The checks, and the controls a row
 pairs them with (the same mechanism on the attacker's own things, which must work), are in
-tests/attack/checks.py; the MCP rows in tests/attack/mcp_rows.py.
+tests/attack/checks.py, with what a row is; the MCP rows in tests/attack/mcp_rows.py; the rows of
+what a client may choose, and of the grants that bind a start to its run, in
+tests/attack/policy_table.py.
 
 ``via`` groups the rows by test module: ``model`` (a scripted hostile model in alice's
 session through the real gateway and worker: shell, file tools, MCP), ``acp`` (the same
@@ -23,20 +25,21 @@ from __future__ import annotations
 import json
 import os
 import uuid
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
 from tests.attack import drives, secured_frontend
 from tests.attack.checks import (
+    DEV_FRONTEND_EXPOSURE,
     EVERY_SECRET,
     ORIGINAL,
     SHELL_CONTROL,
-    Check,
+    Attack,
     all_of,
     assert_absent,
     bob_workspace_untouched,
+    fact,
     host_files_untouched,
     no_survivor,
     own_shell_ran,
@@ -46,32 +49,9 @@ from tests.attack.checks import (
 )
 from tests.attack.hostile import Outcome, Turn, call, hostile_prompt, shell
 from tests.attack.mcp_rows import MCP_ROWS
+from tests.attack.policy_table import POLICY_ATTACKS
 from tests.attack.process_rows import PROCESS_ROWS
 from tests.attack.stack import AttackStack
-
-Drive = Callable[[AttackStack, "Attack"], Awaitable[Outcome]]
-
-
-@dataclass(frozen=True)
-class Attack:
-    id: str
-    tries: str
-    # The attacker: "alice" (an owner, through her model), "admin" (the operator's single
-    # token), "anonymous", or "frontend" (whoever reaches the Temporal frontend's port).
-    owner: str
-    via: str
-    # The hostile scripted model's turns; empty where no model is involved.
-    turns: list[Turn]
-    goal_not_reached: Check
-    # How it is delivered (set for rows whose ``via`` has no default, tests/attack/drives.py).
-    drive: Drive | None = None
-    notes: str = ""
-    session: dict[str, Any] = field(default_factory=dict)
-    # A documented exposure: the attack still reaches its goal, by design of a component
-    # Seawall does not control, and the docs say so and what closes it (this text names
-    # where). The row is a strict xfail: it fails the suite the day the attack stops working,
-    # so the docs are updated with it.
-    exposure: str = ""
 
 
 async def through_gateway(stack: AttackStack, attack: Attack) -> Outcome:
@@ -497,24 +477,6 @@ ACP_ATTACKS = [
 # --- the core rows: Temporal, the codec, the gateway, the data dir --------------------------
 
 
-def fact(name: str, predicate: Callable[[Any], bool], what: str) -> Check:
-    def check(stack: AttackStack, outcome: Outcome) -> None:
-        value = outcome.facts.get(name)
-        assert predicate(value), f"{what}: {name}={value!r} (all: {outcome.facts})"
-
-    return check
-
-
-# The dev server `seawall up` runs has no authentication: whoever reaches its frontend drives
-# every workflow, and no worker-side check can tell that client from the gateway. Closed by
-# authenticated Temporal: the ``frontend-mtls`` rows below.
-DEV_FRONTEND_EXPOSURE = (
-    "the dev server (make run, seawall up) has no authentication: whoever reaches its "
-    "frontend on loopback drives every workflow; a sandboxed model cannot reach it (the "
-    "shell-reaches-* rows) and authenticated Temporal refuses such a client (the "
-    'temporal-mtls-* rows): docs/security-temporal.md, "What `make run` does NOT protect"'
-)
-
 CORE_ATTACKS = [
     Attack(
         "temporal-starts-a-session-as-bob-on-root",
@@ -590,12 +552,8 @@ CORE_ATTACKS = [
         [],
         secrets_absent("the codec token", "bob's stored payload"),
         drives.anonymous_reads_the_ui_settings,
-        exposure=(
-            "the dev UI (make run) has no authentication and serves its codec endpoint, token "
-            "included, to whoever reaches it, who can read every history in it anyway; bind "
-            "it to loopback (seawall up does) or put it behind authentication (the compose "
-            "stack does): docs/security-codec.md"
-        ),
+        notes="seawall up gives its unauthenticated UI no codec unless the operator sets "
+        "SEAWALL_UI_CODEC (docs/security-codec.md), so the settings name no endpoint",
     ),
     Attack(
         "gateway-reused-idempotency-key-after-close",
@@ -757,7 +715,14 @@ FRONTEND_MTLS_ATTACKS = frontend_mtls_attacks()
 
 PROCESS_ATTACKS = [Attack(**row) for row in PROCESS_ROWS]
 
-ATTACKS = [*MODEL_ATTACKS, *ACP_ATTACKS, *CORE_ATTACKS, *FRONTEND_MTLS_ATTACKS, *PROCESS_ATTACKS]
+ATTACKS = [
+    *MODEL_ATTACKS,
+    *ACP_ATTACKS,
+    *CORE_ATTACKS,
+    *POLICY_ATTACKS,
+    *FRONTEND_MTLS_ATTACKS,
+    *PROCESS_ATTACKS,
+]
 
 
 def rows(via: str, prefix: str = "") -> list[Any]:

@@ -97,6 +97,8 @@ def bridge_env(temporal_env: WorkflowEnvironment, task_queue: str, tmp: Path) ->
         "SEAWALL_ALLOW_SCRIPTED_MODELS": "1",
         # The key the test worker verifies (tests/trust_helpers.py).
         "SEAWALL_SESSION_SIGNING_KEY": TEST_SIGNING_KEY,
+        # The operator lets editors switch to any mode (unset: only the default's).
+        "SEAWALL_LOOSEST_APPROVAL_MODE": "yolo",
         "XDG_CONFIG_HOME": str(tmp / "config"),
         "XDG_DATA_HOME": str(tmp / "data-home"),
     }
@@ -434,6 +436,26 @@ async def test_modes_switch_which_calls_ask(bridge: Bridge, workspace: Path) -> 
     with pytest.raises(RequestError) as bogus:
         await conn.set_session_mode(session_id=session_id, mode_id="bogus")
     assert bogus.value.code == -32602 and "bogus" in str(bogus.value)
+
+
+async def test_a_mode_looser_than_the_operator_allows_is_neither_offered_nor_taken(
+    temporal_env: WorkflowEnvironment, task_queue: str, tmp_path: Path, workspace: Path
+) -> None:
+    env = {**bridge_env(temporal_env, task_queue, tmp_path)}
+    del env["SEAWALL_LOOSEST_APPROVAL_MODE"]  # unset: the approval_mode ("default") only
+    script = [{"tool_calls": [write("out.txt", "x")]}, {"text": "done"}]
+    async with spawn_bridge(env, tmp_path / "acp.stderr") as (conn, _recorder, _):
+        session = await conn.new_session(
+            cwd=str(workspace), mcp_servers=[], seawall={"modelScript": {"turns": script}}
+        )
+        assert session.modes is not None
+        assert [m.id for m in session.modes.available_modes] == ["default"]
+        for looser in ("auto_edit", "yolo"):
+            with pytest.raises(RequestError) as refused:
+                await conn.set_session_mode(session_id=session.session_id, mode_id=looser)
+            assert refused.value.code == -32602
+            assert f"SEAWALL_LOOSEST_APPROVAL_MODE={looser} " in str(refused.value)
+        await conn.set_session_mode(session_id=session.session_id, mode_id="default")
 
 
 # --- cancel ---------------------------------------------------------------------------------

@@ -1,10 +1,12 @@
-"""Where ``seawall up`` puts the codec token (docs/security-codec.md):
-not in the dev server's argv, which every local user can read, nor in the worker's
-environment; the dev server's UI still gets its codec endpoint, and serves it from its
-settings endpoint to whoever can open the UI (documented: that cannot be avoided)."""
+"""Where ``seawall up`` puts the codec token (docs/security-codec.md): not in the dev
+server's argv, which every local user can read, nor in the worker's environment; and not in
+its UI, whose unauthenticated settings endpoint would serve it to whoever can open the UI,
+unless the operator turns the UI's codec on (``SEAWALL_UI_CODEC``), which is then the
+documented exposure."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import httpx
@@ -20,10 +22,15 @@ def process_file(data_dir: Path, name: str, what: str) -> bytes:
     return Path(f"/proc/{pid}/{what}").read_bytes()
 
 
-async def test_the_codec_token_is_in_no_argv_and_no_workers_environment(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("ui_codec", [False, True], ids=["ui-codec-off", "ui-codec-on"])
+async def test_the_codec_token_is_in_no_argv_no_workers_environment_and_by_default_no_ui(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ui_codec: bool
 ) -> None:
     monkeypatch.setenv("SEAWALL_CODEC_TOKEN", TOKEN)
+    if ui_codec:
+        monkeypatch.setenv("SEAWALL_UI_CODEC", "1")
+    else:
+        monkeypatch.delenv("SEAWALL_UI_CODEC", raising=False)
     data_dir = tmp_path / "data"
     with stack_process(data_dir) as (url, _process):
         argv = process_file(data_dir, "temporal", "cmdline").split(b"\0")
@@ -42,6 +49,7 @@ async def test_the_codec_token_is_in_no_argv_and_no_workers_environment(
             return found if answer.status_code == 200 else None
 
         settings = await until(ui_settings)
+        settings_text = json.dumps(settings)
         async with httpx.AsyncClient(base_url=url) as http:
             from_ui = await http.post(
                 f"/codec/ui/{TOKEN}/encode",
@@ -54,7 +62,15 @@ async def test_the_codec_token_is_in_no_argv_and_no_workers_environment(
     assert f"SEAWALL_CODEC_TOKEN={TOKEN}".encode() in gateway.split(b"\0")
     # The file that handed the endpoint to the dev server is gone once it started.
     assert leftovers == ["gateway.pid", "temporal.pid", "worker.pid"]
-    # What cannot be avoided: the UI serves its codec endpoint, credential and all.
-    codec = settings["Codec"]
-    assert isinstance(codec, dict) and codec["Endpoint"] == f"{url}/codec/ui/{TOKEN}"
+    codec = settings.get("Codec") or {}
+    assert isinstance(codec, dict)
+    if not ui_codec:
+        # The default: the unauthenticated UI has no codec endpoint, and so no token, to
+        # hand out; the gateway's endpoint still answers the operator's own token.
+        assert not codec.get("Endpoint"), codec
+        assert TOKEN not in settings_text
+    else:
+        # Turned on: the UI serves its codec endpoint, credential and all (the exposure the
+        # operator chose, docs/security-codec.md).
+        assert codec["Endpoint"] == f"{url}/codec/ui/{TOKEN}"
     assert from_ui.status_code == 200, from_ui.text

@@ -37,12 +37,14 @@ async def gateway(
 
     async def open_gateway(**overrides: Any) -> httpx.AsyncClient:
         settings = GatewaySettings(
-            task_queue=task_queue,
-            workspaces=tmp_path / "workspaces",
-            token=OPERATOR_TOKEN,
-            owner_tokens={TOKENS[name]: owner for name, owner in owners.items()},
-            allow_scripted_models=True,
-            **overrides,
+            **{
+                "task_queue": task_queue,
+                "workspaces": tmp_path / "workspaces",
+                "token": OPERATOR_TOKEN,
+                "owner_tokens": {TOKENS[name]: owner for name, owner in owners.items()},
+                "allow_scripted_models": True,
+                **overrides,
+            }
         )
         http = httpx.AsyncClient(
             transport=httpx.ASGITransport(app=create_app(settings, factory)),

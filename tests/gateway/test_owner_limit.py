@@ -5,10 +5,16 @@ retries counted once, and slots of submits that never happened freed."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import httpx
-from temporalio.client import Client
+import pytest
+from temporalio.client import Client, WorkflowFailureError
+from temporalio.exceptions import ApplicationError
+from temporalio.testing import WorkflowEnvironment
 
 from gateway.admission import OwnerAdmission
+from seawall.runtime.grants import new_signing_key
 from tests.gateway.owner_helpers import (
     Gateway,
     accepted,
@@ -19,7 +25,8 @@ from tests.gateway.owner_helpers import (
     view_until,
     waiting_session,
 )
-from workflows.contracts.owner_admission import AdmissionState, admission_workflow_id
+from workflows.contracts.grant import GRANT_MISSING
+from workflows.contracts.owner_admission import AdmissionState, Slot, admission_workflow_id
 from workflows.session import OwnerAdmissionWorkflow
 
 
@@ -195,3 +202,49 @@ async def test_the_schema_declares_the_429_and_its_retry_after(gateway: Gateway)
         "$ref": "#/components/schemas/ErrorBody"
     }
     assert refused["headers"]["Retry-After"]["schema"]["type"] == "integer"
+
+
+async def test_an_admission_workflow_someone_else_started_is_never_counted(
+    gateway: Gateway,
+    temporal_env: WorkflowEnvironment,
+    task_queue: str,
+    owners: dict[str, str],
+) -> None:
+    """Whoever reaches the frontend starts bob's admission workflow with a slot that would
+    never free (docs/security-trust.md): the worker refuses the unsigned start, so the
+    gateway's next request starts its own and bob is admitted."""
+    now = datetime.now(UTC)
+    ghost = Slot(
+        session_id="ghost",
+        update_id="prompt:ghost",
+        admitted_at=now,
+        known_as_of=now + timedelta(days=36500),
+    )
+    workflow_id = admission_workflow_id(owners["bob"], task_queue)
+    hostile = await temporal_env.client.start_workflow(
+        OwnerAdmissionWorkflow.run,
+        AdmissionState(slots=[ghost], unsubmitted_grace_seconds=1e9),
+        id=workflow_id,
+        task_queue=task_queue,
+    )
+    http = await gateway(max_concurrent_prompts_per_owner=1)
+    session_id = await waiting_session(http, "bob")
+    await accepted(http, "bob", session_id)
+    with pytest.raises(WorkflowFailureError) as refused:
+        await hostile.result()
+    assert isinstance(refused.value.cause, ApplicationError)
+    assert refused.value.cause.type == GRANT_MISSING
+    handle = temporal_env.client.get_workflow_handle_for(OwnerAdmissionWorkflow.run, workflow_id)
+    state = await handle.query(OwnerAdmissionWorkflow.state)
+    assert [slot.session_id for slot in state.slots] == [session_id]
+
+
+async def test_a_gateway_whose_key_the_workers_refuse_says_so(gateway: Gateway) -> None:
+    http = await gateway(session_signing_key=new_signing_key())
+    refused = await http.post("/v1/sessions", json={}, headers=auth("alice"))
+    assert refused.status_code == 503, refused.text
+    assert refused.json()["detail"] == (
+        "the worker refused this owner's admission workflow (SessionGrantInvalid): the "
+        "gateway's session_signing_key (SEAWALL_SESSION_SIGNING_KEY, or the data directory's "
+        "key file) must be the workers'"
+    )

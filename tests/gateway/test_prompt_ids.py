@@ -24,6 +24,7 @@ from tests.gateway.owner_helpers import (
     permission_request,
     waiting_session,
 )
+from workflows.contracts.grant import GRANT_SIGNAL
 from workflows.contracts.owner_admission import admission_workflow_id
 
 ROUTES = (
@@ -42,12 +43,14 @@ async def call(
 
 
 async def signals(client: Client, workflow_id: str) -> list[str]:
-    """The names of every signal in the workflow's history."""
+    """The names of every signal in the workflow's history but the starter's ``grant`` (the
+    session's own grant for its run, docs/security-trust.md)."""
     history = await client.get_workflow_handle(workflow_id).fetch_history()
     return [
         event.workflow_execution_signaled_event_attributes.signal_name
         for event in history.events
         if event.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED
+        and event.workflow_execution_signaled_event_attributes.signal_name != GRANT_SIGNAL
     ]
 
 

@@ -57,6 +57,8 @@ def model_env(endpoint: str) -> dict[str, str]:
         "SEAWALL_MODEL_TEMPERATURE": "0",
         "SEAWALL_MODEL_MAX_TOKENS": "128",
         "SEAWALL_MODEL_TIMEOUT_SECONDS": str(MODEL_TIMEOUT_SECONDS),
+        # The tests' clients choose yolo (unset, only the default approval mode is allowed).
+        "SEAWALL_LOOSEST_APPROVAL_MODE": "yolo",
     }
 
 

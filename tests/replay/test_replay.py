@@ -107,6 +107,12 @@ def test_the_representative_scenarios_are_all_recorded() -> None:
         "loop-quality-v4-reasked-question",
         "loop-quality-v4-wrapped-sweep",
         "loop-quality-v4-self-wait-judged",
+        # Recorded after grants named their run: the grant signal before the start check
+        # (a session waits for it on a timer), and an admission workflow checked by
+        # seawall.check_start after ADMISSION_START_CHECK_PATCH.
+        "run-grant-warn-then-stop",
+        "session-run-grant",
+        "owner-admission-start-check",
     } <= names
 
 

@@ -12,9 +12,11 @@ session, a signed scenario) still run.
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import hmac
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,23 +31,35 @@ from temporalio.testing import WorkflowEnvironment
 from activities.trust import WorkerTrust
 from gateway.app import create_app
 from gateway.settings import GatewaySettings
-from seawall.runtime.grants import GrantSigner, new_signing_key, signing_client
+from seawall.runtime.grants import (
+    GrantSigner,
+    awaiting_grant,
+    new_signing_key,
+    signing_client,
+)
 from seawall.worker.build import build_worker
 from tests.trust_helpers import TEST_SIGNER, TEST_SIGNING_KEY, harness_trust
+from workflows.contracts import start_claims
 from workflows.contracts.activity import CALL_MODEL, RUN_TOOL
 from workflows.contracts.grant import (
     GRANT_EXPIRED,
     GRANT_INVALID,
     GRANT_MISSING,
+    GRANT_SIGNAL,
+    GUARD_OFF_NOT_ALLOWED,
     SCRIPTED_MODELS_DISABLED,
     WORKSPACE_OUTSIDE_ROOT,
+    SessionGrant,
+    canonical_claim,
 )
 from workflows.contracts.prompt import PromptInput, StopReason
 from workflows.contracts.prompt_options import ApprovalMode
 from workflows.contracts.scenario import FixtureTool, ModelScript, ScenarioHooks
 from workflows.contracts.session import PromptSubmission, SessionInput, SessionSettings
+from workflows.contracts.start_claims import session_claim
 from workflows.prompt.workflow import PromptWorkflow
 from workflows.seed import GuardMode
+from workflows.seed.failed_call_refusal import RefusalMode
 from workflows.session import SessionWorkflow, session_workflow_id
 
 MARKER = "pwned.txt"
@@ -72,12 +86,8 @@ def hostile_script(marker: Path = Path(MARKER)) -> ScenarioHooks:
 
 def prompt(workspace: Path | str, **fields: Any) -> PromptInput:
     fields.setdefault("scenario", hostile_script())
-    return PromptInput(
-        prompt="go",
-        workspace_root=str(workspace),
-        approval_mode=ApprovalMode.YOLO,
-        **fields,
-    )
+    fields.setdefault("approval_mode", ApprovalMode.YOLO)
+    return PromptInput(prompt="go", workspace_root=str(workspace), **fields)
 
 
 def session(workspace: Path | str, session_id: str | None = None, **fields: Any) -> SessionInput:
@@ -89,26 +99,62 @@ def session(workspace: Path | str, session_id: str | None = None, **fields: Any)
     return SessionInput(session_id=session_id or uuid.uuid4().hex[:12], settings=settings, **fields)
 
 
-async def start_prompt(
-    client: Client, queue: str, inp: PromptInput, workflow_id: str | None = None
+# What a forger signals to the run it started: a grant made for (workflow id, run id).
+Granting = Callable[[str, str], SessionGrant]
+
+
+def signed_as(
+    inp: SessionInput | PromptInput,
+    signer: GrantSigner = TEST_SIGNER,
+    *,
+    workflow_id: str | None = None,
+    run_id: str | None = None,
+) -> Granting:
+    """The grant ``signer`` makes for ``inp`` (as a trusted starter sends it), for the run it
+    is signalled to unless ``workflow_id`` or ``run_id`` name another."""
+    return lambda wid, rid: signer.for_run(awaiting_grant(inp), workflow_id or wid, run_id or rid)
+
+
+async def start_granted(
+    client: Client,
+    workflow: Any,
+    inp: SessionInput | PromptInput,
+    workflow_id: str,
+    queue: str,
+    grant: Granting | None,
 ) -> WorkflowHandle[Any, Any]:
-    return await client.start_workflow(
-        PromptWorkflow.run,
-        inp,
-        id=workflow_id or f"hostile-{uuid.uuid4().hex[:10]}",
-        task_queue=queue,
-    )
+    """Start ``inp`` on ``client``; with ``grant``, as a starter whose grant follows: the
+    input says so, and ``grant`` (for the run started) is signalled to it."""
+    started = awaiting_grant(inp) if grant is not None else inp
+    handle = await client.start_workflow(workflow, started, id=workflow_id, task_queue=queue)
+    if grant is not None:
+        run_id = handle.result_run_id or ""
+        await client.get_workflow_handle(workflow_id, run_id=run_id).signal(
+            GRANT_SIGNAL, grant(workflow_id, run_id)
+        )
+    return handle
+
+
+async def start_prompt(
+    client: Client,
+    queue: str,
+    inp: PromptInput,
+    workflow_id: str | None = None,
+    grant: Granting | None = None,
+) -> WorkflowHandle[Any, Any]:
+    workflow_id = workflow_id or f"hostile-{uuid.uuid4().hex[:10]}"
+    return await start_granted(client, PromptWorkflow.run, inp, workflow_id, queue, grant)
 
 
 async def start_session(
-    client: Client, queue: str, inp: SessionInput, workflow_id: str | None = None
+    client: Client,
+    queue: str,
+    inp: SessionInput,
+    workflow_id: str | None = None,
+    grant: Granting | None = None,
 ) -> WorkflowHandle[Any, Any]:
-    handle = await client.start_workflow(
-        SessionWorkflow.run,
-        inp,
-        id=workflow_id or session_workflow_id(inp.session_id),
-        task_queue=queue,
-    )
+    workflow_id = workflow_id or session_workflow_id(inp.session_id)
+    handle = await start_granted(client, SessionWorkflow.run, inp, workflow_id, queue, grant)
     # The attacker submits a prompt at once: it must never run. (The update may find the
     # session already failed.)
     with contextlib.suppress(Exception):
@@ -247,19 +293,82 @@ async def test_a_fixture_tool_needs_the_workers_own_allowance(
 async def test_a_root_prompts_grant_for_another_prompt_is_refused(
     unsigned: Client, task_queue: str, workspace: Path
 ) -> None:
-    granted = TEST_SIGNER.prompt(prompt(workspace), "the-prompt-it-was-signed-for")
-    handle = await start_prompt(unsigned, task_queue, granted, workflow_id="another-prompt-id")
+    granted = signed_as(prompt(workspace), workflow_id="the-prompt-it-was-signed-for")
+    handle = await start_prompt(unsigned, task_queue, prompt(workspace), grant=granted)
     await assert_refused(handle, GRANT_INVALID, markers=[workspace / MARKER])
 
 
 async def test_a_root_prompt_cannot_switch_the_guard_off_after_signing(
     unsigned: Client, task_queue: str, workspace: Path
 ) -> None:
-    workflow_id = f"hostile-{uuid.uuid4().hex[:8]}"
-    granted = TEST_SIGNER.prompt(prompt(workspace, guard_mode=GuardMode.ENFORCE), workflow_id)
-    tampered = granted.model_copy(update={"guard_mode": GuardMode.OFF})
-    handle = await start_prompt(unsigned, task_queue, tampered, workflow_id=workflow_id)
+    granted = signed_as(prompt(workspace, guard_mode=GuardMode.ENFORCE))
+    tampered = prompt(workspace, guard_mode=GuardMode.OFF)
+    handle = await start_prompt(unsigned, task_queue, tampered, grant=granted)
     await assert_refused(handle, GRANT_INVALID, markers=[workspace / MARKER])
+
+
+@pytest.mark.parametrize(
+    "tampered",
+    [
+        {"max_tool_calls_per_turn": 0},  # the cap off
+        {"refusal_mode": RefusalMode.OFF},
+        {"client_metadata": {"channel": True}},  # the guard off
+        {"approval_mode": ApprovalMode.YOLO, "loosest_approval_mode": ApprovalMode.YOLO},
+        {"prompt": "another prompt"},
+    ],
+)
+async def test_no_field_of_a_signed_start_can_be_changed(
+    unsigned: Client, task_queue: str, workspace: Path, tampered: dict[str, Any]
+) -> None:
+    """The grant signs the whole start input: whatever field is changed, it fails."""
+    signed = prompt(workspace, approval_mode=ApprovalMode.DEFAULT)
+    changed = signed.model_copy(update=tampered)
+    handle = await start_prompt(unsigned, task_queue, changed, grant=signed_as(signed))
+    await assert_refused(handle, GRANT_INVALID, markers=[workspace / MARKER])
+
+
+async def test_a_root_prompt_whose_grant_never_arrives_fails(
+    unsigned: Client, task_queue: str, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Waits GRANT_WAIT_SECONDS (60) for the starter's signal; a shorter wait here.
+    monkeypatch.setattr(start_claims, "GRANT_WAIT_SECONDS", 1)
+    started = awaiting_grant(prompt(workspace))
+    handle = await start_prompt(unsigned, task_queue, started)
+    cause = await assert_refused(handle, GRANT_MISSING, markers=[workspace / MARKER])
+    assert "did not arrive within 1 s" in cause.message
+
+
+# --- the guard forced off -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "routing", [{"client_metadata": {"channel": True}}, {"route": "cron"}, {"route": "background"}]
+)
+async def test_the_guard_off_needs_the_workers_channel_owners(
+    client: Client, unsigned: Client, workspace: Path, routing: dict[str, Any]
+) -> None:
+    queue = f"no-channels-{uuid.uuid4().hex[:8]}"
+    async with build_worker(unsigned, queue, trust=harness_trust(channel_owners=("owner-alice",))):
+        bobs = prompt(workspace, owner_id=BOB, **routing)
+        cause = await assert_refused(
+            await start_prompt(client, queue, bobs),
+            GUARD_OFF_NOT_ALLOWED,
+            markers=[workspace / MARKER],
+        )
+        assert "channel_owners" in cause.message
+        # A session marked as a channel, signed and all: refused the same way.
+        if "client_metadata" in routing:
+            channel = session(workspace, owner_id=BOB)
+            settings = channel.settings.model_copy(update=routing)
+            handle = await start_session(
+                client, queue, channel.model_copy(update={"settings": settings})
+            )
+            await assert_refused(handle, GUARD_OFF_NOT_ALLOWED, markers=[workspace / MARKER])
+        # The owner the operator named runs unguarded.
+        alices = prompt(workspace, owner_id="owner-alice", guard_mode=GuardMode.ENFORCE, **routing)
+        result = await (await start_prompt(client, queue, alices)).result()
+    assert result.stop_reason is StopReason.END_TURN
+    assert result.guard_mode == "off"
 
 
 # --- sessions -------------------------------------------------------------------------------
@@ -296,9 +405,9 @@ async def test_a_session_with_its_guard_mode_set_is_checked_too(
 async def test_a_grant_signed_for_alice_does_not_make_bob_the_owner(
     unsigned: Client, task_queue: str, workspace: Path
 ) -> None:
-    granted = TEST_SIGNER.session(session(workspace, owner_id="owner-alice"))
-    forged = granted.model_copy(update={"owner_id": BOB})
-    handle = await start_session(unsigned, task_queue, forged)
+    alices = session(workspace, owner_id="owner-alice")
+    forged = alices.model_copy(update={"owner_id": BOB})
+    handle = await start_session(unsigned, task_queue, forged, grant=signed_as(alices))
     cause = await assert_refused(handle, GRANT_INVALID, markers=[workspace / MARKER])
     assert "owner" in cause.message
 
@@ -306,33 +415,93 @@ async def test_a_grant_signed_for_alice_does_not_make_bob_the_owner(
 async def test_a_grant_signed_with_another_key_is_refused(
     unsigned: Client, task_queue: str, workspace: Path
 ) -> None:
+    inp = session(workspace, owner_id=BOB)
     forger = GrantSigner(new_signing_key())
-    handle = await start_session(
-        unsigned, task_queue, forger.session(session(workspace, owner_id=BOB))
-    )
+    handle = await start_session(unsigned, task_queue, inp, grant=signed_as(inp, forger))
     await assert_refused(handle, GRANT_INVALID, markers=[workspace / MARKER])
 
 
 async def test_another_sessions_grant_replayed_is_refused(
     unsigned: Client, task_queue: str, workspace: Path
 ) -> None:
-    original = TEST_SIGNER.session(session(workspace, owner_id=BOB))
+    original = session(workspace, owner_id=BOB)
+    other_id = session_workflow_id(original.session_id)
     # The same grant on a new session id, and the same input under another workflow id.
-    replayed = session(workspace, owner_id=BOB).model_copy(update={"grant": original.grant})
+    replayed = session(workspace, owner_id=BOB)
     for handle in (
-        await start_session(unsigned, task_queue, replayed),
         await start_session(
-            unsigned, task_queue, original, workflow_id=session_workflow_id(uuid.uuid4().hex)
+            unsigned, task_queue, replayed, grant=signed_as(original, workflow_id=other_id)
+        ),
+        await start_session(
+            unsigned,
+            task_queue,
+            original,
+            workflow_id=session_workflow_id(uuid.uuid4().hex),
+            grant=signed_as(original, workflow_id=other_id),
         ),
     ):
         await assert_refused(handle, GRANT_INVALID, markers=[workspace / MARKER])
+
+
+async def test_a_grant_replayed_under_the_same_id_after_its_session_closed_is_refused(
+    client: Client, unsigned: Client, task_queue: str, workspace: Path
+) -> None:
+    """The replay the grant's run closes: bob's session ran and closed; its start input and
+    grant, both in its history, are sent again under the same workflow id."""
+    inp = session(workspace, owner_id=BOB, scenario=hostile_script(Path("first.txt")))
+    first = await start_session(client, task_queue, inp)
+    await first.signal(SessionWorkflow.close)
+    await first.result()
+    history = await first.fetch_history()
+    [granted] = [
+        e.workflow_execution_signaled_event_attributes
+        for e in history.events
+        if e.HasField("workflow_execution_signaled_event_attributes")
+        and e.workflow_execution_signaled_event_attributes.signal_name == GRANT_SIGNAL
+    ]
+    [copied] = await unsigned.data_converter.decode(granted.input.payloads, [SessionGrant])
+    again = await start_session(
+        unsigned,
+        task_queue,
+        inp.model_copy(
+            update={"settings": inp.settings.model_copy(update={"scenario": hostile_script()})}
+        ),
+        grant=lambda _wid, _rid: copied,
+    )
+    await assert_refused(again, GRANT_INVALID, markers=[workspace / MARKER])
+    # And the very same input with its copied grant: the grant names the first run only.
+    same = await start_session(unsigned, task_queue, inp, grant=lambda _wid, _rid: copied)
+    await assert_refused(same, GRANT_INVALID, markers=[])
+
+
+async def test_a_grant_in_the_start_input_names_no_run_and_is_refused(
+    unsigned: Client, task_queue: str, workspace: Path
+) -> None:
+    """An older starter's grant, in the input and valid for the workflow id alone, is what a
+    replay would copy: it no longer verifies."""
+    inp = session(workspace, owner_id=BOB)
+    workflow_id = session_workflow_id(inp.session_id)
+    claim = session_claim(inp, run_id=None, grant=None)
+    expires_at = int(time.time()) + 3600
+    signature = hmac.new(
+        TEST_SIGNING_KEY.encode(),
+        canonical_claim(claim, workflow_id=workflow_id, expires_at=expires_at),
+        hashlib.sha256,
+    ).hexdigest()
+    in_input = inp.model_copy(
+        update={"grant": SessionGrant(expires_at=expires_at, signature=signature)}
+    )
+    handle = await start_session(unsigned, task_queue, in_input)
+    cause = await assert_refused(handle, GRANT_INVALID, markers=[workspace / MARKER])
+    assert "run" in cause.message
 
 
 async def test_an_expired_grant_is_refused(
     unsigned: Client, task_queue: str, workspace: Path
 ) -> None:
     stale = GrantSigner(TEST_SIGNING_KEY, clock=lambda: time.time() - 7200)
-    handle = await start_session(unsigned, task_queue, stale.session(session(workspace)))
+    inp = session(workspace)
+    handle = await start_session(unsigned, task_queue, inp, grant=signed_as(inp, stale))
     await assert_refused(handle, GRANT_EXPIRED, markers=[workspace / MARKER])
 
 

@@ -19,8 +19,9 @@ non-retryable ``ApplicationError`` the workflow raises as its own failure.
 
 The activities, and why each is one:
 
-- ``seawall.call_model`` (:class:`CallModelInput` → :class:`ModelReply`): the whole
-  conversation under the context policy, the prompt's tools, and the retry window. The
+- ``seawall.call_model`` (:class:`CallModelInput` → :class:`ModelReply`): the conversation
+  under the context policy (by reference to the request before and what is new since, in
+  prompts started after ``CONVERSATION_REFS_PATCH``), the prompt's tools, and the retry window. The
   model's output is never trusted: broken JSON arguments, a missing function name and an
   unknown tool pass through as data for the workflow's invalid-parameter path. While the
   reply streams, the activity signals its text to the prompt (``activities.model_stream``);
@@ -62,6 +63,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from workflows.contracts.approval import ApprovalRule
 from workflows.contracts.conversation import Message
+from workflows.contracts.conversation_ref import ConversationRef
 from workflows.contracts.grant import StartClaim
 from workflows.contracts.outcome import ToolCall
 from workflows.contracts.prompt_options import (
@@ -92,6 +94,9 @@ RESOLVE_OPERATOR_SETTINGS = "seawall.resolve_operator_settings"
 # The progress judge (docs/protections.md, "The progress judge"): the operator's own model
 # asked whether a suspicious stretch of a prompt is making progress.
 JUDGE_PROGRESS = "seawall.judge_progress"
+# The worker's check of a start that has no other activity to carry it (an owner's admission
+# workflow; docs/security-trust.md): its input is a StartClaim.
+CHECK_START = "seawall.check_start"
 
 # The model activity's failure types the workflow tells apart (docs/durability.md, "Model requests
 # and outages"): the endpoint refused the request (a 4xx other than 408/409/429; never retried), and
@@ -162,6 +167,10 @@ class CallModelInput(_Strict):
     # ``model_retry_window_seconds``); None in requests of prompts started before
     # MODEL_RETRY_WINDOW_PATCH, whose retry policy counts attempts instead.
     retry_window_seconds: float | None = None
+    # Requests of prompts started after CONVERSATION_REFS_PATCH: the conversation (and the
+    # tools and script, when unchanged) by reference to the request before, resolved by the
+    # model activity (workflows/contracts/conversation_ref.py); ``messages`` then holds none.
+    conversation: ConversationRef | None = None
 
     @model_validator(mode="before")
     @classmethod

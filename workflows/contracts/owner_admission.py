@@ -13,6 +13,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from workflows.contracts.grant import SessionGrant
+
 # A slot admitted for a submit the gateway never made (it crashed, or lost its connection,
 # between ``admit`` and ``submit_prompt``) is freed once it is this old and the session
 # knows no such submit. Far longer than a submit takes (its RPC timeout is 10 s).
@@ -96,6 +98,10 @@ class AdmissionState(BaseModel):
     released: list[str] = Field(default_factory=list)
     messages_per_run: int = Field(default=MESSAGES_PER_RUN, ge=1)
     unsubmitted_grace_seconds: float = Field(default=UNSUBMITTED_GRACE_SECONDS, ge=0)
+    # The gateway's signature over this start (docs/security-trust.md): the worker checks it
+    # at a fresh start, before the workflow answers anything; not in the runs continue-as-new
+    # makes, which carry it unchecked.
+    grant: SessionGrant | None = None
 
     @property
     def unsubmitted_grace(self) -> timedelta:

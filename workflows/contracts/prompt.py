@@ -104,8 +104,10 @@ class PromptInput(PromptOptions):
     owner_id: str | None = None
     rollout: RolloutAssignment | None = None
     # A root prompt's grant (docs/security-trust.md): the worker checks it when the prompt
-    # starts; a session's prompts need none (the session's start was checked).
+    # starts; a session's prompts need none (the session's start was checked). A trusted
+    # starter signals it for the started run instead (``grant_follows``).
     grant: SessionGrant | None = None
+    grant_follows: bool = False
 
     @model_validator(mode="before")
     @classmethod
@@ -125,9 +127,16 @@ def prompt_title(text: str) -> str:
     return line if len(line) <= PROMPT_TITLE_CHARS else line[: PROMPT_TITLE_CHARS - 1] + "…"
 
 
+def channel_marked(client_metadata: dict[str, Any]) -> bool:
+    """Whether a client's metadata marks a channel-bridge prompt (any true value: the seed's
+    reading; the gateway accepts only a boolean, and only for the operator's
+    ``channel_owners``)."""
+    return bool(client_metadata.get("channel"))
+
+
 def route_label(prompt: PromptInput) -> str:
     """The route as a telemetry label: a channel prompt is its own route."""
-    return "channel" if prompt.client_metadata.get("channel") else prompt.route.value
+    return "channel" if channel_marked(prompt.client_metadata) else prompt.route.value
 
 
 def guard_forced_off(prompt: PromptInput) -> bool:

@@ -47,11 +47,23 @@ MUTATING_TOOLS_ALLOWED_IN_AUTO_EDIT = frozenset({"write_file", "edit_file"})
 
 
 class ApprovalMode(StrEnum):
-    """Which mutating tools run without asking the user."""
+    """Which mutating tools run without asking the user, from the strictest to the loosest
+    (the order the operator's ``loosest_approval_mode`` bounds: docs/security.md, "What a
+    client may choose")."""
 
     DEFAULT = "default"  # ask for every mutating tool
     AUTO_EDIT = "auto_edit"  # file edits run, shell commands ask
     YOLO = "yolo"  # nothing asks
+
+    def looser_than(self, other: ApprovalMode) -> bool:
+        """Whether this mode asks before fewer calls than ``other``."""
+        order = list(ApprovalMode)
+        return order.index(self) > order.index(other)
+
+    def allowed_by(self, loosest: ApprovalMode | None) -> bool:
+        """Whether the operator's ``loosest`` mode allows this one (``None``: no bound, as
+        in inputs recorded before the bound existed)."""
+        return loosest is None or not self.looser_than(loosest)
 
     def asks_before(self, tool_name: str, *, mutating: bool) -> bool:
         """Whether a call of this tool waits for the user's approval before it runs."""
@@ -60,6 +72,33 @@ class ApprovalMode(StrEnum):
         return not (
             self is ApprovalMode.AUTO_EDIT and tool_name in MUTATING_TOOLS_ALLOWED_IN_AUTO_EDIT
         )
+
+
+def loosest_allowed(default: ApprovalMode, loosest: ApprovalMode | None) -> ApprovalMode:
+    """The loosest approval mode a client may choose: the operator's ``loosest`` (the
+    ``loosest_approval_mode`` setting), never stricter than its ``default`` (the
+    ``approval_mode`` setting, which is always allowed); unset, the default itself."""
+    if loosest is None or default.looser_than(loosest):
+        return default
+    return loosest
+
+
+def allowed_approval_modes(loosest: ApprovalMode | None) -> list[ApprovalMode]:
+    """The modes ``loosest`` allows, strictest first."""
+    return [mode for mode in ApprovalMode if mode.allowed_by(loosest)]
+
+
+def looser_mode_refusal(mode: ApprovalMode, loosest: ApprovalMode, *, where: str) -> str:
+    """The one refusal of an approval mode looser than the operator's ``loosest`` (the
+    gateway's ``403``, ``seawall acp``'s invalid params, the session's own check): what the
+    client may choose instead, and what the operator sets, ``where``, to allow ``mode``."""
+    allowed = " or ".join(choice.value for choice in allowed_approval_modes(loosest))
+    return (
+        f"approval mode {mode.value!r} asks before fewer calls than the operator allows (the "
+        f"loosest is {loosest.value!r}; choose {allowed}); to allow it, the operator sets "
+        f"SEAWALL_LOOSEST_APPROVAL_MODE={mode.value} (or loosest_approval_mode: {mode.value} "
+        f"in the config file) {where}"
+    )
 
 
 class PromptOptions(BaseModel):
@@ -77,6 +116,10 @@ class PromptOptions(BaseModel):
     max_tool_calls_per_turn: int | None = Field(default=None, ge=0)
     max_model_requests: int = Field(default=DEFAULT_MAX_MODEL_REQUESTS, ge=1)
     approval_mode: ApprovalMode = ApprovalMode.DEFAULT
+    # The loosest approval mode a client may switch the prompt (or its session) to: the
+    # operator's, fixed at the start (docs/security.md, "What a client may choose"). None:
+    # no bound (inputs recorded before it existed).
+    loosest_approval_mode: ApprovalMode | None = None
     permission_timeout_seconds: float = Field(default=DEFAULT_PERMISSION_TIMEOUT_SECONDS, gt=0)
     # What a permission request never shows (workflows/prompt/approvals.py).
     redacted_arguments: tuple[str, ...] = DEFAULT_REDACTED_ARGUMENTS

@@ -87,9 +87,11 @@ class SessionInput(BaseModel):
     # The loop profile and per-rule modes, resolved with the guard mode (docs/protections.md, "Loop
     # profiles"); None: each prompt resolves them itself.
     loop_settings: LoopSettings | None = None
-    # The starter's signature over the fields above (docs/security-trust.md); the worker
-    # checks it at the session's fresh start, not in the runs continue-as-new makes.
+    # The starter's signature over the session's start (docs/security-trust.md); the worker
+    # checks it at the session's fresh start, not in the runs continue-as-new makes. A
+    # trusted starter signals it for the started run instead (``grant_follows``).
     grant: SessionGrant | None = None
+    grant_follows: bool = False
     conversation: list[Message] = Field(default_factory=list)
     queue: list[QueuedSessionPrompt] = Field(default_factory=list)
     finished: list[FinishedPrompt] = Field(default_factory=list)

@@ -102,6 +102,14 @@ LOOP_QUALITY_V4_PATCH = "seawall-loop-quality-v4"
 # editor_calls.py). Prompts started before it never had ``editor_tools`` and so never reach
 # that path; it is asked there, on a routed call only, so no other prompt records a marker.
 EDITOR_TOOLS_PATCH = "seawall-editor-tools-v1"
+# A prompt started after it carries each model request's conversation by reference to the request
+# before and what is new since, and its tools and script only when they changed
+# (workflows/prompt/conversation_chain.py; docs/durability.md, "Conversations stored once"):
+# the same commands, leaner activity inputs. Prompts started before it replay sending every
+# request whole, as they ran. Asked first of all, before LOOP_QUALITY_V4_PATCH, whose changes
+# it takes as given, so a prompt still records one marker; a history without it asks
+# LOOP_QUALITY_V4_PATCH next, as it did.
+CONVERSATION_REFS_PATCH = "seawall-conversation-refs-v1"
 
 
 @dataclass(frozen=True)
@@ -110,6 +118,7 @@ class StartPatches:
     (histories recorded before a patch have no marker for it), the newest first: it takes
     every start patch before it as given, so a new prompt records one marker."""
 
+    conversation_refs: bool = False  # CONVERSATION_REFS_PATCH: requests as a chain
     normalized: bool = False  # LOOP_QUALITY_V4_PATCH: the normalizer and its rules
     one_marker: bool = False  # ONE_MARKER_PATCH: the start patches below without markers
     durable_steps: bool = False  # DURABLE_STEPS_PATCH
@@ -121,9 +130,11 @@ class StartPatches:
 
     @classmethod
     def ask(cls) -> StartPatches:
-        normalized = workflow.patched(LOOP_QUALITY_V4_PATCH)
-        if normalized or workflow.patched(ONE_MARKER_PATCH):
-            return cls(normalized, True, True, True, True, True)
+        chained = workflow.patched(CONVERSATION_REFS_PATCH)
+        if chained or workflow.patched(LOOP_QUALITY_V4_PATCH):
+            return cls(chained, True, True, True, True, True, True)
+        if workflow.patched(ONE_MARKER_PATCH):
+            return cls(False, False, True, True, True, True, True)
         # Asked in this order, as every history before ONE_MARKER_PATCH recorded them.
         return cls(
             durable_steps=workflow.patched(DURABLE_STEPS_PATCH),

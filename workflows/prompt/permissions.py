@@ -8,7 +8,8 @@ workflow state and takes the user's answer through the ``answer_permission`` upd
 rejection, or no answer within the prompt's permission timeout, means the call never runs;
 an approval with ``remember`` allows the same call again for the rest of the session. The
 ``set_approval_mode`` signal (an editor switching its session mode) changes the preset for
-later calls.
+later calls, within the loosest mode the operator allowed when the prompt started (a looser
+one is ignored: docs/security.md, "What a client may choose").
 """
 
 from __future__ import annotations
@@ -45,9 +46,13 @@ class PermissionRequests:
     def set_approval_mode(self, change: ApprovalModeChange) -> None:
         self._approval_mode_change = change.approval_mode
 
-    def _approval_mode(self, started_with: ApprovalMode) -> ApprovalMode:
-        """The approval mode for a call cleared to run now."""
-        return self._approval_mode_change or started_with
+    def _approval_mode(
+        self, started_with: ApprovalMode, loosest: ApprovalMode | None
+    ) -> ApprovalMode:
+        """The approval mode for a call cleared to run now: the latest switch the operator's
+        ``loosest`` mode allows, else the mode the prompt started with."""
+        change = self._approval_mode_change
+        return change if change is not None and change.allowed_by(loosest) else started_with
 
     def _approval(self, options: PromptOptions, call: ToolCall, *, mutating: bool) -> Approval:
         """How the policy decides ``call`` now (deterministic: the same rules and answers
@@ -57,7 +62,8 @@ class PermissionRequests:
             session=options.session_approval_rules,
             remembered=(*options.remembered_approvals, *self._remembered),
         )
-        return policy.decide(self._approval_mode(options.approval_mode), call, mutating=mutating)
+        mode = self._approval_mode(options.approval_mode, options.loosest_approval_mode)
+        return policy.decide(mode, call, mutating=mutating)
 
     @workflow.update
     def answer_permission(self, answer: PermissionAnswer) -> str:

@@ -80,7 +80,7 @@ with workflow.unsafe.imports_passed_through():
         route_label,
     )
     from workflows.contracts.prompt_options import DEFAULT_MODEL_RETRY_WINDOW_SECONDS
-    from workflows.contracts.start_claims import prompt_claim, refused_start
+    from workflows.contracts.start_claims import RunGrantInbox, refused_start
     from workflows.contracts.synthetic_outcomes import (
         cancelled_outcome,
         permission_denied_outcome,
@@ -109,6 +109,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows.prompt.client_connection import ClientConnection
     from workflows.prompt.context_window import ContextWindow
+    from workflows.prompt.conversation_chain import ConversationChain
     from workflows.prompt.editor_calls import EditorCalls
     from workflows.prompt.events import EventLog, StreamedText
     from workflows.prompt.judging import JUDGED_NOTHING, JudgeRequests, PromptJudging
@@ -124,18 +125,16 @@ with workflow.unsafe.imports_passed_through():
     from workflows.prompt.scenario_hooks import ScenarioDriverHooks
     from workflows.prompt.visibility import SearchAttributes, current_details, tool_summary
     from workflows.rules import SEED_SETTINGS, LoopRules, LoopSettings, RuleDecision
-    from workflows.seed.guard import (
-        GuardMode,
-        GuardState,
-        telemetry_record,
-    )
+    from workflows.seed.guard import GuardMode, GuardState, telemetry_record
     from workflows.seed.protections import BatchProtections, BatchScreening, Cleared, LoopStop
 
 
 @workflow.defn(name="PromptWorkflow")
-class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, EditorCalls, ClientConnection):
-    """One prompt's agent loop. The mixins add the ``answer_permission`` update and the
-    scenario driver's ``wait_for_driver`` update and ``release_batch`` signal."""
+class PromptWorkflow(
+    ScenarioDriverHooks, PermissionRequests, EditorCalls, ClientConnection, RunGrantInbox
+):
+    """One prompt's agent loop. The mixins add the ``answer_permission`` update, the scenario
+    driver's ``wait_for_driver`` update and ``release_batch`` signal, and ``grant``."""
 
     @workflow.init
     def __init__(self, prompt: PromptInput) -> None:
@@ -163,10 +162,10 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, EditorCalls, Clien
         self._queued_prompt = False
         self._input_unreliable = False
         self._stop_reason: StopReason | None = None
-        # Decided once, when the loop starts (CONTEXT_POLICY_PATCH); the policy's view, kept
-        # between requests and extended (fit_context's view, without re-walking it).
+        # Decided when the loop starts (CONTEXT_POLICY_PATCH); the policy's view, kept and extended.
         self._context_policy = False
         self._context_window: ContextWindow | None = None
+        self._chain = ConversationChain()  # requests by reference (CONVERSATION_REFS_PATCH)
         self._context_budget = prompt.context_budget_chars or DEFAULT_CONTEXT_BUDGET_CHARS
         # Decided first of all: which start patches apply (workflows/prompt/patches.py).
         self._patches = StartPatches()
@@ -431,12 +430,11 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, EditorCalls, Clien
         prompts started before the patch, the ``seawall.list_tools`` activity, which may wait
         on MCP servers and heartbeats while it does."""
         scenario = self._input.scenario
-        info = workflow.info()
-        # A root prompt's start is checked by the worker; a session's by the session's.
-        root = info.parent is None and info.continued_run_id is None
+        # A root prompt's start is checked by the worker; a session's prompts were started
+        # by a checked session (docs/security-trust.md).
         request = ListToolsInput(
             scenario_tools=scenario.fixture_tools if scenario else None,
-            start=prompt_claim(self._input) if root else None,
+            start=await self.root_prompt_claim(self._input),
             workspace_root=self._input.workspace_root,
         )
         if self._patches.tools_without_hop:
@@ -553,13 +551,16 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, EditorCalls, Clien
         try:
             reply: ModelReply = await workflow.execute_activity(
                 CALL_MODEL,
-                CallModelInput(
-                    model=self._input.model,
-                    messages=self._model_context(),
-                    tools=list(self._tools.values()),
-                    request_number=self._model_in_flight,
-                    scenario_script=scenario.model_script if scenario else None,
-                    retry_window_seconds=self._model_retry_window if windowed else None,
+                self._chain.carry(
+                    CallModelInput(
+                        model=self._input.model,
+                        messages=self._model_context(),
+                        tools=list(self._tools.values()),
+                        request_number=self._model_in_flight,
+                        scenario_script=scenario.model_script if scenario else None,
+                        retry_window_seconds=self._model_retry_window if windowed else None,
+                    ),
+                    chained=self._patches.conversation_refs,
                 ),
                 result_type=ModelReply,
                 start_to_close_timeout=MODEL_TIMEOUT,
@@ -591,8 +592,7 @@ class PromptWorkflow(ScenarioDriverHooks, PermissionRequests, EditorCalls, Clien
         return text
 
     def _model_context(self) -> list[Message]:
-        """What the next model request carries: the whole conversation, or (context policy)
-        its view within the prompt's context budget. The durable conversation stays whole."""
+        """The next request's conversation: whole, or (context policy) its view in budget."""
         if not self._context_policy:
             return self._messages
         if self._context_window is None:

@@ -16,8 +16,12 @@ workflow frees every slot whose prompt has finished, was cancelled, failed, or w
 submitted. So the sessions need not tell this workflow anything, and a slot cannot leak: its
 prompt either still runs (and is counted) or is seen to be gone at the next refusal.
 
-The workflow never sees the owner id (its id is a hash of it) and runs no activity: each
-message is a pure function of the state, so it is deterministic by construction.
+The workflow never sees the owner id (its id is a hash of it). Its one activity is the
+worker's check of a fresh start (``seawall.check_start``, since ADMISSION_START_CHECK_PATCH):
+the gateway signs the start state (docs/security-trust.md), and until the worker has verified
+it the workflow answers no update, so a state started by anyone else (slots that never free,
+sessions that never close) is never counted. Past that, each message is a pure function of
+the state, so it is deterministic by construction.
 
 The slots are freed at a refusal: the gateway first asks each unresolved slot's session for
 the outcome of its submit update by id (the prompt it made, or "no such submit"), then the
@@ -68,8 +72,10 @@ from datetime import datetime, timedelta
 from typing import Literal
 
 from temporalio import workflow
+from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
+    from workflows.contracts.activity import CHECK_START
     from workflows.contracts.owner_admission import (
         RELEASED_KEPT,
         Admission,
@@ -84,6 +90,11 @@ with workflow.unsafe.imports_passed_through():
         Slot,
         SlotRelease,
     )
+    from workflows.contracts.start_claims import admission_claim, fresh_start, refused_start
+
+# A fresh admission workflow has the worker check its signed start before it answers
+# anything (docs/security-trust.md); workflows started before it answer at once.
+ADMISSION_START_CHECK_PATCH = "seawall-admission-start-check-v1"
 
 
 def observe(
@@ -155,9 +166,25 @@ class OwnerAdmissionWorkflow:
         self._sessions = {session.session_id: session for session in state.sessions}
         self._settings = state  # messages_per_run, unsubmitted_grace
         self._messages = 0
+        # Whether the worker has checked this run's start (a run continue-as-new made, or
+        # one started before the patch, has nothing to check), and its refusal if any.
+        self._checked = not (
+            fresh_start(workflow.info()) and workflow.patched(ADMISSION_START_CHECK_PATCH)
+        )
+        self._refused: ApplicationError | None = None
+
+    async def _start_checked(self) -> None:
+        """Return once the start is checked; raise its refusal if it was refused."""
+        if not self._checked:
+            await workflow.wait_condition(lambda: self._checked)
+        if self._refused is not None:
+            raise ApplicationError(
+                str(self._refused.message), type=self._refused.type, non_retryable=True
+            )
 
     @workflow.update
-    def admit(self, request: AdmitRequest) -> Admission:
+    async def admit(self, request: AdmitRequest) -> Admission:
+        await self._start_checked()
         self._messages += 1
         now = workflow.now()
         self._observe(request.observations, request.as_of)
@@ -190,8 +217,9 @@ class OwnerAdmissionWorkflow:
         return self._admitted(now, request.limit, counted=True, charged=charge)
 
     @workflow.update
-    def admit_session(self, request: SessionAdmitRequest) -> Admission:
+    async def admit_session(self, request: SessionAdmitRequest) -> Admission:
         """Count a new session against the open-session and byte quotas."""
+        await self._start_checked()
         self._messages += 1
         now = workflow.now()
         self._observe(request.observations, request.as_of)
@@ -211,8 +239,9 @@ class OwnerAdmissionWorkflow:
         return self._admitted(now, 0, counted=True, charged=request.metadata_bytes)
 
     @workflow.update
-    def charge_input(self, request: InputCharge) -> Admission:
+    async def charge_input(self, request: InputCharge) -> Admission:
         """Charge a mid-turn input's bytes to its session."""
+        await self._start_checked()
         self._messages += 1
         now = workflow.now()
         self._observe(request.observations, request.as_of)
@@ -255,6 +284,8 @@ class OwnerAdmissionWorkflow:
 
     @workflow.run
     async def run(self, state: AdmissionState) -> None:
+        if not self._checked:
+            await self._check_start(state)
         await workflow.wait_condition(
             lambda: (
                 self._messages >= self._settings.messages_per_run
@@ -263,6 +294,23 @@ class OwnerAdmissionWorkflow:
         )
         await workflow.wait_condition(workflow.all_handlers_finished)
         workflow.continue_as_new(self.state())
+
+    async def _check_start(self, state: AdmissionState) -> None:
+        """Have the worker check the signed start; refused, every update waiting for it
+        fails with the refusal, and then the workflow does."""
+        try:
+            await workflow.execute_activity(
+                CHECK_START, admission_claim(state), start_to_close_timeout=timedelta(seconds=30)
+            )
+        except ActivityError as err:
+            refused = refused_start(err)
+            if refused is None:
+                raise
+            self._refused = refused
+        self._checked = True
+        if self._refused is not None:
+            await workflow.wait_condition(workflow.all_handlers_finished)
+            raise self._refused
 
     def _observe(self, observations: list[SessionObservation], as_of: datetime | None) -> None:
         """Free what the gateway's look at the sessions (after a refusal at ``as_of``)

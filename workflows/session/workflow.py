@@ -97,6 +97,7 @@ with workflow.unsafe.imports_passed_through():
         UserInput,
         prompt_title,
     )
+    from workflows.contracts.prompt_options import looser_mode_refusal
     from workflows.contracts.session import (
         FINISHED_PROMPTS_KEPT,
         SUBMITS_REMEMBERED,
@@ -115,7 +116,7 @@ with workflow.unsafe.imports_passed_through():
         TranscriptPage,
         TranscriptQuery,
     )
-    from workflows.contracts.start_claims import refused_start, session_claim
+    from workflows.contracts.start_claims import RunGrantInbox, fresh_start, refused_start
     from workflows.prompt.patches import CONTEXT_POLICY_PATCH
     from workflows.prompt.workflow import PromptWorkflow
     from workflows.rules import LoopSettings
@@ -142,9 +143,12 @@ PROMPT_ID_REUSE_POLICY = WorkflowIDReusePolicy.REJECT_DUPLICATE
 
 
 @workflow.defn(name="SessionWorkflow")
-class SessionWorkflow:
+class SessionWorkflow(RunGrantInbox):
+    """The mixin adds the ``grant`` signal (docs/security-trust.md)."""
+
     @workflow.init
     def __init__(self, session: SessionInput) -> None:
+        super().__init__()
         self._input = session
         self._guard_mode: GuardMode | None = session.guard_mode
         self._loop_settings: LoopSettings | None = session.loop_settings
@@ -240,6 +244,15 @@ class SessionWorkflow:
                 await running.signal(PromptWorkflow.set_approval_mode, change)
         return change
 
+    @set_approval_mode.validator
+    def _validate_approval_mode(self, change: ApprovalModeChange) -> None:
+        # The operator's bound, fixed at the start (docs/security.md, "What a client may
+        # choose"): a client may tighten the mode, never loosen it past the bound.
+        loosest = self._input.settings.loosest_approval_mode
+        if loosest is not None and not change.approval_mode.allowed_by(loosest):
+            where = "where the session was started (a session keeps the bound it started with)"
+            raise ValueError(looser_mode_refusal(change.approval_mode, loosest, where=where))
+
     @workflow.update
     def withdraw_prompt(self, withdrawal: PromptWithdrawal) -> PromptWithdrawal:
         """Drop a prompt that has not started; it never runs."""
@@ -304,11 +317,11 @@ class SessionWorkflow:
         operator_summaries: bool | None = None
         operator_retry_window: float | None = None
         operator_rules: tuple[ApprovalRule, ...] | None = None
-        # A fresh start is checked by the worker (its grant, workspace and scenario); a run
-        # continue-as-new made carries what the checked start began with.
-        claim = session_claim(session) if workflow.info().continued_run_id is None else None
-        request = ResolveOperatorSettingsInput(owner_id=session.owner_id, start=claim)
         try:
+            # A fresh start is checked by the worker (its grant, workspace and scenario); a
+            # run continue-as-new made carries what the checked start began with.
+            claim = await self.run_claim(session) if fresh_start(workflow.info()) else None
+            request = ResolveOperatorSettingsInput(owner_id=session.owner_id, start=claim)
             if self._guard_mode is None:
                 settings = await self._resolve_operator_settings(request)
                 self._guard_mode = settings.guard_mode

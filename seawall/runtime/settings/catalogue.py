@@ -81,6 +81,7 @@ from .value_types import (
     OnOffWord,
     Origins,
     OwnerId,
+    OwnerList,
     OwnerTokensFile,
     ProfileWord,
     RuleModeWord,
@@ -492,6 +493,15 @@ class SeawallSettings(BaseModel):
         env="SEAWALL_APPROVAL_MODE",
         read_by=(GATEWAY, ACP),
     )
+    # A client may choose a stricter approval mode than this, never a looser one
+    # (docs/security.md, "What a client may choose"); unset: approval_mode itself.
+    loosest_approval_mode: ApprovalMode | None = setting(
+        None,
+        "loosest approval mode a client may choose for its session or switch it to "
+        "(default | auto_edit | yolo; unset: approval_mode)",
+        env="SEAWALL_LOOSEST_APPROVAL_MODE",
+        read_by=(GATEWAY, ACP),
+    )
     permission_timeout_seconds: float = setting(
         DEFAULT_PERMISSION_TIMEOUT_SECONDS,
         "how long a permission request waits for an answer",
@@ -526,6 +536,16 @@ class SeawallSettings(BaseModel):
         "tests); the worker refuses them without it",
         env="SEAWALL_ALLOW_SCRIPTED_MODELS",
         read_by=(GATEWAY, ACP, WORKER),
+    )
+    # A channel session runs with the guard off (the seed's channel bridges): only for the
+    # owners the operator names. The worker checks it too (docs/security-trust.md).
+    channel_owners: OwnerList = setting(
+        None,
+        "owners whose sessions may be channel-bridge sessions (client_metadata.channel: "
+        "true) or non-interactive routes, which run with the guard off: owner ids, "
+        "comma-separated, or * for every caller (unset: none)",
+        env="SEAWALL_CHANNEL_OWNERS",
+        read_by=(GATEWAY, WORKER),
     )
     # workflows/session/owner_admission.py: counted across every replica.
     max_concurrent_prompts_per_owner: int = setting(
@@ -588,6 +608,16 @@ class SeawallSettings(BaseModel):
     )
     ui_port: int = setting(
         8233, "seawall up's Temporal UI port", env="SEAWALL_UI_PORT", read_by=(UP,), ge=1, le=65535
+    )
+    # Off: the dev UI has no authentication, and its settings endpoint would hand the codec
+    # endpoint and its token to whoever opens it (docs/security-codec.md).
+    ui_codec: bool = setting(
+        False,
+        "let seawall up's Temporal UI decode stored payloads through the gateway's codec "
+        "endpoint; its unauthenticated settings endpoint then serves that endpoint and its "
+        "token to whoever reaches the UI",
+        env="SEAWALL_UI_CODEC",
+        read_by=(UP,),
     )
     # --- logs, metrics, tracing -------------------------------------------------------------
     log_format: Lowered[LogFormat] = setting(

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 from pydantic import AfterValidator, BeforeValidator, ValidationInfo
 
 from seawall.runtime.approval_rules import load_approval_rules
-from seawall.runtime.owners import OWNER_ID, read_owner_tokens
+from seawall.runtime.owners import OWNER_ID, owner_list, read_owner_tokens
 from seawall.runtime.storage import PayloadStorageKind
 from workflows.contracts.prompt_options import DEFAULT_REDACTED_ARGUMENTS
 from workflows.rules import LoopProfile
@@ -97,6 +97,10 @@ def _owner(value: str | None) -> str | None:
     return value
 
 
+def _owner_list(value: str | None) -> str | None:
+    return ",".join(owner_list(value)) if value is not None else None
+
+
 def _tokens_file(value: Path | None, info: ValidationInfo) -> Path | None:
     # Opened only where the tokens are used: the gateway (and seawall config, which checks
     # every setting). The worker reads the path alone, to hide the file from its sandbox.
@@ -140,6 +144,7 @@ McpServers = Annotated[dict[str, Any] | None, BeforeValidator(_json_object)]
 VariableNames = Annotated[str, AfterValidator(_env_names)]
 HttpUrl = Annotated[str | None, AfterValidator(_http_url)]
 OwnerId = Annotated[str | None, AfterValidator(_owner)]
+OwnerList = Annotated[str | None, AfterValidator(_owner_list)]
 OwnerTokensFile = Annotated[Path | None, AfterValidator(_tokens_file)]
 Origins = Annotated[str, AfterValidator(_origins)]
 ApprovalRulesFile = Annotated[Path | None, AfterValidator(_approval_rules_file)]

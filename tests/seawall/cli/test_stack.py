@@ -87,10 +87,34 @@ def test_a_crash_loop_gives_up_and_old_crashes_are_forgotten() -> None:
         assert fresh.crashed(t) == fresh.first_delay
 
 
+def test_the_ui_decodes_nothing_unless_the_operator_turns_its_codec_on(tmp_path: Path) -> None:
+    # docs/security-codec.md: the dev UI's unauthenticated settings endpoint serves whatever
+    # codec endpoint it has, token included; by default it has none, and the gateway no token.
+    off = load_settings({"HOME": str(tmp_path)}, reader=UP, also=(WORKER, GATEWAY))
+    stack = StackConfig.from_settings(off.settings)
+    assert not stack.ui_codec
+    assert codec_environment(stack) == {}
+    assert "--env-file" not in server_command(stack)
+    assert "SEAWALL_UI_CODEC=1 decodes them" in banner(stack, off)
+    on = load_settings(
+        {"HOME": str(tmp_path), "SEAWALL_UI_CODEC": "1"}, reader=UP, also=(WORKER, GATEWAY)
+    )
+    turned_on = StackConfig.from_settings(on.settings)
+    assert codec_environment(turned_on) == {"SEAWALL_CODEC_TOKEN": turned_on.codec_token}
+    assert "its settings endpoint serves the codec token" in banner(turned_on, on)
+    assert len(banner(turned_on, on).splitlines()) == len(banner(stack, off).splitlines())
+
+
 def test_the_stack_shares_its_stored_payloads_and_shows_them_in_the_ui(tmp_path: Path) -> None:
     # docs/settings.md, "Payload storage": the worker and the gateway must use one store.
     stack = StackConfig.from_settings(
-        load_settings({"HOME": str(tmp_path), "SEAWALL_DATA_DIR": str(tmp_path / "d")}).settings
+        load_settings(
+            {
+                "HOME": str(tmp_path),
+                "SEAWALL_DATA_DIR": str(tmp_path / "d"),
+                "SEAWALL_UI_CODEC": "1",
+            }
+        ).settings
     )
     children = child_environment(stack, {"HOME": str(tmp_path)})
     command = server_command(stack)

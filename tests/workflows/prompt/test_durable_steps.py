@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHistory
 
+from activities.conversation_refs import ConversationResolver, PromptRun
 from seawall.worker.build import build_activities, build_worker
 from tests.scenario_helpers import calls, decisions, fail, ok
 from tests.trust_helpers import harness_trust
@@ -24,7 +26,7 @@ from workflows.contracts.conversation import Message, Role, conversation_chars
 from workflows.contracts.prompt import PromptInput, PromptResult, StopReason
 from workflows.contracts.scenario import FixtureTool, ModelScript, ScenarioHooks
 from workflows.contracts.session import PromptSubmission, SessionInput, SessionSettings
-from workflows.prompt.patches import LOOP_QUALITY_V4_PATCH
+from workflows.prompt.patches import CONVERSATION_REFS_PATCH
 from workflows.prompt.workflow import PromptWorkflow
 from workflows.rules import LoopSettings
 from workflows.seed import GuardMode
@@ -141,7 +143,14 @@ async def model_requests(client: Client, history: WorkflowHistory) -> list[CallM
                 attributes.input.payloads, type_hints=[CallModelInput]
             )
             requests.append(request)
-    return requests
+
+    async def recorded(prompt: PromptRun) -> AsyncIterator[CallModelInput]:
+        for request in requests:
+            yield request
+
+    # Made whole as the model activity makes them (activities/conversation_refs.py).
+    resolver = ConversationResolver(recorded)
+    return [await resolver.resolve(r, PromptRun("recorded", "")) for r in requests]
 
 
 async def test_a_standalone_prompt_resolves_its_settings_in_one_local_activity(
@@ -163,7 +172,7 @@ async def test_a_standalone_prompt_resolves_its_settings_in_one_local_activity(
     # One patch marker (and the one version upsert the SDK adds to it), not one for the
     # leaner sequence, one for the tool listing without a hop, one for the progress rules
     # and one for the model retry window.
-    assert patch_ids(history) == [LOOP_QUALITY_V4_PATCH]
+    assert patch_ids(history) == [CONVERSATION_REFS_PATCH]
     assert version_upserts(history) == 1
     # The settings and the tools came from local activities: markers, no activity hop.
     assert markers(history, "core_local_activity") == 2
@@ -427,7 +436,7 @@ async def test_a_prompt_replayed_at_every_step_takes_the_same_steps(
     assert result.stop_reason is StopReason.END_TURN
     assert result.guard_mode == "enforce"
     history = await history_of(client, result.workflow_id)
-    assert patch_ids(history) == [LOOP_QUALITY_V4_PATCH]
+    assert patch_ids(history) == [CONVERSATION_REFS_PATCH]
     assert markers(history, "core_local_activity") == 2
     failed = [
         e for e in history.events if e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED

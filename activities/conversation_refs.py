@@ -1,0 +1,173 @@
+"""The model activity's side of a conversation carried by reference: a request made whole again.
+
+Why it exists: a prompt started after ``CONVERSATION_REFS_PATCH`` sends each model request as a
+link of a chain, what is new since the request before it (``workflows/contracts/
+conversation_ref.py``). A provider needs the whole request, so :class:`ConversationResolver`
+rebuilds it before any provider sees it:
+
+- from this worker's cache, which keeps the last request it resolved of each prompt (at most
+  :data:`CACHED_PROMPTS` prompts and :data:`CACHED_CHARS` characters of their conversations, the
+  least recently used dropped first): the usual case, a prompt's requests one after another;
+- else from the prompt's own history (after a worker restart, or when another worker resolved
+  the request before): the activity reads the prompt's earlier ``seawall.call_model`` inputs
+  through the same data converter as every input (stored payloads included, owner-scoped as
+  ever) and replays the chain up to the request named. Nothing is stored beside the history, so
+  nothing new needs collecting, and any worker that can read the history can resolve.
+
+A request that cannot be resolved (the request it names is not in the history, a stored part of
+it is missing or corrupt, or what it resolves to does not match its digest) fails at once with a
+non-retryable ``ConversationUnresolved`` error naming the prompt and the request: retrying cannot
+bring it back, and the prompt ends ``error`` saying why. One ``conversation_unresolved`` log line
+says which prompt and request and the kind of fault (never content). A history that cannot be
+read for now (the server unreachable) fails the attempt like any model fault, retried within
+the request's retry window.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+
+import structlog
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from seawall.runtime.storage import STORED_PAYLOAD_CORRUPT, STORED_PAYLOAD_MISSING
+from workflows.contracts.activity import CALL_MODEL, CallModelInput
+from workflows.contracts.conversation import conversation_chars
+from workflows.contracts.conversation_ref import (
+    CONVERSATION_UNRESOLVED,
+    Carried,
+    Unresolvable,
+    resolve,
+)
+
+# The cache's bounds: prompts, and characters of their cached conversations.
+CACHED_PROMPTS = 1_024
+CACHED_CHARS = 64_000_000
+
+log = structlog.get_logger("seawall.model")
+
+
+@dataclass(frozen=True)
+class PromptRun:
+    """Which prompt (workflow id and run) a request belongs to."""
+
+    workflow_id: str
+    run_id: str
+
+
+# The ``seawall.call_model`` inputs of a prompt's history, oldest first.
+HistoryInputs = Callable[[PromptRun], AsyncIterator[CallModelInput]]
+
+
+async def inputs_in_history(prompt: PromptRun) -> AsyncIterator[CallModelInput]:
+    """The prompt's model-request inputs as its history recorded them, read through the
+    activity's client (and so its converter and payload store)."""
+    client = activity.client()
+    handle = client.get_workflow_handle(prompt.workflow_id, run_id=prompt.run_id)
+    async for event in handle.fetch_history_events():
+        if not event.HasField("activity_task_scheduled_event_attributes"):
+            continue
+        scheduled = event.activity_task_scheduled_event_attributes
+        if scheduled.activity_type.name != CALL_MODEL:
+            continue
+        [value] = await client.data_converter.decode(scheduled.input.payloads, [CallModelInput])
+        yield value
+
+
+def _unresolved(prompt: PromptRun, request: CallModelInput, kind: str, why: str) -> Exception:
+    log.error(
+        "conversation_unresolved",
+        prompt_id=prompt.workflow_id,
+        request=request.request_number,
+        kind=kind,
+    )
+    return ApplicationError(
+        f"the conversation of prompt {prompt.workflow_id}, model request "
+        f"{request.request_number}, cannot be resolved: {why}",
+        type=CONVERSATION_UNRESOLVED,
+        non_retryable=True,
+    )
+
+
+class ConversationResolver:
+    """Rebuilds chained requests; one per worker (its cache is the worker's)."""
+
+    def __init__(
+        self,
+        history: HistoryInputs = inputs_in_history,
+        *,
+        max_prompts: int = CACHED_PROMPTS,
+        max_chars: int = CACHED_CHARS,
+    ) -> None:
+        self._history = history
+        self._max_prompts = max_prompts
+        self._max_chars = max_chars
+        self._cache: OrderedDict[PromptRun, tuple[Carried, int]] = OrderedDict()
+        self._chars = 0
+        self.history_reads = 0  # how often the cache could not answer (for tests)
+
+    async def resolve(
+        self, request: CallModelInput, prompt: PromptRun | None = None
+    ) -> CallModelInput:
+        """``request`` whole: itself when it carries its conversation whole."""
+        ref = request.conversation
+        if ref is None:
+            return request
+        if prompt is None:
+            info = activity.info()
+            prompt = PromptRun(info.workflow_id or "", info.workflow_run_id or "")
+        try:
+            previous = None if ref.previous is None else await self._previous(prompt, ref.previous)
+            carried = resolve(previous, ref, request.tools, request.scenario_script)
+        except Unresolvable as err:
+            raise _unresolved(prompt, request, "mismatch", str(err)) from None
+        except ApplicationError as err:
+            if err.type not in (STORED_PAYLOAD_MISSING, STORED_PAYLOAD_CORRUPT):
+                raise
+            raise _unresolved(prompt, request, "stored_payload", str(err.message)) from None
+        self._remember(prompt, carried)
+        return request.model_copy(
+            update={
+                "messages": carried.messages,
+                "tools": list(carried.tools),
+                "scenario_script": carried.script,
+                "conversation": None,
+            }
+        )
+
+    async def _previous(self, prompt: PromptRun, digest: str) -> Carried:
+        cached = self._cache.get(prompt)
+        if cached is not None and cached[0].digest == digest:
+            self._cache.move_to_end(prompt)
+            return cached[0]
+        self.history_reads += 1
+        carried: Carried | None = None
+        async for earlier in self._history(prompt):
+            ref = earlier.conversation
+            if ref is None:
+                continue
+            carried = resolve(
+                carried if ref.previous is not None else None,
+                ref,
+                earlier.tools,
+                earlier.scenario_script,
+            )
+            if carried.digest == digest:
+                return carried
+        raise Unresolvable("the request it builds on is not in the prompt's history")
+
+    def _remember(self, prompt: PromptRun, carried: Carried) -> None:
+        size = conversation_chars(carried.messages)
+        old = self._cache.pop(prompt, None)
+        if old is not None:
+            self._chars -= old[1]
+        if size > self._max_chars or self._max_prompts < 1:
+            return
+        self._cache[prompt] = (carried, size)
+        self._chars += size
+        while len(self._cache) > self._max_prompts or self._chars > self._max_chars:
+            _, (_, dropped) = self._cache.popitem(last=False)
+            self._chars -= dropped

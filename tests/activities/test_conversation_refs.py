@@ -1,0 +1,172 @@
+"""A model request carried by reference is made whole again on the activity's side: from the
+worker's cache, else from the prompt's earlier requests; a link that is lost or altered fails
+with a classified, non-retryable error naming the prompt (activities/conversation_refs.py)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from temporalio.api.common.v1 import Payload
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.converter import ExternalStorage
+from temporalio.exceptions import ApplicationError
+
+from activities.conversation_refs import ConversationResolver, PromptRun
+from seawall.runtime.storage import FilesystemStorageDriver
+from workflows.contracts.activity import CallModelInput, ModelSpec, ToolSpec
+from workflows.contracts.conversation import Message, Role, user_message
+from workflows.contracts.conversation_ref import CONVERSATION_UNRESOLVED, KeptMessages
+from workflows.contracts.outcome import ToolCall
+from workflows.prompt.context_window import ContextWindow
+from workflows.prompt.conversation_chain import ConversationChain
+
+pytestmark = pytest.mark.asyncio
+
+PROMPT = PromptRun("s1-prompt-1", "run-1")
+TOOLS = [ToolSpec(name="read_file", description="read a file " * 40, parameters={"type": "object"})]
+
+
+def conversation(batches: int, output_chars: int = 3_000) -> list[list[Message]]:
+    """The conversation before each model request of a prompt of ``batches`` batches."""
+    messages = [user_message("fix the build")]
+    views = [list(messages)]
+    for batch in range(batches):
+        calls = [
+            ToolCall(call_id=f"c{batch}-{i}", name="read_file", arguments={"i": i})
+            for i in range(3)
+        ]
+        messages.append(Message(role=Role.ASSISTANT, content=f"batch {batch}", tool_calls=calls))
+        for call in calls:
+            messages.append(
+                Message(
+                    role=Role.TOOL,
+                    tool_call_id=call.call_id,
+                    content=f"{call.call_id}:" + "x" * output_chars,
+                )
+            )
+        views.append(list(messages))
+    return views
+
+
+def whole_requests(batches: int, budget: int = 10**9) -> list[CallModelInput]:
+    """The whole requests a prompt sends, each view fitted by the context policy."""
+    window = ContextWindow(budget)
+    return [
+        CallModelInput(
+            model=ModelSpec(), messages=window.fit(view).messages, tools=TOOLS, request_number=n + 1
+        )
+        for n, view in enumerate(conversation(batches))
+    ]
+
+
+def chained(requests: list[CallModelInput]) -> list[CallModelInput]:
+    chain = ConversationChain()
+    return [chain.carry(r, chained=True) for r in requests]
+
+
+def history_of(requests: list[CallModelInput]):  # type: ignore[no-untyped-def]
+    async def history(prompt: PromptRun) -> AsyncIterator[CallModelInput]:
+        assert prompt == PROMPT
+        for request in requests:
+            yield request
+
+    return history
+
+
+@pytest.mark.parametrize("budget", [10**9, 20_000])
+async def test_every_request_resolves_to_the_whole_request_it_stands_for(budget: int) -> None:
+    whole = whole_requests(8, budget)
+    links = chained(whole)
+    resolver = ConversationResolver(history_of(links))
+    for sent, expected in zip(links, whole, strict=True):
+        resolved = await resolver.resolve(sent, PROMPT)
+        assert resolved.messages == expected.messages
+        assert resolved.tools == expected.tools
+        assert resolved.conversation is None
+    assert resolver.history_reads == 0  # one worker, one request after another: the cache
+
+
+async def test_each_message_is_carried_once_even_when_the_budget_elides_outputs() -> None:
+    links = chained(whole_requests(8, budget=20_000))
+    assert links[0].conversation is not None and links[0].conversation.previous is None
+    carried = [p for link in links for p in link.conversation.parts if isinstance(p, Message)]  # type: ignore[union-attr]
+    originals = [m for m in carried if not m.content.startswith("[tool output elided")]
+    assert len(originals) == len({(m.role, m.content, m.tool_call_id) for m in originals})
+    assert len(originals) == len(conversation(8)[-1])
+    # The tools went once; later requests keep them and carry no message of their own.
+    assert [bool(link.tools) for link in links] == [True] + [False] * 8
+    assert all(not link.messages for link in links)
+    # An elided output is replaced in place: ranges around it, nothing after it resent.
+    elided_at = next(
+        i
+        for i, link in enumerate(links)
+        if any(
+            isinstance(p, Message) and p.content.startswith("[tool output elided")
+            for p in link.conversation.parts
+        )
+    )  # type: ignore[union-attr]
+    assert sum(isinstance(p, KeptMessages) for p in links[elided_at].conversation.parts) >= 2  # type: ignore[union-attr]
+
+
+async def test_a_worker_that_never_saw_the_prompt_resolves_from_its_history() -> None:
+    whole = whole_requests(5)
+    links = chained(whole)
+    resolver = ConversationResolver(history_of(links), max_prompts=0)
+    resolved = await resolver.resolve(links[-1], PROMPT)
+    assert resolved.messages == whole[-1].messages
+    assert resolver.history_reads == 1
+
+
+async def unresolved(resolver: ConversationResolver, request: CallModelInput) -> ApplicationError:
+    with pytest.raises(ApplicationError) as raised:
+        await resolver.resolve(request, PROMPT)
+    err = raised.value
+    assert err.type == CONVERSATION_UNRESOLVED
+    assert err.non_retryable
+    assert "s1-prompt-1" in str(err) and f"model request {request.request_number}" in str(err)
+    return err
+
+
+async def test_an_altered_earlier_request_fails_naming_the_prompt() -> None:
+    links = chained(whole_requests(4))
+    ref = links[2].conversation
+    assert ref is not None
+    parts = [
+        p.model_copy(update={"content": p.content + "!"}) if isinstance(p, Message) else p
+        for p in ref.parts
+    ]
+    altered = links[2].model_copy(update={"conversation": ref.model_copy(update={"parts": parts})})
+    resolver = ConversationResolver(history_of([*links[:2], altered, *links[3:]]), max_prompts=0)
+    err = await unresolved(resolver, links[3])
+    assert "does not match its digest" in str(err)
+
+
+async def test_a_request_whose_previous_is_not_in_the_history_fails() -> None:
+    links = chained(whole_requests(4))
+    resolver = ConversationResolver(history_of(links[:1]), max_prompts=0)
+    err = await unresolved(resolver, links[3])
+    assert "not in the prompt's history" in str(err)
+
+
+async def test_a_lost_stored_link_fails_as_unresolved_not_a_crash(tmp_path: Path) -> None:
+    """The earlier requests stored through the real payload store, then removed from it."""
+    storage = ExternalStorage(drivers=[FilesystemStorageDriver(tmp_path)], payload_size_threshold=1)
+    converter = pydantic_data_converter.__class__(
+        payload_converter_class=pydantic_data_converter.payload_converter_class,
+        external_storage=storage,
+    )
+    links = chained(whole_requests(3))
+    stored: list[list[Payload]] = [await converter.encode([link]) for link in links]
+    for blob in (tmp_path / "blobs").rglob("*"):
+        if blob.is_file():
+            blob.unlink()
+
+    async def history(prompt: PromptRun) -> AsyncIterator[CallModelInput]:
+        for payloads in stored:
+            [value] = await converter.decode(payloads, [CallModelInput])
+            yield value
+
+    err = await unresolved(ConversationResolver(history, max_prompts=0), links[-1])
+    assert "is missing from the payload store" in str(err)

@@ -1,0 +1,202 @@
+"""A model request that carries its conversation by reference: what is new since the request
+before it, and a digest of the whole.
+
+Why it exists: a model request used to carry its whole (context-budgeted) conversation, the
+prompt's tool list and a scenario's script, so a prompt's history (and, past 64 KiB, the payload
+store) grew with the square of its length: every message was recorded again by every later
+request (issue 43; docs/durability.md, "Conversations stored once"). A request of a prompt started
+after ``CONVERSATION_REFS_PATCH`` carries a :class:`ConversationRef` instead: the digest of the
+request before it (``previous``), its view as ranges of that request's view (:class:`KeptMessages`)
+and the messages new since, the tools and the script only when they changed, and the digest of
+what it resolves to. Each message is then recorded once in the prompt's history, where the
+request that first sent it keeps it; the chain is the workflow's own history, so anything that
+can read the history (any worker, after any restart) can resolve any request.
+
+A chain and not a list of digests: counted on the peers benchmark's prompts (four calls a
+batch), a list of the view's message digests costs every request a digest per message, which
+grows with the conversation (about 7 KB a request at 20 batches, 35 KB at 100); a chain costs
+each request its new messages and a few ranges, whatever the conversation's length. The context
+policy's elisions replace messages in place, so a view is ranges of the previous one around the
+replaced messages, never a resend of what follows them.
+
+Everything here is pure and deterministic (the workflow builds requests with it and the model
+activity resolves them with it, ``activities/conversation_refs.py``): the same conversation
+gives the same digests in both. A digest covers each message's canonical JSON, the tools and the
+script, so a view rebuilt from anything lost or altered fails its check instead of reaching the
+model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from workflows.contracts.conversation import Message
+
+# The model activity's failure when a request's conversation cannot be resolved (its previous
+# request is not in the prompt's history, a stored part of it is lost, or what it resolves to
+# does not match its digest): never retried, the prompt ends with ``error`` and says why.
+CONVERSATION_UNRESOLVED = "ConversationUnresolved"
+
+
+class KeptMessages(BaseModel):
+    """Messages ``start`` to ``stop`` (exclusive) of the previous request's view, in order."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    start: int = Field(ge=0)
+    stop: int = Field(ge=0)
+
+
+class ConversationRef(BaseModel):
+    """How a request's conversation, tools and script are carried (the module docstring).
+
+    ``previous`` is None in a prompt's first request (every message of its view in ``parts``);
+    then the request's ``tools`` and ``scenario_script`` are its own. Otherwise ``tools_kept``
+    and ``script_kept`` say they are the previous request's (the request then carries none).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    previous: str | None = None
+    parts: list[KeptMessages | Message] = Field(default_factory=list)
+    tools_kept: bool = False
+    script_kept: bool = False
+    digest: str
+
+
+def message_digest(message: Message) -> str:
+    """The digest of one message: its canonical JSON (sorted keys, no spaces)."""
+    canonical = json.dumps(
+        message.model_dump(mode="json"), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+    )
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def part_digest(value: BaseModel | Sequence[BaseModel] | None) -> str:
+    """The digest of a request's tools (a list) or script (a model or None)."""
+    if value is None:
+        dumped: object = None
+    elif isinstance(value, BaseModel):
+        dumped = value.model_dump(mode="json")
+    else:
+        dumped = [v.model_dump(mode="json") for v in value]
+    canonical = json.dumps(dumped, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def request_digest(message_digests: Sequence[str], tools: str, script: str) -> str:
+    """The digest of a resolved request: its messages' digests in order, its tools' and its
+    script's."""
+    joined = "\n".join(["seawall-request-v1", tools, script, *message_digests])
+    return hashlib.sha256(joined.encode("ascii")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Carried:
+    """A request as resolved: the view, its messages' digests, and the tools and script with
+    their digests; ``digest`` is what the next request names as its ``previous``."""
+
+    messages: list[Message]
+    message_digests: list[str]
+    tools: tuple[BaseModel, ...]
+    tools_digest: str
+    script: BaseModel | None
+    script_digest: str
+    digest: str
+
+
+def parts_between(
+    previous: Carried | None, digests: Sequence[str], view: Sequence[Message]
+) -> list[KeptMessages | Message]:
+    """``view`` (whose messages' digests are ``digests``) as ranges of ``previous``'s view and
+    the messages it does not hold: runs of consecutive messages found in order become one
+    range; a message found nowhere is carried whole."""
+    if previous is None:
+        return list(view)
+    where: dict[str, int] = {}
+    for index, digest in enumerate(previous.message_digests):
+        where.setdefault(digest, index)
+    parts: list[KeptMessages | Message] = []
+    run_start = run_stop = -1
+    for message, digest in zip(view, digests, strict=True):
+        kept = previous.message_digests
+        if 0 <= run_stop < len(kept) and kept[run_stop] == digest:
+            run_stop += 1
+            continue
+        if run_stop >= 0:
+            parts.append(KeptMessages(start=run_start, stop=run_stop))
+            run_start = run_stop = -1
+        found = where.get(digest)
+        if found is None:
+            parts.append(message)
+        else:
+            run_start, run_stop = found, found + 1
+    if run_stop >= 0:
+        parts.append(KeptMessages(start=run_start, stop=run_stop))
+    return parts
+
+
+class Unresolvable(ValueError):
+    """A reference that does not resolve against the request it names (the reason says how)."""
+
+
+def resolve_parts(
+    previous: Carried | None, parts: Sequence[KeptMessages | Message]
+) -> tuple[list[Message], list[str]]:
+    """The view ``parts`` stand for, and its messages' digests (recomputed for carried ones)."""
+    messages: list[Message] = []
+    digests: list[str] = []
+    for part in parts:
+        if isinstance(part, KeptMessages):
+            if previous is None:
+                raise Unresolvable("it keeps messages but names no previous request")
+            if not part.start < part.stop <= len(previous.messages):
+                raise Unresolvable(
+                    f"it keeps messages {part.start}..{part.stop} of a view of "
+                    f"{len(previous.messages)}"
+                )
+            messages.extend(previous.messages[part.start : part.stop])
+            digests.extend(previous.message_digests[part.start : part.stop])
+        else:
+            messages.append(part)
+            digests.append(message_digest(part))
+    return messages, digests
+
+
+def resolve(
+    previous: Carried | None,
+    ref: ConversationRef,
+    tools: Sequence[BaseModel],
+    script: BaseModel | None,
+) -> Carried:
+    """The request ``ref`` (with the ``tools`` and ``script`` its request carries) stands for,
+    on top of ``previous`` (the request it names; None for a first request). Raises
+    :class:`Unresolvable` when it does not resolve or its digest does not match."""
+    if ref.previous is None:
+        if ref.tools_kept or ref.script_kept:
+            raise Unresolvable("it keeps tools or a script but names no previous request")
+        base = None
+    elif previous is None or previous.digest != ref.previous:
+        raise Unresolvable("the request it builds on is not the one given")
+    else:
+        base = previous
+    messages, digests = resolve_parts(base, ref.parts)
+    if ref.tools_kept and base is not None:
+        kept_tools, tools_digest = base.tools, base.tools_digest
+    else:
+        kept_tools, tools_digest = tuple(tools), part_digest(list(tools))
+    if ref.script_kept and base is not None:
+        kept_script, script_digest = base.script, base.script_digest
+    else:
+        kept_script, script_digest = script, part_digest(script)
+    digest = request_digest(digests, tools_digest, script_digest)
+    if digest != ref.digest:
+        raise Unresolvable(
+            "what it resolves to does not match its digest (a part of it is lost or altered)"
+        )
+    return Carried(messages, digests, kept_tools, tools_digest, kept_script, script_digest, digest)

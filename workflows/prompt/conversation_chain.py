@@ -1,0 +1,100 @@
+"""The prompt's model requests as a chain: each carries what is new since the one before.
+
+Why it exists: the workflow used to hand every model request its whole conversation view, its
+tools and its script, so each message was recorded in history again by every later request (the
+format and the reasons: ``workflows/contracts/conversation_ref.py``). :class:`ConversationChain`
+remembers the request it built last and turns the next whole request into its
+:class:`~workflows.contracts.conversation_ref.ConversationRef` form; the model activity resolves
+it back (``activities/conversation_refs.py``). Only prompts started after
+``CONVERSATION_REFS_PATCH`` use it (``workflows/prompt/patches.py``); it changes an activity's
+input, never which commands are issued.
+
+A request small enough (:data:`WHOLE_REQUEST_CHARS`) is sent whole, its own first link: it
+costs at most that many bytes more than a reference, and the activity resolves it without a
+cache or the prompt's history, which a reference whose previous request the worker has not seen
+needs (a fetch of the history).
+
+Each message's digest is computed once (messages are frozen and the view reuses the
+conversation's objects), so a request costs its new messages and one pass over the view's
+digests, not a re-serialization of the conversation.
+"""
+
+from __future__ import annotations
+
+import json
+
+from workflows.contracts.activity import CallModelInput
+from workflows.contracts.conversation import Message, conversation_chars
+from workflows.contracts.conversation_ref import (
+    Carried,
+    ConversationRef,
+    message_digest,
+    part_digest,
+    parts_between,
+    request_digest,
+)
+
+# A request whose conversation, tools and script together are at most this many characters
+# is sent whole (the module docstring says why).
+WHOLE_REQUEST_CHARS = 4_096
+
+
+class ConversationChain:
+    """The last request one prompt sent, and the digests of the messages it has seen."""
+
+    def __init__(self) -> None:
+        self._previous: Carried | None = None
+        # id(message) → (message, digest); the message kept so its id is never reused.
+        self._digests: dict[int, tuple[Message, str]] = {}
+        self._tools_chars = 0
+        self._script_chars = 0
+
+    def _digest(self, message: Message) -> str:
+        known = self._digests.get(id(message))
+        if known is None or known[0] is not message:
+            known = (message, message_digest(message))
+            self._digests[id(message)] = known
+        return known[1]
+
+    def carry(self, request: CallModelInput, *, chained: bool) -> CallModelInput:
+        """``request`` (whole) as the chain carries it; itself when not ``chained``."""
+        if not chained:
+            return request
+        previous = self._previous
+        view = request.messages
+        digests = [self._digest(m) for m in view]
+        tools = tuple(request.tools)
+        if previous is not None and previous.tools == tools:
+            tools_digest = previous.tools_digest
+        else:
+            tools_digest = part_digest(list(tools))
+            self._tools_chars = len(json.dumps([t.model_dump(mode="json") for t in tools]))
+        script = request.scenario_script
+        if previous is not None and previous.script == script:
+            script_digest = previous.script_digest
+        else:
+            script_digest = part_digest(script)
+            self._script_chars = len(script.model_dump_json()) if script is not None else 0
+        digest = request_digest(digests, tools_digest, script_digest)
+        whole = conversation_chars(view) + self._tools_chars + self._script_chars
+        base = None if previous is None or whole <= WHOLE_REQUEST_CHARS else previous
+        tools_kept = base is not None and base.tools_digest == tools_digest
+        script_kept = base is not None and base.script_digest == script_digest
+        ref = ConversationRef(
+            previous=base.digest if base is not None else None,
+            parts=parts_between(base, digests, view),
+            tools_kept=tools_kept,
+            script_kept=script_kept,
+            digest=digest,
+        )
+        self._previous = Carried(
+            list(view), digests, tools, tools_digest, script, script_digest, digest
+        )
+        return request.model_copy(
+            update={
+                "messages": [],
+                "tools": [] if tools_kept else request.tools,
+                "scenario_script": None if script_kept else script,
+                "conversation": ref,
+            }
+        )
