@@ -61,6 +61,7 @@ from seawall.runtime.plugin import WORKFLOWS, SeawallPlugin, client_with_plugin
 from seawall.worker.build import build_activities
 from workflows.contracts import ToolCall
 from workflows.contracts.activity import CallModelInput, ModelReply, ModelSpec
+from workflows.contracts.grant import GRANT_SIGNAL
 from workflows.contracts.prompt import AgentEvent, EventKind, EventsQuery, PromptInput
 from workflows.prompt.workflow import PromptWorkflow
 
@@ -206,10 +207,18 @@ def bench_worker(client: Client, queue: str, model: PacedModel, publish_text: bo
 
 
 def history_shape(events: Sequence[Any]) -> dict[str, int]:
+    """What a prompt's history holds, by kind. ``signals`` counts the ones that carry its
+    stream (not the ``grant`` signal that follows a signed start, docs/security-trust.md)."""
     counts = Counter(EventType.Name(event.event_type) for event in events)
+    grants = sum(
+        1
+        for event in events
+        if event.HasField("workflow_execution_signaled_event_attributes")
+        and event.workflow_execution_signaled_event_attributes.signal_name == GRANT_SIGNAL
+    )
     return {
         "events": len(events),
-        "signals": counts["EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED"],
+        "signals": counts["EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED"] - grants,
         "updates": counts["EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED"],
         "workflow_tasks": counts["EVENT_TYPE_WORKFLOW_TASK_COMPLETED"],
     }
