@@ -35,8 +35,8 @@ from seawall.runtime.storage import (
 from seawall.scenario.driver import prompt_input, run_scenario, workflow_id_for
 from seawall.worker.build import build_worker
 from tests.long_prompt_helpers import filesystem_storage, long_prompt, with_storage
+from tests.model_request_helpers import model_requests
 from tests.trust_helpers import harness_trust
-from workflows.contracts.activity import CallModelInput
 from workflows.contracts.conversation import (
     DEFAULT_CONTEXT_BUDGET_CHARS,
     ELIDED_PREFIX,
@@ -141,16 +141,7 @@ async def test_a_prompt_past_the_old_size_stop_runs_to_its_end_with_its_payloads
     assert refs.digests() <= {p.name for p in driver.blobs()}
 
     # The last model request carried the context policy's view: oldest pages elided.
-    scheduled = [
-        e.activity_task_scheduled_event_attributes
-        for e in history.events
-        if e.HasField("activity_task_scheduled_event_attributes")
-        and e.activity_task_scheduled_event_attributes.activity_type.name == "seawall.call_model"
-    ]
-    [last_input] = await stored.data_converter.decode(
-        scheduled[-1].input.payloads, type_hints=[CallModelInput]
-    )
-    sent = last_input.messages
+    sent = (await model_requests(stored, history))[-1].messages
     # The scenario leaves the budget to the operator, whose default this test's worker keeps.
     assert spec.context_budget_chars is None
     assert sum(len(m.content) for m in sent) <= DEFAULT_CONTEXT_BUDGET_CHARS

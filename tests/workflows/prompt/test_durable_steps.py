@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -16,12 +15,12 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHistory
 
-from activities.conversation_refs import ConversationResolver, PromptRun
 from seawall.worker.build import build_activities, build_worker
+from tests.model_request_helpers import model_requests
 from tests.scenario_helpers import calls, decisions, fail, ok
 from tests.trust_helpers import harness_trust
 from workflows.contracts import search_attributes
-from workflows.contracts.activity import RESOLVE_OPERATOR_SETTINGS, CallModelInput
+from workflows.contracts.activity import RESOLVE_OPERATOR_SETTINGS
 from workflows.contracts.conversation import Message, Role, conversation_chars
 from workflows.contracts.prompt import PromptInput, PromptResult, StopReason
 from workflows.contracts.scenario import FixtureTool, ModelScript, ScenarioHooks
@@ -129,28 +128,6 @@ def upserted_keys(history: WorkflowHistory) -> list[set[str]]:
         if keys:
             upserts.append(keys)
     return upserts
-
-
-async def model_requests(client: Client, history: WorkflowHistory) -> list[CallModelInput]:
-    requests = []
-    for e in history.events:
-        attributes = e.activity_task_scheduled_event_attributes
-        if (
-            e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
-            and attributes.activity_type.name == "seawall.call_model"
-        ):
-            [request] = await client.data_converter.decode(
-                attributes.input.payloads, type_hints=[CallModelInput]
-            )
-            requests.append(request)
-
-    async def recorded(prompt: PromptRun) -> AsyncIterator[CallModelInput]:
-        for request in requests:
-            yield request
-
-    # Made whole as the model activity makes them (activities/conversation_refs.py).
-    resolver = ConversationResolver(recorded)
-    return [await resolver.resolve(r, PromptRun("recorded", "")) for r in requests]
 
 
 async def test_a_standalone_prompt_resolves_its_settings_in_one_local_activity(

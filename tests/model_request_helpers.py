@@ -1,0 +1,35 @@
+"""The model requests a prompt's history records, made whole as the model activity makes
+them (activities/conversation_refs.py): after the first, a request carries only what is new
+since the one before, so a test that reads what the model was sent resolves the chain."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import Client, WorkflowHistory
+
+from activities.conversation_refs import ConversationResolver, PromptRun
+from workflows.contracts.activity import CallModelInput
+
+
+async def model_requests(client: Client, history: WorkflowHistory) -> list[CallModelInput]:
+    requests = []
+    for e in history.events:
+        attributes = e.activity_task_scheduled_event_attributes
+        if (
+            e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+            and attributes.activity_type.name == "seawall.call_model"
+        ):
+            [request] = await client.data_converter.decode(
+                attributes.input.payloads, type_hints=[CallModelInput]
+            )
+            requests.append(request)
+
+    async def recorded(prompt: PromptRun) -> AsyncIterator[CallModelInput]:
+        for request in requests:
+            yield request
+
+    # Made whole as the model activity makes them (activities/conversation_refs.py).
+    resolver = ConversationResolver(recorded)
+    return [await resolver.resolve(r, PromptRun("recorded", "")) for r in requests]
