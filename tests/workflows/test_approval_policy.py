@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from workflows.contracts.approval import ApprovalDecision, ApprovalRule
 from workflows.contracts.outcome import ToolCall
@@ -117,3 +118,20 @@ def test_a_remembered_call_runs_again_but_never_lifts_a_deny() -> None:
     by_star = ApprovalPolicy(remembered=(star,))
     assert by_star.decide(mode, call("write_file", path="ab.txt"), mutating=True).decision is ASK
     assert by_star.decide(mode, call("write_file", path="a*.txt"), mutating=True).decision is ALLOW
+
+
+@pytest.mark.parametrize("written", ["5", "5.0", "-52.0"])
+def test_a_priority_is_any_json_integer(written: str) -> None:
+    # JSON has one number type: a client (or a schema-driven fuzzer) may write 5.0.
+    rule = ApprovalRule.model_validate_json(
+        f'{{"name": "r", "decision": "deny", "priority": {written}}}'
+    )
+    assert rule.priority == int(float(written))
+
+
+@pytest.mark.parametrize("written", ['"5"', "true", "1.5"])
+def test_a_priority_that_is_no_integer_is_refused(written: str) -> None:
+    with pytest.raises(ValidationError, match="priority"):
+        ApprovalRule.model_validate_json(
+            f'{{"name": "r", "decision": "deny", "priority": {written}}}'
+        )

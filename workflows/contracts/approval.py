@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
 class ApprovalDecision(StrEnum):
@@ -54,6 +54,15 @@ class ApprovalRule(BaseModel):
     # Strict: a yes/no or a number must be one, never a string or a boolean taken for it.
     mutating: bool | None = Field(default=None, strict=True)
     priority: int = Field(default=0, ge=PRESET_PRIORITY, le=-PRESET_PRIORITY, strict=True)
+
+    @field_validator("priority", mode="before")
+    @classmethod
+    def _integral_number(cls, value: object) -> object:
+        # JSON has one number type: 5.0 is the integer 5 to a JSON Schema (and to a client
+        # that wrote it), so it is taken; a string or a boolean still is not (strict).
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        return value
 
 
 class ApprovalRules(BaseModel):
