@@ -22,6 +22,7 @@ from activities.sandbox.cgroup import sandbox_cgroup_roots
 from activities.tools.base import ToolContext, ToolFailure
 from activities.tools.shell import RunShellCommandArgs, RunShellCommandTool
 from tests.activities.sandbox_helpers import real_sandbox, shell
+from tests.process_secrets import descendants_of
 from workflows.contracts import ToolErrorType
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="bubblewrap")
@@ -165,7 +166,7 @@ def _wait_for_new_cgroups(
     checkout's, may make theirs under the same root meanwhile)."""
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        ours = _tree(launcher)
+        ours = {launcher, *descendants_of(launcher)}
         made = {}
         for controller, (_v, root) in sandbox.cgroups.items():
             for path in set(root.iterdir()) - before[controller]:
@@ -177,21 +178,6 @@ def _wait_for_new_cgroups(
             return made
         time.sleep(0.05)
     raise AssertionError("the sandbox's cgroups did not appear")
-
-
-def _tree(root: int) -> set[int]:
-    """``root`` and every process below it, from /proc's parent links."""
-    parents: dict[int, int] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        with contextlib.suppress(OSError, ValueError, IndexError):
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-            parents[int(stat.parent.name)] = int(fields[1])
-    tree, grew = {root}, True
-    while grew:
-        below = {pid for pid, parent in parents.items() if parent in tree} - tree
-        tree |= below
-        grew = bool(below)
-    return tree
 
 
 def _limits(controller: str, version: int, path: Path) -> object:

@@ -26,7 +26,8 @@ from activities.tools import BUILTIN_TOOLS
 from activities.tools.base import ToolContext, ToolFailure
 from activities.tools.shell import RunShellCommandArgs, RunShellCommandTool
 from tests.activities.sandbox_helpers import real_sandbox
-from tests.activities.test_sandbox_limits import SPIN, _limits, _tree, hog, needs
+from tests.activities.test_sandbox_limits import SPIN, _limits, hog, needs
+from tests.process_secrets import descendants_of
 from tests.trust_helpers import TEST_SIGNING_KEY, harness_trust
 from workflows.contracts import ToolErrorType
 from workflows.contracts.activity import RunToolInput
@@ -194,7 +195,7 @@ def _cgroups_of(sandbox: Sandbox, launcher: int) -> dict[str, Path]:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         found: dict[str, Path] = {}
-        for pid in _tree(launcher):
+        for pid in (launcher, *descendants_of(launcher)):
             with contextlib.suppress(OSError):
                 for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines():
                     _id, controllers, path = line.split(":", 2)
