@@ -99,7 +99,13 @@ from bench.overhead_replay import replayer_for
 from bench.peer_history import SEGMENTS, batch_gaps, batch_segments, payload_bytes
 from bench.peers_report import against_best_peer, print_tables, versions
 from bench.report_runner import git_commit, machine
-from bench.server_metrics import ServerCounters, free_port, process_cpu_seconds, read_counters
+from bench.server_metrics import (
+    ServerCounters,
+    free_port,
+    process_cpu_seconds,
+    read_counters,
+    server_cpu_seconds,
+)
 from bench.trusted import bench_client, worker_process_environment
 from seawall.runtime.settings import default_of
 from workflows.contracts.activity import CALL_MODEL, RUN_TOOL
@@ -424,6 +430,8 @@ class Level:
     prompts: int
     wall_seconds: float
     worker_cpu_seconds: float
+    # The dev server's CPU in this level (it runs one harness's prompts at a time).
+    server_cpu_seconds: float = 0.0
     gaps: list[float] = field(default_factory=list)
     segments: dict[str, list[float]] = field(default_factory=lambda: {n: [] for n in SEGMENTS})
     events: int = 0
@@ -444,6 +452,7 @@ class Level:
         self.prompts += other.prompts
         self.wall_seconds += other.wall_seconds
         self.worker_cpu_seconds += other.worker_cpu_seconds
+        self.server_cpu_seconds += other.server_cpu_seconds
         self.gaps.extend(other.gaps)
         for name, values in other.segments.items():
             self.segments[name].extend(values)
@@ -483,6 +492,7 @@ class Level:
             "history_bytes_per_prompt": round(self.history_bytes / n),
             "payload_bytes_per_prompt": round(self.payload_bytes / n),
             "worker_cpu_ms_per_prompt": round(self.worker_cpu_seconds / n * 1000, 1),
+            "server_cpu_ms_per_prompt": round(self.server_cpu_seconds / n * 1000, 1),
             "server_handoffs_per_prompt": round(self.server.handoffs / n, 1),
             # Of those, the calls the worker did not start eagerly (docs/capacity.md, "Eager
             # calls").
@@ -519,6 +529,7 @@ async def measure_level(
     server_before = read_counters(metrics_port)
     rss_before = worker.rss_kib()
     cpu_before = worker.cpu_seconds()
+    server_cpu_before = server_cpu_seconds()
     samples: list[int] = []
     sampler = asyncio.create_task(sample_rss(worker, samples))
     started = time.perf_counter()
@@ -532,6 +543,7 @@ async def measure_level(
         prompts,
         time.perf_counter() - started,
         worker.cpu_seconds() - cpu_before,
+        server_cpu_seconds() - server_cpu_before,
         rss_before_kib=rss_before,
         peak_rss_kib=worker.peak_rss_kib(),
         level_peak_rss_kib=max([rss_before, *samples]),

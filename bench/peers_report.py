@@ -74,6 +74,7 @@ COLUMNS = (
     ("history_bytes_per_prompt", "hist B/prompt"),
     ("payload_bytes_per_prompt", "payload B/prompt"),
     ("worker_cpu_ms_per_prompt", "worker CPU ms/prompt"),
+    ("server_cpu_ms_per_prompt", "server CPU ms/prompt"),
     ("worker_peak_rss_mib", "worker peak RSS MiB"),
     ("worker_rss_growth_kib_per_inflight_prompt", "RSS KiB/in-flight"),
     ("server_handoffs_per_prompt", "hand-offs/prompt"),
