@@ -14,6 +14,11 @@ rebuilds it before any provider sees it:
   ever) and replays the chain up to the request named. Nothing is stored beside the history, so
   nothing new needs collecting, and any worker that can read the history can resolve.
 
+A first request since ``INPUTS_BY_REFERENCE_PATCH`` names its tools (those the prompt listed)
+and its script (its start input's) instead of carrying them: the worker's
+:class:`~activities.prompt_preamble.PromptPreambles` supplies them, from its cache or the
+prompt's history, and the request's digest covers them as ever.
+
 A request that cannot be resolved (the request it names is not in the history, a stored part of
 it is missing or corrupt, or what it resolves to does not match its digest) fails at once with a
 non-retryable ``ConversationUnresolved`` error naming the prompt and the request: retrying cannot
@@ -26,13 +31,14 @@ the request's retry window.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Callable, Sequence
 
 import structlog
+from pydantic import BaseModel
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from activities.prompt_preamble import PromptPreambles, PromptRun
 from seawall.runtime.storage import STORED_PAYLOAD_CORRUPT, STORED_PAYLOAD_MISSING
 from workflows.contracts.activity import CALL_MODEL, CallModelInput
 from workflows.contracts.conversation import conversation_chars
@@ -48,14 +54,6 @@ CACHED_PROMPTS = 1_024
 CACHED_CHARS = 64_000_000
 
 log = structlog.get_logger("seawall.model")
-
-
-@dataclass(frozen=True)
-class PromptRun:
-    """Which prompt (workflow id and run) a request belongs to."""
-
-    workflow_id: str
-    run_id: str
 
 
 # The ``seawall.call_model`` inputs of a prompt's history, oldest first.
@@ -101,8 +99,11 @@ class ConversationResolver:
         *,
         max_prompts: int = CACHED_PROMPTS,
         max_chars: int = CACHED_CHARS,
+        preambles: PromptPreambles | None = None,
     ) -> None:
         self._history = history
+        # The tools and script a request names (activities/prompt_preamble.py).
+        self._preambles = preambles or PromptPreambles()
         self._max_prompts = max_prompts
         self._max_chars = max_chars
         self._cache: OrderedDict[PromptRun, tuple[Carried, int]] = OrderedDict()
@@ -117,11 +118,10 @@ class ConversationResolver:
         if ref is None:
             return request
         if prompt is None:
-            info = activity.info()
-            prompt = PromptRun(info.workflow_id or "", info.workflow_run_id or "")
+            prompt = PromptRun.current()
         try:
             previous = None if ref.previous is None else await self._previous(prompt, ref.previous)
-            carried = resolve(previous, ref, request.tools, request.scenario_script)
+            carried = resolve(previous, ref, *await self._named(prompt, request))
         except Unresolvable as err:
             raise _unresolved(prompt, request, "mismatch", str(err)) from None
         except ApplicationError as err:
@@ -152,12 +152,32 @@ class ConversationResolver:
             carried = resolve(
                 carried if ref.previous is not None else None,
                 ref,
-                earlier.tools,
-                earlier.scenario_script,
+                *await self._named(prompt, earlier),
             )
             if carried.digest == digest:
                 return carried
         raise Unresolvable("the request it builds on is not in the prompt's history")
+
+    async def _named(
+        self, prompt: PromptRun, request: CallModelInput
+    ) -> tuple[Sequence[BaseModel], BaseModel | None]:
+        """The tools and script of ``request``: its own, or those it names (the prompt's
+        listed tools, its start input's script)."""
+        ref = request.conversation
+        tools: Sequence[BaseModel] = request.tools
+        script: BaseModel | None = request.scenario_script
+        if ref is None or not (ref.tools_listed or ref.script_in_start):
+            return tools, script
+        preamble = await self._preambles.of(prompt)
+        if ref.tools_listed:
+            if preamble.tools is None:
+                raise Unresolvable("the tools it names are not in the prompt's history")
+            tools = list(preamble.tools)
+        if ref.script_in_start:
+            if preamble.scenario is None or preamble.scenario.model_script is None:
+                raise Unresolvable("the script it names is not in the prompt's start input")
+            script = preamble.scenario.model_script
+        return tools, script
 
     def _remember(self, prompt: PromptRun, carried: Carried) -> None:
         size = conversation_chars(carried.messages)

@@ -7,9 +7,11 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 from temporalio.api.enums.v1 import EventType
+from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client, WorkflowHistory
 
 from activities.conversation_refs import ConversationResolver, PromptRun
+from activities.prompt_preamble import Preamble, PromptPreambles, read_preamble
 from workflows.contracts.activity import CallModelInput
 
 
@@ -30,6 +32,14 @@ async def model_requests(client: Client, history: WorkflowHistory) -> list[CallM
         for request in requests:
             yield request
 
-    # Made whole as the model activity makes them (activities/conversation_refs.py).
-    resolver = ConversationResolver(recorded)
+    async def events() -> AsyncIterator[HistoryEvent]:
+        for event in history.events:
+            yield event
+
+    async def preamble(prompt: PromptRun) -> Preamble:
+        return await read_preamble(client.data_converter, events())
+
+    # Made whole as the model activity makes them (activities/conversation_refs.py), the tools
+    # and script they name read from the history (activities/prompt_preamble.py).
+    resolver = ConversationResolver(recorded, preambles=PromptPreambles(preamble))
     return [await resolver.resolve(r, PromptRun("recorded", "")) for r in requests]

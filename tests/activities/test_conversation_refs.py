@@ -21,6 +21,7 @@ from workflows.contracts.conversation_ref import CONVERSATION_UNRESOLVED, KeptMe
 from workflows.contracts.outcome import ToolCall
 from workflows.prompt.context_window import ContextWindow
 from workflows.prompt.conversation_chain import ConversationChain
+from workflows.prompt.patches import StartPatches
 
 pytestmark = pytest.mark.asyncio
 
@@ -63,7 +64,7 @@ def whole_requests(batches: int, budget: int = 10**9) -> list[CallModelInput]:
 
 def chained(requests: list[CallModelInput]) -> list[CallModelInput]:
     chain = ConversationChain()
-    return [chain.carry(r, chained=True) for r in requests]
+    return [chain.carry(r, StartPatches(conversation_refs=True)) for r in requests]
 
 
 def history_of(requests: list[CallModelInput]):  # type: ignore[no-untyped-def]

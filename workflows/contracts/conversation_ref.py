@@ -58,6 +58,10 @@ class ConversationRef(BaseModel):
     ``previous`` is None in a prompt's first request (every message of its view in ``parts``);
     then the request's ``tools`` and ``scenario_script`` are its own. Otherwise ``tools_kept``
     and ``script_kept`` say they are the previous request's (the request then carries none).
+    Since ``INPUTS_BY_REFERENCE_PATCH`` a request whose tools or script are not kept names them
+    instead of carrying them: ``tools_listed``, the tools the prompt listed at its start;
+    ``script_in_start``, the script of the prompt's start input (``activities/
+    prompt_preamble.py`` reads both from the prompt's history).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -66,6 +70,8 @@ class ConversationRef(BaseModel):
     parts: list[KeptMessages | Message] = Field(default_factory=list)
     tools_kept: bool = False
     script_kept: bool = False
+    tools_listed: bool = False
+    script_in_start: bool = False
     digest: str
 
 

@@ -12,7 +12,10 @@ input, never which commands are issued.
 A request small enough (:data:`WHOLE_REQUEST_CHARS`) is sent whole, its own first link: it
 costs at most that many bytes more than a reference, and the activity resolves it without a
 cache or the prompt's history, which a reference whose previous request the worker has not seen
-needs (a fetch of the history).
+needs (a fetch of the history). Since ``INPUTS_BY_REFERENCE_PATCH`` the tools and script of a
+link that does not keep them are named instead (the tool list the prompt recorded when it
+listed them, the script its start input recorded): what a worker reads of the history once per
+prompt, not bytes every prompt records twice.
 
 Each message's digest is computed once (messages are frozen and the view reuses the
 conversation's objects), so a request costs its new messages and one pass over the view's
@@ -33,6 +36,7 @@ from workflows.contracts.conversation_ref import (
     parts_between,
     request_digest,
 )
+from workflows.prompt.patches import StartPatches
 
 # A request whose conversation, tools and script together are at most this many characters
 # is sent whole (the module docstring says why).
@@ -56,9 +60,12 @@ class ConversationChain:
             self._digests[id(message)] = known
         return known[1]
 
-    def carry(self, request: CallModelInput, *, chained: bool) -> CallModelInput:
-        """``request`` (whole) as the chain carries it; itself when not ``chained``."""
-        if not chained:
+    def carry(self, request: CallModelInput, patches: StartPatches) -> CallModelInput:
+        """``request`` (whole) as the chain carries it; itself in a prompt started before
+        ``CONVERSATION_REFS_PATCH``. Since ``INPUTS_BY_REFERENCE_PATCH`` tools and a script
+        that are not kept are named, not carried: the workflow's requests offer exactly the
+        tools it listed and the script of its start input."""
+        if not patches.conversation_refs:
             return request
         previous = self._previous
         view = request.messages
@@ -80,11 +87,15 @@ class ConversationChain:
         base = None if previous is None or whole <= WHOLE_REQUEST_CHARS else previous
         tools_kept = base is not None and base.tools_digest == tools_digest
         script_kept = base is not None and base.script_digest == script_digest
+        tools_listed = patches.by_reference and not tools_kept
+        script_in_start = patches.by_reference and not script_kept and script is not None
         ref = ConversationRef(
             previous=base.digest if base is not None else None,
             parts=parts_between(base, digests, view),
             tools_kept=tools_kept,
             script_kept=script_kept,
+            tools_listed=tools_listed,
+            script_in_start=script_in_start,
             digest=digest,
         )
         self._previous = Carried(
@@ -93,8 +104,8 @@ class ConversationChain:
         return request.model_copy(
             update={
                 "messages": [],
-                "tools": [] if tools_kept else request.tools,
-                "scenario_script": None if script_kept else script,
+                "tools": [] if tools_kept or tools_listed else request.tools,
+                "scenario_script": None if script_kept or script_in_start else script,
                 "conversation": ref,
             }
         )

@@ -120,6 +120,7 @@ with workflow.unsafe.imports_passed_through():
         LOOP_PROFILE_PATCH,
         REFUSAL_FORGETS_AFTER_CHANGE_PATCH,
         StartPatches,
+        fixture_carried,
     )
     from workflows.prompt.permissions import PermissionRequests
     from workflows.prompt.scenario_hooks import ScenarioDriverHooks
@@ -560,7 +561,7 @@ class PromptWorkflow(
                         scenario_script=scenario.model_script if scenario else None,
                         retry_window_seconds=self._model_retry_window if windowed else None,
                     ),
-                    chained=self._patches.conversation_refs,
+                    self._patches,
                 ),
                 result_type=ModelReply,
                 start_to_close_timeout=MODEL_TIMEOUT,
@@ -736,6 +737,7 @@ class PromptWorkflow(
         spec = self._tools.get(call.name)
         tool_type = spec.tool_type if spec else None
         fixture = prompt.scenario.fixture_tools.get(call.name) if prompt.scenario else None
+        carried = fixture_carried(fixture, self._patches)  # or named (INPUTS_BY_REFERENCE)
         approval = self._approval_of(call)
         if approval.decision is ApprovalDecision.DENY:
             return rule_denied_outcome(
@@ -745,9 +747,7 @@ class PromptWorkflow(
             if approval.decision is ApprovalDecision.ASK:
                 invalid: ToolOutcome | None = await workflow.execute_activity(
                     CHECK_TOOL_CALL,
-                    CheckToolCallInput(
-                        call=call, scenario_fixture=fixture, workspace_root=prompt.workspace_root
-                    ),
+                    CheckToolCallInput(call=call, workspace_root=prompt.workspace_root, **carried),
                     result_type=ToolOutcome | None,  # type: ignore[arg-type]
                     start_to_close_timeout=QUICK_ACTIVITY,
                     summary=self._summary(
@@ -789,8 +789,8 @@ class PromptWorkflow(
                     batch=batch,
                     max_output_chars=prompt.max_output_chars,
                     shell_timeout_seconds=prompt.tool_timeout_seconds,
-                    scenario_fixture=fixture,
                     owner_id=prompt.owner_id,
+                    **carried,
                 ),
                 result_type=ToolOutcome,
                 start_to_close_timeout=timedelta(seconds=prompt.tool_timeout_seconds + 30),
