@@ -16,14 +16,18 @@ peer.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol
 
 from temporalio.api.enums.v1 import EventType
-from temporalio.client import WorkflowHistory
+from temporalio.client import Client, WorkflowHistory
+from temporalio.converter import ExternalStorage
 
 from bench.peer_history import payload_bytes
+from seawall.runtime.storage import DEFAULT_THRESHOLD_BYTES, FilesystemStorageDriver
 
 
 @dataclass
@@ -110,7 +114,7 @@ def bytes_table(report: dict[str, Any]) -> list[str]:
     each peer's growth exponents."""
     rows = report["rows"]
     peers = list(dict.fromkeys(r["peer"] for r in rows))
-    width = max([22, *(len(p) + 2 for p in peers)])
+    width = max([31, *(len(p) + 2 for p in peers)])
     lines = [
         "history bytes per prompt (payload bytes) / stored bytes, one prompt per peer at "
         "concurrency 1",
@@ -125,7 +129,7 @@ def bytes_table(report: dict[str, Any]) -> list[str]:
                 cells.append("-")
                 stored.append("-")
             elif "error" in r:
-                cells.append(f"stopped: {r['error'][: width - 11]}")
+                cells.append(f"stopped: {r['error'].split('(')[0]}")
                 stored.append("")
             else:
                 cells.append(f"{r['history_bytes']:,} ({r['payload_bytes']:,})")
@@ -149,3 +153,79 @@ def bytes_table(report: dict[str, Any]) -> list[str]:
 
 def _exponent(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
+
+
+# --- the payload store Seawall runs with in the peer benchmark ----------------------------
+
+
+def filesystem_store(root: Path) -> ExternalStorage:
+    """Seawall's payload storage as it ships embedded: the filesystem store at the default
+    threshold, under ``root``."""
+    return ExternalStorage(
+        drivers=[FilesystemStorageDriver(root)], payload_size_threshold=DEFAULT_THRESHOLD_BYTES
+    )
+
+
+def stored_bytes(root: Path, namespace: str, workflow_id: str) -> tuple[int, int]:
+    """The bytes and the number of the payloads the store under ``root`` holds for
+    ``workflow_id`` (its per-workflow index: what ``seawall storage gc`` reads)."""
+    driver = FilesystemStorageDriver(root)
+    for refs in driver.workflow_refs(namespace):
+        if refs.workflow_id == workflow_id:
+            blobs = [driver.blob_path(d) for d in refs.digests()]
+            return sum(b.stat().st_size for b in blobs if b.exists()), len(blobs)
+    return 0, 0
+
+
+# --- bench/peers.py --bytes-batches -------------------------------------------------------
+
+
+class PromptDriver(Protocol):
+    """What the sweep needs of ``bench/peers.py``'s ``Driver``."""
+
+    client: Client
+
+    async def one(self, batches: int, calls: int) -> str: ...
+
+
+async def sweep(
+    drivers: Mapping[str, PromptDriver],
+    batch_counts: Sequence[int],
+    calls: int,
+    store: Path | None,
+    log: Callable[[str], None] = print,
+) -> dict[str, Any]:
+    """One prompt per peer at each of ``batch_counts``, one in flight: its history bytes
+    (and payload bytes, events) and what the payload store under ``store`` holds for it (only
+    Seawall's worker stores payloads; the peers keep theirs inline, as they ship)."""
+    rows: list[dict[str, Any]] = []
+    for batches in batch_counts:
+        for key, driver in drivers.items():
+            started = time.perf_counter()
+            try:
+                workflow_id = await driver.one(batches, calls)
+            except Exception as err:  # one peer's failure must not lose the others' figures
+                rows.append({"peer": key, "batches": batches, "error": repr(err)[:300]})
+                log(f"  {key} at {batches} batches failed: {err!r}"[:300])
+                continue
+            history = await driver.client.get_workflow_handle(workflow_id).fetch_history()
+            stored, payloads = (
+                stored_bytes(store, driver.client.namespace, workflow_id) if store else (0, 0)
+            )
+            rows.append(
+                {
+                    "peer": key,
+                    "batches": batches,
+                    "history_bytes": history_bytes(history),
+                    "payload_bytes": sum(payload_bytes(e) for e in history.events),
+                    "history_events": len(history.events),
+                    "stored_bytes": stored,
+                    "stored_payloads": payloads,
+                    "seconds": round(time.perf_counter() - started, 2),
+                }
+            )
+            log(
+                f"  {key} at {batches} batches: {rows[-1]['history_bytes']:,} history bytes, "
+                f"{stored:,} stored, {rows[-1]['seconds']} s"
+            )
+    return {"calls_per_batch": calls, "rows": rows, "growth_exponent": with_exponents(rows)}
