@@ -47,6 +47,7 @@ from workflows.contracts.conversation_ref import (
     Carried,
     Unresolvable,
     resolve,
+    started,
 )
 
 # The cache's bounds: prompts, and characters of their cached conversations.
@@ -121,7 +122,7 @@ class ConversationResolver:
             prompt = PromptRun.current()
         try:
             previous = None if ref.previous is None else await self._previous(prompt, ref.previous)
-            carried = resolve(previous, ref, *await self._named(prompt, request))
+            carried = resolve(previous, ref, *await self._from_preamble(prompt, request))
         except Unresolvable as err:
             raise _unresolved(prompt, request, "mismatch", str(err)) from None
         except ApplicationError as err:
@@ -152,22 +153,23 @@ class ConversationResolver:
             carried = resolve(
                 carried if ref.previous is not None else None,
                 ref,
-                *await self._named(prompt, earlier),
+                *await self._from_preamble(prompt, earlier),
             )
             if carried.digest == digest:
                 return carried
         raise Unresolvable("the request it builds on is not in the prompt's history")
 
-    async def _named(
+    async def _from_preamble(
         self, prompt: PromptRun, request: CallModelInput
-    ) -> tuple[Sequence[BaseModel], BaseModel | None]:
-        """The tools and script of ``request``: its own, or those it names (the prompt's
-        listed tools, its start input's script)."""
+    ) -> tuple[Sequence[BaseModel], BaseModel | None, Carried | None]:
+        """The tools and script of ``request`` (its own, or those it names: the prompt's
+        listed tools, its start input's script) and, for a first request ``from_start``, the
+        conversation the prompt started with."""
         ref = request.conversation
         tools: Sequence[BaseModel] = request.tools
         script: BaseModel | None = request.scenario_script
-        if ref is None or not (ref.tools_listed or ref.script_in_start):
-            return tools, script
+        if ref is None or not (ref.tools_listed or ref.script_in_start or ref.from_start):
+            return tools, script, None
         preamble = await self._preambles.of(prompt)
         if ref.tools_listed:
             if preamble.tools is None:
@@ -177,7 +179,7 @@ class ConversationResolver:
             if preamble.scenario is None or preamble.scenario.model_script is None:
                 raise Unresolvable("the script it names is not in the prompt's start input")
             script = preamble.scenario.model_script
-        return tools, script
+        return tools, script, started(preamble.messages) if ref.from_start else None
 
     def _remember(self, prompt: PromptRun, carried: Carried) -> None:
         size = conversation_chars(carried.messages)

@@ -1,5 +1,6 @@
 """What a prompt's history recorded before its first model request: its start input's scenario
-and the tools it listed, read once per worker for the activity inputs that name them.
+and conversation, and the tools it listed, read once per worker for the activity inputs that
+name them.
 
 Why it exists: a prompt's start input (a scenario's script and fixtures among it) and its tool
 listing (a local activity's marker, or the ``seawall.list_tools`` activity's result) are in its
@@ -8,6 +9,8 @@ request carried the tools and the script again, and every scenario tool call its
 was recorded twice or twenty times (about 15 KB of a 75 KB five-batch prompt; docs/durability.md,
 "Conversations stored once"). A prompt started after the patch names them instead
 (``ConversationRef.tools_listed`` and ``script_in_start``, ``RunToolInput.fixture_in_start``),
+and its first request keeps ranges of the conversation the start input holds (a session's
+history, a long pasted text) instead of recording it again (``ConversationRef.from_start``),
 and :class:`PromptPreambles` reads them here: from this worker's cache of the last
 :data:`CACHED_PROMPTS` prompts, else from the first events of the prompt's history, through the
 activity's client (its converter, stored payloads and their owner scoping as ever). One read per
@@ -37,6 +40,7 @@ from workflows.contracts.activity import (
     ListToolsOutput,
     ToolSpec,
 )
+from workflows.contracts.conversation import Message
 from workflows.contracts.prompt import PromptInput
 from workflows.contracts.scenario import FixtureTool, ScenarioHooks
 
@@ -63,22 +67,25 @@ class PromptRun:
 
 @dataclass(frozen=True)
 class Preamble:
-    """A prompt's scenario (None: an ordinary prompt) and listed tools (None: not found)."""
+    """A prompt's scenario (None: an ordinary prompt), listed tools (None: not found) and the
+    conversation it started with (``PromptInput.start_messages``)."""
 
     scenario: ScenarioHooks | None
     tools: tuple[ToolSpec, ...] | None
+    messages: tuple[Message, ...] = ()
 
 
 async def read_preamble(converter: DataConverter, events: AsyncIterable[HistoryEvent]) -> Preamble:
     """The preamble of the history whose events ``events`` yields, read up to its listing (or
     its first model request, which comes after the listing)."""
     scenario: ScenarioHooks | None = None
+    messages: tuple[Message, ...] = ()
     listing_activities: set[int] = set()
     async for event in events:
         if event.HasField("workflow_execution_started_event_attributes"):
             payloads = event.workflow_execution_started_event_attributes.input.payloads
             [start] = await converter.decode(payloads, [PromptInput])
-            scenario = start.scenario
+            scenario, messages = start.scenario, tuple(start.start_messages())
         elif event.HasField("marker_recorded_event_attributes"):
             marker = event.marker_recorded_event_attributes
             if marker.marker_name != LOCAL_ACTIVITY_MARKER or "result" not in marker.details:
@@ -91,7 +98,7 @@ async def read_preamble(converter: DataConverter, events: AsyncIterable[HistoryE
                 [ListToolsOutput | None],  # type: ignore[list-item]
             )
             if listed is not None:  # None: MCP servers, the listing activity follows
-                return Preamble(scenario, tuple(listed.tools))
+                return Preamble(scenario, tuple(listed.tools), messages)
         elif event.HasField("activity_task_scheduled_event_attributes"):
             kind = event.activity_task_scheduled_event_attributes.activity_type.name
             if kind == LIST_TOOLS:
@@ -102,8 +109,8 @@ async def read_preamble(converter: DataConverter, events: AsyncIterable[HistoryE
             completed = event.activity_task_completed_event_attributes
             if completed.scheduled_event_id in listing_activities:
                 [listed] = await converter.decode(completed.result.payloads, [ListToolsOutput])
-                return Preamble(scenario, tuple(listed.tools))
-    return Preamble(scenario, None)
+                return Preamble(scenario, tuple(listed.tools), messages)
+    return Preamble(scenario, None, messages)
 
 
 async def preamble_in_history(prompt: PromptRun) -> Preamble:

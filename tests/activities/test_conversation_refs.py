@@ -14,11 +14,13 @@ from temporalio.converter import ExternalStorage
 from temporalio.exceptions import ApplicationError
 
 from activities.conversation_refs import ConversationResolver, PromptRun
+from activities.prompt_preamble import Preamble, PromptPreambles
 from seawall.runtime.storage import FilesystemStorageDriver
 from workflows.contracts.activity import CallModelInput, ModelSpec, ToolSpec
 from workflows.contracts.conversation import Message, Role, user_message
 from workflows.contracts.conversation_ref import CONVERSATION_UNRESOLVED, KeptMessages
 from workflows.contracts.outcome import ToolCall
+from workflows.contracts.prompt import PromptInput
 from workflows.prompt.context_window import ContextWindow
 from workflows.prompt.conversation_chain import ConversationChain
 from workflows.prompt.patches import StartPatches
@@ -63,7 +65,7 @@ def whole_requests(batches: int, budget: int = 10**9) -> list[CallModelInput]:
 
 
 def chained(requests: list[CallModelInput]) -> list[CallModelInput]:
-    chain = ConversationChain()
+    chain = ConversationChain(PromptInput(prompt="go", workspace_root="/tmp"))
     return [chain.carry(r, StartPatches(conversation_refs=True)) for r in requests]
 
 
@@ -171,3 +173,34 @@ async def test_a_lost_stored_link_fails_as_unresolved_not_a_crash(tmp_path: Path
 
     err = await unresolved(ConversationResolver(history, max_prompts=0), links[-1])
     assert "is missing from the payload store" in str(err)
+
+
+async def test_a_request_naming_what_the_prompts_history_does_not_hold_fails() -> None:
+    """A first request since INPUTS_BY_REFERENCE_PATCH names the listed tools and keeps the
+    start's messages; against a preamble without the listing, or another start, it fails."""
+    prompt = PromptInput(prompt="go", workspace_root="/tmp")
+    chain = ConversationChain(prompt)
+    by_reference = StartPatches(by_reference=True, conversation_refs=True)
+    first = CallModelInput(
+        model=ModelSpec(), messages=prompt.start_messages(), tools=TOOLS, request_number=1
+    )
+    link = chain.carry(first, by_reference)
+    assert link.tools == [] and link.conversation is not None
+    assert link.conversation.tools_listed and link.conversation.from_start
+    assert link.conversation.parts == [KeptMessages(start=0, stop=1)]
+
+    async def listed(prompt: PromptRun) -> Preamble:
+        return Preamble(None, tuple(TOOLS), tuple(prompt_messages))
+
+    prompt_messages = prompt.start_messages()
+    resolved = await ConversationResolver(preambles=PromptPreambles(listed)).resolve(link, PROMPT)
+    assert resolved.tools == TOOLS and resolved.messages == prompt.start_messages()
+
+    async def unlisted(prompt: PromptRun) -> Preamble:
+        return Preamble(None, None, tuple(prompt_messages))
+
+    err = await unresolved(ConversationResolver(preambles=PromptPreambles(unlisted)), link)
+    assert "the tools it names are not in the prompt's history" in str(err)
+    prompt_messages = [user_message("another start")]
+    err = await unresolved(ConversationResolver(preambles=PromptPreambles(listed)), link)
+    assert "does not match its digest" in str(err)

@@ -61,7 +61,9 @@ class ConversationRef(BaseModel):
     Since ``INPUTS_BY_REFERENCE_PATCH`` a request whose tools or script are not kept names them
     instead of carrying them: ``tools_listed``, the tools the prompt listed at its start;
     ``script_in_start``, the script of the prompt's start input (``activities/
-    prompt_preamble.py`` reads both from the prompt's history).
+    prompt_preamble.py`` reads both from the prompt's history); and a first request
+    (``from_start``) keeps ranges of the conversation the prompt started with (its start input's
+    history and text, ``PromptInput.start_messages``) instead of carrying them again.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -72,6 +74,7 @@ class ConversationRef(BaseModel):
     script_kept: bool = False
     tools_listed: bool = False
     script_in_start: bool = False
+    from_start: bool = False
     digest: str
 
 
@@ -179,10 +182,12 @@ def resolve(
     ref: ConversationRef,
     tools: Sequence[BaseModel],
     script: BaseModel | None,
+    start: Carried | None = None,
 ) -> Carried:
     """The request ``ref`` (with the ``tools`` and ``script`` its request carries) stands for,
-    on top of ``previous`` (the request it names; None for a first request). Raises
-    :class:`Unresolvable` when it does not resolve or its digest does not match."""
+    on top of ``previous`` (the request it names; None for a first request) or, for a first
+    request ``from_start``, of ``start`` (the prompt's start conversation, :func:`started`).
+    Raises :class:`Unresolvable` when it does not resolve or its digest does not match."""
     if ref.previous is None:
         if ref.tools_kept or ref.script_kept:
             raise Unresolvable("it keeps tools or a script but names no previous request")
@@ -191,7 +196,12 @@ def resolve(
         raise Unresolvable("the request it builds on is not the one given")
     else:
         base = previous
-    messages, digests = resolve_parts(base, ref.parts)
+    kept_from = base
+    if ref.from_start:
+        if base is not None or start is None:
+            raise Unresolvable("it keeps messages of the prompt's start, which are not given")
+        kept_from = start
+    messages, digests = resolve_parts(kept_from, ref.parts)
     if ref.tools_kept and base is not None:
         kept_tools, tools_digest = base.tools, base.tools_digest
     else:
@@ -206,3 +216,9 @@ def resolve(
             "what it resolves to does not match its digest (a part of it is lost or altered)"
         )
     return Carried(messages, digests, kept_tools, tools_digest, kept_script, script_digest, digest)
+
+
+def started(messages: Sequence[Message]) -> Carried:
+    """The conversation a prompt started with, as a first request ``from_start`` keeps ranges
+    of (no tools, script or digest of its own: it is never a request)."""
+    return Carried(list(messages), [message_digest(m) for m in messages], (), "", None, "", "")

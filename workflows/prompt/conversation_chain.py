@@ -35,7 +35,9 @@ from workflows.contracts.conversation_ref import (
     part_digest,
     parts_between,
     request_digest,
+    started,
 )
+from workflows.contracts.prompt import PromptInput
 from workflows.prompt.patches import StartPatches
 
 # A request whose conversation, tools and script together are at most this many characters
@@ -46,7 +48,8 @@ WHOLE_REQUEST_CHARS = 4_096
 class ConversationChain:
     """The last request one prompt sent, and the digests of the messages it has seen."""
 
-    def __init__(self) -> None:
+    def __init__(self, prompt: PromptInput) -> None:
+        self._prompt = prompt  # its start messages: what a first request keeps ranges of
         self._previous: Carried | None = None
         # id(message) → (message, digest); the message kept so its id is never reused.
         self._digests: dict[int, tuple[Message, str]] = {}
@@ -89,13 +92,16 @@ class ConversationChain:
         script_kept = base is not None and base.script_digest == script_digest
         tools_listed = patches.by_reference and not tools_kept
         script_in_start = patches.by_reference and not script_kept and script is not None
+        from_start = patches.by_reference and previous is None
+        kept_from = started(self._prompt.start_messages()) if from_start else base
         ref = ConversationRef(
             previous=base.digest if base is not None else None,
-            parts=parts_between(base, digests, view),
+            parts=parts_between(kept_from, digests, view),
             tools_kept=tools_kept,
             script_kept=script_kept,
             tools_listed=tools_listed,
             script_in_start=script_in_start,
+            from_start=from_start,
             digest=digest,
         )
         self._previous = Carried(

@@ -166,7 +166,7 @@ class PromptWorkflow(
         # Decided when the loop starts (CONTEXT_POLICY_PATCH); the policy's view, kept and extended.
         self._context_policy = False
         self._context_window: ContextWindow | None = None
-        self._chain = ConversationChain()  # requests by reference (CONVERSATION_REFS_PATCH)
+        self._chain = ConversationChain(prompt)  # requests by reference (CONVERSATION_REFS_PATCH)
         self._context_budget = prompt.context_budget_chars or DEFAULT_CONTEXT_BUDGET_CHARS
         # Decided first of all: which start patches apply (workflows/prompt/patches.py).
         self._patches = StartPatches()
@@ -294,7 +294,7 @@ class PromptWorkflow(
                     raise
                 raise refused from None
             self._tools = {tool.name: tool for tool in listed.tools}
-            self._messages = [*prompt.history, Message(role=Role.USER, content=prompt.prompt)]
+            self._messages = prompt.start_messages()
             stop_reason, loop_type, error = await self._loop()
         except asyncio.CancelledError:
             stop_reason = StopReason.CANCELLED

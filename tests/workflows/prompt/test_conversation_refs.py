@@ -98,5 +98,8 @@ async def test_a_worker_that_never_saw_the_earlier_requests_resolves_them_from_h
         assert tool_input.scenario_fixture is None and tool_input.fixture_in_start
     inline = [p for r in sent for p in r.conversation.parts if isinstance(p, Message)]  # type: ignore[union-attr]
     whole = await model_requests(client, history)
-    assert len(inline) == len(whole[-1].messages)
+    # Every message once, but the prompt's text: the first request keeps it from the start
+    # input, which holds it already.
+    assert sent[0].conversation.from_start  # type: ignore[union-attr]
+    assert len(inline) + 1 == len(whole[-1].messages)
     assert [m.content for m in whole[-1].messages] == [m.content for m in result.messages[:-1]]
