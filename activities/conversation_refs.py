@@ -40,14 +40,15 @@ from temporalio.exceptions import ApplicationError
 
 from activities.prompt_preamble import PromptPreambles, PromptRun
 from seawall.runtime.storage import STORED_PAYLOAD_CORRUPT, STORED_PAYLOAD_MISSING
-from workflows.contracts.activity import CALL_MODEL, CallModelInput
-from workflows.contracts.conversation import conversation_chars
+from workflows.contracts.activity import CALL_MODEL, CallModelInput, ModelReply
+from workflows.contracts.conversation import assistant_message, conversation_chars
 from workflows.contracts.conversation_ref import (
     CONVERSATION_UNRESOLVED,
     Carried,
     Unresolvable,
     resolve,
     started,
+    with_reply,
 )
 
 # The cache's bounds: prompts, and characters of their cached conversations.
@@ -57,21 +58,31 @@ CACHED_CHARS = 64_000_000
 log = structlog.get_logger("seawall.model")
 
 
-# The ``seawall.call_model`` inputs of a prompt's history, oldest first.
-HistoryInputs = Callable[[PromptRun], AsyncIterator[CallModelInput]]
+# The ``seawall.call_model`` inputs of a prompt's history and their replies, in history order.
+HistoryInputs = Callable[[PromptRun], AsyncIterator[CallModelInput | ModelReply]]
 
 
-async def inputs_in_history(prompt: PromptRun) -> AsyncIterator[CallModelInput]:
-    """The prompt's model-request inputs as its history recorded them, read through the
-    activity's client (and so its converter and payload store)."""
+async def inputs_in_history(prompt: PromptRun) -> AsyncIterator[CallModelInput | ModelReply]:
+    """The prompt's model-request inputs and replies as its history recorded them, read
+    through the activity's client (and so its converter and payload store)."""
     client = activity.client()
     handle = client.get_workflow_handle(prompt.workflow_id, run_id=prompt.run_id)
+    requests: set[int] = set()
     async for event in handle.fetch_history_events():
+        if event.HasField("activity_task_completed_event_attributes"):
+            completed = event.activity_task_completed_event_attributes
+            if completed.scheduled_event_id in requests:
+                [reply] = await client.data_converter.decode(
+                    completed.result.payloads, [ModelReply]
+                )
+                yield reply
+            continue
         if not event.HasField("activity_task_scheduled_event_attributes"):
             continue
         scheduled = event.activity_task_scheduled_event_attributes
         if scheduled.activity_type.name != CALL_MODEL:
             continue
+        requests.add(event.event_id)
         [value] = await client.data_converter.decode(scheduled.input.payloads, [CallModelInput])
         yield value
 
@@ -121,8 +132,12 @@ class ConversationResolver:
         if prompt is None:
             prompt = PromptRun.current()
         try:
-            previous = None if ref.previous is None else await self._previous(prompt, ref.previous)
-            carried = resolve(previous, ref, *await self._from_preamble(prompt, request))
+            try:
+                carried = await self._resolved(prompt, request, cached=True)
+            except Unresolvable:
+                # What this worker cached may not be what the history recorded (an attempt
+                # whose reply was not the one completed): the history decides.
+                carried = await self._resolved(prompt, request, cached=False)
         except Unresolvable as err:
             raise _unresolved(prompt, request, "mismatch", str(err)) from None
         except ApplicationError as err:
@@ -139,14 +154,44 @@ class ConversationResolver:
             }
         )
 
-    async def _previous(self, prompt: PromptRun, digest: str) -> Carried:
+    def replied(self, reply: ModelReply, prompt: PromptRun | None = None) -> None:
+        """Remember the reply to the request this worker resolved last for the prompt: the
+        next request keeps it by reference (``KeptReply``)."""
+        prompt = prompt or PromptRun.current()
         cached = self._cache.get(prompt)
-        if cached is not None and cached[0].digest == digest:
+        if cached is not None:
+            message = assistant_message(reply.text, reply.tool_calls)
+            self._cache[prompt] = (with_reply(cached[0], message), cached[1])
+
+    async def _resolved(
+        self, prompt: PromptRun, request: CallModelInput, *, cached: bool
+    ) -> Carried:
+        ref = request.conversation
+        assert ref is not None
+        previous = (
+            None if ref.previous is None else await self._previous(prompt, ref.previous, cached)
+        )
+        return resolve(previous, ref, *await self._from_preamble(prompt, request))
+
+    async def _previous(self, prompt: PromptRun, digest: str, cached: bool) -> Carried:
+        entry = self._cache.get(prompt) if cached else None
+        if entry is not None and entry[0].digest == digest:
             self._cache.move_to_end(prompt)
-            return cached[0]
+            return entry[0]
         self.history_reads += 1
         carried: Carried | None = None
+        found: Carried | None = None
         async for earlier in self._history(prompt):
+            if isinstance(earlier, ModelReply):  # the reply to the request before it
+                if carried is not None:
+                    carried = with_reply(
+                        carried, assistant_message(earlier.text, earlier.tool_calls)
+                    )
+                    if found is not None:
+                        return carried
+                continue
+            if found is not None:
+                return found  # no reply recorded before the next request
             ref = earlier.conversation
             if ref is None:
                 continue
@@ -156,7 +201,9 @@ class ConversationResolver:
                 *await self._from_preamble(prompt, earlier),
             )
             if carried.digest == digest:
-                return carried
+                found = carried
+        if found is not None:
+            return found
         raise Unresolvable("the request it builds on is not in the prompt's history")
 
     async def _from_preamble(

@@ -12,11 +12,13 @@ from temporalio.client import Client, WorkflowHistory
 
 from activities.conversation_refs import ConversationResolver, PromptRun
 from activities.prompt_preamble import Preamble, PromptPreambles, read_preamble
-from workflows.contracts.activity import CallModelInput
+from workflows.contracts.activity import CallModelInput, ModelReply
 
 
 async def model_requests(client: Client, history: WorkflowHistory) -> list[CallModelInput]:
-    requests = []
+    requests: list[CallModelInput] = []
+    recorded_order: list[CallModelInput | ModelReply] = []  # inputs and replies, in order
+    scheduled: set[int] = set()
     for e in history.events:
         attributes = e.activity_task_scheduled_event_attributes
         if (
@@ -27,10 +29,21 @@ async def model_requests(client: Client, history: WorkflowHistory) -> list[CallM
                 attributes.input.payloads, type_hints=[CallModelInput]
             )
             requests.append(request)
+            recorded_order.append(request)
+            scheduled.add(e.event_id)
+        completed = e.activity_task_completed_event_attributes
+        if (
+            e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED
+            and completed.scheduled_event_id in scheduled
+        ):
+            [reply] = await client.data_converter.decode(
+                completed.result.payloads, type_hints=[ModelReply]
+            )
+            recorded_order.append(reply)
 
-    async def recorded(prompt: PromptRun) -> AsyncIterator[CallModelInput]:
-        for request in requests:
-            yield request
+    async def recorded(prompt: PromptRun) -> AsyncIterator[CallModelInput | ModelReply]:
+        for item in recorded_order:
+            yield item
 
     async def events() -> AsyncIterator[HistoryEvent]:
         for event in history.events:

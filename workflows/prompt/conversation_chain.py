@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import json
 
-from workflows.contracts.activity import CallModelInput
-from workflows.contracts.conversation import Message, conversation_chars
+from workflows.contracts.activity import CallModelInput, ModelReply
+from workflows.contracts.conversation import Message, assistant_message, conversation_chars
 from workflows.contracts.conversation_ref import (
     Carried,
     ConversationRef,
@@ -36,6 +36,7 @@ from workflows.contracts.conversation_ref import (
     parts_between,
     request_digest,
     started,
+    with_reply,
 )
 from workflows.contracts.prompt import PromptInput
 from workflows.prompt.patches import StartPatches
@@ -55,6 +56,7 @@ class ConversationChain:
         self._digests: dict[int, tuple[Message, str]] = {}
         self._tools_chars = 0
         self._script_chars = 0
+        self._by_reference = False
 
     def _digest(self, message: Message) -> str:
         known = self._digests.get(id(message))
@@ -70,6 +72,7 @@ class ConversationChain:
         tools it listed and the script of its start input."""
         if not patches.conversation_refs:
             return request
+        self._by_reference = patches.by_reference
         previous = self._previous
         view = request.messages
         digests = [self._digest(m) for m in view]
@@ -115,3 +118,12 @@ class ConversationChain:
                 "conversation": ref,
             }
         )
+
+    def replied(self, reply: ModelReply) -> Message:
+        """The reply to the request carried last, as the conversation records it; since
+        ``INPUTS_BY_REFERENCE_PATCH`` the next request keeps it by reference (``KeptReply``):
+        that request's result records it already."""
+        message = assistant_message(reply.text, reply.tool_calls)
+        if self._by_reference and self._previous is not None:
+            self._previous = with_reply(self._previous, message)
+        return message

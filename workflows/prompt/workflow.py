@@ -49,7 +49,6 @@ with workflow.unsafe.imports_passed_through():
         DEFAULT_CONTEXT_BUDGET_CHARS,
         MAX_CONVERSATION_CHARS,
         Message,
-        Role,
         conversation_chars,
         system_message,
         tool_message,
@@ -493,9 +492,7 @@ class PromptWorkflow(
                 if isinstance(err.cause, CancelledError):
                     raise asyncio.CancelledError() from err
                 return StopReason.ERROR, None, self._model_failure(err)
-            self._messages.append(
-                Message(role=Role.ASSISTANT, content=reply.text, tool_calls=reply.tool_calls)
-            )
+            self._messages.append(self._chain.replied(reply))
             if reply.text:
                 self._emit(EventKind.AGENT_MESSAGE, text=reply.text)
             if not reply.tool_calls:
