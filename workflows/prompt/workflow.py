@@ -433,7 +433,7 @@ class PromptWorkflow(
         # A root prompt's start is checked by the worker; a session's prompts were started
         # by a checked session (docs/security-trust.md).
         request = ListToolsInput(
-            scenario_tools=scenario.fixture_tools if scenario else None,
+            scenario_tools=scenario.listed_fixtures() if scenario else None,
             start=await self.root_prompt_claim(self._input),
             workspace_root=self._input.workspace_root,
         )
