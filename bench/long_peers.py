@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
 import shutil
 import tempfile
 import time
@@ -34,6 +35,8 @@ from temporalio.client import Client
 
 from bench import history_bytes, peer_script, peers
 from bench.overhead_harness import Workload, start_server_with_retries
+from bench.peers_report import versions
+from bench.report_runner import git_commit, machine
 from bench.trusted import bench_client
 from workflows.prompt.workflow import PromptWorkflow
 from workflows.rules import LoopSettings
@@ -162,6 +165,10 @@ async def run(shape: Shape, keys: list[str], history_limit: int | None = None) -
     )
     peers.set_shape(1, 0.0, shape.result_chars)
     report: dict[str, Any] = {
+        "machine": machine(),
+        "commit": git_commit(),
+        "load_average_before": [round(x, 2) for x in os.getloadavg()],
+        "versions": versions(),
         "shape": asdict(shape),
         "history_limit_bytes": history_limit,
         "skipped": skipped,
@@ -206,6 +213,7 @@ async def run(shape: Shape, keys: list[str], history_limit: int | None = None) -
     finally:
         await env.shutdown()
         shutil.rmtree(work, ignore_errors=True)
+    report["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
     return report
 
 
