@@ -15,7 +15,10 @@ cache or the prompt's history, which a reference whose previous request the work
 needs (a fetch of the history). Since ``INPUTS_BY_REFERENCE_PATCH`` the tools and script of a
 link that does not keep them are named instead (the tool list the prompt recorded when it
 listed them, the script its start input recorded): what a worker reads of the history once per
-prompt, not bytes every prompt records twice.
+prompt, not bytes every prompt records twice. For the same reason a first request keeps the
+conversation the prompt started with as ranges of its start input (``from_start``), and a later
+one keeps the reply to the request before (:meth:`ConversationChain.replied`), which that
+request's result records.
 
 Each message's digest is computed once (messages are frozen and the view reuses the
 conversation's objects), so a request costs its new messages and one pass over the view's

@@ -113,9 +113,10 @@ EDITOR_TOOLS_PATCH = "seawall-editor-tools-v1"
 # it takes as given, so a prompt still records one marker; a history without it asks
 # LOOP_QUALITY_V4_PATCH next, as it did.
 CONVERSATION_REFS_PATCH = "seawall-conversation-refs-v1"
-# A prompt started after it records what its start and its tool listing already hold only there:
-# its first model request names the listed tools and the scenario's script instead of carrying
-# them, and a scenario's tool call names its fixture (by the call's name) instead of carrying it;
+# A prompt started after it records what its start, its tool listing and its model replies already
+# hold only there: its first model request names the listed tools and the scenario's script and
+# keeps the start's messages by reference, each later request keeps the reply to the one before,
+# and a scenario's tool call names its fixture (by the call's name) instead of carrying it;
 # the activities read them from the prompt's history once per worker (activities/
 # prompt_preamble.py; docs/durability.md, "Conversations stored once"). The same commands, leaner
 # inputs. Prompts started before it replay carrying them, as they ran. Asked first of all, before
