@@ -39,6 +39,7 @@ from bench.bare import (
     BareResult,
     run_inprocess,
 )
+from bench.peer_script import context, sized_result
 from bench.server_metrics import ServerCounters, read_counters, server_cpu_seconds
 from bench.trusted import bench_trust
 from seawall.runtime.plugin import SeawallPlugin, client_with_plugin
@@ -68,18 +69,23 @@ FAILING_BATCHES = 5  # batches whose flaky_api call fails
 class Workload:
     batches: int = 5
     calls: int = 4
+    # sdk-python#1890's shape (bench/long_peers.py): each fetch's result padded to this many
+    # characters, and this many characters of earlier conversation before the prompt.
+    result_chars: int = 0
+    context_chars: int = 0
 
     def script(self) -> ModelScript:
         turns: list[dict[str, Any]] = []
         for b in range(self.batches):
             calls: list[dict[str, Any]] = [
                 {"name": f"fetch_{k}", "arguments": {"path": f"data/{b}/{k}.json"}}
-                for k in range(self.calls - 1)
+                for k in range(max(self.calls - 1, 1))
             ]
             # Each batch asks the endpoint about its own batch's data (a new question each
             # time: the same call with only a counter changed and the same answer would be a
-            # near repeat, docs/architecture.md "R9").
-            calls.append({"name": "flaky_api", "arguments": {"path": f"status/{b}"}})
+            # near repeat, docs/architecture.md "R9"). One call a batch: only the fetch.
+            if self.calls > 1:
+                calls.append({"name": "flaky_api", "arguments": {"path": f"status/{b}"}})
             turns.append({"text": "", "tool_calls": calls})
         turns.append({"text": "All data fetched; one endpoint kept failing."})
         return ModelScript.model_validate({"turns": turns})
@@ -96,11 +102,20 @@ class Workload:
             "error_type": "execution_failed",
             "message": "HTTP 500 Internal Server Error",
         }
-        tools = {f"fetch_{k}": {"outcomes": [ok]} for k in range(self.calls - 1)}
+        tools = {f"fetch_{k}": {"outcomes": [ok]} for k in range(max(self.calls - 1, 1))}
+        if self.result_chars:  # each batch's result its own (peer_script.fetch_result)
+            for k in range(max(self.calls - 1, 1)):
+                tools[f"fetch_{k}"] = {
+                    "outcomes": [
+                        {**ok, "content": sized_result(f"data/{b}/{k}.json", self.result_chars)}
+                        for b in range(self.batches)
+                    ]
+                }
         # Past the default's five batches the endpoint recovers: a tool failing in every
         # one of 100 batches is a loop, which the guard rightly stops.
         flaky = [fail] if self.batches <= FAILING_BATCHES else [fail] * FAILING_BATCHES + [ok]
-        tools["flaky_api"] = {"outcomes": flaky}
+        if self.calls > 1:
+            tools["flaky_api"] = {"outcomes": flaky}
         return {name: FixtureTool.model_validate(spec) for name, spec in tools.items()}
 
     def limits(self) -> dict[str, int]:
@@ -125,7 +140,7 @@ class Workload:
     def seawall_input(self, mode: GuardMode, workspace: str, pause: bool = False) -> PromptInput:
         """Built once per variant: the driver's cost stays out of the measurement."""
         return PromptInput(
-            prompt="Fetch the data files.",
+            prompt=context(self.context_chars) + "Fetch the data files.",
             workspace_root=workspace,
             guard_mode=mode,
             **self.limits(),

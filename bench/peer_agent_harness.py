@@ -92,7 +92,7 @@ def _fetch_tool(name: str) -> Callable[..., Any]:
     async def fetch(path: str) -> str:
         """Fetch one data file."""
         await asyncio.sleep(peer_script.SHAPE.tool_latency_seconds)
-        return peer_script.fetch_result()
+        return peer_script.fetch_result(path)
 
     return harness_tool(fetch, name)
 

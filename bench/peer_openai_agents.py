@@ -101,7 +101,7 @@ def _fetch_activity(name: str) -> Callable[..., Any]:
     async def fetch(path: str) -> str:
         """Fetch one data file."""
         await asyncio.sleep(peer_script.SHAPE.tool_latency_seconds)
-        return peer_script.fetch_result()
+        return peer_script.fetch_result(path)
 
     fetch.__name__ = fetch.__qualname__ = name
     return activity.defn(name=name)(fetch)

@@ -72,7 +72,7 @@ def _fetch_tool(agent: Agent[None, str], name: str) -> None:
     async def fetch(ctx: RunContext[None], path: str) -> str:
         """Fetch one data file."""
         await asyncio.sleep(peer_script.SHAPE.tool_latency_seconds)
-        return peer_script.fetch_result()
+        return peer_script.fetch_result(path)
 
     agent.tool(name=name)(fetch)
 

@@ -4,6 +4,7 @@
                           [--concurrency 1,10,100] [--prompts N] [--rounds R]
                           [--long-batches L] [--reader-polls-per-second N]
                           [--peers-eager-calls N] [--seawall-eager-calls N]
+                          [--bytes-batches 5,20,100]
                           [--peers seawall,pydantic-ai,pydantic-ai-durability,openai-agents,
                                    agent-harness]
                           [--json PATH]
@@ -58,6 +59,11 @@ to show what of Seawall's lead is that setting (docs/capacity.md, "Eager calls")
 ``--seawall-eager-calls N`` sets Seawall's own (0: every call through the task queue), to
 show what a lower setting costs light tools (docs/capacity.md, "Eager calls and heavy tools
 on a fleet").
+
+``--bytes-batches 5,20,100`` runs one prompt per peer at each batch count, one in flight, and
+reports its history, payload and stored bytes side by side and each peer's growth exponent
+(``bench/history_bytes.py``); with it, ``--concurrency`` runs no levels unless given. Seawall's
+worker stores payloads past 64 KiB in the filesystem store, as it ships embedded.
 """
 
 from __future__ import annotations
@@ -93,7 +99,7 @@ from temporalio.worker import (
     Worker,
 )
 
-from bench import peer_script
+from bench import history_bytes, peer_script
 from bench.overhead_harness import Workload, seawall_worker, start_server_with_retries
 from bench.overhead_replay import replayer_for
 from bench.peer_history import SEGMENTS, batch_gaps, batch_segments, payload_bytes
@@ -186,10 +192,11 @@ def missing(peer: Peer) -> str | None:
     return None
 
 
-def set_shape(calls: int, tool_latency: float) -> None:
+def set_shape(calls: int, tool_latency: float, result_chars: int = 0) -> None:
     """Before a peer module is imported: its module-level agent is built from this."""
     peer_script.SHAPE.calls = calls
     peer_script.SHAPE.tool_latency_seconds = tool_latency
+    peer_script.SHAPE.result_chars = result_chars
 
 
 def peer_module(peer: Peer) -> ModuleType:
@@ -240,12 +247,16 @@ async def build_peer_worker(
     queue: str,
     eager_calls: int | None = None,
     seawall_eager_calls: int | None = None,
+    payload_store: Path | None = None,
 ) -> Worker:
     if peer.module is None:
         from seawall.runtime.plugin import connect
 
         client = await connect(
-            address, namespace, interceptors=[ToolLatency(peer_script.SHAPE.tool_latency_seconds)]
+            address,
+            namespace,
+            interceptors=[ToolLatency(peer_script.SHAPE.tool_latency_seconds)],
+            storage=history_bytes.filesystem_store(payload_store) if payload_store else None,
         )
         return seawall_worker(client, queue, eager_calls=seawall_eager_calls)
     module = peer_module(peer)
@@ -268,7 +279,7 @@ async def serve_worker(args: argparse.Namespace) -> None:
     from seawall.runtime.logs import configure_logging
 
     configure_logging("json", "ERROR")
-    set_shape(args.calls, args.tool_latency)
+    set_shape(args.calls, args.tool_latency, args.result_chars)
     worker = await build_peer_worker(
         args.address,
         args.namespace,
@@ -276,6 +287,7 @@ async def serve_worker(args: argparse.Namespace) -> None:
         args.task_queue,
         args.peers_eager_calls,
         args.seawall_eager_calls,
+        args.payload_store,
     )
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
@@ -318,6 +330,13 @@ class WorkerProcess:
             str(args.calls),
             "--tool-latency",
             str(args.tool_latency),
+            "--result-chars",
+            str(getattr(args, "result_chars", 0)),
+            *(
+                ("--payload-store", str(args.payload_store))
+                if getattr(args, "payload_store", None)
+                else ()
+            ),
             *(
                 ("--peers-eager-calls", str(args.peers_eager_calls))
                 if args.peers_eager_calls
@@ -600,6 +619,8 @@ async def measure_replay(driver: Driver, args: argparse.Namespace) -> dict[str, 
 
 async def run(args: argparse.Namespace, log: Callable[[str], None] = print) -> dict[str, Any]:
     set_shape(args.calls, args.tool_latency)
+    workspace = tempfile.mkdtemp(prefix="seawall-bench-peers-")
+    args.payload_store = Path(workspace) / "payloads"  # Seawall's, as it ships embedded
     wanted = [PEERS[k] for k in args.peers]
     skipped = {p.key: reason for p in wanted if (reason := missing(p)) is not None}
     peers = [p for p in wanted if p.key not in skipped]
@@ -635,6 +656,7 @@ async def run(args: argparse.Namespace, log: Callable[[str], None] = print) -> d
     }
     metrics_port = free_port()
     env = await start_server_with_retries(
+        storage=history_bytes.filesystem_store(args.payload_store),
         extra_args=[
             "--metrics-port",
             str(metrics_port),
@@ -643,9 +665,8 @@ async def run(args: argparse.Namespace, log: Callable[[str], None] = print) -> d
                 for key, value in report["server_config"].items()
                 for arg in ("--dynamic-config-value", f"{key}={value}")
             ),
-        ]
+        ],
     )
-    workspace = tempfile.mkdtemp(prefix="seawall-bench-peers-")
     workers: list[WorkerProcess] = []
     try:
         address = env.client.service_client.config.target_host
@@ -695,6 +716,10 @@ async def run(args: argparse.Namespace, log: Callable[[str], None] = print) -> d
                 )
         report["levels"] = levels
         report["against_best_peer"] = against_best_peer(levels)
+        if args.bytes_batches:
+            report["bytes"] = await history_bytes.sweep(
+                drivers, args.bytes_batches, args.calls, args.payload_store, log
+            )
         report["replay"] = []
         if args.long_batches > 0:
             for peer in peers:
@@ -732,7 +757,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=4)
     parser.add_argument("--tool-latency", type=float, default=0.0, help="seconds per tool call")
     parser.add_argument(
-        "--concurrency", type=lambda s: [int(x) for x in s.split(",")], default=[1, 10, 100]
+        "--concurrency",
+        type=lambda s: [int(x) for x in s.split(",") if x],
+        default=None,
+        help="prompts in flight per level (default: 1,10,100; none with --bytes-batches)",
     )
     parser.add_argument(
         "--prompts",
@@ -777,6 +805,13 @@ def main(argv: list[str] | None = None) -> int:
         help="comma-separated: " + ",".join(PEERS),
     )
     parser.add_argument(
+        "--bytes-batches",
+        type=lambda s: [int(x) for x in s.split(",") if x],
+        default=[],
+        help="one prompt per peer at each of these batch counts: history and stored bytes "
+        "and their growth exponent (e.g. 5,20,100)",
+    )
+    parser.add_argument(
         "--json", type=Path, default=None, help=f"write the report (e.g. {DEFAULT_JSON})"
     )
     parser.add_argument("--serve-worker", action="store_true", help=argparse.SUPPRESS)
@@ -784,10 +819,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--address", default="", help=argparse.SUPPRESS)
     parser.add_argument("--namespace", default="default", help=argparse.SUPPRESS)
     parser.add_argument("--task-queue", default="", help=argparse.SUPPRESS)
+    parser.add_argument("--result-chars", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--payload-store", type=Path, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve_worker:
         asyncio.run(serve_worker(args))
         return 0
+    if args.concurrency is None:
+        args.concurrency = [] if args.bytes_batches else [1, 10, 100]
+    if any(b < 1 for b in args.bytes_batches):
+        parser.error("--bytes-batches must be ≥ 1 each")
     unknown = [k for k in args.peers if k not in PEERS]
     if unknown:
         parser.error(f"--peers: unknown {', '.join(unknown)} (known: {', '.join(PEERS)})")
@@ -801,6 +842,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--batches must be ≥ 1 and --calls ≥ 2 (the fetch calls and flaky_api)")
     report = asyncio.run(run(args))
     print_tables(report)
+    if report.get("bytes"):
+        print("\n" + "\n".join(history_bytes.bytes_table(report["bytes"])))
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(report, indent=2) + "\n")
