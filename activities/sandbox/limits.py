@@ -3,10 +3,9 @@
 The supervisor (:mod:`activities.sandbox.supervisor`) reports, on a descriptor the command
 never sees, how many of the sandbox's processes the kernel killed at its memory cgroup's
 limit (or its owner's group's) and whether the call took its workspace past its disk quota
-or its owner's. Here that
-report becomes a classified, truthful failure (``out_of_memory``, ``disk_quota_exceeded``)
-naming the limit, so the model, the guard and the operator see the cause instead of a
-generic exit code. The command's own output cannot fake it.
+or its owner's. Here that report becomes a classified, truthful failure (``out_of_memory``,
+``disk_quota_exceeded``) naming the limit, so the model, the guard and the operator see the
+cause instead of a generic exit code. The command's own output cannot fake it.
 """
 
 from __future__ import annotations
