@@ -35,6 +35,20 @@ NEEDS = {
 }
 
 
+async def test_an_owner_cannot_pass_her_disk_quota_across_sessions(
+    attack_stack: AttackStack,
+) -> None:
+    """First in this module, so no other row's files count against alice's quota."""
+    first, second, bob = await owner_disk_beside_bob(attack_stack)
+    try:
+        check_owner_disk(attack_stack, first, second, bob)
+    finally:
+        # The operator removes her closed sessions' workspaces, so the rows after this one
+        # start with her quota free (docs/security-sandbox.md, "Disk per owner").
+        for outcome in (first, second):
+            shutil.rmtree(outcome.facts["session"].workspace, ignore_errors=True)
+
+
 @pytest.mark.parametrize("row", [pytest.param(r, id=r["id"]) for r in LIMIT_ROWS])
 async def test_a_hog_stops_at_its_limit_and_bob_does_not_notice(
     attack_stack: AttackStack, row: dict[str, Any]
@@ -44,16 +58,3 @@ async def test_a_hog_stops_at_its_limit_and_bob_does_not_notice(
         pytest.skip(f"no writable {needed} cgroup on this host (docs/security-sandbox.md)")
     outcome = await beside_bob(attack_stack, row["turns"])
     check(row, attack_stack, outcome)
-
-
-async def test_an_owner_cannot_pass_her_disk_quota_across_sessions(
-    attack_stack: AttackStack,
-) -> None:
-    first, second, bob = await owner_disk_beside_bob(attack_stack)
-    try:
-        check_owner_disk(attack_stack, first, second, bob)
-    finally:
-        # The operator removes her closed sessions' workspaces, so the rows after this one
-        # start with her quota free (docs/security-sandbox.md, "Disk per owner").
-        for outcome in (first, second):
-            shutil.rmtree(outcome.facts["session"].workspace, ignore_errors=True)
