@@ -528,7 +528,9 @@ class OwnerIndex:
         entry = os.path.join(self.directory, self.name)
         scratch = f"{entry}.{os.getpid()}.tmp"
         with contextlib.suppress(OSError):
-            with open(scratch, "w") as fh:
+            # 0600 like every file of the data directory's: it names the owner's sessions.
+            fd = os.open(scratch, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with open(fd, "w") as fh:
                 json.dump({"path": self.workspace, "bytes": used}, fh)
             os.replace(scratch, entry)
 

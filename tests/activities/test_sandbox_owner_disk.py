@@ -107,6 +107,8 @@ async def test_an_owner_over_her_quota_writes_nothing_until_a_workspace_goes(
     (entries,) = [list(d.iterdir()) for d in owners["index"].iterdir()]
     assert all(json.loads(e.read_text())["path"] in (str(first), str(second)) for e in entries)
     assert "alice" not in str(entries)
+    assert {oct(e.stat().st_mode & 0o777) for e in entries} == {"0o600"}
+    assert oct(owners["index"].joinpath(ALICE or "").stat().st_mode & 0o777) == "0o700"
     # The operator removes her first (closed) session's workspace: she writes again.
     for path in first.iterdir():
         path.unlink()
