@@ -535,7 +535,8 @@ class OwnerIndex:
             os.replace(scratch, entry)
 
     def others(self) -> int:
-        """What the owner's other workspaces hold (one never measured is walked once)."""
+        """What the owner's other workspaces held when their supervisors last measured
+        them (an entry without a figure, which no supervisor writes, is walked)."""
         total = 0
         names: list[str] = []
         with contextlib.suppress(OSError):
