@@ -92,6 +92,7 @@ class Supervisor:
         # The cgroup the supervisor left for its sandbox's cpu cgroup (cgroup v1), to go
         # back to before that one is removed.
         self.cpu_entered: str | None = None
+        self.cgroup_name = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
         self.terminated = False
 
     # --- death with the worker ------------------------------------------------------------
@@ -140,38 +141,51 @@ class Supervisor:
                 ceiling = min(ceiling, hard)
             resource.setrlimit(which, (limit, ceiling))
 
-    def make_cgroups(self) -> None:
-        """Make a fresh cgroup of each hierarchy in ``cgroups`` (one directory serves every
-        controller of a v2 hierarchy), its limits written; with an ``owner``, inside that
-        owner's group (made, with ``owner_limits``, by the owner's first sandbox). Then,
-        where the cpu controller has a hierarchy of its own (cgroup v1), the supervisor
-        enters the sandbox's cpu cgroup itself, so what it and bubblewrap spend (setting
-        up, watching the disk) is the owner's CPU, not the worker's."""
-        name = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
-        limits = self.spec.get("cgroup_limits", {})
+    def enter_cpu_cgroup(self) -> None:
+        """Where the cpu controller has a hierarchy of its own (cgroup v1), make the
+        sandbox's cpu cgroup before bubblewrap starts and enter it, so what the supervisor
+        and bubblewrap spend (setting up, watching the disk) is the owner's CPU, not the
+        worker's. Best effort: where the move is refused, the cgroup goes again (an empty
+        one is another worker's to remove as stale at its start) and the supervisor stays
+        the worker's."""
         for group in self.spec.get("cgroups", []):
+            if group["version"] != 1 or group["controllers"] != ["cpu"]:
+                continue
+            path = self._new_cgroup(group)
             try:
-                path = self._make_cgroup(group, name)
-                self.cgroups.append((path, group))
-                for controller in group["controllers"]:
-                    for file, value in _limit_files(controller, group["version"], limits):
-                        _write_if_present(os.path.join(path, file), value)
-            except OSError as exc:
-                raise SetupFailed(f"could not apply the cgroup limits ({exc.strerror})") from None
-        for path, group in self.cgroups:
-            if group["version"] == 1 and group["controllers"] == ["cpu"]:
-                # Best effort: where the move is refused the supervisor stays the worker's.
+                _enter(path, os.getpid())
+            except OSError:
+                self.cgroups.pop()
                 with contextlib.suppress(OSError):
-                    _enter(path, os.getpid())
-                    self.cpu_entered = os.path.dirname(group["root"])
+                    os.rmdir(path)
+            else:
+                self.cpu_entered = os.path.dirname(group["root"])
 
     def join_cgroups(self, pid: int) -> None:
-        """Move the sandbox's init into its cgroups (:meth:`make_cgroups`)."""
-        for path, _group in self.cgroups:
+        """Move the sandbox's init into a fresh cgroup of each hierarchy in ``cgroups`` (one
+        directory serves every controller of a v2 hierarchy), its limits written first; with
+        an ``owner``, inside that owner's group (made, with ``owner_limits``, by the owner's
+        first sandbox). The cpu cgroup the supervisor entered is already made."""
+        made = {id(group): path for path, group in self.cgroups}
+        for group in self.spec.get("cgroups", []):
+            path = made.get(id(group)) or self._new_cgroup(group)
             try:
                 _enter(path, pid)
             except OSError as exc:
                 raise SetupFailed(f"could not apply the cgroup limits ({exc.strerror})") from None
+
+    def _new_cgroup(self, group: dict[str, Any]) -> str:
+        """The sandbox's fresh cgroup in ``group``, its limits written."""
+        limits = self.spec.get("cgroup_limits", {})
+        try:
+            path = self._make_cgroup(group, self.cgroup_name)
+            self.cgroups.append((path, group))
+            for controller in group["controllers"]:
+                for file, value in _limit_files(controller, group["version"], limits):
+                    _write_if_present(os.path.join(path, file), value)
+        except OSError as exc:
+            raise SetupFailed(f"could not apply the cgroup limits ({exc.strerror})") from None
+        return path
 
     def _make_cgroup(self, group: dict[str, Any], name: str) -> str:
         """Make the sandbox's cgroup ``name`` in ``group``'s root, or in its owner's group
@@ -370,7 +384,7 @@ class Supervisor:
         argv = [bwrap["path"], *bwrap["options"], *extra, "--", *self.spec["command"]]
         env = {name: os.environ[name] for name in self.spec["env"] if name in os.environ}
         try:
-            self.make_cgroups()
+            self.enter_cpu_cgroup()
             self.child = subprocess.Popen(argv, pass_fds=fds, env=env)
         except SetupFailed as failure:
             for fd in (info_r, block_w):
@@ -380,6 +394,7 @@ class Supervisor:
         finally:
             for fd in fds:
                 os.close(fd)
+        pid = None
         try:
             pid = self._read_child_pid(info_r)
             if pid is not None and not self.terminated:
@@ -389,6 +404,11 @@ class Supervisor:
                 self.attach_network(pid)
                 os.write(block_w, b"1")
         except SetupFailed as failure:
+            if pid is not None:
+                # The sandbox's init first: bubblewrap's own death does not always take it
+                # along, and once the block descriptor closes it would run the command.
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
             self.child.kill()
             self.child.wait()
             print(f"sandbox: {failure}", file=sys.stderr, flush=True)
