@@ -395,6 +395,7 @@ class Supervisor:
             for fd in fds:
                 os.close(fd)
         pid = None
+        released = False
         try:
             pid = self._read_child_pid(info_r)
             if pid is not None and not self.terminated:
@@ -403,17 +404,19 @@ class Supervisor:
                 self.limit_file_size(pid)
                 self.attach_network(pid)
                 os.write(block_w, b"1")
+                released = True
         except SetupFailed as failure:
-            if pid is not None:
-                # The sandbox's init first: bubblewrap's own death does not always take it
-                # along, and once the block descriptor closes it would run the command.
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
             self.child.kill()
             self.child.wait()
             print(f"sandbox: {failure}", file=sys.stderr, flush=True)
             return SETUP_FAILED
         finally:
+            if pid is not None and not released:
+                # A sandbox not released (a failed step, the worker gone) dies before its
+                # block descriptor closes: bubblewrap's own death does not always take its
+                # init along, and on that end of file the init would run the command.
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
             os.close(info_r)
             os.close(block_w)
         if self.terminated:
