@@ -398,6 +398,11 @@ class ToolActivities:
             self._scratch = tempfile.TemporaryDirectory(prefix="seawall-mcp-scratch-")
         return Path(self._scratch.name).resolve()
 
+    def _owner_group(self, owner_id: str | None) -> str | None:
+        """The pseudonym of a call's owner (activities/sandbox/owners.py): the cgroup her
+        sandboxes share, and her directory in the disk quota's index."""
+        return owner_group(owner_id, self._trust.keys[0] if self._trust.keys else None)
+
     def _not_again(self, tool_name: str, *, safe: bool) -> bool:
         """Whether this attempt must not run its call: the attempt before it was lost mid-run
         and the tool may not be repeated (activities/lost_calls.py)."""
@@ -448,7 +453,7 @@ class ToolActivities:
             heartbeat=heartbeat,
             shell_timeout_seconds=inp.shell_timeout_seconds,
             sandbox=self.sandbox,
-            owner=owner_group(inp.owner_id, self._trust.keys[0] if self._trust.keys else None),
+            owner=self._owner_group(inp.owner_id),
         )
         outcome = await _execute(call, tool, args, ctx)
         if outcome.status == TerminalStatus.CANCELLED:
@@ -467,6 +472,7 @@ class ToolActivities:
             self._mcp_settings(),
             sandbox=self.sandbox,
             workspace=root,
+            owner=self._owner_group(inp.owner_id),
             not_again=self._not_again,
         )
         if (
@@ -568,6 +574,7 @@ class ToolActivities:
                     mcp_settings,
                     sandbox=self.sandbox,
                     workspace=self._mcp_workspace(inp.workspace_root),
+                    owner=self._owner_group(inp.owner_id) if inp.workspace_root else None,
                 )
             for spec in listed:
                 specs.setdefault(spec.name, spec)

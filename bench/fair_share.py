@@ -4,14 +4,15 @@ owner A's memory, disk and CPU hogs, in one run, with the ratio (target: B's p95
 
 Both owners go through the real ``run_shell_command`` in sandboxes of their own (bubblewrap,
 the supervisor, the per-sandbox cgroups inside each owner's group, and the watched disk
-quota), with small limits so every hog is stopped quickly: A loops a memory hog (past
-``--memory-mb``), a disk hog (past ``--disk-mb``) and a CPU hog (four spinning processes
-under ``--cpu-percent``), all three at once, each in a workspace of its own, while B runs
-his ordinary command ``--calls`` times (alone and beside alternate over ``--rounds``). All
-of A's sandboxes share her owner's group, capped at ``--owner-cpu-percent`` (0: no owner
-cap, each sandbox on its own). What is timed is B's tool call, the part of his prompt that A's
-sandboxes compete with (the durable steps around it are in bench/overhead.py); how each of
-A's hog runs settled is counted by its outcome. docs/benchmarks.md quotes it.
+quotas, the workspace's and the owner's), with small limits so every hog is stopped
+quickly: A loops a memory hog (past ``--memory-mb``), a disk hog (past ``--disk-mb``) and a
+CPU hog (four spinning processes under ``--cpu-percent``), all three at once, each in a
+workspace of its own, while B runs his ordinary command ``--calls`` times (alone and beside
+alternate over ``--rounds``). All of A's sandboxes share her owner's group, capped at
+``--owner-cpu-percent`` (0: no owner cap, each sandbox on its own). What is timed is B's
+tool call, the part of his prompt that A's sandboxes compete with (the durable steps around
+it are in bench/overhead.py); how each of A's hog runs settled is counted by its outcome.
+docs/benchmarks.md quotes it.
 
     python bench/fair_share.py [--calls 40] [--rounds 4] [--owner-cpu-percent 100] [--json PATH]
 """
@@ -53,8 +54,12 @@ def hogs(memory_mb: int, disk_mb: int) -> dict[str, str]:
     return {"memory": allocate, "disk": disk, "cpu": SPIN}
 
 
-def _sandbox(memory_mb: int, disk_mb: int, cpu_percent: int, owner_cpu_percent: int) -> Sandbox:
-    policy = load_policy()
+def _sandbox(
+    memory_mb: int, disk_mb: int, cpu_percent: int, owner_cpu_percent: int, index: Path
+) -> Sandbox:
+    # The owners' disk index in the scratch directory (a worker's is in its data directory):
+    # A's three workspaces are watched against her owner's disk quota too.
+    policy = load_policy().model_copy(update={"owner_disk_index": str(index)})
     limits = policy.limits.model_copy(
         update={
             "memory_max_mb": memory_mb,
@@ -113,12 +118,13 @@ async def measure(
     owner_cpu_percent: int,
     rounds: int = 1,
 ) -> dict[str, Any]:
-    sandbox = _sandbox(memory_mb, disk_mb, cpu_percent, owner_cpu_percent)
     tool = RunShellCommandTool()
     alone: list[float] = []
     beside: list[float] = []
     hog_counts: dict[str, dict[str, int]] = {}
     with tempfile.TemporaryDirectory(prefix="seawall-bench-fair-") as scratch:
+        index = Path(scratch, "owners")
+        sandbox = _sandbox(memory_mb, disk_mb, cpu_percent, owner_cpu_percent, index)
         # Two owners, each with the group of the pseudonym a worker without a key would use.
         # Each of A's hogs has a workspace of its own (three sessions of hers): in one
         # workspace the disk hog's writes would stop the other two at its disk quota.
@@ -154,6 +160,7 @@ async def measure(
             "disk_mb": disk_mb,
             "cpu_max_percent": cpu_percent,
             "owner_cpu_max_percent": owner_cpu_percent,
+            "owner_disk_mb": sandbox.policy.limits.owner_disk_mb,
         },
         "cgroups": sorted(sandbox.cgroups),
         "machine": machine(),

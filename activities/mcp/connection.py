@@ -95,6 +95,7 @@ class McpConnection:
         *,
         sandbox: Sandbox = UNCONFINED,
         workspace: Path | None = None,
+        owner: str | None = None,
     ) -> None:
         self.config = config
         self.tools: list[Tool] = []
@@ -102,6 +103,7 @@ class McpConnection:
         self._inherit_stderr = inherit_stderr
         self._sandbox = sandbox
         self._workspace = workspace
+        self._owner = owner
         self._client: Client | None = None
         self._lost = False
         self._ready = asyncio.Event()
@@ -181,6 +183,7 @@ class McpConnection:
                 read_only_paths=[Path(p) for p in options.read_only_paths],
                 network=NetworkPolicy(options.network) if options.network else None,
                 extra_env=config.env,
+                owner=self._owner,
             )
         except SandboxUnavailable as exc:
             raise McpUnavailable(self._sandbox.refusal("stdio MCP servers", str(exc))) from None

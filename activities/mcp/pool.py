@@ -62,11 +62,14 @@ class McpPool:
         *,
         sandbox: Sandbox = UNCONFINED,
         workspace: Path | None = None,
+        owner: str | None = None,
     ) -> McpConnection:
         """The pooled connection of ``name`` for ``workspace`` (started when there is none).
 
         ``sandbox`` is the worker's; a confined stdio server runs in it with ``workspace``
-        as its only writable path.
+        as its only writable path, in the cgroup of ``owner`` (the pseudonym of the
+        workspace's owner, :mod:`activities.sandbox.owners`) and under the owner's disk quota.
+        A workspace is one session's, so one owner's: the key needs no owner.
         A connection that died is still returned, once: the call that uses it reports the
         loss and :meth:`discard` s it, so the next call starts a fresh server. A changed
         configuration replaces the connection.
@@ -87,6 +90,7 @@ class McpPool:
                 settings.inherit_stderr,
                 sandbox=sandbox,
                 workspace=workspace,
+                owner=owner,
             )
             try:
                 await connection.start(settings.connect_timeout_seconds)

@@ -88,12 +88,13 @@ async def _list_server(
     settings: McpSettings,
     sandbox: Sandbox,
     workspace: Path | None,
+    owner: str | None,
 ) -> list[ToolSpec]:
     ordinal = settings.ordinal(server)
     for _attempt in range(2):
         try:
             connection = await pool.get(
-                server, config, settings, sandbox=sandbox, workspace=workspace
+                server, config, settings, sandbox=sandbox, workspace=workspace, owner=owner
             )
         except McpUnavailable as exc:
             _log.warning(
@@ -133,13 +134,15 @@ async def list_mcp_tools(
     *,
     sandbox: Sandbox = UNCONFINED,
     workspace: Path | None = None,
+    owner: str | None = None,
 ) -> list[ToolSpec]:
     """Every configured server's tools (each stdio server started in ``sandbox`` for
-    ``workspace``); a server that cannot be reached lists none."""
+    ``workspace``, in the group of its ``owner``'s pseudonym); a server that cannot be
+    reached lists none."""
     pool.retain_only(set(settings.servers))
     listed = await asyncio.gather(
         *(
-            _list_server(pool, name, config, settings, sandbox, workspace)
+            _list_server(pool, name, config, settings, sandbox, workspace, owner)
             for name, config in settings.servers.items()
         )
     )
@@ -242,6 +245,7 @@ async def _resolve(
     settings: McpSettings,
     sandbox: Sandbox,
     workspace: Path | None,
+    owner: str | None = None,
 ) -> tuple[str, ServerConfig, McpConnection, Tool] | ToolOutcome:
     """The call's server, connection and tool, or the outcome refusing it."""
     server = server_of(call.name)
@@ -254,7 +258,9 @@ async def _resolve(
             registered=False,
         )
     try:
-        connection = await pool.get(server, config, settings, sandbox=sandbox, workspace=workspace)
+        connection = await pool.get(
+            server, config, settings, sandbox=sandbox, workspace=workspace, owner=owner
+        )
     except McpUnavailable as exc:
         _log.warning("mcp_server_unavailable", tool_type=ToolType.MCP.value, reason=str(exc))
         return _server_down(call, f"could not be started ({exc})")
@@ -322,16 +328,18 @@ async def run_mcp_call(
     *,
     sandbox: Sandbox = UNCONFINED,
     workspace: Path | None = None,
+    owner: str | None = None,
     not_again: Callable[..., bool] | None = None,
 ) -> ToolOutcome:
     """Run one ``mcp__`` call to its settled outcome (its stdio server confined to
-    ``workspace``, the call's session workspace); never raises for a tool failure.
+    ``workspace``, the call's session workspace, in the group of its ``owner``'s pseudonym
+    when it starts); never raises for a tool failure.
     ``not_again(name, safe=…)`` says whether this attempt must not run a call whose attempt
     before was lost (activities/lost_calls.py): a tool is safe to repeat when its server
     annotates it read-only or idempotent."""
     call = inp.call
     try:
-        resolved = await _resolve(pool, call, settings, sandbox, workspace)
+        resolved = await _resolve(pool, call, settings, sandbox, workspace, owner)
     except asyncio.CancelledError:
         return _cancelled(call, ExecutionStatus.NOT_STARTED)
     if isinstance(resolved, ToolOutcome):

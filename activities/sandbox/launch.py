@@ -125,7 +125,8 @@ class Sandbox:
         passes on, gets the supervisor's report of what stopped the sandbox (its memory
         limit, its disk quota); ``owner``, the pseudonym of the call's owner
         (:mod:`.owners`), puts the sandbox's cgroups in that owner's group, bound with the
-        owner's other sandboxes. :class:`SandboxUnavailable` when the sandbox cannot start."""
+        owner's other sandboxes, and its workspace under the owner's disk quota.
+        :class:`SandboxUnavailable` when the sandbox cannot start."""
         policy = self.policy
         if self.problem is not None:
             raise SandboxUnavailable(self.problem)
@@ -158,7 +159,7 @@ class Sandbox:
         if owner is not None and spec["cgroups"]:
             spec["owner"] = owner
             spec["owner_limits"] = policy.limits.owner_cgroup_limits()
-        spec["disk"] = {"path": str(workspace), "bytes": policy.limits.workspace_disk_mb * MIB}
+        spec["disk"] = self._disk(workspace, owner)
         if report_fd is not None:
             spec["report_fd"] = report_fd
         if (network or policy.network) is NetworkPolicy.ON:
@@ -170,6 +171,16 @@ class Sandbox:
         # environment it hands bubblewrap (an MCP SDK adds its own defaults around them).
         spec["env"] = sorted(env)
         return Launch(self._supervisor(spec), env)
+
+    def _disk(self, workspace: Path, owner: str | None) -> dict[str, object]:
+        """The disk quotas the supervisor watches: the workspace's and, for an owned call,
+        its owner's over every workspace of the owner's that the index in the data
+        directory lists (the supervisor adds this one to it)."""
+        limits, index = self.policy.limits, self.policy.owner_disk_index
+        disk: dict[str, object] = {"path": str(workspace), "bytes": limits.workspace_disk_mb * MIB}
+        if owner is not None and index is not None and limits.owner_disk_mb:
+            disk["owner"] = {"index": str(Path(index) / owner), "bytes": limits.owner_disk_mb * MIB}
+        return disk
 
     def _cgroup_groups(self) -> list[dict[str, object]]:
         """The cgroups to make per sandbox: one per directory (a v2 directory serves every
@@ -191,6 +202,10 @@ class Sandbox:
         workflow input names the workspace; the worker checks it (docs/security-sandbox.md)."""
         system = [Path(name) for name in SYSTEM_DIRS]
         hidden = [Path(p) for p in self.policy.hidden_paths]
+        index = self.policy.owner_disk_index
+        if index is not None and (Path(index) == workspace or Path(index) in workspace.parents):
+            # The owners' disk index is the worker's: no sandbox writes it.
+            raise SandboxUnavailable("the workspace would expose the worker's own files")
         for path in [*system, *hidden]:
             if workspace == path or workspace in path.parents or path in workspace.parents:
                 if path in hidden and path in workspace.parents:

@@ -2,10 +2,10 @@
 
 The supervisor (:mod:`activities.sandbox.supervisor`) reports, on a descriptor the command
 never sees, how many of the sandbox's processes the kernel killed at its memory cgroup's
-limit (or its owner's group's) and whether the workspace went past its disk quota. Here that
-report becomes a classified, truthful failure (``out_of_memory``, ``disk_quota_exceeded``)
-naming the limit, so the model, the guard and the operator see the cause instead of a
-generic exit code. The command's own output cannot fake it.
+limit (or its owner's group's) and whether the call took its workspace past its disk quota
+or its owner's. Here that report becomes a classified, truthful failure (``out_of_memory``,
+``disk_quota_exceeded``) naming the limit, so the model, the guard and the operator see the
+cause instead of a generic exit code. The command's own output cannot fake it.
 """
 
 from __future__ import annotations
@@ -46,20 +46,16 @@ def stopped_by_limit(
     that name it (``whole``: the command failed, else one of its processes was stopped and
     the command went on); ``None`` when no limit did."""
     if report.get("disk_exceeded") is True:
-        used = int(report.get("disk_used_bytes", 0)) // MIB
-        what = "was stopped at" if whole else "finished, but took the workspace past"
+        what = "was stopped at" if whole else "finished, but took its workspace past"
         return (
             ToolErrorType.DISK_QUOTA_EXCEEDED,
-            f"The command {what} the workspace's disk quota of {limits.workspace_disk_mb} MB "
-            f"(the workspace holds {used} MB); delete files to make room.",
+            f"The command {what} {_disk_quota(report, limits)}",
         )
     if report.get("disk_full_at_start") is True and whole:
-        used = int(report.get("disk_used_bytes", 0)) // MIB
         return (
             ToolErrorType.DISK_QUOTA_EXCEEDED,
-            f"The workspace was over its disk quota of {limits.workspace_disk_mb} MB when the "
-            f"command started (it holds {used} MB), so nothing could be written; delete "
-            "files to make room.",
+            f"The command could write nothing: its workspace was already at "
+            f"{_disk_quota(report, limits)}",
         )
     if isinstance(report.get("oom_kills"), int) and report["oom_kills"] > 0:
         what = "The command" if whole else "A process of the command"
@@ -76,3 +72,20 @@ def stopped_by_limit(
             "MB (its processes and its /tmp together); use less memory at once.",
         )
     return None
+
+
+def _disk_quota(report: dict[str, Any], limits: SandboxLimits) -> str:
+    """Which disk quota, what it holds and what to do, from the report's ``disk_limit``."""
+    workspace = int(report.get("disk_used_bytes", 0)) // MIB
+    if report.get("disk_limit") == "owner":
+        owner = int(report.get("owner_disk_used_bytes", 0)) // MIB
+        return (
+            f"the owner's disk quota of {limits.owner_disk_mb} MB (all of the owner's "
+            f"workspaces together hold {owner} MB, this one {workspace} MB); delete files "
+            "here or in the owner's other sessions' workspaces to make room (a closed "
+            "session's workspace counts until the operator removes it)."
+        )
+    return (
+        f"the workspace's disk quota of {limits.workspace_disk_mb} MB (the workspace holds "
+        f"{workspace} MB); delete files in it to make room."
+    )

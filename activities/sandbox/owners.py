@@ -15,6 +15,9 @@ tools' own tests) uses a key of its own process. A call whose prompt has no owne
 user's, or a prompt recorded before calls carried one) gets no owner group: its sandbox sits
 directly under ``seawall-sandbox/`` as one group of its own, as before.
 
+The same pseudonym names the owner's directory in the index of her workspaces that the
+owner-wide disk quota (``sandbox_owner_disk_mb``) measures, in the worker's data directory.
+
 The supervisor (:mod:`activities.sandbox.supervisor`) makes the group when an owner's first
 sandbox starts and removes it when the last one ends; the worker removes empty ones a killed
 supervisor left at start (:mod:`activities.sandbox.cgroup`).

@@ -27,6 +27,9 @@ from seawall.runtime.settings import (
 )
 
 MIB = 1024 * 1024
+# The owners' workspace index, in the data directory (docs/security-sandbox.md, "Disk per
+# owner").
+OWNER_DISK_INDEX = "sandbox-owners"
 
 
 class SandboxMode(StrEnum):
@@ -59,6 +62,7 @@ class SandboxLimits(BaseModel):
     # All of one owner's sandboxes on this worker together (0: no owner-wide bound).
     owner_cpu_max_percent: int = Field(default=default_of("sandbox_owner_cpu_max_percent"), ge=0)
     owner_memory_max_mb: int = Field(default=default_of("sandbox_owner_memory_max_mb"), ge=0)
+    owner_disk_mb: int = Field(default=default_of("sandbox_owner_disk_mb"), ge=0)
 
     def rlimits(self) -> dict[str, int]:
         """The per-process limits set before the sandbox starts, by ``resource`` name."""
@@ -112,6 +116,10 @@ class SandboxPolicy(BaseModel):
     # masked wherever a read-only bind would otherwise show them (e.g. a tokens file in
     # /etc); the session's workspace is bound again on top.
     hidden_paths: tuple[str, ...] = ()
+    # Where the worker keeps each owner's workspaces and what they hold, for the owner-wide
+    # disk quota (the supervisor's ``OwnerIndex``): inside the data directory, so no sandbox
+    # sees it; None (tests of the tools): no owner-wide disk quota.
+    owner_disk_index: str | None = None
 
     @property
     def confined(self) -> bool:
@@ -144,11 +152,13 @@ def policy_from_settings(
             workspace_disk_mb=settings.sandbox_workspace_disk_mb,
             owner_cpu_max_percent=settings.sandbox_owner_cpu_max_percent,
             owner_memory_max_mb=settings.sandbox_owner_memory_max_mb,
+            owner_disk_mb=settings.sandbox_owner_disk_mb,
         ),
         env_passthrough=tuple(n for n in settings.sandbox_env_passthrough.split(",") if n),
         bwrap=shutil.which("bwrap", path=search),
         slirp4netns=shutil.which("slirp4netns", path=search),
         hidden_paths=_operator_paths(settings, config_dir),
+        owner_disk_index=str((settings.data_dir / OWNER_DISK_INDEX).absolute()),
     )
 
 

@@ -107,6 +107,7 @@ def log_sandbox_status(sandbox: Sandbox, log: Any) -> None:
         owner_memory_max_mb=limits.owner_memory_max_mb,
         disk_quota="watched" if policy.confined else "none",
         workspace_disk_mb=limits.workspace_disk_mb,
+        owner_disk_mb=limits.owner_disk_mb if policy.owner_disk_index else 0,
         withheld_passthrough=len(withheld),
     )
     if sandbox.fallbacks:

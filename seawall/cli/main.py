@@ -367,7 +367,11 @@ def main_config(args: argparse.Namespace) -> int:
     else:
         print(render_table(effective))
         print(auth_summary(effective))
-        print(sandbox_limits_line(effective.settings.sandbox))
+        print(
+            sandbox_limits_line(
+                effective.settings.sandbox, effective.settings.sandbox_owner_disk_mb
+            )
+        )
     if effective.problems:
         print(f"seawall: error: {'; '.join(effective.problems)}", file=sys.stderr)
     return EXIT_BAD_SETTINGS if effective.invalid else 0

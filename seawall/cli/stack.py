@@ -434,6 +434,7 @@ def banner(config: StackConfig, effective: EffectiveSettings) -> str:
     protections the settings select (with the seed profile's notice for an invalid guard
     mode, which it runs as shadow)."""
     notice = effective.guard_notice
+    settings = effective.settings
     return "\n".join(
         [
             "Seawall is up.",
@@ -442,7 +443,7 @@ def banner(config: StackConfig, effective: EffectiveSettings) -> str:
             f"  Temporal:    {config.temporal_address}  namespace {config.namespace}",
             f"  {protections_line(effective)}",
             *([f"  warning: {notice}"] if notice is not None else []),
-            f"  {sandbox_limits_line(effective.settings.sandbox)}",
+            f"  {sandbox_limits_line(settings.sandbox, settings.sandbox_owner_disk_mb)}",
             "  Loopback only: the Temporal dev server and its UI have NO authentication;",
             "  anyone on this machine who reaches their ports reads and drives every workflow.",
             f"  data:        {config.data_dir}   (logs in {config.data_dir / 'logs'})",

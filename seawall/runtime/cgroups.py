@@ -110,12 +110,16 @@ def describe(found: dict[str, int]) -> str:
     return "; ".join(parts)
 
 
-def sandbox_limits_line(mode: str, subtree: str = "seawall-sandbox") -> str:
+def sandbox_limits_line(mode: str, owner_disk_mb: int = 0, subtree: str = "seawall-sandbox") -> str:
     """What bounds each sandbox here, for ``seawall up``'s banner and ``seawall config``:
     the controllers this process could hand a sandbox (the worker, started the same way,
-    finds the same; its ``sandbox_ready`` line is the word on what it uses)."""
+    finds the same; its ``sandbox_ready`` line is the word on what it uses), and the disk
+    quotas (``owner_disk_mb``: ``sandbox_owner_disk_mb``, 0 for none)."""
     if mode != "bwrap":
         return "sandbox limits: rlimits per process only (sandbox: none runs commands bare)"
     found = {c: d.version for c, d in controller_dirs(subtree).items()}
     fallback = "" if len(found) == len(CONTROLLERS) else " (the rest: rlimits per process)"
-    return f"sandbox limits: {describe(found)}{fallback}; disk by a watched quota per workspace"
+    owner = f" and per owner ({owner_disk_mb} MB)" if owner_disk_mb else ", none per owner"
+    return (
+        f"sandbox limits: {describe(found)}{fallback}; disk by a watched quota per workspace{owner}"
+    )

@@ -19,11 +19,21 @@ from activities.tools.shell import RunShellCommandArgs, RunShellCommandTool
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def real_sandbox(network: NetworkPolicy = NetworkPolicy.OFF, **limits: Any) -> Sandbox:
+def real_sandbox(
+    network: NetworkPolicy = NetworkPolicy.OFF, owner_disk_index: Path | None = None, **limits: Any
+) -> Sandbox:
     """The sandbox a worker with default settings (and these overrides) would run; it must
-    start here (``make install`` installs bubblewrap and slirp4netns)."""
+    start here (``make install`` installs bubblewrap and slirp4netns). The owners' disk index
+    is the test's (``owner_disk_index``; None: no owner-wide disk quota), never the checkout's
+    data directory."""
     base = load_policy({"PATH": os.environ.get("PATH", os.defpath)})
-    policy = base.model_copy(update={"network": network, "limits": SandboxLimits(**limits)})
+    policy = base.model_copy(
+        update={
+            "network": network,
+            "limits": SandboxLimits(**limits),
+            "owner_disk_index": str(owner_disk_index) if owner_disk_index else None,
+        }
+    )
     sandbox = probe(policy)
     assert sandbox.usable, f"the sandbox cannot start here: {sandbox.problem}"
     return sandbox

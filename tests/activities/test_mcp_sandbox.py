@@ -22,11 +22,12 @@ from temporalio.testing import ActivityEnvironment
 from activities.mcp.config import ServerSandbox, StdioServer, parse_servers
 from activities.mcp.pool import McpPool
 from activities.sandbox import NetworkPolicy, Sandbox, load_policy, probe
+from activities.sandbox.owners import owner_group
 from activities.tool_runner import ToolActivities
 from activities.tools import BUILTIN_TOOLS
 from tests.activities.mcp_helpers import FIXTURE_SERVER, servers_env, stdio_server
 from tests.activities.sandbox_helpers import descendants_running, real_sandbox, scripts_running
-from tests.trust_helpers import harness_trust
+from tests.trust_helpers import TEST_SIGNING_KEY, harness_trust
 from workflows.contracts import ToolCall, ToolOutcome
 from workflows.contracts.activity import CheckToolCallInput, ListToolsInput, RunToolInput
 
@@ -146,6 +147,28 @@ async def test_listing_and_checking_use_the_sessions_workspace(
     )
     assert refused is not None and refused.error_type == "invalid_tool_params"
     assert ("fx", str(workspace)) in pool.connections()
+
+
+async def test_an_owned_prompts_server_runs_in_its_owners_cgroup(
+    tools: ToolActivities, servers: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A stdio server started for an owned prompt's listing sits in the owner's group like
+    her shell commands (docs/security-sandbox.md, "Per owner"); one with no owner does not."""
+    if not tools.sandbox.cgroups:
+        pytest.skip("no cgroup for a sandbox here (docs/security-sandbox.md)")
+    pseudonym = owner_group("alice@example.com", TEST_SIGNING_KEY)
+    assert pseudonym is not None
+    owned, ownerless = (tmp_path / "owned").resolve(), (tmp_path / "ownerless").resolve()
+    env = ActivityEnvironment()
+    for workspace, owner in ((owned, "alice@example.com"), (ownerless, None)):
+        request = ListToolsInput(workspace_root=str(workspace), owner_id=owner)
+        listed = await env.run(tools.list_tools, request)
+        assert "mcp__fx__echo" in {spec.name for spec in listed.tools}
+    groups = [
+        Path(f"/proc/{pid}/cgroup").read_text() for pid in scripts_running(str(FIXTURE_SERVER))
+    ]
+    assert len(groups) == 2
+    assert sorted(f"/{pseudonym}/" in group for group in groups) == [False, True], groups
 
 
 async def test_an_input_without_a_workspace_lists_in_a_scratch_workspace(

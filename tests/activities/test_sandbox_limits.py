@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import subprocess
 import sys
@@ -137,6 +138,27 @@ def test_each_sandbox_gets_its_own_cgroups_with_the_configured_limits(ws: Path) 
     assert values["cpu"] in ({"shares": 1024, "quota": 150_000}, {"weight": 100, "max": 150_000})
     assert values["pids"] == 20
     assert not any(path.exists() for path in made.values())
+
+
+def test_a_sandbox_whose_cgroups_cannot_be_made_runs_nothing(ws: Path) -> None:
+    """A cgroup that cannot be made once bubblewrap is waiting (its directory gone: another
+    worker's start-up removed it, a hierarchy unmounted) fails the setup, and the command
+    never runs, also not after the supervisor has exited (the sandbox's init once outlived
+    bubblewrap there and ran it, without its limits). The supervisor's output pipe closes
+    only when every process of the sandbox has exited, so the file is checked after."""
+    sandbox = real_sandbox()
+    needs(sandbox, "pids")
+    launch = sandbox.launch(["/bin/bash", "-c", "echo ran > ran.txt"], workspace=ws, cwd=ws)
+    spec = json.loads(launch.argv[-1])
+    version, root = sandbox.cgroups["pids"]
+    gone = {"root": str(root / "no-such-group"), "version": version, "controllers": ["pids"]}
+    spec["cgroups"] = [*spec["cgroups"], gone]
+    done = subprocess.run(
+        [*launch.argv[:-1], json.dumps(spec)], env=launch.env, capture_output=True, timeout=60
+    )
+    assert done.returncode == 125, done
+    assert b"sandbox: could not apply the cgroup limits" in done.stderr
+    assert not (ws / "ran.txt").exists()
 
 
 def test_the_cpu_weight_is_all_sandboxes_against_the_worker(ws: Path) -> None:

@@ -2,11 +2,11 @@
 CPU and disk from everyone, while bob's ordinary prompt runs alongside (docs/security.md,
 "The attack suite"; docs/security-sandbox.md, "Resource limits").
 
-Each row is one prompt of alice's: first a control just under the limit, on the same
-mechanism (a smaller allocation, a smaller write, a light command), which must succeed;
-then the hog (for the owner-wide cap, two calls of one batch), which must settle with its
-classified reason (read from the event stream's ``reason``, which comes from the outcome's
-error type, never from the output).
+Each row is one prompt of alice's (the owner's disk quota: two, in two sessions of hers):
+first a control just under the limit, on the same mechanism (a smaller allocation, a
+smaller write, a light command), which must succeed; then the hog (for the owner-wide cap,
+two calls of one batch), which must settle with its classified reason (read from the event
+stream's ``reason``, which comes from the outcome's error type, never from the output).
 Bob's prompt runs at the same time and must finish with his output; nothing of his
 changes. The stack runs with small limits (tests/attack/test_limit_attacks.py), so every
 hog is bounded: tens of MB, a few seconds.
@@ -24,6 +24,9 @@ from tests.attack.stack import AttackStack
 
 MEMORY_LIMIT_MB = 64
 DISK_QUOTA_MB = 16
+# All of one owner's workspaces together: more than one workspace may hold, so the owner's
+# quota binds only across two of them.
+OWNER_DISK_QUOTA_MB = 24
 CPU_MAX_PERCENT = 50
 # All of one owner's sandboxes together: as much as one of them may take on its own.
 OWNER_CPU_MAX_PERCENT = 50
@@ -32,12 +35,14 @@ STACK_ENV = {
     "SEAWALL_SANDBOX_WORKSPACE_DISK_MB": str(DISK_QUOTA_MB),
     "SEAWALL_SANDBOX_CPU_MAX_PERCENT": str(CPU_MAX_PERCENT),
     "SEAWALL_SANDBOX_OWNER_CPU_MAX_PERCENT": str(OWNER_CPU_MAX_PERCENT),
+    "SEAWALL_SANDBOX_OWNER_DISK_MB": str(OWNER_DISK_QUOTA_MB),
 }
 
 # The reasons the event stream gives (workflows/prompt/events.py).
 OUT_OF_MEMORY = "stopped at the sandbox's memory limit"
-DISK_QUOTA = "over the workspace's disk quota"
+DISK_QUOTA = "over a disk quota (its workspace's or its owner's)"
 BOB_SAYS = "bob-ok-$((40+2))"
+MIB = 1024 * 1024
 
 
 def allocate(megabytes: int) -> str:
@@ -196,6 +201,52 @@ def check(row: dict[str, Any], stack: AttackStack, outcome: Outcome) -> None:
         cap = row.get("cpu_cap", CPU_MAX_PERCENT)
         assert used <= cap / 100 * wall + 0.5, f"{used} s of CPU in {wall} s"
     bob = outcome.facts["bob"]
+    assert "bob-ok-42" in bob.seen, "bob's prompt did not finish with his output"
+    assert [c.get("status") for c in settled(bob.seen)] == ["success"]
+    assert (stack.bob["workspace"] / "bob-secret.txt").read_text() == stack.bob["secret"]
+
+
+# The owner's disk quota (docs/security-sandbox.md, "Disk per owner"): alice keeps 12 MB in
+# one session's workspace, then in a second session writes a control that fits beside it
+# (8 MB, removed again) and files of 2 MB one after another, each workspace staying under
+# its own quota of 16 MB, until both together pass her 24 MB.
+OWNER_DISK_FIRST = [{"tool_calls": [shell("head -c 12m /dev/zero > kept && echo kept")]}]
+OWNER_DISK_SECOND = [
+    {"tool_calls": [shell("head -c 8m /dev/zero > control && rm control")]},
+    {
+        "tool_calls": [
+            shell("for i in $(seq 1 7); do head -c 2m /dev/zero > part$i; sleep 0.5; done")
+        ]
+    },
+]
+# bob, beside her second prompt, writes as much as her control in his own workspace.
+BOB_WRITES = f"head -c 8m /dev/zero > mine && rm mine && echo {BOB_SAYS}"
+
+
+async def owner_disk_beside_bob(stack: AttackStack) -> tuple[Outcome, Outcome, Outcome]:
+    """alice's two prompts (two sessions) and, beside the second, bob's that writes."""
+    first = await hostile_prompt(stack, "alice", OWNER_DISK_FIRST)
+    second, bob = await asyncio.gather(
+        hostile_prompt(stack, "alice", OWNER_DISK_SECOND),
+        hostile_prompt(stack, "bob", [{"tool_calls": [shell(BOB_WRITES)]}]),
+    )
+    return first, second, bob
+
+
+def check_owner_disk(stack: AttackStack, first: Outcome, second: Outcome, bob: Outcome) -> None:
+    """The control fitting beside her kept file succeeded; the writes past her owner's quota
+    settled with the disk quota's reason while neither workspace reached its own quota (so
+    it was the owner's that bound); her kept file is intact; bob's prompt wrote and finished."""
+    assert [c.get("status") for c in settled(first.seen)] == ["success"], first.seen[-2000:]
+    control, hog = settled(second.seen)
+    assert control.get("status") == "success", f"the control failed, proving nothing: {control}"
+    assert hog.get("status") != "success", f"the writes were not stopped: {hog}"
+    assert hog.get("reason") == DISK_QUOTA, f"the writes settled otherwise: {hog}"
+    kept = first.facts["session"].workspace / "kept"
+    assert kept.stat().st_size == 12 * MIB
+    written = sum(p.stat().st_size for p in second.facts["session"].workspace.glob("part*"))
+    assert written < DISK_QUOTA_MB * MIB, "the workspace's own quota could have stopped it"
+    assert 12 * MIB + written <= (OWNER_DISK_QUOTA_MB + 4) * MIB, f"{written} bytes written"
     assert "bob-ok-42" in bob.seen, "bob's prompt did not finish with his output"
     assert [c.get("status") for c in settled(bob.seen)] == ["success"]
     assert (stack.bob["workspace"] / "bob-secret.txt").read_text() == stack.bob["secret"]

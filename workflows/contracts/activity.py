@@ -274,6 +274,10 @@ class ListToolsInput(_Strict):
     # (docs/security-sandbox.md, "MCP servers"). None (prompts started before it was
     # recorded): a scratch workspace of the worker's.
     workspace_root: str | None = None
+    # The prompt's owner, as in RunToolInput: a stdio MCP server started for the listing
+    # runs in the owner's cgroup and under her disk quota. None: no owner, or a prompt
+    # recorded before it was passed.
+    owner_id: str | None = None
 
     @model_validator(mode="before")
     @classmethod

@@ -67,7 +67,7 @@ _REASON_WORDS = {
     ToolErrorType.WORKER_LOST: "worker lost while it ran; not run again",
     ToolErrorType.EDITOR_UNAVAILABLE: "the editor did not answer",
     ToolErrorType.OUT_OF_MEMORY: "stopped at the sandbox's memory limit",
-    ToolErrorType.DISK_QUOTA_EXCEEDED: "over the workspace's disk quota",
+    ToolErrorType.DISK_QUOTA_EXCEEDED: "over a disk quota (its workspace's or its owner's)",
 }
 
 

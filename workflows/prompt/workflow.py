@@ -429,13 +429,13 @@ class PromptWorkflow(
         fixtures: cheap, idempotent, no heartbeat or cancellation needed); otherwise, and in
         prompts started before the patch, the ``seawall.list_tools`` activity, which may wait
         on MCP servers and heartbeats while it does."""
-        scenario = self._input.scenario
         # A root prompt's start is checked by the worker; a session's prompts were started
         # by a checked session (docs/security-trust.md).
         request = ListToolsInput(
-            scenario_tools=scenario.listed_fixtures() if scenario else None,
+            scenario_tools=self._input.scenario.listed_fixtures() if self._input.scenario else None,
             start=await self.root_prompt_claim(self._input),
             workspace_root=self._input.workspace_root,
+            owner_id=self._input.owner_id,
         )
         if self._patches.tools_without_hop:
             local: ListToolsOutput | None = await workflow.execute_local_activity(

@@ -432,6 +432,7 @@ class SeawallSettings(BaseModel):
     sandbox_owner_cpu_max_percent: int = sandbox_limit_setting("sandbox_owner_cpu_max_percent")
     sandbox_owner_memory_max_mb: int = sandbox_limit_setting("sandbox_owner_memory_max_mb")
     sandbox_workspace_disk_mb: int = sandbox_limit_setting("sandbox_workspace_disk_mb")
+    sandbox_owner_disk_mb: int = sandbox_limit_setting("sandbox_owner_disk_mb")
     # --- (end of the resource limits) ---------------------------------------------------
     sandbox_env_passthrough: VariableNames = setting(
         "",

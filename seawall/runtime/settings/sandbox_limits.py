@@ -118,6 +118,15 @@ SANDBOX_LIMIT_SETTINGS: tuple[SandboxLimitSetting, ...] = (
         ge=1,
         le=1048576 * 16,
     ),
+    SandboxLimitSetting(
+        "sandbox_owner_disk_mb",
+        20480,
+        8192,
+        "disk space all of one owner's workspaces may hold together, in MiB (0: no owner-wide "
+        "quota; checked before each of the owner's sandboxed calls and watched during it)",
+        ge=0,
+        le=1048576 * 16,
+    ),
 )
 
 

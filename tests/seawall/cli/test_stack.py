@@ -194,6 +194,18 @@ def test_the_banner_says_which_guard_mode_profile_and_sandbox_run(tmp_path: Path
     )
 
 
+def test_the_banner_names_the_disk_quotas_in_force(tmp_path: Path) -> None:
+    """The workspace's quota always; the owner's with its size, or that there is none."""
+    (limits,) = [line for line in banner_of(tmp_path, {}) if "sandbox limits:" in line]
+    assert limits.endswith("disk by a watched quota per workspace and per owner (20480 MB)")
+    (limits,) = [
+        line
+        for line in banner_of(tmp_path, {"SEAWALL_SANDBOX_OWNER_DISK_MB": "0"})
+        if "sandbox limits:" in line
+    ]
+    assert limits.endswith("disk by a watched quota per workspace, none per owner")
+
+
 def test_the_banner_says_the_seed_profile_runs_an_invalid_guard_mode_as_shadow(
     tmp_path: Path,
 ) -> None:
