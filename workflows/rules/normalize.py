@@ -50,7 +50,8 @@ SKETCH_SIZE = 24
 # The most of one text read in full (three quarters from its head, the rest from its tail).
 WINDOW = 6_000
 # Characters of all the texts of one batch read in full; past it each text gets an equal
-# share (never below MIN_WINDOW). Masking reads about 3 KB a millisecond.
+# share (never below MIN_WINDOW). Masking reads about 6 KB a millisecond (a loaded two-core
+# machine).
 BATCH_BUDGET = 8_000
 MIN_WINDOW = 160
 # Argument values shorter than this are too likely to occur by chance in unrelated output.
