@@ -48,9 +48,8 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 from workflows.contracts.outcome import ExecutionStatus, TerminalStatus, ToolCall, ToolOutcome
 from workflows.rules.inspection import is_inspection
@@ -432,13 +431,12 @@ def refused_unrun(outcome: ToolOutcome) -> bool:
     )
 
 
-@dataclass(frozen=True)
-class CallEvidence:
+class CallEvidence(NamedTuple):
     """One settled call: its tool, its call digest, what came back (as a private
     fingerprint), whether it waited for time to pass (:func:`waited`: by what it is, or a
     success that took long), whether it changed the world (a state-changing tool
     succeeded), and how many such changes the prompt saw before it. Never logged or
-    labelled."""
+    labelled. Immutable (a tuple: one is made per settled call, so it is cheap to make)."""
 
     tool: str
     digest: str

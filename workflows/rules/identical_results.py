@@ -36,7 +36,9 @@ a polling model to wait between checks, which exempts it.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from typing import NamedTuple
+
+from pydantic import Field
 
 from workflows.rules.evidence import ResultKind
 from workflows.rules.ladder import RuleCounter, RuleFinding, RuleReview, escalate
@@ -60,7 +62,10 @@ IDENTICAL_RESULT_STOP_MESSAGE = (
 )
 
 
-class LastResult(BaseModel):
+class LastResult(NamedTuple):
+    """What one call returned last, and the prompt's counters then (a tuple: one is made per
+    success)."""
+
     fingerprint: str
     wait_epoch: int
     # The prompt's count of state-changing successes right after this call returned.

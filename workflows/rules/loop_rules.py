@@ -183,6 +183,13 @@ class LoopRules:
             )
             for spec in RULES
         }
+        # The rows that may answer a call at screening (their counter has ``answers``), in
+        # the table's order: screening asks only them, once per call.
+        self._answering = [
+            spec
+            for spec in RULES
+            if type(self.counters[spec.rule]).answers is not RuleCounter.answers
+        ]
         self._settled: list[CallEvidence] = []
         # The batch the last review read (the progress judge's evidence, workflows.rules.judge).
         self.reviewed: list[CallEvidence] = []
@@ -227,7 +234,7 @@ class LoopRules:
         enforce) or ``would_answer`` (shadow, which asks as usual); ``None`` otherwise."""
         if not self.active:
             return None
-        for spec in RULES:
+        for spec in self._answering:
             mode = self.modes[spec.rule]
             if mode is not GuardMode.OFF and self.counters[spec.rule].answers(digest):
                 kind = (
@@ -262,7 +269,9 @@ class LoopRules:
             if self.normalized
             else None
         )
-        before = {digest: set(seen) for digest, seen in self.fingerprints.items()}
+        # What each call of the batch had failed with before the batch (its siblings' failures
+        # are not "before").
+        before = {d: set(self.fingerprints[d]) for d in set(digests) if d in self.fingerprints}
         progress: list[bool] = []
         for call, digest, outcome, duration in zip(
             calls, digests, outcomes, durations, strict=True

@@ -32,8 +32,9 @@ rotates between three phrasings of one answer is caught too.
 from __future__ import annotations
 
 import hashlib
+from typing import NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from workflows.rules.evidence import CallEvidence, ResultKind
 from workflows.rules.ladder import RuleCounter, RuleFinding, RuleReview, escalate
@@ -68,11 +69,10 @@ NEAR_REPEAT_STOP_MESSAGE = (
 )
 
 
-class Cluster(BaseModel):
+class Cluster(NamedTuple):
     """One cluster: its latest call (what it named and asked, its digest and fingerprint),
-    the answers it got (the latest few), and the prompt's counters when it last answered."""
-
-    model_config = ConfigDict(frozen=True)
+    the answers it got (the latest few), and the prompt's counters when it last answered.
+    Immutable (a tuple: one is made per answered call)."""
 
     key: str
     paths: frozenset[str]
@@ -101,6 +101,15 @@ class NearRepeats(RuleCounter):
     def _closest(self, call: CallEvidence, asked: Reading) -> int | None:
         """The newest cluster whose call named the same paths and asked alike."""
         entries = self.clusters.get(call.tool, [])
+        if not asked.long:
+            # A short question is alike only one asked in the same words (``Reading.alike``):
+            # its key alone decides, without a comparison per cluster.
+            key = asked.key
+            for index in range(len(entries) - 1, -1, -1):
+                entry = entries[index]
+                if entry.asked.key == key and entry.paths == call.paths:
+                    return index
+            return None
         for index in range(len(entries) - 1, -1, -1):
             entry = entries[index]
             if entry.paths == call.paths and asked.alike(entry.asked, CALL_SIMILARITY):

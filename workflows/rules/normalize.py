@@ -38,18 +38,20 @@ and fingerprints stay in workflow state; only rule names and counts are ever log
 from __future__ import annotations
 
 import hashlib
+import heapq
 import re
+import string
 import zlib
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 # Distinct-word hashes kept per text: the estimate's resolution (1/24 ≈ 4 %).
 SKETCH_SIZE = 24
 # The most of one text read in full (three quarters from its head, the rest from its tail).
 WINDOW = 6_000
 # Characters of all the texts of one batch read in full; past it each text gets an equal
-# share (never below MIN_WINDOW). Masking reads about 3 KB a millisecond.
+# share (never below MIN_WINDOW). Masking reads about 6 KB a millisecond (a loaded two-core
+# machine).
 BATCH_BUDGET = 8_000
 MIN_WINDOW = 160
 # Argument values shorter than this are too likely to occur by chance in unrelated output.
@@ -81,18 +83,80 @@ _UNIT_AFTER = re.compile(
 )
 _SIZE = re.compile(rf"\d+(?:\.\d+)?(?:{_SIZE_UNITS})")
 # A number labelled as a time taken (``"took_ms": 198``, ``elapsed=12``, ``latencyMs: 40``).
+_DURATION_WORDS = ("took", "elapsed", "latency", "duration", "uptime", "runtime")
 _DURATION_LABEL = re.compile(
-    r"(?i:\b(?:took|elapsed|latency|duration|uptime|runtime)\w*|\w+(?:_ms|_us|_ns|_secs?"
+    rf"(?i:\b(?:{'|'.join(_DURATION_WORDS)})\w*|\w+(?:_ms|_us|_ns|_secs?"
     r"|_seconds))[\"']?\s*[:=]\s*[\"']?$|\b\w+(?:Ms|Secs|Seconds)[\"']?\s*[:=]\s*[\"']?$"
 )
+# How every label of a time taken that is not one of the words above ends (lower-cased).
+_DURATION_ENDINGS = ("ms", "us", "ns", "sec", "secs", "seconds")
 # A number labelled as an identity or a position in a sequence, not a quantity.
-_COUNTER_LABEL = re.compile(
-    r"(?i:\b(?:pid|process|attempt|try|retry|run|job|request|req|trace|span|rev|revision"
-    r"|version|ver|seq|sequence|iteration|iter|step|thought|round|tick|epoch|build|id"
-    r"|generation|gen|snapshot|frame|message|msg|event|offset|cursor|etag|ref)"
-    # request_id, thoughtNumber, seqNo; never any word that merely starts alike ("running").
-    r"(?:_?(?:id|no|num|number|nr)|Id|ID|No|Num|Number)?[\s\"']*[#:=]?[\s\"']*|#)$"
+_COUNTER_WORDS = (
+    *("pid", "process", "attempt", "try", "retry", "run", "job", "request", "req", "trace"),
+    *("span", "rev", "revision", "version", "ver", "seq", "sequence", "iteration", "iter"),
+    *("step", "thought", "round", "tick", "epoch", "build", "id", "generation", "gen"),
+    *("snapshot", "frame", "message", "msg", "event", "offset", "cursor", "etag", "ref"),
 )
+_COUNTER_SUFFIXES = ("id", "no", "num", "number", "nr")
+_COUNTER_LABEL = re.compile(
+    rf"(?i:\b(?:{'|'.join(_COUNTER_WORDS)})"
+    # request_id, thoughtNumber, seqNo; never any word that merely starts alike ("running").
+    rf"(?:_?(?:{'|'.join(_COUNTER_SUFFIXES)})|Id|ID|No|Num|Number)?[\s\"']*[#:=]?[\s\"']*|#)$"
+)
+
+# The label patterns are searched for in the few dozen characters before a number, which
+# tries every starting position there (a few microseconds a number). Most numbers have no
+# label, and a cheap test of ASCII text proves it first: each test below is a necessary
+# condition of its pattern's match (a label is the whole last word before its separator,
+# since the patterns start at a word boundary), so the outcome is always the pattern's.
+# Text that is not ASCII always goes to the pattern (case-insensitive matching lets ``ſ`` or
+# the Kelvin sign stand for an ASCII letter).
+_ASCII_SPACE = "".join(c for c in map(chr, range(128)) if c.isspace())  # ``\s`` in ASCII
+_ASCII_WORD = string.ascii_letters + string.digits + "_"  # ``\w`` in ASCII
+_QUOTES = ('"', "'")
+_COUNTER_ENDINGS = frozenset(
+    word + suffix
+    for word in _COUNTER_WORDS
+    for suffix in ("", *_COUNTER_SUFFIXES, *(f"_{s}" for s in _COUNTER_SUFFIXES))
+)
+
+
+def _last_word(text: str) -> str:
+    """The last word of ASCII ``text`` (its trailing ``\\w`` characters), lower-cased."""
+    return text[len(text.rstrip(_ASCII_WORD)) :].lower()
+
+
+def _duration_label(text: str, lo: int, hi: int) -> bool:
+    """``_DURATION_LABEL.search(text, lo, hi)``: a duration label, an optional quote, then
+    ``:`` or ``=`` followed by nothing but spaces and a quote."""
+    before = text[lo:hi]
+    if before.isascii():
+        colon = max(before.rfind(":"), before.rfind("="))
+        if colon < 0 or before[colon + 1 :].strip(_ASCII_SPACE) not in ("", *_QUOTES):
+            return False
+        label = before[:colon].rstrip(_ASCII_SPACE)
+        word = _last_word(label[:-1] if label.endswith(_QUOTES) else label)
+        if not (word.startswith(_DURATION_WORDS) or word.endswith(_DURATION_ENDINGS)):
+            return False
+    return _DURATION_LABEL.search(text, lo, hi) is not None
+
+
+def _counter_label(text: str, lo: int, hi: int) -> bool:
+    """``_COUNTER_LABEL.search(text, lo, hi)``: a ``#``, or a counter label that starts a
+    word, followed by spaces and quotes around at most one of ``#:=``. ASCII text is read
+    directly (the search costs more than the rest of a number's reading); other text goes to
+    the pattern."""
+    before = text[lo:hi]
+    if not before.isascii():
+        return _COUNTER_LABEL.search(text, lo, hi) is not None
+    if before.endswith(("#", "#\n")):  # (``$`` also matches before a last newline)
+        return True
+    label = before.rstrip(_ASCII_SPACE + "\"'#:=")
+    word = _last_word(label)
+    if word not in _COUNTER_ENDINGS or sum(map(before[len(label) :].count, "#:=")) > 1:
+        return False
+    start = lo + len(label) - len(word)  # the word's start, which must be a word boundary
+    return start == 0 or not (text[start - 1].isalnum() or text[start - 1] == "_")
 
 
 def _classify(text: str, start: int, run: str, before: str) -> tuple[str, int, int] | None:
@@ -104,15 +168,24 @@ def _classify(text: str, start: int, run: str, before: str) -> tuple[str, int, i
     number = stripped.replace(".", "", 1).isdigit()
     word = before + stripped
     # Digits alone are never an id pattern (those need letters or dashes): skip the three.
+    # (Each pattern's shortest match first, and a random token is all word characters and
+    # dashes: a quick no for most runs, a time above all.)
+    size = len(word)
     if (before or not number) and (
-        _UUID.fullmatch(word) or _HEX.fullmatch(word) or _RANDOM.fullmatch(word)
+        (size == 36 and _UUID.fullmatch(word))
+        or (size >= 3 and _HEX.fullmatch(word))
+        or (
+            size >= 12
+            and (not word.isascii() or not word.strip(_ASCII_WORD + "-"))
+            and _RANDOM.fullmatch(word)
+        )
     ):
         return "<id>", start - len(before), end
     if before:
         # A number inside a word (e123, v2): an id when it is one, or when a label says so
         # (``run c63a10``), else part of the word.
         begin = start - len(before)
-        if _COUNTER_LABEL.search(text, max(0, begin - 24), begin):
+        if _counter_label(text, max(0, begin - 24), begin):
             return "<id>", begin, end
         return None
     if not number:
@@ -129,9 +202,9 @@ def _classify(text: str, start: int, run: str, before: str) -> tuple[str, int, i
     unit = _UNIT_AFTER.match(text, end)
     if unit is not None:
         return f"<{unit.lastgroup}>", start, unit.end()
-    if _DURATION_LABEL.search(text, max(0, start - 32), start):
+    if _duration_label(text, max(0, start - 32), start):
         return "<duration>", start, end
-    if stripped.isdigit() and _COUNTER_LABEL.search(text, max(0, start - 24), start):
+    if stripped.isdigit() and _counter_label(text, max(0, start - 24), start):
         return "<n>", start, end
     return None
 
@@ -145,8 +218,12 @@ def _mask_volatile(text: str) -> str:
             continue  # inside a run already replaced (a duration's unit word)
         before = ""
         if start > last and (text[start - 1].isalnum() or text[start - 1] in "_-"):
-            found_before = _WORD_BEFORE.search(text, max(last, start - 32), start)
-            before = found_before.group() if found_before else ""
+            segment = text[max(last, start - 32) : start]
+            if segment.isascii():  # the same as the pattern's search, without its retries
+                before = segment[len(segment.rstrip(_ASCII_WORD + "-")) :]
+            else:
+                found_before = _WORD_BEFORE.search(text, max(last, start - 32), start)
+                before = found_before.group() if found_before else ""
         found = _classify(text, start, match.group(), before)
         if found is None:
             continue
@@ -158,9 +235,8 @@ def _mask_volatile(text: str) -> str:
     return "".join(pieces)
 
 
-_SPACE = re.compile(r"\s+")
 _WORD = re.compile(r"[^\W_]+|<\w+>")
-_DIGITS = str.maketrans("0123456789", "0000000000")
+_DIGIT_BYTES = bytes.maketrans(b"0123456789", b"0000000000")
 _QUANTITY = re.compile(r"\d+(?:\.\d+)?")
 
 
@@ -207,7 +283,8 @@ def mask_arguments(text: str, arguments: Mapping[str, Any] | None) -> str:
 def mask(text: str, arguments: Mapping[str, Any] | None = None) -> str:
     """``text`` with the call's own argument values (longest first) and every volatile token
     replaced by a placeholder, whitespace collapsed."""
-    return _SPACE.sub(" ", _mask_volatile(mask_arguments(text, arguments))).strip()
+    # ``split()`` splits on exactly what ``\s`` matches and drops the ends.
+    return " ".join(_mask_volatile(mask_arguments(text, arguments)).split())
 
 
 def _words(masked: str) -> set[str]:
@@ -215,7 +292,10 @@ def _words(masked: str) -> set[str]:
 
 
 def _bottom_k(words: set[str]) -> frozenset[int]:
-    return frozenset(sorted(map(zlib.crc32, map(str.encode, words)))[:SKETCH_SIZE])
+    hashes = map(zlib.crc32, map(str.encode, words))
+    if len(words) <= SKETCH_SIZE:
+        return frozenset(hashes)  # all of them: nothing to sort out
+    return frozenset(heapq.nsmallest(SKETCH_SIZE, hashes))
 
 
 def sketch(masked: str) -> frozenset[int]:
@@ -240,12 +320,12 @@ def similarity(a: frozenset[int], b: frozenset[int]) -> float:
 LONG_TEXT_WORDS = 8
 
 
-@dataclass(frozen=True)
-class Reading:
+class Reading(NamedTuple):
     """One text as the rules compare it: ``key``, a private digest of the masked text (the
     fingerprint: equal exactly when the texts say the same thing); ``sketch``; ``size``, its
     distinct words; ``quantities``, a digest of the numbers the mask kept (counts, sizes,
-    percentages: what progress looks like)."""
+    percentages: what progress looks like). Immutable (a tuple: every call of a batch makes
+    two, so they are cheap to make)."""
 
     key: str
     sketch: frozenset[int]
@@ -264,8 +344,8 @@ class Reading:
         if self.key == other.key:
             return True
         return (
-            self.long
-            and other.long
+            self.size >= LONG_TEXT_WORDS
+            and other.size >= LONG_TEXT_WORDS
             and self.quantities == other.quantities
             and similarity(self.sketch, other.sketch) >= threshold
         )
@@ -294,7 +374,8 @@ def read_output(
     extra = ""
     if rest:
         # The middle left out still counts, as its size and its bytes with digits masked.
-        crc = zlib.crc32(rest.translate(_DIGITS).encode("utf-8", "replace"))
+        # (Digits are single bytes in UTF-8, so masking the bytes masks the text.)
+        crc = zlib.crc32(rest.encode("utf-8", "replace").translate(_DIGIT_BYTES))
         extra = f"\0{len(rest) // 64}:{crc}"
     return _reading(mask(read, arguments), extra)
 

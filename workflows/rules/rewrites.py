@@ -30,8 +30,9 @@ a tool or a path.
 from __future__ import annotations
 
 import hashlib
+from typing import NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from workflows.rules.evidence import CallEvidence, ResultKind
 from workflows.rules.inspection import SHELL_TOOL
@@ -64,10 +65,8 @@ REWRITE_STOP_MESSAGE = (
 )
 
 
-class Version(BaseModel):
+class Version(NamedTuple):
     """One version of a key: its sketch, its size, and the prompt's learning count then."""
-
-    model_config = ConfigDict(frozen=True)
 
     body: Reading
     answer: Reading

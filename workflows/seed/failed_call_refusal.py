@@ -122,14 +122,15 @@ def argument_digest(tool_name: str, arguments: Mapping[str, Any] | None) -> str:
     Normalized means JSON with sorted keys and no insignificant whitespace, so equal values
     in any key order give one digest.
     """
-    payload = json.dumps(
-        {"tool": tool_name, "arguments": arguments},
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=False,
-        default=str,
-    )
+    payload = _ARGUMENT_ENCODER.encode({"tool": tool_name, "arguments": arguments})
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+# ``json.dumps`` with these options builds an encoder per call; one shared encoder writes
+# the same text.
+_ARGUMENT_ENCODER = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+)
 
 
 # An absolute POSIX path, a home path or a Windows drive path. A path glued to a preceding

@@ -322,19 +322,19 @@ class BatchProtections:
     def screen(self, calls: list[ToolCall], tools: Mapping[str, ToolSpec]) -> BatchScreening:
         """Screen every call of a batch before any runs; ``tools`` are the prompt's listed
         tools (a call of another name has no policy name)."""
-        if self._cap.over([call_digest(call) for call in calls]):
+        digests = [call_digest(call) for call in calls]
+        if self._cap.over(digests):
             self.counts.skipped += len(calls)
             return BatchScreening(calls=calls, skipped=[skipped_outcome(c) for c in calls])
         screening = BatchScreening(
             calls=calls,
+            digests=digests,
             state_changing=STATE_CHANGING_TOOLS
             | frozenset(name for name, spec in tools.items() if spec.mutating),
         )
-        for index, call in enumerate(calls):
+        for index, (call, digest) in enumerate(zip(calls, digests, strict=True)):
             policy = call.name if call.name in tools else None
             tool_type = tools[call.name].tool_type if policy else None
-            digest = call_digest(call)
-            screening.digests.append(digest)
             if self._deduper.is_duplicate(call.call_id, digest):
                 self.counts.duplicates += 1
                 outcome = duplicate_outcome(call, policy_tool_name=policy)

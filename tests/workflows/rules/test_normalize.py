@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -33,6 +34,42 @@ def test_volatile_tokens_are_masked_and_quantities_are_kept() -> None:
     assert "req_8fA2" not in masked and "198" not in masked and "3 minutes" not in masked
     assert "revision <n>" in masked and "request_id: <n>" in masked
     assert "3 failed, 12 passed, 45%" in masked
+
+
+@pytest.mark.parametrize(
+    ("text", "masked"),
+    [
+        # Counter labels: any case, ``_id``/``No``/``Number`` suffixes, ``#``, quotes, a
+        # separator on the line before, and non-ASCII letters that match case-insensitively.
+        ("revision 94", "revision <n>"),
+        ("rev #94", "rev #<n>"),
+        ('request_id": 42', 'request_id": <n>'),
+        ("seqNo=5", "seqNo=<n>"),
+        ("thoughtNumber:\n3", "thoughtNumber: <n>"),
+        ("retry\n#4", "retry #<n>"),
+        ("attempt#\n4", "attempt# <n>"),
+        ("step\u00a07", "step <n>"),
+        ("\u017feq 5", "\u017feq <n>"),
+        ("run c63a10", "run <id>"),
+        # Duration labels: a word that starts with one, a ``_secs``/``Ms`` ending, quotes.
+        ('{"took_ms": 198}', '{"took_ms": <duration>}'),
+        ("latencyMs: 40", "latencyMs: <duration>"),
+        ('elapsed = "12"', 'elapsed = "<duration>"'),
+        ("took2: 5", "took2: <duration>"),
+        ("waiting_secs=30", "waiting_secs=<duration>"),
+        # Quantities and look-alikes stay.
+        ("size 94", "size 94"),
+        ('"count": 7', '"count": 7'),
+        ("total=12", "total=12"),
+        ("xrevision 3", "xrevision 3"),
+        ("run-c63a10", "run-c63a10"),
+        ("tries: 4", "tries: 4"),
+    ],
+)
+def test_a_number_is_masked_by_its_label_however_the_label_is_written(
+    text: str, masked: str
+) -> None:
+    assert mask(text) == masked
 
 
 def test_the_calls_own_arguments_are_masked_in_its_output() -> None:
