@@ -8,9 +8,8 @@ holding every Temporal service and its SQLite store. Two windows onto it:
 - its Prometheus endpoint (``--metrics-port``), read before and after a run:
   ``persistence_requests`` by operation (``UpdateWorkflowExecution`` is the write every
   workflow update makes to the store; in production each is a PostgreSQL/Cassandra
-  transaction). Its ``state_transition_count`` histogram records each execution's running
-  total at every update, so its sum is not a count of transitions; a prompt's own count
-  is ``state_transition_count`` in its description (:func:`state_transitions`). Its
+  transaction). (Its ``state_transition_count`` histogram records each execution's
+  running total at every update, so its sum is not a count of transitions.) Its
   ``task_latency_queue`` histogram times each transfer task from its creation to its
   processing: the hand-offs (:data:`HANDOFF_TASKS`) of a workflow task or a non-eager
   activity to matching, which wait for the history service's next transfer-queue read.
@@ -29,8 +28,6 @@ import socket
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-
-from temporalio.client import Client
 
 NAMESPACE = "default"
 # Persistence operations that write a workflow's state or history: each is one store
@@ -143,14 +140,3 @@ def dev_server_pids() -> list[int]:
 def server_cpu_seconds() -> float:
     """CPU time so far of the embedded dev server this process started."""
     return sum(process_cpu_seconds(pid) for pid in dev_server_pids())
-
-
-async def state_transitions(client: Client, workflow_ids: list[str]) -> float:
-    """Mean state transitions per workflow: the server's own count for each execution
-    (``DescribeWorkflowExecution``), what Temporal Cloud's and a cluster's capacity are
-    quoted in."""
-    counts = []
-    for workflow_id in workflow_ids:
-        described = await client.get_workflow_handle(workflow_id).describe()
-        counts.append(described.raw_description.workflow_execution_info.state_transition_count)
-    return sum(counts) / len(counts) if counts else 0.0
