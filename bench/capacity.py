@@ -211,11 +211,7 @@ def figures_from(results: Path) -> str:
     return "; ".join(parts)
 
 
-# bench/peers.py's three runs: the dev server as it ships; with its history service's
-# transfer-queue reads unthrottled (--reader-polls-per-second), which leaves the harnesses'
-# own time at one prompt in flight; and the peers' workers given Seawall's eager calls
-# (--peers-eager-calls), which shows what of the difference is that setting
-# (docs/capacity.md).
+# bench/peers.py's three runs in `make bench` (the Makefile's comment says what each shows).
 PEER_RESULTS = ("peers.json", "peers-unthrottled.json", "peers-eager.json")
 
 

@@ -80,8 +80,8 @@ from bench.server_metrics import (
     ServerCounters,
     free_port,
     process_cpu_seconds,
-    read_counters,
     server_cpu_seconds,
+    settled_counters,
 )
 from bench.trusted import bench_client, worker_process_environment
 from seawall.runtime.plugin import SeawallPlugin
@@ -251,13 +251,6 @@ async def serve_worker(config: WorkerConfig) -> None:
         await stop.wait()
 
 
-def status_kib(pid: int, key: str) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(key + ":"):
-            return int(line.split()[1])
-    return 0
-
-
 @dataclass
 class WorkerProcess:
     peer: Peer
@@ -286,11 +279,12 @@ class WorkerProcess:
     def cpu_seconds(self) -> float:
         return process_cpu_seconds(self.process.pid)
 
-    def rss_kib(self) -> int:
-        return status_kib(self.process.pid, "VmRSS")
-
-    def peak_rss_kib(self) -> int:
-        return status_kib(self.process.pid, "VmHWM")
+    def status_kib(self, key: str) -> int:
+        """A size the process's ``/proc`` status gives in KiB (``VmRSS``, ``VmHWM``)."""
+        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+        return 0
 
     async def stop(self) -> None:
         if self.process.returncode is None:
@@ -424,7 +418,7 @@ class Level:
 async def sample_rss(worker: WorkerProcess, samples: list[int]) -> None:
     """The worker's RSS every 0.2 s until cancelled: its peak within one level."""
     while True:
-        samples.append(worker.rss_kib())
+        samples.append(worker.status_kib("VmRSS"))
         await asyncio.sleep(RSS_SAMPLE_SECONDS)
 
 
@@ -437,9 +431,9 @@ async def measure_level(
     metrics_port: int | None = None,
 ) -> None:
     """One round of ``prompts`` at the level's concurrency, added to ``level``."""
-    server_before = read_counters(metrics_port)
+    server_before = await settled_counters(metrics_port)
     server_cpu_before = server_cpu_seconds()
-    rss_before = worker.rss_kib()
+    rss_before = worker.status_kib("VmRSS")
     cpu_before = worker.cpu_seconds()
     samples: list[int] = []
     sampler = asyncio.create_task(sample_rss(worker, samples))
@@ -455,10 +449,10 @@ async def measure_level(
     level.wall_seconds += wall
     level.round_rates.append(prompts / wall)
     level.worker_cpu_seconds += worker.cpu_seconds() - cpu_before
-    level.peak_rss_kib = worker.peak_rss_kib()  # VmHWM never falls
+    level.peak_rss_kib = worker.status_kib("VmHWM")  # the process's peak: it never falls
     level.level_peak_rss_kib = max(level.level_peak_rss_kib, rss_before, *samples)
-    level.server += read_counters(metrics_port) - server_before
     level.server_cpu_seconds += server_cpu_seconds() - server_cpu_before
+    level.server += await settled_counters(metrics_port) - server_before
     for workflow_id in ids:
         history = await driver.client.get_workflow_handle(workflow_id).fetch_history()
         level.gaps.extend(batch_gaps(history, driver.peer.model_mark))

@@ -34,7 +34,7 @@ from typing import Any
 from bench.peer_seawall import Workload
 from bench.peers import PEERS, Driver, WorkerConfig, WorkerProcess
 from bench.report_runner import load_average, run_and_report
-from bench.server_metrics import free_port, read_counters, server_cpu_seconds
+from bench.server_metrics import free_port, server_cpu_seconds, settled_counters
 from bench.trusted import bench_client
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -78,18 +78,18 @@ async def measure(
             pool.append(await WorkerProcess.start(config))
         # Every worker loads and warms.
         await driver.many(workload.batches, workload.calls, 4 * workers, 2 * workers)
+        counters0 = await settled_counters(metrics_port)  # first: it waits
         server0, driver0 = server_cpu_seconds(), time.process_time()
         workers0 = sum(w.cpu_seconds() for w in pool)
         idle0, total0 = machine_idle_jiffies()
-        counters0 = read_counters(metrics_port)
         started = time.perf_counter()
         await driver.many(workload.batches, workload.calls, prompts, concurrency)
         wall = time.perf_counter() - started
-        counters = read_counters(metrics_port) - counters0
         idle1, total1 = machine_idle_jiffies()
         server = server_cpu_seconds() - server0
         worker_cpu = sum(w.cpu_seconds() for w in pool) - workers0
         driver_cpu = time.process_time() - driver0
+        counters = await settled_counters(metrics_port) - counters0  # after: it waits
     finally:
         for worker in pool:
             await worker.stop()

@@ -21,6 +21,7 @@ system workflows stay out.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import os
 import re
@@ -110,6 +111,24 @@ def read_counters(port: int | None) -> ServerCounters:
         return ServerCounters()
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
         return parse_counters(response.read().decode("utf-8"))
+
+
+# The dev server reports its persistence counters to its endpoint about once a second (its
+# hand-offs at once): a run's last writes show up to a second after it ended.
+SETTLE_SECONDS = 1.0
+
+
+async def settled_counters(port: int | None) -> ServerCounters:
+    """The counters once every workflow write made so far has reached them: read until two
+    reads :data:`SETTLE_SECONDS` apart agree on it, so a run's writes are not counted in the
+    next one (the other requests never stop: the pollers' own keep coming)."""
+    counters = read_counters(port)
+    while True:
+        await asyncio.sleep(SETTLE_SECONDS)
+        later = read_counters(port)
+        if later.workflow_writes == counters.workflow_writes:
+            return later
+        counters = later
 
 
 def process_cpu_seconds(pid: int) -> float:

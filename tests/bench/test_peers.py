@@ -140,8 +140,9 @@ INSTALLED = [
 AGENTS = [key for key in INSTALLED if not peers.PEERS[key].baseline]
 
 
-# Six harnesses, the agent harness's prompts a few times Seawall's: 190 s on the loaded
-# two-core machine, over the suite's 300 s default with little load more.
+# Six harnesses, the agent harness's prompts a few times Seawall's, and each round waits for
+# the server's metrics to settle: 210 s on the loaded two-core machine, over the suite's 300 s
+# default with little load more.
 @pytest.mark.timeout(480)
 def test_the_smallest_run_reports_every_installed_peer(tmp_path: Path) -> None:
     out = tmp_path / "peers.json"
