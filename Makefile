@@ -80,9 +80,10 @@ clean:
 # (bench/peers.py: pydantic-ai's TemporalAgent, the OpenAI Agents SDK on Temporal, the
 # Temporal Agent Harness; the `peers` extra, which `make install` installs), on the dev server
 # as it ships, again at 1 and 10 prompts in flight with its transfer-queue reads unthrottled
-# (what is left is the harnesses' own time), and with the peers' workers given Seawall's eager
-# calls (what of the lead is that setting). Prints the tables and writes
-# bench/results/{loops,guard_step,streaming,scaling,peers,peers-unthrottled,peers-eager,sandbox}.json.
+# (what is left is the harnesses' own time), with the peers' workers given Seawall's eager
+# calls (what of the lead is that setting), and each one's history and stored bytes at 5, 20
+# and 100 batches (issue 43). Prints the tables and writes bench/results/{loops,guard_step,
+# streaming,scaling,peers,peers-unthrottled,peers-eager,peers-bytes,sandbox}.json.
 .PHONY: bench
 bench: $(STAMP) sandbox-tools
 	$(BIN)/python bench/loops.py --sensitivity
@@ -94,6 +95,8 @@ bench: $(STAMP) sandbox-tools
 	    --long-batches 0 --json bench/results/peers-unthrottled.json
 	$(BIN)/python bench/peers.py --peers-eager-calls 16 --concurrency 1,10 \
 	    --long-batches 0 --json bench/results/peers-eager.json
+	$(BIN)/python bench/peers.py --bytes-batches 5,20,100 --long-batches 0 \
+	    --json bench/results/peers-bytes.json
 	$(BIN)/python bench/capacity.py
 	$(BIN)/python bench/sandbox.py --json bench/results/sandbox.json
 

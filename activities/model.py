@@ -220,14 +220,19 @@ class ModelActivities:
     async def call_model(self, request: CallModelInput) -> ModelReply:
         """Ask the request's provider for the next reply (a scenario's script, when it has
         one)."""
+        chained = request.conversation is not None
         request = await self._conversations.resolve(request)
         if request.scenario_script is not None:
             self._trust.check_scripted()  # a non-retryable refusal: the prompt ends in error
-            return await self._scripted.complete(request)
-        provider = self._provider(request.model.provider)
-        return await _within_window(
-            request.retry_window_seconds, lambda: self._complete(provider, request)
-        )
+            reply = await self._scripted.complete(request)
+        else:
+            provider = self._provider(request.model.provider)
+            reply = await _within_window(
+                request.retry_window_seconds, lambda: self._complete(provider, request)
+            )
+        if chained:  # the next request keeps it by reference
+            self._conversations.replied(reply)
+        return reply
 
     @activity.defn(name=JUDGE_PROGRESS)
     async def judge_progress(self, request: JudgeProgressInput) -> JudgeProgressOutput:

@@ -21,7 +21,7 @@ import re
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import structlog
 from pydantic import BaseModel, ValidationError
@@ -57,11 +57,15 @@ from .lost_calls import LostCalls, current_lost_calls, lost_attempt
 from .mcp import McpSettings, current_settings, is_mcp_name
 from .mcp.pool import McpPool
 from .outcomes import cancelled_outcome, failed_outcome, not_started_outcome, succeeded_outcome
+from .prompt_preamble import PromptPreambles, PromptRun
 from .sandbox import Sandbox, load_policy, probe
 from .sandbox.owners import owner_group
 from .tools import BuiltinTool, ToolContext, ToolFailure
 from .tools.editor_plan import plan_editor_call
 from .trust import DENY_ALL, WorkerTrust
+
+# A tool activity's input that may name its fixture (RunToolInput, CheckToolCallInput).
+T = TypeVar("T", RunToolInput, CheckToolCallInput)
 
 RAW_ARGUMENTS_QUOTE_CHARS = 200
 MAX_VALIDATION_ERRORS = 8
@@ -345,8 +349,11 @@ class ToolActivities:
         *,
         trust: WorkerTrust = DENY_ALL,
         lost_calls: Callable[[], LostCalls] = current_lost_calls,
+        preambles: PromptPreambles | None = None,
     ) -> None:
         self._trust = trust
+        # The fixture a scenario's call names (activities/prompt_preamble.py).
+        self._preambles = preambles or PromptPreambles()
         self._lost_calls = lost_calls
         self._tools = dict(tools)
         self._mcp_pool = mcp_pool
@@ -469,9 +476,18 @@ class ToolActivities:
             return outcome
         return truncate_output(outcome, root, inp.max_output_chars)
 
+    async def _with_fixture(self, inp: T) -> T:
+        """``inp`` with the fixture it names (``fixture_in_start``) read from the prompt's
+        start input; itself when it names none."""
+        if not inp.fixture_in_start:
+            return inp
+        fixture = await self._preambles.fixture(PromptRun.current(), inp.call.name)
+        return inp.model_copy(update={"scenario_fixture": fixture, "fixture_in_start": False})
+
     @activity.defn(name=RUN_TOOL)
     async def run_tool(self, inp: RunToolInput) -> ToolOutcome:
         """Run one tool call (or fixture) with heartbeats; returns its settled outcome."""
+        inp = await self._with_fixture(inp)
         outcome = await self.execute(inp, activity.heartbeat)
         if outcome.status == TerminalStatus.CANCELLED and not _cancel_is_workflow_request():
             # A pause or reset must stay a cancellation error so Temporal can pause or rerun
@@ -482,6 +498,7 @@ class ToolActivities:
     @activity.defn(name=CHECK_TOOL_CALL)
     async def check_tool_call(self, inp: CheckToolCallInput) -> ToolOutcome | None:
         """The outcome a call would be refused with before running, or ``None`` when valid."""
+        inp = await self._with_fixture(inp)
         if inp.scenario_fixture is not None:
             try:
                 self._trust.check_scripted()

@@ -2,6 +2,8 @@
 
     python bench/long_prompts.py [--rounds N] [--short-prompts N] [--baseline-ref REF]
                                  [--skip-long] [--json PATH]
+    python bench/long_prompts.py --issue-1890 [--peers seawall,openai-agents,...]
+                                 [--shape CONTEXT_CHARS,BATCHES,RESULT_CHARS] [--json PATH]
 
 docs/durability.md, "Long prompts and stored payloads". On one embedded Temporal dev server, with
 payloads past the default threshold in the filesystem store (``seawall.runtime.storage``):
@@ -25,6 +27,14 @@ payloads past the default threshold in the filesystem store (``seawall.runtime.s
    no timing claims).
 
 Results go to ``bench/results/long_prompts.json``.
+
+3. **sdk-python#1890's shape** (``--issue-1890``, only this leg): a ≈209k-token conversation
+   (836,000 characters before the prompt), 100 model calls of one tool call each, 5 KB tool
+   outputs, through Seawall and each installed durable-agent peer of ``bench/peers.py``, on a
+   dev server with its default history limits (``bench/long_peers.py``). Printed per harness: the
+   model calls it reached, how it ended (a terminated prompt: where it stopped and why), its
+   history bytes and events, and what the payload store holds for it. ``--shape`` runs a smaller
+   one. Results go to ``bench/results/long_prompts_1890.json`` unless ``--json`` says.
 """
 
 from __future__ import annotations
@@ -54,8 +64,11 @@ from temporalio.client import Client, WorkflowHistory
 from temporalio.converter import ExternalStorage
 from temporalio.service import RPCError, RPCStatusCode
 
+from bench import long_peers
+from bench.long_peers import SHAPE_1890, Shape
 from bench.peer_history import batch_gaps
-from bench.report_runner import percentile
+from bench.peers import PEERS, peer_keys
+from bench.report_runner import percentile, run_and_report
 from bench.server_metrics import free_port
 from bench.trusted import bench_client, bench_trust, worker_process_environment
 from seawall.runtime.devserver import start_dev_server
@@ -68,6 +81,7 @@ from workflows.contracts.prompt_options import DEFAULT_MAX_MODEL_REQUESTS
 ROOT = Path(__file__).resolve().parent.parent
 
 RESULTS = ROOT / "bench" / "results" / "long_prompts.json"
+RESULTS_1890 = ROOT / "bench" / "results" / "long_prompts_1890.json"
 BASELINE_REF = "514ba60"  # main when issue 13 started: the 1,000,000-character stop
 PAGE_CHARS = 200_000
 LONG_BATCHES = (30, 100)
@@ -485,14 +499,49 @@ def print_short(short: dict[str, Any]) -> None:
     print(f"  ratio (median): {short['median_ratio_current_to_baseline']} (goal {short['goal']})")
 
 
-def main() -> None:
+def shape_arg(text: str) -> Shape:
+    try:
+        context_chars, batches, result_chars = (int(x) for x in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            "--shape is CONTEXT_CHARS,BATCHES,RESULT_CHARS (three integers)"
+        ) from None
+    if context_chars < 0 or batches < 1 or result_chars < 1:
+        raise argparse.ArgumentTypeError("--shape needs CONTEXT_CHARS ≥ 0, BATCHES and RESULT ≥ 1")
+    return Shape(context_chars, batches, result_chars)
+
+
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3, help="short-prompt rounds per tree")
     parser.add_argument("--short-prompts", type=int, default=10, help="prompts per round")
     parser.add_argument("--baseline-ref", default=BASELINE_REF, help="today's code (git ref)")
     parser.add_argument("--skip-long", action="store_true", help="only the short prompt")
-    parser.add_argument("--json", type=Path, default=RESULTS, help="where the results go")
-    args = parser.parse_args()
+    parser.add_argument("--json", type=Path, default=None, help="where the results go")
+    parser.add_argument(
+        "--issue-1890", action="store_true", help="only sdk-python#1890's shape, every peer"
+    )
+    parser.add_argument(
+        "--peers",
+        type=peer_keys,
+        default=list(PEERS),
+        help="with --issue-1890: comma-separated, of " + ",".join(PEERS),
+    )
+    parser.add_argument(
+        "--shape", type=shape_arg, default=SHAPE_1890, help="with --issue-1890: a smaller one"
+    )
+    parser.add_argument(
+        "--history-limit",
+        type=int,
+        default=None,
+        help="with --issue-1890: the dev server's history size limit in bytes (default: 50 MB)",
+    )
+    args = parser.parse_args(argv)
+    if args.issue_1890:
+        measure = long_peers.run(args.shape, args.peers, args.history_limit)
+        run_and_report(measure, lambda _: None, args.json or RESULTS_1890)  # printed as it ran
+        return
+    args.json = args.json or RESULTS
     report = asyncio.run(run(args))
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")

@@ -31,15 +31,17 @@ class Call:
 
 
 def fetch_names(calls: int) -> list[str]:
-    return [f"fetch_{k}" for k in range(calls - 1)]
+    return [f"fetch_{k}" for k in range(max(calls - 1, 1))]
 
 
 def batch_calls(batch: int, calls: int) -> list[Call]:
-    """The tool calls of batch ``batch`` (0-based) of a prompt with ``calls`` per batch."""
+    """The tool calls of batch ``batch`` (0-based) of a prompt with ``calls`` per batch; with
+    one call a batch (sdk-python#1890's shape: no parallel calls) only ``fetch_0``."""
     out = [
         Call(name, {"path": f"data/{batch}/{k}.json"}) for k, name in enumerate(fetch_names(calls))
     ]
-    out.append(Call("flaky_api", {"path": f"status/{batch}"}))
+    if calls > 1:
+        out.append(Call("flaky_api", {"path": f"status/{batch}"}))
     return out
 
 
@@ -53,14 +55,28 @@ def flaky_result(attempt: int) -> str:  # attempt: the 0-based batch
     return FAIL_MESSAGE if attempt < FAILING_BATCHES else OK_CONTENT
 
 
-def fetch_result() -> str:
-    return OK_CONTENT
+def sized(text: str, chars: int) -> str:
+    """``text`` padded to ``chars`` characters (itself when already as long)."""
+    if chars <= len(text):
+        return text
+    filler = " lorem ipsum dolor sit amet"
+    return text + (filler * (chars // len(filler) + 1))[: chars - len(text)]
+
+
+def fetch_result(path: str = "") -> str:
+    """A fetch's result: :data:`OK_CONTENT`; with ``SHAPE.result_chars``, the path it read
+    and the content padded to that many characters (each result its own, as real pages are)."""
+    return sized_result(path, SHAPE.result_chars)
+
+
+def sized_result(path: str, chars: int) -> str:
+    return sized(f"{path}: {OK_CONTENT}", chars) if chars > 0 else OK_CONTENT
 
 
 async def answer(name: str, path: str) -> str:
     """What tool ``name`` answers for ``path``, after the shape's tool latency."""
     await asyncio.sleep(SHAPE.tool_latency_seconds)
-    return flaky_result(status_batch(path)) if name == "flaky_api" else fetch_result()
+    return flaky_result(status_batch(path)) if name == "flaky_api" else fetch_result(path)
 
 
 def tools(calls: int) -> list[Callable[[str], Awaitable[str]]]:
@@ -78,10 +94,17 @@ def tools(calls: int) -> list[Callable[[str], Awaitable[str]]]:
     return [tool(name) for name in [*fetch_names(calls), "flaky_api"]]
 
 
-def prompt_text(batches: int) -> str:
-    """The user prompt. The peers' scripted models are stateless functions of the
-    conversation, so the prompt carries the batch count (Seawall's script knows it)."""
-    return f"{PROMPT} [batches={batches}]"
+def context(chars: int) -> str:
+    """What a long conversation brought before the prompt (sdk-python#1890's ≈200k tokens),
+    ``chars`` characters of it, to put in front of the prompt; empty for 0."""
+    return sized("Earlier in this conversation:", chars) + "\n" if chars > 0 else ""
+
+
+def prompt_text(batches: int, context_chars: int = 0) -> str:
+    """The user prompt (after ``context_chars`` of earlier conversation). The peers' scripted
+    models are stateless functions of the conversation, so the prompt carries the batch count
+    (Seawall's script knows it)."""
+    return f"{context(context_chars)}{PROMPT} [batches={batches}]"
 
 
 def batches_in(prompt: str) -> int:
@@ -96,6 +119,7 @@ class Shape:
 
     calls: int = 4
     tool_latency_seconds: float = 0.0
+    result_chars: int = 0  # a fetch's result padded to this many characters (0: as it is)
 
 
 SHAPE = Shape()

@@ -44,6 +44,10 @@ from workflows.seed import GuardMode
 class Workload:
     batches: int = 5
     calls: int = 4
+    # sdk-python#1890's shape (bench/long_peers.py): each fetch's result padded to this many
+    # characters, and this many characters of earlier conversation before the prompt.
+    result_chars: int = 0
+    context_chars: int = 0
 
     def script(self) -> ModelScript:
         turns: list[dict[str, Any]] = [
@@ -60,24 +64,34 @@ class Workload:
         return ModelScript.model_validate({"turns": turns})
 
     def fixtures(self) -> dict[str, FixtureTool]:
-        ok = {
-            "status": "success",
-            "execution_status": "success",
-            "content": peer_script.fetch_result(),
-        }
+        def ok(content: str) -> dict[str, str]:
+            return {"status": "success", "execution_status": "success", "content": content}
+
         fail = {
             "status": "error",
             "execution_status": "error",
             "error_type": "execution_failed",
             "message": peer_script.FAIL_MESSAGE,
         }
-        tools = {name: {"outcomes": [ok]} for name in peer_script.fetch_names(self.calls)}
-        # Past five batches the endpoint recovers: a tool failing in every one of 100
-        # batches is a loop, which the guard rightly stops.
-        failing = peer_script.FAILING_BATCHES
-        tools["flaky_api"] = {
-            "outcomes": [fail] if self.batches <= failing else [fail] * failing + [ok]
-        }
+        # Each batch's fetch answers with its own result when results are sized (as
+        # peer_script.fetch_result does), the one result otherwise.
+        tools: dict[str, dict[str, Any]] = {}
+        for k, name in enumerate(peer_script.fetch_names(self.calls)):
+            contents = (
+                [
+                    peer_script.sized_result(f"data/{b}/{k}.json", self.result_chars)
+                    for b in range(self.batches)
+                ]
+                if self.result_chars
+                else [peer_script.OK_CONTENT]
+            )
+            tools[name] = {"outcomes": [ok(c) for c in contents]}
+        if self.calls > 1:  # one call a batch: only the fetch (peer_script.batch_calls)
+            # Past five batches the endpoint recovers: a tool failing in every one of 100
+            # batches is a loop, which the guard rightly stops.
+            failing = peer_script.FAILING_BATCHES
+            recovered = [fail] * failing + [ok(peer_script.OK_CONTENT)]
+            tools["flaky_api"] = {"outcomes": [fail] if self.batches <= failing else recovered}
         return {name: FixtureTool.model_validate(spec) for name, spec in tools.items()}
 
     def limits(self) -> dict[str, int]:
@@ -98,7 +112,7 @@ class Workload:
         in a session): the prompt's history then holds no settings step, as in production.
         Built once per workload: the driver's cost stays out of the measurement."""
         return PromptInput(
-            prompt=peer_script.PROMPT,
+            prompt=peer_script.context(self.context_chars) + peer_script.PROMPT,
             workspace_root=workspace,
             guard_mode=GuardMode.ENFORCE,
             loop_settings=LoopSettings(),

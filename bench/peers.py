@@ -4,6 +4,7 @@
                           [--concurrency 1,10,100] [--prompts N] [--rounds R]
                           [--long-batches L] [--reader-polls-per-second N]
                           [--peers-eager-calls N] [--seawall-eager-calls N]
+                          [--bytes-batches 5,20,100]
                           [--peers seawall,bare,pydantic-ai,pydantic-ai-durability,
                                    openai-agents,agent-harness]
                           [--json PATH]
@@ -58,7 +59,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -71,17 +72,17 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Replayer, Worker
 
-from bench import peer_script
+from bench import history_bytes, peer_script
 from bench.peer_history import SEGMENTS, batch_gaps, batch_segments, payload_bytes
 from bench.peer_seawall import ToolLatency, Workload, seawall_worker
 from bench.peers_report import against_best_peer, over_bare, print_tables, versions
 from bench.report_runner import percentile, run_and_report
 from bench.server_metrics import (
     ServerCounters,
+    SettledReadings,
     free_port,
     process_cpu_seconds,
     server_cpu_seconds,
-    settled_counters,
 )
 from bench.trusted import bench_client, worker_process_environment
 from seawall.runtime.plugin import SeawallPlugin
@@ -170,10 +171,21 @@ def missing(peer: Peer) -> str | None:
     return None
 
 
-def set_shape(calls: int, tool_latency: float) -> None:
+def peer_keys(text: str) -> list[str]:
+    """``--peers``: comma-separated keys of :data:`PEERS`."""
+    keys = [k for k in text.split(",") if k]
+    if unknown := [k for k in keys if k not in PEERS]:
+        raise argparse.ArgumentTypeError(
+            f"unknown {', '.join(unknown)} (known: {', '.join(PEERS)})"
+        )
+    return keys
+
+
+def set_shape(calls: int, tool_latency: float, result_chars: int = 0) -> None:
     """Before a peer module is imported: its module-level agent is built from this."""
     peer_script.SHAPE.calls = calls
     peer_script.SHAPE.tool_latency_seconds = tool_latency
+    peer_script.SHAPE.result_chars = result_chars
 
 
 def peer_module(peer: Peer) -> ModuleType:
@@ -189,6 +201,15 @@ async def peer_client(address: str, namespace: str, peer: Peer) -> Client:
     return await Client.connect(address, namespace=namespace, plugins=module.client_plugins())
 
 
+async def driver_client(env: WorkflowEnvironment, peer: Peer) -> Client:
+    """The client that starts ``peer``'s prompts on ``env``'s server: Seawall's as the
+    benchmarks trust it, a peer's with its plugins."""
+    if peer.module is None:
+        return bench_client(env.client)
+    address = env.client.service_client.config.target_host
+    return await peer_client(address, env.client.namespace, peer)
+
+
 # The SDK's eager starts per workflow task, which the peers keep unless told otherwise.
 SDK_EAGER_CALLS = 3
 
@@ -202,8 +223,10 @@ class WorkerConfig(BaseModel):
     task_queue: str
     calls: int
     tool_latency: float
+    result_chars: int = 0  # peer_script.Shape.result_chars
     peers_eager_calls: int | None = None
     seawall_eager_calls: int | None = None
+    payload_store: Path | None = None  # Seawall's filesystem store (none: payloads inline)
 
     def eager_calls(self) -> int:
         """The calls of one workflow task the worker starts itself (docs/capacity.md, "Eager
@@ -216,12 +239,17 @@ class WorkerConfig(BaseModel):
 
 async def build_peer_worker(config: WorkerConfig) -> Worker:
     peer, queue = PEERS[config.peer], config.task_queue
-    set_shape(config.calls, config.tool_latency)
+    set_shape(config.calls, config.tool_latency, config.result_chars)
     if peer.module is None:
         from seawall.runtime.plugin import connect
 
-        latency = ToolLatency(config.tool_latency)
-        client = await connect(config.address, config.namespace, interceptors=[latency])
+        store = config.payload_store
+        client = await connect(
+            config.address,
+            config.namespace,
+            interceptors=[ToolLatency(config.tool_latency)],
+            storage=history_bytes.filesystem_store(store) if store else None,
+        )
         return seawall_worker(client, queue, eager_calls=config.eager_calls())
     module = peer_module(peer)
     client = await peer_client(config.address, config.namespace, peer)
@@ -301,36 +329,51 @@ class WorkerProcess:
 
 @dataclass
 class Driver:
-    """Starts one peer's prompts and checks each ended with the script's answer."""
+    """Starts one peer's prompts and checks each ended with the script's answer. A long
+    shape (``bench/long_peers.py``) puts ``context_chars`` of earlier conversation before the
+    prompt and gives Seawall ``context_budget_chars``; its tools' result size is the worker's
+    (:class:`WorkerConfig`), Seawall's fixtures' is ``result_chars``."""
 
     peer: Peer
     client: Client
     queue: str
     workspace: str
+    context_chars: int = 0
+    result_chars: int = 0
+    context_budget_chars: int | None = None
 
-    async def one(self, batches: int, calls: int) -> str:
+    async def start(self, batches: int, calls: int) -> tuple[str, Awaitable[Any]]:
+        """Start a prompt of ``batches`` batches: its workflow id and its result to await."""
         workflow_id = f"bench-peer-{self.peer.key}-{uuid.uuid4().hex[:12]}"
         if self.peer.module is None:
-            prompt = Workload(batches=batches, calls=calls).prompt_input(self.workspace)
-            result: PromptResult = await self.client.execute_workflow(
+            workload = Workload(
+                batches, calls, result_chars=self.result_chars, context_chars=self.context_chars
+            )
+            prompt = workload.prompt_input(self.workspace)
+            if self.context_budget_chars is not None:
+                prompt = prompt.model_copy(
+                    update={"context_budget_chars": self.context_budget_chars}
+                )
+            handle = await self.client.start_workflow(
                 PromptWorkflow.run, prompt, id=workflow_id, task_queue=self.queue
             )
+            return workflow_id, handle.result()
+        text = peer_script.prompt_text(batches, self.context_chars)
+        if hasattr(module := peer_module(self.peer), "run_prompt"):  # a session per prompt
+            return workflow_id, module.run_prompt(self.client, workflow_id, self.queue, text)
+        handle = await self.client.start_workflow(
+            module.WORKFLOW_NAME, text, id=workflow_id, task_queue=self.queue, result_type=str
+        )
+        return workflow_id, handle.result()
+
+    async def one(self, batches: int, calls: int) -> str:
+        workflow_id, ending = await self.start(batches, calls)
+        result = await ending
+        if isinstance(result, PromptResult):
             assert result.stop_reason is StopReason.END_TURN, result.stop_reason
             assert result.model_requests == batches + 1, result.model_requests
-        elif hasattr(module := peer_module(self.peer), "run_prompt"):  # a session per prompt
-            text = await module.run_prompt(
-                self.client, workflow_id, self.queue, peer_script.prompt_text(batches)
-            )
-            assert text == peer_script.FINAL_TEXT, text
         else:
-            text = await self.client.execute_workflow(
-                module.WORKFLOW_NAME,
-                peer_script.prompt_text(batches),
-                id=workflow_id,
-                task_queue=self.queue,
-                result_type=str,
-            )
-            assert text == peer_script.FINAL_TEXT, text
+            assert result == peer_script.FINAL_TEXT, result
         return workflow_id
 
     async def many(self, batches: int, calls: int, prompts: int, concurrency: int) -> list[str]:
@@ -428,10 +471,10 @@ async def measure_level(
     worker: WorkerProcess,
     args: argparse.Namespace,
     prompts: int,
-    metrics_port: int | None = None,
+    server: SettledReadings,
 ) -> None:
-    """One round of ``prompts`` at the level's concurrency, added to ``level``."""
-    server_before = await settled_counters(metrics_port)
+    """One round of ``prompts`` at the level's concurrency, added to ``level``; ``server``
+    read last when the round before ended."""
     server_cpu_before = server_cpu_seconds()
     rss_before = worker.status_kib("VmRSS")
     cpu_before = worker.cpu_seconds()
@@ -452,7 +495,7 @@ async def measure_level(
     level.peak_rss_kib = worker.status_kib("VmHWM")  # the process's peak: it never falls
     level.level_peak_rss_kib = max(level.level_peak_rss_kib, rss_before, *samples)
     level.server_cpu_seconds += server_cpu_seconds() - server_cpu_before
-    level.server += await settled_counters(metrics_port) - server_before
+    level.server += await server.since_last()
     for workflow_id in ids:
         history = await driver.client.get_workflow_handle(workflow_id).fetch_history()
         level.gaps.extend(batch_gaps(history, driver.peer.model_mark))
@@ -512,6 +555,8 @@ async def start_server_with_retries(attempts: int = 3, **kwargs: Any) -> Workflo
 
 async def run(args: argparse.Namespace, log: Callable[[str], None] = print) -> dict[str, Any]:
     set_shape(args.calls, args.tool_latency)
+    workspace = tempfile.mkdtemp(prefix="seawall-bench-peers-")
+    args.payload_store = Path(workspace) / "payloads"  # Seawall's, as it ships embedded
     wanted = [PEERS[k] for k in args.peers]
     skipped = {p.key: reason for p in wanted if (reason := missing(p)) is not None}
     peers = [p for p in wanted if p.key not in skipped]
@@ -532,6 +577,7 @@ async def run(args: argparse.Namespace, log: Callable[[str], None] = print) -> d
     report["eager_calls"] = {}  # each peer's worker's (WorkerConfig.eager_calls)
     metrics_port = free_port()
     env = await start_server_with_retries(
+        storage=history_bytes.filesystem_store(args.payload_store),
         extra_args=[
             "--metrics-port",
             str(metrics_port),
@@ -540,9 +586,8 @@ async def run(args: argparse.Namespace, log: Callable[[str], None] = print) -> d
                 for key, value in report["server_config"].items()
                 for arg in ("--dynamic-config-value", f"{key}={value}")
             ),
-        ]
+        ],
     )
-    workspace = tempfile.mkdtemp(prefix="seawall-bench-peers-")
     workers: list[WorkerProcess] = []
     try:
         address = env.client.service_client.config.target_host
@@ -559,19 +604,17 @@ async def run(args: argparse.Namespace, log: Callable[[str], None] = print) -> d
                 tool_latency=args.tool_latency,
                 peers_eager_calls=args.peers_eager_calls,
                 seawall_eager_calls=args.seawall_eager_calls,
+                payload_store=args.payload_store,
             )
             report["eager_calls"][peer.key] = config.eager_calls()
             worker = await WorkerProcess.start(config)
             workers.append(worker)
-            client = (
-                bench_client(env.client)
-                if peer.module is None
-                else await peer_client(address, namespace, peer)
-            )
+            client = await driver_client(env, peer)
             drivers[peer.key] = Driver(peer, client, worker.queue, workspace)
             processes[peer.key] = worker
             await drivers[peer.key].many(args.batches, args.calls, WARMUP_PROMPTS, WARMUP_PROMPTS)
         levels: list[dict[str, Any]] = []
+        server = await SettledReadings.start(metrics_port)
         for concurrency in args.concurrency:
             default = PROMPTS.get(concurrency, 2 * concurrency)
             rounds = ROUNDS.get(concurrency, 2) if args.rounds is None else args.rounds
@@ -588,7 +631,7 @@ async def run(args: argparse.Namespace, log: Callable[[str], None] = print) -> d
                         processes[peer.key],
                         args,
                         per_round,
-                        metrics_port,
+                        server,
                     )
             for peer in peers:
                 levels.append(merged[peer.key].summary())
@@ -601,6 +644,10 @@ async def run(args: argparse.Namespace, log: Callable[[str], None] = print) -> d
         baselines = {p.key for p in peers if p.baseline}
         report["against_best_peer"] = against_best_peer(levels, baselines)
         report["over_bare"] = over_bare(levels)
+        if args.bytes_batches:
+            report["bytes"] = await history_bytes.sweep(
+                drivers, args.bytes_batches, args.calls, args.payload_store, log, baselines
+            )
         report["replay"] = []
         if args.long_batches > 0:
             for peer in peers:
@@ -636,7 +683,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=4)
     parser.add_argument("--tool-latency", type=float, default=0.0, help="seconds per tool call")
     parser.add_argument(
-        "--concurrency", type=lambda s: [int(x) for x in s.split(",")], default=[1, 10, 100]
+        "--concurrency",
+        type=lambda s: [int(x) for x in s.split(",") if x],
+        default=None,
+        help="prompts in flight per level (default: 1,10,100; none with --bytes-batches)",
     )
     parser.add_argument(
         "--prompts",
@@ -675,10 +725,14 @@ def main(argv: list[str] | None = None) -> int:
         "eager_calls_per_workflow_task setting's default; 0: every call through the queue)",
     )
     parser.add_argument(
-        "--peers",
-        type=lambda s: [x for x in s.split(",") if x],
-        default=list(PEERS),
-        help="comma-separated: " + ",".join(PEERS),
+        "--peers", type=peer_keys, default=list(PEERS), help="comma-separated: " + ",".join(PEERS)
+    )
+    parser.add_argument(
+        "--bytes-batches",
+        type=lambda s: [int(x) for x in s.split(",") if x],
+        default=[],
+        help="one prompt per peer at each of these batch counts: history and stored bytes "
+        "and their growth exponent (e.g. 5,20,100)",
     )
     parser.add_argument(
         "--json", type=Path, default=None, help=f"write the report (e.g. {DEFAULT_JSON})"
@@ -688,9 +742,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.serve_worker:
         asyncio.run(serve_worker(WorkerConfig.model_validate_json(args.serve_worker)))
         return 0
-    unknown = [k for k in args.peers if k not in PEERS]
-    if unknown:
-        parser.error(f"--peers: unknown {', '.join(unknown)} (known: {', '.join(PEERS)})")
+    if args.concurrency is None:
+        args.concurrency = [] if args.bytes_batches else [1, 10, 100]
+    if any(b < 1 for b in args.bytes_batches):
+        parser.error("--bytes-batches must be ≥ 1 each")
     if args.reader_polls_per_second is not None and args.reader_polls_per_second < 1:
         parser.error("--reader-polls-per-second must be ≥ 1")
     if args.peers_eager_calls is not None and args.peers_eager_calls < 1:
@@ -699,7 +754,14 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--seawall-eager-calls must be 0 to 1000")
     if args.batches < 1 or args.calls < 2:
         parser.error("--batches must be ≥ 1 and --calls ≥ 2 (the fetch calls and flaky_api)")
-    return run_and_report(run(args), print_tables, args.json)
+    return run_and_report(run(args), print_report, args.json)
+
+
+def print_report(report: dict[str, Any]) -> None:
+    """The levels' tables, then the bytes sweep's (``--bytes-batches``)."""
+    print_tables(report)
+    if report.get("bytes"):
+        print("\n" + "\n".join(history_bytes.bytes_table(report["bytes"])))
 
 
 if __name__ == "__main__":

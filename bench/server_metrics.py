@@ -27,7 +27,7 @@ import os
 import re
 import socket
 import urllib.request
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 NAMESPACE = "default"
@@ -114,8 +114,10 @@ def read_counters(port: int | None) -> ServerCounters:
 
 
 # The dev server reports its persistence counters to its endpoint about once a second (its
-# hand-offs at once): a run's last writes show up to a second after it ended.
+# hand-offs at once): a run's last writes show up to a second after it ended. A settle gives
+# up after SETTLE_READS reads: writes still arriving then are counted in the next run.
 SETTLE_SECONDS = 1.0
+SETTLE_READS = 4
 
 
 async def settled_counters(port: int | None) -> ServerCounters:
@@ -123,12 +125,32 @@ async def settled_counters(port: int | None) -> ServerCounters:
     reads :data:`SETTLE_SECONDS` apart agree on it, so a run's writes are not counted in the
     next one (the other requests never stop: the pollers' own keep coming)."""
     counters = read_counters(port)
-    while True:
+    for _ in range(SETTLE_READS if port is not None else 0):
         await asyncio.sleep(SETTLE_SECONDS)
         later = read_counters(port)
         if later.workflow_writes == counters.workflow_writes:
             return later
         counters = later
+    return counters
+
+
+@dataclass
+class SettledReadings:
+    """Runs one after another, each counted between two settled reads of the counters; the
+    read that ends one run starts the next, so each run waits for one settle, not two."""
+
+    port: int | None
+    last: ServerCounters = field(default_factory=ServerCounters)
+
+    @classmethod
+    async def start(cls, port: int | None) -> SettledReadings:
+        return cls(port, await settled_counters(port))
+
+    async def since_last(self) -> ServerCounters:
+        """What the counters gained since the last settled read (the run just ended)."""
+        now = await settled_counters(self.port)
+        gained, self.last = now - self.last, now
+        return gained
 
 
 def process_cpu_seconds(pid: int) -> float:

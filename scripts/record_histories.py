@@ -151,6 +151,11 @@ FIXTURES: dict[str, tuple[str, GuardMode | None]] = {
     # policy elides, and its bigger links are in External Storage (PAYLOADS).
     "conversation-refs-warn-then-stop": ("read-missing-file-loop", None),
     "conversation-refs-long-prompt": ("long-prompt", None),
+    # Recorded after INPUTS_BY_REFERENCE_PATCH: its marker; the first model request names the
+    # listed tools and the start input's script instead of carrying them, and each fixture
+    # call names its fixture (the second: a scenario's fixture tools).
+    "inputs-by-reference-warn-then-stop": ("read-missing-file-loop", None),
+    "inputs-by-reference-failure-cycle": ("failure-cycle", None),
 }
 # Session fixtures: the first recorded before CONTEXT_POLICY_PATCH, the second after it, the
 # third after SESSION_START_CHECK_PATCH (a session started with its guard mode runs the

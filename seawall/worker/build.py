@@ -24,6 +24,7 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from activities import WorkerActivities
+from activities.conversation_refs import ConversationResolver
 from activities.demo_model import DemoProvider
 from activities.mcp import current_settings
 from activities.mcp.pool import McpPool
@@ -35,6 +36,7 @@ from activities.model import (
 )
 from activities.model_selection import endpoint_configured
 from activities.operator_settings import OperatorSettingsActivities
+from activities.prompt_preamble import PromptPreambles
 from activities.sandbox import Sandbox, load_policy, probe
 from activities.tool_runner import ToolActivities
 from activities.tools import BUILTIN_TOOLS
@@ -75,6 +77,7 @@ def build_activities(
     sandbox: Sandbox | None = None,
     *,
     trust: WorkerTrust | None = None,
+    preambles: PromptPreambles | None = None,
 ) -> WorkerActivities:
     """The worker's activities, reading operator settings from ``environ`` (and the user
     config file it locates) whenever they need them, so a changed setting applies to the
@@ -82,20 +85,29 @@ def build_activities(
     (default: probed now from ``environ``'s settings); it is fixed for the worker's life.
     ``trust`` is what the worker accepts of a workflow's input (scripted models, workspace
     roots, session grants; docs/security-trust.md): by default read once from the same
-    settings, here."""
+    settings, here. ``preambles`` is the cache of what prompts named instead of carrying
+    (activities/prompt_preamble.py; default: a new one for this worker)."""
     if sandbox is None:
         # Its processes' allowlisted variables come from the same environment.
         sandbox = dataclasses.replace(probe(load_policy(environ)), environ=environ)
     if trust is None:
         trust = WorkerTrust.from_environment(environ)
+    # What prompts named instead of carrying, read once per prompt for both (their tools,
+    # script and fixtures: activities/prompt_preamble.py).
+    preambles = preambles or PromptPreambles()
     return WorkerActivities(
-        model=ModelActivities(model_providers(environ), trust=trust),
+        model=ModelActivities(
+            model_providers(environ),
+            trust=trust,
+            conversations=ConversationResolver(preambles=preambles),
+        ),
         tools=ToolActivities(
             BUILTIN_TOOLS,
             McpPool(),
             functools.partial(current_settings, environ),
             sandbox,
             trust=trust,
+            preambles=preambles,
         ),
         operator_settings=OperatorSettingsActivities(
             functools.partial(resolve_guard_mode, environ),

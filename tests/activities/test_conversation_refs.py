@@ -14,13 +14,16 @@ from temporalio.converter import ExternalStorage
 from temporalio.exceptions import ApplicationError
 
 from activities.conversation_refs import ConversationResolver, PromptRun
+from activities.prompt_preamble import Preamble, PromptPreambles
 from seawall.runtime.storage import FilesystemStorageDriver
-from workflows.contracts.activity import CallModelInput, ModelSpec, ToolSpec
+from workflows.contracts.activity import CallModelInput, ModelReply, ModelSpec, ToolSpec
 from workflows.contracts.conversation import Message, Role, user_message
-from workflows.contracts.conversation_ref import CONVERSATION_UNRESOLVED, KeptMessages
+from workflows.contracts.conversation_ref import CONVERSATION_UNRESOLVED, KeptMessages, KeptReply
 from workflows.contracts.outcome import ToolCall
+from workflows.contracts.prompt import PromptInput
 from workflows.prompt.context_window import ContextWindow
 from workflows.prompt.conversation_chain import ConversationChain
+from workflows.prompt.patches import StartPatches
 
 pytestmark = pytest.mark.asyncio
 
@@ -62,8 +65,8 @@ def whole_requests(batches: int, budget: int = 10**9) -> list[CallModelInput]:
 
 
 def chained(requests: list[CallModelInput]) -> list[CallModelInput]:
-    chain = ConversationChain()
-    return [chain.carry(r, chained=True) for r in requests]
+    chain = ConversationChain(PromptInput(prompt="go", workspace_root="/tmp"))
+    return [chain.carry(r, StartPatches(conversation_refs=True)) for r in requests]
 
 
 def history_of(requests: list[CallModelInput]):  # type: ignore[no-untyped-def]
@@ -170,3 +173,76 @@ async def test_a_lost_stored_link_fails_as_unresolved_not_a_crash(tmp_path: Path
 
     err = await unresolved(ConversationResolver(history, max_prompts=0), links[-1])
     assert "is missing from the payload store" in str(err)
+
+
+async def test_a_request_naming_what_the_prompts_history_does_not_hold_fails() -> None:
+    """A first request since INPUTS_BY_REFERENCE_PATCH names the listed tools and keeps the
+    start's messages; against a preamble without the listing, or another start, it fails."""
+    prompt = PromptInput(prompt="go", workspace_root="/tmp")
+    chain = ConversationChain(prompt)
+    by_reference = StartPatches(by_reference=True, conversation_refs=True)
+    first = CallModelInput(
+        model=ModelSpec(), messages=prompt.start_messages(), tools=TOOLS, request_number=1
+    )
+    link = chain.carry(first, by_reference)
+    assert link.tools == [] and link.conversation is not None
+    assert link.conversation.tools_listed and link.conversation.from_start
+    assert link.conversation.parts == [KeptMessages(start=0, stop=1)]
+
+    async def listed(prompt: PromptRun) -> Preamble:
+        return Preamble(None, tuple(TOOLS), tuple(prompt_messages))
+
+    prompt_messages = prompt.start_messages()
+    resolved = await ConversationResolver(preambles=PromptPreambles(listed)).resolve(link, PROMPT)
+    assert resolved.tools == TOOLS and resolved.messages == prompt.start_messages()
+
+    async def unlisted(prompt: PromptRun) -> Preamble:
+        return Preamble(None, None, tuple(prompt_messages))
+
+    err = await unresolved(ConversationResolver(preambles=PromptPreambles(unlisted)), link)
+    assert "the tools it names are not in the prompt's history" in str(err)
+    prompt_messages = [user_message("another start")]
+    err = await unresolved(ConversationResolver(preambles=PromptPreambles(listed)), link)
+    assert "does not match its digest" in str(err)
+
+
+async def test_the_reply_before_is_kept_and_a_stale_cached_reply_yields_to_the_history() -> None:
+    """Since INPUTS_BY_REFERENCE_PATCH a request keeps the reply to the one before, which that
+    request's result records. The worker's cache holds the reply it gave; when that is not the
+    one the history recorded (an attempt whose completion lost), the history decides."""
+    prompt = PromptInput(prompt="go", workspace_root="/tmp")
+    chain = ConversationChain(prompt)
+    by_reference = StartPatches(by_reference=True, conversation_refs=True)
+    start = prompt.start_messages()
+    first = chain.carry(
+        CallModelInput(model=ModelSpec(), messages=start, tools=TOOLS, request_number=1),
+        by_reference,
+    )
+    reply = ModelReply(tool_calls=[ToolCall(call_id="c1", name="read_file", arguments={})])
+    said = chain.replied(reply)
+    view = [*start, said, Message(role=Role.TOOL, tool_call_id="c1", content="x" * 5_000)]
+    second = chain.carry(
+        CallModelInput(model=ModelSpec(), messages=view, tools=TOOLS, request_number=2),
+        by_reference,
+    )
+    assert second.conversation is not None
+    assert KeptReply() in second.conversation.parts and said not in second.conversation.parts
+
+    async def listed(p: PromptRun) -> Preamble:
+        return Preamble(None, tuple(TOOLS), tuple(start))
+
+    async def history(p: PromptRun) -> AsyncIterator[CallModelInput | ModelReply]:
+        for item in (first, reply, second):
+            yield item
+
+    resolver = ConversationResolver(history, preambles=PromptPreambles(listed))
+    await resolver.resolve(first, PROMPT)
+    resolver.replied(reply, PROMPT)
+    assert (await resolver.resolve(second, PROMPT)).messages == view
+    assert resolver.history_reads == 0  # from the cache: the reply this worker gave
+
+    stale = ConversationResolver(history, preambles=PromptPreambles(listed))
+    await stale.resolve(first, PROMPT)
+    stale.replied(ModelReply(text="an attempt whose completion lost"), PROMPT)
+    assert (await stale.resolve(second, PROMPT)).messages == view
+    assert stale.history_reads == 1

@@ -3,14 +3,17 @@ docs/capacity.md): structure and proportion, never a timing."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from bench import server_metrics
 from bench.capacity import ASSUMPTIONS, Costs, measured_costs, peer_table, render, size
 from bench.scaling import summarise, verdict
-from bench.server_metrics import parse_counters
+from bench.server_metrics import ServerCounters, SettledReadings, parse_counters
 
 RESULTS = Path(__file__).resolve().parents[2] / "bench" / "results"
 DEFAULTS = {name: a.value for name, a in ASSUMPTIONS.items()}
@@ -177,3 +180,33 @@ def test_server_counters_time_the_handoffs_to_matching_only() -> None:
     assert run.handoffs == 20
     assert run.activity_handoffs == 10
     assert run.workflow_writes == 0
+
+
+def reading_writes(monkeypatch: pytest.MonkeyPatch, writes: list[float]) -> None:
+    """The dev server's counters read as ``writes`` workflow writes, one read after another."""
+    reads: Iterator[float] = iter(writes)
+    monkeypatch.setattr(server_metrics, "SETTLE_SECONDS", 0)
+    monkeypatch.setattr(
+        server_metrics, "read_counters", lambda port: ServerCounters(workflow_writes=next(reads))
+    )
+
+
+def test_each_run_counts_the_writes_between_two_settled_reads_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Settled at 5; the first run's writes keep arriving (9, then 12) until two reads agree;
+    # that read starts the second run, which wrote nothing.
+    reading_writes(monkeypatch, [5, 5, 9, 12, 12, 12, 12])
+
+    async def two_runs() -> tuple[ServerCounters, ServerCounters]:
+        readings = await SettledReadings.start(9999)
+        return await readings.since_last(), await readings.since_last()
+
+    first, second = asyncio.run(two_runs())
+    assert (first.workflow_writes, second.workflow_writes) == (7, 0)
+
+
+def test_a_settle_gives_up_after_its_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+    reading_writes(monkeypatch, [float(n) for n in range(100)])  # writes that never stop
+    counters = asyncio.run(server_metrics.settled_counters(9999))
+    assert counters.workflow_writes == server_metrics.SETTLE_READS

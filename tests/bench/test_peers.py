@@ -141,8 +141,8 @@ AGENTS = [key for key in INSTALLED if not peers.PEERS[key].baseline]
 
 
 # Six harnesses, the agent harness's prompts a few times Seawall's, and each round waits for
-# the server's metrics to settle: 210 s on the loaded two-core machine, over the suite's 300 s
-# default with little load more.
+# one settle of the server's metrics (the read that ends a round starts the next): 110 s on the
+# two-core machine at load average 7.5, over the suite's 300 s default with much load more.
 @pytest.mark.timeout(480)
 def test_the_smallest_run_reports_every_installed_peer(tmp_path: Path) -> None:
     out = tmp_path / "peers.json"
@@ -164,6 +164,8 @@ def test_the_smallest_run_reports_every_installed_peer(tmp_path: Path) -> None:
             str(prompts),
             "--long-batches",
             "3",
+            "--bytes-batches",
+            "1,3",
             # The dev server's transfer-queue reads lifted, as `make bench`'s second run.
             "--reader-polls-per-second",
             "500",
@@ -226,6 +228,16 @@ def test_the_smallest_run_reports_every_installed_peer(tmp_path: Path) -> None:
         assert row["best_peer_value"] == min(others.values())
         assert row["seawall"] == levels["seawall"][key]
         assert row["ratio"] == round(row["seawall"] / row["best_peer_value"], 3)
+    # One prompt per peer at each batch count: bytes grow with the batches, and the slope.
+    rows = report["bytes"]["rows"]
+    assert sorted((r["peer"], r["batches"]) for r in rows) == sorted(
+        (p, b) for p in peers for b in (1, 3)
+    )
+    for peer in peers:
+        one, three = (r for r in rows if r["peer"] == peer)
+        assert 0 < one["history_bytes"] < three["history_bytes"]
+        assert report["bytes"]["growth_exponent"][peer]["history_bytes"] > 0
+    assert "Seawall ÷ best" in done.stdout
     replays = {r["peer"]: r for r in report["replay"]}
     assert sorted(replays) == sorted(peers)
     assert all(r["events"] > 0 and r["batches"] == 3 for r in replays.values())

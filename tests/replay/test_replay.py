@@ -113,6 +113,9 @@ def test_the_representative_scenarios_are_all_recorded() -> None:
         "run-grant-warn-then-stop",
         "session-run-grant",
         "owner-admission-start-check",
+        # Recorded after INPUTS_BY_REFERENCE_PATCH: tools, script and fixtures named.
+        "inputs-by-reference-warn-then-stop",
+        "inputs-by-reference-failure-cycle",
     } <= names
 
 

@@ -294,8 +294,10 @@ class RunToolInput(_Strict):
     batch: int = 0
     max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS
     shell_timeout_seconds: float = DEFAULT_TOOL_TIMEOUT_SECONDS
-    # Scenario runs only: the fixture that answers instead of the tool.
+    # Scenario runs only: the fixture that answers instead of the tool, or (``fixture_in_start``)
+    # the one the prompt's start input names after the call (activities/prompt_preamble.py).
     scenario_fixture: FixtureTool | None = None
+    fixture_in_start: bool = False
     # The prompt's owner (its checked start's, PromptInput.owner_id): the worker binds the
     # owner's sandboxes together under a pseudonym (activities/sandbox/owners.py). In history
     # only, like the prompt's: never logged, never a label, never a cgroup's name.
@@ -311,8 +313,9 @@ class CheckToolCallInput(_Strict):
     """Validate a call without running it (before asking the user for permission)."""
 
     call: ToolCall
-    # Scenario runs only: the fixture that answers instead of the tool.
+    # Scenario runs only: the fixture that answers instead of the tool (as in RunToolInput).
     scenario_fixture: FixtureTool | None = None
+    fixture_in_start: bool = False
     # As in ListToolsInput: where a sandboxed stdio MCP server of the call runs.
     workspace_root: str | None = None
 

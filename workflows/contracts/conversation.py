@@ -50,6 +50,11 @@ def user_message(text: str) -> Message:
     return Message(role=Role.USER, content=text)
 
 
+def assistant_message(text: str, tool_calls: list[ToolCall]) -> Message:
+    """A model's reply (its text and calls) as the conversation records it."""
+    return Message(role=Role.ASSISTANT, content=text, tool_calls=tool_calls)
+
+
 def system_message(text: str) -> Message:
     return Message(role=Role.SYSTEM, content=text)
 

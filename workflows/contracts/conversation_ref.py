@@ -31,7 +31,8 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -52,20 +53,40 @@ class KeptMessages(BaseModel):
     stop: int = Field(ge=0)
 
 
+class KeptReply(BaseModel):
+    """The previous request's reply, as the assistant message the workflow made of it
+    (``assistant_message``): recorded already as that request's result."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    reply: Literal[True] = True
+
+
 class ConversationRef(BaseModel):
     """How a request's conversation, tools and script are carried (the module docstring).
 
     ``previous`` is None in a prompt's first request (every message of its view in ``parts``);
     then the request's ``tools`` and ``scenario_script`` are its own. Otherwise ``tools_kept``
     and ``script_kept`` say they are the previous request's (the request then carries none).
+    Since ``INPUTS_BY_REFERENCE_PATCH`` a request whose tools or script are not kept names them
+    instead of carrying them: ``tools_listed``, the tools the prompt listed at its start;
+    ``script_in_start``, the script of the prompt's start input (``activities/
+    prompt_preamble.py`` reads both from the prompt's history); and a first request
+    (``from_start``) keeps ranges of the conversation the prompt started with (its start input's
+    history and text, ``PromptInput.start_messages``) instead of carrying them again; a later
+    one keeps the reply to the request before (:class:`KeptReply`), which that request's result
+    records.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     previous: str | None = None
-    parts: list[KeptMessages | Message] = Field(default_factory=list)
+    parts: list[KeptMessages | KeptReply | Message] = Field(default_factory=list)
     tools_kept: bool = False
     script_kept: bool = False
+    tools_listed: bool = False
+    script_in_start: bool = False
+    from_start: bool = False
     digest: str
 
 
@@ -108,20 +129,23 @@ class Carried:
     script: BaseModel | None
     script_digest: str
     digest: str
+    # The reply to this request as an assistant message, once known (for a KeptReply).
+    reply: Message | None = None
 
 
 def parts_between(
     previous: Carried | None, digests: Sequence[str], view: Sequence[Message]
-) -> list[KeptMessages | Message]:
+) -> list[KeptMessages | KeptReply | Message]:
     """``view`` (whose messages' digests are ``digests``) as ranges of ``previous``'s view and
     the messages it does not hold: runs of consecutive messages found in order become one
     range; a message found nowhere is carried whole."""
     if previous is None:
         return list(view)
+    reply = message_digest(previous.reply) if previous.reply is not None else None
     where: dict[str, int] = {}
     for index, digest in enumerate(previous.message_digests):
         where.setdefault(digest, index)
-    parts: list[KeptMessages | Message] = []
+    parts: list[KeptMessages | KeptReply | Message] = []
     run_start = run_stop = -1
     for message, digest in zip(view, digests, strict=True):
         kept = previous.message_digests
@@ -133,7 +157,7 @@ def parts_between(
             run_start = run_stop = -1
         found = where.get(digest)
         if found is None:
-            parts.append(message)
+            parts.append(KeptReply() if digest == reply else message)
         else:
             run_start, run_stop = found, found + 1
     if run_stop >= 0:
@@ -146,13 +170,18 @@ class Unresolvable(ValueError):
 
 
 def resolve_parts(
-    previous: Carried | None, parts: Sequence[KeptMessages | Message]
+    previous: Carried | None, parts: Sequence[KeptMessages | KeptReply | Message]
 ) -> tuple[list[Message], list[str]]:
     """The view ``parts`` stand for, and its messages' digests (recomputed for carried ones)."""
     messages: list[Message] = []
     digests: list[str] = []
     for part in parts:
-        if isinstance(part, KeptMessages):
+        if isinstance(part, KeptReply):
+            if previous is None or previous.reply is None:
+                raise Unresolvable("it keeps the reply to the request before, which is not known")
+            messages.append(previous.reply)
+            digests.append(message_digest(previous.reply))
+        elif isinstance(part, KeptMessages):
             if previous is None:
                 raise Unresolvable("it keeps messages but names no previous request")
             if not part.start < part.stop <= len(previous.messages):
@@ -173,10 +202,12 @@ def resolve(
     ref: ConversationRef,
     tools: Sequence[BaseModel],
     script: BaseModel | None,
+    start: Carried | None = None,
 ) -> Carried:
     """The request ``ref`` (with the ``tools`` and ``script`` its request carries) stands for,
-    on top of ``previous`` (the request it names; None for a first request). Raises
-    :class:`Unresolvable` when it does not resolve or its digest does not match."""
+    on top of ``previous`` (the request it names; None for a first request) or, for a first
+    request ``from_start``, of ``start`` (the prompt's start conversation, :func:`started`).
+    Raises :class:`Unresolvable` when it does not resolve or its digest does not match."""
     if ref.previous is None:
         if ref.tools_kept or ref.script_kept:
             raise Unresolvable("it keeps tools or a script but names no previous request")
@@ -185,7 +216,12 @@ def resolve(
         raise Unresolvable("the request it builds on is not the one given")
     else:
         base = previous
-    messages, digests = resolve_parts(base, ref.parts)
+    kept_from = base
+    if ref.from_start:
+        if base is not None or start is None:
+            raise Unresolvable("it keeps messages of the prompt's start, which are not given")
+        kept_from = start
+    messages, digests = resolve_parts(kept_from, ref.parts)
     if ref.tools_kept and base is not None:
         kept_tools, tools_digest = base.tools, base.tools_digest
     else:
@@ -200,3 +236,14 @@ def resolve(
             "what it resolves to does not match its digest (a part of it is lost or altered)"
         )
     return Carried(messages, digests, kept_tools, tools_digest, kept_script, script_digest, digest)
+
+
+def started(messages: Sequence[Message]) -> Carried:
+    """The conversation a prompt started with, as a first request ``from_start`` keeps ranges
+    of (no tools, script or digest of its own: it is never a request)."""
+    return Carried(list(messages), [message_digest(m) for m in messages], (), "", None, "", "")
+
+
+def with_reply(carried: Carried, reply: Message) -> Carried:
+    """``carried`` with the reply its request got (what the next request may keep)."""
+    return replace(carried, reply=reply)

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from workflows.contracts.activity import ModelSpec
 from workflows.contracts.approval import ApprovalRule
-from workflows.contracts.conversation import Message
+from workflows.contracts.conversation import Message, Role
 from workflows.contracts.grant import SessionGrant
 from workflows.contracts.prompt_options import ApprovalMode, PromptOptions
 from workflows.contracts.scenario import ScenarioHooks, lift_legacy_prompt_keys
@@ -113,6 +113,10 @@ class PromptInput(PromptOptions):
     @classmethod
     def _lift_legacy_scenario_keys(cls, data: Any) -> Any:
         return lift_legacy_prompt_keys(data)
+
+    def start_messages(self) -> list[Message]:
+        """The conversation the prompt starts with: its history, then its text."""
+        return [*self.history, Message(role=Role.USER, content=self.prompt)]
 
 
 # The longest title a prompt's workflow shows in the Temporal UI (its static summary).

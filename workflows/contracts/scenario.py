@@ -125,6 +125,16 @@ class ScenarioHooks(_Strict):
     def pauses_at(self, batch: int) -> bool:
         return batch in self.pause_at_batches
 
+    def listed_fixtures(self) -> dict[str, FixtureTool]:
+        """The fixtures as the tool listing needs them: what the model is offered, their first
+        outcome only (a fixture needs one). The listing's input is encoded (and, past the
+        threshold, stored) though no history records it: a long scenario's scripted outcomes
+        stay in its start input alone."""
+        return {
+            name: fixture.model_copy(update={"outcomes": fixture.outcomes[:1]})
+            for name, fixture in self.fixture_tools.items()
+        }
+
     def scripted_to_hang(self, tool_name: str, ordinal: int) -> bool:
         """Whether call number ``ordinal`` of ``tool_name`` is a fixture scripted to hang."""
         fixture = self.fixture_tools.get(tool_name)

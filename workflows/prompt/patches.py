@@ -33,8 +33,11 @@ has the rules and the table):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypedDict
 
 from temporalio import workflow
+
+from workflows.contracts.scenario import FixtureTool
 
 # Prompts started before search attributes existed replay without the upserts.
 SEARCH_ATTRIBUTES_PATCH = "seawall-search-attributes-v1"
@@ -110,6 +113,15 @@ EDITOR_TOOLS_PATCH = "seawall-editor-tools-v1"
 # it takes as given, so a prompt still records one marker; a history without it asks
 # LOOP_QUALITY_V4_PATCH next, as it did.
 CONVERSATION_REFS_PATCH = "seawall-conversation-refs-v1"
+# A prompt started after it records what its start, its tool listing and its model replies already
+# hold only there: its first model request names the listed tools and the scenario's script and
+# keeps the start's messages by reference, each later request keeps the reply to the one before,
+# and a scenario's tool call names its fixture (by the call's name) instead of carrying it;
+# the activities read them from the prompt's history once per worker (activities/
+# prompt_preamble.py; docs/durability.md, "Conversations stored once"). The same commands, leaner
+# inputs. Prompts started before it replay carrying them, as they ran. Asked first of all, before
+# CONVERSATION_REFS_PATCH, whose changes it takes as given, so a prompt still records one marker.
+INPUTS_BY_REFERENCE_PATCH = "seawall-inputs-by-reference-v1"
 
 
 @dataclass(frozen=True)
@@ -118,6 +130,8 @@ class StartPatches:
     (histories recorded before a patch have no marker for it), the newest first: it takes
     every start patch before it as given, so a new prompt records one marker."""
 
+    # INPUTS_BY_REFERENCE_PATCH: tools, script and fixtures named, not carried
+    by_reference: bool = False
     conversation_refs: bool = False  # CONVERSATION_REFS_PATCH: requests as a chain
     normalized: bool = False  # LOOP_QUALITY_V4_PATCH: the normalizer and its rules
     one_marker: bool = False  # ONE_MARKER_PATCH: the start patches below without markers
@@ -130,11 +144,12 @@ class StartPatches:
 
     @classmethod
     def ask(cls) -> StartPatches:
-        chained = workflow.patched(CONVERSATION_REFS_PATCH)
+        by_reference = workflow.patched(INPUTS_BY_REFERENCE_PATCH)
+        chained = by_reference or workflow.patched(CONVERSATION_REFS_PATCH)
         if chained or workflow.patched(LOOP_QUALITY_V4_PATCH):
-            return cls(chained, True, True, True, True, True, True)
+            return cls(by_reference, chained, True, True, True, True, True, True)
         if workflow.patched(ONE_MARKER_PATCH):
-            return cls(False, False, True, True, True, True, True)
+            return cls(False, False, False, True, True, True, True, True)
         # Asked in this order, as every history before ONE_MARKER_PATCH recorded them.
         return cls(
             durable_steps=workflow.patched(DURABLE_STEPS_PATCH),
@@ -142,3 +157,19 @@ class StartPatches:
             progress_rules=workflow.patched(PROGRESS_RULES_PATCH),
             model_retry_window=workflow.patched(MODEL_RETRY_WINDOW_PATCH),
         )
+
+
+class FixtureFields(TypedDict):
+    """What a tool activity's input (``RunToolInput``, ``CheckToolCallInput``) carries of a
+    scenario's fixture."""
+
+    scenario_fixture: FixtureTool | None
+    fixture_in_start: bool
+
+
+def fixture_carried(fixture: FixtureTool | None, patches: StartPatches) -> FixtureFields:
+    """The fixture whole, or since ``INPUTS_BY_REFERENCE_PATCH`` only that the prompt's start
+    input holds it (under the call's name): the tool runner reads it from there."""
+    if patches.by_reference and fixture is not None:
+        return FixtureFields(scenario_fixture=None, fixture_in_start=True)
+    return FixtureFields(scenario_fixture=fixture, fixture_in_start=False)

@@ -49,7 +49,6 @@ with workflow.unsafe.imports_passed_through():
         DEFAULT_CONTEXT_BUDGET_CHARS,
         MAX_CONVERSATION_CHARS,
         Message,
-        Role,
         conversation_chars,
         system_message,
         tool_message,
@@ -120,6 +119,7 @@ with workflow.unsafe.imports_passed_through():
         LOOP_PROFILE_PATCH,
         REFUSAL_FORGETS_AFTER_CHANGE_PATCH,
         StartPatches,
+        fixture_carried,
     )
     from workflows.prompt.permissions import PermissionRequests
     from workflows.prompt.scenario_hooks import ScenarioDriverHooks
@@ -165,7 +165,7 @@ class PromptWorkflow(
         # Decided when the loop starts (CONTEXT_POLICY_PATCH); the policy's view, kept and extended.
         self._context_policy = False
         self._context_window: ContextWindow | None = None
-        self._chain = ConversationChain()  # requests by reference (CONVERSATION_REFS_PATCH)
+        self._chain = ConversationChain(prompt)  # requests by reference (CONVERSATION_REFS_PATCH)
         self._context_budget = prompt.context_budget_chars or DEFAULT_CONTEXT_BUDGET_CHARS
         # Decided first of all: which start patches apply (workflows/prompt/patches.py).
         self._patches = StartPatches()
@@ -293,7 +293,7 @@ class PromptWorkflow(
                     raise
                 raise refused from None
             self._tools = {tool.name: tool for tool in listed.tools}
-            self._messages = [*prompt.history, Message(role=Role.USER, content=prompt.prompt)]
+            self._messages = prompt.start_messages()
             stop_reason, loop_type, error = await self._loop()
         except asyncio.CancelledError:
             stop_reason = StopReason.CANCELLED
@@ -433,7 +433,7 @@ class PromptWorkflow(
         # A root prompt's start is checked by the worker; a session's prompts were started
         # by a checked session (docs/security-trust.md).
         request = ListToolsInput(
-            scenario_tools=scenario.fixture_tools if scenario else None,
+            scenario_tools=scenario.listed_fixtures() if scenario else None,
             start=await self.root_prompt_claim(self._input),
             workspace_root=self._input.workspace_root,
         )
@@ -492,9 +492,7 @@ class PromptWorkflow(
                 if isinstance(err.cause, CancelledError):
                     raise asyncio.CancelledError() from err
                 return StopReason.ERROR, None, self._model_failure(err)
-            self._messages.append(
-                Message(role=Role.ASSISTANT, content=reply.text, tool_calls=reply.tool_calls)
-            )
+            self._messages.append(self._chain.replied(reply))
             if reply.text:
                 self._emit(EventKind.AGENT_MESSAGE, text=reply.text)
             if not reply.tool_calls:
@@ -560,7 +558,7 @@ class PromptWorkflow(
                         scenario_script=scenario.model_script if scenario else None,
                         retry_window_seconds=self._model_retry_window if windowed else None,
                     ),
-                    chained=self._patches.conversation_refs,
+                    self._patches,
                 ),
                 result_type=ModelReply,
                 start_to_close_timeout=MODEL_TIMEOUT,
@@ -736,6 +734,7 @@ class PromptWorkflow(
         spec = self._tools.get(call.name)
         tool_type = spec.tool_type if spec else None
         fixture = prompt.scenario.fixture_tools.get(call.name) if prompt.scenario else None
+        carried = fixture_carried(fixture, self._patches)  # or named (INPUTS_BY_REFERENCE)
         approval = self._approval_of(call)
         if approval.decision is ApprovalDecision.DENY:
             return rule_denied_outcome(
@@ -745,9 +744,7 @@ class PromptWorkflow(
             if approval.decision is ApprovalDecision.ASK:
                 invalid: ToolOutcome | None = await workflow.execute_activity(
                     CHECK_TOOL_CALL,
-                    CheckToolCallInput(
-                        call=call, scenario_fixture=fixture, workspace_root=prompt.workspace_root
-                    ),
+                    CheckToolCallInput(call=call, workspace_root=prompt.workspace_root, **carried),
                     result_type=ToolOutcome | None,  # type: ignore[arg-type]
                     start_to_close_timeout=QUICK_ACTIVITY,
                     summary=self._summary(
@@ -789,8 +786,8 @@ class PromptWorkflow(
                     batch=batch,
                     max_output_chars=prompt.max_output_chars,
                     shell_timeout_seconds=prompt.tool_timeout_seconds,
-                    scenario_fixture=fixture,
                     owner_id=prompt.owner_id,
+                    **carried,
                 ),
                 result_type=ToolOutcome,
                 start_to_close_timeout=timedelta(seconds=prompt.tool_timeout_seconds + 30),

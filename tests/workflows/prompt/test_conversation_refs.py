@@ -13,12 +13,14 @@ from temporalio.client import Client
 
 from activities.conversation_refs import ConversationResolver
 from activities.model import ModelActivities
+from activities.prompt_preamble import PromptPreambles
 from seawall.worker.build import build_activities, build_worker, model_providers
 from tests.scenario_helpers import calls, ok
 from tests.trust_helpers import harness_trust
 from tests.workflows.prompt.test_durable_steps import history_of, hooks, model_requests
-from workflows.contracts.activity import CallModelInput
+from workflows.contracts.activity import CallModelInput, RunToolInput
 from workflows.contracts.conversation import Message
+from workflows.contracts.conversation_ref import KeptReply
 from workflows.contracts.prompt import PromptInput, StopReason
 from workflows.prompt.workflow import PromptWorkflow
 
@@ -46,10 +48,12 @@ async def test_a_worker_that_never_saw_the_earlier_requests_resolves_them_from_h
 ) -> None:
     queue = f"refs-{uuid.uuid4().hex[:8]}"
     trust = harness_trust()
-    activities = build_activities({"HOME": str(tmp_path)}, trust=trust)
-    # No cache: every request after the first is resolved from the prompt's history, as on a
-    # worker started after the one that sent the request before it.
-    resolver = ConversationResolver(max_prompts=0)
+    # No caches: every request after the first is resolved from the prompt's history, and the
+    # tools, script and fixtures the prompt names are read from it every time, as on a worker
+    # started after the one that sent the request before it.
+    preambles = PromptPreambles(max_prompts=0)
+    activities = build_activities({"HOME": str(tmp_path)}, trust=trust, preambles=preambles)
+    resolver = ConversationResolver(max_prompts=0, preambles=preambles)
     activities = dataclasses.replace(
         activities,
         model=ModelActivities(model_providers({}), trust=trust, conversations=resolver),
@@ -77,10 +81,29 @@ async def test_a_worker_that_never_saw_the_earlier_requests_resolves_them_from_h
                 attributes.input.payloads, [CallModelInput]
             )
             sent.append(request)
-    # What each request recorded: the tools and script once, then only the new messages.
-    assert [bool(r.tools) for r in sent] == [True, False, False, False]
-    assert [r.scenario_script is not None for r in sent] == [True, False, False, False]
+    # What each request recorded: only the new messages. The tools and the script are named
+    # by the first (INPUTS_BY_REFERENCE_PATCH): the listing and the start input hold them.
+    assert not any(r.tools or r.scenario_script for r in sent)
+    named = [(r.conversation.tools_listed, r.conversation.script_in_start) for r in sent]  # type: ignore[union-attr]
+    assert named == [(True, True)] + [(False, False)] * 3
+    # Read from the history: by the first request, by each later one replaying the chain
+    # from its start, and by each of the six fixture calls.
+    assert preambles.history_reads == 4 + 6
+    run_tool = [
+        e.activity_task_scheduled_event_attributes.input
+        for e in history.events
+        if e.activity_task_scheduled_event_attributes.activity_type.name == "seawall.run_tool"
+    ]
+    for payloads in run_tool:
+        [tool_input] = await client.data_converter.decode(payloads.payloads, [RunToolInput])
+        assert tool_input.scenario_fixture is None and tool_input.fixture_in_start
     inline = [p for r in sent for p in r.conversation.parts if isinstance(p, Message)]  # type: ignore[union-attr]
     whole = await model_requests(client, history)
-    assert len(inline) == len(whole[-1].messages)
+    # Every message once, but the prompt's text and the model's replies: the first request
+    # keeps the text from the start input, each later one the reply to the one before from
+    # that request's result, which hold them already.
+    assert sent[0].conversation.from_start  # type: ignore[union-attr]
+    replies = [p for r in sent for p in r.conversation.parts if isinstance(p, KeptReply)]  # type: ignore[union-attr]
+    assert len(replies) == 3
+    assert len(inline) + 1 + len(replies) == len(whole[-1].messages)
     assert [m.content for m in whole[-1].messages] == [m.content for m in result.messages[:-1]]
