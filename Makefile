@@ -72,23 +72,22 @@ clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
 
 # Benchmarks: loop-stopping quality of both loop profiles against peer rules (with the
-# thresholds' sensitivity), the cost of durability, and live streaming (delta latency,
-# events per second, history per prompt, against polling and workflow_streams), throughput
-# against worker count, the capacity plan computed from those figures (docs/capacity.md), and
-# the per-call cost of the sandbox beside the bare command (bench/sandbox.py), and Seawall
-# beside the durable agents a Temporal user would pick instead (bench/peers.py: pydantic-ai's
-# TemporalAgent, the OpenAI Agents SDK on Temporal, the Temporal Agent Harness; the `peers`
-# extra, which `make install` installs), on the dev server as it ships, again at 1 and 10 prompts in flight with its
-# transfer-queue reads unthrottled (what is left is the harnesses' own time), and with the
-# peers' workers given Seawall's eager calls (what of the lead is that setting), and each one's
-# history and stored bytes at 5, 20 and 100 batches (issue 43). Prints the tables and writes
-# bench/results/{loops,overhead,streaming,scaling,peers,peers-unthrottled,peers-eager,peers-bytes,
-# sandbox}.json.
+# thresholds' sensitivity), live streaming (delta latency, events per second, history per
+# prompt, against polling and workflow_streams), throughput against worker count, the
+# capacity plan computed from those figures (docs/capacity.md), the per-call cost of the
+# sandbox beside the bare command (bench/sandbox.py), and Seawall beside the bare Temporal
+# loop (its overhead) and the durable agents a Temporal user would pick instead
+# (bench/peers.py: pydantic-ai's TemporalAgent, the OpenAI Agents SDK on Temporal, the
+# Temporal Agent Harness; the `peers` extra, which `make install` installs), on the dev server
+# as it ships, again at 1 and 10 prompts in flight with its transfer-queue reads unthrottled
+# (what is left is the harnesses' own time), with the peers' workers given Seawall's eager
+# calls (what of the lead is that setting), and each one's history and stored bytes at 5, 20
+# and 100 batches (issue 43). Prints the tables and writes bench/results/{loops,guard_step,
+# streaming,scaling,peers,peers-unthrottled,peers-eager,peers-bytes,sandbox}.json.
 .PHONY: bench
 bench: $(STAMP) sandbox-tools
 	$(BIN)/python bench/loops.py --sensitivity
 	$(BIN)/python bench/guard_step.py --json bench/results/guard_step.json
-	$(BIN)/python bench/overhead.py
 	$(BIN)/python bench/streaming.py
 	$(BIN)/python bench/scaling.py
 	$(BIN)/python bench/peers.py --json bench/results/peers.json

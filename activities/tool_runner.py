@@ -360,7 +360,7 @@ class ToolActivities:
         self._mcp_settings = mcp_settings
         self._sandbox = sandbox
         self._scratch: tempfile.TemporaryDirectory[str] | None = None
-        # Building the JSON schemas took ~14 ms of every prompt (bench/overhead.py profile);
+        # Building the JSON schemas took ~14 ms of every prompt (a profile of the worker);
         # the registry never changes within a worker, and ToolSpec is frozen.
         self._specs = builtin_tool_specs(self._tools)
 

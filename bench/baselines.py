@@ -26,6 +26,7 @@ error (invalid arguments, unknown tool) is.
 
 from __future__ import annotations
 
+from bench.loop_peers.base import NoStopByDefault
 from workflows.contracts import TerminalStatus, ToolCall, ToolOutcome
 from workflows.seed.failed_call_refusal import argument_digest
 
@@ -39,20 +40,14 @@ def _call_key(call: ToolCall) -> str:
     return argument_digest(call.name, arguments)
 
 
-class CapOnly:
+class CapOnly(NoStopByDefault):
     """(a) The tool-call cap alone; the simulator applies the cap to every policy."""
 
     name = "cap_100"
     title = "cap of 100 calls only"
 
-    def before_batch(self, calls: list[ToolCall]) -> str | None:
-        return None
 
-    def after_batch(self, calls: list[ToolCall], outcomes: list[ToolOutcome]) -> str | None:
-        return None
-
-
-class IdenticalCalls:
+class IdenticalCalls(NoStopByDefault):
     """(b) 5 consecutive identical calls (same tool, same arguments)."""
 
     name = "identical_calls_5"
@@ -74,11 +69,8 @@ class IdenticalCalls:
                 return self.name
         return None
 
-    def after_batch(self, calls: list[ToolCall], outcomes: list[ToolOutcome]) -> str | None:
-        return None
 
-
-class SameError:
+class SameError(NoStopByDefault):
     """(c) 3 consecutive identical (tool, error text) fingerprints."""
 
     name = "same_error_3"
@@ -88,9 +80,6 @@ class SameError:
         self.threshold = threshold
         self.last: tuple[str, str] | None = None
         self.count = 0
-
-    def before_batch(self, calls: list[ToolCall]) -> str | None:
-        return None
 
     def after_batch(self, calls: list[ToolCall], outcomes: list[ToolOutcome]) -> str | None:
         stop = False
@@ -107,7 +96,7 @@ class SameError:
         return self.name if stop else None
 
 
-class ToolBudget:
+class ToolBudget(NoStopByDefault):
     """(d) A per-tool failure budget for the whole prompt."""
 
     name = "tool_budget_10"
@@ -116,9 +105,6 @@ class ToolBudget:
     def __init__(self, budget: int = TOOL_FAILURE_BUDGET) -> None:
         self.budget = budget
         self.failures: dict[str, int] = {}
-
-    def before_batch(self, calls: list[ToolCall]) -> str | None:
-        return None
 
     def after_batch(self, calls: list[ToolCall], outcomes: list[ToolOutcome]) -> str | None:
         for outcome in outcomes:

@@ -4,19 +4,19 @@
                              [--long-share F] [--markdown] [--results DIR]
 
 docs/capacity.md explains the plan; this prints its tables, so the plan is regenerated
-whenever the benchmarks are (after the perf work lands: ``make bench``, then this). Inputs:
+whenever the benchmarks are (``make bench``, then this). Inputs, each Seawall's worker as it
+ships with the guard ``enforce`` on the peer benchmark's prompt (5 batches of 4 calls):
 
-- ``bench/results/overhead.json`` — per prompt of the benchmark workload with the guard
-  ``enforce`` (variant b) at concurrency 100: dev-server CPU, state transitions and
-  workflow writes (the dev server's metrics), history events by type and bytes, worker
-  memory per cached prompt, the replay time of a 10,000-event history;
-- ``bench/results/scaling.json`` — worker CPU per prompt measured in worker processes
-  (without the benchmark driver) and where throughput stopped growing with workers;
+- ``bench/results/scaling.json`` — with one worker process (``bench/scaling.py``): the dev
+  server's CPU, its workflow writes (its metrics) and the worker's CPU, per prompt;
+- ``bench/results/peers.json`` — Seawall's row at ``--level`` prompts in flight
+  (``bench/peers.py``): history events by type and bytes; its row at the most prompts in
+  flight: the worker's RSS before and its growth per in-flight prompt (every one is
+  cached); the replay time of its long history. With ``--markdown`` its table too, Seawall
+  beside the bare loop and the durable agents (and so do ``peers-unthrottled.json`` and
+  ``peers-eager.json``);
 - ``bench/results/long_prompts.json`` — the bytes a long prompt puts in the payload store
-  (S3 in production);
-- ``bench/results/peers.json`` — Seawall beside pydantic-ai's ``TemporalAgent``, the
-  OpenAI Agents SDK on Temporal and the Temporal Agent Harness (``bench/peers.py``), shown
-  as a table with ``--markdown``.
+  (S3 in production).
 
 Everything else is an *assumption*, listed in :data:`ASSUMPTIONS` with why, printed
 beside the figures and changeable by flag: how long a batch takes in production (model and
@@ -36,12 +36,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench import peers_report
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
-VARIANT = "b"  # Seawall with the guard enforce: what ships
-# The concurrency whose per-prompt figures are used: many prompts in flight, as in
-# production, without the 100-prompt level's overload of a 2-core machine (timeouts and
-# retries there add writes no sized cluster would make). ``--level`` changes it.
+# The concurrency whose history figures are used: many prompts in flight, as in production,
+# without the 100-prompt level's overload of a 2-core machine (timeouts and retries there add
+# workflow tasks no sized cluster would make). ``--level`` changes it.
 LEVEL = 10
 
 
@@ -122,19 +123,18 @@ class Costs:
     batches: int
     server_cpu_ms: float
     worker_cpu_ms: float
-    state_transitions: float
     workflow_writes: float
-    persistence_requests: float
     history_events: float
     history_bytes: float
     workflow_tasks: float
     activity_tasks: float
     visibility_updates: float
-    kib_per_cached_prompt: float
+    kib_per_cached_prompt: float  # the worker's RSS growth per prompt it holds in flight
     worker_base_mib: float
     long_stored_bytes: float
     long_stored_payloads: float
-    replay_10k_seconds: float | None
+    replay_seconds: float | None  # of one long history of ``replay_events`` events
+    replay_events: int = 0
     sources: dict[str, str] = field(default_factory=dict)
 
 
@@ -147,50 +147,49 @@ def load(name: str, results: Path) -> dict[str, Any]:
 
 
 def measured_costs(results: Path, level_wanted: int = LEVEL) -> Costs:
-    overhead = load("overhead.json", results)
     scaling = load("scaling.json", results)
+    peers = load("peers.json", results)
     long_prompts = load("long_prompts.json", results)
-    if not overhead.get("levels"):
-        raise SystemExit(f"{results / 'overhead.json'} has no levels: run bench/overhead.py")
-    level = next(
-        (lv for lv in overhead["levels"] if lv["concurrency"] == level_wanted),
-        overhead["levels"][-1],
+    rows = sorted(
+        (r for r in peers.get("levels", []) if r["peer"] == "seawall"),
+        key=lambda r: r["concurrency"],
     )
-    row = next(v for v in level["variants"] if v["variant"] == VARIANT)
-    replay = overhead.get("replay", {}).get(VARIANT, {})
-    kinds = replay.get("event_types_per_history", {})
-    memory = overhead.get("memory", {}).get("seawall", {})
-    worker_cpu = row["cpu_ms_per_prompt_worker"]
-    worker_source = "overhead.json (worker + benchmark driver, one process)"
-    scaling_rows = scaling.get("summary") or []
-    if scaling_rows:
-        worker_cpu = scaling_rows[0]["worker_cpu_ms_per_prompt"]
-        worker_source = "scaling.json (worker processes alone, 1 worker)"
+    if not scaling.get("summary") or not rows:
+        raise SystemExit(
+            f"{results} needs scaling.json and peers.json with Seawall's rows: run "
+            "bench/scaling.py and bench/peers.py (make bench)"
+        )
+    one_worker = scaling["summary"][0]
+    writes = [r["workflow_writes_per_prompt"] for r in scaling["runs"] if r["workers"] == 1]
+    row = next((r for r in rows if r["concurrency"] == level_wanted), rows[-1])
+    memory = rows[-1]
+    kinds = row["history_event_types_per_prompt"]
     gateway_long = [x for x in long_prompts.get("long", []) if x["leg"] == "gateway"]
     longest = max(gateway_long, key=lambda x: x["pages"]) if gateway_long else {}
-    long_replay = overhead.get("long_replay", {}).get("variants", {}).get(VARIANT)
+    replay = next(
+        (r for r in peers.get("replay", []) if r["peer"] == "seawall" and "error" not in r), None
+    )
     return Costs(
-        batches=overhead["workload"]["batches_per_prompt"],
-        server_cpu_ms=row["cpu_ms_per_prompt_server"],
-        worker_cpu_ms=worker_cpu,
-        state_transitions=replay.get("state_transitions_per_prompt", 0.0),
-        workflow_writes=row.get("workflow_writes_per_prompt", 0.0),
-        persistence_requests=row.get("persistence_requests_per_prompt", 0.0),
-        history_events=replay.get("events_per_history", 0.0),
-        history_bytes=replay.get("history_bytes_per_history", 0.0),
+        batches=peers["workload"]["batches_per_prompt"],
+        server_cpu_ms=one_worker["server_cpu_ms_per_prompt"],
+        worker_cpu_ms=one_worker["worker_cpu_ms_per_prompt"],
+        workflow_writes=round(sum(writes) / len(writes), 1),
+        history_events=row["history_events_per_prompt"],
+        history_bytes=row["history_bytes_per_prompt"],
         workflow_tasks=kinds.get("WORKFLOW_TASK_SCHEDULED", 0.0),
         activity_tasks=kinds.get("ACTIVITY_TASK_SCHEDULED", 0.0),
         # One visibility record written at start and at close, plus one per upsert.
         visibility_updates=2 + kinds.get("UPSERT_WORKFLOW_SEARCH_ATTRIBUTES", 0.0),
-        kib_per_cached_prompt=memory.get("kib_per_prompt", 0.0),
-        worker_base_mib=memory.get("rss_kib", [0])[0] / 1024,
+        kib_per_cached_prompt=memory["worker_rss_growth_kib_per_inflight_prompt"],
+        worker_base_mib=memory["worker_rss_mib_before"],
         long_stored_bytes=longest.get("stored_bytes", 0),
         long_stored_payloads=longest.get("stored_payloads", 0),
-        replay_10k_seconds=long_replay["replay_seconds_median"] if long_replay else None,
+        replay_seconds=replay["seconds_median"] if replay else None,
+        replay_events=replay["events"] if replay else 0,
         sources={
-            "overhead": f"commit {overhead.get('commit', 'unknown')}",
-            "scaling": f"commit {scaling.get('commit', 'unknown')}" if scaling else "not run",
-            "worker_cpu": worker_source,
+            "server and worker CPU, workflow writes": "scaling.json, 1 worker process",
+            "history": f"peers.json, {row['concurrency']} in flight",
+            "worker memory": f"peers.json, {memory['concurrency']} in flight",
             "long": f"{longest.get('pages', 0)}-page gateway prompt" if longest else "not run",
         },
     )
@@ -198,198 +197,29 @@ def measured_costs(results: Path, level_wanted: int = LEVEL) -> Costs:
 
 def figures_from(results: Path) -> str:
     """Which commit, machine and load the figures came from."""
-    overhead = load("overhead.json", results)
-    scaling = load("scaling.json", results)
-    m = overhead.get("machine", {})
-    parts = [
-        f"bench/results/overhead.json: commit {overhead.get('commit', 'unknown')}, "
-        f"{m.get('cpus')} vCPUs ({m.get('cpu_model')}), Python {m.get('python')}, temporalio "
-        f"{m.get('temporalio')}, load average {overhead.get('load_average_before')} before, "
-        f"{overhead.get('load_average_after')} after, {overhead.get('seconds')} s"
-    ]
-    for run in overhead.get("runs", []):  # figures merged from several partial runs
+    parts = []
+    for name in ("scaling.json", "peers.json"):
+        report = load(name, results)
+        m = report.get("machine", {})
         parts.append(
-            f"`{run['command']}` (commit {run['commit']}, load average "
-            f"{run['load_average_before']} before, {run['load_average_after']} after, "
-            f"{run['seconds']} s)"
-        )
-    if scaling:
-        parts.append(
-            f"bench/results/scaling.json: commit {scaling.get('commit', 'unknown')}, load "
-            f"average {scaling.get('load_average_before')} before, "
-            f"{scaling.get('load_average_after')} after"
+            f"bench/results/{name}: commit {report.get('commit', 'unknown')}, "
+            f"{m.get('cpus')} vCPUs ({m.get('cpu_model')}), Python {m.get('python')}, "
+            f"temporalio {m.get('temporalio')}, load average "
+            f"{report.get('load_average_before')} before, "
+            f"{report.get('load_average_after')} after, {report.get('seconds')} s"
         )
     return "; ".join(parts)
 
 
-def cost_rows(results: Path, level_wanted: int = LEVEL) -> list[tuple[str, str, str, str]]:
-    """Per-prompt costs, Seawall (guard enforce) beside the bare workflow, and the ratio."""
-    overhead = load("overhead.json", results)
-    rows: list[tuple[str, str, str, str]] = []
-
-    def add(what: str, seawall: float | None, bare: float | None, fmt: str = "{:,.1f}") -> None:
-        if seawall is None or bare is None:
-            return
-        ratio = f"{seawall / bare:.2f}" if bare else "-"
-        rows.append((what, fmt.format(seawall), fmt.format(bare), ratio))
-
-    for level in overhead.get("levels", []):
-        by = {v["variant"]: v for v in level["variants"]}
-        c = level["concurrency"]
-        add(
-            f"per-batch latency, median ms (concurrency {c})",
-            by["b"]["batch_latency_ms_median"],
-            by["d"]["batch_latency_ms_median"],
-        )
-    level = next(
-        (lv for lv in overhead.get("levels", []) if lv["concurrency"] == level_wanted), None
-    )
-    if level:
-        by = {v["variant"]: v for v in level["variants"]}
-        for key, what in (
-            ("cpu_ms_per_prompt_server", "server CPU ms"),
-            ("cpu_ms_per_prompt_worker", "worker + driver CPU ms"),
-            ("workflow_writes_per_prompt", "workflow writes"),
-            ("persistence_requests_per_prompt", "persistence requests"),
-        ):
-            add(f"{what} (concurrency {level_wanted})", by["b"].get(key), by["d"].get(key))
-    replay = overhead.get("replay", {})
-    if "b" in replay and "d" in replay:
-        for key, what, fmt in (
-            ("state_transitions_per_prompt", "state transitions", "{:,.1f}"),
-            ("events_per_history", "history events", "{:,.1f}"),
-            ("history_bytes_per_history", "history bytes", "{:,.0f}"),
-            ("ms_per_1000_events", "replay ms per 1,000 events", "{:,.0f}"),
-        ):
-            add(what, replay["b"].get(key), replay["d"].get(key), fmt)
-    memory = overhead.get("memory", {})
-    if memory:
-        add(
-            "worker memory per cached prompt, KiB",
-            memory.get("seawall", {}).get("kib_per_prompt"),
-            memory.get("bare", {}).get("kib_per_prompt"),
-            "{:,.0f}",
-        )
-    long = overhead.get("long")
-    if long:
-        batches = long["workload"]["batches_per_prompt"]
-        by = {v["variant"]: v for v in long["variants"]}
-        add(
-            f"{batches}-batch prompt: per-batch latency, median ms",
-            by["b"]["batch_latency_ms_median"],
-            by["d"]["batch_latency_ms_median"],
-        )
-        h = long["history"]
-        for key, what, fmt in (
-            ("events_per_prompt", "history events", "{:,.0f}"),
-            ("state_transitions_per_prompt", "state transitions", "{:,.0f}"),
-            ("history_bytes_per_prompt", "history bytes", "{:,.0f}"),
-            ("stored_bytes_per_prompt", "stored bytes", "{:,.0f}"),
-        ):
-            add(f"{batches}-batch prompt: {what}", h["b"].get(key), h["d"].get(key), fmt)
-    replay_long = overhead.get("long_replay", {}).get("variants", {})
-    if "b" in replay_long and "d" in replay_long:
-        b, d = replay_long["b"], replay_long["d"]
-        rows.append(
-            (
-                "replay of one long history, s (target < 2 s at 10,000 events)",
-                f"{b['replay_seconds_median']:.2f} ({b['events']:,} events)",
-                f"{d['replay_seconds_median']:.2f} ({d['events']:,} events)",
-                f"{b['replay_seconds_median'] / d['replay_seconds_median']:.2f}",
-            )
-        )
-    return rows
-
-
-# The peer benchmark's figures (bench/peers.py) shown beside each other, lower better except
-# prompts per second.
-PEER_FIGURES = (
-    ("batch_latency_ms_median", "per-batch latency, median ms", "{:,.1f}"),
-    ("batch_latency_ms_p95", "per-batch latency, p95 ms", "{:,.1f}"),
-    ("prompts_per_second", "prompts per second", "{:,.2f}"),
-    ("history_events_per_prompt", "history events", "{:,.1f}"),
-    ("payload_bytes_per_prompt", "payload bytes", "{:,.0f}"),
-    ("worker_cpu_ms_per_prompt", "worker CPU ms", "{:,.1f}"),
-    ("worker_peak_rss_mib", "worker peak RSS, MiB", "{:,.1f}"),
-    ("server_handoffs_per_prompt", "server hand-offs to matching", "{:,.1f}"),
-    ("server_call_handoffs_per_prompt", "of them calls not started eagerly", "{:,.1f}"),
-    ("server_handoff_wait_ms_mean", "their wait for the transfer-queue read, mean ms", "{:,.1f}"),
-)
-# bench/peers.py's three runs: the dev server as it ships; with its history service's
-# transfer-queue reads unthrottled (--reader-polls-per-second), which leaves the harnesses'
-# own time at one prompt in flight; and the peers' workers given Seawall's eager calls
-# (--peers-eager-calls), which shows what of the difference is that setting
-# (docs/capacity.md).
+# bench/peers.py's three runs in `make bench` (the Makefile's comment says what each shows).
 PEER_RESULTS = ("peers.json", "peers-unthrottled.json", "peers-eager.json")
 
 
 def peer_table(results: Path, name: str = PEER_RESULTS[0]) -> list[str]:
-    """Seawall beside the durable agents a Temporal user would pick instead, from one of
-    ``bench/peers.py``'s results (:data:`PEER_RESULTS`), as markdown; nothing when not run."""
+    """One of ``bench/peers.py``'s results (:data:`PEER_RESULTS`) as its markdown table
+    (``bench.peers_report.markdown``); nothing when not run."""
     report = load(name, results)
-    if not report.get("levels"):
-        return []
-    keys = list(report["peers"])
-    w = report["workload"]
-    config = report.get("server_config") or {}
-    server = (
-        "dev server with " + ", ".join(f"`{k}={v}`" for k, v in config.items())
-        if config
-        else "dev server as it ships"
-    )
-    eager = report.get("eager_calls") or {}
-    if eager:
-        server += "; calls of a workflow task started eagerly: " + ", ".join(
-            f"{k} {v}" for k, v in eager.items()
-        )
-    out = [
-        f"`bench/peers.py` (commit {report.get('commit', 'unknown')}, load average "
-        f"{report.get('load_average_before')} before, {report.get('load_average_after')} "
-        f"after; {w['batches_per_prompt']} batches of {w['calls_per_batch']} calls, tool "
-        f"latency {w['tool_latency_seconds']} s; {server}; "
-        + ", ".join(f"{k} {v}" for k, v in report.get("versions", {}).items())
-        + "):",
-        "",
-        "| per prompt | concurrency | " + " | ".join(report["peers"][k] for k in keys) + " |",
-        "|---|---|" + "---|" * len(keys),
-    ]
-    for key, title, fmt in PEER_FIGURES:
-        for concurrency in sorted({r["concurrency"] for r in report["levels"]}):
-            rows = {r["peer"]: r for r in report["levels"] if r["concurrency"] == concurrency}
-            values = [rows.get(k, {}).get(key) for k in keys]
-            cells = ["-" if v is None else fmt.format(v) for v in values]
-            out.append(f"| {title} | {concurrency} | " + " | ".join(cells) + " |")
-    segments = [name for name in report["levels"][0].get("batch_segments_ms_median", {})]
-    for name in segments:
-        for concurrency in sorted({r["concurrency"] for r in report["levels"]}):
-            rows = {r["peer"]: r for r in report["levels"] if r["concurrency"] == concurrency}
-            values = [rows.get(k, {}).get("batch_segments_ms_median", {}).get(name) for k in keys]
-            cells = ["-" if v is None else f"{v:,.1f}" for v in values]
-            out.append(
-                f'| a batch\'s step "{name}", median ms | {concurrency} | '
-                + " | ".join(cells)
-                + " |"
-            )
-    replays = {r["peer"]: r for r in report.get("replay", []) if "error" not in r}
-    if replays:
-        cells = [
-            f"{replays[k]['seconds_median']:.2f} ({replays[k]['events']:,} events)"
-            if k in replays
-            else "-"
-            for k in keys
-        ]
-        batches = next(iter(replays.values()))["batches"]
-        out.append(f"| replay of a {batches}-batch history, s | - | " + " | ".join(cells) + " |")
-    compared = report.get("against_best_peer") or []
-    if compared:
-        out += ["", "| Seawall over the best peer (target ≤ 1.00) | concurrency | ratio |"]
-        out.append("|---|---|---|")
-        for row in compared:
-            out.append(
-                f"| {row['title']} (best: {row['best_peer']}) | {row['concurrency']} | "
-                f"{row['ratio']:.2f} |"
-            )
-    return out
+    return peers_report.markdown(report) if report.get("levels") else []
 
 
 def power_of_two(n: float) -> int:
@@ -416,25 +246,14 @@ def size(concurrent: int, c: Costs, a: dict[str, float]) -> tuple[list[Line], st
             f"{rate:,.1f}/s",
         )
     ]
-    transitions = rate * c.state_transitions
     writes = rate * c.workflow_writes
-    lines += [
-        Line(
-            "state transitions",
-            f"{rate:,.1f}/s x {c.state_transitions:g} per prompt",
-            f"{transitions:,.0f}/s",
-        ),
+    lines.append(
         Line(
             "persistence writes (workflow updates)",
             f"{rate:,.1f}/s x {c.workflow_writes:g} per prompt",
             f"{writes:,.0f}/s",
-        ),
-        Line(
-            "persistence requests (all)",
-            f"{rate:,.1f}/s x {c.persistence_requests:g} per prompt",
-            f"{rate * c.persistence_requests:,.0f}/s",
-        ),
-    ]
+        )
+    )
     per_shard = 1000 / a["db_write_ms"] * a["shard_busy_share"]
     shards_needed = writes / per_shard
     shards = max(512, power_of_two(shards_needed * 4))  # fixed for life: room for 4x growth
@@ -517,7 +336,7 @@ def size(concurrent: int, c: Costs, a: dict[str, float]) -> tuple[list[Line], st
             f"{worker_cores:,.1f} cores -> {by_cpu} processes",
         ),
         Line(
-            "worker memory (every prompt cached)",
+            "worker memory (every prompt in flight)",
             f"{concurrent:,} x {c.kib_per_cached_prompt:g} KiB; a worker holds "
             f"min({a['max_cached_workflows']:g}, ({a['worker_memory_mib']:g} MiB x {head:g} - "
             f"{c.worker_base_mib:.0f} MiB base) / {c.kib_per_cached_prompt:g} KiB)",
@@ -563,7 +382,6 @@ def render(
     c: Costs,
     a: dict[str, float],
     markdown: bool,
-    rows: list[tuple[str, str, str, str]] | None = None,
     source: str = "",
     level: int = LEVEL,
     results: Path | None = None,
@@ -573,28 +391,16 @@ def render(
     if source:
         put(f"Figures from {source}.")
         put("")
-    if rows:
-        if markdown:
-            put("| per prompt | Seawall (guard enforce) | bare workflow | ratio |")
-            put("|---|---|---|---|")
-            for row in rows:
-                put("| " + " | ".join(row) + " |")
-        else:
-            width = max(len(r[0]) for r in rows)
-            put(f"  {'per prompt':<{width}}  {'Seawall (enforce)':>22} {'bare workflow':>22} ratio")
-            for what, seawall, bare, ratio in rows:
-                put(f"  {what:<{width}}  {seawall:>22} {bare:>22} {ratio:>5}")
-        put("")
     put(
-        "Measured per prompt (guard enforce, concurrency "
-        f"{level}; {c.batches} batches): server CPU {c.server_cpu_ms:g} ms, worker CPU "
-        f"{c.worker_cpu_ms:g} ms, {c.state_transitions:g} state transitions, "
-        f"{c.workflow_writes:g} workflow writes, {c.history_events:g} history events "
-        f"({c.history_bytes / 1e3:,.1f} kB), {c.kib_per_cached_prompt:g} KiB per cached "
-        f"prompt; a long prompt stores {c.long_stored_bytes / 1e6:,.1f} MB"
+        f"Measured per prompt (guard enforce; {c.batches} batches): server CPU "
+        f"{c.server_cpu_ms:g} ms, worker CPU {c.worker_cpu_ms:g} ms, {c.workflow_writes:g} "
+        f"workflow writes, {c.history_events:g} history events "
+        f"({c.history_bytes / 1e3:,.1f} kB, concurrency {level}), "
+        f"{c.kib_per_cached_prompt:g} KiB per prompt in flight; a long prompt stores "
+        f"{c.long_stored_bytes / 1e6:,.1f} MB"
         + (
-            f"; a 10,000-event history replays in {c.replay_10k_seconds:g} s"
-            if c.replay_10k_seconds is not None
+            f"; a {c.replay_events:,}-event history replays in {c.replay_seconds:g} s"
+            if c.replay_seconds is not None
             else ""
         )
     )
@@ -644,7 +450,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--results", type=Path, default=RESULTS)
     parser.add_argument(
-        "--level", type=int, default=LEVEL, help="the concurrency whose per-prompt costs to use"
+        "--level", type=int, default=LEVEL, help="the concurrency whose history figures to use"
     )
     parser.add_argument("--markdown", action="store_true", help="tables for docs/capacity.md")
     for name, assumption in ASSUMPTIONS.items():
@@ -662,7 +468,6 @@ def main(argv: list[str] | None = None) -> int:
             measured_costs(args.results, args.level),
             assumed,
             args.markdown,
-            cost_rows(args.results, args.level),
             figures_from(args.results),
             args.level,
             args.results,

@@ -11,7 +11,7 @@ workspace of its own, while B runs his ordinary command ``--calls`` times (alone
 alternate over ``--rounds``). All of A's sandboxes share her owner's group, capped at
 ``--owner-cpu-percent`` (0: no owner cap, each sandbox on its own). What is timed is B's
 tool call, the part of his prompt that A's sandboxes compete with (the durable steps around
-it are in bench/overhead.py); how each of A's hog runs settled is counted by its outcome.
+it are bench/peers.py's); how each of A's hog runs settled is counted by its outcome.
 docs/benchmarks.md quotes it.
 
     python bench/fair_share.py [--calls 40] [--rounds 4] [--owner-cpu-percent 100] [--json PATH]
@@ -32,7 +32,7 @@ from activities.sandbox import Sandbox, SandboxMode, load_policy, probe
 from activities.sandbox.owners import owner_group
 from activities.tools.base import ToolContext, ToolFailure
 from activities.tools.shell import RunShellCommandArgs, RunShellCommandTool
-from bench.report_runner import ROOT, machine, run_and_report
+from bench.report_runner import ROOT, percentile, run_and_report
 
 TARGET_RATIO = 1.5
 # B's ordinary command: a little work of its own, so CPU contention would show.
@@ -75,11 +75,10 @@ def _sandbox(
 
 
 def _figures(samples: list[float]) -> dict[str, Any]:
-    ordered = sorted(samples)
     return {
         "calls": len(samples),
         "p50_ms": round(statistics.median(samples), 2),
-        "p95_ms": round(ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))], 2),
+        "p95_ms": round(percentile(samples, 0.95), 2),
     }
 
 
@@ -163,7 +162,6 @@ async def measure(
             "owner_disk_mb": sandbox.policy.limits.owner_disk_mb,
         },
         "cgroups": sorted(sandbox.cgroups),
-        "machine": machine(),
         "rounds": rounds,
         "b": figures,
         "hogs": hog_counts,

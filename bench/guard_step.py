@@ -26,6 +26,7 @@ import sys
 import time
 from pathlib import Path
 
+from bench.report_runner import percentile
 from workflows.contracts import ToolCall, ToolOutcome
 from workflows.contracts.activity import ToolSpec
 from workflows.contracts.prompt_options import PromptOptions
@@ -104,11 +105,6 @@ def measure(normalized: bool, calls: int, size: int, batches: int) -> list[float
     return timings
 
 
-def _p90(values: list[float]) -> float:
-    ordered = sorted(values)
-    return ordered[int(0.9 * (len(ordered) - 1))]
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=50, help="calls per batch (default 50)")
@@ -127,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"one batch's guard step: {args.calls} calls of {args.kb} KB, {count} batches each")
     print(f"{'variant':<12} {'median ms':>10} {'p90 ms':>8}")
     for name, values in rounds.items():
-        figures[name] = {"median_ms": statistics.median(values), "p90_ms": _p90(values)}
+        figures[name] = {"median_ms": statistics.median(values), "p90_ms": percentile(values, 0.9)}
         print(f"{name:<12} {figures[name]['median_ms']:>10.2f} {figures[name]['p90_ms']:>8.2f}")
     ratio = figures["normalized"]["median_ms"] / figures["before v4"]["median_ms"]
     print(f"normalized / before v4 (median): {ratio:.2f}x")

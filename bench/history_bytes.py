@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -110,7 +110,8 @@ def with_exponents(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, float 
 
 def bytes_table(report: dict[str, Any]) -> list[str]:
     """The sweep's lines: per batch count, each peer's history (payload) and stored bytes per
-    prompt side by side, the ratio of Seawall's history bytes to the best other peer's, and
+    prompt side by side, the ratio of Seawall's history bytes to the best other peer's (not a
+    baseline's: the bare loop is a floor, not a peer to beat), and
     each peer's growth exponents."""
     rows = report["rows"]
     peers = list(dict.fromkeys(r["peer"] for r in rows))
@@ -134,7 +135,11 @@ def bytes_table(report: dict[str, Any]) -> list[str]:
             else:
                 cells.append(f"{r['history_bytes']:,} ({r['payload_bytes']:,})")
                 stored.append(f"{r['stored_bytes']:,} stored")
-        others = [r["history_bytes"] for p, r in at.items() if p != "seawall" and "error" not in r]
+        others = [
+            r["history_bytes"]
+            for p, r in at.items()
+            if p not in ("seawall", *report.get("baselines", ())) and "error" not in r
+        ]
         ratio = (
             f"{at['seawall']['history_bytes'] / min(others):.2f}×"
             if others and "seawall" in at and "error" not in at["seawall"]
@@ -177,6 +182,23 @@ def stored_bytes(root: Path, namespace: str, workflow_id: str) -> tuple[int, int
     return 0, 0
 
 
+async def prompt_bytes(
+    client: Client, workflow_id: str, store: Path | None
+) -> tuple[WorkflowHistory, dict[str, int]]:
+    """A prompt's history, and its history, payload and stored bytes, events and payloads
+    stored (the store under ``store``: only Seawall's worker stores payloads; the peers keep
+    theirs inline, as they ship)."""
+    history = await client.get_workflow_handle(workflow_id).fetch_history()
+    stored, payloads = stored_bytes(store, client.namespace, workflow_id) if store else (0, 0)
+    return history, {
+        "history_bytes": history_bytes(history),
+        "payload_bytes": sum(payload_bytes(e) for e in history.events),
+        "history_events": len(history.events),
+        "stored_bytes": stored,
+        "stored_payloads": payloads,
+    }
+
+
 # --- bench/peers.py --bytes-batches -------------------------------------------------------
 
 
@@ -194,10 +216,10 @@ async def sweep(
     calls: int,
     store: Path | None,
     log: Callable[[str], None] = print,
+    baselines: Collection[str] = (),
 ) -> dict[str, Any]:
-    """One prompt per peer at each of ``batch_counts``, one in flight: its history bytes
-    (and payload bytes, events) and what the payload store under ``store`` holds for it (only
-    Seawall's worker stores payloads; the peers keep theirs inline, as they ship)."""
+    """One prompt per peer at each of ``batch_counts``, one in flight: its bytes
+    (:func:`prompt_bytes`)."""
     rows: list[dict[str, Any]] = []
     for batches in batch_counts:
         for key, driver in drivers.items():
@@ -208,24 +230,16 @@ async def sweep(
                 rows.append({"peer": key, "batches": batches, "error": repr(err)[:300]})
                 log(f"  {key} at {batches} batches failed: {err!r}"[:300])
                 continue
-            history = await driver.client.get_workflow_handle(workflow_id).fetch_history()
-            stored, payloads = (
-                stored_bytes(store, driver.client.namespace, workflow_id) if store else (0, 0)
-            )
-            rows.append(
-                {
-                    "peer": key,
-                    "batches": batches,
-                    "history_bytes": history_bytes(history),
-                    "payload_bytes": sum(payload_bytes(e) for e in history.events),
-                    "history_events": len(history.events),
-                    "stored_bytes": stored,
-                    "stored_payloads": payloads,
-                    "seconds": round(time.perf_counter() - started, 2),
-                }
-            )
+            _, figures = await prompt_bytes(driver.client, workflow_id, store)
+            seconds = round(time.perf_counter() - started, 2)
+            rows.append({"peer": key, "batches": batches, **figures, "seconds": seconds})
             log(
                 f"  {key} at {batches} batches: {rows[-1]['history_bytes']:,} history bytes, "
-                f"{stored:,} stored, {rows[-1]['seconds']} s"
+                f"{figures['stored_bytes']:,} stored, {seconds} s"
             )
-    return {"calls_per_batch": calls, "rows": rows, "growth_exponent": with_exponents(rows)}
+    return {
+        "calls_per_batch": calls,
+        "rows": rows,
+        "growth_exponent": with_exponents(rows),
+        "baselines": list(baselines),  # beside the others, not in Seawall's ratio
+    }

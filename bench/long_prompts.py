@@ -42,7 +42,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import itertools
 import json
 import os
 import platform
@@ -67,12 +66,15 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from bench import long_peers
 from bench.long_peers import SHAPE_1890, Shape
-from bench.peers import PEERS
+from bench.peer_history import batch_gaps
+from bench.peers import PEERS, peer_keys
+from bench.report_runner import percentile, run_and_report
 from bench.server_metrics import free_port
 from bench.trusted import bench_client, bench_trust, worker_process_environment
 from seawall.runtime.devserver import start_dev_server
 from seawall.runtime.storage import DEFAULT_THRESHOLD_BYTES, FilesystemStorageDriver
 from seawall.worker.build import build_worker
+from workflows.contracts.activity import CALL_MODEL
 from workflows.contracts.prompt import PromptResult
 from workflows.contracts.prompt_options import DEFAULT_MAX_MODEL_REQUESTS
 
@@ -85,7 +87,6 @@ PAGE_CHARS = 200_000
 LONG_BATCHES = (30, 100)
 SHORT_BATCHES = 5
 SHORT_RESULT_CHARS = 2_000
-CALL_MODEL = "seawall.call_model"
 
 
 def page(n: int, chars: int) -> str:
@@ -141,18 +142,7 @@ class Measured:
 
 def batch_latencies_ms(history: WorkflowHistory) -> list[float]:
     """Time between consecutive model requests being scheduled: one batch each."""
-    times = [
-        e.event_time.ToDatetime().timestamp()
-        for e in history.events
-        if e.HasField("activity_task_scheduled_event_attributes")
-        and e.activity_task_scheduled_event_attributes.activity_type.name == CALL_MODEL
-    ]
-    return [(b - a) * 1000 for a, b in itertools.pairwise(times)]
-
-
-def p90(values: list[float]) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))] if ordered else 0.0
+    return [gap * 1000 for gap in batch_gaps(history, CALL_MODEL)]
 
 
 async def measure(
@@ -183,7 +173,7 @@ async def measure(
         stored_bytes=sum(p.stat().st_size for p in stored if p.exists()),
         stored_payloads=len(stored),
         batch_ms_median=round(statistics.median(latencies), 2) if latencies else 0.0,
-        batch_ms_p90=round(p90(latencies), 2),
+        batch_ms_p90=round(percentile(latencies, 0.9), 2),
         wall_seconds=round(wall, 2),
     )
 
@@ -464,7 +454,7 @@ async def _run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         short = {
             name: {
                 "batch_ms_median": round(statistics.median(lat), 2),
-                "batch_ms_p90": round(p90(lat), 2),
+                "batch_ms_p90": round(percentile(lat, 0.9), 2),
                 "history_bytes_median": int(statistics.median(sizes)),
                 "batches_measured": len(lat),
             }
@@ -533,7 +523,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument(
         "--peers",
-        type=lambda s: [x for x in s.split(",") if x],
+        type=peer_keys,
         default=list(PEERS),
         help="with --issue-1890: comma-separated, of " + ",".join(PEERS),
     )
@@ -547,15 +537,9 @@ def main(argv: list[str] | None = None) -> None:
         help="with --issue-1890: the dev server's history size limit in bytes (default: 50 MB)",
     )
     args = parser.parse_args(argv)
-    unknown = [k for k in args.peers if k not in PEERS]
-    if unknown:
-        parser.error(f"--peers: unknown {', '.join(unknown)} (known: {', '.join(PEERS)})")
     if args.issue_1890:
-        path = args.json or RESULTS_1890
-        shaped = asyncio.run(long_peers.run(args.shape, args.peers, args.history_limit))
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(shaped, indent=1) + "\n", encoding="utf-8")
-        print(f"\nresults: {path}")
+        measure = long_peers.run(args.shape, args.peers, args.history_limit)
+        run_and_report(measure, lambda _: None, args.json or RESULTS_1890)  # printed as it ran
         return
     args.json = args.json or RESULTS
     report = asyncio.run(run(args))

@@ -44,7 +44,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import math
 import statistics
 import sys
 import tempfile
@@ -56,6 +55,7 @@ from typing import Any
 from bench.baselines import fresh_baselines
 from bench.corpus_loader import DEFAULT_CORPUS, Entry, LabelError, load_corpus
 from bench.loop_peers import fresh_peers
+from bench.report_runner import percentile
 from bench.simulate import (
     SEAWALL,
     SEAWALL_SEED,
@@ -141,11 +141,6 @@ def wasted(result: SimResult, start: int) -> tuple[int, int]:
     calls = sum(trace.executed for trace in result.batches if trace.batch >= start)
     requests = max(0, result.model_requests - (start - 1))
     return calls, requests
-
-
-def p90(values: list[int]) -> int:
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(0.9 * len(ordered)) - 1)] if ordered else 0
 
 
 def median(values: list[int]) -> float:
@@ -244,9 +239,9 @@ def summarize(rows: list[dict[str, Any]], policies: list[str]) -> dict[str, dict
             "loops_ended_by_cap": len(cap),
             "loops_not_stopped": len(not_stopped),
             "wasted_calls_median": median(calls),
-            "wasted_calls_p90": p90(calls),
+            "wasted_calls_p90": int(percentile(calls, 0.9)),
             "wasted_requests_median": median(requests),
-            "wasted_requests_p90": p90(requests),
+            "wasted_requests_p90": int(percentile(requests, 0.9)),
             "legit": len(legit),
             "false_halts": len(halts),
             "false_halt_scenarios": halts,

@@ -61,7 +61,6 @@ with workflow.unsafe.imports_passed_through():
     from bench.peer_pydantic_ai import scripted_reply, usage_limits
 
 WORKFLOW_NAME = "PeerAgentHarnessWorkflow"
-MODEL_ACTIVITY_MARK = "model_request"  # its model activities are Pydantic AI's
 TOOL_CONFIG = ActivityConfig(start_to_close_timeout=timedelta(minutes=2))
 
 
@@ -88,25 +87,7 @@ def harness_tool(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
     return tool
 
 
-def _fetch_tool(name: str) -> Callable[..., Any]:
-    async def fetch(path: str) -> str:
-        """Fetch one data file."""
-        await asyncio.sleep(peer_script.SHAPE.tool_latency_seconds)
-        return peer_script.fetch_result(path)
-
-    return harness_tool(fetch, name)
-
-
-async def flaky_api(path: str) -> str:
-    """Call the flaky endpoint."""
-    await asyncio.sleep(peer_script.SHAPE.tool_latency_seconds)
-    return peer_script.flaky_result(peer_script.status_batch(path))
-
-
-TOOLS = [
-    *(_fetch_tool(n) for n in peer_script.fetch_names(peer_script.SHAPE.calls)),
-    harness_tool(flaky_api, "flaky_api"),
-]
+TOOLS = [harness_tool(fn, fn.__name__) for fn in peer_script.tools(peer_script.SHAPE.calls)]
 _TOOLSET, _TOOL_CONFIG = build_harness_toolset(TOOLS, id="peer-tools")
 with warnings.catch_warnings():
     # PydanticAIDeprecationWarning: the harness's 0.8.0 integration is built on the

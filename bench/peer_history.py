@@ -1,6 +1,6 @@
 """What bench/peers.py reads off a prompt's fetched history, whichever harness ran it.
 
-Why it exists: the peer benchmark compares four harnesses by their histories alone (server
+Why it exists: the peer benchmark compares every harness by its histories alone (server
 time, the same for all), so these readings know nothing of any harness but the name of its
 model activity: the payload bytes an event carries, the per-batch latency (the gaps between
 model requests) and the steps a batch is made of.

@@ -13,7 +13,6 @@ adjusts it. Needs the ``peers`` extra; imported only by the peer benchmark.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
@@ -35,7 +34,6 @@ with workflow.unsafe.imports_passed_through():
     from bench import peer_script
 
 WORKFLOW_NAME = "PeerOpenAiAgentsWorkflow"
-MODEL_ACTIVITY_MARK = "invoke_model_activity"
 TOOL_TIMEOUT = timedelta(minutes=2)
 
 
@@ -97,25 +95,8 @@ class ScriptedModelProvider(ModelProvider):  # type: ignore[misc]
         return ScriptedModel()
 
 
-def _fetch_activity(name: str) -> Callable[..., Any]:
-    async def fetch(path: str) -> str:
-        """Fetch one data file."""
-        await asyncio.sleep(peer_script.SHAPE.tool_latency_seconds)
-        return peer_script.fetch_result(path)
-
-    fetch.__name__ = fetch.__qualname__ = name
-    return activity.defn(name=name)(fetch)
-
-
-async def flaky_api(path: str) -> str:
-    """Call the flaky endpoint."""
-    await asyncio.sleep(peer_script.SHAPE.tool_latency_seconds)
-    return peer_script.flaky_result(peer_script.status_batch(path))
-
-
 TOOL_ACTIVITIES: list[Callable[..., Any]] = [
-    *(_fetch_activity(n) for n in peer_script.fetch_names(peer_script.SHAPE.calls)),
-    activity.defn(name="flaky_api")(flaky_api),
+    activity.defn(name=fn.__name__)(fn) for fn in peer_script.tools(peer_script.SHAPE.calls)
 ]
 
 

@@ -5,7 +5,7 @@ Why it exists: a user building a durable agent on Temporal may pick pydantic-ai
 scripted conversation through it, both ways its documentation has shown:
 
 - ``TemporalAgent``, the wrapper issue 27 names: a module-level ``Agent`` with
-  ``@agent.tool`` tools wrapped in a ``TemporalAgent`` listed in the workflow's
+  ``agent.tool_plain`` tools wrapped in a ``TemporalAgent`` listed in the workflow's
   ``__pydantic_ai_agents__`` (:class:`PeerPydanticAiWorkflow`). Deprecated in
   pydantic-ai-slim 2.68, the version measured;
 - the ``TemporalDurability`` capability that replaces it: the same agent built with
@@ -20,7 +20,6 @@ as the plugin adjusts it. The model is a ``FunctionModel`` that replays the scri
 
 from __future__ import annotations
 
-import asyncio
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -28,7 +27,7 @@ from typing import Any
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from pydantic_ai import Agent, RunContext
+    from pydantic_ai import Agent
     from pydantic_ai.durable_exec.temporal import TemporalAgent
     from pydantic_ai.messages import (
         ModelMessage,
@@ -44,7 +43,6 @@ with workflow.unsafe.imports_passed_through():
     from bench import peer_script
 
 WORKFLOW_NAME = "PeerPydanticAiWorkflow"
-MODEL_ACTIVITY_MARK = "model_request"  # its model activities' type names contain this
 
 
 def scripted_reply(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -68,29 +66,13 @@ def scripted_reply(messages: list[ModelMessage], info: AgentInfo) -> ModelRespon
     )
 
 
-def _fetch_tool(agent: Agent[None, str], name: str) -> None:
-    async def fetch(ctx: RunContext[None], path: str) -> str:
-        """Fetch one data file."""
-        await asyncio.sleep(peer_script.SHAPE.tool_latency_seconds)
-        return peer_script.fetch_result(path)
-
-    agent.tool(name=name)(fetch)
-
-
-async def flaky_api(ctx: RunContext[None], path: str) -> str:
-    """Call the flaky endpoint."""
-    await asyncio.sleep(peer_script.SHAPE.tool_latency_seconds)
-    return peer_script.flaky_result(peer_script.status_batch(path))
-
-
 def scripted_agent(name: str, capabilities: Sequence[Any] = ()) -> Agent[None, str]:
     """The agent both peers run: the scripted model and the script's tools."""
     agent: Agent[None, str] = Agent(
         FunctionModel(scripted_reply), name=name, capabilities=list(capabilities)
     )
-    for tool in peer_script.fetch_names(peer_script.SHAPE.calls):
-        _fetch_tool(agent, tool)
-    agent.tool(name="flaky_api")(flaky_api)
+    for tool in peer_script.tools(peer_script.SHAPE.calls):
+        agent.tool_plain(name=tool.__name__)(tool)
     return agent
 
 

@@ -18,7 +18,6 @@ with workflow.unsafe.imports_passed_through():
     from bench.peer_pydantic_ai import client_plugins, scripted_agent, usage_limits
 
 WORKFLOW_NAME = "PeerPydanticAiDurabilityWorkflow"
-MODEL_ACTIVITY_MARK = "model_request"
 
 agent = scripted_agent("peer_durable_agent", capabilities=[TemporalDurability()])
 

@@ -2,15 +2,16 @@
 
 Why it exists: the peers' workflows run in Temporal's sandbox, which re-imports their
 modules; this module is small and imports nothing but the standard library so that cost is
-the peers' own, not ours. It states the same conversation as ``bench.overhead_harness.Workload``
-(batch ``b`` calls ``fetch_k(path="data/b/k.json")`` for ``k < M-1`` and
-``flaky_api(path="status/b")``, which fails in the first five batches; then one final text) and
-the same tool results; ``tests/bench/test_peers.py`` checks that the two agree.
+the peers' own, not ours. Batch ``b`` calls ``fetch_k(path="data/b/k.json")`` for ``k < M-1``
+and ``flaky_api(path="status/b")``, which fails in the first five batches; then one final
+text. Seawall runs the same script as a scenario (``bench.peer_seawall.Workload``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 FAILING_BATCHES = 5
@@ -50,8 +51,7 @@ def status_batch(path: str) -> int:
 
 
 def flaky_result(attempt: int) -> str:  # attempt: the 0-based batch
-    """``flaky_api``'s answer: it fails in its first five calls, then recovers (as
-    ``Workload.fixtures``, whose short prompts never get past five)."""
+    """``flaky_api``'s answer: it fails in its first five calls, then recovers."""
     return FAIL_MESSAGE if attempt < FAILING_BATCHES else OK_CONTENT
 
 
@@ -71,6 +71,27 @@ def fetch_result(path: str = "") -> str:
 
 def sized_result(path: str, chars: int) -> str:
     return sized(f"{path}: {OK_CONTENT}", chars) if chars > 0 else OK_CONTENT
+
+
+async def answer(name: str, path: str) -> str:
+    """What tool ``name`` answers for ``path``, after the shape's tool latency."""
+    await asyncio.sleep(SHAPE.tool_latency_seconds)
+    return flaky_result(status_batch(path)) if name == "flaky_api" else fetch_result(path)
+
+
+def tools(calls: int) -> list[Callable[[str], Awaitable[str]]]:
+    """Every tool of the script as an async function of its ``path``, named as the tool and
+    described by its docstring, for a peer to declare as its framework does."""
+
+    def tool(name: str) -> Callable[[str], Awaitable[str]]:
+        async def call(path: str) -> str:
+            return await answer(name, path)
+
+        call.__name__ = call.__qualname__ = name
+        call.__doc__ = "Call the flaky endpoint." if name == "flaky_api" else "Fetch one data file."
+        return call
+
+    return [tool(name) for name in [*fetch_names(calls), "flaky_api"]]
 
 
 def context(chars: int) -> str:

@@ -5,28 +5,20 @@
                           [--long-batches L] [--reader-polls-per-second N]
                           [--peers-eager-calls N] [--seawall-eager-calls N]
                           [--bytes-batches 5,20,100]
-                          [--peers seawall,pydantic-ai,pydantic-ai-durability,openai-agents,
-                                   agent-harness]
+                          [--peers seawall,bare,pydantic-ai,pydantic-ai-durability,
+                                   openai-agents,agent-harness]
                           [--json PATH]
 
 (The loop benchmark's peers, the loop detectors of other agents, are ``bench/loop_peers/``;
 these are the durable agents.) One embedded dev server; one conversation — B batches of M
-tool calls (``bench.overhead_harness.Workload``'s: ``fetch_k`` calls and a ``flaky_api`` that fails
-five times), each tool taking S seconds, then a final text — through:
-
-- ``seawall``: Seawall's worker as it ships (``seawall.worker.build.build_worker``), the guard in
-  enforce and the loop profile's rules on (``LoopSettings()``, the default profile), its settings
-  resolved as a session resolves them for its prompts, the model scripted and the tools fixtures
-  (``ScenarioHooks``); the tool latency is an activity interceptor that sleeps S before each
-  ``seawall.run_tool`` (fixtures answer at once);
-- ``pydantic-ai``: ``TemporalAgent`` with a ``FunctionModel`` and ``@agent.tool`` tools
-  (``bench/peer_pydantic_ai.py``);
-- ``pydantic-ai-durability``: the same agent with the ``TemporalDurability`` capability,
-  which pydantic-ai 2.68 recommends instead (``bench/peer_pydantic_ai_durability.py``);
-- ``openai-agents``: the OpenAI Agents SDK on Temporal with a fake model provider and
-  ``activity_as_tool`` tools (``bench/peer_openai_agents.py``);
-- ``agent-harness``: Temporal's Temporal Agent Harness, an agent session on its Pydantic AI
-  integration, driven as its client runs one prompt (``bench/peer_agent_harness.py``).
+tool calls (``bench/peer_script.py``: ``fetch_k`` calls and a ``flaky_api`` that fails five
+times), each tool taking S seconds, then a final text — through each peer of :data:`PEERS`,
+set up as its module says: Seawall's worker as it ships, guard enforce and the default loop
+profile's rules on (``bench/peer_seawall.py``); the bare loop a Temporal user writes by hand,
+no guard (``bench/peer_bare.py``: the floor, not a target; Seawall over it is its overhead);
+pydantic-ai's ``TemporalAgent`` and ``TemporalDurability`` (``bench/peer_pydantic_ai*.py``),
+the OpenAI Agents SDK on Temporal (``bench/peer_openai_agents.py``) and Temporal's own
+Temporal Agent Harness (``bench/peer_agent_harness.py``).
 
 Each runs in a worker process of its own (so its CPU time and peak RSS are its own),
 started by this script with ``--serve-worker``. The peers need the ``peers`` extra; a peer
@@ -40,30 +32,18 @@ consecutive model-activity schedules in the prompts' histories, server time), pr
 second (and per round), history events (and their types), history bytes and payload bytes
 per prompt (fetched histories), worker CPU seconds per prompt (``/proc`` user + system of
 the worker process), the worker's peak RSS (``VmHWM``) and its RSS growth per in-flight
-prompt (sampled every 0.2 s); once per peer the replay time of one L-batch history on the
-peer's own replayer (its plugins, the SDK's sandbox as the plugins set it); and Seawall over
-the best other peer on each figure issue 27 sets a target on.
+prompt (sampled every 0.2 s), the dev server's CPU and workflow writes per prompt
+(``bench/server_metrics.py``); once per peer the replay time of one L-batch history on the
+peer's own replayer (its plugins, the SDK's sandbox as the plugins set it); Seawall over
+the best durable agent on each figure issue 27 sets a target on; and Seawall over the bare
+loop on every figure.
 
-The dev server runs as it ships, except with ``--reader-polls-per-second N``: its history
-service then reads its transfer queue (the tasks that hand a workflow task or a
-non-eager activity to matching) up to N times a second instead of the server's default 20
-(``history.transferProcessorMaxPollRPS``). At one prompt in flight each such hand-off waits
-for the next of those reads, 25 ms on average and up to 50, which every peer pays alike
-and which sets most of a batch's latency; lifted, what remains is the harnesses' own time
-(docs/capacity.md, "Against the durable agents on Temporal").
-
-Seawall's worker starts up to 16 of the calls one workflow task schedules itself (its
-``eager_calls_per_workflow_task`` setting); the peers' workers keep the SDK's 3, as their
-documentation leaves it, unless ``--peers-eager-calls N`` gives them N: the same setting,
-to show what of Seawall's lead is that setting (docs/capacity.md, "Eager calls");
-``--seawall-eager-calls N`` sets Seawall's own (0: every call through the task queue), to
-show what a lower setting costs light tools (docs/capacity.md, "Eager calls and heavy tools
-on a fleet").
-
-``--bytes-batches 5,20,100`` runs one prompt per peer at each batch count, one in flight, and
-reports its history, payload and stored bytes side by side and each peer's growth exponent
-(``bench/history_bytes.py``); with it, ``--concurrency`` runs no levels unless given. Seawall's
-worker stores payloads past 64 KiB in the filesystem store, as it ships embedded.
+The dev server runs as it ships unless ``--reader-polls-per-second`` lifts its
+transfer-queue reads, whose wait sets most of a batch's latency at one prompt in flight
+(docs/capacity.md, "Against the durable agents on Temporal"). The peers' workers start the
+SDK's 3 calls of a workflow task eagerly, Seawall's its own setting (16), unless
+``--peers-eager-calls`` or ``--seawall-eager-calls`` say otherwise (docs/capacity.md, "Eager
+calls" and "Eager calls and heavy tools on a fleet").
 """
 
 from __future__ import annotations
@@ -72,8 +52,6 @@ import argparse
 import asyncio
 import importlib
 import importlib.util
-import json
-import os
 import shutil
 import signal
 import statistics
@@ -81,52 +59,44 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from pydantic import BaseModel
 from temporalio.api.enums.v1 import EventType
-from temporalio.client import Client, WorkflowHistory
-from temporalio.client import Interceptor as ClientInterceptor
-from temporalio.worker import (
-    ActivityInboundInterceptor,
-    ExecuteActivityInput,
-    Interceptor,
-    Replayer,
-    Worker,
-)
+from temporalio.client import Client
+from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import Replayer, Worker
 
 from bench import history_bytes, peer_script
-from bench.overhead_harness import Workload, seawall_worker, start_server_with_retries
-from bench.overhead_replay import replayer_for
 from bench.peer_history import SEGMENTS, batch_gaps, batch_segments, payload_bytes
-from bench.peers_report import against_best_peer, print_tables, versions
-from bench.report_runner import git_commit, machine
+from bench.peer_seawall import ToolLatency, Workload, seawall_worker
+from bench.peers_report import against_best_peer, over_bare, print_tables, versions
+from bench.report_runner import percentile, run_and_report
 from bench.server_metrics import (
     ServerCounters,
+    SettledReadings,
     free_port,
     process_cpu_seconds,
-    read_counters,
     server_cpu_seconds,
 )
 from bench.trusted import bench_client, worker_process_environment
+from seawall.runtime.plugin import SeawallPlugin
 from seawall.runtime.settings import default_of
-from workflows.contracts.activity import CALL_MODEL, RUN_TOOL
-from workflows.contracts.conversation import DEFAULT_CONTEXT_BUDGET_CHARS
+from workflows.contracts.activity import CALL_MODEL
 from workflows.contracts.prompt import PromptResult, StopReason
 from workflows.prompt.workflow import PromptWorkflow
-from workflows.rules import LoopSettings
-from workflows.seed import GuardMode
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_JSON = ROOT / "bench" / "results" / "peers.json"
 WARMUP_PROMPTS = 2
 # Prompts per peer and interleaved rounds at each concurrency. At one prompt in flight a
 # batch takes ~100 ms and the peers differ by a few per cent, less than one round of a few
-# prompts varies on this machine: more prompts and rounds there than bench/overhead.py's.
+# prompts varies on this machine: more prompts and rounds there than at 10 or 100.
 PROMPTS = {1: 40, 10: 60, 100: 200}
 ROUNDS = {1: 8, 10: 4, 100: 2}
 REPLAY_REPEATS = 3
@@ -141,12 +111,21 @@ class Peer:
     needs: tuple[str, ...]  # import names the peer needs (the ``peers`` extra)
     model_mark: str  # a substring of its model activities' type names
     aside_mark: str | None = None  # of its activities neither model requests nor tool calls
+    baseline: bool = False  # a floor to measure Seawall's overhead by, not a target peer
 
 
 PEERS: dict[str, Peer] = {
     p.key: p
     for p in (
         Peer("seawall", "Seawall (guard + rules, enforce)", None, (), CALL_MODEL),
+        Peer(
+            "bare",
+            "bare Temporal loop (no guard)",
+            "bench.peer_bare",
+            (),
+            "bare_model_request",
+            baseline=True,
+        ),
         Peer(
             "pydantic-ai",
             "pydantic-ai TemporalAgent",
@@ -192,6 +171,16 @@ def missing(peer: Peer) -> str | None:
     return None
 
 
+def peer_keys(text: str) -> list[str]:
+    """``--peers``: comma-separated keys of :data:`PEERS`."""
+    keys = [k for k in text.split(",") if k]
+    if unknown := [k for k in keys if k not in PEERS]:
+        raise argparse.ArgumentTypeError(
+            f"unknown {', '.join(unknown)} (known: {', '.join(PEERS)})"
+        )
+    return keys
+
+
 def set_shape(calls: int, tool_latency: float, result_chars: int = 0) -> None:
     """Before a peer module is imported: its module-level agent is built from this."""
     peer_script.SHAPE.calls = calls
@@ -207,60 +196,63 @@ def peer_module(peer: Peer) -> ModuleType:
 # --- the worker processes -----------------------------------------------------------------
 
 
-class _SleepingTools(ActivityInboundInterceptor):
-    def __init__(self, next: ActivityInboundInterceptor, seconds: float) -> None:
-        super().__init__(next)
-        self._seconds = seconds
-
-    async def execute_activity(self, input: ExecuteActivityInput) -> Any:
-        from temporalio import activity
-
-        if activity.info().activity_type == RUN_TOOL and self._seconds > 0:
-            await asyncio.sleep(self._seconds)
-        return await super().execute_activity(input)
-
-
-class ToolLatency(ClientInterceptor, Interceptor):
-    """Seawall's fixture tools answer at once; this makes each tool call take the same
-    time the peers' tools sleep, in the tool activity, before the tool runs."""
-
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
-
-    def intercept_activity(self, next: ActivityInboundInterceptor) -> ActivityInboundInterceptor:
-        return _SleepingTools(next, self.seconds)
-
-
 async def peer_client(address: str, namespace: str, peer: Peer) -> Client:
     module = peer_module(peer)
     return await Client.connect(address, namespace=namespace, plugins=module.client_plugins())
+
+
+async def driver_client(env: WorkflowEnvironment, peer: Peer) -> Client:
+    """The client that starts ``peer``'s prompts on ``env``'s server: Seawall's as the
+    benchmarks trust it, a peer's with its plugins."""
+    if peer.module is None:
+        return bench_client(env.client)
+    address = env.client.service_client.config.target_host
+    return await peer_client(address, env.client.namespace, peer)
 
 
 # The SDK's eager starts per workflow task, which the peers keep unless told otherwise.
 SDK_EAGER_CALLS = 3
 
 
-async def build_peer_worker(
-    address: str,
-    namespace: str,
-    peer: Peer,
-    queue: str,
-    eager_calls: int | None = None,
-    seawall_eager_calls: int | None = None,
-    payload_store: Path | None = None,
-) -> Worker:
+class WorkerConfig(BaseModel):
+    """What a worker process serves (``--serve-worker``, its one argument, as JSON)."""
+
+    peer: str
+    address: str
+    namespace: str
+    task_queue: str
+    calls: int
+    tool_latency: float
+    result_chars: int = 0  # peer_script.Shape.result_chars
+    peers_eager_calls: int | None = None
+    seawall_eager_calls: int | None = None
+    payload_store: Path | None = None  # Seawall's filesystem store (none: payloads inline)
+
+    def eager_calls(self) -> int:
+        """The calls of one workflow task the worker starts itself (docs/capacity.md, "Eager
+        calls"): Seawall's setting, or the SDK's default, unless the flags say otherwise."""
+        if PEERS[self.peer].module is None:
+            seawall = self.seawall_eager_calls
+            return default_of("eager_calls_per_workflow_task") if seawall is None else seawall
+        return self.peers_eager_calls or SDK_EAGER_CALLS
+
+
+async def build_peer_worker(config: WorkerConfig) -> Worker:
+    peer, queue = PEERS[config.peer], config.task_queue
+    set_shape(config.calls, config.tool_latency, config.result_chars)
     if peer.module is None:
         from seawall.runtime.plugin import connect
 
+        store = config.payload_store
         client = await connect(
-            address,
-            namespace,
-            interceptors=[ToolLatency(peer_script.SHAPE.tool_latency_seconds)],
-            storage=history_bytes.filesystem_store(payload_store) if payload_store else None,
+            config.address,
+            config.namespace,
+            interceptors=[ToolLatency(config.tool_latency)],
+            storage=history_bytes.filesystem_store(store) if store else None,
         )
-        return seawall_worker(client, queue, eager_calls=seawall_eager_calls)
+        return seawall_worker(client, queue, eager_calls=config.eager_calls())
     module = peer_module(peer)
-    client = await peer_client(address, namespace, peer)
+    client = await peer_client(config.address, config.namespace, peer)
     # The SDK's defaults (sandboxed runner, cache size, pollers), with the peer's plugins;
     # its eager starts only with --peers-eager-calls.
     return Worker(
@@ -270,37 +262,21 @@ async def build_peer_worker(
         activities=module.ACTIVITIES,
         plugins=module.worker_plugins(),
         graceful_shutdown_timeout=timedelta(seconds=5),
-        max_eager_activity_reservations_per_workflow_task=eager_calls or SDK_EAGER_CALLS,
+        max_eager_activity_reservations_per_workflow_task=config.eager_calls(),
     )
 
 
-async def serve_worker(args: argparse.Namespace) -> None:
+async def serve_worker(config: WorkerConfig) -> None:
     """``--serve-worker``: one peer's worker until SIGTERM."""
     from seawall.runtime.logs import configure_logging
 
     configure_logging("json", "ERROR")
-    set_shape(args.calls, args.tool_latency, args.result_chars)
-    worker = await build_peer_worker(
-        args.address,
-        args.namespace,
-        PEERS[args.peer],
-        args.task_queue,
-        args.peers_eager_calls,
-        args.seawall_eager_calls,
-        args.payload_store,
-    )
+    worker = await build_peer_worker(config)
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
     async with worker:
         print("ready", flush=True)
         await stop.wait()
-
-
-def status_kib(pid: int, key: str) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(key + ":"):
-            return int(line.split()[1])
-    return 0
 
 
 @dataclass
@@ -310,43 +286,13 @@ class WorkerProcess:
     process: asyncio.subprocess.Process
 
     @classmethod
-    async def start(
-        cls, peer: Peer, address: str, namespace: str, args: argparse.Namespace
-    ) -> WorkerProcess:
-        queue = f"bench-peer-{peer.key}-{uuid.uuid4().hex[:8]}"
+    async def start(cls, config: WorkerConfig) -> WorkerProcess:
+        peer = PEERS[config.peer]
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
             str(Path(__file__).resolve()),
             "--serve-worker",
-            "--peer",
-            peer.key,
-            "--address",
-            address,
-            "--namespace",
-            namespace,
-            "--task-queue",
-            queue,
-            "--calls",
-            str(args.calls),
-            "--tool-latency",
-            str(args.tool_latency),
-            "--result-chars",
-            str(getattr(args, "result_chars", 0)),
-            *(
-                ("--payload-store", str(args.payload_store))
-                if getattr(args, "payload_store", None)
-                else ()
-            ),
-            *(
-                ("--peers-eager-calls", str(args.peers_eager_calls))
-                if args.peers_eager_calls
-                else ()
-            ),
-            *(
-                ("--seawall-eager-calls", str(args.seawall_eager_calls))
-                if args.seawall_eager_calls is not None
-                else ()
-            ),
+            config.model_dump_json(),
             env=worker_process_environment(),
             stdout=asyncio.subprocess.PIPE,
         )
@@ -356,16 +302,17 @@ class WorkerProcess:
             proc.kill()
             await proc.wait()
             raise RuntimeError(f"the {peer.key} worker did not start: {line!r}")
-        return cls(peer, queue, proc)
+        return cls(peer, config.task_queue, proc)
 
     def cpu_seconds(self) -> float:
         return process_cpu_seconds(self.process.pid)
 
-    def rss_kib(self) -> int:
-        return status_kib(self.process.pid, "VmRSS")
-
-    def peak_rss_kib(self) -> int:
-        return status_kib(self.process.pid, "VmHWM")
+    def status_kib(self, key: str) -> int:
+        """A size the process's ``/proc`` status gives in KiB (``VmRSS``, ``VmHWM``)."""
+        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+        return 0
 
     async def stop(self) -> None:
         if self.process.returncode is None:
@@ -382,47 +329,51 @@ class WorkerProcess:
 
 @dataclass
 class Driver:
-    """Starts one peer's prompts and checks each ended with the script's answer."""
+    """Starts one peer's prompts and checks each ended with the script's answer. A long
+    shape (``bench/long_peers.py``) puts ``context_chars`` of earlier conversation before the
+    prompt and gives Seawall ``context_budget_chars``; its tools' result size is the worker's
+    (:class:`WorkerConfig`), Seawall's fixtures' is ``result_chars``."""
 
     peer: Peer
     client: Client
     queue: str
     workspace: str
+    context_chars: int = 0
+    result_chars: int = 0
+    context_budget_chars: int | None = None
 
-    async def one(self, batches: int, calls: int) -> str:
+    async def start(self, batches: int, calls: int) -> tuple[str, Awaitable[Any]]:
+        """Start a prompt of ``batches`` batches: its workflow id and its result to await."""
         workflow_id = f"bench-peer-{self.peer.key}-{uuid.uuid4().hex[:12]}"
         if self.peer.module is None:
-            prompt = Workload(batches=batches, calls=calls).seawall_input(
-                GuardMode.ENFORCE, self.workspace
+            workload = Workload(
+                batches, calls, result_chars=self.result_chars, context_chars=self.context_chars
             )
-            # Settings resolved, as a session resolves them once for all its prompts (every
-            # gateway and editor prompt runs in a session): the prompt's history then holds
-            # no settings step, as in production.
-            prompt = prompt.model_copy(
-                update={
-                    "loop_settings": LoopSettings(),
-                    "context_budget_chars": DEFAULT_CONTEXT_BUDGET_CHARS,
-                }
-            )
-            result: PromptResult = await self.client.execute_workflow(
+            prompt = workload.prompt_input(self.workspace)
+            if self.context_budget_chars is not None:
+                prompt = prompt.model_copy(
+                    update={"context_budget_chars": self.context_budget_chars}
+                )
+            handle = await self.client.start_workflow(
                 PromptWorkflow.run, prompt, id=workflow_id, task_queue=self.queue
             )
+            return workflow_id, handle.result()
+        text = peer_script.prompt_text(batches, self.context_chars)
+        if hasattr(module := peer_module(self.peer), "run_prompt"):  # a session per prompt
+            return workflow_id, module.run_prompt(self.client, workflow_id, self.queue, text)
+        handle = await self.client.start_workflow(
+            module.WORKFLOW_NAME, text, id=workflow_id, task_queue=self.queue, result_type=str
+        )
+        return workflow_id, handle.result()
+
+    async def one(self, batches: int, calls: int) -> str:
+        workflow_id, ending = await self.start(batches, calls)
+        result = await ending
+        if isinstance(result, PromptResult):
             assert result.stop_reason is StopReason.END_TURN, result.stop_reason
             assert result.model_requests == batches + 1, result.model_requests
-        elif hasattr(module := peer_module(self.peer), "run_prompt"):  # a session per prompt
-            text = await module.run_prompt(
-                self.client, workflow_id, self.queue, peer_script.prompt_text(batches)
-            )
-            assert text == peer_script.FINAL_TEXT, text
         else:
-            text = await self.client.execute_workflow(
-                module.WORKFLOW_NAME,
-                peer_script.prompt_text(batches),
-                id=workflow_id,
-                task_queue=self.queue,
-                result_type=str,
-            )
-            assert text == peer_script.FINAL_TEXT, text
+            assert result == peer_script.FINAL_TEXT, result
         return workflow_id
 
     async def many(self, batches: int, calls: int, prompts: int, concurrency: int) -> list[str]:
@@ -435,55 +386,30 @@ class Driver:
         return list(await asyncio.gather(*(guarded() for _ in range(prompts))))
 
 
-def percentile(values: Sequence[float], q: float) -> float:
-    ordered = sorted(values)
-    if not ordered:
-        return 0.0
-    return ordered[max(0, int(q * len(ordered) + 0.999999) - 1)]
-
-
 @dataclass
 class Level:
+    """One peer at one concurrency: its interleaved rounds added up (:func:`measure_level`)."""
+
     peer: str
     concurrency: int
-    prompts: int
-    wall_seconds: float
-    worker_cpu_seconds: float
-    # The dev server's CPU in this level (it runs one harness's prompts at a time).
-    server_cpu_seconds: float = 0.0
+    prompts: int = 0
+    wall_seconds: float = 0.0
+    worker_cpu_seconds: float = 0.0
     gaps: list[float] = field(default_factory=list)
     segments: dict[str, list[float]] = field(default_factory=lambda: {n: [] for n in SEGMENTS})
     events: int = 0
     event_types: dict[str, int] = field(default_factory=dict)
     history_bytes: int = 0
     payload_bytes: int = 0
-    rss_before_kib: int = 0
+    rss_before_kib: int = 0  # before its first round
     peak_rss_kib: int = 0  # VmHWM: the process's peak so far
     level_peak_rss_kib: int = 0  # the highest RSS sampled during this level
     # The dev server's hand-offs to matching in this level, and their wait for the history
     # service's transfer-queue reads (bench/server_metrics.py).
     server: ServerCounters = field(default_factory=ServerCounters)
+    server_cpu_seconds: float = 0.0  # the dev server process's, while this peer ran
 
     round_rates: list[float] = field(default_factory=list)  # prompts/s of each round
-
-    def merge(self, other: Level) -> None:
-        """Add another round of the same peer and concurrency."""
-        self.prompts += other.prompts
-        self.wall_seconds += other.wall_seconds
-        self.worker_cpu_seconds += other.worker_cpu_seconds
-        self.server_cpu_seconds += other.server_cpu_seconds
-        self.gaps.extend(other.gaps)
-        for name, values in other.segments.items():
-            self.segments[name].extend(values)
-        self.events += other.events
-        for kind, count in other.event_types.items():
-            self.event_types[kind] = self.event_types.get(kind, 0) + count
-        self.history_bytes += other.history_bytes
-        self.payload_bytes += other.payload_bytes
-        self.peak_rss_kib = max(self.peak_rss_kib, other.peak_rss_kib)
-        self.level_peak_rss_kib = max(self.level_peak_rss_kib, other.level_peak_rss_kib)
-        self.round_rates.extend(other.round_rates)
-        self.server = self.server + other.server
 
     def summary(self) -> dict[str, Any]:
         n = max(1, self.prompts)
@@ -512,6 +438,8 @@ class Level:
             "payload_bytes_per_prompt": round(self.payload_bytes / n),
             "worker_cpu_ms_per_prompt": round(self.worker_cpu_seconds / n * 1000, 1),
             "server_cpu_ms_per_prompt": round(self.server_cpu_seconds / n * 1000, 1),
+            # Each a store transaction in production (docs/capacity.md).
+            "server_workflow_writes_per_prompt": round(self.server.workflow_writes / n, 1),
             "server_handoffs_per_prompt": round(self.server.handoffs / n, 1),
             # Of those, the calls the worker did not start eagerly (docs/capacity.md, "Eager
             # calls").
@@ -533,42 +461,41 @@ class Level:
 async def sample_rss(worker: WorkerProcess, samples: list[int]) -> None:
     """The worker's RSS every 0.2 s until cancelled: its peak within one level."""
     while True:
-        samples.append(worker.rss_kib())
+        samples.append(worker.status_kib("VmRSS"))
         await asyncio.sleep(RSS_SAMPLE_SECONDS)
 
 
 async def measure_level(
+    level: Level,
     driver: Driver,
     worker: WorkerProcess,
     args: argparse.Namespace,
     prompts: int,
-    concurrency: int,
-    metrics_port: int | None = None,
-) -> Level:
-    server_before = read_counters(metrics_port)
-    rss_before = worker.rss_kib()
-    cpu_before = worker.cpu_seconds()
+    server: SettledReadings,
+) -> None:
+    """One round of ``prompts`` at the level's concurrency, added to ``level``; ``server``
+    read last when the round before ended."""
     server_cpu_before = server_cpu_seconds()
+    rss_before = worker.status_kib("VmRSS")
+    cpu_before = worker.cpu_seconds()
     samples: list[int] = []
     sampler = asyncio.create_task(sample_rss(worker, samples))
     started = time.perf_counter()
     try:
-        ids = await driver.many(args.batches, args.calls, prompts, concurrency)
+        ids = await driver.many(args.batches, args.calls, prompts, level.concurrency)
     finally:
         sampler.cancel()
-    level = Level(
-        driver.peer.key,
-        concurrency,
-        prompts,
-        time.perf_counter() - started,
-        worker.cpu_seconds() - cpu_before,
-        server_cpu_seconds() - server_cpu_before,
-        rss_before_kib=rss_before,
-        peak_rss_kib=worker.peak_rss_kib(),
-        level_peak_rss_kib=max([rss_before, *samples]),
-        server=read_counters(metrics_port) - server_before,
-    )
-    level.round_rates.append(prompts / level.wall_seconds)
+    wall = time.perf_counter() - started
+    if not level.prompts:
+        level.rss_before_kib = rss_before
+    level.prompts += prompts
+    level.wall_seconds += wall
+    level.round_rates.append(prompts / wall)
+    level.worker_cpu_seconds += worker.cpu_seconds() - cpu_before
+    level.peak_rss_kib = worker.status_kib("VmHWM")  # the process's peak: it never falls
+    level.level_peak_rss_kib = max(level.level_peak_rss_kib, rss_before, *samples)
+    level.server_cpu_seconds += server_cpu_seconds() - server_cpu_before
+    level.server += await server.since_last()
     for workflow_id in ids:
         history = await driver.client.get_workflow_handle(workflow_id).fetch_history()
         level.gaps.extend(batch_gaps(history, driver.peer.model_mark))
@@ -581,21 +508,16 @@ async def measure_level(
             level.event_types[kind] = level.event_types.get(kind, 0) + 1
         level.history_bytes += sum(e.ByteSize() for e in history.events)
         level.payload_bytes += sum(payload_bytes(e) for e in history.events)
-    return level
 
 
 def replayer(peer: Peer) -> Replayer:
     """The peer's replayer as its worker would run the workflow."""
     if peer.module is None:
-        return replayer_for("b")
+        return Replayer(workflows=[], plugins=[SeawallPlugin()])  # its converter and sandbox
     module = peer_module(peer)
     return Replayer(
         workflows=module.WORKFLOWS, plugins=[*module.client_plugins(), *module.worker_plugins()]
     )
-
-
-async def _one(history: WorkflowHistory) -> AsyncIterator[WorkflowHistory]:
-    yield history
 
 
 async def measure_replay(driver: Driver, args: argparse.Namespace) -> dict[str, Any]:
@@ -605,9 +527,8 @@ async def measure_replay(driver: Driver, args: argparse.Namespace) -> dict[str, 
     timings = []
     for _ in range(REPLAY_REPEATS):
         started = time.perf_counter()
-        results = await runner.replay_workflows(_one(history), raise_on_replay_failure=True)
+        await runner.replay_workflow(history)  # a replay failure raises
         timings.append(time.perf_counter() - started)
-        assert results.replay_failures == {}
     return {
         "peer": driver.peer.key,
         "batches": args.long_batches,
@@ -615,6 +536,21 @@ async def measure_replay(driver: Driver, args: argparse.Namespace) -> dict[str, 
         "seconds_median": round(statistics.median(timings), 4),
         "ms_per_1000_events": round(statistics.median(timings) / len(history.events) * 1e6, 2),
     }
+
+
+async def start_server_with_retries(attempts: int = 3, **kwargs: Any) -> WorkflowEnvironment:
+    """The embedded dev server; on a loaded machine it can miss the SDK's 5 s start
+    deadline, so a failed start is tried again."""
+    from seawall.runtime.devserver import start_dev_server
+
+    for attempt in range(1, attempts + 1):
+        try:
+            return await start_dev_server(**kwargs)
+        except RuntimeError as err:
+            if attempt == attempts or "did not start" not in str(err):
+                raise
+            print(f"the dev server did not start in time (attempt {attempt}); trying again")
+    raise AssertionError("unreachable")
 
 
 async def run(args: argparse.Namespace, log: Callable[[str], None] = print) -> dict[str, Any]:
@@ -627,9 +563,6 @@ async def run(args: argparse.Namespace, log: Callable[[str], None] = print) -> d
     for key, reason in skipped.items():
         log(f"skipping {key}: {reason}")
     report: dict[str, Any] = {
-        "machine": machine(),
-        "commit": git_commit(),
-        "load_average_before": [round(x, 2) for x in os.getloadavg()],
         "workload": {
             "batches_per_prompt": args.batches,
             "calls_per_batch": args.calls,
@@ -640,20 +573,8 @@ async def run(args: argparse.Namespace, log: Callable[[str], None] = print) -> d
         "skipped": skipped,
         "versions": versions(),
     }
-    started = time.perf_counter()
     report["server_config"] = server_config(args)
-    # The calls of one workflow task each peer's worker starts itself (docs/capacity.md, "Eager
-    # calls"): Seawall's setting, and the SDK's default or --peers-eager-calls.
-    report["eager_calls"] = {
-        p.key: (
-            default_of("eager_calls_per_workflow_task")
-            if args.seawall_eager_calls is None
-            else args.seawall_eager_calls
-        )
-        if p.module is None
-        else args.peers_eager_calls or SDK_EAGER_CALLS
-        for p in peers
-    }
+    report["eager_calls"] = {}  # each peer's worker's (WorkerConfig.eager_calls)
     metrics_port = free_port()
     env = await start_server_with_retries(
         storage=history_bytes.filesystem_store(args.payload_store),
@@ -674,39 +595,44 @@ async def run(args: argparse.Namespace, log: Callable[[str], None] = print) -> d
         drivers: dict[str, Driver] = {}
         processes: dict[str, WorkerProcess] = {}
         for peer in peers:
-            worker = await WorkerProcess.start(peer, address, namespace, args)
-            workers.append(worker)
-            client = (
-                bench_client(env.client)
-                if peer.module is None
-                else await peer_client(address, namespace, peer)
+            config = WorkerConfig(
+                peer=peer.key,
+                address=address,
+                namespace=namespace,
+                task_queue=f"bench-peer-{peer.key}-{uuid.uuid4().hex[:12]}",
+                calls=args.calls,
+                tool_latency=args.tool_latency,
+                peers_eager_calls=args.peers_eager_calls,
+                seawall_eager_calls=args.seawall_eager_calls,
+                payload_store=args.payload_store,
             )
+            report["eager_calls"][peer.key] = config.eager_calls()
+            worker = await WorkerProcess.start(config)
+            workers.append(worker)
+            client = await driver_client(env, peer)
             drivers[peer.key] = Driver(peer, client, worker.queue, workspace)
             processes[peer.key] = worker
             await drivers[peer.key].many(args.batches, args.calls, WARMUP_PROMPTS, WARMUP_PROMPTS)
         levels: list[dict[str, Any]] = []
+        server = await SettledReadings.start(metrics_port)
         for concurrency in args.concurrency:
             default = PROMPTS.get(concurrency, 2 * concurrency)
             rounds = ROUNDS.get(concurrency, 2) if args.rounds is None else args.rounds
             per_round = max(concurrency, (args.prompts or default) // max(1, rounds))
-            merged: dict[str, Level] = {}
+            merged = {peer.key: Level(peer.key, concurrency) for peer in peers}
             # Interleaved rounds, the order rotated each round: a change in the machine's
             # load (2 cores here) hits every peer alike instead of whichever ran then.
             for r in range(max(1, rounds)):
                 order = peers[r % len(peers) :] + peers[: r % len(peers)] if peers else []
                 for peer in order:
-                    level = await measure_level(
+                    await measure_level(
+                        merged[peer.key],
                         drivers[peer.key],
                         processes[peer.key],
                         args,
                         per_round,
-                        concurrency,
-                        metrics_port,
+                        server,
                     )
-                    if peer.key in merged:
-                        merged[peer.key].merge(level)
-                    else:
-                        merged[peer.key] = level
             for peer in peers:
                 levels.append(merged[peer.key].summary())
                 log(
@@ -715,10 +641,12 @@ async def run(args: argparse.Namespace, log: Callable[[str], None] = print) -> d
                     f"{levels[-1]['batch_latency_ms_median']} ms"
                 )
         report["levels"] = levels
-        report["against_best_peer"] = against_best_peer(levels)
+        baselines = {p.key for p in peers if p.baseline}
+        report["against_best_peer"] = against_best_peer(levels, baselines)
+        report["over_bare"] = over_bare(levels)
         if args.bytes_batches:
             report["bytes"] = await history_bytes.sweep(
-                drivers, args.bytes_batches, args.calls, args.payload_store, log
+                drivers, args.bytes_batches, args.calls, args.payload_store, log, baselines
             )
         report["replay"] = []
         if args.long_batches > 0:
@@ -733,8 +661,6 @@ async def run(args: argparse.Namespace, log: Callable[[str], None] = print) -> d
             await worker.stop()
         await env.shutdown()
         shutil.rmtree(workspace, ignore_errors=True)
-    report["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
-    report["seconds"] = round(time.perf_counter() - started, 1)
     return report
 
 
@@ -799,10 +725,7 @@ def main(argv: list[str] | None = None) -> int:
         "eager_calls_per_workflow_task setting's default; 0: every call through the queue)",
     )
     parser.add_argument(
-        "--peers",
-        type=lambda s: [x for x in s.split(",") if x],
-        default=list(PEERS),
-        help="comma-separated: " + ",".join(PEERS),
+        "--peers", type=peer_keys, default=list(PEERS), help="comma-separated: " + ",".join(PEERS)
     )
     parser.add_argument(
         "--bytes-batches",
@@ -814,24 +737,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--json", type=Path, default=None, help=f"write the report (e.g. {DEFAULT_JSON})"
     )
-    parser.add_argument("--serve-worker", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--peer", default="seawall", help=argparse.SUPPRESS)
-    parser.add_argument("--address", default="", help=argparse.SUPPRESS)
-    parser.add_argument("--namespace", default="default", help=argparse.SUPPRESS)
-    parser.add_argument("--task-queue", default="", help=argparse.SUPPRESS)
-    parser.add_argument("--result-chars", type=int, default=0, help=argparse.SUPPRESS)
-    parser.add_argument("--payload-store", type=Path, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--serve-worker", metavar="JSON", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve_worker:
-        asyncio.run(serve_worker(args))
+        asyncio.run(serve_worker(WorkerConfig.model_validate_json(args.serve_worker)))
         return 0
     if args.concurrency is None:
         args.concurrency = [] if args.bytes_batches else [1, 10, 100]
     if any(b < 1 for b in args.bytes_batches):
         parser.error("--bytes-batches must be ≥ 1 each")
-    unknown = [k for k in args.peers if k not in PEERS]
-    if unknown:
-        parser.error(f"--peers: unknown {', '.join(unknown)} (known: {', '.join(PEERS)})")
     if args.reader_polls_per_second is not None and args.reader_polls_per_second < 1:
         parser.error("--reader-polls-per-second must be ≥ 1")
     if args.peers_eager_calls is not None and args.peers_eager_calls < 1:
@@ -840,15 +754,14 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--seawall-eager-calls must be 0 to 1000")
     if args.batches < 1 or args.calls < 2:
         parser.error("--batches must be ≥ 1 and --calls ≥ 2 (the fetch calls and flaky_api)")
-    report = asyncio.run(run(args))
+    return run_and_report(run(args), print_report, args.json)
+
+
+def print_report(report: dict[str, Any]) -> None:
+    """The levels' tables, then the bytes sweep's (``--bytes-batches``)."""
     print_tables(report)
     if report.get("bytes"):
         print("\n" + "\n".join(history_bytes.bytes_table(report["bytes"])))
-    if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report, indent=2) + "\n")
-        print(f"\nwrote {args.json}")
-    return 0
 
 
 if __name__ == "__main__":

@@ -1,9 +1,11 @@
-"""What ``bench/peers.py`` makes of its measurements: Seawall over the best peer on each
-target figure, the versions measured, and the tables it prints. Kept apart from the driver so
-that the run (workers, load, replay) reads as one job and the report as another."""
+"""What ``bench/peers.py`` makes of its measurements: Seawall over the best durable agent on
+each target figure, Seawall over the bare loop on every figure (its overhead), the versions
+measured, and the tables it prints. Kept apart from the driver so that the run (workers, load,
+replay) reads as one job and the report as another."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from bench.peer_history import SEGMENTS
@@ -18,9 +20,11 @@ TARGETS = (
 )
 
 
-def against_best_peer(levels: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def against_best_peer(
+    levels: list[dict[str, Any]], baselines: Collection[str] = ()
+) -> list[dict[str, Any]]:
     """Per concurrency and target figure: Seawall's value, the best other peer's (and
-    which), and their ratio."""
+    which), and their ratio; ``baselines`` (the bare loop) are floors, not peers to beat."""
     out = []
     for concurrency in sorted({row["concurrency"] for row in levels}):
         rows = {r["peer"]: r for r in levels if r["concurrency"] == concurrency}
@@ -29,7 +33,11 @@ def against_best_peer(levels: list[dict[str, Any]]) -> list[dict[str, Any]]:
         for row in rows.values():
             row["seconds_per_prompt"] = round(1 / row["prompts_per_second"], 4)
         for key, title in TARGETS:
-            others = {k: r[key] for k, r in rows.items() if k != "seawall" and r[key]}
+            others = {
+                k: r[key]
+                for k, r in rows.items()
+                if k != "seawall" and k not in baselines and r[key]
+            }
             if not others or not rows["seawall"][key]:
                 continue
             best = min(others, key=lambda k: others[k])
@@ -44,6 +52,25 @@ def against_best_peer(levels: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     "ratio": round(rows["seawall"][key] / others[best], 3),
                 }
             )
+    return out
+
+
+def over_bare(levels: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Per concurrency (as text, a JSON key), Seawall's figure over the bare loop's for
+    every table figure both have: what Seawall costs over the loop a user writes by hand
+    (prompts per second enters as its inverse, so > 1 is costlier throughout)."""
+    out: dict[str, dict[str, float]] = {}
+    for concurrency in sorted({row["concurrency"] for row in levels}):
+        rows = {r["peer"]: r for r in levels if r["concurrency"] == concurrency}
+        if "seawall" not in rows or "bare" not in rows:
+            continue
+        ratios = {}
+        for key, _title, _fmt in COLUMNS:
+            seawall, bare = rows["seawall"].get(key), rows["bare"].get(key)
+            if seawall and bare:
+                inverse = key == "prompts_per_second"
+                ratios[key] = round(bare / seawall if inverse else seawall / bare, 3)
+        out[str(concurrency)] = ratios
     return out
 
 
@@ -66,66 +93,112 @@ def versions() -> dict[str, str]:
     return out
 
 
+# The table's figures, one row per concurrency each; lower is better except prompts per second.
 COLUMNS = (
-    ("batch_latency_ms_median", "batch ms p50"),
-    ("batch_latency_ms_p95", "batch ms p95"),
-    ("prompts_per_second", "prompts/s"),
-    ("history_events_per_prompt", "events/prompt"),
-    ("history_bytes_per_prompt", "hist B/prompt"),
-    ("payload_bytes_per_prompt", "payload B/prompt"),
-    ("worker_cpu_ms_per_prompt", "worker CPU ms/prompt"),
-    ("server_cpu_ms_per_prompt", "server CPU ms/prompt"),
-    ("worker_peak_rss_mib", "worker peak RSS MiB"),
-    ("worker_rss_growth_kib_per_inflight_prompt", "RSS KiB/in-flight"),
-    ("server_handoffs_per_prompt", "hand-offs/prompt"),
-    ("server_call_handoffs_per_prompt", "of them calls/prompt"),
-    ("server_handoff_wait_ms_mean", "hand-off wait ms mean"),
+    ("batch_latency_ms_median", "per-batch latency, median ms", "{:,.1f}"),
+    ("batch_latency_ms_p95", "per-batch latency, p95 ms", "{:,.1f}"),
+    ("prompts_per_second", "prompts per second", "{:,.2f}"),
+    ("history_events_per_prompt", "history events", "{:,.1f}"),
+    ("history_bytes_per_prompt", "history bytes", "{:,.0f}"),
+    ("payload_bytes_per_prompt", "payload bytes", "{:,.0f}"),
+    ("worker_cpu_ms_per_prompt", "worker CPU ms", "{:,.1f}"),
+    ("worker_peak_rss_mib", "worker peak RSS, MiB", "{:,.1f}"),
+    (
+        "worker_rss_growth_kib_per_inflight_prompt",
+        "worker RSS growth per in-flight prompt, KiB",
+        "{:,.1f}",
+    ),
+    ("server_cpu_ms_per_prompt", "server CPU ms", "{:,.1f}"),
+    ("server_workflow_writes_per_prompt", "server workflow writes", "{:,.1f}"),
+    ("server_handoffs_per_prompt", "server hand-offs to matching", "{:,.1f}"),
+    ("server_call_handoffs_per_prompt", "of them calls not started eagerly", "{:,.1f}"),
+    ("server_handoff_wait_ms_mean", "their wait for the transfer-queue read, mean ms", "{:,.1f}"),
 )
 
 
-def print_tables(report: dict[str, Any]) -> None:
-    w = report["workload"]
-    print(
-        f"\n{w['batches_per_prompt']} batches x {w['calls_per_batch']} calls per prompt, "
-        f"tool latency {w['tool_latency_seconds']} s; dev server "
-        + (
-            ", ".join(f"{k}={v}" for k, v in report["server_config"].items())
-            if report.get("server_config")
-            else "as it ships"
-        )
-        + "; eager calls per workflow task: "
-        + ", ".join(f"{k} {v}" for k, v in report.get("eager_calls", {}).items())
-        + "; versions: "
-        + ", ".join(f"{k} {v}" for k, v in report["versions"].items())
-    )
+def markdown(report: dict[str, Any]) -> list[str]:
+    """The report as markdown: what was run, every peer's figures per concurrency (with
+    Seawall over the bare loop as a last column when both ran), where a batch's time goes,
+    the replays, and Seawall over the best durable agent. ``bench/peers.py`` prints it and
+    ``bench/capacity.py --markdown`` puts it in docs/capacity.md."""
     keys = list(report["peers"])
-    width = max([16, *(len(k) + 2 for k in keys)])
-    for concurrency in sorted({row["concurrency"] for row in report["levels"]}):
-        rows = {r["peer"]: r for r in report["levels"] if r["concurrency"] == concurrency}
-        print(f"\nconcurrency {concurrency} ({rows[keys[0]]['prompts']} prompts per peer)")
-        print(f"  {'':22}" + "".join(f"{k:>{width}}" for k in keys))
-        for key, label in COLUMNS:
-            print(f"  {label:22}" + "".join(f"{rows[k][key]!s:>{width}}" for k in keys))
-        for name in SEGMENTS:
-            cells = "".join(f"{rows[k]['batch_segments_ms_median'][name]!s:>{width}}" for k in keys)
-            print(f"  {'  ' + name + ' ms':22}" + cells)
-    if report.get("against_best_peer"):
-        print("\nSeawall over the best peer on each figure (target ≤ 1.00×)")
-        for row in report["against_best_peer"]:
-            mark = "" if row["ratio"] <= 1.0 else "  over target"
-            print(
-                f"  c={row['concurrency']:<4} {row['title']:<28} {row['seawall']!s:>10} vs "
-                f"{row['best_peer_value']!s:>10} ({row['best_peer']}): {row['ratio']:.2f}×{mark}"
-            )
-    if report.get("replay"):
-        print("\nreplay of one long history")
-        for r in report["replay"]:
-            if "error" in r:
-                print(f"  {r['peer']:{width}} failed: {r['error']}")
+    overhead = report.get("over_bare") or {}
+    w = report["workload"]
+    config = report.get("server_config") or {}
+    server = (
+        "dev server with " + ", ".join(f"`{k}={v}`" for k, v in config.items())
+        if config
+        else "dev server as it ships"
+    )
+    eager = report.get("eager_calls") or {}
+    if eager:
+        server += "; calls of a workflow task started eagerly: " + ", ".join(
+            f"{k} {v}" for k, v in eager.items()
+        )
+    out = [
+        f"`bench/peers.py` (commit {report.get('commit', 'unknown')}, load average "
+        f"{report.get('load_average_before')} before, {report.get('load_average_after')} "
+        f"after; {w['batches_per_prompt']} batches of {w['calls_per_batch']} calls, tool "
+        f"latency {w['tool_latency_seconds']} s; {server}; "
+        + ", ".join(f"{k} {v}" for k, v in report.get("versions", {}).items())
+        + "):",
+        "",
+        "| per prompt | concurrency | "
+        + " | ".join(report["peers"][k] for k in keys)
+        + " |"
+        + (" Seawall over bare |" if overhead else ""),
+        "|---|---|" + "---|" * (len(keys) + bool(overhead)),
+    ]
+    concurrencies = sorted({r["concurrency"] for r in report["levels"]})
+    by_level = {
+        c: {r["peer"]: r for r in report["levels"] if r["concurrency"] == c} for c in concurrencies
+    }
+    for key, title, fmt in COLUMNS:
+        for c in concurrencies:
+            values = [by_level[c].get(k, {}).get(key) for k in keys]
+            if all(v is None for v in values):  # a figure this run did not record
                 continue
-            print(
-                f"  {r['peer']:{width}} {r['batches']} batches, {r['events']} events: "
-                f"{r['seconds_median']:.3f} s ({r['ms_per_1000_events']} ms per 1,000 events)"
+            cells = ["-" if v is None else fmt.format(v) for v in values]
+            if overhead:
+                ratio = overhead.get(str(c), {}).get(key)
+                cells.append("-" if ratio is None else f"{ratio:.2f}×")
+            out.append(f"| {title} | {c} | " + " | ".join(cells) + " |")
+    for name in SEGMENTS:
+        for c in concurrencies:
+            values = [
+                by_level[c].get(k, {}).get("batch_segments_ms_median", {}).get(name) for k in keys
+            ]
+            cells = ["-" if v is None else f"{v:,.1f}" for v in values] + ["-"] * bool(overhead)
+            out.append(f'| a batch\'s step "{name}", median ms | {c} | ' + " | ".join(cells) + " |")
+    replays = {r["peer"]: r for r in report.get("replay", [])}
+    if replays:
+        cells = [
+            "-"
+            if k not in replays
+            else "failed"
+            if "error" in replays[k]
+            else f"{replays[k]['seconds_median']:.2f} ({replays[k]['events']:,} events)"
+            for k in keys
+        ] + ["-"] * bool(overhead)
+        batches = next(iter(replays.values())).get("batches", "long")
+        out.append(f"| replay of a {batches}-batch history, s | - | " + " | ".join(cells) + " |")
+    compared = report.get("against_best_peer") or []
+    if compared:
+        out += ["", "| Seawall over the best durable agent (target ≤ 1.00) | concurrency | ratio |"]
+        out.append("|---|---|---|")
+        for row in compared:
+            out.append(
+                f"| {row['title']} (best: {row['best_peer']}) | {row['concurrency']} | "
+                f"{row['ratio']:.2f} |"
             )
+    return out
+
+
+def print_tables(report: dict[str, Any]) -> None:
+    print()
+    print("\n".join(markdown(report)))
+    for r in report.get("replay", []):
+        if "error" in r:
+            print(f"  replay failed: {r['peer']}: {r['error']}")
     for key, reason in report["skipped"].items():
         print(f"  not run: {key}: {reason}")

@@ -36,6 +36,7 @@ from activities.sandbox import (
 )
 from activities.tools.base import ToolContext
 from activities.tools.shell import RunShellCommandArgs, RunShellCommandTool
+from bench.report_runner import percentile
 
 DEFAULT_CALLS = 40
 
@@ -56,11 +57,6 @@ def _modes() -> dict[str, Sandbox]:
             print(f"skipping {name}: {sandbox.problem}", file=sys.stderr)
             del modes[name]
     return modes
-
-
-def _quantile(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 async def measure(calls: int, command: str) -> dict[str, Any]:
@@ -84,7 +80,7 @@ async def measure(calls: int, command: str) -> dict[str, Any]:
     results = {
         name: {
             "median_ms": round(statistics.median(values), 2),
-            "p90_ms": round(_quantile(values, 0.9), 2),
+            "p90_ms": round(percentile(values, 0.9), 2),
             "calls": len(values),
         }
         for name, values in samples.items()

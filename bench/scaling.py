@@ -5,9 +5,10 @@
 
 docs/capacity.md sizes a production deployment from per-prompt costs; this shows the shape
 the sizing assumes, on this machine. One embedded dev server; for each worker count K, K
-worker processes (``bench/overhead.py --serve-worker``, Seawall's worker with the guard's
-default workload) share one task queue, and a fixed offered load — ``--prompts`` prompts of
-the overhead workload, ``--concurrency`` in flight — runs through them. Worker counts
+worker processes (``bench/peers.py --serve-worker``, Seawall's worker as it ships) share one
+task queue, and a fixed offered load — ``--prompts`` prompts of the peer benchmark's Seawall
+prompt (5 batches of 4 calls, guard enforce, ``bench/peer_seawall.py``), ``--concurrency``
+in flight — runs through them. Worker counts
 alternate over ``--rounds`` rounds (1,2,3,4 then 4,3,2,1) so a change in the machine's
 load hits them alike.
 
@@ -22,21 +23,19 @@ plateaus once the cores are busy; the report says which party holds them. Result
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
-import signal
 import statistics
-import sys
 import tempfile
 import time
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.overhead_harness import Bench, Workload
-from bench.report_runner import git_commit, machine, run_and_report
-from bench.server_metrics import free_port, process_cpu_seconds, read_counters, server_cpu_seconds
+from bench.peer_seawall import Workload
+from bench.peers import PEERS, Driver, WorkerConfig, WorkerProcess
+from bench.report_runner import load_average, run_and_report
+from bench.server_metrics import free_port, server_cpu_seconds, settled_counters
+from bench.trusted import bench_client
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -51,94 +50,65 @@ def machine_idle_jiffies() -> tuple[int, int]:
     return idle, sum(fields)
 
 
-@dataclass
-class WorkerPool:
-    """K worker subprocesses on one task queue."""
-
-    processes: list[asyncio.subprocess.Process]
-    queue: str
-
-    @classmethod
-    async def start(cls, count: int, address: str, namespace: str) -> WorkerPool:
-        queue = f"bench-scale-{count}-{uuid.uuid4().hex[:8]}"
-        processes = []
-        for _ in range(count):
-            proc = await asyncio.create_subprocess_exec(
-                sys.executable,
-                str(ROOT / "bench" / "overhead.py"),
-                "--serve-worker",
-                "--address",
-                address,
-                "--namespace",
-                namespace,
-                "--task-queue",
-                queue,
-                "--kind",
-                "seawall",
-                stdout=asyncio.subprocess.PIPE,
-            )
-            processes.append(proc)
-        pool = cls(processes, queue)
-        for proc in processes:
-            assert proc.stdout is not None
-            line = await asyncio.wait_for(proc.stdout.readline(), 180)
-            if line.strip() != b"ready":
-                await pool.stop()
-                raise RuntimeError(f"a worker did not start: {line!r}")
-        return pool
-
-    def cpu_seconds(self) -> float:
-        return sum(process_cpu_seconds(p.pid) for p in self.processes)
-
-    async def stop(self) -> None:
-        for proc in self.processes:
-            if proc.returncode is None:
-                proc.send_signal(signal.SIGTERM)
-        for proc in self.processes:
-            try:
-                await asyncio.wait_for(proc.wait(), 30)
-            except TimeoutError:
-                proc.kill()
-                await proc.wait()
-
-
 async def measure(
-    bench: Bench, address: str, namespace: str, workers: int, prompts: int, concurrency: int
+    driver: Driver,
+    address: str,
+    namespace: str,
+    workers: int,
+    prompts: int,
+    concurrency: int,
+    metrics_port: int,
 ) -> dict[str, Any]:
     """One worker count under the fixed offered load."""
-    pool = await WorkerPool.start(workers, address, namespace)
+    queue = f"bench-scale-{workers}-{uuid.uuid4().hex[:8]}"
+    workload = Workload()
+    # Seawall's worker as it ships, its tools without latency: the workload's own.
+    config = WorkerConfig(
+        peer="seawall",
+        address=address,
+        namespace=namespace,
+        task_queue=queue,
+        calls=workload.calls,
+        tool_latency=0.0,
+    )
+    driver.queue = queue
+    pool: list[WorkerProcess] = []
     try:
-        bench.queues = {"seawall": pool.queue, "d": pool.queue}
-        await bench.many("b", 4 * workers, 2 * workers)  # every worker loads and warms
-        server0, workers0, driver0 = server_cpu_seconds(), pool.cpu_seconds(), time.process_time()
+        for _ in range(workers):  # started one by one: a failed start stops the others
+            pool.append(await WorkerProcess.start(config))
+        # Every worker loads and warms.
+        await driver.many(workload.batches, workload.calls, 4 * workers, 2 * workers)
+        counters0 = await settled_counters(metrics_port)  # first: it waits
+        server0, driver0 = server_cpu_seconds(), time.process_time()
+        workers0 = sum(w.cpu_seconds() for w in pool)
         idle0, total0 = machine_idle_jiffies()
-        counters0 = read_counters(bench.metrics_port)
         started = time.perf_counter()
-        run = await bench.many("b", prompts, concurrency)
+        await driver.many(workload.batches, workload.calls, prompts, concurrency)
         wall = time.perf_counter() - started
-        counters = read_counters(bench.metrics_port) - counters0
         idle1, total1 = machine_idle_jiffies()
         server = server_cpu_seconds() - server0
-        worker_cpu = pool.cpu_seconds() - workers0
-        driver = time.process_time() - driver0
+        worker_cpu = sum(w.cpu_seconds() for w in pool) - workers0
+        driver_cpu = time.process_time() - driver0
+        counters = await settled_counters(metrics_port) - counters0  # after: it waits
     finally:
-        await pool.stop()
+        for worker in pool:
+            await worker.stop()
     cpus = os.cpu_count() or 1
     return {
         "workers": workers,
-        "prompts": run.prompts,
+        "prompts": prompts,
         "wall_seconds": round(wall, 2),
-        "prompts_per_second": round(run.prompts / wall, 2),
+        "prompts_per_second": round(prompts / wall, 2),
         "cores_busy": {
             "server": round(server / wall, 2),
             "workers": round(worker_cpu / wall, 2),
-            "driver": round(driver / wall, 2),
+            "driver": round(driver_cpu / wall, 2),
         },
         "machine_idle_share": round((idle1 - idle0) / max(1, total1 - total0), 3),
         "cores": cpus,
-        "server_cpu_ms_per_prompt": round(server / run.prompts * 1000, 1),
-        "worker_cpu_ms_per_prompt": round(worker_cpu / run.prompts * 1000, 1),
-        "workflow_writes_per_prompt": round(counters.workflow_writes / run.prompts, 1),
+        "server_cpu_ms_per_prompt": round(server / prompts * 1000, 1),
+        "worker_cpu_ms_per_prompt": round(worker_cpu / prompts * 1000, 1),
+        "workflow_writes_per_prompt": round(counters.workflow_writes / prompts, 1),
     }
 
 
@@ -210,9 +180,6 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     for r in range(args.rounds):
         order.extend(counts if r % 2 == 0 else list(reversed(counts)))
     report: dict[str, Any] = {
-        "machine": machine(),
-        "commit": git_commit(),
-        "load_average_before": [round(x, 2) for x in os.getloadavg()],
         "offered_load": {
             "prompts": args.prompts,
             "concurrency": args.concurrency,
@@ -224,19 +191,24 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     }
     print(
         f"Offered load: {args.prompts} prompts, {args.concurrency} in flight; worker counts in "
-        f"order {order}; load average {report['load_average_before']}",
+        f"order {order}; load average {load_average()}",
         flush=True,
     )
-    started = time.perf_counter()
     port = free_port()
     rows = []
     with tempfile.TemporaryDirectory(prefix="seawall-bench-scaling-") as workspace:
         async with await start_dev_server(extra_args=["--metrics-port", str(port)]) as env:
             address = env.client.service_client.config.target_host
-            bench = Bench(env.client, Workload(), workspace, metrics_port=port)
+            driver = Driver(PEERS["seawall"], bench_client(env.client), "", workspace)
             for count in order:
                 row = await measure(
-                    bench, address, env.client.namespace, count, args.prompts, args.concurrency
+                    driver,
+                    address,
+                    env.client.namespace,
+                    count,
+                    args.prompts,
+                    args.concurrency,
+                    port,
                 )
                 rows.append(row)
                 busy = row["cores_busy"]
@@ -249,8 +221,6 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     report["runs"] = rows
     report["summary"] = summarise(rows)
     report["verdict"] = verdict(report["summary"], os.cpu_count() or 1)
-    report["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
-    report["seconds"] = round(time.perf_counter() - started, 1)
     return report
 
 
@@ -289,11 +259,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=DEFAULT_JSON)
     args = parser.parse_args(argv)
 
-    def render(report: dict[str, Any]) -> None:
-        print_summary(report)
-        print(f"{report['seconds']} s in all")
-
-    return run_and_report(run(args), render, args.json)
+    return run_and_report(run(args), print_summary, args.json)
 
 
 if __name__ == "__main__":

@@ -8,9 +8,8 @@ holding every Temporal service and its SQLite store. Two windows onto it:
 - its Prometheus endpoint (``--metrics-port``), read before and after a run:
   ``persistence_requests`` by operation (``UpdateWorkflowExecution`` is the write every
   workflow update makes to the store; in production each is a PostgreSQL/Cassandra
-  transaction). Its ``state_transition_count`` histogram records each execution's running
-  total at every update, so its sum is not a count of transitions; a prompt's own count
-  is ``state_transition_count`` in its description (:func:`state_transitions`). Its
+  transaction). (Its ``state_transition_count`` histogram records each execution's
+  running total at every update, so its sum is not a count of transitions.) Its
   ``task_latency_queue`` histogram times each transfer task from its creation to its
   processing: the hand-offs (:data:`HANDOFF_TASKS`) of a workflow task or a non-eager
   activity to matching, which wait for the history service's next transfer-queue read.
@@ -22,15 +21,14 @@ system workflows stay out.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import os
 import re
 import socket
 import urllib.request
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-
-from temporalio.client import Client
 
 NAMESPACE = "default"
 # Persistence operations that write a workflow's state or history: each is one store
@@ -115,6 +113,46 @@ def read_counters(port: int | None) -> ServerCounters:
         return parse_counters(response.read().decode("utf-8"))
 
 
+# The dev server reports its persistence counters to its endpoint about once a second (its
+# hand-offs at once): a run's last writes show up to a second after it ended. A settle gives
+# up after SETTLE_READS reads: writes still arriving then are counted in the next run.
+SETTLE_SECONDS = 1.0
+SETTLE_READS = 4
+
+
+async def settled_counters(port: int | None) -> ServerCounters:
+    """The counters once every workflow write made so far has reached them: read until two
+    reads :data:`SETTLE_SECONDS` apart agree on it, so a run's writes are not counted in the
+    next one (the other requests never stop: the pollers' own keep coming)."""
+    counters = read_counters(port)
+    for _ in range(SETTLE_READS if port is not None else 0):
+        await asyncio.sleep(SETTLE_SECONDS)
+        later = read_counters(port)
+        if later.workflow_writes == counters.workflow_writes:
+            return later
+        counters = later
+    return counters
+
+
+@dataclass
+class SettledReadings:
+    """Runs one after another, each counted between two settled reads of the counters; the
+    read that ends one run starts the next, so each run waits for one settle, not two."""
+
+    port: int | None
+    last: ServerCounters = field(default_factory=ServerCounters)
+
+    @classmethod
+    async def start(cls, port: int | None) -> SettledReadings:
+        return cls(port, await settled_counters(port))
+
+    async def since_last(self) -> ServerCounters:
+        """What the counters gained since the last settled read (the run just ended)."""
+        now = await settled_counters(self.port)
+        gained, self.last = now - self.last, now
+        return gained
+
+
 def process_cpu_seconds(pid: int) -> float:
     """CPU time (user + system) of one process so far; 0 once it is gone."""
     try:
@@ -143,14 +181,3 @@ def dev_server_pids() -> list[int]:
 def server_cpu_seconds() -> float:
     """CPU time so far of the embedded dev server this process started."""
     return sum(process_cpu_seconds(pid) for pid in dev_server_pids())
-
-
-async def state_transitions(client: Client, workflow_ids: list[str]) -> float:
-    """Mean state transitions per workflow: the server's own count for each execution
-    (``DescribeWorkflowExecution``), what Temporal Cloud's and a cluster's capacity are
-    quoted in."""
-    counts = []
-    for workflow_id in workflow_ids:
-        described = await client.get_workflow_handle(workflow_id).describe()
-        counts.append(described.raw_description.workflow_execution_info.state_transition_count)
-    return sum(counts) / len(counts) if counts else 0.0

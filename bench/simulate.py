@@ -149,25 +149,18 @@ class SimResult:
 
     def verdict(self) -> dict[str, Any]:
         """The fields a real ``PromptResult`` is compared on (see :func:`result_verdict`)."""
-        return {
-            "stop_reason": self.stop_reason.value,
-            "loop_type": self.loop_type,
-            "model_requests": self.model_requests,
-            "tool_calls": self.tool_calls.model_dump(),
-            "guard": [entry.model_dump() for entry in self.guard],
-            "enforcement_disabled": self.enforcement_disabled,
-            "pending_input": list(self.pending_input),
-            "messages": [m.model_dump(mode="json") for m in self.messages],
-            "loop_profile": self.loop_profile,
-            "rules": [entry.model_dump() for entry in self.rules],
-        }
+        return _verdict(self, self.loop_type)
 
 
 def result_verdict(result: PromptResult) -> dict[str, Any]:
     """The same fields of a real workflow result."""
+    return _verdict(result, result.loop_type.value if result.loop_type else None)
+
+
+def _verdict(result: SimResult | PromptResult, loop_type: str | None) -> dict[str, Any]:
     return {
         "stop_reason": result.stop_reason.value,
-        "loop_type": result.loop_type.value if result.loop_type else None,
+        "loop_type": loop_type,
         "model_requests": result.model_requests,
         "tool_calls": result.tool_calls.model_dump(),
         "guard": [entry.model_dump() for entry in result.guard],

@@ -30,32 +30,8 @@ class PublishingEventLog(EventLog):
         super().__init__()
         self._topic = topic
 
-    def emit(
-        self,
-        kind: EventKind,
-        *,
-        batch: int,
-        call_id: str | None = None,
-        tool_name: str | None = None,
-        status: str | None = None,
-        text: str | None = None,
-        request_id: str | None = None,
-        reason: str | None = None,
-        arguments: dict[str, Any] | None = None,
-        rule: str | None = None,
-    ) -> AgentEvent:
-        event = super().emit(
-            kind,
-            batch=batch,
-            call_id=call_id,
-            tool_name=tool_name,
-            status=status,
-            text=text,
-            request_id=request_id,
-            reason=reason,
-            arguments=arguments,
-            rule=rule,
-        )
+    def emit(self, kind: EventKind, **fields: Any) -> AgentEvent:
+        event = super().emit(kind, **fields)
         self._topic.publish(event)
         return event
 

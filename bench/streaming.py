@@ -52,7 +52,7 @@ from temporalio.worker import Worker
 
 from activities.model import ModelActivities
 from activities.model_stream import MAX_SIGNALS, TextSink
-from bench.report_runner import machine, run_and_report
+from bench.report_runner import percentile, run_and_report
 from bench.stream_baseline import EVENTS_TOPIC, StreamedPromptWorkflow
 from bench.trusted import bench_client, bench_trust
 from seawall.client.events import Idle, follow_prompt_events
@@ -280,9 +280,7 @@ async def run_variant(
         "wall_seconds": round(wall, 3),
         "pieces_timed": len(latencies),
         "latency_ms_p50": round(1000 * statistics.median(latencies), 1) if latencies else None,
-        "latency_ms_p95": round(1000 * latencies[int(0.95 * (len(latencies) - 1))], 1)
-        if latencies
-        else None,
+        "latency_ms_p95": round(1000 * percentile(latencies, 0.95), 1) if latencies else None,
         "events_delivered": delivered,
         "events_per_second": round(delivered / wall, 1) if watched else None,
         "history": {
@@ -342,9 +340,7 @@ def print_tables(report: dict[str, Any]) -> None:
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
-    started = time.monotonic()
     report: dict[str, Any] = {
-        "machine": machine(),
         "prompts": args.prompts,
         "concurrency": args.concurrency,
         "requests": args.requests,
@@ -387,7 +383,6 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     workspace=workspace,
                 )
             report["long_prompt"] = long
-    report["seconds"] = round(time.monotonic() - started, 1)
     return report
 
 
@@ -404,11 +399,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=DEFAULT_JSON)
     args = parser.parse_args(argv)
 
-    def render(report: dict[str, Any]) -> None:
-        print_tables(report)
-        print(f"\n{report['seconds']} s in all")
-
-    return run_and_report(run(args), render, args.json)
+    return run_and_report(run(args), print_tables, args.json)
 
 
 if __name__ == "__main__":

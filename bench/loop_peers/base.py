@@ -69,6 +69,17 @@ class PeerRule(Protocol):
         ...
 
 
+class NoStopByDefault:
+    """What a rule that checks at one point only (before a batch, or after it), or at
+    neither (the cap alone), inherits for the other: no stop."""
+
+    def before_batch(self, calls: list[ToolCall]) -> str | None:
+        return None
+
+    def after_batch(self, calls: list[ToolCall], outcomes: list[ToolOutcome]) -> str | None:
+        return None
+
+
 @runtime_checkable
 class RefusesCalls(Protocol):
     """Optional extension: a peer that refuses single calls instead of halting the prompt.

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import json
 
+from bench.loop_peers.base import NoStopByDefault
 from workflows.contracts import TerminalStatus, ToolCall, ToolOutcome
 
 MAX_REPETITIONS = 5
@@ -52,7 +53,7 @@ def _parameters(call: ToolCall) -> str:
     return json.dumps(arguments, sort_keys=True, separators=(",", ":"))
 
 
-class GooseRepetitionInspector:
+class GooseRepetitionInspector(NoStopByDefault):
     """goose's ``RepetitionInspector`` (REP-001 at 5 repeats, REP-002 at 3 same errors)."""
 
     name = "goose_repetition"
@@ -84,9 +85,6 @@ class GooseRepetitionInspector:
             return DECLINED_RESPONSE
         self.repeat_count = self.repeat_count + 1 if repeat else 1
         self.last_call = key
-        return None
-
-    def before_batch(self, calls: list[ToolCall]) -> str | None:
         return None
 
     def after_batch(self, calls: list[ToolCall], outcomes: list[ToolOutcome]) -> str | None:

@@ -84,6 +84,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
+from bench.loop_peers.base import NoStopByDefault
 from workflows.contracts import TerminalStatus, ToolCall, ToolOutcome
 
 IDEMPOTENT_TOOL_NAMES = frozenset(
@@ -327,7 +328,7 @@ class Decision:
         return f"[{label}: {self.code}; count={self.count}; {self.message}]"
 
 
-class HermesGuardrails:
+class HermesGuardrails(NoStopByDefault):
     """hermes-agent on an unattended platform (gateway, cron): warnings, blocks and halts."""
 
     name = "hermes_guardrails"
@@ -436,9 +437,6 @@ class HermesGuardrails:
         self._set_halt(decision)  # _guardrail_block_result
         self.refused_call_ids.add(call.call_id)
         return decision.synthetic_result()
-
-    def before_batch(self, calls: list[ToolCall]) -> str | None:
-        return None
 
     # -- after the call -----------------------------------------------------------------
 

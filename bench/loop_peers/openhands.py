@@ -46,6 +46,7 @@ import json
 from dataclasses import dataclass, field
 from itertools import count
 
+from bench.loop_peers.base import NoStopByDefault
 from workflows.contracts import TerminalStatus, ToolCall, ToolOutcome
 from workflows.contracts.outcome import ExecutionStatus
 
@@ -107,7 +108,7 @@ def nudge_text(tool_name: str, error: str, threshold: int = ACTION_ERROR) -> str
     )
 
 
-class OpenHandsStuckDetector:
+class OpenHandsStuckDetector(NoStopByDefault):
     """OpenHands V1 ``StuckDetector`` with its default thresholds."""
 
     name = "openhands_stuck"
@@ -126,9 +127,6 @@ class OpenHandsStuckDetector:
 
     def observe_model(self, text: str, calls: list[ToolCall]) -> None:
         self.text = text
-
-    def before_batch(self, calls: list[ToolCall]) -> str | None:
-        return None
 
     def observe_user(self, texts: list[str]) -> None:
         self._user_texts = list(texts)

@@ -56,7 +56,8 @@ from __future__ import annotations
 
 import json
 
-from workflows.contracts import ToolCall, ToolOutcome
+from bench.loop_peers.base import NoStopByDefault
+from workflows.contracts import ToolCall
 
 # packages/types/src/provider-settings.ts: DEFAULT_CONSECUTIVE_MISTAKE_LIMIT = 3, which
 # Task.ts passes as the detector's limit.
@@ -78,7 +79,7 @@ def roo_refusal_text(tool_name: str) -> str:
     )
 
 
-class RooToolRepetition:
+class RooToolRepetition(NoStopByDefault):
     """Roo Code CLI, non-interactive: the 4th identical call in a row is refused, then recount."""
 
     name = "roo_code_repetition"
@@ -104,12 +105,6 @@ class RooToolRepetition:
 
     def refuse_call(self, call: ToolCall) -> str | None:
         return roo_refusal_text(call.name) if self._hit(call) else None
-
-    def before_batch(self, calls: list[ToolCall]) -> str | None:
-        return None
-
-    def after_batch(self, calls: list[ToolCall], outcomes: list[ToolOutcome]) -> str | None:
-        return None
 
 
 class RooToolRepetitionAsk(RooToolRepetition):

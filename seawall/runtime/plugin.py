@@ -95,7 +95,7 @@ class SeawallPlugin(SimplePlugin):
     a client or a replayer). ``run_context`` wraps a worker's run: whatever it opens
     (MCP servers, say) it closes after the worker shut down. ``workflows`` replaces
     Seawall's own only where something else must run on the same converter and sandbox:
-    a deliberately changed workflow in the replay tests, a benchmark's baseline.
+    a deliberately changed workflow in the replay tests.
     ``storage`` is the External Storage of the converter (``seawall.runtime.storage.
     payload_storage``); ``None`` keeps whatever the client already carries, so a worker
     built from a client (:func:`client_with_plugin`) stores and reads where it does.

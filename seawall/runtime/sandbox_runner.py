@@ -89,7 +89,7 @@ class SeawallSandboxRunner(SandboxedWorkflowRunner):
 def seawall_sandbox(runner: SandboxedWorkflowRunner) -> SandboxedWorkflowRunner:
     """The SDK's own sandbox, ``runner``, as a :class:`SeawallSandboxRunner` with the same
     restrictions. Anything else is kept as it is: a subclass (its ``create_instance`` may do
-    more than the SDK's, as the benchmark's bare baseline does on purpose) or a sandbox that
+    more than the SDK's) or a sandbox that
     builds its instances with another class than the SDK's."""
     if type(runner) is not SandboxedWorkflowRunner:
         return runner

@@ -12,7 +12,6 @@ build their workers here.
 
 from __future__ import annotations
 
-import concurrent.futures
 import dataclasses
 import functools
 import os
@@ -145,12 +144,11 @@ def build_worker(
     *,
     max_cached_workflows: int = 1000,
     eager_calls_per_workflow_task: int = default_of("eager_calls_per_workflow_task"),
-    workflow_task_executor: concurrent.futures.ThreadPoolExecutor | None = None,
     trust: WorkerTrust | None = None,
 ) -> Worker:
     """A worker of ``task_queue`` serving Seawall's workflows and ``activities`` (by default
     :func:`build_activities`, with ``trust`` when given); its MCP servers stop when it shuts
-    down. ``workflow_task_executor`` is for profiling (``bench/overhead.py``).
+    down.
 
     ``eager_calls_per_workflow_task``: how many of the model and tool calls one workflow
     task schedules this worker starts itself, in the reply to that task, instead of sending
@@ -169,7 +167,6 @@ def build_worker(
         max_heartbeat_throttle_interval=timedelta(seconds=1),
         # Lets a running tool finish or heartbeat its cancellation on SIGTERM.
         graceful_shutdown_timeout=timedelta(seconds=10),
-        workflow_task_executor=workflow_task_executor,
         # The SDK wants a positive number even when eager execution is off.
         max_eager_activity_reservations_per_workflow_task=max(1, eager_calls_per_workflow_task),
         disable_eager_activity_execution=eager_calls_per_workflow_task == 0,

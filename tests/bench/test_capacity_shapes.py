@@ -3,14 +3,17 @@ docs/capacity.md): structure and proportion, never a timing."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from bench.capacity import ASSUMPTIONS, Costs, measured_costs, render, size
+from bench import server_metrics
+from bench.capacity import ASSUMPTIONS, Costs, measured_costs, peer_table, render, size
 from bench.scaling import summarise, verdict
-from bench.server_metrics import parse_counters
+from bench.server_metrics import ServerCounters, SettledReadings, parse_counters
 
 RESULTS = Path(__file__).resolve().parents[2] / "bench" / "results"
 DEFAULTS = {name: a.value for name, a in ASSUMPTIONS.items()}
@@ -21,9 +24,7 @@ def costs(**changes: float) -> Costs:
         "batches": 5,
         "server_cpu_ms": 150.0,
         "worker_cpu_ms": 100.0,
-        "state_transitions": 40.0,
         "workflow_writes": 40.0,
-        "persistence_requests": 120.0,
         "history_events": 140.0,
         "history_bytes": 60_000.0,
         "workflow_tasks": 16.0,
@@ -33,7 +34,8 @@ def costs(**changes: float) -> Costs:
         "worker_base_mib": 120.0,
         "long_stored_bytes": 13e6,
         "long_stored_payloads": 34.0,
-        "replay_10k_seconds": 1.5,
+        "replay_seconds": 1.5,
+        "replay_events": 1200,
     }
     base.update(changes)
     return Costs(**base)  # type: ignore[arg-type]
@@ -77,16 +79,36 @@ def test_render_shows_the_arithmetic_and_every_assumption() -> None:
 
 def test_the_committed_results_carry_what_the_plan_reads() -> None:
     """``make bench`` writes these; the plan must find a non-zero figure for each cost."""
-    if not (RESULTS / "overhead.json").exists():
+    if not (RESULTS / "peers.json").exists() or not (RESULTS / "scaling.json").exists():
         pytest.skip("no benchmark results committed")
     c = measured_costs(RESULTS)
-    assert c.server_cpu_ms > 0 and c.worker_cpu_ms > 0
-    assert c.state_transitions > 0 and c.workflow_writes > 0
+    assert c.server_cpu_ms > 0 and c.worker_cpu_ms > 0 and c.workflow_writes > 0
     assert c.history_events > 0 and c.history_bytes > 0 and c.kib_per_cached_prompt > 0
-    overhead = json.loads((RESULTS / "overhead.json").read_text())
-    assert overhead["commit"] and {"levels", "replay", "long", "memory"} <= set(overhead)
-    for figures in overhead.get("long_replay", {}).get("variants", {}).values():
-        assert figures["events"] > 0 and figures["replay_seconds_median"] > 0
+    assert c.workflow_tasks > 0 and c.activity_tasks > 0
+    assert c.replay_seconds is not None and c.replay_seconds > 0 and c.replay_events > 0
+
+
+def test_results_without_seawall_rows_are_refused_naming_what_to_run(tmp_path: Path) -> None:
+    (tmp_path / "peers.json").write_text(json.dumps({"levels": []}))
+    with pytest.raises(SystemExit, match=r"run bench/scaling\.py and bench/peers\.py"):
+        measured_costs(tmp_path)
+
+
+def test_the_peer_table_shows_seawall_over_the_bare_loop_as_a_column(tmp_path: Path) -> None:
+    def row(peer: str, ms: float) -> dict[str, object]:
+        return {"peer": peer, "concurrency": 1, "batch_latency_ms_median": ms}
+
+    report = {
+        "commit": "abc1234",
+        "workload": {"batches_per_prompt": 5, "calls_per_batch": 4, "tool_latency_seconds": 0},
+        "peers": {"seawall": "Seawall", "bare": "bare loop"},
+        "levels": [row("seawall", 110.0), row("bare", 100.0)],
+        "over_bare": {"1": {"batch_latency_ms_median": 1.1}},
+    }
+    (tmp_path / "peers.json").write_text(json.dumps(report))
+    table = peer_table(tmp_path)
+    assert "| per prompt | concurrency | Seawall | bare loop | Seawall over bare |" in table
+    assert "| per-batch latency, median ms | 1 | 110.0 | 100.0 | 1.10× |" in table
 
 
 def test_scaling_summary_finds_the_plateau() -> None:
@@ -158,3 +180,33 @@ def test_server_counters_time_the_handoffs_to_matching_only() -> None:
     assert run.handoffs == 20
     assert run.activity_handoffs == 10
     assert run.workflow_writes == 0
+
+
+def reading_writes(monkeypatch: pytest.MonkeyPatch, writes: list[float]) -> None:
+    """The dev server's counters read as ``writes`` workflow writes, one read after another."""
+    reads: Iterator[float] = iter(writes)
+    monkeypatch.setattr(server_metrics, "SETTLE_SECONDS", 0)
+    monkeypatch.setattr(
+        server_metrics, "read_counters", lambda port: ServerCounters(workflow_writes=next(reads))
+    )
+
+
+def test_each_run_counts_the_writes_between_two_settled_reads_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Settled at 5; the first run's writes keep arriving (9, then 12) until two reads agree;
+    # that read starts the second run, which wrote nothing.
+    reading_writes(monkeypatch, [5, 5, 9, 12, 12, 12, 12])
+
+    async def two_runs() -> tuple[ServerCounters, ServerCounters]:
+        readings = await SettledReadings.start(9999)
+        return await readings.since_last(), await readings.since_last()
+
+    first, second = asyncio.run(two_runs())
+    assert (first.workflow_writes, second.workflow_writes) == (7, 0)
+
+
+def test_a_settle_gives_up_after_its_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+    reading_writes(monkeypatch, [float(n) for n in range(100)])  # writes that never stop
+    counters = asyncio.run(server_metrics.settled_counters(9999))
+    assert counters.workflow_writes == server_metrics.SETTLE_READS

@@ -62,3 +62,12 @@ def test_a_failed_prompt_is_shown_where_it_stopped_and_left_out_of_the_exponent(
     at20 = next(line for line in lines if line.split()[:1] == ["20"])
     assert "stopped: TerminatedError" in at20 and at20.endswith("-")
     assert lines[-1].split()[:4] == ["exponent", "1.00", "/", "-"]
+
+
+def test_seawall_s_ratio_leaves_out_the_bare_loop_a_floor_not_a_peer() -> None:
+    bare = {"peer": "bare", "batches": 5, "history_bytes": 10_000, "payload_bytes": 5_000,
+            "stored_bytes": 0}  # fmt: skip
+    rows = [*ROWS, bare]
+    report = {"rows": rows, "growth_exponent": with_exponents(rows), "baselines": ["bare"]}
+    at5 = next(line for line in bytes_table(report) if line.split()[:1] == ["5"])
+    assert "10,000 (5,000)" in at5 and at5.endswith("0.80×")  # over openai-agents' 50,000
