@@ -50,6 +50,18 @@ async def shell(
         return False, failure.message
 
 
+async def owned_shell(
+    ws: Path, command: str, sandbox: Sandbox, owner: str | None
+) -> ToolFailure | str:
+    """``run_shell_command`` through the real tool for ``owner`` (its owner group): the
+    output, or the failure itself, to check its type and text."""
+    ctx = ToolContext(workspace_root=ws, sandbox=sandbox, shell_timeout_seconds=60, owner=owner)
+    try:
+        return await RunShellCommandTool().run(RunShellCommandArgs(command=command), ctx)
+    except ToolFailure as failed:
+        return failed
+
+
 def marker() -> str:
     """A unique ``sleep`` argument, so a host-side /proc scan finds only this test's process."""
     return f"{7000 + uuid.uuid4().int % 1000}.{uuid.uuid4().int % 10**6:06d}"

@@ -16,9 +16,8 @@ import pytest
 
 from activities.sandbox import Sandbox, SandboxUnavailable
 from activities.sandbox.owners import owner_group
-from activities.tools.base import ToolContext, ToolFailure
-from activities.tools.shell import RunShellCommandArgs, RunShellCommandTool
-from tests.activities.sandbox_helpers import real_sandbox
+from activities.tools.base import ToolFailure
+from tests.activities.sandbox_helpers import owned_shell, real_sandbox
 from workflows.contracts import ToolErrorType
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="bubblewrap")
@@ -29,14 +28,6 @@ OWNER_QUOTA_MB = 12
 WORKSPACE_QUOTA_MB = 64
 # Files written one after another, each under what is left, so only the watch can stop them.
 SPREAD = "for i in $(seq 1 8); do head -c 1m /dev/zero > part$i; sleep 0.3; done"
-
-
-async def run(ws: Path, command: str, sandbox: Sandbox, owner: str | None) -> ToolFailure | str:
-    ctx = ToolContext(workspace_root=ws, sandbox=sandbox, shell_timeout_seconds=60, owner=owner)
-    try:
-        return await RunShellCommandTool().run(RunShellCommandArgs(command=command), ctx)
-    except ToolFailure as failed:
-        return failed
 
 
 @pytest.fixture
@@ -63,11 +54,13 @@ async def test_the_owner_quota_binds_all_her_workspaces_and_not_another_owners(
     first, second, bobs = owners["alice-1"], owners["alice-2"], owners["bob-1"]
     # 8 MB in her first session's workspace, then a control just under what is left in her
     # second one (3 of 4 MB): both run.
-    assert isinstance(await run(first, "head -c 8m /dev/zero > kept", sandbox, ALICE), str)
-    control = await run(second, "head -c 3m /dev/zero > c && rm c && echo ok", sandbox, ALICE)
+    assert isinstance(await owned_shell(first, "head -c 8m /dev/zero > kept", sandbox, ALICE), str)
+    control = await owned_shell(
+        second, "head -c 3m /dev/zero > c && rm c && echo ok", sandbox, ALICE
+    )
     assert isinstance(control, str) and "ok" in control, control
     # The same writes in her second workspace, past her quota over both: stopped, saying so.
-    stopped = await run(second, SPREAD, sandbox, ALICE)
+    stopped = await owned_shell(second, SPREAD, sandbox, ALICE)
     assert isinstance(stopped, ToolFailure), stopped
     assert stopped.error_type is ToolErrorType.DISK_QUOTA_EXCEEDED
     assert f"the owner's disk quota of {OWNER_QUOTA_MB} MB" in stopped.message
@@ -76,14 +69,16 @@ async def test_the_owner_quota_binds_all_her_workspaces_and_not_another_owners(
     # One large file stops at what is left of her quota (4 MB), not of the workspace's.
     for part in second.glob("part*"):
         part.unlink()
-    big = await run(second, "head -c 32m /dev/zero > big", sandbox, ALICE)
+    big = await owned_shell(second, "head -c 32m /dev/zero > big", sandbox, ALICE)
     assert isinstance(big, ToolFailure) and "File size limit exceeded" in big.message
     assert 3 * 1024 * 1024 < (second / "big").stat().st_size <= 4 * 1024 * 1024
     (second / "big").unlink()
     # bob writes as much as she could not, beside her, in his own workspace.
     bob, alice = await asyncio.gather(
-        run(bobs, SPREAD.replace("sleep 0.3", "sleep 0.1") + " && echo bob-ok", sandbox, BOB),
-        run(second, SPREAD, sandbox, ALICE),
+        owned_shell(
+            bobs, SPREAD.replace("sleep 0.3", "sleep 0.1") + " && echo bob-ok", sandbox, BOB
+        ),
+        owned_shell(second, SPREAD, sandbox, ALICE),
     )
     assert isinstance(bob, str) and "bob-ok" in bob, bob
     assert isinstance(alice, ToolFailure)
@@ -98,8 +93,8 @@ async def test_an_owner_over_her_quota_writes_nothing_until_a_workspace_goes(
     # Her first workspace holds more than her quota (written before it was set); a call there
     # that writes nothing lists it in the index.
     (first / "kept").write_bytes(b"\0" * (OWNER_QUOTA_MB + 1) * 1024 * 1024)
-    assert isinstance(await run(first, "ls", sandbox, ALICE), str)
-    full = await run(second, "echo more > more.txt", sandbox, ALICE)
+    assert isinstance(await owned_shell(first, "ls", sandbox, ALICE), str)
+    full = await owned_shell(second, "echo more > more.txt", sandbox, ALICE)
     assert isinstance(full, ToolFailure), full
     assert full.error_type is ToolErrorType.DISK_QUOTA_EXCEEDED
     assert "already at the owner's disk quota" in full.message
@@ -113,7 +108,7 @@ async def test_an_owner_over_her_quota_writes_nothing_until_a_workspace_goes(
     for path in first.iterdir():
         path.unlink()
     first.rmdir()
-    assert isinstance(await run(second, "echo more > more.txt", sandbox, ALICE), str)
+    assert isinstance(await owned_shell(second, "echo more > more.txt", sandbox, ALICE), str)
 
 
 async def test_a_quota_hit_stops_the_writer_not_a_reader_of_the_same_batch(ws: Path) -> None:
@@ -125,8 +120,8 @@ async def test_a_quota_hit_stops_the_writer_not_a_reader_of_the_same_batch(ws: P
         pytest.skip("no cgroup lists a sandbox's processes here (docs/security-sandbox.md)")
     (ws / "notes.txt").write_text("read me\n")
     writer, reader = await asyncio.gather(
-        run(ws, SPREAD, sandbox, None),
-        run(
+        owned_shell(ws, SPREAD, sandbox, None),
+        owned_shell(
             ws,
             "for i in $(seq 1 12); do cat notes.txt > /dev/null; sleep 0.25; done; echo reader-ok",
             sandbox,
@@ -142,10 +137,10 @@ async def test_space_taken_without_a_write_is_stopped_too(ws: Path) -> None:
     """``fallocate`` takes blocks without writing a byte, so the kernel counts no write: the
     watch stops growth that no sandbox owns up to at its second look."""
     sandbox = real_sandbox(workspace_disk_mb=8)
-    control = await run(ws, "fallocate -l 4M f0 && rm f0 && echo ok", sandbox, None)
+    control = await owned_shell(ws, "fallocate -l 4M f0 && rm f0 && echo ok", sandbox, None)
     assert isinstance(control, str) and "ok" in control, control
     hog = "for i in $(seq 1 16); do fallocate -l 2M f$i; sleep 0.3; done"
-    stopped = await run(ws, hog, sandbox, None)
+    stopped = await owned_shell(ws, hog, sandbox, None)
     assert isinstance(stopped, ToolFailure), stopped
     assert stopped.error_type is ToolErrorType.DISK_QUOTA_EXCEEDED
     # 8 MB is four files; stopped within two looks past the fifth, not when it ends.

@@ -23,9 +23,8 @@ from activities.sandbox.cgroup import sandbox_cgroup_roots
 from activities.sandbox.owners import is_owner_group, owner_group
 from activities.tool_runner import ToolActivities
 from activities.tools import BUILTIN_TOOLS
-from activities.tools.base import ToolContext, ToolFailure
-from activities.tools.shell import RunShellCommandArgs, RunShellCommandTool
-from tests.activities.sandbox_helpers import real_sandbox
+from activities.tools.base import ToolFailure
+from tests.activities.sandbox_helpers import owned_shell, real_sandbox
 from tests.activities.test_sandbox_limits import SPIN, _limits, hog, needs
 from tests.process_secrets import descendants_of
 from tests.trust_helpers import TEST_SIGNING_KEY, harness_trust
@@ -46,14 +45,6 @@ def test_the_pseudonym_names_no_owner_and_depends_on_the_key() -> None:
     assert owner_group("alice@example.com", "another-key") != ALICE
     assert owner_group(None, "test-key") is None
     assert not is_owner_group("123-abcdef01") and not is_owner_group("o-alice")
-
-
-async def run(ws: Path, command: str, sandbox: Sandbox, owner: str | None) -> ToolFailure | str:
-    ctx = ToolContext(workspace_root=ws, sandbox=sandbox, shell_timeout_seconds=60, owner=owner)
-    try:
-        return await RunShellCommandTool().run(RunShellCommandArgs(command=command), ctx)
-    except ToolFailure as failed:
-        return failed
 
 
 def test_an_owners_sandboxes_share_one_group_holding_the_owner_limits(ws: Path) -> None:
@@ -114,13 +105,13 @@ async def test_the_owner_memory_limit_binds_an_owners_sandboxes_and_not_another_
     alice, bob = ws / "alice", ws / "bob"
     alice.mkdir()
     bob.mkdir()
-    control = await run(alice, hog(48), sandbox, ALICE)
+    control = await owned_shell(alice, hog(48), sandbox, ALICE)
     assert isinstance(control, str) and "held 48 MB" in control, control
     # Each holds its 48 MB until the other does too, so they overlap whatever the timing.
     results = await asyncio.gather(
-        run(alice, _holding(48, "one"), sandbox, ALICE),
-        run(alice, _holding(48, "two"), sandbox, ALICE),
-        run(bob, hog(48), sandbox, BOB),
+        owned_shell(alice, _holding(48, "one"), sandbox, ALICE),
+        owned_shell(alice, _holding(48, "two"), sandbox, ALICE),
+        owned_shell(bob, hog(48), sandbox, BOB),
     )
     stopped = [r for r in results[:2] if isinstance(r, ToolFailure)]
     assert stopped, results
@@ -156,8 +147,8 @@ async def test_the_owner_cpu_cap_bounds_all_of_an_owners_sandboxes_together(ws: 
     needs(sandbox, "cpu")
     started = asyncio.get_running_loop().time()
     results = await asyncio.gather(
-        run(ws, SPIN.format(seconds=2), sandbox, ALICE),
-        run(ws, SPIN.format(seconds=2), sandbox, ALICE),
+        owned_shell(ws, SPIN.format(seconds=2), sandbox, ALICE),
+        owned_shell(ws, SPIN.format(seconds=2), sandbox, ALICE),
     )
     wall = asyncio.get_running_loop().time() - started
     assert all(isinstance(r, str) for r in results), results
