@@ -97,7 +97,6 @@ async def run(shape: Shape, keys: list[str], history_limit: int | None = None) -
     skipped = {p.key: r for p in wanted if (r := peers.missing(p)) is not None}
     work = Path(tempfile.mkdtemp(prefix="seawall-bench-long-peers-"))
     store = work / "payloads"
-    peers.set_shape(1, 0.0, shape.result_chars)
     report: dict[str, Any] = {
         "versions": versions(),
         "shape": asdict(shape),
@@ -118,6 +117,8 @@ async def run(shape: Shape, keys: list[str], history_limit: int | None = None) -
             for arg in ("--dynamic-config-value", f"{key}={value}")
         ],
     )
+    # Seawall's fixtures are built here from the shape: set for this run, then put back.
+    replaced = peers.set_shape(1, 0.0, shape.result_chars)
     try:
         address = env.client.service_client.config.target_host
         namespace = env.client.namespace
@@ -156,6 +157,7 @@ async def run(shape: Shape, keys: list[str], history_limit: int | None = None) -
             finally:
                 await worker.stop()
     finally:
+        peers.set_shape(replaced.calls, replaced.tool_latency_seconds, replaced.result_chars)
         await env.shutdown()
         shutil.rmtree(work, ignore_errors=True)
     return report

@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import importlib
 import importlib.util
 import shutil
@@ -181,11 +182,14 @@ def peer_keys(text: str) -> list[str]:
     return keys
 
 
-def set_shape(calls: int, tool_latency: float, result_chars: int = 0) -> None:
-    """Before a peer module is imported: its module-level agent is built from this."""
+def set_shape(calls: int, tool_latency: float, result_chars: int = 0) -> peer_script.Shape:
+    """Before a peer module is imported: its module-level agent is built from this. Returns
+    the shape it replaced, for a driver that sets it for a while to put back."""
+    replaced = dataclasses.replace(peer_script.SHAPE)
     peer_script.SHAPE.calls = calls
     peer_script.SHAPE.tool_latency_seconds = tool_latency
     peer_script.SHAPE.result_chars = result_chars
+    return replaced
 
 
 def peer_module(peer: Peer) -> ModuleType:
