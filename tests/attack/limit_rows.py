@@ -43,6 +43,10 @@ OUT_OF_MEMORY = "stopped at the sandbox's memory limit"
 DISK_QUOTA = "over a disk quota (its workspace's or its owner's)"
 BOB_SAYS = "bob-ok-$((40+2))"
 MIB = 1024 * 1024
+# What a disk hog does once it has written: wait, so that the watched quota (which looks
+# less often on a loaded machine) stops it before it could end by itself; a hog that ends
+# on its own was not stopped, and its row fails.
+HOLD = "; sleep 60"
 
 
 def allocate(megabytes: int) -> str:
@@ -109,7 +113,10 @@ LIMIT_ROWS: list[dict[str, Any]] = [
             {"tool_calls": [shell("head -c 8m /dev/zero > control && rm control")]},
             {
                 "tool_calls": [
-                    shell("for i in $(seq 1 8); do head -c 4m /dev/zero > part$i; sleep 0.5; done")
+                    shell(
+                        "for i in $(seq 1 8); do head -c 4m /dev/zero > part$i; sleep 0.5; done"
+                        + HOLD
+                    )
                 ]
             },
         ],
@@ -209,13 +216,14 @@ def check(row: dict[str, Any], stack: AttackStack, outcome: Outcome) -> None:
 # The owner's disk quota (docs/security-sandbox.md, "Disk per owner"): alice keeps 12 MB in
 # one session's workspace, then in a second session writes a control that fits beside it
 # (8 MB, removed again) and files of 2 MB one after another, each workspace staying under
-# its own quota of 16 MB, until both together pass her 24 MB.
+# its own quota of 16 MB, until both together pass her 24 MB. The hogs wait after writing
+# (HOLD), so the quota's watch stops them however slowly a loaded machine lets it look.
 OWNER_DISK_FIRST = [{"tool_calls": [shell("head -c 12m /dev/zero > kept && echo kept")]}]
 OWNER_DISK_SECOND = [
     {"tool_calls": [shell("head -c 8m /dev/zero > control && rm control")]},
     {
         "tool_calls": [
-            shell("for i in $(seq 1 7); do head -c 2m /dev/zero > part$i; sleep 0.5; done")
+            shell("for i in $(seq 1 7); do head -c 2m /dev/zero > part$i; sleep 0.5; done" + HOLD)
         ]
     },
 ]
