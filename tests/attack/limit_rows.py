@@ -208,7 +208,7 @@ def check(row: dict[str, Any], stack: AttackStack, outcome: Outcome) -> None:
         cap = row.get("cpu_cap", CPU_MAX_PERCENT)
         assert used <= cap / 100 * wall + 0.5, f"{used} s of CPU in {wall} s"
     bob = outcome.facts["bob"]
-    assert "bob-ok-42" in bob.seen, "bob's prompt did not finish with his output"
+    assert "bob-ok-42" in bob.seen, f"bob did not finish: {settled(bob.seen)}"
     assert [c.get("status") for c in settled(bob.seen)] == ["success"]
     assert (stack.bob["workspace"] / "bob-secret.txt").read_text() == stack.bob["secret"]
 
@@ -255,6 +255,6 @@ def check_owner_disk(stack: AttackStack, first: Outcome, second: Outcome, bob: O
     written = sum(p.stat().st_size for p in second.facts["session"].workspace.glob("part*"))
     assert written < DISK_QUOTA_MB * MIB, "the workspace's own quota could have stopped it"
     assert 12 * MIB + written <= (OWNER_DISK_QUOTA_MB + 4) * MIB, f"{written} bytes written"
-    assert "bob-ok-42" in bob.seen, "bob's prompt did not finish with his output"
+    assert "bob-ok-42" in bob.seen, f"bob did not finish: {settled(bob.seen)}"
     assert [c.get("status") for c in settled(bob.seen)] == ["success"]
     assert (stack.bob["workspace"] / "bob-secret.txt").read_text() == stack.bob["secret"]
