@@ -173,12 +173,13 @@ def filesystem_store(root: Path) -> ExternalStorage:
 
 def stored_bytes(root: Path, namespace: str, workflow_id: str) -> tuple[int, int]:
     """The bytes and the number of the payloads the store under ``root`` holds for
-    ``workflow_id`` (its per-workflow index: what ``seawall storage gc`` reads)."""
+    ``workflow_id`` (its per-workflow index: what ``seawall storage gc`` reads): their
+    manifests and each chunk they are made of once."""
     driver = FilesystemStorageDriver(root)
     for refs in driver.workflow_refs(namespace):
         if refs.workflow_id == workflow_id:
-            blobs = [driver.blob_path(d) for d in refs.digests()]
-            return sum(b.stat().st_size for b in blobs if b.exists()), len(blobs)
+            digests = refs.digests()
+            return driver.stored_size(digests), len(digests)
     return 0, 0
 
 

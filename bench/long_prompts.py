@@ -161,7 +161,6 @@ async def measure(
     for refs in driver.workflow_refs(client.namespace):
         if refs.workflow_id == workflow_id:
             digests = refs.digests()
-    stored = [driver.blob_path(d) for d in digests]
     return Measured(
         leg=leg,
         pages=pages,
@@ -170,8 +169,8 @@ async def measure(
         conversation_chars=sum(len(m.content) for m in result.messages),
         history_bytes=sum(e.ByteSize() for e in history.events),
         history_events=len(history.events),
-        stored_bytes=sum(p.stat().st_size for p in stored if p.exists()),
-        stored_payloads=len(stored),
+        stored_bytes=driver.stored_size(digests),
+        stored_payloads=len(digests),
         batch_ms_median=round(statistics.median(latencies), 2) if latencies else 0.0,
         batch_ms_p90=round(percentile(latencies, 0.9), 2),
         wall_seconds=round(wall, 2),

@@ -63,8 +63,8 @@ def render(report: GcReport) -> str:
     return (
         f"namespace {report.namespace}: {report.workflows_kept} workflows kept, "
         f"{len(report.workflows_deleted)} deleted by Temporal; {verb} "
-        f"{report.blobs_removed} payloads ({report.bytes_removed} bytes), "
-        f"kept {report.blobs_kept}"
+        f"{report.blobs_removed} payloads and {report.chunks_removed} chunks "
+        f"({report.bytes_removed} bytes), kept {report.blobs_kept} payloads"
     )
 
 

@@ -61,6 +61,7 @@ from temporalio.converter import (
 )
 from temporalio.exceptions import ApplicationError
 
+from seawall.runtime import storage_chunks
 from seawall.runtime.private_files import PRIVATE_FILE_MODE, private_dir, private_file
 from seawall.runtime.storage_s3 import s3_driver
 
@@ -72,6 +73,7 @@ DEFAULT_THRESHOLD_BYTES = 64 * 1024
 
 FILESYSTEM_DRIVER = "seawall.fs"
 BLOBS = "blobs"
+CHUNKS = "chunks"
 REFS = "refs"
 WORKFLOW_ID_FILE = "workflow-id"
 # Index entries of payloads stored with no workflow in their context (a client starting a
@@ -152,22 +154,22 @@ class FilesystemStorageDriver(StorageDriver):
         target = context.target
         namespace = target.namespace if target is not None else ""
         workflow_id = target.id if isinstance(target, StorageDriverWorkflowInfo) else None
-        blobs = [p.SerializeToString() for p in payloads]
+        blobs = [(p.SerializeToString(), p.data) for p in payloads]
         return await asyncio.to_thread(self._store, namespace, workflow_id, blobs)
 
     def _store(
-        self, namespace: str, workflow_id: str | None, blobs: list[bytes]
+        self, namespace: str, workflow_id: str | None, blobs: list[tuple[bytes, bytes]]
     ) -> list[StorageDriverClaim]:
         claims = []
         refs = self.refs_dir(namespace, workflow_id)
-        for data in blobs:
+        for data, payload_data in blobs:
             digest = hashlib.sha256(data).hexdigest()
             try:
                 private_dir(refs)
                 if workflow_id is not None and not (refs / WORKFLOW_ID_FILE).exists():
                     private_file(refs / WORKFLOW_ID_FILE).write_text(workflow_id, encoding="utf-8")
                 (refs / digest).touch(mode=PRIVATE_FILE_MODE)
-                self._write_blob(digest, data)
+                self._write_payload(digest, data, payload_data)
             except OSError as err:
                 reason = "the disk is full" if err.errno == errno.ENOSPC else err.strerror
                 raise _failure(
@@ -188,8 +190,27 @@ class FilesystemStorageDriver(StorageDriver):
             return False
         return (self.refs_dir(namespace, workflow_id) / digest).is_file()
 
-    def _write_blob(self, digest: str, data: bytes) -> None:
-        path = self.blob_path(digest)
+    def chunk_path(self, digest: str) -> Path:
+        return self.root / CHUNKS / digest[:2] / digest
+
+    def _write_payload(self, digest: str, data: bytes, payload_data: bytes) -> None:
+        """The payload ``data`` (whose data field is ``payload_data``) under ``digest``: as
+        a manifest of content-defined chunks when it has more than one (the chunks first,
+        so a manifest never names a chunk not yet written), else as itself."""
+        if self.blob_path(digest).exists():
+            self._write_file(self.blob_path(digest), data)  # touched
+            return
+        chunked = storage_chunks.split(data, payload_data)
+        if chunked is None:
+            self._write_file(self.blob_path(digest), data)
+            return
+        manifest, chunks = chunked
+        for chunk_digest, chunk in chunks:
+            self._write_file(self.chunk_path(chunk_digest), chunk)
+        self._write_file(self.blob_path(digest), manifest.encode())
+
+    @staticmethod
+    def _write_file(path: Path, data: bytes) -> None:
         if path.exists():
             os.utime(path)  # recently used: gc's grace period starts again
             return
@@ -221,7 +242,7 @@ class FilesystemStorageDriver(StorageDriver):
                     "a stored payload reference is malformed (its digest is not a SHA-256)",
                 )
             try:
-                data = self.blob_path(digest).read_bytes()
+                data = self._read_payload(digest)
             except FileNotFoundError:
                 raise _failure(
                     STORED_PAYLOAD_MISSING,
@@ -244,6 +265,42 @@ class FilesystemStorageDriver(StorageDriver):
             payload.ParseFromString(data)
             payloads.append(payload)
         return payloads
+
+    def _read_payload(self, digest: str) -> bytes:
+        """The serialized payload ``digest`` names, its chunks joined (unchecked: the caller
+        compares it with the digest). A malformed manifest reads as bytes that do not match."""
+        blob = self.blob_path(digest).read_bytes()
+        if not storage_chunks.is_manifest(blob):
+            return blob
+        try:
+            manifest = storage_chunks.decode(blob)
+        except ValueError:
+            return blob
+        return storage_chunks.join(manifest, lambda d: self.chunk_path(d).read_bytes())
+
+    def manifest_chunks(self, blob: Path) -> list[str]:
+        """The chunks the stored payload ``blob`` is made of (none for one stored whole)."""
+        with blob.open("rb") as handle:
+            if handle.read(len(storage_chunks.MANIFEST_HEADER)) != storage_chunks.MANIFEST_HEADER:
+                return []
+        try:
+            return storage_chunks.decode(blob.read_bytes()).chunk_digests()
+        except ValueError:
+            return []
+
+    def stored_size(self, digests: set[str]) -> int:
+        """The bytes the payloads ``digests`` take in the store: their blobs, and each chunk
+        they are made of once."""
+        total = 0
+        chunks: set[str] = set()
+        for digest in digests:
+            path = self.blob_path(digest)
+            if path.exists():
+                total += path.stat().st_size
+                chunks.update(self.manifest_chunks(path))
+        return total + sum(
+            self.chunk_path(c).stat().st_size for c in chunks if self.chunk_path(c).exists()
+        )
 
     def workflow_refs(self, namespace: str) -> list[WorkflowRefs]:
         """Every workflow of ``namespace`` the index holds payloads for."""
@@ -272,7 +329,13 @@ class FilesystemStorageDriver(StorageDriver):
         }
 
     def blobs(self) -> list[Path]:
-        base = self.root / BLOBS
+        return self._files(BLOBS)
+
+    def chunks(self) -> list[Path]:
+        return self._files(CHUNKS)
+
+    def _files(self, kind: str) -> list[Path]:
+        base = self.root / kind
         if not base.is_dir():
             return []
         return [p for p in base.glob("*/*") if not p.name.startswith(".")]

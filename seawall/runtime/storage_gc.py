@@ -12,7 +12,9 @@ workflow the SDK's store context names, so :func:`collect`:
    permission error) stops the collection before anything is removed: it never guesses;
 3. removes each blob of the snapshot that no remaining index entry (of any namespace) holds
    and that nobody stored or reused within ``grace`` (a store writes its index entry before
-   its blob and touches a blob it reuses, so a payload being stored right now is kept).
+   its blob and touches a blob it reuses, so a payload being stored right now is kept);
+4. removes each chunk (``seawall.runtime.storage_chunks``) that no remaining payload is made
+   of, with the same grace (a store writes or touches a payload's chunks before its manifest).
 
 A live workflow, or a closed one still in retention, therefore always keeps its payloads.
 """
@@ -23,6 +25,7 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from datetime import timedelta
+from pathlib import Path
 
 from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
 from temporalio.client import Client
@@ -44,6 +47,7 @@ class GcReport:
     blobs_removed: int = 0
     bytes_removed: int = 0
     blobs_kept: int = 0
+    chunks_removed: int = 0
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -54,6 +58,7 @@ class GcReport:
             "blobs_removed": self.blobs_removed,
             "bytes_removed": self.bytes_removed,
             "blobs_kept": self.blobs_kept,
+            "chunks_removed": self.chunks_removed,
         }
 
 
@@ -89,6 +94,7 @@ async def collect(
     started = time.time()
     report = GcReport(namespace=client.namespace, dry_run=dry_run)
     snapshot = driver.blobs()
+    chunk_snapshot = driver.chunks()
     deleted = []
     for refs in driver.workflow_refs(client.namespace):
         if await workflow_exists(client, refs.workflow_id):
@@ -102,6 +108,7 @@ async def collect(
     # Read after the removals: an entry a store wrote meanwhile counts.
     referenced = driver.referenced_digests(excluding={refs.path for refs in deleted})
     newest_removable = started - grace.total_seconds()
+    removed: set[str] = set()
     for blob in snapshot:
         try:
             stat = blob.stat()
@@ -112,6 +119,27 @@ async def collect(
             continue
         if not dry_run:
             blob.unlink(missing_ok=True)
+        removed.add(blob.name)
         report.blobs_removed += 1
         report.bytes_removed += stat.st_size
+    # 4. the chunks no payload left is made of (read after the removals; same grace).
+    used = {c for blob in driver.blobs() if blob.name not in removed for c in _chunks(driver, blob)}
+    for chunk in chunk_snapshot:
+        try:
+            stat = chunk.stat()
+        except FileNotFoundError:
+            continue
+        if chunk.name in used or stat.st_mtime > newest_removable:
+            continue
+        if not dry_run:
+            chunk.unlink(missing_ok=True)
+        report.chunks_removed += 1
+        report.bytes_removed += stat.st_size
     return report
+
+
+def _chunks(driver: FilesystemStorageDriver, blob: Path) -> list[str]:
+    try:
+        return driver.manifest_chunks(blob)
+    except FileNotFoundError:  # removed meanwhile (another collection)
+        return []

@@ -139,6 +139,10 @@ async def test_a_prompt_past_the_old_size_stop_runs_to_its_end_with_its_payloads
     [refs] = driver.workflow_refs("default")
     assert refs.workflow_id == result.workflow_id
     assert refs.digests() <= {p.name for p in driver.blobs()}
+    # Each page is in its call's result, the next model request and the prompt's result, and
+    # is stored once (seawall/runtime/storage_chunks.py): about the conversation's own size.
+    conversation_chars = sum(len(m.content) for m in result.messages)
+    assert driver.stored_size(refs.digests()) <= 1.2 * conversation_chars
 
     # The last model request carried the context policy's view: oldest pages elided.
     sent = (await model_requests(stored, history))[-1].messages

@@ -69,6 +69,10 @@ async def test_gc_removes_only_the_payloads_of_deleted_workflows(
     assert held[sharing] | held[alone] <= remaining  # shared payloads stay
     assert not (held[gone] - held[sharing]) & remaining
     assert {r.workflow_id for r in driver.workflow_refs(client.namespace)} == {sharing, alone}
+    # The chunks left are exactly those the payloads left are made of.
+    used = {c for blob in driver.blobs() for c in driver.manifest_chunks(blob)}
+    assert used and {c.name for c in driver.chunks()} == used
+    assert report.chunks_removed == dry.chunks_removed > 0
     # What stays still reads back.
     kept = await stored.get_workflow_handle(sharing, result_type=PromptResult).result()
     assert kept.messages
