@@ -6,9 +6,13 @@ left as the session made them inside a 0700 workspaces root."""
 
 from __future__ import annotations
 
+import json
 import stat
 import sys
 from pathlib import Path
+
+from temporalio.api.common.v1 import Payload
+from temporalio.converter import StorageDriverStoreContext, StorageDriverWorkflowInfo
 
 from seawall.cli.stack import Stack, StackConfig
 from seawall.runtime.devserver import start_dev_server
@@ -68,8 +72,13 @@ async def test_the_dev_server_database_is_private(tmp_path: Path) -> None:
 
 async def test_the_payload_store_writes_private_files(tmp_path: Path) -> None:
     driver = FilesystemStorageDriver(tmp_path / "payloads")
-    driver._store("default", "wf-1", [b"a payload"])
+    # A small payload (stored whole) and a long one (stored as chunks and their manifest).
+    long = json.dumps({"messages": [{"content": f"{n} " * 5_000} for n in range(3)]})
+    context = StorageDriverStoreContext(
+        target=StorageDriverWorkflowInfo(namespace="default", id="wf-1", type="PromptWorkflow")
+    )
+    await driver.store(context, [Payload(data=b'"a payload"'), Payload(data=long.encode())])
     written = list((tmp_path / "payloads").rglob("*"))
-    assert written
+    assert driver.chunks() and written
     for path in written:
         assert mode(path) == (0o700 if path.is_dir() else 0o600), path
