@@ -27,7 +27,6 @@ remaining manifest names (``seawall.runtime.storage_gc``).
 from __future__ import annotations
 
 import hashlib
-import re
 import struct
 import zlib
 from collections.abc import Callable, Iterator
@@ -37,8 +36,7 @@ from itertools import pairwise
 # A manifest starts with a byte no serialized protobuf message starts with (field number 0).
 MANIFEST_HEADER = b"\x00seawall-chunks-v1\n"
 DIGEST_BYTES = 32
-# A JSON string literal (escapes included): the unit chunks are made of.
-_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+_BACKSLASH = ord("\\")
 # A string at least this long is a chunk of its own: a message's text, a page, a file.
 OWN_CHUNK_BYTES = 4 * 1024
 # Shorter strings are grouped into chunks of at least this many bytes, cut after a string whose
@@ -50,12 +48,32 @@ _CUT_MASK = (1 << CUT_BITS) - 1
 _LENGTH = struct.Struct(">I")
 
 
+def strings(data: bytes) -> Iterator[tuple[int, int]]:
+    """Where ``data``'s JSON string literals are (start, end), quotes included: the units
+    chunks are made of. Found with ``bytes.find`` (a long page is two calls, not a loop over
+    its characters); a quote is escaped when an odd run of backslashes precedes it."""
+    find = data.find
+    start = find(b'"')
+    while start >= 0:
+        end = find(b'"', start + 1)
+        while end > 0 and data[end - 1] == _BACKSLASH:
+            run = end - 1
+            while data[run] == _BACKSLASH:
+                run -= 1
+            if (end - 1 - run) % 2 == 0:
+                break
+            end = find(b'"', end + 1)
+        if end < 0:
+            return
+        yield start, end + 1
+        start = find(b'"', end + 1)
+
+
 def cuts(data: bytes) -> list[int]:
     """The offsets ``data`` is cut at (ascending, without 0 and ``len(data)``)."""
     found: list[int] = []
     last = 0
-    for match in _STRING.finditer(data):
-        start, end = match.span()
+    for start, end in strings(data):
         if end - start >= OWN_CHUNK_BYTES:
             if start > last:
                 found.append(start)
@@ -128,7 +146,10 @@ def decode(blob: bytes) -> Manifest:
 def split(serialized: bytes, data: bytes) -> tuple[Manifest, list[tuple[str, bytes]]] | None:
     """``serialized`` (a payload whose data field is ``data``) as a manifest and its chunks
     (digest, bytes), or None when chunking would not pay (one chunk only)."""
-    at = serialized.find(data) if data else -1
+    if not data:
+        return None
+    # The data field is a payload's last but for rarely set ones: a comparison, not a search.
+    at = len(serialized) - len(data) if serialized.endswith(data) else serialized.find(data)
     if at < 0:
         return None
     pieces = chunks_of(data)

@@ -55,6 +55,26 @@ def test_chunks_join_back_to_the_bytes_they_were_cut_from(data: bytes) -> None:
     assert all(pieces)
 
 
+json_values = st.recursive(
+    st.text(alphabet=st.sampled_from('ab"\\\n\u00e9/')) | st.integers() | st.none(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner),
+    max_leaves=12,
+)
+
+
+@given(json_values, st.booleans())
+def test_the_units_are_exactly_the_json_string_literals(value: object, ascii_only: bool) -> None:
+    data = json.dumps(value, ensure_ascii=ascii_only).encode()
+    spans = list(storage_chunks.strings(data))
+
+    # Each span is one string literal, escaped quotes and backslashes inside it ...
+    assert all(isinstance(json.loads(data[a:b]), str) for a, b in spans)
+    # ... and no quote is left outside them.
+    edges = [0, *(edge for span in spans for edge in span), len(data)]
+    gaps = [data[edges[i] : edges[i + 1]] for i in range(0, len(edges), 2)]
+    assert not any(b'"' in gap for gap in gaps)
+
+
 def test_the_same_message_in_two_payloads_is_cut_into_the_same_chunk() -> None:
     pages = [page(n, 30_000) for n in range(3)]
     alone = json.dumps(tool_result(1, pages[1])).encode()
