@@ -66,7 +66,7 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
-from bench import history_bytes, peers
+from bench import peer_history, peers
 from bench.peer_history import batch_gaps
 from bench.peers import PEERS, peer_keys
 from bench.peers_report import versions
@@ -123,10 +123,10 @@ def long_prompt_scenario(batches: int, result_chars: int) -> dict[str, Any]:
 async def measure(
     client: Client, store: Path, workflow_id: str, leg: str, pages: int, wall: float
 ) -> dict[str, Any]:
-    """One prompt's figures: how it ended, its bytes (``history_bytes.prompt_bytes``) and the
+    """One prompt's figures: how it ended, its bytes (``peer_history.prompt_bytes``) and the
     time between consecutive model requests (one batch each)."""
     result = await client.get_workflow_handle(workflow_id, result_type=PromptResult).result()
-    history, figures = await history_bytes.prompt_bytes(client, workflow_id, store)
+    history, figures = await peer_history.prompt_bytes(client, workflow_id, store)
     latencies = [gap * 1000 for gap in batch_gaps(history, CALL_MODEL)]
     return {
         "leg": leg,
@@ -343,7 +343,7 @@ async def reached(
 ) -> dict[str, Any]:
     """How far one harness got with the shape (its model calls, how its history ended: a
     termination's reason or a failure's message), and what it left (its bytes)."""
-    history, figures = await history_bytes.prompt_bytes(client, workflow_id, store)
+    history, figures = await peer_history.prompt_bytes(client, workflow_id, store)
     last = history.events[-1]
     reason = ""
     if last.HasField("workflow_execution_terminated_event_attributes"):

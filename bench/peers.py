@@ -73,7 +73,7 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Replayer, Worker
 
-from bench import history_bytes, peer_script
+from bench import peer_history, peer_script
 from bench.peer_history import SEGMENTS, batch_gaps, batch_segments, payload_bytes
 from bench.peer_seawall import ToolLatency, Workload, seawall_worker
 from bench.peers_report import against_best_peer, over_bare, print_tables, versions
@@ -259,7 +259,7 @@ async def build_peer_worker(config: WorkerConfig) -> Worker:
             config.address,
             config.namespace,
             interceptors=[ToolLatency(config.tool_latency)],
-            storage=history_bytes.filesystem_store(store) if store else None,
+            storage=peer_history.filesystem_store(store) if store else None,
         )
         return seawall_worker(client, queue, eager_calls=config.eager_calls())
     module = peer_module(peer)
@@ -585,7 +585,7 @@ async def start_server(
         extra_args += ("--dynamic-config-value", f"{key}={value}")
     for attempt in range(1, attempts + 1):
         try:
-            storage = history_bytes.filesystem_store(store)
+            storage = peer_history.filesystem_store(store)
             return await start_dev_server(storage=storage, extra_args=list(extra_args))
         except RuntimeError as err:
             if attempt == attempts or "did not start" not in str(err):
@@ -666,7 +666,7 @@ async def run(args: argparse.Namespace, log: Callable[[str], None] = print) -> d
         report["against_best_peer"] = against_best_peer(levels, baselines)
         report["over_bare"] = over_bare(levels)
         if args.bytes_batches:
-            report["bytes"] = await history_bytes.sweep(
+            report["bytes"] = await peer_history.sweep(
                 drivers, args.bytes_batches, args.calls, args.payload_store, log, baselines
             )
         report["replay"] = []
@@ -782,7 +782,7 @@ def print_report(report: dict[str, Any]) -> None:
     """The levels' tables, then the bytes sweep's (``--bytes-batches``)."""
     print_tables(report)
     if report.get("bytes"):
-        print("\n" + "\n".join(history_bytes.bytes_table(report["bytes"])))
+        print("\n" + "\n".join(peer_history.bytes_table(report["bytes"])))
 
 
 if __name__ == "__main__":
