@@ -1,9 +1,9 @@
 """Long prompts: conversations far past Temporal's payload limits, and what they cost.
 
-    python bench/long_prompts.py [--rounds N] [--short-prompts N] [--baseline-ref REF]
-                                 [--skip-long] [--json PATH]
+    python bench/long_prompts.py [--json PATH]
     python bench/long_prompts.py --issue-1890 [--peers seawall,openai-agents,...]
-                                 [--shape CONTEXT_CHARS,BATCHES,RESULT_CHARS] [--json PATH]
+                                 [--shape CONTEXT_CHARS,BATCHES,RESULT_CHARS]
+                                 [--history-limit BYTES] [--json PATH]
 
 docs/durability.md, "Long prompts and stored payloads". On one embedded Temporal dev server, with
 payloads past the default threshold in the filesystem store (``seawall.runtime.storage``):
@@ -18,23 +18,26 @@ payloads past the default threshold in the filesystem store (``seawall.runtime.s
      conversation is ≈0.6 MB / ≈2 MB, still past the old 1,000,000-character stop.
    Reported: stop reason, history bytes (the events Temporal keeps), stored bytes (the
    payloads the store holds for the prompt), per-batch latency (median and p90 of the time
-   between consecutive model requests, from the history's own timestamps).
-2. **The short prompt against today's code.** A short prompt (5 batches of 2 KB results)
-   runs in worker subprocesses of two trees: this checkout and ``--baseline-ref`` (default:
-   the commit this branch started from) extracted with ``git archive``; the two alternate in
-   rounds so the machine's load hits them alike. Reported side by side: per-batch latency and
-   history bytes, and the ratio; the goal is ≤ 1.05. Printed, never asserted (the tests make
-   no timing claims).
+   between consecutive model requests, from the history's own timestamps). Results go to
+   ``bench/results/long_prompts.json``. (Its former second leg, a short prompt in worker
+   subprocesses of this tree and of 514ba60, was issue 13's one-time check against the code
+   before it; its figures stay in docs/benchmarks.md as measured then.)
 
-Results go to ``bench/results/long_prompts.json``.
-
-3. **sdk-python#1890's shape** (``--issue-1890``, only this leg): a ≈209k-token conversation
-   (836,000 characters before the prompt), 100 model calls of one tool call each, 5 KB tool
-   outputs, through Seawall and each installed durable-agent peer of ``bench/peers.py``, on a
-   dev server with its default history limits (``bench/long_peers.py``). Printed per harness: the
-   model calls it reached, how it ended (a terminated prompt: where it stopped and why), its
-   history bytes and events, and what the payload store holds for it. ``--shape`` runs a smaller
-   one. Results go to ``bench/results/long_prompts_1890.json`` unless ``--json`` says.
+2. **sdk-python#1890's shape** (``--issue-1890``, only this leg). temporalio/sdk-python#1890
+   reports a chat agent on the OpenAI Agents SDK's Temporal integration terminated with
+   "Workflow history size exceeds limit" after 53 of 100 model calls: a ≈209k-token
+   conversation, one tool call per model call (no parallel calls), 5 KB tool outputs, every
+   model call recording the whole conversation again as its activity input. This leg runs
+   that shape (:data:`SHAPE_1890`; ``--shape`` a smaller one) through Seawall and each
+   installed peer of ``bench/peers.py``, each in its own worker process, one prompt each, on a
+   dev server with its default history limits (50 MB; ``--history-limit``), and prints per
+   harness the model calls it reached, how it ended (a terminated prompt: where it stopped and
+   why), its history bytes and events, and what the payload store holds for it (only
+   Seawall's worker stores payloads past 64 KiB; the peers keep theirs inline, as they ship).
+   The conversation before the prompt is ``context_chars`` characters of text in front of the
+   user's prompt (≈4 characters a token); Seawall's context budget is set to hold the whole
+   conversation, so every harness sends the model the same requests. Results go to
+   ``bench/results/long_prompts_1890.json`` unless ``--json`` says.
 """
 
 from __future__ import annotations
@@ -42,14 +45,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import json
 import os
-import platform
 import shutil
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 import uuid
@@ -60,19 +62,18 @@ from typing import Any
 
 import httpx
 import yaml
-from temporalio.client import Client, WorkflowHistory
-from temporalio.converter import ExternalStorage
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
-from bench import long_peers
-from bench.long_peers import SHAPE_1890, Shape
+from bench import peer_history, peers
 from bench.peer_history import batch_gaps
 from bench.peers import PEERS, peer_keys
+from bench.peers_report import versions
 from bench.report_runner import percentile, run_and_report
 from bench.server_metrics import free_port
 from bench.trusted import bench_client, bench_trust, worker_process_environment
-from seawall.runtime.devserver import start_dev_server
-from seawall.runtime.storage import DEFAULT_THRESHOLD_BYTES, FilesystemStorageDriver
+from seawall.runtime.storage import DEFAULT_THRESHOLD_BYTES
 from seawall.worker.build import build_worker
 from workflows.contracts.activity import CALL_MODEL
 from workflows.contracts.prompt import PromptResult
@@ -82,11 +83,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 RESULTS = ROOT / "bench" / "results" / "long_prompts.json"
 RESULTS_1890 = ROOT / "bench" / "results" / "long_prompts_1890.json"
-BASELINE_REF = "514ba60"  # main when issue 13 started: the 1,000,000-character stop
 PAGE_CHARS = 200_000
 LONG_BATCHES = (30, 100)
-SHORT_BATCHES = 5
-SHORT_RESULT_CHARS = 2_000
 
 
 def page(n: int, chars: int) -> str:
@@ -122,59 +120,25 @@ def long_prompt_scenario(batches: int, result_chars: int) -> dict[str, Any]:
 # --- measurements ---------------------------------------------------------------------
 
 
-@dataclass
-class Measured:
-    """One prompt's figures."""
-
-    leg: str
-    pages: int
-    batches: int
-    stop_reason: str
-    conversation_chars: int
-    history_bytes: int
-    history_events: int
-    stored_bytes: int
-    stored_payloads: int
-    batch_ms_median: float
-    batch_ms_p90: float
-    wall_seconds: float
-
-
-def batch_latencies_ms(history: WorkflowHistory) -> list[float]:
-    """Time between consecutive model requests being scheduled: one batch each."""
-    return [gap * 1000 for gap in batch_gaps(history, CALL_MODEL)]
-
-
 async def measure(
-    client: Client,
-    driver: FilesystemStorageDriver,
-    workflow_id: str,
-    leg: str,
-    pages: int,
-    wall: float,
-) -> Measured:
-    handle = client.get_workflow_handle(workflow_id, result_type=PromptResult)
-    result = await handle.result()
-    history = await handle.fetch_history()
-    latencies = batch_latencies_ms(history)
-    digests: set[str] = set()
-    for refs in driver.workflow_refs(client.namespace):
-        if refs.workflow_id == workflow_id:
-            digests = refs.digests()
-    return Measured(
-        leg=leg,
-        pages=pages,
-        batches=result.model_requests - 1,
-        stop_reason=result.stop_reason.value,
-        conversation_chars=sum(len(m.content) for m in result.messages),
-        history_bytes=sum(e.ByteSize() for e in history.events),
-        history_events=len(history.events),
-        stored_bytes=driver.stored_size(digests),
-        stored_payloads=len(digests),
-        batch_ms_median=round(statistics.median(latencies), 2) if latencies else 0.0,
-        batch_ms_p90=round(percentile(latencies, 0.9), 2),
-        wall_seconds=round(wall, 2),
-    )
+    client: Client, store: Path, workflow_id: str, leg: str, pages: int, wall: float
+) -> dict[str, Any]:
+    """One prompt's figures: how it ended, its bytes (``peer_history.prompt_bytes``) and the
+    time between consecutive model requests (one batch each)."""
+    result = await client.get_workflow_handle(workflow_id, result_type=PromptResult).result()
+    history, figures = await peer_history.prompt_bytes(client, workflow_id, store)
+    latencies = [gap * 1000 for gap in batch_gaps(history, CALL_MODEL)]
+    return {
+        "leg": leg,
+        "pages": pages,
+        "batches": result.model_requests - 1,
+        "stop_reason": result.stop_reason.value,
+        "conversation_chars": sum(len(m.content) for m in result.messages),
+        **figures,
+        "batch_ms_median": round(statistics.median(latencies), 2) if latencies else 0.0,
+        "batch_ms_p90": round(percentile(latencies, 0.9), 2),
+        "wall_seconds": round(wall, 2),
+    }
 
 
 # --- leg 1: seawall run ---------------------------------------------------------------
@@ -298,204 +262,173 @@ async def through_gateway(client: Client, url: str, pages: int, work: Path) -> s
     return prompt_id
 
 
-# --- leg 3: the short prompt against today's code -------------------------------------
-
-# Runs in a worker subprocess of either tree: only APIs both trees have, the payload storage
-# where the tree has it. run_child puts the tree first on the child's PYTHONPATH (and makes
-# it the cwd), so ``seawall`` (and an older tree's ``worker.py``) come from that tree: the
-# PYTHONPATH entry is searched before the editable install's finder, which only maps names to
-# this checkout.
-CHILD = r"""
-import asyncio, json, sys, tempfile, uuid
-from seawall.runtime.plugin import connect
-from seawall.scenario.driver import run_scenario
-from seawall.scenario.format import Scenario
-try:  # the composition root: seawall.worker.build, or an older tree's worker.py
-    import seawall.worker.build as root
-except ImportError:
-    import worker as root
-
-address, spec_json, count, storage_dir = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
-spec = Scenario.model_validate(json.loads(spec_json))
-
-async def main():
-    try:
-        from seawall.runtime.settings import load_settings
-        from seawall.runtime.storage import payload_storage
-        settings = load_settings(environ={"HOME": "/nonexistent",
-                                          "SEAWALL_PAYLOAD_STORAGE_DIR": storage_dir}).settings
-        client = await connect(address, "default", storage=payload_storage(settings))
-    except ImportError:
-        client = await connect(address, "default")
-    queue = f"short-{uuid.uuid4().hex[:8]}"
-    ids = []
-    if hasattr(root, "trusted_local_run"):  # a tree whose worker checks session grants
-        client, trust = root.trusted_local_run(client)
-        worker = root.build_worker(client, queue, trust=trust)
-    else:
-        worker = root.build_worker(client, queue)
-    async with worker:
-        for _ in range(count):
-            with tempfile.TemporaryDirectory() as ws:
-                from pathlib import Path
-                result = await run_scenario(client, spec, task_queue=queue, workspace=Path(ws))
-            ids.append(result.workflow_id)
-    print(json.dumps(ids))
-
-asyncio.run(main())
-from seawall.runtime.process_exit import exit_without_finalizing
-exit_without_finalizing(0)
-"""
-
-
-def extract(ref: str, into: Path) -> Path:
-    """The tree of ``ref`` (``git archive``), for the baseline's worker."""
-    archive = into / "baseline.tar"
-    subprocess.run(
-        ["git", "-C", str(ROOT), "archive", "--format=tar", "-o", str(archive), ref], check=True
-    )
-    tree = into / "baseline"
-    with tarfile.open(archive) as tar:
-        tar.extractall(tree, filter="data")
-    return tree
-
-
-def run_child(tree: Path, address: str, count: int, storage_dir: Path) -> list[str]:
-    spec = long_prompt_scenario(SHORT_BATCHES, SHORT_RESULT_CHARS)
-    spec["name"] = "short"
-    del spec["max_output_chars"]  # today's scenario format has no such field (nor need)
-    done = subprocess.run(
-        [sys.executable, "-c", CHILD, address, json.dumps(spec), str(count), str(storage_dir)],
-        cwd=tree,
-        capture_output=True,
-        text=True,
-        timeout=1800,
-        env={**os.environ, "PYTHONPATH": str(tree), "SEAWALL_LOG_LEVEL": "WARNING"},
-        check=False,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"short-prompt worker in {tree} failed: {done.stderr[-2000:]}")
-    ids: list[str] = json.loads(done.stdout.strip().splitlines()[-1])
-    return ids
-
-
-async def short_prompt_figures(client: Client, ids: list[str]) -> tuple[list[float], list[int]]:
-    latencies: list[float] = []
-    sizes: list[int] = []
-    for workflow_id in ids:
-        history = await client.get_workflow_handle(workflow_id).fetch_history()
-        latencies.extend(batch_latencies_ms(history))
-        sizes.append(sum(e.ByteSize() for e in history.events))
-    return latencies, sizes
-
-
 # --- the run --------------------------------------------------------------------------
 
 
-async def run(args: argparse.Namespace) -> dict[str, Any]:
+async def run() -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="seawall-long-"))
-    try:
-        return await _run(args, work)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)  # the stored payloads: tens of MB
-
-
-async def _run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     store = work / "payloads"
-    driver = FilesystemStorageDriver(store)
-    storage = ExternalStorage(drivers=[driver], payload_size_threshold=DEFAULT_THRESHOLD_BYTES)
     report: dict[str, Any] = {
-        "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
         "threshold_bytes": DEFAULT_THRESHOLD_BYTES,
         "page_chars": PAGE_CHARS,
         "long": [],
     }
-    async with await start_dev_server(storage=storage) as env:
-        client = bench_client(env.client)  # the benchmark's starts, signed
-        address = client.service_client.config.target_host
-        if not args.skip_long:
+    try:
+        async with await peers.start_server(store, {}) as env:
+            client = bench_client(env.client)  # the benchmark's starts, signed
+            address = client.service_client.config.target_host
             queue = f"long-{uuid.uuid4().hex[:8]}"
             async with build_worker(client, queue, trust=bench_trust()):
                 for batches in LONG_BATCHES:
-                    started = time.monotonic()
-                    workflow_id = await asyncio.to_thread(
-                        seawall_run, address, store, batches, work
-                    )
-                    figures = await measure(
-                        client,
-                        driver,
-                        workflow_id,
-                        "seawall run",
-                        batches,
-                        time.monotonic() - started,
-                    )
-                    report["long"].append(asdict(figures))
-                    print_long(figures)
-                    started = time.monotonic()
-                    with gateway_process(address, queue, store, work) as url:
-                        prompt_id = await through_gateway(client, url, batches, work)
-                    figures = await measure(
-                        client, driver, prompt_id, "gateway", batches, time.monotonic() - started
-                    )
-                    report["long"].append(asdict(figures))
-                    print_long(figures)
-        tree = extract(args.baseline_ref, work)
-        per_tree: dict[str, tuple[list[float], list[int]]] = {
-            "baseline": ([], []),
-            "current": ([], []),
-        }
-        for _ in range(args.rounds):
-            for name, root in (("baseline", tree), ("current", ROOT)):
-                ids = await asyncio.to_thread(run_child, root, address, args.short_prompts, store)
-                latencies, sizes = await short_prompt_figures(client, ids)
-                per_tree[name][0].extend(latencies)
-                per_tree[name][1].extend(sizes)
-        short = {
-            name: {
-                "batch_ms_median": round(statistics.median(lat), 2),
-                "batch_ms_p90": round(percentile(lat, 0.9), 2),
-                "history_bytes_median": int(statistics.median(sizes)),
-                "batches_measured": len(lat),
-            }
-            for name, (lat, sizes) in per_tree.items()
-        }
-        ratio = short["current"]["batch_ms_median"] / short["baseline"]["batch_ms_median"]
-        report["short"] = {
-            "baseline_ref": args.baseline_ref,
-            "rounds": args.rounds,
-            "prompts_per_round": args.short_prompts,
-            **short,
-            "median_ratio_current_to_baseline": round(ratio, 3),
-            "goal": "<= 1.05",
-        }
-        print_short(report["short"])
+                    for leg in ("seawall run", "gateway"):
+                        started = time.monotonic()
+                        if leg == "gateway":
+                            with gateway_process(address, queue, store, work) as url:
+                                workflow_id = await through_gateway(client, url, batches, work)
+                        else:
+                            workflow_id = await asyncio.to_thread(
+                                seawall_run, address, store, batches, work
+                            )
+                        wall = time.monotonic() - started
+                        figures = await measure(client, store, workflow_id, leg, batches, wall)
+                        report["long"].append(figures)
+                        print_long(figures)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)  # the stored payloads: tens of MB
     return report
 
 
-def print_long(m: Measured) -> None:
+def print_long(m: dict[str, Any]) -> None:
     print(
-        f"{m.leg:<12} {m.pages:>3} pages {m.batches:>3} batches  {m.stop_reason:<9} conversation "
-        f"{m.conversation_chars / 1e6:6.2f} M chars  history {m.history_bytes / 1e3:8.1f} kB "
-        f"({m.history_events} events)  stored {m.stored_bytes / 1e6:6.2f} MB "
-        f"({m.stored_payloads} payloads)  per batch {m.batch_ms_median:7.1f} ms median, "
-        f"{m.batch_ms_p90:7.1f} ms p90  wall {m.wall_seconds:6.1f} s",
+        f"{m['leg']:<12} {m['pages']:>3} pages {m['batches']:>3} batches  {m['stop_reason']:<9} "
+        f"conversation {m['conversation_chars'] / 1e6:6.2f} M chars  history "
+        f"{m['history_bytes'] / 1e3:8.1f} kB ({m['history_events']} events)  stored "
+        f"{m['stored_bytes'] / 1e6:6.2f} MB ({m['stored_payloads']} payloads)  per batch "
+        f"{m['batch_ms_median']:7.1f} ms median, {m['batch_ms_p90']:7.1f} ms p90  wall "
+        f"{m['wall_seconds']:6.1f} s",
         flush=True,
     )
 
 
-def print_short(short: dict[str, Any]) -> None:
-    base, cur = short["baseline"], short["current"]
-    print(f"\nshort prompt ({SHORT_BATCHES} batches of {SHORT_RESULT_CHARS} chars), side by side:")
-    print(f"  {'':<22}{'today (' + short['baseline_ref'] + ')':>20}{'this branch':>16}")
-    print(
-        f"  {'per batch, median ms':<22}{base['batch_ms_median']:>20}{cur['batch_ms_median']:>16}"
+# --- sdk-python#1890's shape through every durable agent (--issue-1890) -----------------
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A long prompt: ``context_chars`` of earlier conversation, ``batches`` model calls that
+    each make one tool call returning ``result_chars``, then the answer."""
+
+    context_chars: int
+    batches: int
+    result_chars: int
+
+    @property
+    def conversation_chars(self) -> int:
+        """The conversation's size at the end, roughly (context, results, the calls)."""
+        return self.context_chars + self.batches * (self.result_chars + 100)
+
+
+# ≈209k tokens at ≈4 characters a token, 100 model calls of one call, 5 KB outputs.
+SHAPE_1890 = Shape(context_chars=836_000, batches=100, result_chars=5_000)
+# Each prompt's time limit here: a peer stuck on a failing workflow task must not hang the run.
+PROMPT_TIMEOUT_SECONDS = 1_800
+# The dev server's dynamic config keys of the history size past which it terminates a workflow
+# (its default: 50 MB), and of the size past which it warns.
+HISTORY_LIMIT_KEY = "limit.historySize.error"
+HISTORY_WARN_KEY = "limit.historySize.warn"
+
+
+async def reached(
+    peer: peers.Peer, client: Client, workflow_id: str, store: Path, seconds: float
+) -> dict[str, Any]:
+    """How far one harness got with the shape (its model calls, how its history ended: a
+    termination's reason or a failure's message), and what it left (its bytes)."""
+    history, figures = await peer_history.prompt_bytes(client, workflow_id, store)
+    last = history.events[-1]
+    reason = ""
+    if last.HasField("workflow_execution_terminated_event_attributes"):
+        reason = last.workflow_execution_terminated_event_attributes.reason
+    elif last.HasField("workflow_execution_failed_event_attributes"):
+        reason = last.workflow_execution_failed_event_attributes.failure.message
+    return {
+        "peer": peer.key,
+        "model_calls": sum(
+            1
+            for e in history.events
+            if e.HasField("activity_task_scheduled_event_attributes")
+            and peer.model_mark in e.activity_task_scheduled_event_attributes.activity_type.name
+        ),
+        # COMPLETED, TERMINATED, FAILED, ...
+        "outcome": EventType.Name(last.event_type).removeprefix("EVENT_TYPE_WORKFLOW_EXECUTION_"),
+        "reason": reason[:200],
+        **figures,
+        "seconds": round(seconds, 1),
+    }
+
+
+async def issue_1890(shape: Shape, keys: list[str], history_limit: int | None) -> dict[str, Any]:
+    """The shape through Seawall and each installed peer of ``keys``, one after another, on a
+    dev server whose history size limit is ``history_limit`` bytes (None: its default)."""
+    wanted, skipped = peers.available(keys)
+    work = Path(tempfile.mkdtemp(prefix="seawall-bench-long-peers-"))
+    store = work / "payloads"
+    report: dict[str, Any] = {
+        "versions": versions(),
+        "shape": asdict(shape),
+        "history_limit_bytes": history_limit,
+        "skipped": skipped,
+        "rows": [],
+    }
+    limit = history_limit or 0
+    limits = {HISTORY_LIMIT_KEY: limit, HISTORY_WARN_KEY: limit // 2} if limit else {}
+    env = await peers.start_server(store, limits)
+    # Seawall's fixtures are built here from the shape: set for this run, then put back.
+    replaced = peers.set_shape(1, 0.0, shape.result_chars)
+    try:
+        for peer in wanted:
+            worker, driver = await peers.start_peer(
+                env,
+                peer,
+                str(work),
+                calls=1,
+                tool_latency=0.0,
+                result_chars=shape.result_chars,
+                payload_store=store,
+            )
+            try:
+                driver = dataclasses.replace(
+                    driver,
+                    context_chars=shape.context_chars,
+                    result_chars=shape.result_chars,
+                    # The whole conversation in every request, as the peers send it.
+                    context_budget_chars=max(2 * shape.conversation_chars, 400_000),
+                )
+                started = time.perf_counter()
+                workflow_id, ending = await driver.start(shape.batches, 1)
+                # However it ends (a terminated prompt raises), its history says how, below.
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(ending, PROMPT_TIMEOUT_SECONDS)
+                seconds = time.perf_counter() - started
+                row = await reached(peer, driver.client, workflow_id, store, seconds)
+                report["rows"].append(row)
+                print(shape_line(row, shape), flush=True)
+            finally:
+                await worker.stop()
+    finally:
+        peers.set_shape(replaced.calls, replaced.tool_latency_seconds, replaced.result_chars)
+        await env.shutdown()
+        shutil.rmtree(work, ignore_errors=True)
+    return report
+
+
+def shape_line(row: dict[str, Any], shape: Shape) -> str:
+    stopped = f" ({row['reason']})" if row["reason"] else ""
+    return (
+        f"{row['peer']:<24} {row['model_calls']:>4} of {shape.batches + 1} model calls  "
+        f"{row['outcome']}{stopped}  history {row['history_bytes'] / 1e6:7.2f} MB "
+        f"({row['history_events']} events)  stored {row['stored_bytes'] / 1e6:6.2f} MB "
+        f"({row['stored_payloads']} payloads)  {row['seconds']} s"
     )
-    print(f"  {'per batch, p90 ms':<22}{base['batch_ms_p90']:>20}{cur['batch_ms_p90']:>16}")
-    print(
-        f"  {'history bytes':<22}{base['history_bytes_median']:>20}"
-        f"{cur['history_bytes_median']:>16}"
-    )
-    print(f"  ratio (median): {short['median_ratio_current_to_baseline']} (goal {short['goal']})")
 
 
 def shape_arg(text: str) -> Shape:
@@ -512,10 +445,6 @@ def shape_arg(text: str) -> Shape:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=3, help="short-prompt rounds per tree")
-    parser.add_argument("--short-prompts", type=int, default=10, help="prompts per round")
-    parser.add_argument("--baseline-ref", default=BASELINE_REF, help="today's code (git ref)")
-    parser.add_argument("--skip-long", action="store_true", help="only the short prompt")
     parser.add_argument("--json", type=Path, default=None, help="where the results go")
     parser.add_argument(
         "--issue-1890", action="store_true", help="only sdk-python#1890's shape, every peer"
@@ -537,14 +466,10 @@ def main(argv: list[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
     if args.issue_1890:
-        measure = long_peers.run(args.shape, args.peers, args.history_limit)
-        run_and_report(measure, lambda _: None, args.json or RESULTS_1890)  # printed as it ran
-        return
-    args.json = args.json or RESULTS
-    report = asyncio.run(run(args))
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
-    print(f"\nresults: {args.json}")
+        measured = issue_1890(args.shape, args.peers, args.history_limit)
+        run_and_report(measured, lambda _: None, args.json or RESULTS_1890)  # printed as it ran
+    else:
+        run_and_report(run(), lambda _: None, args.json or RESULTS)  # printed as it ran
 
 
 if __name__ == "__main__":

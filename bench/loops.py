@@ -203,6 +203,18 @@ def _cell(result: SimResult, entry: Entry) -> dict[str, Any]:
     return cell
 
 
+def _row(entry: Entry, results: dict[str, SimResult]) -> dict[str, Any]:
+    """One scenario's row of the report: its label and each policy's cell."""
+    return {
+        "scenario": entry.key,
+        "label": entry.kind,
+        "real": entry.real,
+        "loop_starts_at_batch": entry.loop_start if entry.kind == "loop" else None,
+        "shape": entry.label.shape if entry.label else None,
+        "policies": {policy: _cell(result, entry) for policy, result in results.items()},
+    }
+
+
 def summarize(rows: list[dict[str, Any]], policies: list[str]) -> dict[str, dict[str, Any]]:
     """Per policy, today's summary fields over ``rows`` (one subset of the corpus)."""
     loops = [r for r in rows if r["label"] == "loop"]
@@ -307,16 +319,7 @@ def evaluate(entries: list[Entry], judge: GuardMode | None = None) -> dict[str, 
         except SimulationError as err:
             errors.append({"scenario": entry.key, "error": str(err)})
             continue
-        rows.append(
-            {
-                "scenario": entry.key,
-                "label": entry.kind,
-                "real": entry.real,
-                "loop_starts_at_batch": entry.loop_start if entry.kind == "loop" else None,
-                "shape": entry.label.shape if entry.label else None,
-                "policies": {policy: _cell(r, entry) for policy, r in results.items()},
-            }
-        )
+        rows.append(_row(entry, results))
         for policy in PROFILE_SETTINGS:
             miss, halt, wrong = _label_check(entry, policy, results[policy])
             if miss:
@@ -380,14 +383,7 @@ def _recommended_rows(
             result = simulate_seawall(scenario, mode, loop=settings, thresholds=thresholds)
         except SimulationError:
             continue
-        rows.append(
-            {
-                "scenario": entry.key,
-                "label": entry.kind,
-                "real": entry.real,
-                "policies": {SEAWALL: _cell(result, entry)},
-            }
-        )
+        rows.append(_row(entry, {SEAWALL: result}))
     return rows
 
 

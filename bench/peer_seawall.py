@@ -44,8 +44,8 @@ from workflows.seed import GuardMode
 class Workload:
     batches: int = 5
     calls: int = 4
-    # sdk-python#1890's shape (bench/long_peers.py): each fetch's result padded to this many
-    # characters, and this many characters of earlier conversation before the prompt.
+    # sdk-python#1890's shape (bench/long_prompts.py --issue-1890): each fetch's result
+    # padded to this many characters, and this many characters of conversation before it.
     result_chars: int = 0
     context_chars: int = 0
 

@@ -60,7 +60,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -73,7 +73,7 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Replayer, Worker
 
-from bench import history_bytes, peer_script
+from bench import peer_history, peer_script
 from bench.peer_history import SEGMENTS, batch_gaps, batch_segments, payload_bytes
 from bench.peer_seawall import ToolLatency, Workload, seawall_worker
 from bench.peers_report import against_best_peer, over_bare, print_tables, versions
@@ -172,6 +172,13 @@ def missing(peer: Peer) -> str | None:
     return None
 
 
+def available(keys: Sequence[str]) -> tuple[list[Peer], dict[str, str]]:
+    """The peers of ``keys`` that can run here, and why each of the others cannot."""
+    wanted = [PEERS[k] for k in keys]
+    skipped = {p.key: reason for p in wanted if (reason := missing(p)) is not None}
+    return [p for p in wanted if p.key not in skipped], skipped
+
+
 def peer_keys(text: str) -> list[str]:
     """``--peers``: comma-separated keys of :data:`PEERS`."""
     keys = [k for k in text.split(",") if k]
@@ -252,7 +259,7 @@ async def build_peer_worker(config: WorkerConfig) -> Worker:
             config.address,
             config.namespace,
             interceptors=[ToolLatency(config.tool_latency)],
-            storage=history_bytes.filesystem_store(store) if store else None,
+            storage=peer_history.filesystem_store(store) if store else None,
         )
         return seawall_worker(client, queue, eager_calls=config.eager_calls())
     module = peer_module(peer)
@@ -285,13 +292,15 @@ async def serve_worker(config: WorkerConfig) -> None:
 
 @dataclass
 class WorkerProcess:
-    peer: Peer
-    queue: str
+    config: WorkerConfig
     process: asyncio.subprocess.Process
+
+    @property
+    def queue(self) -> str:
+        return self.config.task_queue
 
     @classmethod
     async def start(cls, config: WorkerConfig) -> WorkerProcess:
-        peer = PEERS[config.peer]
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
             str(Path(__file__).resolve()),
@@ -305,8 +314,8 @@ class WorkerProcess:
         if line.strip() != b"ready":
             proc.kill()
             await proc.wait()
-            raise RuntimeError(f"the {peer.key} worker did not start: {line!r}")
-        return cls(peer, config.task_queue, proc)
+            raise RuntimeError(f"the {config.peer} worker did not start: {line!r}")
+        return cls(config, proc)
 
     def cpu_seconds(self) -> float:
         return process_cpu_seconds(self.process.pid)
@@ -328,15 +337,37 @@ class WorkerProcess:
             await self.process.wait()
 
 
+async def start_peer(
+    env: WorkflowEnvironment, peer: Peer, workspace: str, **config: Any
+) -> tuple[WorkerProcess, Driver]:
+    """``peer``'s worker process on ``env``'s server (``config``: the rest of its
+    :class:`WorkerConfig`) and the driver of its prompts."""
+    worker = await WorkerProcess.start(
+        WorkerConfig(
+            peer=peer.key,
+            address=env.client.service_client.config.target_host,
+            namespace=env.client.namespace,
+            task_queue=f"bench-peer-{peer.key}-{uuid.uuid4().hex[:12]}",
+            **config,
+        )
+    )
+    try:
+        return worker, Driver(peer, await driver_client(env, peer), worker.queue, workspace)
+    except BaseException:
+        await worker.stop()
+        raise
+
+
 # --- the driver ---------------------------------------------------------------------------
 
 
 @dataclass
 class Driver:
     """Starts one peer's prompts and checks each ended with the script's answer. A long
-    shape (``bench/long_peers.py``) puts ``context_chars`` of earlier conversation before the
-    prompt and gives Seawall ``context_budget_chars``; its tools' result size is the worker's
-    (:class:`WorkerConfig`), Seawall's fixtures' is ``result_chars``."""
+    shape (``bench/long_prompts.py --issue-1890``) puts ``context_chars`` of earlier
+    conversation before the prompt and gives Seawall ``context_budget_chars``; its tools'
+    result size is the worker's (:class:`WorkerConfig`), Seawall's fixtures' is
+    ``result_chars``."""
 
     peer: Peer
     client: Client
@@ -542,14 +573,20 @@ async def measure_replay(driver: Driver, args: argparse.Namespace) -> dict[str, 
     }
 
 
-async def start_server_with_retries(attempts: int = 3, **kwargs: Any) -> WorkflowEnvironment:
-    """The embedded dev server; on a loaded machine it can miss the SDK's 5 s start
-    deadline, so a failed start is tried again."""
+async def start_server(
+    store: Path, config: Mapping[str, int], *extra_args: str, attempts: int = 3
+) -> WorkflowEnvironment:
+    """The embedded dev server with Seawall's payload store under ``store`` (as it ships
+    embedded) and the dynamic-config values ``config``. On a loaded machine it can miss the
+    SDK's 5 s start deadline, so a failed start is tried again."""
     from seawall.runtime.devserver import start_dev_server
 
+    for key, value in config.items():
+        extra_args += ("--dynamic-config-value", f"{key}={value}")
     for attempt in range(1, attempts + 1):
         try:
-            return await start_dev_server(**kwargs)
+            storage = peer_history.filesystem_store(store)
+            return await start_dev_server(storage=storage, extra_args=list(extra_args))
         except RuntimeError as err:
             if attempt == attempts or "did not start" not in str(err):
                 raise
@@ -561,9 +598,7 @@ async def run(args: argparse.Namespace, log: Callable[[str], None] = print) -> d
     set_shape(args.calls, args.tool_latency)
     workspace = tempfile.mkdtemp(prefix="seawall-bench-peers-")
     args.payload_store = Path(workspace) / "payloads"  # Seawall's, as it ships embedded
-    wanted = [PEERS[k] for k in args.peers]
-    skipped = {p.key: reason for p in wanted if (reason := missing(p)) is not None}
-    peers = [p for p in wanted if p.key not in skipped]
+    peers, skipped = available(args.peers)
     for key, reason in skipped.items():
         log(f"skipping {key}: {reason}")
     report: dict[str, Any] = {
@@ -580,42 +615,24 @@ async def run(args: argparse.Namespace, log: Callable[[str], None] = print) -> d
     report["server_config"] = server_config(args)
     report["eager_calls"] = {}  # each peer's worker's (WorkerConfig.eager_calls)
     metrics_port = free_port()
-    env = await start_server_with_retries(
-        storage=history_bytes.filesystem_store(args.payload_store),
-        extra_args=[
-            "--metrics-port",
-            str(metrics_port),
-            *(
-                arg
-                for key, value in report["server_config"].items()
-                for arg in ("--dynamic-config-value", f"{key}={value}")
-            ),
-        ],
+    env = await start_server(
+        args.payload_store, report["server_config"], "--metrics-port", str(metrics_port)
     )
-    workers: list[WorkerProcess] = []
+    processes: dict[str, WorkerProcess] = {}
     try:
-        address = env.client.service_client.config.target_host
-        namespace = env.client.namespace
         drivers: dict[str, Driver] = {}
-        processes: dict[str, WorkerProcess] = {}
         for peer in peers:
-            config = WorkerConfig(
-                peer=peer.key,
-                address=address,
-                namespace=namespace,
-                task_queue=f"bench-peer-{peer.key}-{uuid.uuid4().hex[:12]}",
+            processes[peer.key], drivers[peer.key] = await start_peer(
+                env,
+                peer,
+                workspace,
                 calls=args.calls,
                 tool_latency=args.tool_latency,
                 peers_eager_calls=args.peers_eager_calls,
                 seawall_eager_calls=args.seawall_eager_calls,
                 payload_store=args.payload_store,
             )
-            report["eager_calls"][peer.key] = config.eager_calls()
-            worker = await WorkerProcess.start(config)
-            workers.append(worker)
-            client = await driver_client(env, peer)
-            drivers[peer.key] = Driver(peer, client, worker.queue, workspace)
-            processes[peer.key] = worker
+            report["eager_calls"][peer.key] = processes[peer.key].config.eager_calls()
             await drivers[peer.key].many(args.batches, args.calls, WARMUP_PROMPTS, WARMUP_PROMPTS)
         levels: list[dict[str, Any]] = []
         server = await SettledReadings.start(metrics_port)
@@ -649,7 +666,7 @@ async def run(args: argparse.Namespace, log: Callable[[str], None] = print) -> d
         report["against_best_peer"] = against_best_peer(levels, baselines)
         report["over_bare"] = over_bare(levels)
         if args.bytes_batches:
-            report["bytes"] = await history_bytes.sweep(
+            report["bytes"] = await peer_history.sweep(
                 drivers, args.bytes_batches, args.calls, args.payload_store, log, baselines
             )
         report["replay"] = []
@@ -661,7 +678,7 @@ async def run(args: argparse.Namespace, log: Callable[[str], None] = print) -> d
                     log(f"  {peer.key}: the long prompt or its replay failed: {err!r}")
                     report["replay"].append({"peer": peer.key, "error": repr(err)})
     finally:
-        for worker in workers:
+        for worker in processes.values():
             await worker.stop()
         await env.shutdown()
         shutil.rmtree(workspace, ignore_errors=True)
@@ -765,7 +782,7 @@ def print_report(report: dict[str, Any]) -> None:
     """The levels' tables, then the bytes sweep's (``--bytes-batches``)."""
     print_tables(report)
     if report.get("bytes"):
-        print("\n" + "\n".join(history_bytes.bytes_table(report["bytes"])))
+        print("\n" + "\n".join(peer_history.bytes_table(report["bytes"])))
 
 
 if __name__ == "__main__":

@@ -17,9 +17,6 @@ writes them (bench/results/sandbox.json). docs/security-sandbox.md, "Cost", quot
 from __future__ import annotations
 
 import argparse
-import asyncio
-import json
-import platform
 import statistics
 import sys
 import tempfile
@@ -36,7 +33,7 @@ from activities.sandbox import (
 )
 from activities.tools.base import ToolContext
 from activities.tools.shell import RunShellCommandArgs, RunShellCommandTool
-from bench.report_runner import percentile
+from bench.report_runner import percentile, run_and_report
 
 DEFAULT_CALLS = 40
 
@@ -92,7 +89,6 @@ async def measure(calls: int, command: str) -> dict[str, Any]:
     return {
         "command": command,
         "calls_per_mode": calls,
-        "machine": {"python": platform.python_version(), "kernel": platform.release()},
         "process_limit": modes["bwrap"].process_limit if "bwrap" in modes else None,
         "modes": results,
     }
@@ -121,12 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--command", default="true", help="the shell command to time")
     parser.add_argument("--json", type=Path, default=None, help="write the figures here")
     args = parser.parse_args(argv)
-    report = asyncio.run(measure(args.calls, args.command))
-    print(render(report))
-    if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report, indent=2) + "\n")
-    return 0
+    return run_and_report(measure(args.calls, args.command), lambda r: print(render(r)), args.json)
 
 
 if __name__ == "__main__":

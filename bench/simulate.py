@@ -36,7 +36,7 @@ import functools
 from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from activities.fixtures import cancelled_fixture_outcome, fixture_tool_spec, run_fixture
 from activities.mcp.names import is_mcp_name
@@ -45,6 +45,7 @@ from activities.outcomes import not_started_outcome
 from activities.progress_judge import scripted_verdict
 from activities.tool_runner import builtin_tool_specs, parse_call
 from activities.tools import BUILTIN_TOOLS
+from bench.loop_peers.base import PeerRule
 from seawall.scenario.driver import prompt_input
 from seawall.scenario.format import Scenario, ScenarioEvent
 from workflows.contracts import TerminalStatus, ToolCall, ToolOutcome
@@ -189,22 +190,6 @@ def verdict_differences(simulated: dict[str, Any], real: dict[str, Any]) -> list
         else:
             out.append(f"{key}: simulated {simulated[key]!r} vs real {real.get(key)!r}")
     return out
-
-
-# --- baselines interface ----------------------------------------------------------------
-
-
-class BaselineRule(Protocol):
-    """The required part of a peer loop rule (the whole protocol, with its optional hooks
-    ``observe_model``, ``refuse_call`` and ``warning``, is ``bench.loop_peers.base.PeerRule``).
-    ``before_batch`` may refuse to run a batch (it is skipped); ``after_batch`` sees the
-    settled outcomes. Either returns the rule's name to stop."""
-
-    name: str
-
-    def before_batch(self, calls: list[ToolCall]) -> str | None: ...
-
-    def after_batch(self, calls: list[ToolCall], outcomes: list[ToolOutcome]) -> str | None: ...
 
 
 def peer_refusal_outcome(call: ToolCall, text: str) -> ToolOutcome:
@@ -523,11 +508,11 @@ def simulate_seawall(
 # --- baselines ----------------------------------------------------------------------------
 
 
-def simulate_baseline(scenario: Scenario, rule: BaselineRule) -> SimResult:
+def simulate_baseline(scenario: Scenario, rule: PeerRule) -> SimResult:
     """Replay ``scenario`` with no Seawall protection, under the per-prompt tool-call cap
     (the scenario's, 100 by default) and ``rule``. Every call the rule lets through runs.
 
-    The optional hooks of ``bench.loop_peers.base.PeerRule`` are called when the rule has them,
+    The optional hooks of ``bench/loop_peers/base.py`` are called when the rule has them,
     in the order that module documents: the reply's text, single-call refusals, the batch
     check, a warning, the batch, the settled check, a warning. A warning is appended to the
     conversation (as ``rule.warning_role``, ``user`` by default) and counted."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from bench.loop_peers.any_peer import AnyPeer
-from bench.loop_peers.base import ObservesUser, PeerRule, RefusesCalls
+from bench.loop_peers.base import PeerRule
 from bench.loop_peers.cline import ClineLoopLimits
 from bench.loop_peers.gemini_cli import GeminiLoopDetection
 from bench.loop_peers.goose import GooseRepetitionInspector
@@ -40,4 +40,4 @@ def fresh_peers() -> list[Any]:
     return [peer() for peer in PEERS] + [AnyPeer([peer() for peer in PEERS])]
 
 
-__all__ = ["PEERS", "AnyPeer", "ObservesUser", "PeerRule", "RefusesCalls", "fresh_peers"]
+__all__ = ["PEERS", "AnyPeer", "PeerRule", "fresh_peers"]

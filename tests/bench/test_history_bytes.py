@@ -1,11 +1,11 @@
-"""Where a history's bytes go and how fast they grow (bench/history_bytes.py), on hand-built
+"""Where a history's bytes go and how fast they grow (bench/peer_history.py), on hand-built
 histories and figures: the readings ``bench/peers.py --bytes-batches`` prints."""
 
 from __future__ import annotations
 
 import pytest
 
-from bench.history_bytes import breakdown, bytes_table, growth_exponent, with_exponents
+from bench.peer_history import breakdown, bytes_table, growth_exponent, with_exponents
 from tests.bench.test_peer_history import HISTORY
 
 

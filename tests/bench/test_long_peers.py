@@ -1,5 +1,5 @@
-"""sdk-python#1890's shape through Seawall and a peer (bench/long_peers.py, run by
-``bench/long_prompts.py --issue-1890``), small: a long conversation before the prompt, one tool
+"""sdk-python#1890's shape through Seawall and a peer (``bench/long_prompts.py
+--issue-1890``), small: a long conversation before the prompt, one tool
 call per model call, on a dev server whose history size limit sits between what the two need.
 The peer records the conversation again in every model call and is terminated part-way, the
 report showing where; Seawall records each message once and answers."""
