@@ -141,7 +141,10 @@ def _review_line(report: Report) -> str:
     if not report.review_total:
         return "none needed: no prompt on a supported host had a would-stop"
     shown = len(report.review_sample)
-    which = "all of them" if shown == report.review_total else f"a sample of {shown}"
+    if shown < report.review_total:
+        which = f"a sample of {shown}"
+    else:
+        which = "it" if shown == 1 else "all of them"
     return (
         f"{plural(report.review_total, 'prompt')} with a would-stop; review {which}: "
         + ", ".join(report.review_sample)
@@ -595,7 +598,12 @@ def render_html(report: Report) -> str:
         if report.review_sample:
             body.append(
                 f"<p>{esc(plural(report.review_total, 'prompt'))} with a would-stop; review "
-                "these (workflow ids; open them with authorized trace access):</p>"
+                + (
+                    "it (its workflow id; open it"
+                    if len(report.review_sample) == 1
+                    else "these (workflow ids; open them"
+                )
+                + " with authorized trace access):</p>"
             )
             body.append(
                 "<ul id='review'>"
