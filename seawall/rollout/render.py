@@ -141,7 +141,10 @@ def _review_line(report: Report) -> str:
     if not report.review_total:
         return "none needed: no prompt on a supported host had a would-stop"
     shown = len(report.review_sample)
-    which = "all of them" if shown == report.review_total else f"a sample of {shown}"
+    if shown < report.review_total:
+        which = f"a sample of {shown}"
+    else:
+        which = "it" if shown == 1 else "all of them"
     return (
         f"{plural(report.review_total, 'prompt')} with a would-stop; review {which}: "
         + ", ".join(report.review_sample)
@@ -338,6 +341,23 @@ def _threshold_label(gate: Gate) -> str:
     return f"threshold {bound} {in_unit(gate.threshold, gate.unit)}"
 
 
+# Characters a line of a gate's title (11 px) and of its status (10 px) may take in the
+# 300 px left column of the gates' plot.
+TITLE_CHARS, STATUS_CHARS = 46, 50
+
+
+def _wrapped(text: str, width: int, most: int) -> list[str]:
+    """``text`` in lines of at most ``width`` characters, broken at words; past ``most``
+    lines the last one ends with an ellipsis."""
+    lines = textwrap.wrap(text, width) or [""]
+    if len(lines) > most:
+        lines = [
+            *lines[: most - 1],
+            textwrap.shorten(" ".join(lines[most - 1 :]), width, placeholder=" …"),
+        ]
+    return lines
+
+
 def gates_svg(gates: list[Gate], width: int = 760) -> str:
     """One row per gate on the gate's own scale: an axis with ticks and its unit, the
     threshold (and a match gate's tolerance band) drawn and labelled, the 95 % interval and
@@ -371,11 +391,25 @@ def gates_svg(gates: list[Gate], width: int = 760) -> str:
                 f"{gate.status}: {in_unit(gate.estimate, gate.unit)} "
                 f"[{in_unit(gate.low, gate.unit)}, {in_unit(gate.high, gate.unit)}]"
             )
+        # The title and the status in the left column, wrapped at words to stay clear of
+        # the scale (the explanation under the plot says the whole of it).
         parts.append(
             f'<g class="gate" data-gate="{_esc(gate.key)}" data-status="{_esc(gate.status)}">'
-            f'<text x="4" y="{top + 30}" font-size="11">{_esc(gate.title)}</text>'
-            f'<text class="gate-status" x="4" y="{top + 46}" font-size="10" fill="{colour}">'
-            f"{_esc(summary[:60])}</text>"
+        )
+        y = top + 16
+        for line in _wrapped(gate.title, TITLE_CHARS, 2):
+            parts.append(
+                f'<text class="gate-title" x="4" y="{y}" font-size="11">{_esc(line)}</text>'
+            )
+            y += 13
+        y += 2
+        for line in _wrapped(summary, STATUS_CHARS, 3):
+            parts.append(
+                f'<text class="gate-status" x="4" y="{y}" font-size="10" fill="{colour}">'
+                f"{_esc(line)}</text>"
+            )
+            y += 12
+        parts.append(
             f'<line class="axis" x1="{left}" y1="{axis_y}" x2="{left + plot_w}" y2="{axis_y}" '
             'stroke="#444"/>'
         )
@@ -595,7 +629,12 @@ def render_html(report: Report) -> str:
         if report.review_sample:
             body.append(
                 f"<p>{esc(plural(report.review_total, 'prompt'))} with a would-stop; review "
-                "these (workflow ids; open them with authorized trace access):</p>"
+                + (
+                    "it (its workflow id; open it"
+                    if len(report.review_sample) == 1
+                    else "these (workflow ids; open them"
+                )
+                + " with authorized trace access):</p>"
             )
             body.append(
                 "<ul id='review'>"

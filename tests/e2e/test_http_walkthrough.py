@@ -35,6 +35,7 @@ import httpx
 import pytest
 
 from bench.server_metrics import free_port
+from workflows.contracts.prompt import AgentEvent, EventKind
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "http-api.md"
@@ -329,3 +330,16 @@ def test_an_output_line_missing_or_out_of_order_is_found() -> None:
     assert unmatched(["event: stop", '{"id":"…","n":1}'], actual) == '{"id":"…","n":1}'
     assert unmatched(['{"id":"…","n":2}'], actual) == '{"id":"…","n":2}'
     assert unmatched(["done…x"], actual) == "done…x"
+
+
+def test_the_events_section_names_every_field_and_shows_every_kind() -> None:
+    """docs/http-api.md, "Events": the fields every event carries are the event's fields, and
+    the table has a row with a real example for each kind an event can be."""
+    text = DOC.read_text(encoding="utf-8")
+    fields = text.split("whose fields are always", 1)[1].split(", `null` where", 1)[0]
+    assert set(re.findall(r"`(\w+)`", fields)) == set(AgentEvent.model_fields)
+    rows = re.findall(r"^\| `(\w+)`[^|]*\|[^|]*\| `(\{.*\})` \|$", text, re.M)
+    assert {kind for kind, _ in rows} == {kind.value for kind in EventKind}
+    for kind, example in rows:
+        event = AgentEvent.model_validate_json(example.replace("…", ""))
+        assert event.kind == kind, example

@@ -16,6 +16,8 @@ from typing import Any
 
 import httpx
 import pytest
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import Client
 
 from bench.server_metrics import free_port
 from workflows.seed.guard import REPEATED_TOOL_FAILURE_STOP_MESSAGE
@@ -354,3 +356,43 @@ async def test_the_seed_profile_runs_an_invalid_guard_mode_as_shadow_and_says_so
     assert line["level"] == "warning"
     assert (line["guard_mode"], line["guard_mode_source"]) == ("shadow", "environment")
     assert (line["loop_profile"], line["guard_mode_problem"]) == ("seed", notice)
+
+
+async def test_the_temporal_ui_of_the_stack_says_what_each_row_and_step_is(
+    tmp_path: Path,
+) -> None:
+    """docs/observability.md, "The Temporal UI", on `seawall up`: a prompt's row is its first
+    line, a session's says what it is, and with ``SEAWALL_ACTIVITY_SUMMARIES=true`` each model
+    and tool activity is named. Read through Temporal's API, which is what the UI shows."""
+    temporal_port = free_port()
+    settings = {"SEAWALL_TEMPORAL_PORT": str(temporal_port), "SEAWALL_ACTIVITY_SUMMARIES": "true"}
+    with stack_and_banner(tmp_path / "data", settings) as (url, _process, _banner):
+        async with httpx.AsyncClient(base_url=url, timeout=60) as http:
+            session_id = (await http.post("/v1/sessions", json={})).json()["session_id"]
+            text = "hello\nand tell me what is there"
+            prompt_id = (
+                await http.post(f"/v1/sessions/{session_id}/prompts", json={"text": text})
+            ).json()["prompt_id"]
+
+            async def result() -> dict[str, Any] | None:
+                view = (await http.get(f"/v1/prompts/{prompt_id}")).json()
+                return view.get("result")
+
+            assert (await until(result, timeout=120))["stop_reason"] == "end_turn"
+        client = await Client.connect(f"127.0.0.1:{temporal_port}")
+        prompt = client.get_workflow_handle(prompt_id)
+        assert await (await prompt.describe()).static_summary() == "hello"
+        session = await client.get_workflow_handle(f"session-{session_id}").describe()
+        assert await session.static_summary() == "Seawall session (HTTP API)"
+        history = await prompt.fetch_history()
+        scheduled = [
+            (
+                e.activity_task_scheduled_event_attributes.activity_type.name,
+                json.loads(e.user_metadata.summary.data),
+            )
+            for e in history.events
+            if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+        ]
+    assert ("seawall.call_model", "model request 1") in scheduled
+    (tool,) = [summary for name, summary in scheduled if name == "seawall.run_tool"]
+    assert tool.startswith("list_directory") and tool.endswith("(batch 1)"), tool

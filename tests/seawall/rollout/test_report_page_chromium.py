@@ -38,7 +38,10 @@ window.addEventListener('load',()=>{
       ticks:[...g.querySelectorAll('.tick-label')].map(box),
       threshold:[...g.querySelectorAll('.threshold-label')].map(box),
       axis:[...g.querySelectorAll('.axis-label')].map(box),
-      interval:[...g.querySelectorAll('.interval')].map(box)});
+      interval:[...g.querySelectorAll('.interval')].map(box),
+      labels:[...g.querySelectorAll('.gate-title,.gate-status')].map(box),
+      plotLeft:Math.min(...[...g.querySelectorAll('line.axis,.tick-label,.threshold-label,.tolerance')]
+        .map(e=>e.getBoundingClientRect().left))});
   }
   const v=document.getElementById('volumes');
   out.volumes={right:v.getBoundingClientRect().right,
@@ -218,6 +221,32 @@ def test_the_page_renders_gate_scales_labelled_axes_and_the_windows_end(tmp_path
     completion = rows["completion rate"]
     assert completion[0].endswith(" %") and completion[1].endswith(" %")
     assert completion[2].endswith(" pp")
+
+
+@pytest.mark.parametrize("data", ["with data", "without a control"])
+def test_each_gates_title_and_status_stay_clear_of_its_scale(tmp_path: Path, data: str) -> None:
+    """A gate's name and its status (a gate without data says why, at length) are laid out
+    whole, left of the gate's scale, one line under the other."""
+    built = report()
+    if data == "without a control":
+        only = [r for r in cohort_split(150, 0.8) if r.cohort == "enforce"]
+        built = build_report(only, environment="internal", since=T0, until=T1, resamples=50)
+        assert all(g.status == "no data" for g in built.comparison.gates)
+    page = tmp_path / "report.html"
+    page.write_text(render_html(built))
+    for gate in measured(page)["gates"]:
+        labels = gate["labels"]
+        assert labels, gate["key"]
+        for label in labels:
+            assert label["w"] > 0 and label["right"] <= gate["plotLeft"] - 4, (gate["key"], label)
+        for upper, lower in itertools.pairwise(labels):
+            assert upper["y"] + upper["h"] <= lower["y"] + 0.5, (gate["key"], upper, lower)
+        shown = " ".join(label["text"] for label in labels)
+        (built_gate,) = [g for g in built.comparison.gates if g.key == gate["key"]]
+        assert shown.startswith(built_gate.title + " "), shown
+        if data == "without a control":
+            # Said whole: the reason it has no data, not a cut-off piece of it.
+            assert shown.endswith(f"no data: {built_gate.note}"), shown
 
 
 def test_a_screenshot_of_the_page_is_not_blank(tmp_path: Path) -> None:

@@ -388,6 +388,12 @@ def test_the_review_lists_the_loop_rules_would_stops_beside_the_guards() -> None
         "Manual review: 2 prompts with a would-stop; review all of them: by-a-rule, by-the-guard"
         in render_text(report)
     )
+    # One prompt to review is "it", not "all of them".
+    one = build(records[2:])
+    assert "Manual review: 1 prompt with a would-stop; review it: by-the-guard" in render_text(one)
+    assert "<p>1 prompt with a would-stop; review it (its workflow id; open it with" in (
+        render_html(one)
+    )
 
 
 def test_few_owners_in_the_warn_cohort_say_to_lower_the_enforce_share() -> None:
