@@ -293,6 +293,42 @@ async def alice_decodes_bobs_payload(stack: AttackStack, attack: Attack) -> Outc
     return Outcome(decoded_json(decoded.json()), {"status": decoded.status_code})
 
 
+async def alice_decodes_bobs_chunks(stack: AttackStack, attack: Attack) -> Outcome:
+    """bob's stored payload is kept as chunks (seawall/runtime/storage_chunks.py): alice names
+    each chunk's digest (the worst case: she learned them) in references shaped like bob's,
+    once claiming her own workflow and once his, and asks the codec to decode them."""
+    import base64
+
+    chunks = sorted(p.name for p in (stack.data_dir / "payloads" / "chunks").glob("*/*"))
+    assert chunks, "bob's stored payload was not kept as chunks"
+    [template, *_] = stack.bob["references"]
+    claim = json.loads(base64.b64decode(template["data"]))
+
+    def naming(digest: str, workflow_id: str) -> dict[str, Any]:
+        def swap(node: Any) -> Any:
+            if isinstance(node, dict):
+                swapped = {k: swap(v) for k, v in node.items()}
+                if "digest" in swapped:
+                    swapped["digest"] = digest
+                if "workflow_id" in swapped:
+                    swapped["workflow_id"] = workflow_id
+                return swapped
+            return [swap(v) for v in node] if isinstance(node, list) else node
+
+        data = json.dumps(swap(claim)).encode()
+        return {**template, "data": base64.b64encode(data).decode()}
+
+    facts: dict[str, Any] = {"chunks": len(chunks), "statuses": []}
+    seen = []
+    async with gateway(stack, "alice") as alice:
+        for owner_workflow in ("alice-prompt", stack.bob["prompt_id"]):
+            references = [naming(digest, owner_workflow) for digest in chunks]
+            decoded = await alice.post("/codec/decode", json={"payloads": references})
+            facts["statuses"].append(decoded.status_code)
+            seen.append(decoded_json(decoded.json()))
+    return Outcome("\n".join(seen), facts)
+
+
 async def anonymous_reads_the_ui_settings(stack: AttackStack, attack: Attack) -> Outcome:
     """GET the dev UI's unauthenticated settings; if they name a codec endpoint, use it
     anonymously on bob's stored payload."""

@@ -383,6 +383,12 @@ MODEL_ATTACKS = [*SHELL_ATTACKS, *RACE_ATTACKS, *MCP_ATTACKS]
 # --- the ACP rows ---------------------------------------------------------------------------
 
 
+def chunks_refused(stack: AttackStack, outcome: Outcome) -> None:
+    secrets_absent("bob's stored payload")(stack, outcome)
+    # The answer every unknown reference gets: the references were read, and refused.
+    assert outcome.facts["statuses"] == [404, 404], outcome.facts
+
+
 def editor_asked_inside_the_workspace(stack: AttackStack, outcome: Outcome) -> None:
     """Every path the editor was asked for is the session's workspace or below it."""
     workspace = os.path.realpath(outcome.facts["workspace"])
@@ -542,6 +548,16 @@ CORE_ATTACKS = [
         [],
         secrets_absent("bob's stored payload"),
         drives.alice_decodes_bobs_payload,
+    ),
+    Attack(
+        "codec-alice-decodes-bobs-chunks",
+        "POST references naming each chunk of bob's stored payload (claiming her workflow, "
+        "then his) to /codec/decode with alice's token",
+        "alice",
+        "core",
+        [],
+        chunks_refused,
+        drives.alice_decodes_bobs_chunks,
     ),
     Attack(
         "codec-anonymous-via-the-ui-settings",
