@@ -55,17 +55,22 @@ from __future__ import annotations
 import json
 from collections import deque
 
+from bench.tables import tables
 from workflows.contracts import ExecutionStatus, TerminalStatus, ToolCall, ToolOutcome
 
-REPEAT_THRESHOLD = 5
-WINDOW = 10
-ERROR_CYCLE_THRESHOLD = 3
-ALTERNATION_CYCLES = 3
-MONOLOGUE_THRESHOLD = 3
-MONOLOGUE_PREFIX_CHARS = 200
+_T = tables(__file__)  # pydantic_ai_harness.yaml, each value with its source
+REPEAT_THRESHOLD: int = _T["REPEAT_THRESHOLD"]
+WINDOW: int = _T["WINDOW"]
+ERROR_CYCLE_THRESHOLD: int = _T["ERROR_CYCLE_THRESHOLD"]
+ALTERNATION_CYCLES: int = _T["ALTERNATION_CYCLES"]
+MONOLOGUE_THRESHOLD: int = _T["MONOLOGUE_THRESHOLD"]
+MONOLOGUE_PREFIX_CHARS: int = _T["MONOLOGUE_PREFIX_CHARS"]
 
-_MARKER = "[harness:loop-detection]"
-_CHANGE_APPROACH = "Change approach, or state plainly what is blocking you."
+
+def _nudge(key: str, **fields: object) -> str:
+    """The nudge ``key`` of the tables, verbatim, with its marker."""
+    text: str = _T[key].format(marker=_T["MARKER"], change=_T["CHANGE_APPROACH"], **fields)
+    return text
 
 
 def pydantic_fingerprint(call: ToolCall) -> str:
@@ -139,10 +144,7 @@ class PydanticAiLoopDetection:
         if self.monologue_repeats >= MONOLOGUE_THRESHOLD:
             count = self.monologue_repeats
             self.last_monologue, self.monologue_repeats = None, 0
-            self._act(
-                f"{_MARKER} You have produced {count} near-identical responses without taking "
-                "any action. Take a concrete next step, or state plainly what is blocking you."
-            )
+            self._act(_nudge("MONOLOGUE_NUDGE", count=count))
 
     def _observe_call(self, call: ToolCall) -> str | None:
         fingerprint = pydantic_fingerprint(call)
@@ -152,19 +154,12 @@ class PydanticAiLoopDetection:
         if count >= REPEAT_THRESHOLD:
             self.calls.clear()
             self.alternation.clear()
-            return (
-                f"{_MARKER} You appear to be repeating the same action (`{call.name}` called "
-                f"{count} times with identical arguments). {_CHANGE_APPROACH}"
-            )
+            return _nudge("REPEAT_NUDGE", tool_name=call.name, count=count)
         alternation = _detect_alternation(self.alternation, ALTERNATION_CYCLES)
         if alternation is not None:
-            a, b = alternation
+            a, b = (_tool_name_of(fingerprint) for fingerprint in alternation)
             self.alternation.clear()
-            return (
-                f"{_MARKER} You appear to be alternating between `{_tool_name_of(a)}` and "
-                f"`{_tool_name_of(b)}` without making progress ({ALTERNATION_CYCLES} cycles). "
-                f"{_CHANGE_APPROACH}"
-            )
+            return _nudge("ALTERNATION_NUDGE", a=a, b=b, cycles=ALTERNATION_CYCLES)
         return None
 
     def before_batch(self, calls: list[ToolCall]) -> str | None:
@@ -197,10 +192,7 @@ class PydanticAiLoopDetection:
             if self.outcome_repeats >= ERROR_CYCLE_THRESHOLD:
                 count = self.outcome_repeats
                 self.last_outcome, self.outcome_repeats = None, 0
-                self._act(
-                    f"{_MARKER} The tool `{call.name}` returned the same result {count} times "
-                    f"in a row; repeating it is not making progress. {_CHANGE_APPROACH}"
-                )
+                self._act(_nudge("ERROR_CYCLE_NUDGE", tool_name=call.name, count=count))
         return self.name if self.detected else None
 
     def warning(self) -> str | None:

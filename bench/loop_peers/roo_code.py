@@ -57,11 +57,11 @@ from __future__ import annotations
 import json
 
 from bench.loop_peers.base import NoStopByDefault
+from bench.tables import tables
 from workflows.contracts import ToolCall
 
-# packages/types/src/provider-settings.ts: DEFAULT_CONSECUTIVE_MISTAKE_LIMIT = 3, which
-# Task.ts passes as the detector's limit.
-ROO_REPETITION_LIMIT = 3
+_T = tables(__file__)  # roo_code.yaml, each value with its source
+ROO_REPETITION_LIMIT: int = _T["ROO_REPETITION_LIMIT"]
 
 
 def roo_call_identity(call: ToolCall) -> str:
@@ -72,11 +72,9 @@ def roo_call_identity(call: ToolCall) -> str:
 
 def roo_refusal_text(tool_name: str) -> str:
     """What the model sees for a refused call: ``formatResponse.toolError`` of Roo's text."""
-    error = f"Tool call repetition limit reached for {tool_name}. Please try a different approach."
-    return json.dumps(
-        {"status": "error", "message": "The tool execution failed", "error": error},
-        separators=(",", ":"),
-    )
+    error = _T["REFUSAL_ERROR"].format(tool_name=tool_name)
+    body = {"status": "error", "message": _T["TOOL_ERROR_MESSAGE"], "error": error}
+    return json.dumps(body, separators=(",", ":"))
 
 
 class RooToolRepetition(NoStopByDefault):
