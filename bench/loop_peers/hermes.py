@@ -22,8 +22,8 @@ signature is its tool name and the SHA-256 of its arguments as compact sorted-ke
 a result is compared as canonical JSON when it parses, else as its text. Hard stops are
 off on attended platforms (cli, tui, desktop, acp, subagent, api_server) and **on** for
 unattended ones (``non_interactive_hard_stop_enabled``: gateway, cron): an unattended
-benchmark is the latter, :class:`HermesGuardrails`; :class:`HermesGuardrailsAttended`
-is the warn-only default of the interactive CLI. Defaults, all per turn:
+benchmark is the latter, :class:`HermesGuardrails` (hard stops always on here). Defaults,
+all per turn:
 
 - **exact failure** (same signature failed): warn from the 2nd failure; with hard stops,
   ``before_call`` **blocks** once 5 have failed, so the 6th identical call is refused. A
@@ -206,7 +206,6 @@ class HermesGuardrails(NoStopByDefault):
 
     name = "hermes_guardrails"
     title = "hermes-agent guardrails (unattended: hard stops on)"
-    hard_stop_enabled = True
 
     def __init__(self) -> None:
         self.exact_failure_counts: dict[Signature, int] = {}
@@ -287,7 +286,7 @@ class HermesGuardrails(NoStopByDefault):
         """``before_call``: a block decision, or None to let the call run."""
         signature = self._signature(call)
         cap_block = self._loop_cap(call, signature)
-        if cap_block is not None or not self.hard_stop_enabled:
+        if cap_block is not None:
             return cap_block
         exact_count = (
             0
@@ -326,8 +325,7 @@ class HermesGuardrails(NoStopByDefault):
             self.same_tool_failure_counts[hermes_name] = same_count
             self.no_progress.pop(signature, None)
             if (
-                self.hard_stop_enabled
-                and hermes_name not in FAILURE_TOLERANT_TOOL_NAMES
+                hermes_name not in FAILURE_TOLERANT_TOOL_NAMES
                 and same_count >= SAME_TOOL_FAILURE_HALT_AFTER
             ):
                 return self._decide("halt", "same_tool_failure_halt", call, same_count, signature)
@@ -377,11 +375,7 @@ class HermesGuardrails(NoStopByDefault):
         notice: str | None = None
         if not repeatable and count >= STALL_GUARD_IDENTICAL_CALL_THRESHOLD:
             notice = _IDENTICAL_CALL_NOTICE.format(ordinal=_ordinal(count), tool_name=call.name)
-            if (
-                self.hard_stop_enabled
-                and count >= NO_PROGRESS_BLOCK_AFTER
-                and self.controller_halt is None
-            ):
+            if count >= NO_PROGRESS_BLOCK_AFTER and self.controller_halt is None:
                 self._decide("halt", "identical_call_streak_halt", call, count, signature)
         self.history.append((signature, result_hash, repeatable))
         if notice is None:
@@ -391,11 +385,7 @@ class HermesGuardrails(NoStopByDefault):
                 notice = _IDENTICAL_CYCLE_NOTICE.format(
                     count=laps, period=period, tool_name=call.name
                 )
-                if (
-                    self.hard_stop_enabled
-                    and laps >= NO_PROGRESS_BLOCK_AFTER
-                    and self.controller_halt is None
-                ):
+                if laps >= NO_PROGRESS_BLOCK_AFTER and self.controller_halt is None:
                     self._decide(
                         "halt", "identical_cycle_halt", call, laps, signature, period=period
                     )
@@ -460,14 +450,6 @@ class HermesGuardrails(NoStopByDefault):
         text = "\n\n".join(self.pending) or None
         self.pending = []
         return text
-
-
-class HermesGuardrailsAttended(HermesGuardrails):
-    """hermes-agent's interactive default (cli, tui, …): warnings and notes only, no hard stop."""
-
-    name = "hermes_guardrails_attended"
-    title = "hermes-agent guardrails (attended default: warn only)"
-    hard_stop_enabled = False
 
 
 def _tool_failure_recovery_hint(tool_name: str, hermes_name: str, count: int) -> str:

@@ -25,15 +25,10 @@ After a tier fires its counters reset (tier 1 clears both call windows; tier 2b 
 own), so the loop must rebuild before it fires again. Within one reply, the first
 detection ends the observation of that reply's remaining calls.
 
-On detection, ``on_loop``:
-
-- ``'nudge'`` (the default, and what an unattended run gets): a ``user`` message prefixed
-  ``[harness:loop-detection]`` delivered on the next model request; nothing is stopped.
-  :class:`PydanticAiLoopDetection` — its :meth:`warning` returns that text.
-- ``'error'``: ``LoopDetectedError`` aborts the run. :class:`PydanticAiLoopDetectionError`
-  halts: tiers 1 and 2b in :meth:`before_batch` (raised from ``after_model_request``,
-  before the reply's tools run), tier 2a in :meth:`after_batch` (raised from
-  ``after_tool_execute``), tier 2c at the next check after the text reply.
+On detection, with ``on_loop='nudge'`` (the default, and what an unattended run gets): a
+``user`` message prefixed ``[harness:loop-detection]`` delivered on the next model request;
+nothing is stopped. :class:`PydanticAiLoopDetection`'s :meth:`warning` returns that text.
+(``on_loop='error'``, which aborts the run with ``LoopDetectedError``, is not run here.)
 
 Approximations:
 
@@ -42,8 +37,7 @@ Approximations:
   so outcomes whose execution never started are skipped, and so are cancelled ones (a
   denial is not a tool result). A call that ran and failed is observed with the text the
   model saw, as the README intends ("tools usually report failure as an ordinary
-  error-shaped result"). With ``'error'``, the abort lands mid-batch in pydantic-ai; here
-  the batch finishes first.
+  error-shaped result").
 - Tier 2c needs replies without tool calls that do not end the prompt; the benchmark
   reports them through :meth:`observe_model`.
 - pydantic-ai's own per-tool ``retries`` (a core setting, not this capability) is the
@@ -55,6 +49,7 @@ from __future__ import annotations
 import json
 from collections import deque
 
+from bench.loop_peers.base import NoStopByDefault
 from bench.tables import tables
 from workflows.contracts import ExecutionStatus, TerminalStatus, ToolCall, ToolOutcome
 
@@ -105,12 +100,11 @@ def _detect_alternation(fingerprints: deque[str], cycles: int) -> tuple[str, str
     return a, b
 
 
-class PydanticAiLoopDetection:
+class PydanticAiLoopDetection(NoStopByDefault):
     """pydantic-ai-harness ``LoopDetection()`` with its default ``on_loop='nudge'``: warns only."""
 
     name = "pydantic_ai_loop_detection"
     title = "pydantic-ai-harness LoopDetection (nudge)"
-    aborts = False
 
     def __init__(self) -> None:
         self.calls: deque[str] = deque(maxlen=WINDOW)
@@ -120,13 +114,6 @@ class PydanticAiLoopDetection:
         self.last_monologue: str | None = None
         self.monologue_repeats = 0
         self.nudges: list[str] = []
-        self.detected = False
-
-    def _act(self, message: str) -> None:
-        if self.aborts:
-            self.detected = True
-        else:
-            self.nudges.append(message)
 
     # -- after_model_request --------------------------------------------------------------
 
@@ -144,7 +131,7 @@ class PydanticAiLoopDetection:
         if self.monologue_repeats >= MONOLOGUE_THRESHOLD:
             count = self.monologue_repeats
             self.last_monologue, self.monologue_repeats = None, 0
-            self._act(_nudge("MONOLOGUE_NUDGE", count=count))
+            self.nudges.append(_nudge("MONOLOGUE_NUDGE", count=count))
 
     def _observe_call(self, call: ToolCall) -> str | None:
         fingerprint = pydantic_fingerprint(call)
@@ -168,9 +155,9 @@ class PydanticAiLoopDetection:
         for call in calls:
             message = self._observe_call(call)
             if message is not None:
-                self._act(message)
+                self.nudges.append(message)
                 break
-        return self.name if self.detected else None
+        return None
 
     # -- after_tool_execute ---------------------------------------------------------------
 
@@ -192,18 +179,10 @@ class PydanticAiLoopDetection:
             if self.outcome_repeats >= ERROR_CYCLE_THRESHOLD:
                 count = self.outcome_repeats
                 self.last_outcome, self.outcome_repeats = None, 0
-                self._act(_nudge("ERROR_CYCLE_NUDGE", tool_name=call.name, count=count))
-        return self.name if self.detected else None
+                self.nudges.append(_nudge("ERROR_CYCLE_NUDGE", tool_name=call.name, count=count))
+        return None
 
     def warning(self) -> str | None:
         text = "\n\n".join(self.nudges) or None
         self.nudges = []
         return text
-
-
-class PydanticAiLoopDetectionError(PydanticAiLoopDetection):
-    """``LoopDetection(on_loop='error')``: the first detection aborts the run."""
-
-    name = "pydantic_ai_loop_detection_error"
-    title = "pydantic-ai-harness LoopDetection (on_loop='error')"
-    aborts = True
