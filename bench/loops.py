@@ -66,6 +66,7 @@ from bench.simulate import (
     simulate_seawall,
     verdict_differences,
 )
+from bench.tables import tables
 from seawall.scenario.format import ScenarioError
 from workflows.rules import RULES, SEED_SETTINGS, LoopProfile, LoopRule, LoopSettings, rule_spec
 from workflows.rules.judge import JUDGE_RULE
@@ -78,22 +79,8 @@ DEFAULT_SAMPLE = 8
 REAL_CONCURRENCY = 8
 REAL_TIMEOUT_SECONDS = 300.0
 
-RULE_CODES = {
-    "repeated_tool_execution_failure": "guard",
-    "repeated_failed_call": "refusal",
-    "invalid_tool_params_stagnation": "invalid",
-    "global_tool_call_duplicate": "dup",
-    "repeated_denied_call": "denied",
-    "repeated_failure_cycle": "cycle",
-    "repeated_identical_result": "same",
-    "repeated_workspace_state": "revisit",
-    "repeated_reformulation": "reform",
-    "repeated_near_result": "near",
-    "repeated_rewrite": "rewrite",
-    "repeated_stagnation": "stale",
-    "judged_no_progress": "judge",
-    "turn_tool_call_cap": "cap",
-}
+_T = tables(__file__)  # loops.yaml
+RULE_CODES: dict[str, str] = _T["RULE_CODES"]
 PROFILE_SETTINGS: dict[str, LoopSettings] = {
     SEAWALL: LoopSettings(profile=LoopProfile.RECOMMENDED),
     SEAWALL_SEED: SEED_SETTINGS,
@@ -120,14 +107,7 @@ LABEL_KEYS: dict[str, tuple[str, str]] = {
 SUBSETS = ("all", "real")
 # Thresholds tried by --sensitivity, per rule (the default is marked in the report).
 SENSITIVITY: dict[LoopRule, tuple[int, ...]] = {
-    LoopRule.FAILURE_CYCLE: (3, 4, 5, 6, 7, 8),
-    LoopRule.IDENTICAL_RESULT: (3, 4, 5, 6, 7, 8),
-    LoopRule.DENIED_CALL: (2, 3, 4),
-    LoopRule.WORKSPACE_REVISIT: (2, 3, 4, 5),
-    LoopRule.REFORMULATION: (6, 8, 10, 12, 15),
-    LoopRule.NEAR_REPEAT: (3, 4, 5, 6, 7),
-    LoopRule.REWRITE: (2, 3, 4, 5, 6),
-    LoopRule.STAGNATION: (6, 8, 10, 12, 14),
+    LoopRule(rule): tuple(values) for rule, values in _T["SENSITIVITY"].items()
 }
 DEFAULT_THRESHOLDS: dict[LoopRule, int] = {rule: rule_spec(rule).threshold for rule in LoopRule}
 
