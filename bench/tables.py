@@ -1,9 +1,10 @@
 """A benchmark's tables as data: the YAML file beside its module, read once at import.
 
 Why it exists: data is data, not code. A faithful peer's tool names, thresholds and message
-texts (``bench/loop_peers/*.yaml``) and the capacity model's assumptions
-(``bench/capacity.yaml``) live as YAML, each value with a comment citing where it comes
-from; the module names them as before (sets as frozensets, sequences as tuples).
+texts (``bench/loop_peers/*.yaml``), the capacity model's assumptions, the peers of the
+peer benchmark and the columns of its report, the loop report's rule codes and sensitivity
+thresholds live as YAML, each value with a comment saying where it comes from; the module
+names them as before (sets as frozensets, sequences as tuples).
 """
 
 from __future__ import annotations
