@@ -87,11 +87,9 @@ PROFILE_SETTINGS: dict[str, LoopSettings] = {
 }
 # ``--judge``: the recommended profile with the progress judge, answered by the scripts.
 SEAWALL_JUDGE = "seawall-judge"
-POLICY_TITLES = {
-    SEAWALL: "Seawall recommended (enforce)",
-    SEAWALL_SEED: "Seawall seed profile (enforce)",
-    SEAWALL_JUDGE: "Seawall recommended + progress judge (scripted)",
-} | {b.name: b.title for b in [*fresh_baselines(), *fresh_peers()]}
+POLICY_TITLES: dict[str, str] = _T["POLICY_TITLES"] | {
+    b.name: b.title for b in [*fresh_baselines(), *fresh_peers()]
+}
 
 
 def judge_settings(mode: GuardMode) -> LoopSettings:
@@ -99,11 +97,7 @@ def judge_settings(mode: GuardMode) -> LoopSettings:
     return PROFILE_SETTINGS[SEAWALL].model_copy(update={"progress_judge_mode": mode})
 
 
-# The label keys that explain a profile's misses (out_of_scope) and false halts (known_gap).
-LABEL_KEYS: dict[str, tuple[str, str]] = {
-    SEAWALL: ("out_of_scope", "known_gap"),
-    SEAWALL_SEED: ("seed_out_of_scope", "seed_known_gap"),
-}
+LABEL_KEYS: dict[str, tuple[str, str]] = {k: tuple(v) for k, v in _T["LABEL_KEYS"].items()}
 SUBSETS = ("all", "real")
 # Thresholds tried by --sensitivity, per rule (the default is marked in the report).
 SENSITIVITY: dict[LoopRule, tuple[int, ...]] = {
