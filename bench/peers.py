@@ -96,11 +96,9 @@ from workflows.prompt.workflow import PromptWorkflow
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_JSON = ROOT / "bench" / "results" / "peers.json"
 WARMUP_PROMPTS = 2
-# Prompts per peer and interleaved rounds at each concurrency. At one prompt in flight a
-# batch takes ~100 ms and the peers differ by a few per cent, less than one round of a few
-# prompts varies on this machine: more prompts and rounds there than at 10 or 100.
-PROMPTS = {1: 40, 10: 60, 100: 200}
-ROUNDS = {1: 8, 10: 4, 100: 2}
+_T = tables(__file__)  # peers.yaml
+PROMPTS: dict[int, int] = _T["PROMPTS"]  # prompts per peer at each concurrency
+ROUNDS: dict[int, int] = _T["ROUNDS"]  # interleaved rounds at each concurrency
 REPLAY_REPEATS = 3
 RSS_SAMPLE_SECONDS = 0.2
 
@@ -122,7 +120,7 @@ PEERS: dict[str, Peer] = {
         Peer("seawall", "Seawall (guard + rules, enforce)", None, (), CALL_MODEL),
         *(
             Peer(key, **{**fields, "needs": tuple(fields["needs"])})
-            for key, fields in tables(__file__)["PEERS"].items()  # peers.yaml
+            for key, fields in _T["PEERS"].items()
         ),
     )
 }

@@ -1,10 +1,10 @@
 """A benchmark's tables as data: the YAML file beside its module, read once at import.
 
 Why it exists: data is data, not code. A faithful peer's tool names, thresholds and message
-texts (``bench/loop_peers/*.yaml``), the capacity model's assumptions, the peers of the
-peer benchmark and the columns of its report, the loop report's rule codes and sensitivity
-thresholds live as YAML, each value with a comment saying where it comes from; the module
-names them as before (sets as frozensets, sequences as tuples).
+texts (``bench/loop_peers/*.yaml``), the capacity model's assumptions, the peer benchmark's
+peers and report columns, the loop report's titles, rule codes and sensitivity thresholds,
+the guard step's words live as YAML, each value with a comment saying where it comes from;
+the module names them as before (sets as frozensets, sequences as tuples).
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ import yaml
 
 def tables(module_file: str) -> dict[str, Any]:
     """The tables of the module at ``module_file``: ``hermes.py``'s are ``hermes.yaml``."""
-    data: dict[str, Any] = yaml.safe_load(
-        Path(module_file).with_suffix(".yaml").read_text(encoding="utf-8")
-    )
+    path = Path(module_file).with_suffix(".yaml")
+    data: dict[str, Any] = yaml.safe_load(path.read_text(encoding="utf-8"))
     return data

@@ -79,8 +79,7 @@ def cline_signature(call: ToolCall) -> str:
 
 
 def cline_soft_message(tool_name: str, count: int) -> str:
-    text: str = _T["SOFT_MESSAGE"].format(count=count, tool_name=tool_name)
-    return text
+    return str(_T["SOFT_MESSAGE"].format(count=count, tool_name=tool_name))
 
 
 class ClineLoopLimits:

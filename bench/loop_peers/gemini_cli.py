@@ -67,8 +67,7 @@ def js_stringify(arguments: object) -> str:
 
 def feedback_text(detail: str) -> str:
     """``_recoverFromLoop``'s message to the model, verbatim."""
-    text: str = _T["FEEDBACK"].format(detail=detail or _T["DEFAULT_DETAIL"])
-    return text
+    return str(_T["FEEDBACK"].format(detail=detail or _T["DEFAULT_DETAIL"]))
 
 
 class GeminiLoopDetection:

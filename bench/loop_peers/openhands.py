@@ -101,8 +101,7 @@ def _observation(outcome: ToolOutcome) -> Event:
 
 def nudge_text(tool_name: str, error: str, threshold: int = ACTION_ERROR) -> str:
     """The SDK's action-error nudge, verbatim."""
-    text: str = _T["NUDGE"].format(tool_name=tool_name, threshold=threshold, error=error)
-    return text
+    return str(_T["NUDGE"].format(tool_name=tool_name, threshold=threshold, error=error))
 
 
 class OpenHandsStuckDetector(NoStopByDefault):

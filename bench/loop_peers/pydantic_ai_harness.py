@@ -64,8 +64,7 @@ MONOLOGUE_PREFIX_CHARS: int = _T["MONOLOGUE_PREFIX_CHARS"]
 
 def _nudge(key: str, **fields: object) -> str:
     """The nudge ``key`` of the tables, verbatim, with its marker."""
-    text: str = _T[key].format(marker=_T["MARKER"], change=_T["CHANGE_APPROACH"], **fields)
-    return text
+    return str(_T[key].format(marker=_T["MARKER"], change=_T["CHANGE_APPROACH"], **fields))
 
 
 def pydantic_fingerprint(call: ToolCall) -> str:
