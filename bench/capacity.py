@@ -18,7 +18,7 @@ ships with the guard ``enforce`` on the peer benchmark's prompt (5 batches of 4 
 - ``bench/results/long_prompts.json`` — the bytes a long prompt puts in the payload store
   (S3 in production).
 
-Everything else is an *assumption*, listed in :data:`ASSUMPTIONS` with why, printed
+Everything else is an *assumption*, in `capacity.yaml` (:data:`ASSUMPTIONS`) with why, printed
 beside the figures and changeable by flag: how long a batch takes in production (model and
 tool latency, which the benchmark's scripted model does not have), the share of long
 prompts, the headroom, and the capacities of the parts the benchmark cannot measure on
@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import peers_report
+from bench.tables import tables
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
@@ -53,66 +54,9 @@ class Assumption:
     why: str
 
 
+# The assumptions as data, each with why: capacity.yaml.
 ASSUMPTIONS: dict[str, Assumption] = {
-    "batch_seconds": Assumption(
-        10.0,
-        "s",
-        "one batch in production: a real model step (several seconds) plus its tools; the "
-        "benchmark's scripted model answers at once, so its batches take ~0.1 s",
-    ),
-    "headroom": Assumption(
-        0.5, "", "size every part to run at half its capacity (peaks, failover, replays)"
-    ),
-    "long_share": Assumption(
-        0.1,
-        "",
-        "share of prompts that are long (past the 64 KiB storage threshold), each storing "
-        "what the 100-page gateway prompt of bench/long_prompts.py stored",
-    ),
-    "db_write_ms": Assumption(
-        5.0,
-        "ms",
-        "latency of one workflow write on PostgreSQL/Cassandra; a shard's writes are serial "
-        "(history.shardIOConcurrency defaults to 1), so one shard manages 1000/ms writes/s",
-    ),
-    "shard_busy_share": Assumption(
-        0.05,
-        "",
-        "keep each shard's serial write path ≤ 5 % busy so shard-lock waits stay negligible",
-    ),
-    "postgres_writes_per_s": Assumption(
-        5000.0,
-        "writes/s",
-        "workflow writes one PostgreSQL primary (16 vCPU, NVMe) sustains; replace with your "
-        "own measurement (persistence_requests{operation=UpdateWorkflowExecution})",
-    ),
-    "cassandra_writes_per_node_s": Assumption(
-        2000.0,
-        "writes/s",
-        "Temporal workflow writes (lightweight transactions) one Cassandra node sustains, "
-        "replication factor 3",
-    ),
-    "partition_tasks_per_s": Assumption(
-        100.0,
-        "tasks/s",
-        "tasks one task-queue partition dispatches (one matching host owns a partition; "
-        "partitions are not autoscaled); a forum user recalls Temporal advising about 15 "
-        "partitions for 1,000 tasks/s, so ~70 - measure TasksDispatchRate and backlog",
-    ),
-    "es_docs_per_node_s": Assumption(
-        2000.0, "updates/s", "visibility updates one Elasticsearch data node indexes"
-    ),
-    "worker_cores": Assumption(
-        1.0,
-        "core",
-        "one Python worker process uses about one core (the GIL); run several per host",
-    ),
-    "worker_memory_mib": Assumption(
-        2048.0, "MiB", "memory budget of one worker process (its container limit)"
-    ),
-    "max_cached_workflows": Assumption(
-        1000.0, "prompts", "the worker's sticky cache (SEAWALL_MAX_CACHED_WORKFLOWS default)"
-    ),
+    name: Assumption(**fields) for name, fields in tables(__file__)["ASSUMPTIONS"].items()
 }
 
 

@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 from bench.report_runner import percentile
+from bench.tables import tables
 from workflows.contracts import ToolCall, ToolOutcome
 from workflows.contracts.activity import ToolSpec
 from workflows.contracts.prompt_options import PromptOptions
@@ -34,11 +35,7 @@ from workflows.rules import LoopRules, LoopSettings
 from workflows.seed import GuardMode
 from workflows.seed.protections import BatchProtections
 
-WORDS = [
-    *("request", "served", "cache", "miss", "upstream", "handler", "worker", "queue"),
-    *("retry", "status", "ok", "warn", "error", "connection", "pool", "token", "refresh"),
-    *("read", "write", "index", "shard", "replica", "commit", "snapshot", "flush", "sync"),
-]
+WORDS: list[str] = tables(__file__)["WORDS"]  # guard_step.yaml
 
 
 def _log_text(size: int, rng: random.Random) -> str:

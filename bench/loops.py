@@ -66,6 +66,7 @@ from bench.simulate import (
     simulate_seawall,
     verdict_differences,
 )
+from bench.tables import tables
 from seawall.scenario.format import ScenarioError
 from workflows.rules import RULES, SEED_SETTINGS, LoopProfile, LoopRule, LoopSettings, rule_spec
 from workflows.rules.judge import JUDGE_RULE
@@ -78,33 +79,17 @@ DEFAULT_SAMPLE = 8
 REAL_CONCURRENCY = 8
 REAL_TIMEOUT_SECONDS = 300.0
 
-RULE_CODES = {
-    "repeated_tool_execution_failure": "guard",
-    "repeated_failed_call": "refusal",
-    "invalid_tool_params_stagnation": "invalid",
-    "global_tool_call_duplicate": "dup",
-    "repeated_denied_call": "denied",
-    "repeated_failure_cycle": "cycle",
-    "repeated_identical_result": "same",
-    "repeated_workspace_state": "revisit",
-    "repeated_reformulation": "reform",
-    "repeated_near_result": "near",
-    "repeated_rewrite": "rewrite",
-    "repeated_stagnation": "stale",
-    "judged_no_progress": "judge",
-    "turn_tool_call_cap": "cap",
-}
+_T = tables(__file__)  # loops.yaml
+RULE_CODES: dict[str, str] = _T["RULE_CODES"]
 PROFILE_SETTINGS: dict[str, LoopSettings] = {
     SEAWALL: LoopSettings(profile=LoopProfile.RECOMMENDED),
     SEAWALL_SEED: SEED_SETTINGS,
 }
 # ``--judge``: the recommended profile with the progress judge, answered by the scripts.
 SEAWALL_JUDGE = "seawall-judge"
-POLICY_TITLES = {
-    SEAWALL: "Seawall recommended (enforce)",
-    SEAWALL_SEED: "Seawall seed profile (enforce)",
-    SEAWALL_JUDGE: "Seawall recommended + progress judge (scripted)",
-} | {b.name: b.title for b in [*fresh_baselines(), *fresh_peers()]}
+POLICY_TITLES: dict[str, str] = _T["POLICY_TITLES"] | {
+    b.name: b.title for b in [*fresh_baselines(), *fresh_peers()]
+}
 
 
 def judge_settings(mode: GuardMode) -> LoopSettings:
@@ -112,22 +97,11 @@ def judge_settings(mode: GuardMode) -> LoopSettings:
     return PROFILE_SETTINGS[SEAWALL].model_copy(update={"progress_judge_mode": mode})
 
 
-# The label keys that explain a profile's misses (out_of_scope) and false halts (known_gap).
-LABEL_KEYS: dict[str, tuple[str, str]] = {
-    SEAWALL: ("out_of_scope", "known_gap"),
-    SEAWALL_SEED: ("seed_out_of_scope", "seed_known_gap"),
-}
+LABEL_KEYS: dict[str, tuple[str, str]] = {k: tuple(v) for k, v in _T["LABEL_KEYS"].items()}
 SUBSETS = ("all", "real")
 # Thresholds tried by --sensitivity, per rule (the default is marked in the report).
 SENSITIVITY: dict[LoopRule, tuple[int, ...]] = {
-    LoopRule.FAILURE_CYCLE: (3, 4, 5, 6, 7, 8),
-    LoopRule.IDENTICAL_RESULT: (3, 4, 5, 6, 7, 8),
-    LoopRule.DENIED_CALL: (2, 3, 4),
-    LoopRule.WORKSPACE_REVISIT: (2, 3, 4, 5),
-    LoopRule.REFORMULATION: (6, 8, 10, 12, 15),
-    LoopRule.NEAR_REPEAT: (3, 4, 5, 6, 7),
-    LoopRule.REWRITE: (2, 3, 4, 5, 6),
-    LoopRule.STAGNATION: (6, 8, 10, 12, 14),
+    LoopRule(rule): tuple(values) for rule, values in _T["SENSITIVITY"].items()
 }
 DEFAULT_THRESHOLDS: dict[LoopRule, int] = {rule: rule_spec(rule).threshold for rule in LoopRule}
 

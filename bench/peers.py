@@ -85,6 +85,7 @@ from bench.server_metrics import (
     process_cpu_seconds,
     server_cpu_seconds,
 )
+from bench.tables import tables
 from bench.trusted import bench_client, worker_process_environment
 from seawall.runtime.plugin import SeawallPlugin
 from seawall.runtime.settings import default_of
@@ -95,11 +96,9 @@ from workflows.prompt.workflow import PromptWorkflow
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_JSON = ROOT / "bench" / "results" / "peers.json"
 WARMUP_PROMPTS = 2
-# Prompts per peer and interleaved rounds at each concurrency. At one prompt in flight a
-# batch takes ~100 ms and the peers differ by a few per cent, less than one round of a few
-# prompts varies on this machine: more prompts and rounds there than at 10 or 100.
-PROMPTS = {1: 40, 10: 60, 100: 200}
-ROUNDS = {1: 8, 10: 4, 100: 2}
+_T = tables(__file__)  # peers.yaml
+PROMPTS: dict[int, int] = _T["PROMPTS"]  # prompts per peer at each concurrency
+ROUNDS: dict[int, int] = _T["ROUNDS"]  # interleaved rounds at each concurrency
 REPLAY_REPEATS = 3
 RSS_SAMPLE_SECONDS = 0.2
 
@@ -119,42 +118,9 @@ PEERS: dict[str, Peer] = {
     p.key: p
     for p in (
         Peer("seawall", "Seawall (guard + rules, enforce)", None, (), CALL_MODEL),
-        Peer(
-            "bare",
-            "bare Temporal loop (no guard)",
-            "bench.peer_bare",
-            (),
-            "bare_model_request",
-            baseline=True,
-        ),
-        Peer(
-            "pydantic-ai",
-            "pydantic-ai TemporalAgent",
-            "bench.peer_pydantic_ai",
-            ("pydantic_ai", "pydantic_ai.durable_exec.temporal"),
-            "model_request",
-        ),
-        Peer(
-            "pydantic-ai-durability",
-            "pydantic-ai TemporalDurability",
-            "bench.peer_pydantic_ai_durability",
-            ("pydantic_ai", "pydantic_ai.durable_exec.temporal"),
-            "model_request",
-        ),
-        Peer(
-            "openai-agents",
-            "OpenAI Agents SDK on Temporal",
-            "bench.peer_openai_agents",
-            ("agents", "temporalio.openai_agents"),
-            "invoke_model_activity",
-        ),
-        Peer(
-            "agent-harness",
-            "Temporal Agent Harness",
-            "bench.peer_agent_harness",
-            ("temporal_agent_harness", "pydantic_ai.durable_exec.temporal"),
-            "model_request",
-            "event_stream_handler",  # an activity per tool call and per result, in the turn
+        *(
+            Peer(key, **{**fields, "needs": tuple(fields["needs"])})
+            for key, fields in _T["PEERS"].items()
         ),
     )
 }

@@ -9,15 +9,12 @@ from collections.abc import Collection
 from typing import Any
 
 from bench.peer_history import SEGMENTS
+from bench.tables import tables
 
-# The figures issue 27 sets targets on: Seawall's over the best peer's, ≤ 1.0 each. Lower
-# is better for all of them (prompts per second enters as its inverse).
-TARGETS = (
-    ("batch_latency_ms_median", "batch latency p50"),
-    ("batch_latency_ms_p95", "batch latency p95"),
-    ("seconds_per_prompt", "inverse throughput"),
-    ("history_events_per_prompt", "history events per prompt"),
-)
+_T = tables(__file__)  # peers_report.yaml, with what each table is
+# The figures issue 27 sets targets on, as (key, title); the table's columns, (key, title,
+# format).
+TARGETS: tuple[tuple[str, str], ...] = tuple(tuple(t) for t in _T["TARGETS"])
 
 
 def against_best_peer(
@@ -93,27 +90,7 @@ def versions() -> dict[str, str]:
     return out
 
 
-# The table's figures, one row per concurrency each; lower is better except prompts per second.
-COLUMNS = (
-    ("batch_latency_ms_median", "per-batch latency, median ms", "{:,.1f}"),
-    ("batch_latency_ms_p95", "per-batch latency, p95 ms", "{:,.1f}"),
-    ("prompts_per_second", "prompts per second", "{:,.2f}"),
-    ("history_events_per_prompt", "history events", "{:,.1f}"),
-    ("history_bytes_per_prompt", "history bytes", "{:,.0f}"),
-    ("payload_bytes_per_prompt", "payload bytes", "{:,.0f}"),
-    ("worker_cpu_ms_per_prompt", "worker CPU ms", "{:,.1f}"),
-    ("worker_peak_rss_mib", "worker peak RSS, MiB", "{:,.1f}"),
-    (
-        "worker_rss_growth_kib_per_inflight_prompt",
-        "worker RSS growth per in-flight prompt, KiB",
-        "{:,.1f}",
-    ),
-    ("server_cpu_ms_per_prompt", "server CPU ms", "{:,.1f}"),
-    ("server_workflow_writes_per_prompt", "server workflow writes", "{:,.1f}"),
-    ("server_handoffs_per_prompt", "server hand-offs to matching", "{:,.1f}"),
-    ("server_call_handoffs_per_prompt", "of them calls not started eagerly", "{:,.1f}"),
-    ("server_handoff_wait_ms_mean", "their wait for the transfer-queue read, mean ms", "{:,.1f}"),
-)
+COLUMNS: tuple[tuple[str, str, str], ...] = tuple(tuple(c) for c in _T["COLUMNS"])
 
 
 def markdown(report: dict[str, Any]) -> list[str]:

@@ -9,14 +9,12 @@ One key per benchmark run, handed to a worker process it spawns in the environme
 from __future__ import annotations
 
 import os
-import tempfile
-from pathlib import Path
 
 from temporalio.client import Client
 
 from activities.trust import WorkerTrust
 from seawall.runtime.grants import GrantSigner, new_signing_key, signing_client
-from seawall.runtime.owners import ANY_OWNER
+from seawall.worker.build import local_run_trust
 
 KEY_ENV = "SEAWALL_SESSION_SIGNING_KEY"
 # A worker process of this benchmark (``--serve-worker``) inherits its parent's key.
@@ -24,13 +22,8 @@ BENCH_KEY = os.environ.get(KEY_ENV) or new_signing_key()
 
 
 def bench_trust() -> WorkerTrust:
-    return WorkerTrust(
-        allow_scripted_models=True,
-        workspace_roots=(Path(tempfile.gettempdir()),),
-        keys=(BENCH_KEY,),
-        # The corpus's channel and cron scenarios run unguarded, as the operator's own runs.
-        channel_owners=(ANY_OWNER,),
-    )
+    """The operator's own trust (``trusted_local_run``'s), with the benchmark run's key."""
+    return local_run_trust(BENCH_KEY)
 
 
 def bench_client(client: Client) -> Client:

@@ -22,8 +22,7 @@ from bench.loop_peers.pydantic_ai_harness import PydanticAiLoopDetection
 from bench.loop_peers.roo_code import RooToolRepetition
 
 # Report order. Each entry is a class whose no-argument constructor makes a fresh peer, in
-# the configuration the peer runs in unattended (no user to answer its questions); the
-# modules also hold the attended or stricter variants their sources offer.
+# the configuration the peer runs in unattended (no user to answer its questions).
 PEERS: tuple[type, ...] = (
     OpenHandsStuckDetector,
     GeminiLoopDetection,

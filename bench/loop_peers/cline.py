@@ -62,13 +62,13 @@ from __future__ import annotations
 
 import json
 
+from bench.tables import tables
 from workflows.contracts import TerminalStatus, ToolCall, ToolOutcome
 
-# apps/cli/src/runtime/defaults.ts: CLI_DEFAULT_LOOP_DETECTION.
-CLINE_SOFT_THRESHOLD = 3
-CLINE_HARD_THRESHOLD = 5
-# apps/cli/src/main.ts: maxConsecutiveMistakes: args.retries ?? 3.
-CLINE_MAX_CONSECUTIVE_MISTAKES = 3
+_T = tables(__file__)  # cline.yaml, each value with its source
+CLINE_SOFT_THRESHOLD: int = _T["CLINE_SOFT_THRESHOLD"]
+CLINE_HARD_THRESHOLD: int = _T["CLINE_HARD_THRESHOLD"]
+CLINE_MAX_CONSECUTIVE_MISTAKES: int = _T["CLINE_MAX_CONSECUTIVE_MISTAKES"]
 
 
 def cline_signature(call: ToolCall) -> str:
@@ -79,10 +79,7 @@ def cline_signature(call: ToolCall) -> str:
 
 
 def cline_soft_message(tool_name: str, count: int) -> str:
-    return (
-        f"Detected {count} consecutive identical calls to `{tool_name}`; "
-        "consider trying a different approach."
-    )
+    return str(_T["SOFT_MESSAGE"].format(count=count, tool_name=tool_name))
 
 
 class ClineLoopLimits:

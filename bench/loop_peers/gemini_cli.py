@@ -41,14 +41,16 @@ import hashlib
 import json
 import re
 
+from bench.tables import tables
 from workflows.contracts import ToolCall, ToolOutcome
 
-TOOL_CALL_LOOP_THRESHOLD = 5
-MAX_CYCLE = 5
-CONTENT_LOOP_THRESHOLD = 10
-CONTENT_CHUNK_SIZE = 50
-MAX_HISTORY_LENGTH = 5000
-CUT_TEXT = "Not run: the response was cut off when a loop was detected."
+_T = tables(__file__)  # gemini_cli.yaml, each value with its source
+TOOL_CALL_LOOP_THRESHOLD: int = _T["TOOL_CALL_LOOP_THRESHOLD"]
+MAX_CYCLE: int = _T["MAX_CYCLE"]
+CONTENT_LOOP_THRESHOLD: int = _T["CONTENT_LOOP_THRESHOLD"]
+CONTENT_CHUNK_SIZE: int = _T["CONTENT_CHUNK_SIZE"]
+MAX_HISTORY_LENGTH: int = _T["MAX_HISTORY_LENGTH"]
+CUT_TEXT: str = _T["CUT_TEXT"]
 
 _TABLE = re.compile(r"(^|\n)\s*(\|.*\||[|+-]{3,})")
 _LIST = re.compile(r"(^|\n)\s*[*-+]\s")
@@ -65,12 +67,7 @@ def js_stringify(arguments: object) -> str:
 
 def feedback_text(detail: str) -> str:
     """``_recoverFromLoop``'s message to the model, verbatim."""
-    return (
-        f"System: Potential loop detected. Details: {detail or 'Repetitive patterns identified'}"
-        ". Please take a step back and confirm you're making forward progress. If not, take a "
-        "step back, analyze your previous actions and rethink how you're approaching the "
-        "problem. Avoid repeating the same tool calls or responses without new results."
-    )
+    return str(_T["FEEDBACK"].format(detail=detail or _T["DEFAULT_DETAIL"]))
 
 
 class GeminiLoopDetection:

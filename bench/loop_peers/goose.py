@@ -37,15 +37,14 @@ from __future__ import annotations
 import json
 
 from bench.loop_peers.base import NoStopByDefault
+from bench.tables import tables
 from workflows.contracts import TerminalStatus, ToolCall, ToolOutcome
 
-MAX_REPETITIONS = 5
-MAX_CONSECUTIVE_ERROR_FINGERPRINTS = 3
-ERROR_FINGERPRINT_CHARS = 100
-DECLINED_RESPONSE = (
-    "The user has declined to run this tool. DO NOT attempt to call this tool again. "
-    "If there are no alternative methods to proceed, clearly explain the situation and STOP."
-)
+_T = tables(__file__)  # goose.yaml, each value with its source
+MAX_REPETITIONS: int = _T["MAX_REPETITIONS"]
+MAX_CONSECUTIVE_ERROR_FINGERPRINTS: int = _T["MAX_CONSECUTIVE_ERROR_FINGERPRINTS"]
+ERROR_FINGERPRINT_CHARS: int = _T["ERROR_FINGERPRINT_CHARS"]
+DECLINED_RESPONSE: str = _T["DECLINED_RESPONSE"]
 
 
 def _parameters(call: ToolCall) -> str:

@@ -22,8 +22,8 @@ signature is its tool name and the SHA-256 of its arguments as compact sorted-ke
 a result is compared as canonical JSON when it parses, else as its text. Hard stops are
 off on attended platforms (cli, tui, desktop, acp, subagent, api_server) and **on** for
 unattended ones (``non_interactive_hard_stop_enabled``: gateway, cron): an unattended
-benchmark is the latter, :class:`HermesGuardrails`; :class:`HermesGuardrailsAttended`
-is the warn-only default of the interactive CLI. Defaults, all per turn:
+benchmark is the latter, :class:`HermesGuardrails` (hard stops always on here). Defaults,
+all per turn:
 
 - **exact failure** (same signature failed): warn from the 2nd failure; with hard stops,
   ``before_call`` **blocks** once 5 have failed, so the 6th identical call is refused. A
@@ -85,159 +85,32 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench.loop_peers.base import NoStopByDefault
+from bench.tables import tables
 from workflows.contracts import TerminalStatus, ToolCall, ToolOutcome
 
-IDEMPOTENT_TOOL_NAMES = frozenset(
-    {
-        "read_file",
-        "search_files",
-        "web_search",
-        "web_extract",
-        "session_search",
-        "skill_view",
-        "skills_list",
-        "browser_snapshot",
-        "browser_console",
-        "browser_get_images",
-        "mcp_filesystem_read_file",
-        "mcp_filesystem_read_text_file",
-        "mcp_filesystem_read_multiple_files",
-        "mcp_filesystem_list_directory",
-        "mcp_filesystem_list_directory_with_sizes",
-        "mcp_filesystem_directory_tree",
-        "mcp_filesystem_get_file_info",
-        "mcp_filesystem_search_files",
-    }
-)
-MUTATING_TOOL_NAMES = frozenset(
-    {
-        "terminal",
-        "execute_code",
-        "write_file",
-        "patch",
-        "todo_list",
-        "memory",
-        "skill_manage",
-        "browser_click",
-        "browser_type",
-        "browser_press",
-        "browser_scroll",
-        "browser_navigate",
-        "send_message",
-        "cronjob_manage",
-        "delegate_task",
-        "process_manage",
-    }
-)
-FAILURE_TOLERANT_TOOL_NAMES = frozenset(
-    {"terminal", "execute_code", "process_manage", "process", "browser_navigate", "web_extract"}
-)
-PROGRESS_RESET_TOOL_NAMES = frozenset(
-    {
-        "write_file",
-        "patch",
-        "terminal",
-        "execute_code",
-        "browser_click",
-        "browser_type",
-        "browser_press",
-        "browser_navigate",
-        "process_manage",
-        "process",
-        "delegate_task",
-        "send_message",
-        "cronjob",
-        "cronjob_manage",
-        "todo",
-        "todo_list",
-        "memory",
-        "skill_manage",
-    }
-)
-STALL_GUARD_REPEATABLE_TOOLS = frozenset({"process_manage"})
-STALL_GUARD_REPEATABLE_SUFFIXES = ("_get_result", "_poll")
-STALL_GUARD_IDENTICAL_CALL_THRESHOLD = 3
-STALL_GUARD_MAX_CYCLE_PERIOD = 4
-STALL_GUARD_CYCLE_HISTORY = 64
-EXACT_FAILURE_WARN_AFTER = 2
-EXACT_FAILURE_BLOCK_AFTER = 5
-SAME_TOOL_FAILURE_WARN_AFTER = 3
-SAME_TOOL_FAILURE_HALT_AFTER = 8
-NO_PROGRESS_WARN_AFTER = 2
-NO_PROGRESS_BLOCK_AFTER = 5
-MAX_WEB_SEARCHES_PER_TURN = 50
-MAX_SUBAGENTS_PER_TURN = 50
-
-# The benchmark's built-in tools, as the Hermes tool that does the same job (see the
-# module doc); any other name is kept.
-HERMES_TOOL_EQUIVALENTS: dict[str, str] = {
-    "run_shell_command": "terminal",
-    "edit_file": "patch",
-    "apply_patch": "patch",
-    "grep_search": "search_files",
-    "glob": "search_files",
-    "list_directory": "search_files",
-    "get_command_output": "process_manage",
-    "web_fetch": "web_extract",
-    "webfetch": "web_extract",
-    "google_web_search": "web_search",
-}
-
-_DECISION_MESSAGES: dict[str, str] = {
-    "repeated_exact_failure_block": (
-        "Blocked {tool_name}: the same tool call failed {count} times with identical "
-        "arguments. Stop retrying it unchanged; change strategy or explain the blocker."
-    ),
-    "idempotent_no_progress_block": (
-        "Blocked {tool_name}: this read-only call returned the same result {count} times. "
-        "Stop repeating it unchanged; use the result already provided or try a different query."
-    ),
-    "same_tool_failure_halt": (
-        "Stopped {tool_name}: it failed {count} times this turn. "
-        "Stop retrying the same failing tool path and choose a different approach."
-    ),
-    "repeated_exact_failure_warning": (
-        "{tool_name} has failed {count} times with identical arguments. This looks like a "
-        "loop; inspect the error and change strategy instead of retrying it unchanged."
-    ),
-    "idempotent_no_progress_warning": (
-        "{tool_name} returned the same result {count} times. Use the result already provided "
-        "or change the query instead of repeating it unchanged."
-    ),
-    "identical_call_streak_halt": (
-        "Stopped {tool_name}: the same call with identical arguments returned the same result "
-        "{count} times in a row. Stop repeating it unchanged; use the result already provided "
-        "or change strategy."
-    ),
-    "identical_cycle_halt": (
-        "Stopped {tool_name}: the same repeating cycle of tool calls (period {period}) with "
-        "identical arguments and identical results has run {count} times. Repeating the batch "
-        "unchanged is not progress; use the results already provided or change strategy."
-    ),
-    "loop_web_search_cap": (
-        "Blocked web_search: this turn has already made {cap} web searches, the per-turn "
-        "limit. This looks like a runaway search loop. Work with the results you already have "
-        "and give the user your answer."
-    ),
-    "loop_subagent_cap": (
-        "Blocked delegate_task: this turn has already spawned {count} subagents (limit {cap}). "
-        "This looks like a runaway delegation loop. Finish the work with the results you have "
-        "and answer the user."
-    ),
-}
-
-_IDENTICAL_CALL_NOTICE = (
-    "[hermes note: this is the {ordinal} consecutive identical call to "
-    "{tool_name} with identical arguments returning the same result. "
-    "Do not repeat it — change arguments, use a different tool, or "
-    "proceed with what you have.]"
-)
-_IDENTICAL_CYCLE_NOTICE = (
-    "[hermes note: the last {count} rounds repeated the same cycle of {period} tool calls "
-    "(ending with {tool_name}) with identical arguments and identical results. "
-    "Do not repeat the batch — change arguments, use a different tool, or "
-    "proceed with what you have.]"
-)
+# The tables, with where each comes from in Hermes' source: hermes.yaml.
+_T = tables(__file__)
+IDEMPOTENT_TOOL_NAMES: frozenset[str] = frozenset(_T["IDEMPOTENT_TOOL_NAMES"])
+MUTATING_TOOL_NAMES: frozenset[str] = frozenset(_T["MUTATING_TOOL_NAMES"])
+FAILURE_TOLERANT_TOOL_NAMES: frozenset[str] = frozenset(_T["FAILURE_TOLERANT_TOOL_NAMES"])
+PROGRESS_RESET_TOOL_NAMES: frozenset[str] = frozenset(_T["PROGRESS_RESET_TOOL_NAMES"])
+STALL_GUARD_REPEATABLE_TOOLS: frozenset[str] = frozenset(_T["STALL_GUARD_REPEATABLE_TOOLS"])
+STALL_GUARD_REPEATABLE_SUFFIXES: tuple[str, ...] = tuple(_T["STALL_GUARD_REPEATABLE_SUFFIXES"])
+STALL_GUARD_IDENTICAL_CALL_THRESHOLD: int = _T["STALL_GUARD_IDENTICAL_CALL_THRESHOLD"]
+STALL_GUARD_MAX_CYCLE_PERIOD: int = _T["STALL_GUARD_MAX_CYCLE_PERIOD"]
+STALL_GUARD_CYCLE_HISTORY: int = _T["STALL_GUARD_CYCLE_HISTORY"]
+EXACT_FAILURE_WARN_AFTER: int = _T["EXACT_FAILURE_WARN_AFTER"]
+EXACT_FAILURE_BLOCK_AFTER: int = _T["EXACT_FAILURE_BLOCK_AFTER"]
+SAME_TOOL_FAILURE_WARN_AFTER: int = _T["SAME_TOOL_FAILURE_WARN_AFTER"]
+SAME_TOOL_FAILURE_HALT_AFTER: int = _T["SAME_TOOL_FAILURE_HALT_AFTER"]
+NO_PROGRESS_WARN_AFTER: int = _T["NO_PROGRESS_WARN_AFTER"]
+NO_PROGRESS_BLOCK_AFTER: int = _T["NO_PROGRESS_BLOCK_AFTER"]
+MAX_WEB_SEARCHES_PER_TURN: int = _T["MAX_WEB_SEARCHES_PER_TURN"]
+MAX_SUBAGENTS_PER_TURN: int = _T["MAX_SUBAGENTS_PER_TURN"]
+HERMES_TOOL_EQUIVALENTS: dict[str, str] = _T["HERMES_TOOL_EQUIVALENTS"]
+_DECISION_MESSAGES: dict[str, str] = _T["DECISION_MESSAGES"]
+_IDENTICAL_CALL_NOTICE: str = _T["IDENTICAL_CALL_NOTICE"]
+_IDENTICAL_CYCLE_NOTICE: str = _T["IDENTICAL_CYCLE_NOTICE"]
 
 
 def _canonical_json(value: Any) -> str:
@@ -333,7 +206,6 @@ class HermesGuardrails(NoStopByDefault):
 
     name = "hermes_guardrails"
     title = "hermes-agent guardrails (unattended: hard stops on)"
-    hard_stop_enabled = True
 
     def __init__(self) -> None:
         self.exact_failure_counts: dict[Signature, int] = {}
@@ -414,7 +286,7 @@ class HermesGuardrails(NoStopByDefault):
         """``before_call``: a block decision, or None to let the call run."""
         signature = self._signature(call)
         cap_block = self._loop_cap(call, signature)
-        if cap_block is not None or not self.hard_stop_enabled:
+        if cap_block is not None:
             return cap_block
         exact_count = (
             0
@@ -453,8 +325,7 @@ class HermesGuardrails(NoStopByDefault):
             self.same_tool_failure_counts[hermes_name] = same_count
             self.no_progress.pop(signature, None)
             if (
-                self.hard_stop_enabled
-                and hermes_name not in FAILURE_TOLERANT_TOOL_NAMES
+                hermes_name not in FAILURE_TOLERANT_TOOL_NAMES
                 and same_count >= SAME_TOOL_FAILURE_HALT_AFTER
             ):
                 return self._decide("halt", "same_tool_failure_halt", call, same_count, signature)
@@ -504,11 +375,7 @@ class HermesGuardrails(NoStopByDefault):
         notice: str | None = None
         if not repeatable and count >= STALL_GUARD_IDENTICAL_CALL_THRESHOLD:
             notice = _IDENTICAL_CALL_NOTICE.format(ordinal=_ordinal(count), tool_name=call.name)
-            if (
-                self.hard_stop_enabled
-                and count >= NO_PROGRESS_BLOCK_AFTER
-                and self.controller_halt is None
-            ):
+            if count >= NO_PROGRESS_BLOCK_AFTER and self.controller_halt is None:
                 self._decide("halt", "identical_call_streak_halt", call, count, signature)
         self.history.append((signature, result_hash, repeatable))
         if notice is None:
@@ -518,11 +385,7 @@ class HermesGuardrails(NoStopByDefault):
                 notice = _IDENTICAL_CYCLE_NOTICE.format(
                     count=laps, period=period, tool_name=call.name
                 )
-                if (
-                    self.hard_stop_enabled
-                    and laps >= NO_PROGRESS_BLOCK_AFTER
-                    and self.controller_halt is None
-                ):
+                if laps >= NO_PROGRESS_BLOCK_AFTER and self.controller_halt is None:
                     self._decide(
                         "halt", "identical_cycle_halt", call, laps, signature, period=period
                     )
@@ -589,28 +452,6 @@ class HermesGuardrails(NoStopByDefault):
         return text
 
 
-class HermesGuardrailsAttended(HermesGuardrails):
-    """hermes-agent's interactive default (cli, tui, …): warnings and notes only, no hard stop."""
-
-    name = "hermes_guardrails_attended"
-    title = "hermes-agent guardrails (attended default: warn only)"
-    hard_stop_enabled = False
-
-
 def _tool_failure_recovery_hint(tool_name: str, hermes_name: str, count: int) -> str:
-    common = (
-        f"{tool_name} has failed {count} times this turn. This looks like a loop. "
-        "Do not switch to text-only replies; keep using tools, but diagnose before retrying. "
-        "First inspect the latest error/output and verify your assumptions. "
-    )
-    if hermes_name == "terminal":
-        return common + (
-            "For terminal failures, run a small diagnostic such as `pwd && ls -la` "
-            "in the same tool, then try an absolute path, a simpler command, a different "
-            "working directory, or a different tool such as read_file/write_file/patch."
-        )
-    return common + (
-        "Try different arguments, a narrower query/path, an absolute path when relevant, "
-        "or a different tool that can make progress. If the blocker is external, report "
-        "the blocker after one diagnostic attempt instead of repeating the same failing path."
-    )
+    advice = _T["RECOVERY_HINT_TERMINAL" if hermes_name == "terminal" else "RECOVERY_HINT_OTHER"]
+    return f"{_T['RECOVERY_HINT'].format(tool_name=tool_name, count=count)} {advice}"

@@ -47,14 +47,16 @@ from dataclasses import dataclass, field
 from itertools import count
 
 from bench.loop_peers.base import NoStopByDefault
+from bench.tables import tables
 from workflows.contracts import TerminalStatus, ToolCall, ToolOutcome
 from workflows.contracts.outcome import ExecutionStatus
 
-MAX_EVENTS_TO_SCAN = 20
-ACTION_OBSERVATION = 4
-ACTION_ERROR = 3
-MONOLOGUE = 3
-ALTERNATING_PATTERN = 6
+_T = tables(__file__)  # openhands.yaml, each value with its source
+MAX_EVENTS_TO_SCAN: int = _T["MAX_EVENTS_TO_SCAN"]
+ACTION_OBSERVATION: int = _T["ACTION_OBSERVATION"]
+ACTION_ERROR: int = _T["ACTION_ERROR"]
+MONOLOGUE: int = _T["MONOLOGUE"]
+ALTERNATING_PATTERN: int = _T["ALTERNATING_PATTERN"]
 
 _ids = count()
 
@@ -99,13 +101,7 @@ def _observation(outcome: ToolOutcome) -> Event:
 
 def nudge_text(tool_name: str, error: str, threshold: int = ACTION_ERROR) -> str:
     """The SDK's action-error nudge, verbatim."""
-    return (
-        f"You've called `{tool_name}` with the same arguments "
-        f"{threshold} times in a row and gotten the same error each "
-        f"time: {error}. Repeating the exact same call again "
-        "will not work — review the error message and either correct "
-        "the arguments or try a different approach."
-    )
+    return str(_T["NUDGE"].format(tool_name=tool_name, threshold=threshold, error=error))
 
 
 class OpenHandsStuckDetector(NoStopByDefault):

@@ -25,15 +25,10 @@ After a tier fires its counters reset (tier 1 clears both call windows; tier 2b 
 own), so the loop must rebuild before it fires again. Within one reply, the first
 detection ends the observation of that reply's remaining calls.
 
-On detection, ``on_loop``:
-
-- ``'nudge'`` (the default, and what an unattended run gets): a ``user`` message prefixed
-  ``[harness:loop-detection]`` delivered on the next model request; nothing is stopped.
-  :class:`PydanticAiLoopDetection` — its :meth:`warning` returns that text.
-- ``'error'``: ``LoopDetectedError`` aborts the run. :class:`PydanticAiLoopDetectionError`
-  halts: tiers 1 and 2b in :meth:`before_batch` (raised from ``after_model_request``,
-  before the reply's tools run), tier 2a in :meth:`after_batch` (raised from
-  ``after_tool_execute``), tier 2c at the next check after the text reply.
+On detection, with ``on_loop='nudge'`` (the default, and what an unattended run gets): a
+``user`` message prefixed ``[harness:loop-detection]`` delivered on the next model request;
+nothing is stopped. :class:`PydanticAiLoopDetection`'s :meth:`warning` returns that text.
+(``on_loop='error'``, which aborts the run with ``LoopDetectedError``, is not run here.)
 
 Approximations:
 
@@ -42,8 +37,7 @@ Approximations:
   so outcomes whose execution never started are skipped, and so are cancelled ones (a
   denial is not a tool result). A call that ran and failed is observed with the text the
   model saw, as the README intends ("tools usually report failure as an ordinary
-  error-shaped result"). With ``'error'``, the abort lands mid-batch in pydantic-ai; here
-  the batch finishes first.
+  error-shaped result").
 - Tier 2c needs replies without tool calls that do not end the prompt; the benchmark
   reports them through :meth:`observe_model`.
 - pydantic-ai's own per-tool ``retries`` (a core setting, not this capability) is the
@@ -55,17 +49,22 @@ from __future__ import annotations
 import json
 from collections import deque
 
+from bench.loop_peers.base import NoStopByDefault
+from bench.tables import tables
 from workflows.contracts import ExecutionStatus, TerminalStatus, ToolCall, ToolOutcome
 
-REPEAT_THRESHOLD = 5
-WINDOW = 10
-ERROR_CYCLE_THRESHOLD = 3
-ALTERNATION_CYCLES = 3
-MONOLOGUE_THRESHOLD = 3
-MONOLOGUE_PREFIX_CHARS = 200
+_T = tables(__file__)  # pydantic_ai_harness.yaml, each value with its source
+REPEAT_THRESHOLD: int = _T["REPEAT_THRESHOLD"]
+WINDOW: int = _T["WINDOW"]
+ERROR_CYCLE_THRESHOLD: int = _T["ERROR_CYCLE_THRESHOLD"]
+ALTERNATION_CYCLES: int = _T["ALTERNATION_CYCLES"]
+MONOLOGUE_THRESHOLD: int = _T["MONOLOGUE_THRESHOLD"]
+MONOLOGUE_PREFIX_CHARS: int = _T["MONOLOGUE_PREFIX_CHARS"]
 
-_MARKER = "[harness:loop-detection]"
-_CHANGE_APPROACH = "Change approach, or state plainly what is blocking you."
+
+def _nudge(key: str, **fields: object) -> str:
+    """The nudge ``key`` of the tables, verbatim, with its marker."""
+    return str(_T[key].format(marker=_T["MARKER"], change=_T["CHANGE_APPROACH"], **fields))
 
 
 def pydantic_fingerprint(call: ToolCall) -> str:
@@ -100,12 +99,11 @@ def _detect_alternation(fingerprints: deque[str], cycles: int) -> tuple[str, str
     return a, b
 
 
-class PydanticAiLoopDetection:
+class PydanticAiLoopDetection(NoStopByDefault):
     """pydantic-ai-harness ``LoopDetection()`` with its default ``on_loop='nudge'``: warns only."""
 
     name = "pydantic_ai_loop_detection"
     title = "pydantic-ai-harness LoopDetection (nudge)"
-    aborts = False
 
     def __init__(self) -> None:
         self.calls: deque[str] = deque(maxlen=WINDOW)
@@ -115,13 +113,6 @@ class PydanticAiLoopDetection:
         self.last_monologue: str | None = None
         self.monologue_repeats = 0
         self.nudges: list[str] = []
-        self.detected = False
-
-    def _act(self, message: str) -> None:
-        if self.aborts:
-            self.detected = True
-        else:
-            self.nudges.append(message)
 
     # -- after_model_request --------------------------------------------------------------
 
@@ -139,10 +130,7 @@ class PydanticAiLoopDetection:
         if self.monologue_repeats >= MONOLOGUE_THRESHOLD:
             count = self.monologue_repeats
             self.last_monologue, self.monologue_repeats = None, 0
-            self._act(
-                f"{_MARKER} You have produced {count} near-identical responses without taking "
-                "any action. Take a concrete next step, or state plainly what is blocking you."
-            )
+            self.nudges.append(_nudge("MONOLOGUE_NUDGE", count=count))
 
     def _observe_call(self, call: ToolCall) -> str | None:
         fingerprint = pydantic_fingerprint(call)
@@ -152,19 +140,12 @@ class PydanticAiLoopDetection:
         if count >= REPEAT_THRESHOLD:
             self.calls.clear()
             self.alternation.clear()
-            return (
-                f"{_MARKER} You appear to be repeating the same action (`{call.name}` called "
-                f"{count} times with identical arguments). {_CHANGE_APPROACH}"
-            )
+            return _nudge("REPEAT_NUDGE", tool_name=call.name, count=count)
         alternation = _detect_alternation(self.alternation, ALTERNATION_CYCLES)
         if alternation is not None:
-            a, b = alternation
+            a, b = (_tool_name_of(fingerprint) for fingerprint in alternation)
             self.alternation.clear()
-            return (
-                f"{_MARKER} You appear to be alternating between `{_tool_name_of(a)}` and "
-                f"`{_tool_name_of(b)}` without making progress ({ALTERNATION_CYCLES} cycles). "
-                f"{_CHANGE_APPROACH}"
-            )
+            return _nudge("ALTERNATION_NUDGE", a=a, b=b, cycles=ALTERNATION_CYCLES)
         return None
 
     def before_batch(self, calls: list[ToolCall]) -> str | None:
@@ -173,9 +154,9 @@ class PydanticAiLoopDetection:
         for call in calls:
             message = self._observe_call(call)
             if message is not None:
-                self._act(message)
+                self.nudges.append(message)
                 break
-        return self.name if self.detected else None
+        return None
 
     # -- after_tool_execute ---------------------------------------------------------------
 
@@ -197,21 +178,10 @@ class PydanticAiLoopDetection:
             if self.outcome_repeats >= ERROR_CYCLE_THRESHOLD:
                 count = self.outcome_repeats
                 self.last_outcome, self.outcome_repeats = None, 0
-                self._act(
-                    f"{_MARKER} The tool `{call.name}` returned the same result {count} times "
-                    f"in a row; repeating it is not making progress. {_CHANGE_APPROACH}"
-                )
-        return self.name if self.detected else None
+                self.nudges.append(_nudge("ERROR_CYCLE_NUDGE", tool_name=call.name, count=count))
+        return None
 
     def warning(self) -> str | None:
         text = "\n\n".join(self.nudges) or None
         self.nudges = []
         return text
-
-
-class PydanticAiLoopDetectionError(PydanticAiLoopDetection):
-    """``LoopDetection(on_loop='error')``: the first detection aborts the run."""
-
-    name = "pydantic_ai_loop_detection_error"
-    title = "pydantic-ai-harness LoopDetection (on_loop='error')"
-    aborts = True

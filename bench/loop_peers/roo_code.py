@@ -35,10 +35,8 @@ What it does, and how it maps here:
   mode answers "yes" at once (``handleMistakeLimitReached``: "Auto-proceed in
   non-interactive mode"), after which the call is refused with the tool error below and
   the task goes on. An unattended benchmark is the CLI's non-interactive mode, so
-  :class:`RooToolRepetition` refuses the call and never halts. :class:`RooToolRepetitionAsk`
-  is the attended extension with nobody there: the ask is a halt, before the refused call
-  runs (the reply's earlier calls, which ran in Roo, are skipped with the batch here: the
-  protocol halts a whole batch).
+  :class:`RooToolRepetition` refuses the call and never halts (the extension's ask, with
+  nobody there, would be a halt: not run here).
 
 Approximations:
 
@@ -57,11 +55,11 @@ from __future__ import annotations
 import json
 
 from bench.loop_peers.base import NoStopByDefault
+from bench.tables import tables
 from workflows.contracts import ToolCall
 
-# packages/types/src/provider-settings.ts: DEFAULT_CONSECUTIVE_MISTAKE_LIMIT = 3, which
-# Task.ts passes as the detector's limit.
-ROO_REPETITION_LIMIT = 3
+_T = tables(__file__)  # roo_code.yaml, each value with its source
+ROO_REPETITION_LIMIT: int = _T["ROO_REPETITION_LIMIT"]
 
 
 def roo_call_identity(call: ToolCall) -> str:
@@ -72,11 +70,9 @@ def roo_call_identity(call: ToolCall) -> str:
 
 def roo_refusal_text(tool_name: str) -> str:
     """What the model sees for a refused call: ``formatResponse.toolError`` of Roo's text."""
-    error = f"Tool call repetition limit reached for {tool_name}. Please try a different approach."
-    return json.dumps(
-        {"status": "error", "message": "The tool execution failed", "error": error},
-        separators=(",", ":"),
-    )
+    error = _T["REFUSAL_ERROR"].format(tool_name=tool_name)
+    body = {"status": "error", "message": _T["TOOL_ERROR_MESSAGE"], "error": error}
+    return json.dumps(body, separators=(",", ":"))
 
 
 class RooToolRepetition(NoStopByDefault):
@@ -89,10 +85,9 @@ class RooToolRepetition(NoStopByDefault):
         self.limit = limit
         self.previous: str | None = None
         self.count = 0
-        self.stop_pending = False
 
-    def _hit(self, call: ToolCall) -> bool:
-        """``ToolRepetitionDetector.check``: True when this call is not allowed to run."""
+    def refuse_call(self, call: ToolCall) -> str | None:
+        """``ToolRepetitionDetector.check``, and Roo's refusal when the call may not run."""
         identity = roo_call_identity(call)
         if identity == self.previous:
             self.count += 1
@@ -100,24 +95,5 @@ class RooToolRepetition(NoStopByDefault):
             self.previous, self.count = identity, 0
         if self.limit > 0 and self.count >= self.limit:
             self.previous, self.count = None, 0
-            return True
-        return False
-
-    def refuse_call(self, call: ToolCall) -> str | None:
-        return roo_refusal_text(call.name) if self._hit(call) else None
-
-
-class RooToolRepetitionAsk(RooToolRepetition):
-    """Roo Code extension, unattended: the ask on the 4th identical call is a halt."""
-
-    name = "roo_code_repetition_ask"
-    title = "Roo Code (extension): halt at 4th identical call"
-
-    def refuse_call(self, call: ToolCall) -> str | None:
-        return None
-
-    def before_batch(self, calls: list[ToolCall]) -> str | None:
-        for call in calls:
-            if self._hit(call):
-                return self.name
+            return roo_refusal_text(call.name)
         return None

@@ -125,16 +125,22 @@ def build_activities(
 def trusted_local_run(client: Client, roots: Sequence[Path] = ()) -> tuple[Client, WorkerTrust]:
     """For the operator's own scenario runs in one process (scripts, benchmarks): ``client``
     signing what it starts with a key made for the run, and the trust of the in-process
-    worker that verifies it, allows scripted models, and workspaces under ``roots`` (default:
-    the temporary directory) — docs/security-trust.md."""
+    worker that verifies it (:func:`local_run_trust`) — docs/security-trust.md."""
     key = new_signing_key()
-    trust = WorkerTrust(
+    return signing_client(client, GrantSigner(key)), local_run_trust(key, roots)
+
+
+def local_run_trust(key: str, roots: Sequence[Path] = ()) -> WorkerTrust:
+    """The trust of a worker serving the operator's own runs: it verifies grants signed with
+    ``key``, allows scripted models, workspaces under ``roots`` (default: the temporary
+    directory) and channel prompts of any owner (the corpus's channel and cron scenarios run
+    unguarded, as the operator's own runs)."""
+    return WorkerTrust(
         allow_scripted_models=True,
         workspace_roots=tuple(roots) or (Path(tempfile.gettempdir()),),
         keys=(key,),
         channel_owners=(ANY_OWNER,),
     )
-    return signing_client(client, GrantSigner(key)), trust
 
 
 def build_worker(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 
-from bench.loop_peers.hermes import HermesGuardrails, HermesGuardrailsAttended
+from bench.loop_peers.hermes import HermesGuardrails
 from workflows.contracts import TerminalStatus, ToolCall, ToolOutcome
 
 _ids = itertools.count()
@@ -144,20 +144,13 @@ def test_a_two_call_cycle_gets_a_note_at_three_laps_and_halts_after_five() -> No
     )
 
 
-def test_the_fifty_first_web_search_is_blocked_even_when_attended() -> None:
-    peer = HermesGuardrailsAttended()
+def test_the_fifty_first_web_search_is_blocked() -> None:
+    peer = HermesGuardrails()
     for i in range(50):
         assert turn(peer, call("google_web_search", query=f"q{i}"), f"r{i}")[0] is None
     refusal, stop, _ = turn(peer, call("google_web_search", query="q50"), "r50")
-    assert refusal is not None and stop == "hermes_guardrails_attended"
+    assert refusal is not None and stop == "hermes_guardrails"
     assert json.loads(refusal)["guardrail"]["code"] == "loop_web_search_cap"
-
-
-def test_attended_hermes_only_warns() -> None:
-    peer = HermesGuardrailsAttended()
-    results = [turn(peer, call("run_shell_command", command="make")) for _ in range(10)]
-    assert all(refusal is None and stop is None for refusal, stop, _ in results)
-    assert results[9][2] is not None and "10th consecutive identical call" in results[9][2]
 
 
 def test_a_refused_call_is_not_observed() -> None:

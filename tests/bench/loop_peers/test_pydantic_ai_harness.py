@@ -6,7 +6,6 @@ import itertools
 
 from bench.loop_peers.pydantic_ai_harness import (
     PydanticAiLoopDetection,
-    PydanticAiLoopDetectionError,
     pydantic_fingerprint,
 )
 from workflows.contracts import ExecutionStatus, TerminalStatus, ToolCall, ToolOutcome
@@ -130,22 +129,3 @@ def test_fingerprint_sorts_keys() -> None:
     a = ToolCall(call_id="1", name="grep", arguments={"q": "x", "path": "."})
     b = ToolCall(call_id="2", name="grep", arguments={"path": ".", "q": "x"})
     assert pydantic_fingerprint(a) == pydantic_fingerprint(b) == 'grep({"path": ".", "q": "x"})'
-
-
-def test_on_loop_error_halts_before_the_batch_on_the_fifth_repeat() -> None:
-    peer = PydanticAiLoopDetectionError()
-    stops = []
-    for i in range(5):
-        c = call(path="a")
-        before = peer.before_batch([c])
-        stops.append(before)
-        if before is None:
-            peer.after_batch([c], [ok(c, f"r{i}")])
-    assert stops == [None, None, None, None, "pydantic_ai_loop_detection_error"]
-    assert peer.warning() is None
-
-
-def test_on_loop_error_halts_after_the_batch_on_the_third_identical_result() -> None:
-    peer = PydanticAiLoopDetectionError()
-    results = [turn(peer, call("run_shell_command", command="ls"), "same") for _ in range(3)]
-    assert [r[2] for r in results] == [None, None, "pydantic_ai_loop_detection_error"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from bench.loop_peers.roo_code import RooToolRepetition, RooToolRepetitionAsk, roo_refusal_text
+from bench.loop_peers.roo_code import RooToolRepetition, roo_refusal_text
 from workflows.contracts import ToolCall
 
 
@@ -60,16 +60,3 @@ def test_the_unattended_cli_never_halts() -> None:
     for _ in range(10):
         assert peer.before_batch([call()]) is None
         assert peer.after_batch([call()], []) is None
-
-
-def test_the_extension_halts_at_the_ask_on_the_fourth_identical_call() -> None:
-    peer = RooToolRepetitionAsk()
-    assert peer.refuse_call(call()) is None
-    assert [peer.before_batch([call()]) for _ in range(3)] == [None, None, None]
-    assert peer.before_batch([call()]) == "roo_code_repetition_ask"
-
-
-def test_the_extension_counts_calls_within_one_batch() -> None:
-    peer = RooToolRepetitionAsk()
-    assert peer.before_batch([call()] * 3) is None
-    assert peer.before_batch([call(), call(path="b")]) == "roo_code_repetition_ask"
