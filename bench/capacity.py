@@ -76,6 +76,7 @@ class Costs:
     kib_per_cached_prompt: float  # the worker's RSS growth per prompt it holds in flight
     worker_base_mib: float
     long_stored_bytes: float
+    long_history_bytes: float
     long_stored_payloads: float
     replay_seconds: float | None  # of one long history of ``replay_events`` events
     replay_events: int = 0
@@ -127,6 +128,7 @@ def measured_costs(results: Path, level_wanted: int = LEVEL) -> Costs:
         kib_per_cached_prompt=memory["worker_rss_growth_kib_per_inflight_prompt"],
         worker_base_mib=memory["worker_rss_mib_before"],
         long_stored_bytes=longest.get("stored_bytes", 0),
+        long_history_bytes=longest.get("history_bytes", 0),
         long_stored_payloads=longest.get("stored_payloads", 0),
         replay_seconds=replay["seconds_median"] if replay else None,
         replay_events=replay["events"] if replay else 0,
@@ -224,11 +226,16 @@ def size(concurrent: int, c: Costs, a: dict[str, float]) -> tuple[list[Line], st
             f"{cassandra_nodes}",
         ),
     ]
-    history_mb_s = rate * c.history_bytes / 1e6
+    # A long prompt's history stands in for a short one's (its results are inline below the
+    # storage threshold).
+    share = a["long_share"]
+    per_prompt = (1 - share) * c.history_bytes + share * c.long_history_bytes
+    history_mb_s = rate * per_prompt / 1e6
     lines.append(
         Line(
             "history written",
-            f"{rate:,.1f}/s x {c.history_bytes / 1e3:,.1f} kB",
+            f"{rate:,.1f}/s x ({1 - share:g} x {c.history_bytes / 1e3:,.1f} kB + {share:g} long "
+            f"x {c.long_history_bytes / 1e3:,.1f} kB)",
             f"{history_mb_s:,.2f} MB/s ({history_mb_s * 86400 / 1e3:,.1f} GB/day before retention)",
         )
     )
@@ -340,7 +347,8 @@ def render(
         f"{c.server_cpu_ms:g} ms, worker CPU {c.worker_cpu_ms:g} ms, {c.workflow_writes:g} "
         f"workflow writes, {c.history_events:g} history events "
         f"({c.history_bytes / 1e3:,.1f} kB, concurrency {level}), "
-        f"{c.kib_per_cached_prompt:g} KiB per prompt in flight; a long prompt stores "
+        f"{c.kib_per_cached_prompt:g} KiB per prompt in flight; a long prompt writes "
+        f"{c.long_history_bytes / 1e6:,.1f} MB of history and stores "
         f"{c.long_stored_bytes / 1e6:,.1f} MB"
         + (
             f"; a {c.replay_events:,}-event history replays in {c.replay_seconds:g} s"

@@ -34,6 +34,7 @@ def costs(**changes: float) -> Costs:
         "worker_base_mib": 120.0,
         "long_stored_bytes": 13e6,
         "long_stored_payloads": 34.0,
+        "long_history_bytes": 4e6,
         "replay_seconds": 1.5,
         "replay_events": 1200,
     }
@@ -54,6 +55,16 @@ def test_ten_times_the_prompts_is_ten_times_the_load() -> None:
         10 * float(small["persistence writes (workflow updates)"].rstrip("/s").replace(",", ""))
     )
     assert int(large["worker processes"]) > int(small["worker processes"]) >= 2
+
+
+def test_long_prompts_write_their_own_history() -> None:
+    def history_mb_s(**changes: float) -> float:
+        return float(values(1000, costs(**changes))["history written"].split(" MB/s")[0])
+
+    share = DEFAULTS["long_share"]
+    short, longer = history_mb_s(), history_mb_s(long_history_bytes=8e6)
+    # Only the long share of prompts writes the long prompt's history.
+    assert longer - short == pytest.approx(20.0 * share * 4e6 / 1e6, abs=0.01)
 
 
 def test_shards_are_a_power_of_two_and_at_least_512() -> None:
