@@ -169,6 +169,26 @@ _EPOCH_DIGITS = (10, 13, 14, 17)  # epoch seconds or milliseconds, with a fracti
 _DURATION_SEPARATORS = ":=\"'"
 
 
+def _id_word(word: str, run: str) -> bool:
+    """Whether ``word``, which ends with the digit run ``run``, is an id: a UUID, a hex or a
+    random-looking token. Digits alone never are (the callers ask only of a word with more
+    than digits in it), nor is a run with a ``:`` or a ``.`` in it (none of the three
+    patterns allows either). Each pattern's shortest match first, and a random token is all
+    word characters and dashes: a quick no for most words."""
+    if ":" in run or "." in run:
+        return False
+    size = len(word)
+    return bool(
+        (size == 36 and _UUID.fullmatch(word))
+        or (size >= 3 and _HEX.fullmatch(word))
+        or (
+            size >= 12
+            and (not word.isascii() or not word.strip(_WORD_DASH))
+            and _RANDOM.fullmatch(word)
+        )
+    )
+
+
 def _mask_volatile(text: str) -> str:
     """Every digit run of ``text`` classified, the volatile ones replaced. What each run is,
     in this order: an id (a UUID, a hex or random-looking token, with the rest of its
@@ -196,38 +216,21 @@ def _mask_volatile(text: str) -> str:
                     before = found_before.group() if found_before else ""
         stripped = match.group().rstrip(_RUN_END)
         end = start + len(stripped)
-        number = stripped.replace(".", "", 1).isdigit()
-        # Digits alone are never an id pattern (those need letters or dashes): skip the
-        # three. (Each pattern's shortest match first, and a random token is all word
-        # characters and dashes: a quick no for most runs, a time above all.)
-        # (A run with a ``:`` or a ``.`` in it is no id: none of the three allows either.)
-        if (before or not number) and ":" not in stripped and "." not in stripped:
-            word = before + stripped if before else stripped
-            size = len(word)
-            if (
-                (size == 36 and _UUID.fullmatch(word))
-                or (size >= 3 and _HEX.fullmatch(word))
-                or (
-                    size >= 12
-                    and (not word.isascii() or not word.strip(_WORD_DASH))
-                    and _RANDOM.fullmatch(word)
-                )
-            ):
-                pieces.append(text[last : start - len(before)])
-                pieces.append("<id>")
-                last = end
-                continue
         if before:
-            # A number inside a word (e123, v2): an id when it is one, or when a label says
-            # so (``run c63a10``), else part of the word.
+            # A number inside a word (e123, v2, req_8fA2…): an id when the word is one, or
+            # when a label says so (``run c63a10``), else part of the word.
             begin = start - len(before)
-            if not _counter_label(text, max(0, begin - 24), begin):
+            if not (
+                _id_word(before + stripped, stripped)
+                or _counter_label(text, max(0, begin - 24), begin)
+            ):
                 continue
             placeholder = "<id>"
             start = begin
-        elif not number:
-            found = _TIME.match(stripped)
-            if found and found.end() == len(stripped):
+        elif not stripped.replace(".", "", 1).isdigit():
+            if _id_word(stripped, stripped):
+                placeholder = "<id>"
+            elif (found := _TIME.match(stripped)) and found.end() == len(stripped):
                 placeholder = "<time>"
             elif _DURATION.fullmatch(stripped):
                 placeholder = "<duration>"
