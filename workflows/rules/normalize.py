@@ -21,7 +21,7 @@ one module:
 - :func:`read_output` reads one call's output and :func:`read_call` what a call asks (its
   tool and argument text) into a :class:`Reading`: the exact fingerprint of the masked text,
   its sketch, its size and the quantities the mask kept; :meth:`Reading.alike` is the one
-  comparison every rule uses.
+  comparison every rule uses. :func:`read_exchange` reads both for one settled call.
 
 **Bounded cost.** A batch may carry 50 calls of 20 KB; reading all of it costs tens of
 milliseconds of workflow-task time. Every call's text is cut to a window (its head and
@@ -29,7 +29,9 @@ tail, at most :data:`WINDOW` characters) and the batch shares a budget
 (:data:`BATCH_BUDGET`, :func:`window_for`); the rest of a long text enters the fingerprint
 as its length and a CRC of its bytes with every digit masked (a C-speed pass), so a change
 in the middle still makes the fingerprint new while a drifting number there does not.
-``bench/guard_step.py`` measures a batch's step.
+A short text's sketch and quantities are worked out only when a rule compares that far
+(:data:`LAZY_MASKED_CHARS`). ``bench/guard_step.py`` measures a batch's step; where its time
+goes is in docs/benchmarks.md.
 
 Everything is deterministic (CRC-32, no ``hash()``, no randomness) and private: sketches
 and fingerprints stay in workflow state; only rule names and counts are ever logged.
