@@ -1,6 +1,7 @@
 """What one batch costs the workflow task: the protections' screening, settlement and review.
 
-    python bench/guard_step.py [--calls 50] [--kb 10] [--batches 40] [--json PATH]
+    python bench/guard_step.py [--calls 50] [--kb 10] [--batches 40] [--rounds 3]
+                               [--against REV] [--json PATH]
 
 A batch of ``--calls`` tool calls, each returning ``--kb`` KB of text (log-like lines with
 timestamps, ids and counters that drift from batch to batch), runs through
@@ -18,7 +19,9 @@ benchmark, never a timed test.
 ``--against REV`` adds a third variant, ``normalized @REV``: the same step with the code of git
 revision ``REV`` (``git archive`` into a temporary directory), so a change to the step is
 measured beside the code it replaces, on one machine in one run (a loaded machine moves both
-alike). With it both ``normalized`` variants run in a fresh process per round, in turn.
+alike). With it both ``normalized`` variants run in a fresh process per round, in turn; a
+burst of another process's work can then cover a whole round, so on a shared machine give it
+more ``--rounds`` (9 or more).
 """
 
 from __future__ import annotations
@@ -147,6 +150,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kb", type=int, default=10, help="KB each call returns (default 10)")
     parser.add_argument("--batches", type=int, default=40, help="batches measured (default 40)")
     parser.add_argument(
+        "--rounds",
+        type=int,
+        default=3,
+        help="interleaved rounds of each variant (default 3; more on a busy machine)",
+    )
+    parser.add_argument(
         "--against", metavar="REV", help="also measure the normalized step at git revision REV"
     )
     parser.add_argument("--json", type=Path, help="also write the figures here")
@@ -161,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.against:
             _checkout(args.against, other)
             rounds[f"normalized @{args.against}"] = []
-        for index in range(3):
+        for index in range(args.rounds):
             rounds["before v4"] += measure(False, args.calls, size, args.batches)
             if not args.against:
                 rounds["normalized"] += measure(True, args.calls, size, args.batches)
