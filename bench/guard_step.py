@@ -1,6 +1,7 @@
 """What one batch costs the workflow task: the protections' screening, settlement and review.
 
-    python bench/guard_step.py [--calls 50] [--kb 10] [--batches 40] [--json PATH]
+    python bench/guard_step.py [--calls 50] [--kb 10] [--batches 40] [--rounds 3]
+                               [--against REV] [--json PATH]
 
 A batch of ``--calls`` tool calls, each returning ``--kb`` KB of text (log-like lines with
 timestamps, ids and counters that drift from batch to batch), runs through
@@ -14,6 +15,13 @@ every batch, ``--batches`` times. Two variants side by side, in one run on one m
 It prints the median and p90 milliseconds per batch of each, and their ratio. The issue's
 target is a median under 2 ms at 50 calls of 10 KB (workflows/rules/normalize.py); this is a
 benchmark, never a timed test.
+
+``--against REV`` adds a third variant, ``normalized @REV``: the same step with the code of git
+revision ``REV`` (``git archive`` into a temporary directory), so a change to the step is
+measured beside the code it replaces, on one machine in one run (a loaded machine moves both
+alike). With it both ``normalized`` variants run in a fresh process per round, in turn; a
+burst of another process's work can then cover a whole round, so on a shared machine give it
+more ``--rounds`` (9 or more).
 """
 
 from __future__ import annotations
@@ -22,7 +30,9 @@ import argparse
 import json
 import random
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -102,28 +112,79 @@ def measure(normalized: bool, calls: int, size: int, batches: int) -> list[float
     return timings
 
 
+_MEASURE_IN_TREE = (
+    "import json, sys; from bench.guard_step import measure; "
+    "print(json.dumps(measure(True, int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]))))"
+)
+
+
+def _measure_in(tree: Path, calls: int, size: int, batches: int) -> list[float]:
+    """:func:`measure` of the normalized step with the code of ``tree``, in a fresh process."""
+    done = subprocess.run(
+        [sys.executable, "-c", _MEASURE_IN_TREE, str(calls), str(size), str(batches)],
+        cwd=tree,
+        env={"PATH": "", "PYTHONPATH": str(tree)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    timings: list[float] = json.loads(done.stdout)
+    return timings
+
+
+def _checkout(revision: str, into: Path) -> None:
+    """The tree of git ``revision`` of this repository, written into ``into``."""
+    root = Path(__file__).resolve().parent.parent
+    archive = subprocess.run(
+        ["git", "-C", str(root), "archive", revision], capture_output=True, check=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=50, help="calls per batch (default 50)")
     parser.add_argument("--kb", type=int, default=10, help="KB each call returns (default 10)")
     parser.add_argument("--batches", type=int, default=40, help="batches measured (default 40)")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=3,
+        help="interleaved rounds of each variant (default 3; more on a busy machine)",
+    )
+    parser.add_argument(
+        "--against", metavar="REV", help="also measure the normalized step at git revision REV"
+    )
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
     size = args.kb * 1024
     figures: dict[str, dict[str, float]] = {}
     # Interleaved rounds, so a busy moment of the machine touches both variants.
     rounds: dict[str, list[float]] = {"normalized": [], "before v4": []}
-    for _ in range(3):
-        rounds["before v4"] += measure(False, args.calls, size, args.batches)
-        rounds["normalized"] += measure(True, args.calls, size, args.batches)
+    with tempfile.TemporaryDirectory(prefix="guard-step-") as scratch:
+        here = Path(__file__).resolve().parent.parent
+        other = Path(scratch)
+        if args.against:
+            _checkout(args.against, other)
+            rounds[f"normalized @{args.against}"] = []
+        for index in range(args.rounds):
+            rounds["before v4"] += measure(False, args.calls, size, args.batches)
+            if not args.against:
+                rounds["normalized"] += measure(True, args.calls, size, args.batches)
+                continue
+            # In turn, so neither variant always runs first.
+            pair = [("normalized", here), (f"normalized @{args.against}", other)]
+            for name, tree in pair if index % 2 == 0 else reversed(pair):
+                rounds[name] += _measure_in(tree, args.calls, size, args.batches)
     count = len(rounds["normalized"])
     print(f"one batch's guard step: {args.calls} calls of {args.kb} KB, {count} batches each")
-    print(f"{'variant':<12} {'median ms':>10} {'p90 ms':>8}")
+    print(f"{'variant':<24} {'median ms':>10} {'p90 ms':>8}")
     for name, values in rounds.items():
         figures[name] = {"median_ms": statistics.median(values), "p90_ms": percentile(values, 0.9)}
-        print(f"{name:<12} {figures[name]['median_ms']:>10.2f} {figures[name]['p90_ms']:>8.2f}")
-    ratio = figures["normalized"]["median_ms"] / figures["before v4"]["median_ms"]
-    print(f"normalized / before v4 (median): {ratio:.2f}x")
+        print(f"{name:<24} {figures[name]['median_ms']:>10.2f} {figures[name]['p90_ms']:>8.2f}")
+    for baseline in list(rounds)[1:]:
+        ratio = figures["normalized"]["median_ms"] / figures[baseline]["median_ms"]
+        print(f"normalized / {baseline} (median): {ratio:.2f}x")
     if args.json:
         args.json.write_text(json.dumps(figures | {"calls": args.calls, "kb": args.kb}, indent=2))
     return 0

@@ -130,8 +130,11 @@ class CallCycles(RuleCounter):
         self.recent_calls.clear()
         self.runs.clear()
 
-    def _remember(self, batch: list[CallEvidence]) -> None:
-        self.recent = [*self.recent, batch_signature(batch)][-MAX_PERIOD:]
+    def _remember(self, batch: list[CallEvidence], signature: str | None = None) -> None:
+        """``signature``: the batch's :func:`batch_signature`, when already worked out."""
+        if signature is None:
+            signature = batch_signature(batch)
+        self.recent = [*self.recent, signature][-MAX_PERIOD:]
         self.recent_calls = [*self.recent_calls, calls_signature(batch)][-MAX_PERIOD:]
 
     def _progress(self, batch: list[CallEvidence]) -> bool:
@@ -175,7 +178,7 @@ class CallCycles(RuleCounter):
         for period in range(2, MAX_PERIOD + 1):
             repeats = len(self.recent) >= period and self.recent[-period] == signature
             self.runs[period] = self.runs.get(period, 0) + 1 if repeats else 0
-        self._remember(batch)
+        self._remember(batch, signature)
         for period in range(2, MAX_PERIOD + 1):
             run = self.runs[period]
             window = self.recent[-period:]

@@ -53,7 +53,7 @@ from typing import Any, NamedTuple
 
 from workflows.contracts.outcome import ExecutionStatus, TerminalStatus, ToolCall, ToolOutcome
 from workflows.rules.inspection import is_inspection
-from workflows.rules.normalize import Reading, mask_arguments, read_call, read_output
+from workflows.rules.normalize import Reading, mask_arguments, read_exchange
 from workflows.rules.searches import search_signature
 
 _VOLATILE_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
@@ -488,8 +488,7 @@ def call_evidence(
     if window is None:
         fingerprint = output_fingerprint(text, call.arguments)
     else:
-        answer = read_output(text, call.arguments, window=window)
-        asked = read_call(call.name, call.arguments, window=window)
+        asked, answer = read_exchange(call.name, call.arguments, text, window=window)
         fingerprint = answer.key
     return CallEvidence(
         tool=outcome.policy_tool_name or outcome.tool_name,

@@ -21,7 +21,7 @@ one module:
 - :func:`read_output` reads one call's output and :func:`read_call` what a call asks (its
   tool and argument text) into a :class:`Reading`: the exact fingerprint of the masked text,
   its sketch, its size and the quantities the mask kept; :meth:`Reading.alike` is the one
-  comparison every rule uses.
+  comparison every rule uses. :func:`read_exchange` reads both for one settled call.
 
 **Bounded cost.** A batch may carry 50 calls of 20 KB; reading all of it costs tens of
 milliseconds of workflow-task time. Every call's text is cut to a window (its head and
@@ -29,7 +29,9 @@ tail, at most :data:`WINDOW` characters) and the batch shares a budget
 (:data:`BATCH_BUDGET`, :func:`window_for`); the rest of a long text enters the fingerprint
 as its length and a CRC of its bytes with every digit masked (a C-speed pass), so a change
 in the middle still makes the fingerprint new while a drifting number there does not.
-``bench/guard_step.py`` measures a batch's step.
+A short text's sketch and quantities are worked out only when a rule compares that far
+(:data:`LAZY_MASKED_CHARS`). ``bench/guard_step.py`` measures a batch's step; where its time
+goes is in docs/benchmarks.md.
 
 Everything is deterministic (CRC-32, no ``hash()``, no randomness) and private: sketches
 and fingerprints stay in workflow state; only rule names and counts are ever logged.
@@ -43,7 +45,9 @@ import re
 import string
 import zlib
 from collections.abc import Iterator, Mapping
-from typing import Any, NamedTuple
+from typing import Any
+
+from pydantic_core import CoreSchema, core_schema
 
 # Distinct-word hashes kept per text: the estimate's resolution (1/24 ≈ 4 %).
 SKETCH_SIZE = 24
@@ -159,78 +163,106 @@ def _counter_label(text: str, lo: int, hi: int) -> bool:
     return start == 0 or not (text[start - 1].isalnum() or text[start - 1] == "_")
 
 
-def _classify(text: str, start: int, run: str, before: str) -> tuple[str, int, int] | None:
-    """What the digit run ``run`` at ``start`` is, as ``(placeholder, start, end)`` of the
-    text it replaces, or ``None`` for a quantity kept as it is. ``before`` is the word
-    characters right before it (the rest of its word)."""
-    stripped = run.rstrip(".:+%/-")
-    end = start + len(stripped)
-    number = stripped.replace(".", "", 1).isdigit()
-    word = before + stripped
-    # Digits alone are never an id pattern (those need letters or dashes): skip the three.
-    # (Each pattern's shortest match first, and a random token is all word characters and
-    # dashes: a quick no for most runs, a time above all.)
+_RUN_END = ".:+%/-"  # what a digit run may end with that is never part of its token
+_WORD_DASH = _ASCII_WORD + "-"
+_EPOCH_DIGITS = (10, 13, 14, 17)  # epoch seconds or milliseconds, with a fraction or not
+# Characters one of which ends, past spaces, the text before a number a duration label
+# names: its separator, or a quote after it (a necessary condition of ``_duration_label``).
+_DURATION_SEPARATORS = ":=\"'"
+
+
+def _id_word(word: str, run: str) -> bool:
+    """Whether ``word``, which ends with the digit run ``run``, is an id: a UUID, a hex or a
+    random-looking token. Digits alone never are (the callers ask only of a word with more
+    than digits in it), nor is a run with a ``:`` or a ``.`` in it (none of the three
+    patterns allows either). Each pattern's shortest match first, and a random token is all
+    word characters and dashes: a quick no for most words."""
+    if ":" in run or "." in run:
+        return False
     size = len(word)
-    if (before or not number) and (
+    return bool(
         (size == 36 and _UUID.fullmatch(word))
         or (size >= 3 and _HEX.fullmatch(word))
         or (
             size >= 12
-            and (not word.isascii() or not word.strip(_ASCII_WORD + "-"))
+            and (not word.isascii() or not word.strip(_WORD_DASH))
             and _RANDOM.fullmatch(word)
         )
-    ):
-        return "<id>", start - len(before), end
-    if before:
-        # A number inside a word (e123, v2): an id when it is one, or when a label says so
-        # (``run c63a10``), else part of the word.
-        begin = start - len(before)
-        if _counter_label(text, max(0, begin - 24), begin):
-            return "<id>", begin, end
-        return None
-    if not number:
-        match = _TIME.match(stripped)
-        if match and match.end() == len(stripped):
-            return "<time>", start, end
-        if _DURATION.fullmatch(stripped):
-            return "<duration>", start, end
-        if _SIZE.fullmatch(stripped):
-            return "<size>", start, end
-        return None
-    if len(stripped) in (10, 13, 14, 17) and _TIME.fullmatch(stripped):
-        return "<time>", start, end  # epoch seconds or milliseconds
-    unit = _UNIT_AFTER.match(text, end)
-    if unit is not None:
-        return f"<{unit.lastgroup}>", start, unit.end()
-    if _duration_label(text, max(0, start - 32), start):
-        return "<duration>", start, end
-    if stripped.isdigit() and _counter_label(text, max(0, start - 24), start):
-        return "<n>", start, end
-    return None
+    )
 
 
 def _mask_volatile(text: str) -> str:
+    """Every digit run of ``text`` classified, the volatile ones replaced. What each run is,
+    in this order: an id (a UUID, a hex or random-looking token, with the rest of its
+    word), a number inside a word (an id when a label says so, else part of the word), a
+    time, a duration or a size written as one token, an epoch time, a number with a unit
+    after it, a number a duration label names, a counter a label names; anything else is a
+    quantity, kept. One function (no call per run): masking is the guard step's hot path."""
     pieces: list[str] = []
     last = 0
     for match in _NUMBER.finditer(text):
         start = match.start()
         if start < last:
             continue  # inside a run already replaced (a duration's unit word)
+        # ``before``: the word characters right before the run (the rest of its word).
         before = ""
-        if start > last and (text[start - 1].isalnum() or text[start - 1] in "_-"):
-            segment = text[max(last, start - 32) : start]
-            if segment.isascii():  # the same as the pattern's search, without its retries
-                before = segment[len(segment.rstrip(_ASCII_WORD + "-")) :]
+        if start > last:
+            previous = text[start - 1]
+            if previous.isalnum() or previous in "_-":
+                lo = max(last, start - 32)
+                segment = text[lo:start]
+                if segment.isascii():  # the same as the pattern's search, without its retries
+                    before = segment[len(segment.rstrip(_WORD_DASH)) :]
+                else:
+                    found_before = _WORD_BEFORE.search(text, lo, start)
+                    before = found_before.group() if found_before else ""
+        stripped = match.group().rstrip(_RUN_END)
+        end = start + len(stripped)
+        if before:
+            # A number inside a word (e123, v2, req_8fA2…): an id when the word is one, or
+            # when a label says so (``run c63a10``), else part of the word.
+            begin = start - len(before)
+            if not (
+                _id_word(before + stripped, stripped)
+                or _counter_label(text, max(0, begin - 24), begin)
+            ):
+                continue
+            placeholder = "<id>"
+            start = begin
+        elif not stripped.replace(".", "", 1).isdigit():
+            if _id_word(stripped, stripped):
+                placeholder = "<id>"
+            elif (found := _TIME.match(stripped)) and found.end() == len(stripped):
+                placeholder = "<time>"
+            elif _DURATION.fullmatch(stripped):
+                placeholder = "<duration>"
+            elif _SIZE.fullmatch(stripped):
+                placeholder = "<size>"
             else:
-                found_before = _WORD_BEFORE.search(text, max(last, start - 32), start)
-                before = found_before.group() if found_before else ""
-        found = _classify(text, start, match.group(), before)
-        if found is None:
-            continue
-        placeholder, begin, end = found
-        pieces.append(text[last:begin])
+                continue
+        elif len(stripped) in _EPOCH_DIGITS and _TIME.fullmatch(stripped):
+            placeholder = "<time>"  # epoch seconds or milliseconds
+        else:
+            unit = _UNIT_AFTER.match(text, end)
+            if unit is not None:
+                placeholder = f"<{unit.lastgroup}>"
+                end = unit.end()
+            else:
+                lo = max(0, start - 32)
+                # A duration label ends with ``:`` or ``=`` and at most spaces and a quote
+                # (``rstrip()`` strips what ``\s`` matches): most numbers fail this at once.
+                closing = text[lo:start].rstrip()[-1:]
+                if closing and closing in _DURATION_SEPARATORS and _duration_label(text, lo, start):
+                    placeholder = "<duration>"
+                elif stripped.isdigit() and _counter_label(text, max(0, start - 24), start):
+                    placeholder = "<n>"
+                else:
+                    continue
+        pieces.append(text[last:start])
         pieces.append(placeholder)
         last = end
+    if not pieces:
+        return text
     pieces.append(text[last:])
     return "".join(pieces)
 
@@ -242,14 +274,32 @@ _QUANTITY = re.compile(r"\d+(?:\.\d+)?")
 
 def argument_strings(value: Any) -> Iterator[str]:
     """Every string inside an argument value (nested mappings and lists too)."""
+    strings: list[str] = []
+    _collect_strings(value, strings)
+    return iter(strings)
+
+
+def _collect_strings(value: Any, strings: list[str]) -> None:
+    """:func:`argument_strings` into a list (no generator per value: a call's arguments
+    are walked on the guard step's hot path)."""
     if isinstance(value, str):
-        yield value
-    elif isinstance(value, Mapping):
+        strings.append(value)
+    elif type(value) is dict or isinstance(value, Mapping):
         for item in value.values():
-            yield from argument_strings(item)
+            _collect_strings(item, strings)
     elif isinstance(value, list | tuple):
         for item in value:
-            yield from argument_strings(item)
+            _collect_strings(item, strings)
+
+
+def _masked_values(arguments: Mapping[str, Any] | None) -> list[str]:
+    """The argument strings :func:`mask_arguments` masks, in the order it masks them."""
+    if not arguments:
+        return []
+    strings: list[str] = []
+    _collect_strings(arguments, strings)
+    values = {v for v in strings if len(v) >= MIN_MASKED_ARGUMENT_CHARS}
+    return sorted(values, key=len, reverse=True)
 
 
 def window_for(lengths: list[int]) -> int:
@@ -274,8 +324,11 @@ def mask_arguments(text: str, arguments: Mapping[str, Any] | None) -> str:
     """``text`` with the call's own string argument values masked, longest first, so "not
     found: a.txt" and "not found: b.txt" from two reads of two missing files say the same
     thing (the fingerprint before the normalizer masks them the same way)."""
-    values = {v for v in argument_strings(arguments or {}) if len(v) >= MIN_MASKED_ARGUMENT_CHARS}
-    for value in sorted(values, key=len, reverse=True):
+    return _replace_values(text, _masked_values(arguments))
+
+
+def _replace_values(text: str, values: list[str]) -> str:
+    for value in values:
         text = text.replace(value, "<arg>")
     return text
 
@@ -283,8 +336,13 @@ def mask_arguments(text: str, arguments: Mapping[str, Any] | None) -> str:
 def mask(text: str, arguments: Mapping[str, Any] | None = None) -> str:
     """``text`` with the call's own argument values (longest first) and every volatile token
     replaced by a placeholder, whitespace collapsed."""
+    return _mask(text, _masked_values(arguments))
+
+
+def _mask(text: str, values: list[str]) -> str:
+    """:func:`mask`, with the argument values to mask already sorted out."""
     # ``split()`` splits on exactly what ``\s`` matches and drops the ends.
-    return " ".join(_mask_volatile(mask_arguments(text, arguments)).split())
+    return " ".join(_mask_volatile(_replace_values(text, values)).split())
 
 
 def _words(masked: str) -> set[str]:
@@ -320,17 +378,82 @@ def similarity(a: frozenset[int], b: frozenset[int]) -> float:
 LONG_TEXT_WORDS = 8
 
 
-class Reading(NamedTuple):
+# A masked text up to this long is kept in its reading until a rule asks for its sketch or
+# quantities (most readings are never compared that far: their key or size decides); a
+# longer one is read in full at once, so a reading never holds much text.
+LAZY_MASKED_CHARS = 512
+
+
+def _quantities(masked: str) -> str:
+    numbers = _QUANTITY.findall(masked)
+    if not numbers:
+        return _NO_QUANTITIES
+    return hashlib.sha256(" ".join(sorted(set(numbers))).encode()).hexdigest()[:16]
+
+
+class Reading:
     """One text as the rules compare it: ``key``, a private digest of the masked text (the
     fingerprint: equal exactly when the texts say the same thing); ``sketch``; ``size``, its
     distinct words; ``quantities``, a digest of the numbers the mask kept (counts, sizes,
-    percentages: what progress looks like). Immutable (a tuple: every call of a batch makes
-    two, so they are cheap to make)."""
+    percentages: what progress looks like). Immutable: ``sketch`` and ``quantities`` of a
+    short text are worked out from its masked text the first time a rule asks (every call
+    of a batch makes two readings, and most are never compared that far), the same values
+    either way. Equal, like a tuple, when all four are."""
 
-    key: str
-    sketch: frozenset[int]
-    size: int
-    quantities: str
+    __slots__ = ("_masked", "_quantities", "_sketch", "key", "size")
+
+    def __init__(
+        self,
+        key: str,
+        sketch: frozenset[int] | None,
+        size: int,
+        quantities: str | None,
+        masked: str = "",
+    ) -> None:
+        self.key = key
+        self.size = size
+        # ``None``: not worked out yet (from ``_masked``).
+        self._sketch = sketch
+        self._quantities = quantities
+        self._masked = masked
+
+    @property
+    def sketch(self) -> frozenset[int]:
+        sketch = self._sketch
+        if sketch is None:
+            sketch = self._sketch = _bottom_k(_words(self._masked))
+            if self._quantities is not None:
+                self._masked = ""
+        return sketch
+
+    @property
+    def quantities(self) -> str:
+        quantities = self._quantities
+        if quantities is None:
+            quantities = self._quantities = _quantities(self._masked)
+            if self._sketch is not None:
+                self._masked = ""
+        return quantities
+
+    def _fields(self) -> tuple[str, frozenset[int], int, str]:
+        return (self.key, self.sketch, self.size, self.quantities)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Reading):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        key, sketch, size, quantities = self._fields()
+        return f"Reading({key=}, {sketch=}, {size=}, {quantities=})"
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> CoreSchema:
+        """Rule counters (pydantic models) hold readings as they are: never serialized."""
+        return core_schema.is_instance_schema(cls)
 
     @property
     def long(self) -> bool:
@@ -351,18 +474,32 @@ class Reading(NamedTuple):
         )
 
 
+# The quantities digest of a text that keeps no number (most call texts).
+_NO_QUANTITIES = hashlib.sha256(b"").hexdigest()[:16]
+
+
 def _reading(masked: str, extra: str = "") -> Reading:
     digest = hashlib.sha256(masked.encode("utf-8"))
     if extra:
         digest.update(extra.encode())
-    numbers = " ".join(sorted(set(_QUANTITY.findall(masked))))
     words = _words(masked)
-    return Reading(
-        key=digest.hexdigest()[:32],
-        sketch=_bottom_k(words),
-        size=len(words),
-        quantities=hashlib.sha256(numbers.encode()).hexdigest()[:16],
-    )
+    if len(masked) <= LAZY_MASKED_CHARS:
+        return Reading(digest.hexdigest()[:32], None, len(words), None, masked)
+    return Reading(digest.hexdigest()[:32], _bottom_k(words), len(words), _quantities(masked))
+
+
+def _read_output(text: str, values: list[str], window: int) -> Reading:
+    """:func:`read_output`, with the argument values to mask already sorted out."""
+    if len(text) <= window:
+        return _reading(_mask(text, values))
+    head = window * 3 // 4
+    tail = window - head
+    # The middle left out still counts, as its size and its bytes with digits masked.
+    # (Digits are single bytes in UTF-8, so masking the bytes masks the text.)
+    rest = text[head : len(text) - tail]
+    crc = zlib.crc32(rest.encode("utf-8", "replace").translate(_DIGIT_BYTES))
+    read = text[:head] + "\n" + text[-tail:]
+    return _reading(_mask(read, values), f"\0{len(rest) // 64}:{crc}")
 
 
 def read_output(
@@ -370,18 +507,33 @@ def read_output(
 ) -> Reading:
     """One output, normalized (its ``key`` is the fingerprint). ``window``: the characters
     read in full (:func:`window_for`)."""
-    read, rest = _windowed(text, window)
-    extra = ""
-    if rest:
-        # The middle left out still counts, as its size and its bytes with digits masked.
-        # (Digits are single bytes in UTF-8, so masking the bytes masks the text.)
-        crc = zlib.crc32(rest.encode("utf-8", "replace").translate(_DIGIT_BYTES))
-        extra = f"\0{len(rest) // 64}:{crc}"
-    return _reading(mask(read, arguments), extra)
+    return _read_output(text, _masked_values(arguments), window)
+
+
+def _read_call(name: str, strings: list[str], window: int) -> Reading:
+    joined = " ".join(strings)
+    if len(joined) > window:
+        joined = _windowed(joined, window)[0]
+    return _reading(_mask(f"{name.rsplit('__', 1)[-1]} {joined}", []))
 
 
 def read_call(name: str, arguments: Mapping[str, Any] | None, *, window: int = WINDOW) -> Reading:
     """What a call asks, normalized: its tool and every argument string (read within
     ``window``), masked."""
-    strings, _ = _windowed(" ".join(argument_strings(arguments or {})), window)
-    return _reading(mask(f"{name.rsplit('__', 1)[-1]} {strings}"))
+    strings: list[str] = []
+    _collect_strings(arguments or {}, strings)
+    return _read_call(name, strings, window)
+
+
+def read_exchange(
+    name: str, arguments: Mapping[str, Any] | None, text: str, *, window: int = WINDOW
+) -> tuple[Reading, Reading]:
+    """``(read_call(name, arguments), read_output(text, arguments))`` for one settled call,
+    walking its arguments once."""
+    strings: list[str] = []
+    _collect_strings(arguments or {}, strings)
+    values = {v for v in strings if len(v) >= MIN_MASKED_ARGUMENT_CHARS} if arguments else ()
+    return (
+        _read_call(name, strings, window),
+        _read_output(text, sorted(values, key=len, reverse=True), window),
+    )

@@ -103,6 +103,7 @@ class Rewrites(RuleCounter):
     def review(self, review: RuleReview) -> list[RuleFinding]:
         """Read the batch's versions against earlier ones; climb the keys rewritten."""
         learned_before = self.learned
+        learned = 0  # added once, after the batch (a model's field costs to set)
         rewrites: dict[str, int] = {}
         for call in review.batch:
             body, answer = call.asked, call.answer
@@ -138,11 +139,13 @@ class Rewrites(RuleCounter):
                     self.rungs.pop(forgotten, None)
             elif call.kind in (ResultKind.SUCCESS, ResultKind.FAILURE):
                 if call.waits:
-                    self.learned += 1
+                    learned += 1
                 result = f"{call.tool}\n{call.fingerprint}"
                 if result not in self.seen:
-                    self.learned += 1
+                    learned += 1
                 remember_latest(self.seen, result, None, REMEMBERED_RESULTS)
+        if learned:
+            self.learned += learned
         if review.input_arrived:
             self.rungs.clear()
             self.learned += 1

@@ -30,6 +30,7 @@ search. Pure and deterministic; signatures are private like every digest here.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -89,6 +90,14 @@ _WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 def _name_words(name: str) -> set[str]:
     tail = name.rsplit("__", 1)[-1]
     return {word.lower() for word in _WORD.findall(tail)}
+
+
+@functools.lru_cache(maxsize=256)
+def _searches_by_name(name: str) -> bool:
+    """Whether a tool of this name searches (a word of its name says so, and none says it
+    changes anything). Cached: a prompt calls few tools, each many times."""
+    words = _name_words(name)
+    return bool(words & _SEARCH_WORDS) and not words & _CHANGING_WORDS
 
 
 def _paging_key(key: str) -> bool:
@@ -208,8 +217,7 @@ def search_signature(call: ToolCall) -> str | None:
             return None
         directory = arguments.get("directory") or arguments.get("cwd")
         return _digest("shell", [directory, shell])
-    words = _name_words(call.name)
-    if not words & _SEARCH_WORDS or words & _CHANGING_WORDS:
+    if not _searches_by_name(call.name):
         return None
     asked = {key: value for key, value in arguments.items() if not _paging_key(key)}
     return _digest(call.name, asked)

@@ -332,6 +332,7 @@ class BatchProtections:
             state_changing=STATE_CHANGING_TOOLS
             | frozenset(name for name, spec in tools.items() if spec.mutating),
         )
+        executed = 0  # added once, after the batch (a model's field costs to set)
         for index, (call, digest) in enumerate(zip(calls, digests, strict=True)):
             policy = call.name if call.name in tools else None
             tool_type = tools[call.name].tool_type if policy else None
@@ -370,10 +371,12 @@ class BatchProtections:
                 )
                 screening.decisions.append(Answered(index, outcome))
                 continue
-            self.counts.executed += 1
+            executed += 1
             ordinal = self._runs_per_tool.get(call.name, 0)
             self._runs_per_tool[call.name] = ordinal + 1
             screening.decisions.append(Cleared(index, call, policy, ordinal))
+        if executed:
+            self.counts.executed += executed
         return screening
 
     # --- settlement -----------------------------------------------------------------------
