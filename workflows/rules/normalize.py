@@ -44,7 +44,7 @@ import heapq
 import re
 import string
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from pydantic_core import CoreSchema, core_schema
@@ -298,8 +298,15 @@ def _masked_values(arguments: Mapping[str, Any] | None) -> list[str]:
         return []
     strings: list[str] = []
     _collect_strings(arguments, strings)
-    values = {v for v in strings if len(v) >= MIN_MASKED_ARGUMENT_CHARS}
-    return sorted(values, key=len, reverse=True)
+    return _longest_first({v for v in strings if len(v) >= MIN_MASKED_ARGUMENT_CHARS})
+
+
+def _longest_first(values: Iterable[str]) -> list[str]:
+    """``values`` longest first, equal lengths in text order: a set's own order changes with
+    ``PYTHONHASHSEED``, and two values of one length that overlap in a text mask it
+    differently in each order (``abc`` and ``bcd`` in ``abcd``), so a replay on another worker
+    would read another fingerprint."""
+    return sorted(values, key=lambda value: (-len(value), value))
 
 
 def window_for(lengths: list[int]) -> int:
@@ -535,5 +542,5 @@ def read_exchange(
     values = {v for v in strings if len(v) >= MIN_MASKED_ARGUMENT_CHARS} if arguments else ()
     return (
         _read_call(name, strings, window),
-        _read_output(text, sorted(values, key=len, reverse=True), window),
+        _read_output(text, _longest_first(values), window),
     )

@@ -139,6 +139,28 @@ def test_a_batch_reads_a_bounded_window_and_the_rest_still_counts() -> None:
     assert read_output(drift_a, window=window).key == read_output(drift_b, window=window).key
 
 
+def test_arguments_of_one_length_are_masked_alike_in_every_process() -> None:
+    """Two argument values of one length that overlap in the output ("abc…" and "bcd…" in
+    "abcd…") mask it one way whatever order the process's hash seed gives a set."""
+    code = (
+        "from workflows.rules.normalize import mask_arguments, read_exchange;"
+        "args = {'a': 'abcdefgh', 'b': 'bcdefghi'};"
+        "print(mask_arguments('x abcdefghi y', args),"
+        " read_exchange('t', args, 'x abcdefghi y')[1].key)"
+    )
+    runs = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={"PYTHONHASHSEED": seed, "PATH": ""},
+        ).stdout
+        for seed in map(str, range(1, 9))
+    }
+    assert len(runs) == 1, runs
+
+
 def test_readings_are_the_same_in_another_process() -> None:
     """CRC-32, not ``hash()``: a replay on another worker reads the same (PYTHONHASHSEED)."""
     code = (
