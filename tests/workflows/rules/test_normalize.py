@@ -139,6 +139,20 @@ def test_a_batch_reads_a_bounded_window_and_the_rest_still_counts() -> None:
     assert read_output(drift_a, window=window).key == read_output(drift_b, window=window).key
 
 
+def printed_per_hash_seed(code: str, seeds: range) -> set[str]:
+    """What ``code`` prints in a fresh interpreter under each ``PYTHONHASHSEED`` of ``seeds``."""
+    return {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={"PYTHONHASHSEED": str(seed), "PATH": ""},
+        ).stdout
+        for seed in seeds
+    }
+
+
 def test_arguments_of_one_length_are_masked_alike_in_every_process() -> None:
     """Two argument values of one length that overlap in the output ("abc…" and "bcd…" in
     "abcd…") mask it one way whatever order the process's hash seed gives a set."""
@@ -148,16 +162,7 @@ def test_arguments_of_one_length_are_masked_alike_in_every_process() -> None:
         "print(mask_arguments('x abcdefghi y', args),"
         " read_exchange('t', args, 'x abcdefghi y')[1].key)"
     )
-    runs = {
-        subprocess.run(
-            [sys.executable, "-c", code],
-            capture_output=True,
-            text=True,
-            check=True,
-            env={"PYTHONHASHSEED": seed, "PATH": ""},
-        ).stdout
-        for seed in map(str, range(1, 9))
-    }
+    runs = printed_per_hash_seed(code, range(1, 9))
     assert len(runs) == 1, runs
 
 
@@ -168,14 +173,4 @@ def test_readings_are_the_same_in_another_process() -> None:
         "r = read_output('job 7 says: waiting for the lock held by pid 88 since 10:00:00');"
         "print(r.key, sorted(r.sketch), r.quantities)"
     )
-    runs = {
-        subprocess.run(
-            [sys.executable, "-c", code],
-            capture_output=True,
-            text=True,
-            check=True,
-            env={"PYTHONHASHSEED": seed, "PATH": ""},
-        ).stdout
-        for seed in ("1", "2")
-    }
-    assert len(runs) == 1
+    assert len(printed_per_hash_seed(code, range(1, 3))) == 1
