@@ -241,25 +241,27 @@ class FilesystemStorageDriver(StorageDriver):
                     STORED_PAYLOAD_CORRUPT,
                     "a stored payload reference is malformed (its digest is not a SHA-256)",
                 )
+            # Which prompt (or session) lost it, where the claim says (claims carry it since
+            # WORKFLOW_CLAIM).
+            stored = f"stored payload {digest}" + (
+                f" of {claim[WORKFLOW_CLAIM]}" if claim.get(WORKFLOW_CLAIM) else ""
+            )
             try:
                 data = self._read_payload(digest)
             except FileNotFoundError:
                 raise _failure(
                     STORED_PAYLOAD_MISSING,
-                    f"stored payload {digest} is missing from the payload store (removed "
-                    "by hand, or this process uses another payload_storage_dir than the one "
-                    "that stored it)",
+                    f"{stored} is missing from the payload store (removed by hand, or this "
+                    "process uses another payload_storage_dir than the one that stored it)",
                 ) from None
             except OSError as err:
                 raise _failure(
-                    PAYLOAD_STORE_FAILED,
-                    f"could not read stored payload {digest}: {err.strerror}",
+                    PAYLOAD_STORE_FAILED, f"could not read {stored}: {err.strerror}"
                 ) from None
             if hashlib.sha256(data).hexdigest() != digest:
                 raise _failure(
                     STORED_PAYLOAD_CORRUPT,
-                    f"stored payload {digest} is corrupt (its content no longer matches its "
-                    "digest)",
+                    f"{stored} is corrupt (its content no longer matches its digest)",
                 )
             payload = Payload()
             payload.ParseFromString(data)

@@ -148,4 +148,5 @@ async def test_a_lost_or_altered_chunk_is_an_error_naming_its_payload(
 
     assert caught.value.type == kind
     assert says in caught.value.message
-    assert digest in caught.value.message
+    # The payload and the prompt that lost it.
+    assert f"stored payload {digest} of prompt-1 " in caught.value.message
