@@ -108,34 +108,35 @@ async def collect(
     # Read after the removals: an entry a store wrote meanwhile counts.
     referenced = driver.referenced_digests(excluding={refs.path for refs in deleted})
     newest_removable = started - grace.total_seconds()
-    removed: set[str] = set()
-    for blob in snapshot:
-        try:
-            stat = blob.stat()
-        except FileNotFoundError:
-            continue
-        if blob.name in referenced or stat.st_mtime > newest_removable:
-            report.blobs_kept += 1
-            continue
-        if not dry_run:
-            blob.unlink(missing_ok=True)
-        removed.add(blob.name)
-        report.blobs_removed += 1
-        report.bytes_removed += stat.st_size
+    removed, report.blobs_kept, freed = _sweep(snapshot, referenced, newest_removable, dry_run)
+    report.blobs_removed, report.bytes_removed = len(removed), freed
     # 4. the chunks no payload left is made of (read after the removals; same grace).
     used = {c for blob in driver.blobs() if blob.name not in removed for c in _chunks(driver, blob)}
-    for chunk in chunk_snapshot:
+    chunks, _, freed = _sweep(chunk_snapshot, used, newest_removable, dry_run)
+    report.chunks_removed, report.bytes_removed = len(chunks), report.bytes_removed + freed
+    return report
+
+
+def _sweep(
+    files: list[Path], used: set[str], newest_removable: float, dry_run: bool
+) -> tuple[set[str], int, int]:
+    """Remove each of ``files`` that no one uses and nobody wrote or touched since
+    ``newest_removable``: the names removed, how many were kept, the bytes freed."""
+    removed: set[str] = set()
+    kept = freed = 0
+    for path in files:
         try:
-            stat = chunk.stat()
+            stat = path.stat()
         except FileNotFoundError:
             continue
-        if chunk.name in used or stat.st_mtime > newest_removable:
+        if path.name in used or stat.st_mtime > newest_removable:
+            kept += 1
             continue
         if not dry_run:
-            chunk.unlink(missing_ok=True)
-        report.chunks_removed += 1
-        report.bytes_removed += stat.st_size
-    return report
+            path.unlink(missing_ok=True)
+        removed.add(path.name)
+        freed += stat.st_size
+    return removed, kept, freed
 
 
 def _chunks(driver: FilesystemStorageDriver, blob: Path) -> list[str]:
