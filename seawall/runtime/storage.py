@@ -196,18 +196,16 @@ class FilesystemStorageDriver(StorageDriver):
     def _write_payload(self, digest: str, data: bytes, payload_data: bytes) -> None:
         """The payload ``data`` (whose data field is ``payload_data``) under ``digest``: as
         a manifest of content-defined chunks when it has more than one (the chunks first,
-        so a manifest never names a chunk not yet written), else as itself."""
-        if self.blob_path(digest).exists():
-            self._write_file(self.blob_path(digest), data)  # touched
-            return
-        chunked = storage_chunks.split(data, payload_data)
-        if chunked is None:
-            self._write_file(self.blob_path(digest), data)
-            return
-        manifest, chunks = chunked
-        for chunk_digest, chunk in chunks:
-            self._write_file(self.chunk_path(chunk_digest), chunk)
-        self._write_file(self.blob_path(digest), manifest.encode())
+        so a manifest never names a chunk not yet written), else as itself. One stored
+        already is only touched."""
+        path = self.blob_path(digest)
+        chunked = None if path.exists() else storage_chunks.split(data, payload_data)
+        if chunked is not None:
+            manifest, chunks = chunked
+            for chunk_digest, chunk in chunks:
+                self._write_file(self.chunk_path(chunk_digest), chunk)
+            data = manifest.encode()
+        self._write_file(path, data)
 
     @staticmethod
     def _write_file(path: Path, data: bytes) -> None:
@@ -282,11 +280,13 @@ class FilesystemStorageDriver(StorageDriver):
 
     def manifest_chunks(self, blob: Path) -> list[str]:
         """The chunks the stored payload ``blob`` is made of (none for one stored whole)."""
-        with blob.open("rb") as handle:
-            if handle.read(len(storage_chunks.MANIFEST_HEADER)) != storage_chunks.MANIFEST_HEADER:
+        header = storage_chunks.MANIFEST_HEADER
+        with blob.open("rb") as handle:  # a payload stored whole is not read past its header
+            if handle.read(len(header)) != header:
                 return []
+            rest = handle.read()
         try:
-            return storage_chunks.decode(blob.read_bytes()).chunk_digests()
+            return storage_chunks.decode(header + rest).chunk_digests()
         except ValueError:
             return []
 

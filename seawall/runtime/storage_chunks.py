@@ -166,11 +166,5 @@ def split(serialized: bytes, data: bytes) -> tuple[Manifest, list[tuple[str, byt
 
 def join(manifest: Manifest, read_chunk: Callable[[str], bytes]) -> bytes:
     """The payload ``manifest`` describes, its chunks read by ``read_chunk(hex digest)``."""
-    return b"".join(_pieces(manifest, read_chunk))
-
-
-def _pieces(manifest: Manifest, read_chunk: Callable[[str], bytes]) -> Iterator[bytes]:
-    yield manifest.prefix
-    for digest in manifest.chunk_digests():
-        yield read_chunk(digest)
-    yield manifest.suffix
+    chunks = [read_chunk(digest) for digest in manifest.chunk_digests()]
+    return b"".join([manifest.prefix, *chunks, manifest.suffix])
