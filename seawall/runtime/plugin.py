@@ -2,8 +2,9 @@
 
 :class:`SeawallPlugin` is one ``temporalio.plugin.SimplePlugin`` that carries
 
-- the data converter: every payload is a pydantic model, encoded as JSON, and payloads past
-  the operator's threshold live in External Storage (``seawall.runtime.storage``);
+- the data converter (``seawall.runtime.converter``): every payload is a pydantic model,
+  encoded as JSON without its defaults, and payloads past the operator's threshold live in
+  External Storage (``seawall.runtime.storage``);
 - the workflows (:data:`WORKFLOWS`) and the sandbox they run in, with the passthrough
   modules of :data:`SANDBOX_PASSTHROUGH` (each with its reason);
 - the workflow failure exception types (:data:`WORKFLOW_FAILURE_EXCEPTION_TYPES`);
@@ -37,13 +38,13 @@ from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from temporalio.client import Client, Interceptor
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.converter import DataConverter, ExternalStorage
 from temporalio.plugin import SimplePlugin
 from temporalio.runtime import Runtime
 from temporalio.worker import WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
+from seawall.runtime.converter import seawall_data_converter
 from seawall.runtime.sandbox_runner import seawall_sandbox
 from seawall.runtime.temporal_connect import TemporalClientConfig, access_refusal, plain
 from workflows.prompt.workflow import PromptWorkflow
@@ -115,8 +116,8 @@ class SeawallPlugin(SimplePlugin):
             kept = existing.external_storage if existing is not None else None
             storage = self.storage or kept
             if storage is None:
-                return pydantic_data_converter
-            return dataclasses.replace(pydantic_data_converter, external_storage=storage)
+                return seawall_data_converter
+            return dataclasses.replace(seawall_data_converter, external_storage=storage)
 
         super().__init__(
             PLUGIN_NAME,

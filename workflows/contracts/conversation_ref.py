@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
 from workflows.contracts.conversation import Message
 
@@ -60,6 +60,12 @@ class KeptReply(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     reply: Literal[True] = True
+
+    # Written out even on the wire, which leaves out defaults (workflows/contracts/wire.py):
+    # it is what tells this part from the others of a request.
+    @model_serializer(mode="plain")
+    def _always(self) -> dict[str, bool]:
+        return {"reply": True}
 
 
 class ConversationRef(BaseModel):

@@ -38,11 +38,23 @@ produces.
 from __future__ import annotations
 
 import hashlib
+import json
 import posixpath
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    ValidationInfo,
+    model_serializer,
+    model_validator,
+)
+
+from workflows.contracts.wire import on_the_wire, with_twin, without_twin
 
 
 class TerminalStatus(StrEnum):
@@ -138,6 +150,38 @@ class ToolCall(BaseModel):
     arguments: dict[str, Any] | None = Field(default_factory=dict)
     raw_arguments: str | None = None
 
+    # On the wire (workflows/contracts/wire.py) ``arguments`` is left out when it is exactly
+    # what ``raw_arguments`` parses to, and parsed again when the payload is read.
+    @model_serializer(mode="wrap")
+    def _wire(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
+        dumped = handler(self)
+        if not on_the_wire(info) or self.raw_arguments is None:
+            return dumped
+        if _parsed(self.raw_arguments) == self.arguments:
+            dumped.pop("arguments", None)
+        elif "arguments" not in dumped:
+            dumped["arguments"] = self.arguments
+        return dumped
+
+    @model_validator(mode="before")
+    @classmethod
+    def _arguments_from_raw(cls, data: Any, info: ValidationInfo) -> Any:
+        if on_the_wire(info) and isinstance(data, dict) and "arguments" not in data:
+            raw = data.get("raw_arguments")
+            if isinstance(raw, str):
+                return {**data, "arguments": _parsed(raw)}
+        return data
+
+
+def _parsed(raw: str) -> dict[str, Any] | None:
+    """What ``raw`` parses to when it is a JSON object, else None (a marker that never equals
+    a call's parsed arguments, which are a dict or None only with raw text kept)."""
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
 
 class ToolOutcome(BaseModel):
     """A settled tool call, on both status axes (the module docstring)."""
@@ -166,6 +210,25 @@ class ToolOutcome(BaseModel):
     # ``writes``); empty otherwise, and in every payload recorded before it existed.
     writes: tuple[tuple[str, str], ...] = ()
 
+    # On the wire (workflows/contracts/wire.py) a field equal to its twin is left out and
+    # copied back when the payload is read: most outcomes have one tool name, one status and
+    # one error type on both axes.
+    @model_serializer(mode="wrap")
+    def _wire(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
+        dumped = handler(self)
+        if on_the_wire(info):
+            for twin, primary in _OUTCOME_TWINS:
+                without_twin(dumped, twin, primary)
+        return dumped
+
+    @model_validator(mode="before")
+    @classmethod
+    def _twins_from_wire(cls, data: Any, info: ValidationInfo) -> Any:
+        if on_the_wire(info):
+            for twin, primary in _OUTCOME_TWINS:
+                data = with_twin(data, twin, primary)
+        return data
+
     @property
     def contract_violation(self) -> bool:
         return is_contract_violation(self.status, self.execution_status)
@@ -181,6 +244,13 @@ class ToolOutcome(BaseModel):
             self.status == TerminalStatus.ERROR and self.execution_status == ExecutionStatus.ERROR
         )
 
+
+# (twin, primary): fields of a ToolOutcome the wire leaves out when equal to their primary.
+_OUTCOME_TWINS = (
+    ("policy_tool_name", "tool_name"),
+    ("execution_status", "status"),
+    ("execution_error_type", "error_type"),
+)
 
 # The content digest of a file the call deleted.
 DELETED_FILE = "deleted"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
+from seawall.runtime.converter import seawall_data_converter
 from temporalio.converter import ExternalStorage
 from temporalio.worker import UnsandboxedWorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
@@ -42,7 +42,7 @@ def test_the_sandbox_gains_the_passthrough_modules_and_keeps_its_own() -> None:
 def test_the_dev_server_client_carries_the_client_side(client: Client) -> None:
     assert set(WORKFLOWS) == {PromptWorkflow, SessionWorkflow, OwnerAdmissionWorkflow}
     assert [type(p) for p in client.config()["plugins"]] == [SeawallPlugin]
-    assert client.data_converter is pydantic_data_converter
+    assert client.data_converter is seawall_data_converter
 
 
 def test_a_worker_client_carries_one_seawall_plugin_the_one_with_activities(
@@ -53,7 +53,7 @@ def test_a_worker_client_carries_one_seawall_plugin_the_one_with_activities(
 
     assert worker_client.config()["plugins"] == [plugin]
     assert worker_client.service_client is client.service_client
-    assert worker_client.data_converter is pydantic_data_converter
+    assert worker_client.data_converter is seawall_data_converter
 
 
 def test_a_worker_client_keeps_the_payload_storage_of_the_client_it_is_built_from(
@@ -66,5 +66,5 @@ def test_a_worker_client_keeps_the_payload_storage_of_the_client_it_is_built_fro
     for each in (stored, worker_client):
         assert each.data_converter.external_storage is storage
         assert each.data_converter.payload_converter_class is (
-            pydantic_data_converter.payload_converter_class
+            seawall_data_converter.payload_converter_class
         )
