@@ -14,6 +14,11 @@ rebuilds it before any provider sees it:
   ever) and replays the chain up to the request named. Nothing is stored beside the history, so
   nothing new needs collecting, and any worker that can read the history can resolve.
 
+A request since ``RESULTS_BY_REFERENCE_PATCH`` keeps tool messages that are exactly their calls'
+``seawall.run_tool`` results by the call's id: the worker's :class:`~activities.recorded_results.
+RecordedResults` supplies them (the tool activity filled it), else the same read of the history
+(the results it records), and the request's digest covers them as ever.
+
 A first request since ``INPUTS_BY_REFERENCE_PATCH`` names its tools (those the prompt listed)
 and its script (its start input's) instead of carrying them: the worker's
 :class:`~activities.prompt_preamble.PromptPreambles` supplies them, from its cache or the
@@ -31,25 +36,30 @@ the request's retry window.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Sequence
 
 import structlog
 from pydantic import BaseModel
 from temporalio import activity
+from temporalio.api.history.v1 import HistoryEvent
+from temporalio.converter import DataConverter
 from temporalio.exceptions import ApplicationError
 
 from activities.prompt_preamble import PromptPreambles, PromptRun
+from activities.recorded_results import RecordedResults
 from seawall.runtime.storage import STORED_PAYLOAD_CORRUPT, STORED_PAYLOAD_MISSING
-from workflows.contracts.activity import CALL_MODEL, CallModelInput, ModelReply
+from workflows.contracts.activity import CALL_MODEL, RUN_TOOL, CallModelInput, ModelReply
 from workflows.contracts.conversation import assistant_message, conversation_chars
 from workflows.contracts.conversation_ref import (
     CONVERSATION_UNRESOLVED,
     Carried,
     Unresolvable,
     resolve,
+    results_named,
     started,
     with_reply,
 )
+from workflows.contracts.outcome import ToolOutcome
 
 # The cache's bounds: prompts, and characters of their cached conversations.
 CACHED_PROMPTS = 1_024
@@ -58,32 +68,50 @@ CACHED_CHARS = 64_000_000
 log = structlog.get_logger("seawall.model")
 
 
-# The ``seawall.call_model`` inputs of a prompt's history and their replies, in history order.
-HistoryInputs = Callable[[PromptRun], AsyncIterator[CallModelInput | ModelReply]]
+# What a prompt's history recorded that a request may keep: its ``seawall.call_model`` inputs,
+# their replies and its ``seawall.run_tool`` results, in history order.
+Recorded = CallModelInput | ModelReply | ToolOutcome
+HistoryInputs = Callable[[PromptRun], AsyncIterator[Recorded]]
 
 
-async def inputs_in_history(prompt: PromptRun) -> AsyncIterator[CallModelInput | ModelReply]:
-    """The prompt's model-request inputs and replies as its history recorded them, read
-    through the activity's client (and so its converter and payload store)."""
-    client = activity.client()
-    handle = client.get_workflow_handle(prompt.workflow_id, run_id=prompt.run_id)
+async def recorded_in(
+    converter: DataConverter, events: AsyncIterable[HistoryEvent]
+) -> AsyncIterator[Recorded]:
+    """The model-request inputs and replies and the tool results of the history whose events
+    ``events`` yields, decoded by ``converter`` (and so its payload store)."""
     requests: set[int] = set()
-    async for event in handle.fetch_history_events():
+    calls: set[int] = set()
+    async for event in events:
         if event.HasField("activity_task_completed_event_attributes"):
             completed = event.activity_task_completed_event_attributes
-            if completed.scheduled_event_id in requests:
-                [reply] = await client.data_converter.decode(
-                    completed.result.payloads, [ModelReply]
-                )
-                yield reply
+            kind = (
+                ModelReply
+                if completed.scheduled_event_id in requests
+                else ToolOutcome
+                if completed.scheduled_event_id in calls
+                else None
+            )
+            if kind is not None:
+                [value] = await converter.decode(completed.result.payloads, [kind])
+                yield value
             continue
         if not event.HasField("activity_task_scheduled_event_attributes"):
             continue
         scheduled = event.activity_task_scheduled_event_attributes
-        if scheduled.activity_type.name != CALL_MODEL:
-            continue
-        requests.add(event.event_id)
-        [value] = await client.data_converter.decode(scheduled.input.payloads, [CallModelInput])
+        if scheduled.activity_type.name == RUN_TOOL:
+            calls.add(event.event_id)
+        elif scheduled.activity_type.name == CALL_MODEL:
+            requests.add(event.event_id)
+            [request] = await converter.decode(scheduled.input.payloads, [CallModelInput])
+            yield request
+
+
+async def inputs_in_history(prompt: PromptRun) -> AsyncIterator[Recorded]:
+    """What the prompt's history recorded (:func:`recorded_in`), read through the activity's
+    client (and so its converter and payload store)."""
+    client = activity.client()
+    handle = client.get_workflow_handle(prompt.workflow_id, run_id=prompt.run_id)
+    async for value in recorded_in(client.data_converter, handle.fetch_history_events()):
         yield value
 
 
@@ -112,10 +140,13 @@ class ConversationResolver:
         max_prompts: int = CACHED_PROMPTS,
         max_chars: int = CACHED_CHARS,
         preambles: PromptPreambles | None = None,
+        results: RecordedResults | None = None,
     ) -> None:
         self._history = history
         # The tools and script a request names (activities/prompt_preamble.py).
         self._preambles = preambles or PromptPreambles()
+        # The tool results a request keeps, as this worker's tool activity returned them.
+        self._results = results or RecordedResults()
         self._max_prompts = max_prompts
         self._max_chars = max_chars
         self._cache: OrderedDict[PromptRun, tuple[Carried, int]] = OrderedDict()
@@ -168,30 +199,56 @@ class ConversationResolver:
     ) -> Carried:
         ref = request.conversation
         assert ref is not None
-        previous = (
-            None if ref.previous is None else await self._previous(prompt, ref.previous, cached)
+        previous, walked = (
+            (None, None)
+            if ref.previous is None
+            else await self._previous(prompt, ref.previous, cached)
         )
-        return resolve(previous, ref, *await self._from_preamble(prompt, request))
+        named = results_named(ref)
+        results = self._results.get(prompt, named) if cached else None
+        if named and results is None:
+            results = walked if walked is not None else await self._results_in_history(prompt)
+        return resolve(previous, ref, *await self._from_preamble(prompt, request), results)
 
-    async def _previous(self, prompt: PromptRun, digest: str, cached: bool) -> Carried:
+    async def _results_in_history(self, prompt: PromptRun) -> dict[str, str]:
+        """The contents of the tool results the prompt's history recorded, by call id."""
+        self.history_reads += 1
+        return {
+            earlier.call_id: earlier.content
+            async for earlier in self._history(prompt)
+            if isinstance(earlier, ToolOutcome)
+        }
+
+    async def _previous(
+        self, prompt: PromptRun, digest: str, cached: bool
+    ) -> tuple[Carried, dict[str, str] | None]:
+        """The request named ``digest`` (with the reply it got), and, when it was read from
+        the history, every tool result the history recorded (what the request being resolved
+        may keep: the history is read once)."""
         entry = self._cache.get(prompt) if cached else None
         if entry is not None and entry[0].digest == digest:
             self._cache.move_to_end(prompt)
-            return entry[0]
+            return entry[0], None
         self.history_reads += 1
         carried: Carried | None = None
         found: Carried | None = None
+        settled = False  # past the reply to the request found (or the request after it)
+        results: dict[str, str] = {}
         async for earlier in self._history(prompt):
+            if isinstance(earlier, ToolOutcome):
+                results[earlier.call_id] = earlier.content
+                continue
+            if found is not None:
+                if isinstance(earlier, ModelReply) and not settled:
+                    found = with_reply(found, assistant_message(earlier.text, earlier.tool_calls))
+                settled = True  # a reply, or the next request without one recorded before
+                continue
             if isinstance(earlier, ModelReply):  # the reply to the request before it
                 if carried is not None:
                     carried = with_reply(
                         carried, assistant_message(earlier.text, earlier.tool_calls)
                     )
-                    if found is not None:
-                        return carried
                 continue
-            if found is not None:
-                return found  # no reply recorded before the next request
             ref = earlier.conversation
             if ref is None:
                 continue
@@ -199,11 +256,12 @@ class ConversationResolver:
                 carried if ref.previous is not None else None,
                 ref,
                 *await self._from_preamble(prompt, earlier),
+                results,
             )
             if carried.digest == digest:
                 found = carried
         if found is not None:
-            return found
+            return found, results
         raise Unresolvable("the request it builds on is not in the prompt's history")
 
     async def _from_preamble(

@@ -58,6 +58,7 @@ from .mcp import McpSettings, current_settings, is_mcp_name
 from .mcp.pool import McpPool
 from .outcomes import cancelled_outcome, failed_outcome, not_started_outcome, succeeded_outcome
 from .prompt_preamble import PromptPreambles, PromptRun
+from .recorded_results import RecordedResults
 from .sandbox import Sandbox, load_policy, probe
 from .sandbox.owners import owner_group
 from .tools import BuiltinTool, ToolContext, ToolFailure
@@ -350,10 +351,14 @@ class ToolActivities:
         trust: WorkerTrust = DENY_ALL,
         lost_calls: Callable[[], LostCalls] = current_lost_calls,
         preambles: PromptPreambles | None = None,
+        results: RecordedResults | None = None,
     ) -> None:
         self._trust = trust
         # The fixture a scenario's call names (activities/prompt_preamble.py).
         self._preambles = preambles or PromptPreambles()
+        # The results the next model request may keep by reference (activities/
+        # recorded_results.py), shared with the worker's model activity.
+        self._results = results or RecordedResults()
         self._lost_calls = lost_calls
         self._tools = dict(tools)
         self._mcp_pool = mcp_pool
@@ -499,6 +504,7 @@ class ToolActivities:
             # A pause or reset must stay a cancellation error so Temporal can pause or rerun
             # the activity; completing it with a result would end it for good.
             raise asyncio.CancelledError()
+        self._results.record(PromptRun.current(), inp.batch, outcome.call_id, outcome.content)
         return outcome
 
     @activity.defn(name=CHECK_TOOL_CALL)

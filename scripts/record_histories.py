@@ -156,6 +156,13 @@ FIXTURES: dict[str, tuple[str, GuardMode | None]] = {
     # call names its fixture (the second: a scenario's fixture tools).
     "inputs-by-reference-warn-then-stop": ("read-missing-file-loop", None),
     "inputs-by-reference-failure-cycle": ("failure-cycle", None),
+    # Recorded after RESULTS_BY_REFERENCE_PATCH and with the converter that writes payloads
+    # without their defaults (seawall/runtime/converter.py): its marker; each request after a
+    # batch keeps the batch's outputs by their calls' ids (KeptResult), and every payload is
+    # in the wire format (the long prompt's: elided outputs carried, bigger links stored).
+    "results-by-reference-warn-then-stop": ("read-missing-file-loop", None),
+    "results-by-reference-failure-cycle": ("failure-cycle", None),
+    "results-by-reference-long-prompt": ("long-prompt", None),
 }
 # Session fixtures: the first recorded before CONTEXT_POLICY_PATCH, the second after it, the
 # third after SESSION_START_CHECK_PATCH (a session started with its guard mode runs the
@@ -166,6 +173,9 @@ SESSION_FIXTURES = (
     "session-context-policy",
     "session-start-check",
     "session-run-grant",
+    # Recorded with the converter that writes payloads without their defaults: the session's
+    # input, its children's inputs and results, its updates and its carry in the wire format.
+    "session-wire-format",
 )
 # Recorded after model text streamed: the demo model's publish_model_delta signals arrive
 # while its requests run (workflows/prompt/events.py).
@@ -197,6 +207,9 @@ ROLLOUT_ENVIRON = {
 # (seawall.check_start) before the first update is answered.
 ADMISSION_FIXTURE = "owner-admission"
 ADMISSION_START_CHECK_FIXTURE = "owner-admission-start-check"
+# The same run recorded with the converter that writes payloads without their defaults (its
+# updates, their answers and its continue-as-new carry in the wire format).
+ADMISSION_WIRE_FIXTURE = "owner-admission-wire-format"
 # Recorded after per-owner quotas (docs/security-gateway.md, "Per-owner quotas"): sessions
 # admitted and refused, a closed one freed by an observation, a prompt and an input charged,
 # a refund, and continue-as-new carrying the open sessions.
@@ -618,6 +631,7 @@ EVERY_FIXTURE: tuple[str, ...] = (
     EDITOR_PROMPT_FIXTURE,
     ADMISSION_FIXTURE,
     ADMISSION_START_CHECK_FIXTURE,
+    ADMISSION_WIRE_FIXTURE,
     ADMISSION_QUOTAS_FIXTURE,
     SESSION_SUBMITS_FIXTURE,
     ROLLOUT_FIXTURE,
@@ -663,7 +677,11 @@ async def record(names: set[str], histories: Path = HISTORIES, payloads: Path = 
                 await record_streamed(histories, client, queue)
             if EDITOR_SESSION_FIXTURE in names:
                 await record_editor_session(histories, client, queue)
-            for admission in (ADMISSION_FIXTURE, ADMISSION_START_CHECK_FIXTURE):
+            for admission in (
+                ADMISSION_FIXTURE,
+                ADMISSION_START_CHECK_FIXTURE,
+                ADMISSION_WIRE_FIXTURE,
+            ):
                 if admission in names:
                     await record_owner_admission(histories, client, queue, admission)
             if ADMISSION_QUOTAS_FIXTURE in names:

@@ -27,7 +27,11 @@ What is collected:
 - metric names: the first argument of every ``create_counter``/``create_histogram…``/
   ``create_gauge…`` call in ``workflows``;
 - storage driver names: the name each External Storage driver (filesystem, s3) writes into
-  the references it leaves in histories.
+  the references it leaves in histories;
+- payload defaults: the default of every optional field of every pydantic model in
+  ``workflows``. Seawall's converter writes payloads without their defaults
+  (``seawall/runtime/converter.py``), so a recorded payload that lacks a field means the
+  default the reading code declares: a changed default changes what old histories say.
 """
 
 from __future__ import annotations
@@ -45,6 +49,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from pydantic import BaseModel
+from pydantic_core import to_json
 from temporalio import activity, workflow
 from temporalio.common import SearchAttributeKey
 
@@ -68,6 +74,7 @@ KINDS = (
     "search attribute",
     "metric",
     "storage driver",
+    "payload default",
 )
 
 
@@ -238,6 +245,22 @@ def source_names(package: str = WORKFLOW_PACKAGE) -> set[Name]:
     return names
 
 
+def payload_defaults(package: str = WORKFLOW_PACKAGE) -> set[Name]:
+    """``Model.field = default`` (the default as JSON) for every optional field of every
+    pydantic model defined in ``package``: what a payload written without the field means."""
+    names: set[Name] = set()
+    for module in modules(package):
+        for member in _own_members(module):
+            if not (inspect.isclass(member) and issubclass(member, BaseModel)):
+                continue
+            for field, info in member.model_fields.items():
+                if info.is_required():
+                    continue
+                default = to_json(info.get_default(call_default_factory=True)).decode()
+                names.add(("payload default", f"{member.__qualname__}.{field} = {default}"))
+    return names
+
+
 def collect() -> set[Name]:
     """Every stable name the code holds today."""
     return (
@@ -246,6 +269,7 @@ def collect() -> set[Name]:
         | search_attribute_names()
         | source_names()
         | storage_driver_names()
+        | payload_defaults()
     )
 
 

@@ -6,53 +6,30 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client, WorkflowHistory
 
-from activities.conversation_refs import ConversationResolver, PromptRun
+from activities.conversation_refs import ConversationResolver, PromptRun, Recorded, recorded_in
 from activities.prompt_preamble import Preamble, PromptPreambles, read_preamble
-from workflows.contracts.activity import CallModelInput, ModelReply
+from workflows.contracts.activity import CallModelInput
 
 
 async def model_requests(client: Client, history: WorkflowHistory) -> list[CallModelInput]:
-    requests: list[CallModelInput] = []
-    recorded_order: list[CallModelInput | ModelReply] = []  # inputs and replies, in order
-    scheduled: set[int] = set()
-    for e in history.events:
-        attributes = e.activity_task_scheduled_event_attributes
-        if (
-            e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
-            and attributes.activity_type.name == "seawall.call_model"
-        ):
-            [request] = await client.data_converter.decode(
-                attributes.input.payloads, type_hints=[CallModelInput]
-            )
-            requests.append(request)
-            recorded_order.append(request)
-            scheduled.add(e.event_id)
-        completed = e.activity_task_completed_event_attributes
-        if (
-            e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED
-            and completed.scheduled_event_id in scheduled
-        ):
-            [reply] = await client.data_converter.decode(
-                completed.result.payloads, type_hints=[ModelReply]
-            )
-            recorded_order.append(reply)
-
-    async def recorded(prompt: PromptRun) -> AsyncIterator[CallModelInput | ModelReply]:
-        for item in recorded_order:
-            yield item
-
     async def events() -> AsyncIterator[HistoryEvent]:
         for event in history.events:
             yield event
 
+    def recorded(prompt: PromptRun) -> AsyncIterator[Recorded]:
+        return recorded_in(client.data_converter, events())
+
     async def preamble(prompt: PromptRun) -> Preamble:
         return await read_preamble(client.data_converter, events())
 
+    requests = [
+        r async for r in recorded(PromptRun("recorded", "")) if isinstance(r, CallModelInput)
+    ]
     # Made whole as the model activity makes them (activities/conversation_refs.py), the tools
-    # and script they name read from the history (activities/prompt_preamble.py).
+    # and script they name read from the history (activities/prompt_preamble.py), the tool
+    # results they keep from it too.
     resolver = ConversationResolver(recorded, preambles=PromptPreambles(preamble))
     return [await resolver.resolve(r, PromptRun("recorded", "")) for r in requests]

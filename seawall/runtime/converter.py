@@ -27,7 +27,6 @@ from temporalio.converter import (
 
 from workflows.contracts.wire import WIRE_CONTEXT
 
-
 _SERIALIZER = SchemaSerializer(core_schema.any_schema())
 
 

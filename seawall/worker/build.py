@@ -37,6 +37,7 @@ from activities.model import (
 from activities.model_selection import endpoint_configured
 from activities.operator_settings import OperatorSettingsActivities
 from activities.prompt_preamble import PromptPreambles
+from activities.recorded_results import RecordedResults
 from activities.sandbox import Sandbox, load_policy, probe
 from activities.tool_runner import ToolActivities
 from activities.tools import BUILTIN_TOOLS
@@ -95,11 +96,14 @@ def build_activities(
     # What prompts named instead of carrying, read once per prompt for both (their tools,
     # script and fixtures: activities/prompt_preamble.py).
     preambles = preambles or PromptPreambles()
+    # The tool results the next model request keeps by reference (activities/
+    # recorded_results.py): the tool activity fills it, the model activity reads it.
+    results = RecordedResults()
     return WorkerActivities(
         model=ModelActivities(
             model_providers(environ),
             trust=trust,
-            conversations=ConversationResolver(preambles=preambles),
+            conversations=ConversationResolver(preambles=preambles, results=results),
         ),
         tools=ToolActivities(
             BUILTIN_TOOLS,
@@ -108,6 +112,7 @@ def build_activities(
             sandbox,
             trust=trust,
             preambles=preambles,
+            results=results,
         ),
         operator_settings=OperatorSettingsActivities(
             functools.partial(resolve_guard_mode, environ),

@@ -9,17 +9,23 @@ from pathlib import Path
 
 import pytest
 from temporalio.api.common.v1 import Payload
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.converter import ExternalStorage
 from temporalio.exceptions import ApplicationError
 
 from activities.conversation_refs import ConversationResolver, PromptRun
 from activities.prompt_preamble import Preamble, PromptPreambles
+from activities.recorded_results import RecordedResults
+from seawall.runtime.converter import seawall_data_converter
 from seawall.runtime.storage import FilesystemStorageDriver
 from workflows.contracts.activity import CallModelInput, ModelReply, ModelSpec, ToolSpec
 from workflows.contracts.conversation import Message, Role, user_message
-from workflows.contracts.conversation_ref import CONVERSATION_UNRESOLVED, KeptMessages, KeptReply
-from workflows.contracts.outcome import ToolCall
+from workflows.contracts.conversation_ref import (
+    CONVERSATION_UNRESOLVED,
+    KeptMessages,
+    KeptReply,
+    KeptResult,
+)
+from workflows.contracts.outcome import ToolCall, ToolOutcome
 from workflows.contracts.prompt import PromptInput
 from workflows.prompt.context_window import ContextWindow
 from workflows.prompt.conversation_chain import ConversationChain
@@ -156,8 +162,8 @@ async def test_a_request_whose_previous_is_not_in_the_history_fails() -> None:
 async def test_a_lost_stored_link_fails_as_unresolved_not_a_crash(tmp_path: Path) -> None:
     """The earlier requests stored through the real payload store, then removed from it."""
     storage = ExternalStorage(drivers=[FilesystemStorageDriver(tmp_path)], payload_size_threshold=1)
-    converter = pydantic_data_converter.__class__(
-        payload_converter_class=pydantic_data_converter.payload_converter_class,
+    converter = seawall_data_converter.__class__(
+        payload_converter_class=seawall_data_converter.payload_converter_class,
         external_storage=storage,
     )
     links = chained(whole_requests(3))
@@ -176,7 +182,7 @@ async def test_a_lost_stored_link_fails_as_unresolved_not_a_crash(tmp_path: Path
 
 
 async def test_a_request_naming_what_the_prompts_history_does_not_hold_fails() -> None:
-    """A first request since INPUTS_BY_REFERENCE_PATCH names the listed tools and keeps the
+    """A first request since RESULTS_BY_REFERENCE_PATCH names the listed tools and keeps the
     start's messages; against a preamble without the listing, or another start, it fails."""
     prompt = PromptInput(prompt="go", workspace_root="/tmp")
     chain = ConversationChain(prompt)
@@ -207,7 +213,7 @@ async def test_a_request_naming_what_the_prompts_history_does_not_hold_fails() -
 
 
 async def test_the_reply_before_is_kept_and_a_stale_cached_reply_yields_to_the_history() -> None:
-    """Since INPUTS_BY_REFERENCE_PATCH a request keeps the reply to the one before, which that
+    """Since RESULTS_BY_REFERENCE_PATCH a request keeps the reply to the one before, which that
     request's result records. The worker's cache holds the reply it gave; when that is not the
     one the history recorded (an attempt whose completion lost), the history decides."""
     prompt = PromptInput(prompt="go", workspace_root="/tmp")
@@ -246,3 +252,162 @@ async def test_the_reply_before_is_kept_and_a_stale_cached_reply_yields_to_the_h
     stale.replied(ModelReply(text="an attempt whose completion lost"), PROMPT)
     assert (await stale.resolve(second, PROMPT)).messages == view
     assert stale.history_reads == 1
+
+
+def _batch_of_results(
+    by: StartPatches,
+) -> tuple[list[Message], CallModelInput, ModelReply, list[ToolOutcome], CallModelInput, str]:
+    """A first request, its reply (two calls), their recorded results and the second request
+    as a chain under ``by`` carries them; and the second request's tool content."""
+    prompt = PromptInput(prompt="go", workspace_root="/tmp")
+    chain = ConversationChain(prompt)
+    start = prompt.start_messages()
+    first = chain.carry(
+        CallModelInput(model=ModelSpec(), messages=start, tools=TOOLS, request_number=1), by
+    )
+    calls = [ToolCall(call_id=f"c{i}", name="read_file", arguments={"i": i}) for i in (0, 1)]
+    reply = ModelReply(tool_calls=calls)
+    said = chain.replied(reply)
+    content = "page " * 1_000
+    results = [
+        ToolOutcome(call_id=c.call_id, tool_name="read_file", status="success", content=content)
+        for c in calls
+    ]
+    for outcome in results:
+        chain.recorded(1, outcome)
+    view = [
+        *start,
+        said,
+        *(Message(role=Role.TOOL, tool_call_id=o.call_id, content=o.content) for o in results),
+    ]
+    second = chain.carry(
+        CallModelInput(model=ModelSpec(), messages=view, tools=TOOLS, request_number=2), by
+    )
+    return view, first, reply, results, second, content
+
+
+async def test_a_tool_output_is_kept_by_its_call_and_read_back_from_the_recorded_results() -> None:
+    """Since RESULTS_BY_REFERENCE_PATCH a tool message that is exactly its call's recorded
+    result is kept by the call's id: the output is recorded once, in the result. The worker
+    that ran the call supplies it; another reads the prompt's history; a stale entry (an
+    attempt whose result was not the one recorded) yields to the history."""
+    by = StartPatches(results_by_reference=True, by_reference=True, conversation_refs=True)
+    view, first, reply, results, second, content = _batch_of_results(by)
+    assert second.conversation is not None
+    assert [p for p in second.conversation.parts if isinstance(p, KeptResult)] == [
+        KeptResult(result_of="c0"),
+        KeptResult(result_of="c1"),
+    ]
+    assert content not in second.model_dump_json()
+
+    async def listed(p: PromptRun) -> Preamble:
+        return Preamble(None, tuple(TOOLS), tuple(view[:1]))
+
+    async def history(p: PromptRun) -> AsyncIterator[CallModelInput | ModelReply | ToolOutcome]:
+        for item in (first, reply, *results, second):
+            yield item
+
+    recorded = RecordedResults()
+    for outcome in results:  # as the tool activity of this worker records them
+        recorded.record(PROMPT, 1, outcome.call_id, outcome.content)
+    same_worker = ConversationResolver(history, preambles=PromptPreambles(listed), results=recorded)
+    await same_worker.resolve(first, PROMPT)
+    same_worker.replied(reply, PROMPT)
+    assert (await same_worker.resolve(second, PROMPT)).messages == view
+    assert same_worker.history_reads == 0
+
+    other_worker = ConversationResolver(history, preambles=PromptPreambles(listed))
+    assert (await other_worker.resolve(second, PROMPT)).messages == view
+    assert other_worker.history_reads == 1  # the request before and the results: one read
+
+    stale = RecordedResults()
+    stale.record(PROMPT, 1, "c0", "an attempt whose result was not recorded")
+    stale.record(PROMPT, 1, "c1", content)
+    resolver = ConversationResolver(history, preambles=PromptPreambles(listed), results=stale)
+    await resolver.resolve(first, PROMPT)
+    resolver.replied(reply, PROMPT)
+    assert (await resolver.resolve(second, PROMPT)).messages == view
+    assert resolver.history_reads == 1
+
+
+async def test_a_kept_result_the_history_does_not_hold_fails_naming_the_call() -> None:
+    by = StartPatches(results_by_reference=True, by_reference=True, conversation_refs=True)
+    view, first, reply, results, second, _ = _batch_of_results(by)
+
+    async def listed(p: PromptRun) -> Preamble:
+        return Preamble(None, tuple(TOOLS), tuple(view[:1]))
+
+    async def history(p: PromptRun) -> AsyncIterator[CallModelInput | ModelReply | ToolOutcome]:
+        for item in (first, reply, results[1], second):  # c0's result lost
+            yield item
+
+    err = await unresolved(ConversationResolver(history, preambles=PromptPreambles(listed)), second)
+    assert "it keeps the result of call c0, not recorded" in str(err)
+
+
+async def test_another_prompts_results_under_the_same_call_ids_are_never_used() -> None:
+    """Call ids are the model's to choose and repeat across prompts; the recorded results are
+    the prompt's own (its run), so a request of one prompt never reads another's output."""
+    by = StartPatches(results_by_reference=True, by_reference=True, conversation_refs=True)
+    view, first, reply, results, second, _ = _batch_of_results(by)
+    recorded = RecordedResults()
+    other = PromptRun("s2-prompt-1", "run-9")
+    for outcome in results:
+        recorded.record(other, 1, outcome.call_id, "bob's secret " + outcome.content)
+
+    async def listed(p: PromptRun) -> Preamble:
+        return Preamble(None, tuple(TOOLS), tuple(view[:1]))
+
+    async def history(p: PromptRun) -> AsyncIterator[CallModelInput | ModelReply | ToolOutcome]:
+        assert p == PROMPT
+        for item in (first, reply, *results, second):
+            yield item
+
+    resolver = ConversationResolver(history, preambles=PromptPreambles(listed), results=recorded)
+    resolved = await resolver.resolve(second, PROMPT)
+    assert resolved.messages == view and "bob's secret" not in resolved.model_dump_json()
+    assert resolver.history_reads == 1
+
+
+async def test_an_output_that_is_not_its_calls_result_is_carried_and_older_prompts_carry_all() -> (
+    None
+):
+    by = StartPatches(results_by_reference=True, by_reference=True, conversation_refs=True)
+    prompt = PromptInput(prompt="go", workspace_root="/tmp")
+    for patches, kept in (
+        (by, {"c0"}),
+        (StartPatches(by_reference=True, conversation_refs=True), set()),
+    ):
+        chain = ConversationChain(prompt)
+        start = prompt.start_messages()
+        chain.carry(
+            CallModelInput(model=ModelSpec(), messages=start, tools=TOOLS, request_number=1),
+            patches,
+        )
+        calls = [ToolCall(call_id=f"c{i}", name="read_file", arguments={}) for i in (0, 1)]
+        said = chain.replied(ModelReply(tool_calls=calls))
+        for call in calls:
+            chain.recorded(
+                1,
+                ToolOutcome(
+                    call_id=call.call_id,
+                    tool_name="read_file",
+                    status="success",
+                    content="x" * 9_000,
+                ),
+            )
+        view = [
+            *start,
+            said,
+            Message(role=Role.TOOL, tool_call_id="c0", content="x" * 9_000),
+            # The context policy elided this one: no longer the recorded result.
+            Message(role=Role.TOOL, tool_call_id="c1", content="[tool output elided]"),
+        ]
+        second = chain.carry(
+            CallModelInput(model=ModelSpec(), messages=view, tools=TOOLS, request_number=2),
+            patches,
+        )
+        assert second.conversation is not None
+        parts = second.conversation.parts
+        assert {p.result_of for p in parts if isinstance(p, KeptResult)} == kept
+        assert view[-1] in parts

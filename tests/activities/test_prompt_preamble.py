@@ -1,4 +1,4 @@
-"""What a prompt named instead of carrying (INPUTS_BY_REFERENCE_PATCH), read back from its
+"""What a prompt named instead of carrying (RESULTS_BY_REFERENCE_PATCH), read back from its
 recorded history (activities/prompt_preamble.py): the start input's scenario and the tools the
 prompt listed, from a local activity's marker (stored in External Storage) or from the older
 ``seawall.list_tools`` activity; a fixture the start input does not script fails loudly."""

@@ -14,6 +14,7 @@ workflow, a swallowed error) and every green replay test here is meaningless.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -116,6 +117,13 @@ def test_the_representative_scenarios_are_all_recorded() -> None:
         # Recorded after INPUTS_BY_REFERENCE_PATCH: tools, script and fixtures named.
         "inputs-by-reference-warn-then-stop",
         "inputs-by-reference-failure-cycle",
+        # Recorded after RESULTS_BY_REFERENCE_PATCH, every payload without its defaults (the
+        # converter of seawall/runtime/converter.py): outputs kept by their calls' ids.
+        "results-by-reference-warn-then-stop",
+        "results-by-reference-failure-cycle",
+        "results-by-reference-long-prompt",
+        "session-wire-format",
+        "owner-admission-wire-format",
     } <= names
 
 
@@ -138,3 +146,29 @@ async def test_a_history_with_stored_payloads_needs_the_store_to_replay() -> Non
     assert (await replayer(*WORKFLOWS).replay_workflow(history)).replay_failure is None
     with pytest.raises(RuntimeError, match="external storage is not configured"):
         await replayer(*WORKFLOWS, storage=None).replay_workflow(history)
+
+
+def test_the_wire_format_fixtures_hold_what_they_pin() -> None:
+    """The fixtures recorded with the converter that leaves defaults out pin that format: a
+    tool call's input without its defaults or its parsed arguments, and model requests that
+    keep outputs by their calls' ids (RESULTS_BY_REFERENCE_PATCH)."""
+    recorded = load(next(p for p in HISTORIES if p.stem == "results-by-reference-failure-cycle"))
+    inputs = {
+        e.activity_task_scheduled_event_attributes.activity_type.name: json.loads(
+            e.activity_task_scheduled_event_attributes.input.payloads[0].data
+        )
+        for e in recorded.events
+        if e.HasField("activity_task_scheduled_event_attributes")
+    }
+    run_tool = inputs["seawall.run_tool"]
+    assert "owner_id" not in run_tool and "arguments" not in run_tool["call"]
+    kept = [
+        part
+        for e in recorded.events
+        if e.activity_task_scheduled_event_attributes.activity_type.name == "seawall.call_model"
+        for part in json.loads(e.activity_task_scheduled_event_attributes.input.payloads[0].data)
+        .get("conversation", {})
+        .get("parts", [])
+        if "result_of" in part
+    ]
+    assert kept

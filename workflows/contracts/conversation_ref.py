@@ -30,13 +30,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_serializer
+from pydantic import BaseModel, ConfigDict, Field
 
-from workflows.contracts.conversation import Message
+from workflows.contracts.conversation import Message, Role
 
 # The model activity's failure when a request's conversation cannot be resolved (its previous
 # request is not in the prompt's history, a stored part of it is lost, or what it resolves to
@@ -59,13 +59,23 @@ class KeptReply(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    # On the wire, which leaves out defaults (workflows/contracts/wire.py), this part is
+    # ``{}``: the only part without a required field, so still told from the others.
     reply: Literal[True] = True
 
-    # Written out even on the wire, which leaves out defaults (workflows/contracts/wire.py):
-    # it is what tells this part from the others of a request.
-    @model_serializer(mode="plain")
-    def _always(self) -> dict[str, bool]:
-        return {"reply": True}
+
+class KeptResult(BaseModel):
+    """The tool message of call ``result_of``, exactly the content of that call's
+    ``seawall.run_tool`` result, which the prompt's history records already (since
+    ``RESULTS_BY_REFERENCE_PATCH``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    result_of: str
+
+
+# What a request's parts may be, in order.
+Part = KeptMessages | KeptReply | KeptResult | Message
 
 
 class ConversationRef(BaseModel):
@@ -81,13 +91,14 @@ class ConversationRef(BaseModel):
     (``from_start``) keeps ranges of the conversation the prompt started with (its start input's
     history and text, ``PromptInput.start_messages``) instead of carrying them again; a later
     one keeps the reply to the request before (:class:`KeptReply`), which that request's result
-    records.
+    records. Since ``RESULTS_BY_REFERENCE_PATCH`` a tool message that is exactly its call's
+    recorded result is kept by the call's id (:class:`KeptResult`).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     previous: str | None = None
-    parts: list[KeptMessages | KeptReply | Message] = Field(default_factory=list)
+    parts: list[Part] = Field(default_factory=list)
     tools_kept: bool = False
     script_kept: bool = False
     tools_listed: bool = False
@@ -139,19 +150,42 @@ class Carried:
     reply: Message | None = None
 
 
+def result_message(call_id: str, content: str) -> Message:
+    """The tool message a call's recorded result stands for (``tool_message`` of it)."""
+    return Message(role=Role.TOOL, tool_call_id=call_id, content=content)
+
+
+def results_named(ref: ConversationRef) -> list[str]:
+    """The calls whose recorded results ``ref`` keeps, in order."""
+    return [part.result_of for part in ref.parts if isinstance(part, KeptResult)]
+
+
 def parts_between(
-    previous: Carried | None, digests: Sequence[str], view: Sequence[Message]
-) -> list[KeptMessages | KeptReply | Message]:
+    previous: Carried | None,
+    digests: Sequence[str],
+    view: Sequence[Message],
+    recorded: Mapping[str, str] | None = None,
+) -> list[Part]:
     """``view`` (whose messages' digests are ``digests``) as ranges of ``previous``'s view and
     the messages it does not hold: runs of consecutive messages found in order become one
-    range; a message found nowhere is carried whole."""
+    range; a message found nowhere is kept by reference when it is the reply to ``previous``
+    or a tool message whose digest ``recorded`` holds for its call (the call's recorded
+    result, :func:`result_message`), else carried whole."""
+    recorded = recorded or {}
+
+    def new(message: Message, digest: str) -> Part:
+        call = message.tool_call_id
+        if message.role is Role.TOOL and call is not None and recorded.get(call) == digest:
+            return KeptResult(result_of=call)
+        return message
+
     if previous is None:
-        return list(view)
+        return [new(m, d) for m, d in zip(view, digests, strict=True)]
     reply = message_digest(previous.reply) if previous.reply is not None else None
     where: dict[str, int] = {}
     for index, digest in enumerate(previous.message_digests):
         where.setdefault(digest, index)
-    parts: list[KeptMessages | KeptReply | Message] = []
+    parts: list[Part] = []
     run_start = run_stop = -1
     for message, digest in zip(view, digests, strict=True):
         kept = previous.message_digests
@@ -163,7 +197,7 @@ def parts_between(
             run_start = run_stop = -1
         found = where.get(digest)
         if found is None:
-            parts.append(KeptReply() if digest == reply else message)
+            parts.append(KeptReply() if digest == reply else new(message, digest))
         else:
             run_start, run_stop = found, found + 1
     if run_stop >= 0:
@@ -176,13 +210,21 @@ class Unresolvable(ValueError):
 
 
 def resolve_parts(
-    previous: Carried | None, parts: Sequence[KeptMessages | KeptReply | Message]
+    previous: Carried | None, parts: Sequence[Part], results: Mapping[str, str] | None = None
 ) -> tuple[list[Message], list[str]]:
-    """The view ``parts`` stand for, and its messages' digests (recomputed for carried ones)."""
+    """The view ``parts`` stand for, and its messages' digests (recomputed for carried ones);
+    ``results`` holds the recorded result content of each call a :class:`KeptResult` names."""
     messages: list[Message] = []
     digests: list[str] = []
     for part in parts:
-        if isinstance(part, KeptReply):
+        if isinstance(part, KeptResult):
+            content = (results or {}).get(part.result_of)
+            if content is None:
+                raise Unresolvable(f"it keeps the result of call {part.result_of}, not recorded")
+            message = result_message(part.result_of, content)
+            messages.append(message)
+            digests.append(message_digest(message))
+        elif isinstance(part, KeptReply):
             if previous is None or previous.reply is None:
                 raise Unresolvable("it keeps the reply to the request before, which is not known")
             messages.append(previous.reply)
@@ -209,10 +251,12 @@ def resolve(
     tools: Sequence[BaseModel],
     script: BaseModel | None,
     start: Carried | None = None,
+    results: Mapping[str, str] | None = None,
 ) -> Carried:
     """The request ``ref`` (with the ``tools`` and ``script`` its request carries) stands for,
     on top of ``previous`` (the request it names; None for a first request) or, for a first
-    request ``from_start``, of ``start`` (the prompt's start conversation, :func:`started`).
+    request ``from_start``, of ``start`` (the prompt's start conversation, :func:`started`);
+    ``results``: the recorded results (call id → content) its :class:`KeptResult` parts name.
     Raises :class:`Unresolvable` when it does not resolve or its digest does not match."""
     if ref.previous is None:
         if ref.tools_kept or ref.script_kept:
@@ -227,7 +271,7 @@ def resolve(
         if base is not None or start is None:
             raise Unresolvable("it keeps messages of the prompt's start, which are not given")
         kept_from = start
-    messages, digests = resolve_parts(kept_from, ref.parts)
+    messages, digests = resolve_parts(kept_from, ref.parts, results)
     if ref.tools_kept and base is not None:
         kept_tools, tools_digest = base.tools, base.tools_digest
     else:

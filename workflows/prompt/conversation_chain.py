@@ -18,7 +18,10 @@ listed them, the script its start input recorded): what a worker reads of the hi
 prompt, not bytes every prompt records twice. For the same reason a first request keeps the
 conversation the prompt started with as ranges of its start input (``from_start``), and a later
 one keeps the reply to the request before (:meth:`ConversationChain.replied`), which that
-request's result records.
+request's result records. Since ``RESULTS_BY_REFERENCE_PATCH`` a tool message that is exactly
+its call's ``seawall.run_tool`` result (:meth:`ConversationChain.recorded`) is kept by the
+call's id: each tool output is then recorded once, in its call's result, not again in the
+next request (at 20 KB a page, half of a long reading prompt's history).
 
 Each message's digest is computed once (messages are frozen and the view reuses the
 conversation's objects), so a request costs its new messages and one pass over the view's
@@ -30,7 +33,12 @@ from __future__ import annotations
 import json
 
 from workflows.contracts.activity import CallModelInput, ModelReply
-from workflows.contracts.conversation import Message, assistant_message, conversation_chars
+from workflows.contracts.conversation import (
+    Message,
+    assistant_message,
+    conversation_chars,
+    tool_message,
+)
 from workflows.contracts.conversation_ref import (
     Carried,
     ConversationRef,
@@ -41,6 +49,7 @@ from workflows.contracts.conversation_ref import (
     started,
     with_reply,
 )
+from workflows.contracts.outcome import ToolOutcome
 from workflows.contracts.prompt import PromptInput
 from workflows.prompt.patches import StartPatches
 
@@ -60,6 +69,10 @@ class ConversationChain:
         self._tools_chars = 0
         self._script_chars = 0
         self._by_reference = False
+        # call id → the digest of the tool message its recorded run_tool result makes; only
+        # the latest batch's (a later request keeps older ones as ranges).
+        self._recorded: dict[str, str] = {}
+        self._recorded_batch = 0
 
     def _digest(self, message: Message) -> str:
         known = self._digests.get(id(message))
@@ -102,7 +115,9 @@ class ConversationChain:
         kept_from = started(self._prompt.start_messages()) if from_start else base
         ref = ConversationRef(
             previous=base.digest if base is not None else None,
-            parts=parts_between(kept_from, digests, view),
+            parts=parts_between(
+                kept_from, digests, view, self._recorded if patches.results_by_reference else None
+            ),
             tools_kept=tools_kept,
             script_kept=script_kept,
             tools_listed=tools_listed,
@@ -121,6 +136,14 @@ class ConversationChain:
                 "conversation": ref,
             }
         )
+
+    def recorded(self, batch: int, outcome: ToolOutcome) -> None:
+        """``outcome`` is the result ``seawall.run_tool`` recorded for its call in ``batch``:
+        since ``RESULTS_BY_REFERENCE_PATCH`` a request whose tool message is exactly it keeps
+        it by the call's id (``KeptResult``)."""
+        if batch != self._recorded_batch:
+            self._recorded, self._recorded_batch = {}, batch
+        self._recorded[outcome.call_id] = message_digest(tool_message(outcome))
 
     def replied(self, reply: ModelReply) -> Message:
         """The reply to the request carried last, as the conversation records it; since

@@ -122,6 +122,13 @@ CONVERSATION_REFS_PATCH = "seawall-conversation-refs-v1"
 # inputs. Prompts started before it replay carrying them, as they ran. Asked first of all, before
 # CONVERSATION_REFS_PATCH, whose changes it takes as given, so a prompt still records one marker.
 INPUTS_BY_REFERENCE_PATCH = "seawall-inputs-by-reference-v1"
+# A prompt started after it keeps a tool message that is exactly its call's ``seawall.run_tool``
+# result by the call's id in the next model request instead of carrying the output again (the
+# model activity reads it from its worker's cache of results or the prompt's history;
+# docs/durability.md, "Conversations stored once"). The same commands, leaner inputs. Prompts
+# started before it replay carrying the outputs, as they ran. Asked first of all, before
+# INPUTS_BY_REFERENCE_PATCH, whose changes it takes as given, so a prompt still records one marker.
+RESULTS_BY_REFERENCE_PATCH = "seawall-results-by-reference-v1"
 
 
 @dataclass(frozen=True)
@@ -130,6 +137,8 @@ class StartPatches:
     (histories recorded before a patch have no marker for it), the newest first: it takes
     every start patch before it as given, so a new prompt records one marker."""
 
+    # RESULTS_BY_REFERENCE_PATCH: tool outputs kept by their call's id in model requests
+    results_by_reference: bool = False
     # INPUTS_BY_REFERENCE_PATCH: tools, script and fixtures named, not carried
     by_reference: bool = False
     conversation_refs: bool = False  # CONVERSATION_REFS_PATCH: requests as a chain
@@ -144,12 +153,13 @@ class StartPatches:
 
     @classmethod
     def ask(cls) -> StartPatches:
-        by_reference = workflow.patched(INPUTS_BY_REFERENCE_PATCH)
+        results = workflow.patched(RESULTS_BY_REFERENCE_PATCH)
+        by_reference = results or workflow.patched(INPUTS_BY_REFERENCE_PATCH)
         chained = by_reference or workflow.patched(CONVERSATION_REFS_PATCH)
         if chained or workflow.patched(LOOP_QUALITY_V4_PATCH):
-            return cls(by_reference, chained, True, True, True, True, True, True)
+            return cls(results, by_reference, chained, True, True, True, True, True, True)
         if workflow.patched(ONE_MARKER_PATCH):
-            return cls(False, False, False, True, True, True, True, True)
+            return cls(False, False, False, False, True, True, True, True, True)
         # Asked in this order, as every history before ONE_MARKER_PATCH recorded them.
         return cls(
             durable_steps=workflow.patched(DURABLE_STEPS_PATCH),

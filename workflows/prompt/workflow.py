@@ -796,6 +796,7 @@ class PromptWorkflow(
                 cancellation_type=workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
                 summary=self._tool_summary(call, policy, tool_type, batch),
             )
+            self._chain.recorded(batch, outcome)
             if self._patches.progress_rules:
                 durations[cleared.index] = (
                     (workflow.now() - scheduled).total_seconds()

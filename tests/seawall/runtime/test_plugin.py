@@ -6,11 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from temporalio.client import Client
-from seawall.runtime.converter import seawall_data_converter
 from temporalio.converter import ExternalStorage
 from temporalio.worker import UnsandboxedWorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
+from seawall.runtime.converter import seawall_data_converter
 from seawall.runtime.plugin import (
     SANDBOX_PASSTHROUGH,
     WORKFLOWS,

@@ -20,7 +20,7 @@ from tests.trust_helpers import harness_trust
 from tests.workflows.prompt.test_durable_steps import history_of, hooks, model_requests
 from workflows.contracts.activity import CallModelInput, RunToolInput
 from workflows.contracts.conversation import Message
-from workflows.contracts.conversation_ref import KeptReply
+from workflows.contracts.conversation_ref import KeptReply, KeptResult
 from workflows.contracts.prompt import PromptInput, StopReason
 from workflows.prompt.workflow import PromptWorkflow
 
@@ -99,11 +99,14 @@ async def test_a_worker_that_never_saw_the_earlier_requests_resolves_them_from_h
         assert tool_input.scenario_fixture is None and tool_input.fixture_in_start
     inline = [p for r in sent for p in r.conversation.parts if isinstance(p, Message)]  # type: ignore[union-attr]
     whole = await model_requests(client, history)
-    # Every message once, but the prompt's text and the model's replies: the first request
-    # keeps the text from the start input, each later one the reply to the one before from
-    # that request's result, which hold them already.
+    # Every message once, where it was first recorded: the first request keeps the prompt's
+    # text from the start input, each later one the reply to the one before from that
+    # request's result and each tool output from its call's result (RESULTS_BY_REFERENCE_PATCH).
     assert sent[0].conversation.from_start  # type: ignore[union-attr]
     replies = [p for r in sent for p in r.conversation.parts if isinstance(p, KeptReply)]  # type: ignore[union-attr]
     assert len(replies) == 3
-    assert len(inline) + 1 + len(replies) == len(whole[-1].messages)
+    results = [p for r in sent for p in r.conversation.parts if isinstance(p, KeptResult)]  # type: ignore[union-attr]
+    assert [p.result_of for p in results] == [f"call_{b}_{i}" for b in (1, 2, 3) for i in (0, 1)]
+    assert not inline
+    assert 1 + len(replies) + len(results) == len(whole[-1].messages)
     assert [m.content for m in whole[-1].messages] == [m.content for m in result.messages[:-1]]
