@@ -169,13 +169,18 @@ def parts_between(
     """``view`` (whose messages' digests are ``digests``) as ranges of ``previous``'s view and
     the messages it does not hold: runs of consecutive messages found in order become one
     range; a message found nowhere is kept by reference when it is the reply to ``previous``
-    or a tool message whose digest ``recorded`` holds for its call (the call's recorded
-    result, :func:`result_message`), else carried whole."""
+    or exactly the tool message of its call's recorded result (``recorded``: call id →
+    content; :func:`result_message`), else carried whole."""
     recorded = recorded or {}
 
     def new(message: Message, digest: str) -> Part:
         call = message.tool_call_id
-        if message.role is Role.TOOL and call is not None and recorded.get(call) == digest:
+        if (
+            message.role is Role.TOOL
+            and call is not None
+            and not message.tool_calls
+            and recorded.get(call) == message.content
+        ):
             return KeptResult(result_of=call)
         return message
 

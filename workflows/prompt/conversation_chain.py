@@ -33,12 +33,7 @@ from __future__ import annotations
 import json
 
 from workflows.contracts.activity import CallModelInput, ModelReply
-from workflows.contracts.conversation import (
-    Message,
-    assistant_message,
-    conversation_chars,
-    tool_message,
-)
+from workflows.contracts.conversation import Message, assistant_message, conversation_chars
 from workflows.contracts.conversation_ref import (
     Carried,
     ConversationRef,
@@ -69,8 +64,8 @@ class ConversationChain:
         self._tools_chars = 0
         self._script_chars = 0
         self._by_reference = False
-        # call id → the digest of the tool message its recorded run_tool result makes; only
-        # the latest batch's (a later request keeps older ones as ranges).
+        # call id → the content of its recorded run_tool result; only the latest batch's (a
+        # later request keeps older ones as ranges).
         self._recorded: dict[str, str] = {}
         self._recorded_batch = 0
 
@@ -143,7 +138,7 @@ class ConversationChain:
         it by the call's id (``KeptResult``)."""
         if batch != self._recorded_batch:
             self._recorded, self._recorded_batch = {}, batch
-        self._recorded[outcome.call_id] = message_digest(tool_message(outcome))
+        self._recorded[outcome.call_id] = outcome.content
 
     def replied(self, reply: ModelReply) -> Message:
         """The reply to the request carried last, as the conversation records it; since
