@@ -22,9 +22,9 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from activities.prompt_preamble import PromptRun
+from activities.prompt_preamble import CACHED_PROMPTS, PromptRun
 
-CACHED_PROMPTS = 1_024
+# The characters of results kept in all (the conversation cache's bound).
 CACHED_CHARS = 64_000_000
 
 

@@ -65,7 +65,13 @@ def mid_turn_message(text: str) -> Message:
 
 def tool_message(outcome: ToolOutcome) -> Message:
     """A settled call's result as the model reads it."""
-    return Message(role=Role.TOOL, tool_call_id=outcome.call_id, content=outcome.content)
+    return result_message(outcome.call_id, outcome.content)
+
+
+def result_message(call_id: str, content: str) -> Message:
+    """The tool message of call ``call_id`` whose result's content is ``content``: what a
+    request that keeps the result by the call's id stands for (``conversation_ref.KeptResult``)."""
+    return Message(role=Role.TOOL, tool_call_id=call_id, content=content)
 
 
 # Prompts started before the context policy (the module docstring)

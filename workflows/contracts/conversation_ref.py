@@ -36,7 +36,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from workflows.contracts.conversation import Message, Role
+from workflows.contracts.conversation import Message, Role, result_message
 
 # The model activity's failure when a request's conversation cannot be resolved (its previous
 # request is not in the prompt's history, a stored part of it is lost, or what it resolves to
@@ -148,11 +148,6 @@ class Carried:
     digest: str
     # The reply to this request as an assistant message, once known (for a KeptReply).
     reply: Message | None = None
-
-
-def result_message(call_id: str, content: str) -> Message:
-    """The tool message a call's recorded result stands for (``tool_message`` of it)."""
-    return Message(role=Role.TOOL, tool_call_id=call_id, content=content)
 
 
 def results_named(ref: ConversationRef) -> list[str]:
