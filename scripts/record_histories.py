@@ -163,6 +163,11 @@ FIXTURES: dict[str, tuple[str, GuardMode | None]] = {
     "results-by-reference-warn-then-stop": ("read-missing-file-loop", None),
     "results-by-reference-failure-cycle": ("failure-cycle", None),
     "results-by-reference-long-prompt": ("long-prompt", None),
+    # Recorded after STALE_WAITS_PATCH: its marker; a wait on oneself reminded after half an hour
+    # of unchanged answers and stopped by the stale-wait rule (R12) after an hour; and the
+    # self-wait the judge reminds of in warn, where R12 runs beside it (its polls are short).
+    "stale-waits-stop": ("stale-wait", None),
+    "stale-waits-self-wait-judged": ("self-wait-judged", None),
 }
 # Session fixtures: the first recorded before CONTEXT_POLICY_PATCH, the second after it, the
 # third after SESSION_START_CHECK_PATCH (a session started with its guard mode runs the

@@ -72,6 +72,7 @@ RuleName = Literal[
     "near_repeat",
     "rewrite",
     "stagnation",
+    "stale_wait",
 ]
 
 

@@ -122,6 +122,9 @@ def test_the_representative_scenarios_are_all_recorded() -> None:
         "results-by-reference-warn-then-stop",
         "results-by-reference-failure-cycle",
         "results-by-reference-long-prompt",
+        # Recorded after STALE_WAITS_PATCH: R12 reminds and stops a wait on oneself.
+        "stale-waits-stop",
+        "stale-waits-self-wait-judged",
         "session-wire-format",
         "owner-admission-wire-format",
     } <= names

@@ -74,6 +74,7 @@ class LoopType(StrEnum):
     REPEATED_NEAR_RESULT = "repeated_near_result"
     REPEATED_REWRITE = "repeated_rewrite"
     REPEATED_STAGNATION = "repeated_stagnation"
+    REPEATED_STALE_WAIT = "repeated_stale_wait"
     # The progress judge's second "no progress" after its reminder (workflows.rules.judge).
     JUDGED_NO_PROGRESS = "judged_no_progress"
     TURN_TOOL_CALL_CAP = "turn_tool_call_cap"

@@ -129,6 +129,15 @@ INPUTS_BY_REFERENCE_PATCH = "seawall-inputs-by-reference-v1"
 # started before it replay carrying the outputs, as they ran. Asked first of all, before
 # INPUTS_BY_REFERENCE_PATCH, whose changes it takes as given, so a prompt still records one marker.
 RESULTS_BY_REFERENCE_PATCH = "seawall-results-by-reference-v1"
+# A prompt started after it runs the stale-wait rule (R12, ``workflows.rules.stale_waits``: a long
+# wait in which nothing changed reminds, then stops), which can add a reminder or a stop where a
+# prompt before it ran on. Prompts started before it replay with the rule off, as they ran. Asked
+# first of all, before RESULTS_BY_REFERENCE_PATCH, whose changes it takes as given, so a prompt
+# still records one marker.
+STALE_WAITS_PATCH = "seawall-stale-waits-v1"
+# The one marker a prompt started today records: the newest start patch, which takes every start
+# patch before it as given (StartPatches.ask).
+NEWEST_START_PATCH = STALE_WAITS_PATCH
 
 
 @dataclass(frozen=True)
@@ -137,6 +146,7 @@ class StartPatches:
     (histories recorded before a patch have no marker for it), the newest first: it takes
     every start patch before it as given, so a new prompt records one marker."""
 
+    stale_waits: bool = False  # STALE_WAITS_PATCH: the stale-wait rule (R12)
     # RESULTS_BY_REFERENCE_PATCH: tool outputs kept by their call's id in model requests
     results_by_reference: bool = False
     # INPUTS_BY_REFERENCE_PATCH: tools, script and fixtures named, not carried
@@ -153,13 +163,16 @@ class StartPatches:
 
     @classmethod
     def ask(cls) -> StartPatches:
-        results = workflow.patched(RESULTS_BY_REFERENCE_PATCH)
+        stale_waits = workflow.patched(STALE_WAITS_PATCH)
+        results = stale_waits or workflow.patched(RESULTS_BY_REFERENCE_PATCH)
         by_reference = results or workflow.patched(INPUTS_BY_REFERENCE_PATCH)
         chained = by_reference or workflow.patched(CONVERSATION_REFS_PATCH)
         if chained or workflow.patched(LOOP_QUALITY_V4_PATCH):
-            return cls(results, by_reference, chained, True, True, True, True, True, True)
+            return cls(
+                stale_waits, results, by_reference, chained, True, True, True, True, True, True
+            )
         if workflow.patched(ONE_MARKER_PATCH):
-            return cls(False, False, False, False, True, True, True, True, True)
+            return cls(False, False, False, False, False, True, True, True, True, True)
         # Asked in this order, as every history before ONE_MARKER_PATCH recorded them.
         return cls(
             durable_steps=workflow.patched(DURABLE_STEPS_PATCH),

@@ -270,6 +270,7 @@ class PromptWorkflow(
                 route_forced_off=guard_forced_off(prompt),
                 progress_rules=self._patches.progress_rules,
                 normalized=self._patches.normalized,
+                stale_waits=self._patches.stale_waits,
             )
             self._protections.use_loop_rules(rules)
             self._judging = PromptJudging.for_prompt(

@@ -33,7 +33,6 @@ private digests, never logged.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -41,6 +40,7 @@ from workflows.contracts.activity import JudgeVerdict
 from workflows.rules.evidence import CallEvidence
 from workflows.rules.ladder import RuleDecisionKind, Rung, climb, effective_rule_mode
 from workflows.rules.profiles import LoopProfile, LoopSettings
+from workflows.rules.stale_waits import outcome_key
 from workflows.seed.guard import GuardMode
 from workflows.seed.recency import remember_latest
 
@@ -75,12 +75,6 @@ def judge_mode(settings: LoopSettings, *, route_forced_off: bool, normalized: bo
     if settings.profile is LoopProfile.SEED or route_forced_off or not normalized:
         return GuardMode.OFF
     return settings.progress_judge_mode or GuardMode.OFF
-
-
-def _outcome_key(call: CallEvidence) -> str:
-    writes = ";".join(f"{path}={content}" for path, content in call.writes)
-    text = f"{call.tool}\n{call.digest}\n{call.kind.value}\n{call.fingerprint}\n{writes}"
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
 @dataclass(frozen=True)
@@ -118,7 +112,7 @@ class ProgressJudge:
         asked now. Counts the question when it is."""
         if self.mode is GuardMode.OFF:
             return False
-        keys = [_outcome_key(call) for call in batch]
+        keys = [outcome_key(call) for call in batch]
         stale = bool(keys) and all(key in self.seen for key in keys)
         for key in keys:
             remember_latest(self.seen, key, None, REMEMBERED_OUTCOMES)

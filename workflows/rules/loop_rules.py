@@ -147,6 +147,7 @@ class LoopRules:
         thresholds: Mapping[LoopRule, int] | None = None,
         progress_rules: bool = True,
         normalized: bool = True,
+        stale_waits: bool = True,
     ) -> None:
         """``thresholds`` replaces the rules' reminder thresholds (the benchmark's
         sensitivity runs only; prompts always use the defaults). ``progress_rules`` is
@@ -154,7 +155,8 @@ class LoopRules:
         (``PROGRESS_RULES_PATCH``): their rows are off, whatever the settings say.
         ``normalized`` is false for a prompt that replays from before the normalizer
         (``LOOP_QUALITY_V4_PATCH``): results keep the fingerprint they had then and the
-        rows that need the normalizer are off."""
+        rows that need the normalizer are off. ``stale_waits`` is false for a prompt that
+        replays from before the stale-wait rule (``STALE_WAITS_PATCH``): its row is off."""
         self.settings = settings
         self.progress_rules = progress_rules
         self.normalized = normalized and progress_rules
@@ -163,6 +165,7 @@ class LoopRules:
                 GuardMode.OFF
                 if (spec.progress and not progress_rules)
                 or (spec.normalized and not self.normalized)
+                or (spec.stale_waits and not stale_waits)
                 else rule_mode(settings, spec.rule, guard_mode, route_forced_off=route_forced_off)
             )
             for spec in RULES

@@ -55,6 +55,7 @@ class LoopSettings(BaseModel):
     near_repeat_mode: GuardMode | None = None
     rewrite_mode: GuardMode | None = None
     stagnation_mode: GuardMode | None = None
+    stale_wait_mode: GuardMode | None = None
     # The progress judge's mode (docs/protections.md, "The progress judge"): not a row of
     # the rule table, and unlike the rules it never follows the guard: ``None`` is off.
     progress_judge_mode: GuardMode | None = None

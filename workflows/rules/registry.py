@@ -103,6 +103,12 @@ from workflows.rules.stagnation import (
     STAGNATION_THRESHOLD,
     Stagnation,
 )
+from workflows.rules.stale_waits import (
+    STALE_WAIT_MINUTES,
+    STALE_WAIT_REMINDER,
+    STALE_WAIT_STOP_MESSAGE,
+    StaleWaits,
+)
 from workflows.rules.workspace_states import (
     WORKSPACE_REVISIT_REMINDER,
     WORKSPACE_REVISIT_STOP_MESSAGE,
@@ -125,6 +131,7 @@ class LoopRule(StrEnum):
     NEAR_REPEAT = "repeated_near_result"
     REWRITE = "repeated_rewrite"
     STAGNATION = "repeated_stagnation"
+    STALE_WAIT = "repeated_stale_wait"
 
 
 @dataclass(frozen=True)
@@ -140,7 +147,8 @@ class RuleSpec:
     safe label; other rules key on private digests and name none. ``progress``: a rule introduced
     with ``PROGRESS_RULES_PATCH`` (a prompt replaying from before it runs with the rule off);
     ``normalized``: one introduced with ``LOOP_QUALITY_V4_PATCH``, which reads calls through the
-    normalizer (off before it). ``pre_progress_threshold``: the threshold a prompt replaying from
+    normalizer (off before it); ``stale_waits``: one introduced with ``STALE_WAITS_PATCH`` (off
+    before it). ``pre_progress_threshold``: the threshold a prompt replaying from
     before that patch keeps, when the patch changed it.
     """
 
@@ -155,6 +163,7 @@ class RuleSpec:
     names_tool: bool = False
     progress: bool = False
     normalized: bool = False
+    stale_waits: bool = False
     pre_progress_threshold: int | None = None
 
     def default_threshold(self, progress_rules: bool) -> int:
@@ -304,6 +313,21 @@ RULES: tuple[RuleSpec, ...] = (
         counter=Stagnation,
         progress=True,
         normalized=True,
+    ),
+    # After R11, which excuses every wait: this one counts the time nothing changed, waits
+    # included. Its threshold is minutes, not batches (workflows.rules.stale_waits).
+    RuleSpec(
+        rule=LoopRule.STALE_WAIT,
+        name="stale_wait",
+        docs_id="R12",
+        title="stale-wait",
+        threshold=STALE_WAIT_MINUTES,
+        reminder=STALE_WAIT_REMINDER,
+        stop_message=STALE_WAIT_STOP_MESSAGE,
+        counter=StaleWaits,
+        progress=True,
+        normalized=True,
+        stale_waits=True,
     ),
 )
 

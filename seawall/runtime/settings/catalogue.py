@@ -256,6 +256,7 @@ class SeawallSettings(BaseModel):
     near_repeat_guard: RuleModeWord = rule_mode_setting("near_repeat_guard")
     rewrite_guard: RuleModeWord = rule_mode_setting("rewrite_guard")
     stagnation_guard: RuleModeWord = rule_mode_setting("stagnation_guard")
+    stale_wait_guard: RuleModeWord = rule_mode_setting("stale_wait_guard")
     # --- (end of the per-rule modes) ------------------------------------------------------
     progress_judge: ModeWord = setting(
         GuardMode.OFF,

@@ -27,7 +27,7 @@ from workflows.contracts.prompt import EventKind, EventsQuery, PromptInput, Prom
 from workflows.contracts.scenario import ModelScript, ScenarioHooks
 from workflows.prompt.patches import (
     CANCEL_BEFORE_LOOP_PATCH,
-    RESULTS_BY_REFERENCE_PATCH,
+    NEWEST_START_PATCH,
 )
 from workflows.prompt.workflow import PromptWorkflow
 from workflows.seed import GuardMode
@@ -100,12 +100,9 @@ async def test_a_prompt_cancelled_while_its_tools_list_ends_cancelled_with_a_res
     assert [event.status for event in finished] == ["cancelled"]
     values = {pair.key.name: pair.value for pair in described.typed_search_attributes}
     assert values[search_attributes.STOP_REASON.name] == "cancelled"
-    # Since ONE_MARKER_PATCH the patch is taken as given: one marker, asked at the start (since
-    # LOOP_QUALITY_V4_PATCH that one, which takes ONE_MARKER_PATCH as given in turn, and since
-    # CONVERSATION_REFS_PATCH that one, which takes LOOP_QUALITY_V4_PATCH as given, and since
-    # INPUTS_BY_REFERENCE_PATCH that one, which takes CONVERSATION_REFS_PATCH as given, and
-    # since RESULTS_BY_REFERENCE_PATCH that one, which takes INPUTS_BY_REFERENCE_PATCH as given).
-    assert patch_ids(list(history.events)) == [RESULTS_BY_REFERENCE_PATCH]
+    # Since ONE_MARKER_PATCH the patch is taken as given: one marker, asked at the start (the
+    # newest start patch's, which takes every one before it as given).
+    assert patch_ids(list(history.events)) == [NEWEST_START_PATCH]
     failed = [
         e for e in history.events if e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED
     ]

@@ -22,7 +22,7 @@ from tests.replay.test_replay import replayer
 from tests.scenario_helpers import run, scenario, scenario_file
 from tests.workflows.prompt.test_durable_steps import patch_ids
 from workflows.contracts.prompt import LoopType, StopReason
-from workflows.prompt.patches import RESULTS_BY_REFERENCE_PATCH
+from workflows.prompt.patches import NEWEST_START_PATCH
 from workflows.rules.identical_results import IdenticalResults
 from workflows.rules.ladder import RuleFinding, RuleReview
 from workflows.seed.guard import GuardMode
@@ -58,9 +58,9 @@ async def test_polls_that_wait_end_the_turn_and_the_simulator_agrees(
     # The history carries the patch and replays to the same commands and decisions.
     handle = client.get_workflow_handle(result.workflow_id)
     history = await handle.fetch_history()
-    # LOOP_QUALITY_V4_PATCH brings ONE_MARKER_PATCH, and with it PROGRESS_RULES_PATCH,
+    # The newest start patch brings ONE_MARKER_PATCH, and with it PROGRESS_RULES_PATCH,
     # without their own markers.
-    assert patch_ids(history) == [RESULTS_BY_REFERENCE_PATCH]
+    assert patch_ids(history) == [NEWEST_START_PATCH]
     assert (await replayer(*WORKFLOWS).replay_workflow(history)).replay_failure is None
 
 

@@ -25,7 +25,7 @@ from workflows.contracts.conversation import Message, Role, conversation_chars
 from workflows.contracts.prompt import PromptInput, PromptResult, StopReason
 from workflows.contracts.scenario import FixtureTool, ModelScript, ScenarioHooks
 from workflows.contracts.session import PromptSubmission, SessionInput, SessionSettings
-from workflows.prompt.patches import RESULTS_BY_REFERENCE_PATCH
+from workflows.prompt.patches import NEWEST_START_PATCH
 from workflows.prompt.workflow import PromptWorkflow
 from workflows.rules import LoopSettings
 from workflows.seed import GuardMode
@@ -149,7 +149,7 @@ async def test_a_standalone_prompt_resolves_its_settings_in_one_local_activity(
     # One patch marker (and the one version upsert the SDK adds to it), not one for the
     # leaner sequence, one for the tool listing without a hop, one for the progress rules
     # and one for the model retry window.
-    assert patch_ids(history) == [RESULTS_BY_REFERENCE_PATCH]
+    assert patch_ids(history) == [NEWEST_START_PATCH]
     assert version_upserts(history) == 1
     # The settings and the tools came from local activities: markers, no activity hop.
     assert markers(history, "core_local_activity") == 2
@@ -413,7 +413,7 @@ async def test_a_prompt_replayed_at_every_step_takes_the_same_steps(
     assert result.stop_reason is StopReason.END_TURN
     assert result.guard_mode == "enforce"
     history = await history_of(client, result.workflow_id)
-    assert patch_ids(history) == [RESULTS_BY_REFERENCE_PATCH]
+    assert patch_ids(history) == [NEWEST_START_PATCH]
     assert markers(history, "core_local_activity") == 2
     failed = [
         e for e in history.events if e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED

@@ -16,7 +16,7 @@ from tests.replay.test_replay import replayer
 from tests.scenario_helpers import run, scenario_file
 from tests.workflows.prompt.test_durable_steps import patch_ids
 from workflows.contracts.prompt import LoopType, StopReason
-from workflows.prompt.patches import RESULTS_BY_REFERENCE_PATCH
+from workflows.prompt.patches import NEWEST_START_PATCH
 from workflows.rules.denied_calls import DENIED_CALL_THRESHOLD
 from workflows.seed.guard import GuardMode
 
@@ -68,7 +68,7 @@ async def test_the_workflow_decides_as_the_simulator_and_replays(
     assert verdict_differences(simulated, result_verdict(result)) == []
 
     history = await client.get_workflow_handle(result.workflow_id).fetch_history()
-    # LOOP_QUALITY_V4_PATCH brings ONE_MARKER_PATCH, and with it PROGRESS_RULES_PATCH,
+    # The newest start patch brings ONE_MARKER_PATCH, and with it PROGRESS_RULES_PATCH,
     # without their own markers.
-    assert patch_ids(history) == [RESULTS_BY_REFERENCE_PATCH]
+    assert patch_ids(history) == [NEWEST_START_PATCH]
     assert (await replayer(*WORKFLOWS).replay_workflow(history)).replay_failure is None

@@ -25,7 +25,9 @@ from workflows.contracts import (
     ToolErrorType,
 )
 from workflows.contracts.prompt import LoopType
+from workflows.rules import LoopSettings
 from workflows.rules.evidence import LONG_CALL_SECONDS, ResultKind, call_evidence, waited
+from workflows.seed import GuardMode
 
 PRESS = call("browser_press_key", key="PageDown")
 SNAPSHOT = call("browser_snapshot")
@@ -108,7 +110,10 @@ def test_a_long_call_that_acts_did_not_wait() -> None:
 
 
 def test_a_subagent_redispatched_for_the_same_answer_is_a_repeat_however_long_it_runs() -> None:
-    rounds = TimedPrompt().repeat(SAME_REMINDER_AT + 1, (DISPATCH, ANSWER, 300.0))
+    # Five minutes a round: past half an hour the stale-wait rule (R12) would remind of the
+    # same rounds too; this is about R3's evidence, so R12 is off.
+    settings = LoopSettings(stale_wait_mode=GuardMode.OFF)
+    rounds = TimedPrompt(settings=settings).repeat(SAME_REMINDER_AT + 1, (DISPATCH, ANSWER, 300.0))
     assert_reminded_then_stopped(rounds)
 
 

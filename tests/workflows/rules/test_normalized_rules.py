@@ -218,7 +218,12 @@ def test_a_prompt_from_before_the_normalizer_runs_none_of_them() -> None:
         Prompt().settings, GuardMode.ENFORCE, route_forced_off=False, normalized=False
     )
     normalized = [spec.rule for spec in RULES if spec.normalized]
-    assert normalized == [LoopRule.NEAR_REPEAT, LoopRule.REWRITE, LoopRule.STAGNATION]
+    assert normalized == [
+        LoopRule.NEAR_REPEAT,
+        LoopRule.REWRITE,
+        LoopRule.STAGNATION,
+        LoopRule.STALE_WAIT,
+    ]
     assert all(rules.modes[rule] is GuardMode.OFF for rule in normalized)
 
 

@@ -1,0 +1,102 @@
+"""Stale waiting: a long wait in which nothing changed at all.
+
+docs/protections.md, "Loop profiles", rule R12 (loop type ``repeated_stale_wait``). Time is
+evidence for every other rule (``workflows.rules.evidence``, "Time as evidence"): a call that
+waited may see a world that moved, so a poll that really waits is never a spin, and the
+identical-result and no-new-state rules let it run. That is right for a poll of a job that
+will end, and it is exactly what a wait on oneself exploits: ``sleep 30; pgrep -f "make
+verify"`` whose ``pgrep`` matches its own shell, a ``tail`` of a log whose process died, a
+watch of a PR already merged. Such a wait answers the same for ever, and each answer costs a
+model request with the whole conversation.
+
+What tells them apart without reading what the calls mean is how long nothing changed. A
+poll waits *because* it expects a change; the longer every check comes back exactly as
+before, the less waiting the same way will teach. So the rule keeps the *stale stretch* the
+progress judge keeps (``workflows.rules.judge``: settled batches in which every call was
+already asked and answered the same, a call that waited included) and measures it on the
+prompt's clock, from the end of the last batch that brought anything new. After
+:data:`STALE_WAIT_MINUTES` of it (and at least :data:`MIN_STALE_BATCHES` stale batches, so
+that one long call repeated is not a stretch) the model gets the reminder, which says how a
+wait can fail to see its end; a stale batch that ends a second such span stops the prompt.
+
+What resets it: anything new (a call never asked, an answer never given, a write that left
+the workspace in a state not seen before), and new user input. A stale batch with a failure
+neither counts nor resets (failures are the guard's and R2's). The threshold is minutes
+rather than batches because a poll's interval is the model's choice: six five-minute polls
+and sixty thirty-second ones have waited the same. Thirty minutes is about twice the longest
+unchanged wait of a legitimate session in the corpus (docs/benchmarks.md has the figures),
+and a real poll of a job that runs longer usually sees something change in that time (a
+log line, a step finishing); an operator whose jobs sit silent for longer sets the rule to
+``warn``. The key is the prompt; decisions never name a tool.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from pydantic import Field
+
+from workflows.rules.evidence import CallEvidence, ResultKind
+from workflows.rules.ladder import RuleCounter, RuleFinding, RuleReview, escalate
+from workflows.seed.recency import remember_latest
+
+# Minutes of unchanged waiting before the reminder; a second span of as many stops.
+STALE_WAIT_MINUTES = 30
+# Stale batches a stretch needs before its time counts.
+MIN_STALE_BATCHES = 3
+# Outcomes remembered; the oldest is forgotten first.
+REMEMBERED_OUTCOMES = 8192
+STALE_WAIT_KEY = "prompt"
+
+STALE_WAIT_REMINDER = (
+    "System: for a long time now every check has come back exactly as before, however long "
+    "you waited between them; nothing has changed. Make sure what you are waiting for is "
+    "still running and that your check can see it end (a check can match its own command "
+    "line, or watch a process that already exited). If it cannot end, stop waiting: use "
+    "what you have, try another way, or explain what you are waiting for."
+)
+STALE_WAIT_STOP_MESSAGE = (
+    "System: Automatic continuation stopped because every check kept coming back unchanged "
+    "through a long wait, after a corrective reminder. New user input is required to continue."
+)
+
+
+def outcome_key(call: CallEvidence) -> str:
+    """What one settled call asked and got back, including what it wrote, as a private
+    digest: equal exactly when the call repeats an earlier one to the letter of the
+    normalizer (a call that waited is not new by that alone)."""
+    writes = ";".join(f"{path}={content}" for path, content in call.writes)
+    text = f"{call.tool}\n{call.digest}\n{call.kind.value}\n{call.fingerprint}\n{writes}"
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+class StaleWaits(RuleCounter):
+    """The outcomes the prompt has seen and the stale stretch: when it began on the
+    prompt's clock, its stale batches, and the spans of ``threshold`` minutes counted."""
+
+    threshold: int = Field(default=STALE_WAIT_MINUTES, ge=1)
+    outcomes: dict[str, None] = Field(default_factory=dict)
+    since: float = 0.0
+    batches: int = 0
+    spans: int = 0
+
+    def review(self, review: RuleReview) -> list[RuleFinding]:
+        """Stretch the stale run by one batch, or start it over."""
+        keys = [outcome_key(call) for call in review.batch]
+        stale = bool(keys) and all(key in self.outcomes for key in keys)
+        for key in keys:
+            remember_latest(self.outcomes, key, None, REMEMBERED_OUTCOMES)
+        if review.input_arrived or not stale:
+            self.rungs.clear()
+            self.since, self.batches, self.spans = review.now, 0, 0
+            return []
+        if any(call.kind is not ResultKind.SUCCESS for call in review.batch):
+            return []  # failures are the guard's and R2's business
+        self.batches += 1
+        if self.batches < MIN_STALE_BATCHES:
+            return []
+        spans = int((review.now - self.since) // (self.threshold * 60))
+        offences, self.spans = spans - self.spans, max(spans, self.spans)
+        if offences <= 0:
+            return []
+        return escalate(self.rungs, {STALE_WAIT_KEY: offences}, 1, review.mode)
