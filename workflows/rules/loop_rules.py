@@ -178,7 +178,9 @@ class LoopRules:
         self.marks: dict[str, FailureMark] = {}
         # Digests cleared in the current batch for a reason other than time passing.
         self._relaxed: set[str] = set()
-        custom = thresholds or {}
+        custom = dict(thresholds or {})
+        if settings.stale_wait_minutes is not None:
+            custom.setdefault(LoopRule.STALE_WAIT, settings.stale_wait_minutes)
         # One counter per rule of the table, in its consultation order.
         self.counters: dict[LoopRule, RuleCounter] = {
             spec.rule: spec.counter(

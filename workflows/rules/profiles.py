@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from workflows.rules.registry import LoopRule, rule_spec
 from workflows.seed.guard import GuardMode
@@ -59,6 +59,9 @@ class LoopSettings(BaseModel):
     # The progress judge's mode (docs/protections.md, "The progress judge"): not a row of
     # the rule table, and unlike the rules it never follows the guard: ``None`` is off.
     progress_judge_mode: GuardMode | None = None
+    # Minutes of unchanged waiting before the stale-wait rule (R12) reminds; ``None``: its
+    # default (``workflows.rules.stale_waits.STALE_WAIT_MINUTES``).
+    stale_wait_minutes: int | None = Field(default=None, ge=1)
     # Whether an unchanged repeat of a failed shell command is admitted (the failure-cycle
     # rule governs shell repeats instead). Only the benchmark turns it off, to measure it.
     shell_repeats_admitted: bool = True

@@ -13,8 +13,11 @@ What tells them apart without reading what the calls mean is how long nothing ch
 poll waits *because* it expects a change; the longer every check comes back exactly as
 before, the less waiting the same way will teach. So the rule keeps the *stale stretch* the
 progress judge keeps (``workflows.rules.judge``: settled batches in which every call was
-already asked and answered the same, a call that waited included) and measures it on the
-prompt's clock, from the end of the last batch that brought anything new. After
+already asked and answered the same, a call that waited included) and measures the time its
+calls took: each batch's longest call (a batch's calls run together), from the batch after the
+last one that brought anything new. Not the prompt's clock: the model's own time between calls
+is not waiting, and a scenario's scripted durations then read the same in the simulator and in
+the workflow, whose clock also holds the real time its activities took. After
 :data:`STALE_WAIT_MINUTES` of it (and at least :data:`MIN_STALE_BATCHES` stale batches, so
 that one long call repeated is not a stretch) the model gets the reminder, which says how a
 wait can fail to see its end; a stale batch that ends a second such span stops the prompt.
@@ -71,12 +74,12 @@ def outcome_key(call: CallEvidence) -> str:
 
 
 class StaleWaits(RuleCounter):
-    """The outcomes the prompt has seen and the stale stretch: when it began on the
-    prompt's clock, its stale batches, and the spans of ``threshold`` minutes counted."""
+    """The outcomes the prompt has seen and the stale stretch: the seconds its calls took,
+    its stale batches, and the spans of ``threshold`` minutes counted."""
 
     threshold: int = Field(default=STALE_WAIT_MINUTES, ge=1)
     outcomes: dict[str, None] = Field(default_factory=dict)
-    since: float = 0.0
+    waited: float = 0.0
     batches: int = 0
     spans: int = 0
 
@@ -88,14 +91,15 @@ class StaleWaits(RuleCounter):
             remember_latest(self.outcomes, key, None, REMEMBERED_OUTCOMES)
         if review.input_arrived or not stale:
             self.rungs.clear()
-            self.since, self.batches, self.spans = review.now, 0, 0
+            self.waited, self.batches, self.spans = 0.0, 0, 0
             return []
+        self.waited += max(call.duration for call in review.batch)
         if any(call.kind is not ResultKind.SUCCESS for call in review.batch):
             return []  # failures are the guard's and R2's business
         self.batches += 1
         if self.batches < MIN_STALE_BATCHES:
             return []
-        spans = int((review.now - self.since) // (self.threshold * 60))
+        spans = int(self.waited // (self.threshold * 60))
         offences, self.spans = spans - self.spans, max(spans, self.spans)
         if offences <= 0:
             return []

@@ -46,6 +46,7 @@ from workflows.contracts.prompt_options import (
 )
 from workflows.contracts.session import MAX_PROMPT_CHARS
 from workflows.rules import DEFAULT_LOOP_PROFILE
+from workflows.rules.stale_waits import STALE_WAIT_MINUTES
 from workflows.seed.guard import GuardMode
 
 from .fields import (
@@ -92,6 +93,7 @@ from .value_types import (
 
 LOOP_PROFILE_ENV = "SEAWALL_LOOP_PROFILE"
 PROGRESS_JUDGE_CONFIG_KEY = "progress_judge"
+STALE_WAIT_MINUTES_CONFIG_KEY = "stale_wait_minutes"
 PROGRESS_JUDGE_ENV = "SEAWALL_PROGRESS_JUDGE"
 
 
@@ -265,6 +267,14 @@ class SeawallSettings(BaseModel):
         "session)",
         env=PROGRESS_JUDGE_ENV,
         read_by=(WORKER,),
+    )
+    stale_wait_minutes: int = setting(
+        STALE_WAIT_MINUTES,
+        "minutes a wait may see nothing change before the stale-wait rule (R12) reminds; it "
+        "stops when as many minutes more pass unchanged (read once per session)",
+        env="SEAWALL_STALE_WAIT_MINUTES",
+        read_by=(WORKER,),
+        ge=1,
     )
     context_budget_chars: int = setting(
         DEFAULT_CONTEXT_BUDGET_CHARS,

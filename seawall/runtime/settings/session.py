@@ -31,10 +31,17 @@ from workflows.contracts.prompt_options import (
     MIN_MODEL_RETRY_WINDOW_SECONDS,
 )
 from workflows.rules import DEFAULT_LOOP_PROFILE, LoopProfile, LoopSettings
+from workflows.rules.stale_waits import STALE_WAIT_MINUTES
 from workflows.seed import GuardMode
 from workflows.seed.rollout import RolloutPolicies
 
-from .catalogue import PROGRESS_JUDGE_CONFIG_KEY, SETTINGS_BY_NAME, default_of, validator_of
+from .catalogue import (
+    PROGRESS_JUDGE_CONFIG_KEY,
+    SETTINGS_BY_NAME,
+    STALE_WAIT_MINUTES_CONFIG_KEY,
+    default_of,
+    validator_of,
+)
 from .fields import GUARD_MODE_CONFIG_KEY, LOOP_PROFILE_CONFIG_KEY, Diagnostic
 from .loading import error_message
 from .rule_modes import RULE_MODE_SETTINGS
@@ -55,6 +62,7 @@ SESSION_SETTINGS: tuple[str, ...] = (
     LOOP_PROFILE_CONFIG_KEY,
     *(rule.name for rule in RULE_MODE_SETTINGS),
     PROGRESS_JUDGE_CONFIG_KEY,
+    STALE_WAIT_MINUTES_CONFIG_KEY,
     "context_budget_chars",
     "activity_summaries",
     "model_retry_window_seconds",
@@ -149,6 +157,7 @@ def resolve_loop_settings(
         config_path,
         LOOP_PROFILE_CONFIG_KEY,
         PROGRESS_JUDGE_CONFIG_KEY,
+        STALE_WAIT_MINUTES_CONFIG_KEY,
         *(rule.name for rule in RULE_MODE_SETTINGS),
     )
     diagnostics: list[Diagnostic] = []
@@ -194,6 +203,18 @@ def resolve_loop_settings(
     elif judge.value is not GuardMode.OFF:
         # Off is the field's unset (None), so settings without a judge stay as they were.
         modes["progress_judge_mode"] = judge.value
+    minutes = read_setting(STALE_WAIT_MINUTES_CONFIG_KEY, env, config)
+    rejected = minutes.diagnostic(
+        "invalid_stale_wait_minutes",
+        "stale-wait minutes",
+        "a whole number of minutes, at least 1",
+        f"using {STALE_WAIT_MINUTES}",
+    )
+    if rejected is not None:
+        diagnostics.append(rejected)
+    elif minutes.value != STALE_WAIT_MINUTES:
+        # The default is the field's unset (None), so settings without it stay as they were.
+        modes["stale_wait_minutes"] = minutes.value
     return LoopSettingsResolution(
         LoopSettings.model_validate({"profile": profile.value, **modes}), tuple(diagnostics)
     )

@@ -10,6 +10,7 @@ import pytest
 
 from seawall.runtime.settings import LOOP_PROFILE_ENV, load_settings, resolve_loop_settings
 from workflows.rules import LoopProfile, LoopSettings
+from workflows.rules.stale_waits import STALE_WAIT_MINUTES
 from workflows.seed import GuardMode
 
 
@@ -108,3 +109,28 @@ def test_the_progress_judge_is_off_unless_the_operator_sets_it(tmp_path: Path) -
     assert resolved.settings == LoopSettings()
     assert [d.event for d in resolved.diagnostics] == ["invalid_progress_judge"]
     assert PROGRESS_JUDGE_ENV in resolved.diagnostics[0].message
+
+
+def test_the_stale_wait_minutes_are_the_operators_and_a_bad_value_is_refused(
+    tmp_path: Path,
+) -> None:
+    from seawall.runtime.settings import SettingsError
+
+    home = {"HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+    variable = "SEAWALL_STALE_WAIT_MINUTES"
+    assert load_settings(home).settings.stale_wait_minutes == STALE_WAIT_MINUTES
+    # The default stays the field's unset, so settings without it are those recorded before.
+    assert resolve_loop_settings({variable: str(STALE_WAIT_MINUTES)}, None).settings == (
+        LoopSettings()
+    )
+    user = config(tmp_path, "stale_wait_minutes: 90\n")
+    assert resolve_loop_settings({}, user).settings == LoopSettings(stale_wait_minutes=90)
+    assert resolve_loop_settings({variable: "45"}, user).settings.stale_wait_minutes == 45
+    for bad in ("0", "lots"):
+        with pytest.raises(SettingsError) as raised:
+            load_settings({**home, variable: bad})
+        assert str(raised.value).startswith(f"{variable}={bad} (environment): ")
+        resolved = resolve_loop_settings({variable: bad}, user)
+        assert resolved.settings == LoopSettings()
+        assert [d.event for d in resolved.diagnostics] == ["invalid_stale_wait_minutes"]
+        assert variable in resolved.diagnostics[0].message

@@ -33,6 +33,7 @@ from seawall.runtime.settings import (
     resolve_rollout_settings,
 )
 from seawall.runtime.settings.session import ROLLOUT_SETTINGS
+from workflows.rules.stale_waits import STALE_WAIT_MINUTES
 from workflows.seed import GuardMode
 
 # Words, numbers, policies, blanks and junk: each is good for some settings, bad for others.
@@ -109,6 +110,10 @@ def session_view(name: str, environ: dict[str, str]) -> tuple[bool, Any]:
         loop = resolve_loop_settings(environ)
         # Off is the field unset (None): the judge never follows the guard's mode.
         return not loop.diagnostics, loop.settings.progress_judge_mode or GuardMode.OFF
+    if name == "stale_wait_minutes":
+        loop = resolve_loop_settings(environ)
+        # The default is the field unset (None).
+        return not loop.diagnostics, loop.settings.stale_wait_minutes or STALE_WAIT_MINUTES
     if name == "context_budget_chars":
         budget = resolve_context_budget(environ)
         return budget.diagnostic is None, budget.chars

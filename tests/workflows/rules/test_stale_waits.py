@@ -1,8 +1,7 @@
-"""The stale-wait rule (R12, ``workflows/rules/stale_waits.py``), batch by batch on the prompt's
-clock: half an hour in which nothing new came back (waits included) reminds, a second half hour
-stops; anything new, new user input and too few stale batches keep it quiet; a failure neither
-counts nor resets. Pure: no server (the workflow's test is tests/workflows/prompt/
-test_stale_waits.py).
+"""The stale-wait rule (R12, ``workflows/rules/stale_waits.py``), batch by batch: half an hour
+of calls in which nothing new came back (waits included) reminds, a second half hour stops;
+anything new, new user input and too few stale batches keep it quiet; a failure neither counts
+nor resets. Pure: no server (the workflow's test is tests/workflows/prompt/test_stale_waits.py).
 """
 
 from __future__ import annotations
@@ -11,7 +10,7 @@ from dataclasses import dataclass, field
 
 from tests.workflows.rules.test_time_evidence import LATENCY, TimedPrompt, poll
 from workflows.contracts.prompt import LoopType
-from workflows.rules import LoopRule, RuleDecisionKind
+from workflows.rules import LoopRule, LoopSettings, RuleDecisionKind
 from workflows.rules.evidence import CallEvidence, ResultKind
 from workflows.rules.ladder import RuleReview
 from workflows.rules.stale_waits import (
@@ -42,7 +41,7 @@ def evidence(answer: str = "running", kind: ResultKind = ResultKind.SUCCESS) -> 
 
 @dataclass
 class Clocked:
-    """One prompt's R12 with a clock: each batch moves it by ``seconds``."""
+    """One prompt's R12: each batch's calls take ``seconds``."""
 
     seconds: float = 300.0
     rule: StaleWaits = field(default_factory=StaleWaits)
@@ -52,8 +51,9 @@ class Clocked:
         self, *calls: CallEvidence, user_input: bool = False, mode: GuardMode = GuardMode.ENFORCE
     ) -> list[RuleDecisionKind]:
         self.now += self.seconds
+        timed = [call._replace(duration=self.seconds) for call in calls]
         review = RuleReview(
-            batch=list(calls), wait_epoch=0, input_arrived=user_input, mode=mode, now=self.now
+            batch=timed, wait_epoch=0, input_arrived=user_input, mode=mode, now=self.now
         )
         return [kind for _, kind, _ in self.rule.review(review)]
 
@@ -74,7 +74,7 @@ def test_half_an_hour_unchanged_reminds_and_an_hour_stops() -> None:
     assert sum(map(len, decisions)) == 2  # one reminder, one stop, nothing else
 
 
-def test_short_polls_take_as_long_on_the_clock_as_long_ones() -> None:
+def test_short_polls_wait_as_long_as_long_ones() -> None:
     decisions = Clocked(seconds=30.0).polls(130)
     assert first(decisions, WARN) == 61
     assert first(decisions, STOP) == 121
@@ -138,11 +138,22 @@ def test_shadow_and_warn_never_stop() -> None:
 
 
 def test_in_a_prompt_it_stops_with_its_loop_type_and_names_no_tool() -> None:
-    # A minute's poll and two seconds' latency: 62 s a batch on the prompt's clock.
+    # A minute's poll: the model's two seconds between polls are not waiting.
     rounds = TimedPrompt(latency=LATENCY).repeat(70, poll(60.0))
     decided = [(i + 1, d.rule, d.kind, d.tool) for i, r in enumerate(rounds) for d in r.rules]
     assert decided == [
         (31, LoopRule.STALE_WAIT, WARN, None),
-        (60, LoopRule.STALE_WAIT, STOP, None),
+        (61, LoopRule.STALE_WAIT, STOP, None),
     ]
-    assert rounds[59].stop == LoopStop(LoopType.REPEATED_STALE_WAIT, STALE_WAIT_STOP_MESSAGE)
+    assert rounds[60].stop == LoopStop(LoopType.REPEATED_STALE_WAIT, STALE_WAIT_STOP_MESSAGE)
+
+
+def test_the_operators_minutes_set_when_it_reminds_and_stops() -> None:
+    # Two-minute polls: by default reminded at half an hour and stopped at an
+    # hour; with SEAWALL_STALE_WAIT_MINUTES=60 at an hour and at two.
+    def decided(settings: LoopSettings) -> list[tuple[int, RuleDecisionKind]]:
+        rounds = TimedPrompt(latency=LATENCY, settings=settings).repeat(70, poll(120.0))
+        return [(i + 1, d.kind) for i, r in enumerate(rounds) for d in r.rules]
+
+    assert decided(LoopSettings()) == [(16, WARN), (31, STOP)]
+    assert decided(LoopSettings(stale_wait_minutes=60)) == [(31, WARN), (61, STOP)]
