@@ -64,12 +64,15 @@ STALE_WAIT_STOP_MESSAGE = (
 )
 
 
-def outcome_key(call: CallEvidence) -> str:
+def outcome_key(call: CallEvidence, *, normalized_call: bool = False) -> str:
     """What one settled call asked and got back, including what it wrote, as a private
-    digest: equal exactly when the call repeats an earlier one to the letter of the
-    normalizer (a call that waited is not new by that alone)."""
+    digest: equal exactly when the call repeats an earlier one (a call that waited is not new
+    by that alone). Its answer is read through the normalizer; so is what it asked with
+    ``normalized_call`` (a poll whose arguments carry a fresh time asks the same thing; the
+    progress judge keys on the call's exact digest, as it did when it was introduced)."""
+    asked = call.asked.key if normalized_call and call.asked is not None else call.digest
     writes = ";".join(f"{path}={content}" for path, content in call.writes)
-    text = f"{call.tool}\n{call.digest}\n{call.kind.value}\n{call.fingerprint}\n{writes}"
+    text = f"{call.tool}\n{asked}\n{call.kind.value}\n{call.fingerprint}\n{writes}"
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
@@ -85,7 +88,7 @@ class StaleWaits(RuleCounter):
 
     def review(self, review: RuleReview) -> list[RuleFinding]:
         """Stretch the stale run by one batch, or start it over."""
-        keys = [outcome_key(call) for call in review.batch]
+        keys = [outcome_key(call, normalized_call=True) for call in review.batch]
         stale = bool(keys) and all(key in self.outcomes for key in keys)
         for key in keys:
             remember_latest(self.outcomes, key, None, REMEMBERED_OUTCOMES)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from tests.workflows.rules.test_loop_rules import call, works
 from tests.workflows.rules.test_time_evidence import LATENCY, TimedPrompt, poll
 from workflows.contracts.prompt import LoopType
 from workflows.rules import LoopRule, LoopSettings, RuleDecisionKind
@@ -157,3 +158,21 @@ def test_the_operators_minutes_set_when_it_reminds_and_stops() -> None:
 
     assert decided(LoopSettings()) == [(16, WARN), (31, STOP)]
     assert decided(LoopSettings(stale_wait_minutes=60)) == [(31, WARN), (61, STOP)]
+
+
+def test_a_poll_with_a_fresh_time_in_its_arguments_asks_the_same_thing() -> None:
+    prompt = TimedPrompt(latency=LATENCY)
+    rounds = [
+        prompt.batch(
+            (
+                call(
+                    "job_status", id="4711", since=f"2026-12-07T{4 + i // 60:02d}:{i % 60:02d}:00Z"
+                ),
+                works("job 4711: running"),
+                120.0,
+            )
+        )
+        for i in range(40)
+    ]
+    decided = [(i + 1, d.rule, d.kind) for i, r in enumerate(rounds) for d in r.rules]
+    assert decided == [(16, LoopRule.STALE_WAIT, WARN), (31, LoopRule.STALE_WAIT, STOP)]
