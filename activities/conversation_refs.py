@@ -35,7 +35,6 @@ the request's retry window.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Sequence
 
 import structlog
@@ -45,6 +44,7 @@ from temporalio.api.history.v1 import HistoryEvent
 from temporalio.converter import DataConverter
 from temporalio.exceptions import ApplicationError
 
+from activities.prompt_cache import CACHED_CHARS, CACHED_PROMPTS, PromptCache
 from activities.prompt_preamble import PromptPreambles, PromptRun
 from activities.recorded_results import RecordedResults
 from seawall.runtime.storage import STORED_PAYLOAD_CORRUPT, STORED_PAYLOAD_MISSING
@@ -60,10 +60,6 @@ from workflows.contracts.conversation_ref import (
     with_reply,
 )
 from workflows.contracts.outcome import ToolOutcome
-
-# The cache's bounds: prompts, and characters of their cached conversations.
-CACHED_PROMPTS = 1_024
-CACHED_CHARS = 64_000_000
 
 log = structlog.get_logger("seawall.model")
 
@@ -147,10 +143,9 @@ class ConversationResolver:
         self._preambles = preambles or PromptPreambles()
         # The tool results a request keeps, as this worker's tool activity returned them.
         self._results = results or RecordedResults()
-        self._max_prompts = max_prompts
-        self._max_chars = max_chars
-        self._cache: OrderedDict[PromptRun, tuple[Carried, int]] = OrderedDict()
-        self._chars = 0
+        self._cache: PromptCache[PromptRun, Carried] = PromptCache(
+            max_prompts=max_prompts, max_chars=max_chars
+        )
         self.history_reads = 0  # how often the cache could not answer (for tests)
 
     async def resolve(
@@ -192,7 +187,7 @@ class ConversationResolver:
         cached = self._cache.get(prompt)
         if cached is not None:
             message = assistant_message(reply.text, reply.tool_calls)
-            self._cache[prompt] = (with_reply(cached[0], message), cached[1])
+            self._cache.replace(prompt, with_reply(cached, message))
 
     async def _resolved(
         self, prompt: PromptRun, request: CallModelInput, *, cached: bool
@@ -226,9 +221,9 @@ class ConversationResolver:
         the history, every tool result the history recorded (what the request being resolved
         may keep: the history is read once)."""
         entry = self._cache.get(prompt) if cached else None
-        if entry is not None and entry[0].digest == digest:
-            self._cache.move_to_end(prompt)
-            return entry[0], None
+        if entry is not None and entry.digest == digest:
+            self._cache.get(prompt, touch=True)
+            return entry, None
         self.history_reads += 1
         carried: Carried | None = None
         found: Carried | None = None
@@ -287,14 +282,4 @@ class ConversationResolver:
         return tools, script, started(preamble.messages) if ref.from_start else None
 
     def _remember(self, prompt: PromptRun, carried: Carried) -> None:
-        size = conversation_chars(carried.messages)
-        old = self._cache.pop(prompt, None)
-        if old is not None:
-            self._chars -= old[1]
-        if size > self._max_chars or self._max_prompts < 1:
-            return
-        self._cache[prompt] = (carried, size)
-        self._chars += size
-        while len(self._cache) > self._max_prompts or self._chars > self._max_chars:
-            _, (_, dropped) = self._cache.popitem(last=False)
-            self._chars -= dropped
+        self._cache.put(prompt, carried, conversation_chars(carried.messages))

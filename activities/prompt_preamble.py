@@ -24,7 +24,6 @@ fixture is not there fails non-retryably with ``FixtureUnresolved`` naming the p
 from __future__ import annotations
 
 import json
-from collections import OrderedDict
 from collections.abc import AsyncIterable, Awaitable, Callable
 from dataclasses import dataclass
 
@@ -33,6 +32,7 @@ from temporalio.api.history.v1 import HistoryEvent
 from temporalio.converter import DataConverter
 from temporalio.exceptions import ApplicationError
 
+from activities.prompt_cache import CACHED_PROMPTS, PromptCache
 from workflows.contracts.activity import (
     CALL_MODEL,
     LIST_TOOLS,
@@ -44,8 +44,6 @@ from workflows.contracts.conversation import Message
 from workflows.contracts.prompt import PromptInput
 from workflows.contracts.scenario import FixtureTool, ScenarioHooks
 
-# Prompts whose preamble a worker keeps (the least recently used dropped first).
-CACHED_PROMPTS = 1_024
 # The history is read in pages this long: the start and the listing are among its first events.
 PAGE_EVENTS = 32
 LOCAL_ACTIVITY_MARKER = "core_local_activity"
@@ -132,21 +130,16 @@ class PromptPreambles:
         self, source: PreambleSource = preamble_in_history, *, max_prompts: int = CACHED_PROMPTS
     ) -> None:
         self._source = source
-        self._max_prompts = max_prompts
-        self._cache: OrderedDict[PromptRun, Preamble] = OrderedDict()
+        self._cache: PromptCache[PromptRun, Preamble] = PromptCache(max_prompts=max_prompts)
         self.history_reads = 0  # how often the cache could not answer (for tests)
 
     async def of(self, prompt: PromptRun) -> Preamble:
-        cached = self._cache.get(prompt)
+        cached = self._cache.get(prompt, touch=True)
         if cached is not None and cached.tools is not None:
-            self._cache.move_to_end(prompt)
             return cached
         self.history_reads += 1
         preamble = await self._source(prompt)
-        if self._max_prompts > 0:
-            self._cache[prompt] = preamble
-            while len(self._cache) > self._max_prompts:
-                self._cache.popitem(last=False)
+        self._cache.put(prompt, preamble)
         return preamble
 
     async def fixture(self, prompt: PromptRun, name: str) -> FixtureTool:

@@ -11,21 +11,18 @@ prompt, the contents of the results of its latest batch this worker returned; an
 from the prompt's history by ``activities/conversation_refs.py``, and the request's digest
 decides: a stale entry fails the check and the history is read instead.
 
-Bounded like the conversation cache: at most :data:`CACHED_PROMPTS` prompts and
-:data:`CACHED_CHARS` characters, the least recently recorded prompt dropped first; a batch's
-results replace the batch's before, which the requests after it keep as ranges.
+Bounded like the worker's other prompt caches (``activities/prompt_cache.py``), the least recently
+recorded prompt dropped first; a batch's results replace the batch's before, which the requests
+after it keep as ranges.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from activities.prompt_preamble import CACHED_PROMPTS, PromptRun
-
-# The characters of results kept in all (the conversation cache's bound).
-CACHED_CHARS = 64_000_000
+from activities.prompt_cache import CACHED_CHARS, CACHED_PROMPTS, PromptCache
+from activities.prompt_preamble import PromptRun
 
 
 @dataclass
@@ -39,28 +36,18 @@ class RecordedResults:
     """Per prompt, the contents of its latest batch's results this worker returned."""
 
     def __init__(self, *, max_prompts: int = CACHED_PROMPTS, max_chars: int = CACHED_CHARS):
-        self._max_prompts = max_prompts
-        self._max_chars = max_chars
-        self._batches: OrderedDict[PromptRun, _Batch] = OrderedDict()
-        self._chars = 0
+        self._batches: PromptCache[PromptRun, _Batch] = PromptCache(
+            max_prompts=max_prompts, max_chars=max_chars
+        )
 
     def record(self, prompt: PromptRun, batch: int, call_id: str, content: str) -> None:
         """``content`` is the result this worker returned for ``call_id`` of ``batch``."""
-        kept = self._batches.pop(prompt, None)
-        if kept is not None:
-            self._chars -= kept.chars
-            if batch != kept.number:
-                kept = None
-        kept = kept or _Batch(batch)
+        kept = self._batches.pop(prompt)
+        if kept is None or batch != kept.number:
+            kept = _Batch(batch)
         kept.chars += len(content) - len(kept.contents.get(call_id, ""))
         kept.contents[call_id] = content
-        if kept.chars > self._max_chars or self._max_prompts < 1:
-            return
-        self._batches[prompt] = kept
-        self._chars += kept.chars
-        while len(self._batches) > self._max_prompts or self._chars > self._max_chars:
-            _, dropped = self._batches.popitem(last=False)
-            self._chars -= dropped.chars
+        self._batches.put(prompt, kept, kept.chars)
 
     def get(self, prompt: PromptRun, call_ids: Sequence[str]) -> dict[str, str] | None:
         """The contents of ``call_ids``' results, or None when this worker lacks any of them."""
