@@ -11,9 +11,11 @@ model request with the whole conversation.
 
 What tells them apart without reading what the calls mean is how long nothing changed. A
 poll waits *because* it expects a change; the longer every check comes back exactly as
-before, the less waiting the same way will teach. So the rule keeps the *stale stretch* the
-progress judge keeps (``workflows.rules.judge``: settled batches in which every call was
-already asked and answered the same, a call that waited included) and measures the time its
+before, the less waiting the same way will teach. So the rule keeps a *stale stretch* as the
+progress judge does (``workflows.rules.judge``: settled batches in which every call was
+already asked and answered the same, a call that waited included; here what a call asked is
+read through the normalizer too, so a fresh time in its arguments asks nothing new) and
+measures the time its
 calls took: each batch's longest call (a batch's calls run together), from the batch after the
 last one that brought anything new. Not the prompt's clock: the model's own time between calls
 is not waiting, and a scenario's scripted durations then read the same in the simulator and in
@@ -22,15 +24,17 @@ the workflow, whose clock also holds the real time its activities took. After
 that one long call repeated is not a stretch) the model gets the reminder, which says how a
 wait can fail to see its end; a stale batch that ends a second such span stops the prompt.
 
-What resets it: anything new (a call never asked, an answer never given, a write that left
-the workspace in a state not seen before), and new user input. A stale batch with a failure
+What resets it: anything new (a call never asked, an answer never given, a write not made
+before), and new user input. A stale batch with a failure
 neither counts nor resets (failures are the guard's and R2's). The threshold is minutes
 rather than batches because a poll's interval is the model's choice: six five-minute polls
-and sixty thirty-second ones have waited the same. Thirty minutes is about twice the longest
-unchanged wait of a legitimate session in the corpus (docs/benchmarks.md has the figures),
-and a real poll of a job that runs longer usually sees something change in that time (a
-log line, a step finishing); an operator whose jobs sit silent for longer sets the rule to
-``warn``. The key is the prompt; decisions never name a tool.
+and sixty thirty-second ones have waited the same. Thirty minutes is twice the longest
+unchanged wait of a legitimate session in the corpus but one, a fifty-minute CI run, which is
+reminded and ends before the stop (docs/benchmarks.md has the figures), and a real poll of a
+job that runs longer usually sees something change in that time (a log line, a step
+finishing). It is the operator's to change (``SEAWALL_STALE_WAIT_MINUTES``, which reaches the
+prompt as ``LoopSettings.stale_wait_minutes``), or to set the rule to ``warn``. The key is the
+prompt; decisions never name a tool.
 """
 
 from __future__ import annotations
