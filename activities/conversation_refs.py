@@ -222,7 +222,7 @@ class ConversationResolver:
         may keep: the history is read once)."""
         entry = self._cache.get(prompt) if cached else None
         if entry is not None and entry.digest == digest:
-            self._cache.get(prompt, touch=True)
+            self._cache.touch(prompt)
             return entry, None
         self.history_reads += 1
         carried: Carried | None = None

@@ -36,14 +36,15 @@ class PromptCache(Generic[K, V]):
     def __len__(self) -> int:
         return len(self._entries)
 
-    def get(self, prompt: K, *, touch: bool = False) -> V | None:
-        """The prompt's value; ``touch``: it becomes the most recently used."""
+    def get(self, prompt: K) -> V | None:
+        """The prompt's value (its recency unchanged: :meth:`touch` once it served)."""
         entry = self._entries.get(prompt)
-        if entry is None:
-            return None
-        if touch:
+        return None if entry is None else entry[0]
+
+    def touch(self, prompt: K) -> None:
+        """A kept prompt becomes the most recently used."""
+        if prompt in self._entries:
             self._entries.move_to_end(prompt)
-        return entry[0]
 
     def pop(self, prompt: K) -> V | None:
         entry = self._entries.pop(prompt, None)

@@ -134,8 +134,9 @@ class PromptPreambles:
         self.history_reads = 0  # how often the cache could not answer (for tests)
 
     async def of(self, prompt: PromptRun) -> Preamble:
-        cached = self._cache.get(prompt, touch=True)
+        cached = self._cache.get(prompt)
         if cached is not None and cached.tools is not None:
+            self._cache.touch(prompt)
             return cached
         self.history_reads += 1
         preamble = await self._source(prompt)

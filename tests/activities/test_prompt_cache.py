@@ -11,7 +11,9 @@ def test_past_the_prompt_bound_the_least_recently_used_is_forgotten() -> None:
     cache: PromptCache[str, str] = PromptCache(max_prompts=2)
     cache.put("a", "A")
     cache.put("b", "B")
-    assert cache.get("a", touch=True) == "A"  # "b" is now the least recently used
+    assert cache.get("a") == "A"
+    cache.touch("a")  # "b" is now the least recently used
+    cache.touch("x")  # not kept: nothing happens
     cache.put("c", "C")
     assert (cache.get("a"), cache.get("b"), cache.get("c")) == ("A", None, "C")
     assert cache.get("x") is None

@@ -106,8 +106,9 @@ class StaleWaits(RuleCounter):
         self.batches += 1
         if self.batches < MIN_STALE_BATCHES:
             return []
+        # ``waited`` only grows within a stretch, so the spans counted never go back.
         spans = int(self.waited // (self.threshold * 60))
-        offences, self.spans = spans - self.spans, max(spans, self.spans)
-        if offences <= 0:
+        offences, self.spans = spans - self.spans, spans
+        if offences == 0:
             return []
         return escalate(self.rungs, {STALE_WAIT_KEY: offences}, 1, review.mode)
