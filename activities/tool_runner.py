@@ -50,6 +50,7 @@ from workflows.contracts.outcome import (
 )
 from workflows.contracts.scenario import FixtureTool
 from workflows.contracts.synthetic_outcomes import lost_call_outcome
+from workflows.rules.normalize import with_readings
 
 from .fixtures import check_fixture, fixture_tool_spec, record_fixture_run, run_fixture
 from .heartbeat import Heartbeat, activity_heartbeat, heartbeating, no_heartbeat
@@ -505,7 +506,8 @@ class ToolActivities:
             # the activity; completing it with a result would end it for good.
             raise asyncio.CancelledError()
         self._results.record(PromptRun.current(), inp.batch, outcome.call_id, outcome.content)
-        return outcome
+        # Read here, off the workflow task, what the loop rules compare (a long text only).
+        return with_readings(inp.call.name, inp.call.arguments, outcome)
 
     @activity.defn(name=CHECK_TOOL_CALL)
     async def check_tool_call(self, inp: CheckToolCallInput) -> ToolOutcome | None:

@@ -9,10 +9,15 @@ timestamps, ids and counters that drift from batch to batch), runs through
 every batch, ``--batches`` times. Two variants side by side, in one run on one machine:
 
 - ``normalized``: calls and results read through the normalizer
-  (``workflows.rules.normalize``, ``seawall-loop-quality-v4``), with the rules it brings;
+  (``workflows.rules.normalize``, ``seawall-loop-quality-v4``), with the rules it brings, as
+  the tool activities return them: each long text read already, where it ran
+  (``normalize.with_readings``), outside the step measured;
+- ``read in the workflow``: the same, with every text read by the step itself (outcomes no
+  tool activity read: an ACP editor's, or a worker's from before ``with_readings``);
 - ``before v4`` (the baseline): the fingerprint and rules of a prompt started before it.
 
-It prints the median and p90 milliseconds per batch of each, and their ratio. The issue's
+It prints the median and p90 milliseconds per batch of each, their ratios, and what the
+reading costs each tool activity instead (median microseconds a call). The issue's
 target is a median under 2 ms at 50 calls of 10 KB (workflows/rules/normalize.py); this is a
 benchmark, never a timed test.
 
@@ -42,6 +47,7 @@ from workflows.contracts import ToolCall, ToolOutcome
 from workflows.contracts.activity import ToolSpec
 from workflows.contracts.prompt_options import PromptOptions
 from workflows.rules import LoopRules, LoopSettings
+from workflows.rules.normalize import with_readings
 from workflows.seed import GuardMode
 from workflows.seed.protections import BatchProtections
 
@@ -75,8 +81,18 @@ def _batch(index: int, calls: int) -> list[ToolCall]:
     ]
 
 
-def measure(normalized: bool, calls: int, size: int, batches: int) -> list[float]:
-    """Milliseconds per batch of screening, settlement and review."""
+def measure(
+    normalized: bool,
+    calls: int,
+    size: int,
+    batches: int,
+    *,
+    read_where_run: bool = True,
+    activity_ms: list[float] | None = None,
+) -> list[float]:
+    """Milliseconds per batch of screening, settlement and review. ``read_where_run``: the
+    outcomes carry the tool activity's readings (``normalize.with_readings``), whose
+    milliseconds per call go to ``activity_ms``."""
     rng = random.Random(7)
     options = PromptOptions(max_tool_calls_per_turn=0)  # no cap: every batch runs
     protections = BatchProtections(options, "/workspace")
@@ -104,6 +120,12 @@ def measure(normalized: bool, calls: int, size: int, batches: int) -> list[float
             )
             for n, call in enumerate(batch)
         }
+        if normalized and read_where_run:
+            for n, call in enumerate(batch):
+                read = time.perf_counter()
+                outcomes[n] = with_readings(call.name, call.arguments, outcomes[n])
+                if activity_ms is not None:
+                    activity_ms.append((time.perf_counter() - read) * 1000)
         started = time.perf_counter()
         screening = protections.screen(batch, tools)
         protections.settle(screening, outcomes)
@@ -160,7 +182,12 @@ def main(argv: list[str] | None = None) -> int:
     size = args.kb * 1024
     figures: dict[str, dict[str, float]] = {}
     # Interleaved rounds, so a busy moment of the machine touches both variants.
-    rounds: dict[str, list[float]] = {"normalized": [], "before v4": []}
+    rounds: dict[str, list[float]] = {
+        "normalized": [],
+        "read in the workflow": [],
+        "before v4": [],
+    }
+    activity_ms: list[float] = []
     with tempfile.TemporaryDirectory(prefix="guard-step-") as scratch:
         here = Path(__file__).resolve().parent.parent
         other = Path(scratch)
@@ -169,8 +196,13 @@ def main(argv: list[str] | None = None) -> int:
             rounds[f"normalized @{args.against}"] = []
         for index in range(args.rounds):
             rounds["before v4"] += measure(False, args.calls, size, args.batches)
+            rounds["read in the workflow"] += measure(
+                True, args.calls, size, args.batches, read_where_run=False
+            )
             if not args.against:
-                rounds["normalized"] += measure(True, args.calls, size, args.batches)
+                rounds["normalized"] += measure(
+                    True, args.calls, size, args.batches, activity_ms=activity_ms
+                )
                 continue
             # In turn, so neither variant always runs first.
             pair = [("normalized", here), (f"normalized @{args.against}", other)]
@@ -185,8 +217,11 @@ def main(argv: list[str] | None = None) -> int:
     for baseline in list(rounds)[1:]:
         ratio = figures["normalized"]["median_ms"] / figures[baseline]["median_ms"]
         print(f"normalized / {baseline} (median): {ratio:.2f}x")
+    reading = {"median_us_per_call": statistics.median(activity_ms) * 1000 if activity_ms else 0}
+    print(f"reading in the tool activity instead: {reading['median_us_per_call']:.0f} µs a call")
     if args.json:
-        args.json.write_text(json.dumps(figures | {"calls": args.calls, "kb": args.kb}, indent=2))
+        extra = {"calls": args.calls, "kb": args.kb, "tool_activity_reading": reading}
+        args.json.write_text(json.dumps(figures | extra, indent=2))
     return 0
 
 

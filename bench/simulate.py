@@ -79,6 +79,7 @@ from workflows.rules import (
     LoopSettings,
 )
 from workflows.rules.judge import ProgressJudge, judge_mode
+from workflows.rules.normalize import with_readings
 from workflows.seed import GuardMode, GuardState
 from workflows.seed.protections import BatchProtections, BatchScreening, cap_limit, over_cap
 
@@ -318,14 +319,15 @@ class _Replay:
             scripted = fixture.outcome_for(ordinal)
             if scripted.hang:
                 return None, None
-            return _complete(run_fixture(call, fixture, ordinal)), scripted.duration_seconds
+            ran = _complete(run_fixture(call, fixture, ordinal))
+            return with_readings(call.name, call.arguments, ran), scripted.duration_seconds
         if is_mcp_name(call.name) and call.name not in BUILTIN_TOOLS:
             raise SimulationError(
                 f"{self.scenario.name}: calls the MCP tool {call.name!r} without a fixture"
             )
         parsed = parse_call(call, BUILTIN_TOOLS)
-        if isinstance(parsed, ToolOutcome):
-            return parsed, None
+        if isinstance(parsed, ToolOutcome):  # the tool activity's answer: it reads it
+            return with_readings(call.name, call.arguments, parsed), None
         raise SimulationError(
             f"{self.scenario.name}: calls the built-in tool {call.name!r} with valid arguments "
             "and no fixture; the simulator cannot run it (script it as a fixture tool)"

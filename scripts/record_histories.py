@@ -168,6 +168,9 @@ FIXTURES: dict[str, tuple[str, GuardMode | None]] = {
     # self-wait the judge reminds of in warn, where R12 runs beside it (its polls are short).
     "stale-waits-stop": ("stale-wait", None),
     "stale-waits-self-wait-judged": ("self-wait-judged", None),
+    # Recorded after tool activities read long texts where they ran (normalize.with_readings):
+    # each query's result carries its reading, and the rules stop the loop on them.
+    "readings-where-run": ("repeated-log-query", None),
 }
 # Session fixtures: the first recorded before CONTEXT_POLICY_PATCH, the second after it, the
 # third after SESSION_START_CHECK_PATCH (a session started with its guard mode runs the

@@ -183,6 +183,33 @@ def _parsed(raw: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+class TextReading(BaseModel):
+    """One text as the loop rules compare it (``workflows.rules.normalize.Reading``), as the
+    tool activity that produced the text read it: digests and a count, never the text."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    # A digest of the masked text (32 hex digits).
+    key: str = Field(pattern=r"^[0-9a-f]{32}$")
+    # The bottom-k sketch: its CRC-32 values, ascending, each 8 hex digits.
+    sketch: str = Field(pattern=r"^(?:[0-9a-f]{8}){0,24}$")
+    # Distinct words.
+    size: int = Field(ge=0)
+    # A digest of the numbers the mask kept (16 hex digits).
+    quantities: str = Field(pattern=r"^[0-9a-f]{16}$")
+
+
+class ExchangeReadings(BaseModel):
+    """What a call asked and what came back, read where the call ran (``asked``: its tool
+    and argument text; ``answer``: its output or error text), so the workflow task does not
+    read long texts itself (workflows/rules/normalize.py, "Bounded cost")."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    asked: TextReading
+    answer: TextReading
+
+
 class ToolOutcome(BaseModel):
     """A settled tool call, on both status axes (the module docstring)."""
 
@@ -209,6 +236,11 @@ class ToolOutcome(BaseModel):
     # that know what they wrote fill it (the built-in file tools, a scenario fixture's
     # ``writes``); empty otherwise, and in every payload recorded before it existed.
     writes: tuple[tuple[str, str], ...] = ()
+    # The tool activity's reading of a call with a long argument or output text
+    # (``workflows.rules.normalize.with_readings``); ``None`` for every other outcome, for
+    # those Seawall makes up itself and in every payload recorded before it existed (the
+    # workflow then reads the texts itself).
+    readings: ExchangeReadings | None = None
 
     # On the wire (workflows/contracts/wire.py) a field equal to its twin is left out and
     # copied back when the payload is read: most outcomes have one tool name, one status and

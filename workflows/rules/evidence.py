@@ -480,15 +480,19 @@ def call_evidence(
 ) -> CallEvidence:
     """``duration``: the seconds the call took on the prompt's clock (0: unknown or
     instant). ``window``: read the call through the normalizer (``seawall-loop-quality-v4``),
-    this many characters of each text in full (``normalize.window_for``); ``None``: the
-    fingerprint as before it."""
+    this many characters of each text in full (``normalize.window_for``), unless the tool
+    activity read it already (``outcome.readings``); ``None``: the fingerprint as before it."""
     text = outcome.error_message or outcome.content
     kind = result_kind(outcome)
     asked = answer = None
     if window is None:
         fingerprint = output_fingerprint(text, call.arguments)
     else:
-        asked, answer = read_exchange(call.name, call.arguments, text, window=window)
+        if outcome.readings is not None:  # read where the call ran (normalize.with_readings)
+            asked = Reading.from_wire(outcome.readings.asked)
+            answer = Reading.from_wire(outcome.readings.answer)
+        else:
+            asked, answer = read_exchange(call.name, call.arguments, text, window=window)
         fingerprint = answer.key
     return CallEvidence(
         tool=outcome.policy_tool_name or outcome.tool_name,

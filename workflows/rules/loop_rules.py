@@ -270,7 +270,8 @@ class LoopRules:
         self._settled = []
         relaxed, self._relaxed = self._relaxed, set()
         window = (
-            window_for([len(o.error_message or o.content) for o in outcomes])
+            # Only the texts no tool activity read already share the batch's budget.
+            window_for([len(o.error_message or o.content) for o in outcomes if o.readings is None])
             if self.normalized
             else None
         )

@@ -43,11 +43,14 @@ import hashlib
 import heapq
 import re
 import string
+import struct
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from pydantic_core import CoreSchema, core_schema
+
+from workflows.contracts.outcome import ExchangeReadings, TextReading, ToolOutcome
 
 # Distinct-word hashes kept per text: the estimate's resolution (1/24 ≈ 4 %).
 SKETCH_SIZE = 24
@@ -457,6 +460,22 @@ class Reading:
         key, sketch, size, quantities = self._fields()
         return f"Reading({key=}, {sketch=}, {size=}, {quantities=})"
 
+    def wire(self) -> TextReading:
+        """This reading as a payload carries it (a tool activity's, :func:`with_readings`)."""
+        return TextReading(
+            key=self.key,
+            sketch="".join(f"{h:08x}" for h in sorted(self.sketch)),
+            size=self.size,
+            quantities=self.quantities,
+        )
+
+    @classmethod
+    def from_wire(cls, wire: TextReading) -> Reading:
+        """The reading a payload carries; equal to the one read from the text."""
+        hashes = bytes.fromhex(wire.sketch)
+        sketch = frozenset(struct.unpack(f">{len(hashes) // 4}I", hashes))
+        return cls(wire.key, sketch, wire.size, wire.quantities)
+
     @classmethod
     def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> CoreSchema:
         """Rule counters (pydantic models) hold readings as they are: never serialized."""
@@ -544,3 +563,28 @@ def read_exchange(
         _read_call(name, strings, window),
         _read_output(text, _longest_first(values), window),
     )
+
+
+# A call whose output or argument text is longer than this is read where it ran
+# (:func:`with_readings`); the workflow task reads the shorter ones itself, within the
+# batch's budget.
+READ_WHERE_RUN_CHARS = LAZY_MASKED_CHARS
+
+
+def with_readings(
+    name: str, arguments: Mapping[str, Any] | None, outcome: ToolOutcome
+) -> ToolOutcome:
+    """``outcome`` carrying :func:`read_exchange` of its call (the whole :data:`WINDOW` of
+    each text) when its argument or output text is long: the tool activity reads what it
+    returns, so the workflow task, which would read every long text of a batch of fifty
+    within :data:`BATCH_BUDGET`, reads none (``bench/guard_step.py``). The reading is
+    recorded with the outcome in history, so a replay reads it back, never again; what the
+    rules make of it is the same either way."""
+    text = outcome.error_message or outcome.content
+    strings: list[str] = []
+    _collect_strings(arguments or {}, strings)
+    if len(text) <= READ_WHERE_RUN_CHARS and sum(map(len, strings)) <= READ_WHERE_RUN_CHARS:
+        return outcome
+    asked, answer = read_exchange(name, arguments, text)
+    readings = ExchangeReadings(asked=asked.wire(), answer=answer.wire())
+    return outcome.model_copy(update={"readings": readings})

@@ -9,17 +9,30 @@ import sys
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
+from seawall.runtime.converter import seawall_data_converter
+from workflows.contracts import ToolCall, ToolOutcome
+from workflows.contracts.outcome import ExchangeReadings, TextReading
+from workflows.rules import LoopRules, LoopSettings
+from workflows.rules.evidence import call_evidence
 from workflows.rules.normalize import (
     BATCH_BUDGET,
     MIN_WINDOW,
+    READ_WHERE_RUN_CHARS,
     WINDOW,
+    Reading,
     mask,
     read_call,
+    read_exchange,
     read_output,
     similarity,
     window_for,
+    with_readings,
 )
+from workflows.seed import GuardMode
+
+WIRE = seawall_data_converter.payload_converter
 
 
 def test_volatile_tokens_are_masked_and_quantities_are_kept() -> None:
@@ -174,3 +187,83 @@ def test_readings_are_the_same_in_another_process() -> None:
         "print(r.key, sorted(r.sketch), r.quantities)"
     )
     assert len(printed_per_hash_seed(code, range(1, 3))) == 1
+
+
+# --- read where the call ran (with_readings) -------------------------------------------------
+
+
+def _outcome(content: str) -> ToolOutcome:
+    return ToolOutcome(call_id="c1", tool_name="query_logs", status="success", content=content)
+
+
+LOG_LINE = "2026-12-07T09:14:03.221Z request_id=8fa2c91b77e0d4a3 took_ms=1834 pool exhausted\n"
+
+
+def test_a_long_text_is_read_where_its_call_ran_and_a_short_one_is_not() -> None:
+    arguments = {"service": "api"}
+    short = with_readings("query_logs", arguments, _outcome("pool exhausted"))
+    assert short.readings is None
+    long_text = LOG_LINE * 20
+    assert len(long_text) > READ_WHERE_RUN_CHARS
+    read = with_readings("query_logs", arguments, _outcome(long_text))
+    asked, answer = read_exchange("query_logs", arguments, long_text)
+    assert read.readings == ExchangeReadings(asked=asked.wire(), answer=answer.wire())
+    assert read.model_copy(update={"readings": None}) == _outcome(long_text)
+    # A long argument (a file's content to write) is read there too, whatever the output.
+    content = {"path": "a.py", "content": "x = 1\n" * 200}
+    assert with_readings("write_file", content, _outcome("wrote a.py")).readings is not None
+
+
+@given(st.text(max_size=2_000))
+def test_a_reading_carried_in_a_payload_is_the_reading_of_its_text(text: str) -> None:
+    reading = read_output(text)
+    assert Reading.from_wire(reading.wire()) == reading
+    [back] = WIRE.from_payloads(WIRE.to_payloads([reading.wire()]), [TextReading])
+    assert Reading.from_wire(back) == reading
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"key": "not hex", "sketch": "", "size": 0, "quantities": "0" * 16},
+        {"key": "0" * 32, "sketch": "abc", "size": 0, "quantities": "0" * 16},
+        {"key": "0" * 32, "sketch": "0" * 8 * 25, "size": 0, "quantities": "0" * 16},
+        {"key": "0" * 32, "sketch": "", "size": -1, "quantities": "0" * 16},
+        {"key": "0" * 32, "sketch": "", "size": 0, "quantities": "0" * 16, "text": "leak"},
+    ],
+)
+def test_a_malformed_reading_is_refused(bad: dict[str, object]) -> None:
+    with pytest.raises(ValidationError):
+        TextReading.model_validate(bad)
+
+
+def test_the_rules_decide_on_the_activitys_reading_and_read_only_the_rest() -> None:
+    call = ToolCall(call_id="c1", name="query_logs", arguments={"service": "api"})
+    text = LOG_LINE * 20
+    carried = with_readings(call.name, call.arguments, _outcome(text))
+    assert carried.readings is not None
+    # The reading carried is what decides: a different one makes a different fingerprint.
+    other = read_output("something else entirely " * 40).wire()
+    swapped = carried.model_copy(
+        update={"readings": ExchangeReadings(asked=carried.readings.asked, answer=other)}
+    )
+    evidence = call_evidence(call, "d", carried, window=MIN_WINDOW)
+    assert evidence.fingerprint == carried.readings.answer.key
+    assert call_evidence(call, "d", swapped, window=MIN_WINDOW).fingerprint == other.key
+    # Without a reading the workflow reads the text itself, within the window it is given.
+    assert call_evidence(call, "d", _outcome(text), window=MIN_WINDOW).fingerprint == (
+        read_output(text, call.arguments, window=MIN_WINDOW).key
+    )
+
+
+def test_only_the_texts_no_activity_read_share_the_batchs_budget() -> None:
+    rules = LoopRules(LoopSettings(), GuardMode.ENFORCE, route_forced_off=False, normalized=True)
+    calls = [ToolCall(call_id=f"c{n}", name="query_logs", arguments={}) for n in range(50)]
+    read = [with_readings("query_logs", {}, _outcome(LOG_LINE * 120)) for _ in range(49)]
+    unread = _outcome("status ok\n" * 10 + "a" * 2_000 + "row 2 " * 100 + "b" * 2_000)
+    # Read with the whole window, the drifting row is in it; with a fiftieth of the budget,
+    # it is in the part left out.
+    whole = read_output(unread.content, window=WINDOW)
+    assert whole.key != read_output(unread.content, window=BATCH_BUDGET // 50).key
+    rules.settle(calls, ["d"] * 50, [*read, unread])
+    assert rules._settled[-1].answer == whole  # one text left to read: the whole window
