@@ -171,6 +171,10 @@ FIXTURES: dict[str, tuple[str, GuardMode | None]] = {
     # Recorded after tool activities read long texts where they ran (normalize.with_readings):
     # each query's result carries its reading, and the rules stop the loop on them.
     "readings-where-run": ("repeated-log-query", None),
+    # Recorded after NOTHING_NEW_PATCH: its marker; a search reworded for the same answer stopped
+    # by R11 keying calls by their answers, and a wait with looks elsewhere stopped by R12.
+    "nothing-new-reworded-search": ("reworded-log-search", None),
+    "nothing-new-wait-with-looks": ("wait-with-look-elsewhere", None),
 }
 # Session fixtures: the first recorded before CONTEXT_POLICY_PATCH, the second after it, the
 # third after SESSION_START_CHECK_PATCH (a session started with its guard mode runs the

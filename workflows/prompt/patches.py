@@ -135,9 +135,16 @@ RESULTS_BY_REFERENCE_PATCH = "seawall-results-by-reference-v1"
 # first of all, before RESULTS_BY_REFERENCE_PATCH, whose changes it takes as given, so a prompt
 # still records one marker.
 STALE_WAITS_PATCH = "seawall-stale-waits-v1"
+# A prompt started after it judges "nothing new" by what came back (R11 and R12,
+# ``workflows.rules.stagnation`` and ``stale_waits``): the same answer to a reworded call that
+# changed nothing is stale, and a wait's stretch is its own checks', so it can remind or stop
+# where a prompt before it ran on. Prompts started before it replay keying calls as they did.
+# Asked first of all, before STALE_WAITS_PATCH, whose changes it takes as given, so a prompt
+# still records one marker.
+NOTHING_NEW_PATCH = "seawall-nothing-new-v1"
 # The one marker a prompt started today records: the newest start patch, which takes every start
 # patch before it as given (StartPatches.ask).
-NEWEST_START_PATCH = STALE_WAITS_PATCH
+NEWEST_START_PATCH = NOTHING_NEW_PATCH
 
 
 @dataclass(frozen=True)
@@ -146,6 +153,7 @@ class StartPatches:
     (histories recorded before a patch have no marker for it), the newest first: it takes
     every start patch before it as given, so a new prompt records one marker."""
 
+    nothing_new: bool = False  # NOTHING_NEW_PATCH: R11 and R12 key calls by their answers
     stale_waits: bool = False  # STALE_WAITS_PATCH: the stale-wait rule (R12)
     # RESULTS_BY_REFERENCE_PATCH: tool outputs kept by their call's id in model requests
     results_by_reference: bool = False
@@ -163,16 +171,30 @@ class StartPatches:
 
     @classmethod
     def ask(cls) -> StartPatches:
-        stale_waits = workflow.patched(STALE_WAITS_PATCH)
+        nothing_new = workflow.patched(NOTHING_NEW_PATCH)
+        stale_waits = nothing_new or workflow.patched(STALE_WAITS_PATCH)
         results = stale_waits or workflow.patched(RESULTS_BY_REFERENCE_PATCH)
         by_reference = results or workflow.patched(INPUTS_BY_REFERENCE_PATCH)
         chained = by_reference or workflow.patched(CONVERSATION_REFS_PATCH)
+        one_marker = {
+            "one_marker": True,
+            "durable_steps": True,
+            "tools_without_hop": True,
+            "progress_rules": True,
+            "model_retry_window": True,
+        }
         if chained or workflow.patched(LOOP_QUALITY_V4_PATCH):
             return cls(
-                stale_waits, results, by_reference, chained, True, True, True, True, True, True
+                nothing_new=nothing_new,
+                stale_waits=stale_waits,
+                results_by_reference=results,
+                by_reference=by_reference,
+                conversation_refs=chained,
+                normalized=True,
+                **one_marker,
             )
         if workflow.patched(ONE_MARKER_PATCH):
-            return cls(False, False, False, False, False, True, True, True, True, True)
+            return cls(**one_marker)
         # Asked in this order, as every history before ONE_MARKER_PATCH recorded them.
         return cls(
             durable_steps=workflow.patched(DURABLE_STEPS_PATCH),

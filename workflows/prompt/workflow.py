@@ -271,6 +271,7 @@ class PromptWorkflow(
                 progress_rules=self._patches.progress_rules,
                 normalized=self._patches.normalized,
                 stale_waits=self._patches.stale_waits,
+                nothing_new=self._patches.nothing_new,
             )
             self._protections.use_loop_rules(rules)
             self._judging = PromptJudging.for_prompt(

@@ -53,7 +53,12 @@ from typing import Any, NamedTuple
 
 from workflows.contracts.outcome import ExecutionStatus, TerminalStatus, ToolCall, ToolOutcome
 from workflows.rules.inspection import is_inspection
-from workflows.rules.normalize import Reading, mask_arguments, read_exchange
+from workflows.rules.normalize import (
+    Reading,
+    answers_its_arguments,
+    mask_arguments,
+    read_exchange,
+)
 from workflows.rules.searches import search_signature
 
 _VOLATILE_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
@@ -466,6 +471,12 @@ class CallEvidence(NamedTuple):
     # differ); ``None`` before it.
     asked: Reading | None = None
     answer: Reading | None = None
+    # Since the normalizer: whether what came back names something the call asked for (one
+    # of its argument values, three characters or more): an answer *about* what was asked
+    # ("trace tr_3a11: 7 observations" for trace tr_3a11), so the same words for another
+    # argument are another answer, not the same one again (R11 and R12 key such calls by
+    # what they asked too).
+    echoes: bool = False
 
 
 def call_evidence(
@@ -485,6 +496,7 @@ def call_evidence(
     text = outcome.error_message or outcome.content
     kind = result_kind(outcome)
     asked = answer = None
+    echoes = False
     if window is None:
         fingerprint = output_fingerprint(text, call.arguments)
     else:
@@ -494,6 +506,7 @@ def call_evidence(
         else:
             asked, answer = read_exchange(call.name, call.arguments, text, window=window)
         fingerprint = answer.key
+        echoes = answers_its_arguments(text, call.arguments)
     return CallEvidence(
         tool=outcome.policy_tool_name or outcome.tool_name,
         digest=digest,
@@ -511,4 +524,5 @@ def call_evidence(
         refused=refused_unrun(outcome),
         asked=asked,
         answer=answer,
+        echoes=echoes,
     )

@@ -148,6 +148,7 @@ class LoopRules:
         progress_rules: bool = True,
         normalized: bool = True,
         stale_waits: bool = True,
+        nothing_new: bool = True,
     ) -> None:
         """``thresholds`` replaces the rules' reminder thresholds (the benchmark's
         sensitivity runs only; prompts always use the defaults). ``progress_rules`` is
@@ -156,7 +157,9 @@ class LoopRules:
         ``normalized`` is false for a prompt that replays from before the normalizer
         (``LOOP_QUALITY_V4_PATCH``): results keep the fingerprint they had then and the
         rows that need the normalizer are off. ``stale_waits`` is false for a prompt that
-        replays from before the stale-wait rule (``STALE_WAITS_PATCH``): its row is off."""
+        replays from before the stale-wait rule (``STALE_WAITS_PATCH``): its row is off.
+        ``nothing_new`` is false for a prompt that replays from before R11 and R12 keyed
+        calls by what came back (``NOTHING_NEW_PATCH``): they key them as they did."""
         self.settings = settings
         self.progress_rules = progress_rules
         self.normalized = normalized and progress_rules
@@ -184,7 +187,8 @@ class LoopRules:
         # One counter per rule of the table, in its consultation order.
         self.counters: dict[LoopRule, RuleCounter] = {
             spec.rule: spec.counter(
-                threshold=custom.get(spec.rule, spec.default_threshold(progress_rules))
+                threshold=custom.get(spec.rule, spec.default_threshold(progress_rules)),
+                **({"by_answer": nothing_new} if spec.by_answer else {}),
             )
             for spec in RULES
         }

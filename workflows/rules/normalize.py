@@ -304,6 +304,12 @@ def _masked_values(arguments: Mapping[str, Any] | None) -> list[str]:
     return _longest_first({v for v in strings if len(v) >= MIN_MASKED_ARGUMENT_CHARS})
 
 
+def answers_its_arguments(text: str, arguments: Mapping[str, Any] | None) -> bool:
+    """Whether ``text`` holds one of the call's own argument values (those
+    :func:`mask_arguments` masks): an answer about what the call asked for."""
+    return any(value in text for value in _masked_values(arguments))
+
+
 def _longest_first(values: Iterable[str]) -> list[str]:
     """``values`` longest first, equal lengths in text order: a set's own order changes with
     ``PYTHONHASHSEED``, and two values of one length that overlap in a text mask it

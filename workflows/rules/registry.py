@@ -148,7 +148,9 @@ class RuleSpec:
     with ``PROGRESS_RULES_PATCH`` (a prompt replaying from before it runs with the rule off);
     ``normalized``: one introduced with ``LOOP_QUALITY_V4_PATCH``, which reads calls through the
     normalizer (off before it); ``stale_waits``: one introduced with ``STALE_WAITS_PATCH`` (off
-    before it). ``pre_progress_threshold``: the threshold a prompt replaying from
+    before it). ``by_answer``: one whose counter keys calls by what came back since
+    ``NOTHING_NEW_PATCH`` (its ``by_answer`` field; as before it for a prompt started
+    earlier). ``pre_progress_threshold``: the threshold a prompt replaying from
     before that patch keeps, when the patch changed it.
     """
 
@@ -164,6 +166,7 @@ class RuleSpec:
     progress: bool = False
     normalized: bool = False
     stale_waits: bool = False
+    by_answer: bool = False
     pre_progress_threshold: int | None = None
 
     def default_threshold(self, progress_rules: bool) -> int:
@@ -313,6 +316,7 @@ RULES: tuple[RuleSpec, ...] = (
         counter=Stagnation,
         progress=True,
         normalized=True,
+        by_answer=True,
     ),
     # After R11, which excuses every wait: this one counts the time nothing changed, waits
     # included. Its threshold is minutes, not batches (workflows.rules.stale_waits).
@@ -328,6 +332,7 @@ RULES: tuple[RuleSpec, ...] = (
         progress=True,
         normalized=True,
         stale_waits=True,
+        by_answer=True,
     ),
 )
 

@@ -19,6 +19,14 @@ never given, a call that waited, a change that left the workspace in a state not
 before — is progress and returns the count to zero; so does new user input. A change that
 returns the workspace to a known state is not new (R7's evidence).
 
+Since ``NOTHING_NEW_PATCH`` what is learned is what comes back, however it was asked: a
+call that changes nothing and gets an answer the prompt already got is stale even when the
+call itself is new — a ``git log --grep`` reworded twenty times that lists the same seven
+commits, a listing run ten ways that prints the same line. Two kinds of call keep their
+question in the key: one that changed the world (its success is the news, whatever it
+printed: "file written" for every file of a refactor), and one whose answer names what it
+asked for (``answers_its_arguments``: the same words about another trace are another answer).
+
 At :data:`STAGNATION_THRESHOLD` stale batches in a row — one more than the longest cycle the
 rule is meant for (twelve batches), so a cycle is reminded in its second round at the
 latest — the model gets the reminder below; the next stale batch stops the prompt. The key
@@ -64,6 +72,8 @@ class Stagnation(RuleCounter):
     """The outcomes the prompt has seen, the workspace states, and the stale run."""
 
     threshold: int = Field(default=STAGNATION_THRESHOLD, ge=1)
+    # NOTHING_NEW_PATCH: a call that changes nothing is keyed by its answer alone.
+    by_answer: bool = False
     outcomes: dict[str, None] = Field(default_factory=dict)
     workspace: dict[str, str] = Field(default_factory=dict)
     states: dict[str, None] = Field(default_factory=dict)
@@ -75,7 +85,12 @@ class Stagnation(RuleCounter):
         for call in batch:
             if call.waits and call.kind is ResultKind.SUCCESS:
                 new = True
-            outcome = _digest(f"{call.tool}\n{call.digest}\n{call.kind.value}\n{call.fingerprint}")
+            if self.by_answer and not (call.changes or call.echoes):
+                outcome = _digest(f"{call.kind.value}\n{call.fingerprint}")
+            else:
+                outcome = _digest(
+                    f"{call.tool}\n{call.digest}\n{call.kind.value}\n{call.fingerprint}"
+                )
             if outcome not in self.outcomes:
                 new = True
             remember_latest(self.outcomes, outcome, None, REMEMBERED_OUTCOMES)

@@ -24,6 +24,14 @@ the workflow, whose clock also holds the real time its activities took. After
 that one long call repeated is not a stretch) the model gets the reminder, which says how a
 wait can fail to see its end; a stale batch that ends a second such span stops the prompt.
 
+Since ``NOTHING_NEW_PATCH`` the stretch is the waiting's own: only the calls that waited
+(and failures) are its checks, keyed by what came back (a ``sleep 30; pgrep`` and a ``sleep
+90; pgrep`` that answer alike are one check), and a batch of calls that neither waited nor
+wrote anything — a ``git status`` between two waits — neither counts nor resets it: a watch
+that never sees its end is no less stale for a look elsewhere in between. An answer that
+names what its call asked for keeps the call in its key (``CallEvidence.echoes``), and a
+write starts the stretch over.
+
 What resets it: anything new (a call never asked, an answer never given, a write not made
 before), and new user input. A stale batch with a failure
 neither counts nor resets (failures are the guard's and R2's). The threshold is minutes
@@ -80,11 +88,23 @@ def outcome_key(call: CallEvidence, *, normalized_call: bool = False) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
+def answer_key(call: CallEvidence) -> str:
+    """What a check got back (and wrote), as a private digest; with what it asked when its
+    answer names what it asked for (NOTHING_NEW_PATCH)."""
+    if call.echoes:
+        return outcome_key(call, normalized_call=True)
+    writes = ";".join(f"{path}={content}" for path, content in call.writes)
+    text = f"{call.kind.value}\n{call.fingerprint}\n{writes}"
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
 class StaleWaits(RuleCounter):
     """The outcomes the prompt has seen and the stale stretch: the seconds its calls took,
     its stale batches, and the spans of ``threshold`` minutes counted."""
 
     threshold: int = Field(default=STALE_WAIT_MINUTES, ge=1)
+    # NOTHING_NEW_PATCH: the checks are the calls that waited, keyed by their answers.
+    by_answer: bool = False
     outcomes: dict[str, None] = Field(default_factory=dict)
     waited: float = 0.0
     batches: int = 0
@@ -92,8 +112,16 @@ class StaleWaits(RuleCounter):
 
     def review(self, review: RuleReview) -> list[RuleFinding]:
         """Stretch the stale run by one batch, or start it over."""
-        keys = [outcome_key(call, normalized_call=True) for call in review.batch]
-        stale = bool(keys) and all(key in self.outcomes for key in keys)
+        if self.by_answer:
+            checks = [c for c in review.batch if c.waits or c.kind is not ResultKind.SUCCESS]
+            wrote = any(call.writes for call in review.batch)
+            if review.batch and not (checks or wrote or review.input_arrived):
+                return []  # a look elsewhere between two waits
+            keys = [answer_key(call) for call in checks]
+            stale = bool(keys) and not wrote and all(key in self.outcomes for key in keys)
+        else:
+            keys = [outcome_key(call, normalized_call=True) for call in review.batch]
+            stale = bool(keys) and all(key in self.outcomes for key in keys)
         for key in keys:
             remember_latest(self.outcomes, key, None, REMEMBERED_OUTCOMES)
         if review.input_arrived or not stale:

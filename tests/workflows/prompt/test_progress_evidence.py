@@ -1,8 +1,9 @@
 """Evidence of progress beyond the call itself, in ``PromptWorkflow`` on a real Temporal dev
-server (docs/protections.md, "Loop profiles", R3 and R4): the scroll whose snapshot moves
-on ends its turn, the runner's ignored refusals are stopped, and the denial rule reminds at
-its fourth round; each as the simulator says, and each history replays to the same
-decisions. The rules' own cases are in ``tests/workflows/rules/``.
+server (docs/protections.md, "Loop profiles", R3, R4, R11 and R12): the scroll whose snapshot
+moves on ends its turn, the runner's ignored refusals are stopped, the denial rule reminds at
+its fourth round, a search reworded for the same answer and a wait with looks elsewhere in
+between are stopped (since NOTHING_NEW_PATCH); each as the simulator says, and each history
+replays to the same decisions. The rules' own cases are in ``tests/workflows/rules/``.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from tests.workflows.prompt.test_durable_steps import patch_ids
 from workflows.contracts.prompt import LoopType, StopReason
 from workflows.prompt.patches import NEWEST_START_PATCH
 from workflows.rules.denied_calls import DENIED_CALL_THRESHOLD
+from workflows.rules.stagnation import STAGNATION_THRESHOLD
 from workflows.seed.guard import GuardMode
 
 pytestmark = pytest.mark.asyncio
@@ -27,6 +29,21 @@ pytestmark = pytest.mark.asyncio
     ("name", "stop", "loop_type", "rules"),
     [
         ("scroll-feed", StopReason.END_TURN, None, []),
+        (
+            "reworded-log-search",
+            StopReason.LOOP_DETECTED,
+            LoopType.REPEATED_STAGNATION,
+            [
+                (STAGNATION_THRESHOLD + 1, "repeated_stagnation", "warn"),
+                (STAGNATION_THRESHOLD + 2, "repeated_stagnation", "stop"),
+            ],
+        ),
+        (
+            "wait-with-look-elsewhere",
+            StopReason.LOOP_DETECTED,
+            LoopType.REPEATED_STALE_WAIT,
+            [(9, "repeated_stale_wait", "warn"), (17, "repeated_stale_wait", "stop")],
+        ),
         (
             "tool-call-limit-ignored",
             StopReason.LOOP_DETECTED,

@@ -154,6 +154,7 @@ class Prompt:
     settings: LoopSettings = field(default_factory=LoopSettings)
     route_forced_off: bool = False
     thresholds: dict[LoopRule, int] | None = None
+    nothing_new: bool = True  # False: a prompt started before NOTHING_NEW_PATCH
 
     def __post_init__(self) -> None:
         self.protections = BatchProtections(PromptOptions(), WS)
@@ -163,6 +164,7 @@ class Prompt:
                 self.mode,
                 route_forced_off=self.route_forced_off,
                 thresholds=self.thresholds,
+                nothing_new=self.nothing_new,
             )
         )
         self.state = GuardState()

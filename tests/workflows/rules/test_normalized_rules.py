@@ -210,6 +210,35 @@ def test_a_wait_input_or_anything_new_starts_the_count_again() -> None:
     assert not kinds(more, LoopRule.STAGNATION)
 
 
+def test_the_same_answer_to_reworded_questions_is_nothing_new() -> None:
+    commits = "a1b2c3d fix(cli): spinner\n9f8e7d6 docs: typo\n" * 3
+    patterns = [f"--grep=speed{n}" for n in range(3 * STAGNATION_THRESHOLD)]
+    since, before = Prompt(), Prompt(nothing_new=False)
+    rounds = {
+        name: [prompt.batch((sh(f"git log --oneline {p}"), works(commits))) for p in patterns]
+        for name, prompt in (("since", since), ("before", before))
+    }
+    # The first answer is new; from the second on nothing was learned, however it was asked.
+    assert kinds(rounds["since"], LoopRule.STAGNATION) == [
+        (STAGNATION_THRESHOLD + 1, RuleDecisionKind.WARN),
+        (STAGNATION_THRESHOLD + 2, RuleDecisionKind.STOP),
+    ]
+    assert not kinds(rounds["before"], LoopRule.STAGNATION)  # each question was new
+
+
+def test_the_same_ack_for_another_change_and_an_answer_about_what_was_asked_are_new() -> None:
+    prompt = Prompt()
+    rounds = [
+        prompt.batch((call("write_file", path=f"m{n}.py", content=f"x = {n}"), works("written")))
+        for n in range(3 * STAGNATION_THRESHOLD)
+    ]
+    rounds += [
+        prompt.batch((call("get_trace", id=f"tr_{n:04x}"), works(f"trace tr_{n:04x}: 7 spans")))
+        for n in range(3 * STAGNATION_THRESHOLD)
+    ]
+    assert not kinds(rounds, LoopRule.STAGNATION)
+
+
 # --- versioning and modes -------------------------------------------------------------------
 
 

@@ -176,3 +176,55 @@ def test_a_poll_with_a_fresh_time_in_its_arguments_asks_the_same_thing() -> None
     ]
     decided = [(i + 1, d.rule, d.kind) for i, r in enumerate(rounds) for d in r.rules]
     assert decided == [(16, LoopRule.STALE_WAIT, WARN), (31, LoopRule.STALE_WAIT, STOP)]
+
+
+# --- since NOTHING_NEW_PATCH: the waiting's own checks, keyed by what came back ---------
+
+
+def look(answer: str) -> CallEvidence:
+    """An instant call that neither waited nor wrote: ``git status`` between two waits."""
+    return evidence(answer)._replace(tool="run_shell_command", digest=answer, waits=False)
+
+
+def test_a_look_elsewhere_between_waits_neither_counts_nor_resets() -> None:
+    since = Clocked(rule=StaleWaits(by_answer=True))
+    before = Clocked()
+    decisions: dict[str, list[list[RuleDecisionKind]]] = {"since": [], "before": []}
+    for n in range(14):
+        for name, prompt in (("since", since), ("before", before)):
+            decisions[name].append(prompt.batch(evidence()))
+            if n % 3 == 2:  # every third poll, a look at something new
+                decisions[name].append(prompt.batch(look(f"new commit {n}")))
+    assert first(decisions["before"], WARN) is None  # each look started the stretch over
+    assert first(decisions["since"], WARN) is not None
+    assert first(decisions["since"], STOP) is not None
+
+
+def test_checks_that_wait_differently_and_answer_alike_are_one_check() -> None:
+    prompt = Clocked(rule=StaleWaits(by_answer=True))
+    sleeps = ["sleep-30-pgrep", "sleep-60-pgrep", "sleep-90-pgrep"]
+    decisions = [prompt.batch(evidence()._replace(digest=sleeps[n % 3])) for n in range(14)]
+    assert first(decisions, WARN) == 7  # as if every check had been the same call
+    before = Clocked()
+    assert (
+        first([before.batch(evidence()._replace(digest=sleeps[n % 3])) for n in range(14)], WARN)
+        == 9
+    )  # before: each sleep is new the first time
+
+
+def test_an_answer_about_what_was_asked_and_a_write_are_new() -> None:
+    prompt = Clocked(rule=StaleWaits(by_answer=True))
+    # One answer's words, each about another job it names: every check is new.
+    named = [
+        prompt.batch(evidence("job queued")._replace(digest=f"job-{n}", echoes=True))
+        for n in range(14)
+    ]
+    assert first(named, WARN) is None
+    # A write between the checks starts the stretch over.
+    writes = Clocked(rule=StaleWaits(by_answer=True))
+    decisions = []
+    for n in range(14):
+        decisions.append(writes.batch(evidence()))
+        if n % 3 == 2:
+            decisions.append(writes.batch(look("wrote")._replace(writes=(("p", str(n)),))))
+    assert first(decisions, WARN) is None
