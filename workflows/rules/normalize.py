@@ -30,11 +30,16 @@ tail, at most :data:`WINDOW` characters) and the batch shares a budget
 as its length and a CRC of its bytes with every digit masked (a C-speed pass), so a change
 in the middle still makes the fingerprint new while a drifting number there does not.
 A short text's sketch and quantities are worked out only when a rule compares that far
-(:data:`LAZY_MASKED_CHARS`). ``bench/guard_step.py`` measures a batch's step; where its time
-goes is in docs/benchmarks.md.
+(:data:`LAZY_MASKED_CHARS`). And a long text is read where it was made: the tool activity
+that ran a call whose argument or output text is longer than :data:`READ_WHERE_RUN_CHARS`
+returns the readings of both with the outcome (:func:`with_readings`, the whole window, off
+the workflow task), so the step reads only the short texts and those no activity read (an
+editor's, a worker's from before it). ``bench/guard_step.py`` measures a batch's step; where
+its time goes is in docs/benchmarks.md.
 
 Everything is deterministic (CRC-32, no ``hash()``, no randomness) and private: sketches
-and fingerprints stay in workflow state; only rule names and counts are ever logged.
+and fingerprints stay in workflow state and, read where a call ran, in its recorded result;
+only rule names and counts are ever logged.
 """
 
 from __future__ import annotations
@@ -584,8 +589,9 @@ def with_readings(
     each text) when its argument or output text is long: the tool activity reads what it
     returns, so the workflow task, which would read every long text of a batch of fifty
     within :data:`BATCH_BUDGET`, reads none (``bench/guard_step.py``). The reading is
-    recorded with the outcome in history, so a replay reads it back, never again; what the
-    rules make of it is the same either way."""
+    recorded with the outcome in history, so a replay reads it back and never reads the
+    text again; an outcome recorded without one (before it, or from an editor) is read by
+    the workflow as before."""
     text = outcome.error_message or outcome.content
     strings: list[str] = []
     _collect_strings(arguments or {}, strings)
