@@ -57,6 +57,7 @@ from workflows.rules.normalize import (
     Reading,
     answers_its_arguments,
     mask_arguments,
+    names,
     read_exchange,
 )
 from workflows.rules.searches import search_signature
@@ -477,6 +478,10 @@ class CallEvidence(NamedTuple):
     # argument are another answer, not the same one again (R11 and R12 key such calls by
     # what they asked too).
     echoes: bool = False
+    # Since the normalizer: what the call names (``normalize.names``: its short top-level
+    # argument values, masked), a private digest; R9 and R10 join only calls that name the
+    # same things since NOTHING_NEW_PATCH.
+    named: str = ""
 
 
 def call_evidence(
@@ -497,6 +502,7 @@ def call_evidence(
     kind = result_kind(outcome)
     asked = answer = None
     echoes = False
+    named = ""
     if window is None:
         fingerprint = output_fingerprint(text, call.arguments)
     else:
@@ -507,6 +513,7 @@ def call_evidence(
             asked, answer = read_exchange(call.name, call.arguments, text, window=window)
         fingerprint = answer.key
         echoes = answers_its_arguments(text, call.arguments)
+        named = names(call.arguments)
     return CallEvidence(
         tool=outcome.policy_tool_name or outcome.tool_name,
         digest=digest,
@@ -525,4 +532,5 @@ def call_evidence(
         asked=asked,
         answer=answer,
         echoes=echoes,
+        named=named,
     )

@@ -189,6 +189,7 @@ class LoopRules:
             spec.rule: spec.counter(
                 threshold=custom.get(spec.rule, spec.default_threshold(progress_rules)),
                 **({"by_answer": nothing_new} if spec.by_answer else {}),
+                **({"by_names": nothing_new} if spec.by_names else {}),
             )
             for spec in RULES
         }

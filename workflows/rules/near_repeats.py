@@ -76,6 +76,7 @@ class Cluster(NamedTuple):
 
     key: str
     paths: frozenset[str]
+    named: str
     asked: Reading
     answers: tuple[Reading, ...]
     digest: str
@@ -94,25 +95,39 @@ class NearRepeats(RuleCounter):
     """One prompt's clusters per tool and where each stands on the ladder."""
 
     threshold: int = Field(default=NEAR_REPEAT_THRESHOLD, ge=1)
+    # NOTHING_NEW_PATCH: a call is alike a cluster's only when it names the same things.
+    by_names: bool = False
     clusters: dict[str, list[Cluster]] = Field(default_factory=dict)
     # Calls so far that asked what a cluster asked and got an answer it never got.
     news: int = 0
 
-    def _closest(self, call: CallEvidence, asked: Reading) -> int | None:
-        """The newest cluster whose call named the same paths and asked alike."""
+    def _closest(self, call: CallEvidence, asked: Reading, answer: Reading) -> int | None:
+        """The newest cluster whose call named the same paths and asked alike; since
+        NOTHING_NEW_PATCH, when the answer is short, one that also named the same things
+        (eighteen events, each with its own title, all answered "Event created.", are not
+        one question: a short answer cannot tell them apart, so the names must)."""
         entries = self.clusters.get(call.tool, [])
+        named = call.named if self.by_names and not answer.long else None
         if not asked.long:
             # A short question is alike only one asked in the same words (``Reading.alike``):
             # its key alone decides, without a comparison per cluster.
             key = asked.key
             for index in range(len(entries) - 1, -1, -1):
                 entry = entries[index]
-                if entry.asked.key == key and entry.paths == call.paths:
+                if (
+                    entry.asked.key == key
+                    and entry.paths == call.paths
+                    and named in (None, entry.named)
+                ):
                     return index
             return None
         for index in range(len(entries) - 1, -1, -1):
             entry = entries[index]
-            if entry.paths == call.paths and asked.alike(entry.asked, CALL_SIMILARITY):
+            if (
+                entry.paths == call.paths
+                and named in (None, entry.named)
+                and asked.alike(entry.asked, CALL_SIMILARITY)
+            ):
                 return index
         return None
 
@@ -128,7 +143,7 @@ class NearRepeats(RuleCounter):
             asked, answer = call.asked, call.answer
             entries = self.clusters.pop(call.tool, [])
             self.clusters[call.tool] = entries  # the tool used last is forgotten last
-            index = self._closest(call, asked)
+            index = self._closest(call, asked, answer)
             answers: tuple[Reading, ...] = (answer,)
             if index is None:
                 key = _key(call)
@@ -160,6 +175,7 @@ class NearRepeats(RuleCounter):
                 Cluster(
                     key=key,
                     paths=call.paths,
+                    named=call.named,
                     asked=asked,
                     answers=answers[-ANSWERS_PER_CLUSTER:],
                     digest=call.digest,

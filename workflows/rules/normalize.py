@@ -309,6 +309,29 @@ def _masked_values(arguments: Mapping[str, Any] | None) -> list[str]:
     return _longest_first({v for v in strings if len(v) >= MIN_MASKED_ARGUMENT_CHARS})
 
 
+def names(arguments: Mapping[str, Any] | None) -> str:
+    """A private digest of what a call with several arguments *names*: each top-level
+    argument whose value is a number, a flag or a short string (fewer than
+    :data:`LONG_TEXT_WORDS` words), masked — an event's title, a job's number, a mode;
+    ``""`` when there is none. Two calls that name different things act on different items,
+    however alike their words (eighteen birthdays of one calendar, each created with its own
+    title); a status asked with a fresh request id names the same. A call with one argument
+    names nothing: its one value is its content (a note, a question), which rules compare
+    by similarity."""
+    if not arguments or len(arguments) < 2:
+        return ""
+    named = []
+    for key in sorted(arguments):
+        value = arguments[key]
+        if isinstance(value, bool | int | float):
+            named.append(f"{key}={value}")
+        elif isinstance(value, str) and len(value.split()) < LONG_TEXT_WORDS:
+            named.append(f"{key}={_mask(value, [])}")
+    if not named:
+        return ""
+    return hashlib.sha256("\0".join(named).encode()).hexdigest()[:16]
+
+
 def answers_its_arguments(text: str, arguments: Mapping[str, Any] | None) -> bool:
     """Whether ``text`` holds one of the call's own argument values (those
     :func:`mask_arguments` masks): an answer about what the call asked for."""

@@ -150,8 +150,9 @@ class RuleSpec:
     normalizer (off before it); ``stale_waits``: one introduced with ``STALE_WAITS_PATCH`` (off
     before it). ``by_answer``: one whose counter keys calls by what came back since
     ``NOTHING_NEW_PATCH`` (its ``by_answer`` field; as before it for a prompt started
-    earlier). ``pre_progress_threshold``: the threshold a prompt replaying from
-    before that patch keeps, when the patch changed it.
+    earlier); ``by_names``: one that joins only calls naming the same things since that
+    patch (its ``by_names`` field). ``pre_progress_threshold``: the threshold a prompt
+    replaying from before that patch keeps, when the patch changed it.
     """
 
     rule: LoopRule
@@ -167,6 +168,7 @@ class RuleSpec:
     normalized: bool = False
     stale_waits: bool = False
     by_answer: bool = False
+    by_names: bool = False
     pre_progress_threshold: int | None = None
 
     def default_threshold(self, progress_rules: bool) -> int:
@@ -291,6 +293,7 @@ RULES: tuple[RuleSpec, ...] = (
         counter=NearRepeats,
         progress=True,
         normalized=True,
+        by_names=True,
     ),
     RuleSpec(
         rule=LoopRule.REWRITE,
@@ -303,6 +306,7 @@ RULES: tuple[RuleSpec, ...] = (
         counter=Rewrites,
         progress=True,
         normalized=True,
+        by_names=True,
     ),
     # Last: the broadest cause (nothing new at all), after every narrower rule had its say.
     RuleSpec(

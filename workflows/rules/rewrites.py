@@ -71,6 +71,7 @@ class Version(NamedTuple):
     body: Reading
     answer: Reading
     learned: int
+    named: str = ""
 
 
 def _digest(text: str) -> str:
@@ -95,6 +96,8 @@ class Rewrites(RuleCounter):
     """One prompt's versions per key, the results seen, and the ladder."""
 
     threshold: int = Field(default=REWRITE_THRESHOLD, ge=1)
+    # NOTHING_NEW_PATCH: a version rewrites an earlier one only when it names the same things.
+    by_names: bool = False
     versions: dict[str, list[Version]] = Field(default_factory=dict)
     seen: dict[str, None] = Field(default_factory=dict)
     # Calls so far that returned something the prompt had not seen (or waited).
@@ -115,6 +118,7 @@ class Rewrites(RuleCounter):
                 and _writes_content(call)
             ):
                 key = _target(call)
+                named = call.named if self.by_names else ""
                 earlier = self.versions.get(key, [])
                 largest = max((v.body.size for v in earlier), default=0)
                 # Nothing learned: not since that version, not from this call's own answer
@@ -124,6 +128,7 @@ class Rewrites(RuleCounter):
                     and body.size <= largest * GROWTH
                     and any(
                         v.learned == learned_before
+                        and v.named == named
                         and answer.alike(v.answer, ANSWER_SIMILARITY)
                         and similarity(body.sketch, v.body.sketch) >= REWRITE_SIMILARITY
                         for v in earlier
@@ -133,7 +138,7 @@ class Rewrites(RuleCounter):
                     rewrites[key] = 1
                 else:
                     self.rungs.pop(key, None)
-                version = Version(body=body, answer=answer, learned=learned_before)
+                version = Version(body=body, answer=answer, learned=learned_before, named=named)
                 kept = [*earlier, version][-VERSIONS_PER_KEY:]
                 for forgotten in remember_latest(self.versions, key, kept, REMEMBERED_KEYS):
                     self.rungs.pop(forgotten, None)

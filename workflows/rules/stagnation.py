@@ -22,10 +22,12 @@ returns the workspace to a known state is not new (R7's evidence).
 Since ``NOTHING_NEW_PATCH`` what is learned is what comes back, however it was asked: a
 call that changes nothing and gets an answer the prompt already got is stale even when the
 call itself is new — a ``git log --grep`` reworded twenty times that lists the same seven
-commits, a listing run ten ways that prints the same line. Two kinds of call keep their
-question in the key: one that changed the world (its success is the news, whatever it
-printed: "file written" for every file of a refactor), and one whose answer names what it
-asked for (``answers_its_arguments``: the same words about another trace are another answer).
+commits, a listing run ten ways that prints the same screenful. Three kinds of call keep
+their question in the key: one that changed the world (its success is the news, whatever it
+printed: "file written" for every file of a refactor), one whose answer names what it asked
+for (``answers_its_arguments``: the same words about another trace are another answer), and
+one whose answer is too short to say anything (an "ok" or "Event created." for each of
+eighteen calendar entries is an acknowledgement, not something learned twice).
 
 At :data:`STAGNATION_THRESHOLD` stale batches in a row — one more than the longest cycle the
 rule is meant for (twelve batches), so a cycle is reminded in its second round at the
@@ -64,6 +66,12 @@ STAGNATION_STOP_MESSAGE = (
 )
 
 
+def short(call: CallEvidence) -> bool:
+    """Whether what came back is too short to say what was learned ("ok", "Event created."):
+    the same acknowledgement of another call is no evidence that nothing is new."""
+    return call.answer is None or not call.answer.long
+
+
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
@@ -85,7 +93,7 @@ class Stagnation(RuleCounter):
         for call in batch:
             if call.waits and call.kind is ResultKind.SUCCESS:
                 new = True
-            if self.by_answer and not (call.changes or call.echoes):
+            if self.by_answer and not (call.changes or call.echoes or short(call)):
                 outcome = _digest(f"{call.kind.value}\n{call.fingerprint}")
             else:
                 outcome = _digest(

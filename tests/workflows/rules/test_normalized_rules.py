@@ -8,6 +8,7 @@ Driven batch by batch through the protections exactly as the workflow drives the
 
 from __future__ import annotations
 
+from workflows.contracts import ToolCall
 from workflows.rules import LoopRule, RuleDecisionKind
 from workflows.rules.loop_rules import LoopRules
 from workflows.rules.near_repeats import NEAR_REPEAT_REMINDER, NEAR_REPEAT_THRESHOLD
@@ -211,7 +212,9 @@ def test_a_wait_input_or_anything_new_starts_the_count_again() -> None:
 
 
 def test_the_same_answer_to_reworded_questions_is_nothing_new() -> None:
-    commits = "a1b2c3d fix(cli): spinner\n9f8e7d6 docs: typo\n" * 3
+    commits = (
+        "a1b2c3d fix(cli): keep the spinner on one line\n9f8e7d6 docs: fix a typo in the README\n"
+    )
     patterns = [f"--grep=speed{n}" for n in range(3 * STAGNATION_THRESHOLD)]
     since, before = Prompt(), Prompt(nothing_new=False)
     rounds = {
@@ -237,6 +240,34 @@ def test_the_same_ack_for_another_change_and_an_answer_about_what_was_asked_are_
         for n in range(3 * STAGNATION_THRESHOLD)
     ]
     assert not kinds(rounds, LoopRule.STAGNATION)
+
+
+PEOPLE = ["Alice", "Bob", "Carol", "Dmitri", "Elif", "Farah", "Gustav", "Hana", "Ivo", "Jana"]
+
+
+def birthday(name: str) -> ToolCall:
+    return call(
+        "manage_calendar",
+        action="create_event",
+        title=f"{name}'s birthday",
+        date="2026-03-14",
+        all_day=True,
+        recurrence="RRULE:FREQ=YEARLY",
+        calendar="Family & friends",
+    )
+
+
+def test_one_acknowledgement_for_many_items_is_no_repeat() -> None:
+    """Eighteen birthdays, each created with its own title and answered "Event created.":
+    a short answer cannot tell the calls apart, so what they name does (R9), and it is no
+    evidence that nothing was learned (R11); a tool nobody declared state-changing."""
+    since, before = Prompt(), Prompt(nothing_new=False)
+    rounds = {
+        name: [prompt.batch((birthday(p), works("Event created."))) for p in PEOPLE * 2]
+        for name, prompt in (("since", since), ("before", before))
+    }
+    assert not [d for r in rounds["since"] for d in r.rules]
+    assert kinds(rounds["before"], LoopRule.NEAR_REPEAT)  # before: read as one call again
 
 
 # --- versioning and modes -------------------------------------------------------------------
