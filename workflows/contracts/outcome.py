@@ -208,6 +208,10 @@ class ExchangeReadings(BaseModel):
 
     asked: TextReading
     answer: TextReading
+    # Whether the answer names one of the call's own argument values, and a digest of what a
+    # call with several arguments names (``normalize.answers_its_arguments``, ``names``).
+    echoes: bool = False
+    named: str = Field(default="", pattern=r"^(?:[0-9a-f]{16})?$")
 
 
 class ToolOutcome(BaseModel):

@@ -506,14 +506,15 @@ def call_evidence(
     if window is None:
         fingerprint = output_fingerprint(text, call.arguments)
     else:
-        if outcome.readings is not None:  # read where the call ran (normalize.with_readings)
-            asked = Reading.from_wire(outcome.readings.asked)
-            answer = Reading.from_wire(outcome.readings.answer)
+        read = outcome.readings
+        if read is not None:  # read where the call ran (normalize.with_readings)
+            asked, answer = Reading.from_wire(read.asked), Reading.from_wire(read.answer)
+            echoes, named = read.echoes, read.named
         else:
             asked, answer = read_exchange(call.name, call.arguments, text, window=window)
+            echoes = answers_its_arguments(text, call.arguments)
+            named = names(call.arguments)
         fingerprint = answer.key
-        echoes = answers_its_arguments(text, call.arguments)
-        named = names(call.arguments)
     return CallEvidence(
         tool=outcome.policy_tool_name or outcome.tool_name,
         digest=digest,

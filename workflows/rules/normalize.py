@@ -621,5 +621,10 @@ def with_readings(
     if len(text) <= READ_WHERE_RUN_CHARS and sum(map(len, strings)) <= READ_WHERE_RUN_CHARS:
         return outcome
     asked, answer = read_exchange(name, arguments, text)
-    readings = ExchangeReadings(asked=asked.wire(), answer=answer.wire())
+    readings = ExchangeReadings(
+        asked=asked.wire(),
+        answer=answer.wire(),
+        echoes=answers_its_arguments(text, arguments),
+        named=names(arguments),
+    )
     return outcome.model_copy(update={"readings": readings})

@@ -23,6 +23,7 @@ from workflows.rules.normalize import (
     WINDOW,
     Reading,
     mask,
+    names,
     read_call,
     read_exchange,
     read_output,
@@ -208,6 +209,12 @@ def test_a_long_text_is_read_where_its_call_ran_and_a_short_one_is_not() -> None
     read = with_readings("query_logs", arguments, _outcome(long_text))
     asked, answer = read_exchange("query_logs", arguments, long_text)
     assert read.readings == ExchangeReadings(asked=asked.wire(), answer=answer.wire())
+    # What the call names and whether its answer names it are read there too.
+    named = {"service": "api", "since": "5m"}
+    echoed = with_readings("query_logs", named, _outcome(long_text + " api")).readings
+    assert echoed is not None
+    assert (echoed.echoes, echoed.named) == (True, names(named))
+    assert names(named) and not names(arguments)  # one argument names nothing
     assert read.model_copy(update={"readings": None}) == _outcome(long_text)
     # A long argument (a file's content to write) is read there too, whatever the output.
     content = {"path": "a.py", "content": "x = 1\n" * 200}
