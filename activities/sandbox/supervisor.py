@@ -64,7 +64,9 @@ from typing import Any
 PR_SET_PDEATHSIG = 1
 SETUP_FAILED = 125
 SETUP_TIMEOUT_SECONDS = 30.0
-CGROUP_REMOVE_ATTEMPTS = 50
+# Tries at removing a sandbox's cgroup, 10 ms apart, while its last processes are still being
+# reaped: up to 5 s on a loaded machine (0.5 s left one behind under a full test suite).
+CGROUP_REMOVE_ATTEMPTS = 500
 RESOLV_CONF = b"nameserver 10.0.2.3\n"  # slirp4netns's DNS forwarder
 CPU_PERIOD_US = 100_000
 DISK_POLL_SECONDS = 0.25
