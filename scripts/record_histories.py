@@ -175,6 +175,9 @@ FIXTURES: dict[str, tuple[str, GuardMode | None]] = {
     # by R11 keying calls by their answers, and a wait with looks elsewhere stopped by R12.
     "nothing-new-reworded-search": ("reworded-log-search", None),
     "nothing-new-wait-with-looks": ("wait-with-look-elsewhere", None),
+    # Recorded after MOVED_COUNTS_PATCH: its marker; a listing whose answers differ only in the
+    # agent's growing context usage, each read where it ran with its shape, stopped by R11.
+    "moved-counts-context-footer": ("context-footer-listing", None),
 }
 # Session fixtures: the first recorded before CONTEXT_POLICY_PATCH, the second after it, the
 # third after SESSION_START_CHECK_PATCH (a session started with its guard mode runs the

@@ -125,6 +125,8 @@ def test_the_representative_scenarios_are_all_recorded() -> None:
         # Recorded after STALE_WAITS_PATCH: R12 reminds and stops a wait on oneself.
         "stale-waits-stop",
         "stale-waits-self-wait-judged",
+        # Recorded after MOVED_COUNTS_PATCH: R11 reads answers that differ in a count as one.
+        "moved-counts-context-footer",
         "session-wire-format",
         "owner-admission-wire-format",
     } <= names

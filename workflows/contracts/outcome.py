@@ -197,6 +197,9 @@ class TextReading(BaseModel):
     size: int = Field(ge=0)
     # A digest of the numbers the mask kept (16 hex digits).
     quantities: str = Field(pattern=r"^[0-9a-f]{16}$")
+    # An output's digest of its masked text without its numerals (32 hex digits): equal for
+    # two answers that differ only in their numbers. None: a call's text, or read before it.
+    shape: str | None = Field(default=None, pattern=r"^[0-9a-f]{32}$")
 
 
 class ExchangeReadings(BaseModel):

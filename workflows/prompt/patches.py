@@ -142,9 +142,16 @@ STALE_WAITS_PATCH = "seawall-stale-waits-v1"
 # Asked first of all, before STALE_WAITS_PATCH, whose changes it takes as given, so a prompt
 # still records one marker.
 NOTHING_NEW_PATCH = "seawall-nothing-new-v1"
+# A prompt started after it takes two answers that differ only in a count or two for one answer
+# in the no-new-state rule (R11, ``workflows.rules.stagnation``: a listing whose every answer
+# ends with the agent's growing context size is stale), so it can remind or stop where a prompt
+# before it ran on. Prompts started before it replay with every count new, as they did. Asked
+# first of all, before NOTHING_NEW_PATCH, whose changes it takes as given, so a prompt still
+# records one marker.
+MOVED_COUNTS_PATCH = "seawall-moved-counts-v1"
 # The one marker a prompt started today records: the newest start patch, which takes every start
 # patch before it as given (StartPatches.ask).
-NEWEST_START_PATCH = NOTHING_NEW_PATCH
+NEWEST_START_PATCH = MOVED_COUNTS_PATCH
 
 
 @dataclass(frozen=True)
@@ -153,6 +160,7 @@ class StartPatches:
     (histories recorded before a patch have no marker for it), the newest first: it takes
     every start patch before it as given, so a new prompt records one marker."""
 
+    moved_counts: bool = False  # MOVED_COUNTS_PATCH: R11 reads a moved count as no news
     nothing_new: bool = False  # NOTHING_NEW_PATCH: R11 and R12 key calls by their answers
     stale_waits: bool = False  # STALE_WAITS_PATCH: the stale-wait rule (R12)
     # RESULTS_BY_REFERENCE_PATCH: tool outputs kept by their call's id in model requests
@@ -171,7 +179,8 @@ class StartPatches:
 
     @classmethod
     def ask(cls) -> StartPatches:
-        nothing_new = workflow.patched(NOTHING_NEW_PATCH)
+        moved_counts = workflow.patched(MOVED_COUNTS_PATCH)
+        nothing_new = moved_counts or workflow.patched(NOTHING_NEW_PATCH)
         stale_waits = nothing_new or workflow.patched(STALE_WAITS_PATCH)
         results = stale_waits or workflow.patched(RESULTS_BY_REFERENCE_PATCH)
         by_reference = results or workflow.patched(INPUTS_BY_REFERENCE_PATCH)
@@ -185,6 +194,7 @@ class StartPatches:
         }
         if chained or workflow.patched(LOOP_QUALITY_V4_PATCH):
             return cls(
+                moved_counts=moved_counts,
                 nothing_new=nothing_new,
                 stale_waits=stale_waits,
                 results_by_reference=results,

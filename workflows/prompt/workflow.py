@@ -272,6 +272,7 @@ class PromptWorkflow(
                 normalized=self._patches.normalized,
                 stale_waits=self._patches.stale_waits,
                 nothing_new=self._patches.nothing_new,
+                moved_counts=self._patches.moved_counts,
             )
             self._protections.use_loop_rules(rules)
             self._judging = PromptJudging.for_prompt(

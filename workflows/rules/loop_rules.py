@@ -149,6 +149,7 @@ class LoopRules:
         normalized: bool = True,
         stale_waits: bool = True,
         nothing_new: bool = True,
+        moved_counts: bool = True,
     ) -> None:
         """``thresholds`` replaces the rules' reminder thresholds (the benchmark's
         sensitivity runs only; prompts always use the defaults). ``progress_rules`` is
@@ -159,7 +160,9 @@ class LoopRules:
         rows that need the normalizer are off. ``stale_waits`` is false for a prompt that
         replays from before the stale-wait rule (``STALE_WAITS_PATCH``): its row is off.
         ``nothing_new`` is false for a prompt that replays from before R11 and R12 keyed
-        calls by what came back (``NOTHING_NEW_PATCH``): they key them as they did."""
+        calls by what came back (``NOTHING_NEW_PATCH``): they key them as they did.
+        ``moved_counts`` is false for a prompt that replays from before R11 took answers
+        that differ only in a count for one (``MOVED_COUNTS_PATCH``)."""
         self.settings = settings
         self.progress_rules = progress_rules
         self.normalized = normalized and progress_rules
@@ -190,6 +193,7 @@ class LoopRules:
                 threshold=custom.get(spec.rule, spec.default_threshold(progress_rules)),
                 **({"by_answer": nothing_new} if spec.by_answer else {}),
                 **({"by_names": nothing_new} if spec.by_names else {}),
+                **({"by_shape": moved_counts} if spec.by_shape else {}),
             )
             for spec in RULES
         }

@@ -21,7 +21,10 @@ one module:
 - :func:`read_output` reads one call's output and :func:`read_call` what a call asks (its
   tool and argument text) into a :class:`Reading`: the exact fingerprint of the masked text,
   its sketch, its size and the quantities the mask kept; :meth:`Reading.alike` is the one
-  comparison every rule uses. :func:`read_exchange` reads both for one settled call.
+  comparison every rule uses. :func:`read_exchange` reads both for one settled call. An
+  output's reading also has a *shape*, its masked text without its numerals: two answers of
+  one shape differ at most in their numbers, and the no-new-state rule (R11) compares their
+  sketches to tell a count that moved in a long answer from a new one.
 
 **Bounded cost.** A batch may carry 50 calls of 20 KB; reading all of it costs tens of
 milliseconds of workflow-task time. Every call's text is cut to a window (its head and
@@ -277,6 +280,8 @@ def _mask_volatile(text: str) -> str:
 
 _WORD = re.compile(r"[^\W_]+|<\w+>")
 _DIGIT_BYTES = bytes.maketrans(b"0123456789", b"0000000000")
+# What a shape leaves out: digits, and the separators inside numbers ("38,744" and "912").
+_NUMERALS = b"0123456789,."
 _QUANTITY = re.compile(r"\d+(?:\.\d+)?")
 
 
@@ -439,12 +444,14 @@ class Reading:
     """One text as the rules compare it: ``key``, a private digest of the masked text (the
     fingerprint: equal exactly when the texts say the same thing); ``sketch``; ``size``, its
     distinct words; ``quantities``, a digest of the numbers the mask kept (counts, sizes,
-    percentages: what progress looks like). Immutable: ``sketch`` and ``quantities`` of a
-    short text are worked out from its masked text the first time a rule asks (every call
-    of a batch makes two readings, and most are never compared that far), the same values
-    either way. Equal, like a tuple, when all four are."""
+    percentages: what progress looks like); ``shape``, an output's digest of its masked text
+    without its numerals (equal for two answers that differ only in their numbers; ``None``
+    for what a call asks, and for an output read where it ran before shapes). Immutable:
+    ``sketch`` and ``quantities`` of a short text are worked out from its masked text the
+    first time a rule asks (every call of a batch makes two readings, and most are never
+    compared that far), the same values either way. Equal, like a tuple, when all five are."""
 
-    __slots__ = ("_masked", "_quantities", "_sketch", "key", "size")
+    __slots__ = ("_masked", "_quantities", "_sketch", "key", "shape", "size")
 
     def __init__(
         self,
@@ -453,9 +460,11 @@ class Reading:
         size: int,
         quantities: str | None,
         masked: str = "",
+        shape: str | None = None,
     ) -> None:
         self.key = key
         self.size = size
+        self.shape = shape
         # ``None``: not worked out yet (from ``_masked``).
         self._sketch = sketch
         self._quantities = quantities
@@ -479,8 +488,8 @@ class Reading:
                 self._masked = ""
         return quantities
 
-    def _fields(self) -> tuple[str, frozenset[int], int, str]:
-        return (self.key, self.sketch, self.size, self.quantities)
+    def _fields(self) -> tuple[str, frozenset[int], int, str, str | None]:
+        return (self.key, self.sketch, self.size, self.quantities, self.shape)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Reading):
@@ -491,8 +500,8 @@ class Reading:
         return hash(self._fields())
 
     def __repr__(self) -> str:
-        key, sketch, size, quantities = self._fields()
-        return f"Reading({key=}, {sketch=}, {size=}, {quantities=})"
+        key, sketch, size, quantities, shape = self._fields()
+        return f"Reading({key=}, {sketch=}, {size=}, {quantities=}, {shape=})"
 
     def wire(self) -> TextReading:
         """This reading as a payload carries it (a tool activity's, :func:`with_readings`)."""
@@ -501,6 +510,7 @@ class Reading:
             sketch="".join(f"{h:08x}" for h in sorted(self.sketch)),
             size=self.size,
             quantities=self.quantities,
+            shape=self.shape,
         )
 
     @classmethod
@@ -508,7 +518,7 @@ class Reading:
         """The reading a payload carries; equal to the one read from the text."""
         hashes = bytes.fromhex(wire.sketch)
         sketch = frozenset(struct.unpack(f">{len(hashes) // 4}I", hashes))
-        return cls(wire.key, sketch, wire.size, wire.quantities)
+        return cls(wire.key, sketch, wire.size, wire.quantities, shape=wire.shape)
 
     @classmethod
     def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> CoreSchema:
@@ -538,28 +548,43 @@ class Reading:
 _NO_QUANTITIES = hashlib.sha256(b"").hexdigest()[:16]
 
 
-def _reading(masked: str, extra: str = "") -> Reading:
-    digest = hashlib.sha256(masked.encode("utf-8"))
+def _reading(masked: str, extra: str = "", shape_extra: str | None = None) -> Reading:
+    """``shape_extra``: read an output's shape too, with this for what was left out of it."""
+    encoded = masked.encode("utf-8")
+    digest = hashlib.sha256(encoded)
     if extra:
         digest.update(extra.encode())
+    shape = None
+    if shape_extra is not None:
+        # One C-speed pass: "8,244.20" and "912" both leave nothing.
+        shaped = hashlib.sha256(encoded.translate(None, _NUMERALS))
+        shaped.update(shape_extra.encode())
+        shape = shaped.hexdigest()[:32]
     words = _words(masked)
     if len(masked) <= LAZY_MASKED_CHARS:
-        return Reading(digest.hexdigest()[:32], None, len(words), None, masked)
-    return Reading(digest.hexdigest()[:32], _bottom_k(words), len(words), _quantities(masked))
+        return Reading(digest.hexdigest()[:32], None, len(words), None, masked, shape)
+    return Reading(
+        digest.hexdigest()[:32], _bottom_k(words), len(words), _quantities(masked), shape=shape
+    )
 
 
 def _read_output(text: str, values: list[str], window: int) -> Reading:
     """:func:`read_output`, with the argument values to mask already sorted out."""
     if len(text) <= window:
-        return _reading(_mask(text, values))
+        return _reading(_mask(text, values), shape_extra="")
     head = window * 3 // 4
     tail = window - head
     # The middle left out still counts, as its size and its bytes with digits masked.
     # (Digits are single bytes in UTF-8, so masking the bytes masks the text.)
     rest = text[head : len(text) - tail]
-    crc = zlib.crc32(rest.encode("utf-8", "replace").translate(_DIGIT_BYTES))
+    raw = rest.encode("utf-8", "replace")
+    crc = zlib.crc32(raw.translate(_DIGIT_BYTES))
     read = text[:head] + "\n" + text[-tail:]
-    return _reading(_mask(read, values), f"\0{len(rest) // 64}:{crc}")
+    return _reading(
+        _mask(read, values),
+        f"\0{len(rest) // 64}:{crc}",
+        f"\0{zlib.crc32(raw.translate(None, _NUMERALS))}",
+    )
 
 
 def read_output(

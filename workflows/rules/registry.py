@@ -151,7 +151,9 @@ class RuleSpec:
     before it). ``by_answer``: one whose counter keys calls by what came back since
     ``NOTHING_NEW_PATCH`` (its ``by_answer`` field; as before it for a prompt started
     earlier); ``by_names``: one that joins only calls naming the same things since that
-    patch (its ``by_names`` field). ``pre_progress_threshold``: the threshold a prompt
+    patch (its ``by_names`` field). ``by_shape``: one whose counter takes two answers that
+    differ only in a count or two for one since ``MOVED_COUNTS_PATCH`` (its ``by_shape``
+    field). ``pre_progress_threshold``: the threshold a prompt
     replaying from before that patch keeps, when the patch changed it.
     """
 
@@ -169,6 +171,7 @@ class RuleSpec:
     stale_waits: bool = False
     by_answer: bool = False
     by_names: bool = False
+    by_shape: bool = False
     pre_progress_threshold: int | None = None
 
     def default_threshold(self, progress_rules: bool) -> int:
@@ -321,6 +324,7 @@ RULES: tuple[RuleSpec, ...] = (
         progress=True,
         normalized=True,
         by_answer=True,
+        by_shape=True,
     ),
     # After R11, which excuses every wait: this one counts the time nothing changed, waits
     # included. Its threshold is minutes, not batches (workflows.rules.stale_waits).

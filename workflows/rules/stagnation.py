@@ -29,6 +29,16 @@ for (``answers_its_arguments``: the same words about another trace are another a
 one whose answer is too short to say anything (an "ok" or "Event created." for each of
 eighteen calendar entries is an acknowledgement, not something learned twice).
 
+Since ``MOVED_COUNTS_PATCH`` an answer that repeats one already seen except for a count is
+not news either: a long listing whose every answer ends with the agent's own context size, a
+page snapshot whose node count jitters, a thinking tool that reports its history length. Two
+answers of one *shape* (``normalize``: the masked text without its numerals), each of at least
+:data:`MIN_SHAPED_WORDS` distinct words, that share at least :data:`SAME_ANSWER_SIMILARITY`
+of them, numbers included, are one answer. A short answer whose count moved is another one
+(``completed: 3`` then ``completed: 7`` of a crawl whose status is all it says: its count is
+most of its words), and so is a page of a listing whose every id and amount is new. A call
+that changed something keeps its exact answer.
+
 At :data:`STAGNATION_THRESHOLD` stale batches in a row — one more than the longest cycle the
 rule is meant for (twelve batches), so a cycle is reminded in its second round at the
 latest — the model gets the reminder below; the next stale batch stops the prompt. The key
@@ -43,6 +53,7 @@ from pydantic import Field
 
 from workflows.rules.evidence import CallEvidence, ResultKind
 from workflows.rules.ladder import RuleCounter, RuleFinding, RuleReview, escalate
+from workflows.rules.normalize import similarity
 from workflows.rules.workspace_states import REMEMBERED_FILES, REMEMBERED_STATES, state_digest
 from workflows.seed.recency import remember_latest
 
@@ -51,6 +62,16 @@ STAGNATION_THRESHOLD = 12
 # Outcomes remembered; the oldest is forgotten first (workspace states and files: R7's
 # bounds, ``workflows.rules.workspace_states``).
 REMEMBERED_OUTCOMES = 8192
+# Answer shapes remembered, each with the answer first seen in it (MOVED_COUNTS_PATCH).
+REMEMBERED_SHAPES = 1024
+# Two answers of one shape are one answer when each has at least MIN_SHAPED_WORDS distinct
+# words and they share SAME_ANSWER_SIMILARITY of them, numbers included (the sketch's
+# estimate): a number or two moved in an answer that says much more than its numbers (one in
+# fifteen words, two in twenty-five). A status whose count is most of what it says (``"Progress:
+# 6.9% (Preparing and scanning files...)"``, ``{"completed": 7, "total": 40}``) leaves less in
+# common: its moving count is its news.
+MIN_SHAPED_WORDS = 16
+SAME_ANSWER_SIMILARITY = 0.85
 STAGNATION_KEY = "prompt"
 
 STAGNATION_REMINDER = (
@@ -82,9 +103,29 @@ class Stagnation(RuleCounter):
     threshold: int = Field(default=STAGNATION_THRESHOLD, ge=1)
     # NOTHING_NEW_PATCH: a call that changes nothing is keyed by its answer alone.
     by_answer: bool = False
+    # MOVED_COUNTS_PATCH: answers of one shape that differ in a count or two are one answer.
+    by_shape: bool = False
     outcomes: dict[str, None] = Field(default_factory=dict)
+    # Per answer shape, the fingerprint and sketch of the answer that stands for it.
+    shapes: dict[str, tuple[str, frozenset[int]]] = Field(default_factory=dict)
     workspace: dict[str, str] = Field(default_factory=dict)
     states: dict[str, None] = Field(default_factory=dict)
+
+    def _answer(self, call: CallEvidence) -> str:
+        """The fingerprint of what came back, as the rule remembers it: an earlier answer's
+        when this one differs from it only in a count or two (``by_shape``)."""
+        answer = call.answer
+        if not self.by_shape or call.changes or answer is None or answer.shape is None:
+            return call.fingerprint
+        if answer.size < MIN_SHAPED_WORDS:  # its counts are most of what it says
+            return call.fingerprint
+        seen = self.shapes.get(answer.shape)
+        if seen is not None and similarity(seen[1], answer.sketch) >= SAME_ANSWER_SIMILARITY:
+            return seen[0]
+        remember_latest(
+            self.shapes, answer.shape, (call.fingerprint, answer.sketch), REMEMBERED_SHAPES
+        )
+        return call.fingerprint
 
     def _new(self, batch: list[CallEvidence]) -> bool:
         """Remember the batch; whether anything in it was new."""
@@ -93,12 +134,11 @@ class Stagnation(RuleCounter):
         for call in batch:
             if call.waits and call.kind is ResultKind.SUCCESS:
                 new = True
+            answer = self._answer(call)
             if self.by_answer and not (call.changes or call.echoes or short(call)):
-                outcome = _digest(f"{call.kind.value}\n{call.fingerprint}")
+                outcome = _digest(f"{call.kind.value}\n{answer}")
             else:
-                outcome = _digest(
-                    f"{call.tool}\n{call.digest}\n{call.kind.value}\n{call.fingerprint}"
-                )
+                outcome = _digest(f"{call.tool}\n{call.digest}\n{call.kind.value}\n{answer}")
             if outcome not in self.outcomes:
                 new = True
             remember_latest(self.outcomes, outcome, None, REMEMBERED_OUTCOMES)

@@ -155,6 +155,7 @@ class Prompt:
     route_forced_off: bool = False
     thresholds: dict[LoopRule, int] | None = None
     nothing_new: bool = True  # False: a prompt started before NOTHING_NEW_PATCH
+    moved_counts: bool = True  # False: a prompt started before MOVED_COUNTS_PATCH
 
     def __post_init__(self) -> None:
         self.protections = BatchProtections(PromptOptions(), WS)
@@ -165,6 +166,7 @@ class Prompt:
                 route_forced_off=self.route_forced_off,
                 thresholds=self.thresholds,
                 nothing_new=self.nothing_new,
+                moved_counts=self.moved_counts,
             )
         )
         self.state = GuardState()

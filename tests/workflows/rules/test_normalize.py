@@ -109,6 +109,20 @@ def test_long_texts_alike_by_words_but_a_moved_count_is_new() -> None:
     assert three.alike(reordered, 0.8)
 
 
+def test_answers_that_differ_only_in_their_numbers_have_one_shape() -> None:
+    listing = "src/ package.json README.md node_modules/ [Context: {} / 200,000 tokens used]"
+    grown = [read_output(listing.format(n)) for n in ("38,744", "39,661", "912")]
+    assert len({r.key for r in grown}) == 3  # each count is kept: what progress looks like
+    assert len({r.shape for r in grown}) == 1
+    assert read_output(listing.replace("README", "CHANGES").format(912)).shape != grown[0].shape
+    assert read_call("ls", {"path": "."}).shape is None  # what a call asks has no shape
+    # In the part of a long text left out of its window too.
+    head, tail = "status ok\n" * 10, " tail"
+    a, b, c = (head + "a" * 2_000 + f"rows {n} " * 100 + "b" * 2_000 + tail for n in (1, 22, 3))
+    shapes = {read_output(t, window=MIN_WINDOW).shape for t in (a, b, c)}
+    assert len(shapes) == 1 and None not in shapes
+
+
 def test_short_texts_are_alike_only_when_their_masked_text_is_the_same() -> None:
     a, b = read_call("read_file", {"path": "a.py"}), read_call("read_file", {"path": "b.py"})
     assert not a.long and not a.alike(b, 0.0)
@@ -237,6 +251,7 @@ def test_a_reading_carried_in_a_payload_is_the_reading_of_its_text(text: str) ->
         {"key": "0" * 32, "sketch": "0" * 8 * 25, "size": 0, "quantities": "0" * 16},
         {"key": "0" * 32, "sketch": "", "size": -1, "quantities": "0" * 16},
         {"key": "0" * 32, "sketch": "", "size": 0, "quantities": "0" * 16, "text": "leak"},
+        {"key": "0" * 32, "sketch": "", "size": 0, "quantities": "0" * 16, "shape": "0" * 31},
     ],
 )
 def test_a_malformed_reading_is_refused(bad: dict[str, object]) -> None:

@@ -242,6 +242,65 @@ def test_the_same_ack_for_another_change_and_an_answer_about_what_was_asked_are_
     assert not kinds(rounds, LoopRule.STAGNATION)
 
 
+LISTING = (
+    "total 48\ndrwxr-xr-x  6 dev staff  192 src\n-rw-r--r--  1 dev staff 1204 package.json\n"
+    "-rw-r--r--  1 dev staff  310 tsconfig.json\n-rw-r--r--  1 dev staff 2231 README.md\n"
+    "drwxr-xr-x  9 dev staff  288 node_modules\n-rw-r--r--  1 dev staff   96 .gitignore\n"
+)
+
+
+def footer(n: int) -> str:
+    """The agent's own context usage, appended to every answer: a count that only grows."""
+    return f"\n[Context window: {38_744 + 917 * n:,} / 200,000 tokens used]"
+
+
+def test_a_long_answer_whose_count_moved_is_nothing_new() -> None:
+    """The same listing again and again, each time with the agent's context usage grown:
+    since MOVED_COUNTS_PATCH one answer, read differently only by a count (R11)."""
+    flags = ["-la", "-l", "-al", "-la .", "-lA", "-l ."]
+    since, before = Prompt(), Prompt(moved_counts=False)
+    rounds = {
+        name: [
+            prompt.batch((sh(f"ls {flags[n % len(flags)]}"), works(LISTING + footer(n))))
+            for n in range(3 * STAGNATION_THRESHOLD)
+        ]
+        for name, prompt in (("since", since), ("before", before))
+    }
+    assert kinds(rounds["since"], LoopRule.STAGNATION) == [
+        (STAGNATION_THRESHOLD + 1, RuleDecisionKind.WARN),
+        (STAGNATION_THRESHOLD + 2, RuleDecisionKind.STOP),
+    ]
+    assert not kinds(rounds["before"], LoopRule.STAGNATION)  # every count was new
+
+
+def test_a_count_that_is_the_answer_and_pages_of_new_numbers_are_new() -> None:
+    """A crawl's status, whose moving count is most of what it says, and a listing whose
+    every id and amount is new: each answer is news, however alike its words."""
+    prompt = Prompt()
+    rounds = [
+        prompt.batch(
+            (
+                call("firecrawl_crawl_status", id="c7b1e0d4"),
+                works(f'{{"status": "scraping", "completed": {n}, "total": 90, "credits": {n}}}'),
+            )
+        )
+        for n in range(3, 3 * STAGNATION_THRESHOLD + 3)
+    ]
+    rounds += [
+        prompt.batch(
+            (
+                call("list_orders", cursor=f"c_{n:04d}"),
+                works(
+                    f"orders #{250_000 + 100 * n}-#{250_099 + 100 * n} (100); page gross "
+                    f"${8_000 + 37 * n:,}.{n % 100:02d}; refunds {n % 7}; has_more: true"
+                ),
+            )
+        )
+        for n in range(3 * STAGNATION_THRESHOLD)
+    ]
+    assert not kinds(rounds, LoopRule.STAGNATION)
+
+
 PEOPLE = ["Alice", "Bob", "Carol", "Dmitri", "Elif", "Farah", "Gustav", "Hana", "Ivo", "Jana"]
 
 
