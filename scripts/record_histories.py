@@ -178,6 +178,9 @@ FIXTURES: dict[str, tuple[str, GuardMode | None]] = {
     # Recorded after MOVED_COUNTS_PATCH: its marker; a listing whose answers differ only in the
     # agent's growing context usage, each read where it ran with its shape, stopped by R11.
     "moved-counts-context-footer": ("context-footer-listing", None),
+    # Recorded after SHELL_READS_PATCH: its marker; a curl poll through a tool named Bash reads
+    # as an inspection, so R11 stops it.
+    "shell-reads-bash-curl-poll": ("bash-curl-poll-finished-run", None),
 }
 # Session fixtures: the first recorded before CONTEXT_POLICY_PATCH, the second after it, the
 # third after SESSION_START_CHECK_PATCH (a session started with its guard mode runs the

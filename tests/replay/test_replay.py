@@ -127,6 +127,8 @@ def test_the_representative_scenarios_are_all_recorded() -> None:
         "stale-waits-self-wait-judged",
         # Recorded after MOVED_COUNTS_PATCH: R11 reads answers that differ in a count as one.
         "moved-counts-context-footer",
+        # Recorded after SHELL_READS_PATCH: any tool given a command is a shell; curl reads.
+        "shell-reads-bash-curl-poll",
         "session-wire-format",
         "owner-admission-wire-format",
     } <= names

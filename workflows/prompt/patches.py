@@ -149,9 +149,16 @@ NOTHING_NEW_PATCH = "seawall-nothing-new-v1"
 # first of all, before NOTHING_NEW_PATCH, whose changes it takes as given, so a prompt still
 # records one marker.
 MOVED_COUNTS_PATCH = "seawall-moved-counts-v1"
+# A prompt started after it reads any tool given a command (``Bash``, ``execute_command``) as a
+# shell, and ``curl`` that sends nothing as a command that only reads
+# (``workflows.rules.inspection``): such a call changes nothing, so the loop rules can remind or
+# stop where a prompt before it ran on. Prompts started before it replay reading only
+# ``run_shell_command``, as they did. Asked first of all, before MOVED_COUNTS_PATCH, whose
+# changes it takes as given, so a prompt still records one marker.
+SHELL_READS_PATCH = "seawall-shell-reads-v1"
 # The one marker a prompt started today records: the newest start patch, which takes every start
 # patch before it as given (StartPatches.ask).
-NEWEST_START_PATCH = MOVED_COUNTS_PATCH
+NEWEST_START_PATCH = SHELL_READS_PATCH
 
 
 @dataclass(frozen=True)
@@ -160,6 +167,7 @@ class StartPatches:
     (histories recorded before a patch have no marker for it), the newest first: it takes
     every start patch before it as given, so a new prompt records one marker."""
 
+    shell_reads: bool = False  # SHELL_READS_PATCH: any tool given a command is a shell
     moved_counts: bool = False  # MOVED_COUNTS_PATCH: R11 reads a moved count as no news
     nothing_new: bool = False  # NOTHING_NEW_PATCH: R11 and R12 key calls by their answers
     stale_waits: bool = False  # STALE_WAITS_PATCH: the stale-wait rule (R12)
@@ -179,7 +187,8 @@ class StartPatches:
 
     @classmethod
     def ask(cls) -> StartPatches:
-        moved_counts = workflow.patched(MOVED_COUNTS_PATCH)
+        shell_reads = workflow.patched(SHELL_READS_PATCH)
+        moved_counts = shell_reads or workflow.patched(MOVED_COUNTS_PATCH)
         nothing_new = moved_counts or workflow.patched(NOTHING_NEW_PATCH)
         stale_waits = nothing_new or workflow.patched(STALE_WAITS_PATCH)
         results = stale_waits or workflow.patched(RESULTS_BY_REFERENCE_PATCH)
@@ -194,6 +203,7 @@ class StartPatches:
         }
         if chained or workflow.patched(LOOP_QUALITY_V4_PATCH):
             return cls(
+                shell_reads=shell_reads,
                 moved_counts=moved_counts,
                 nothing_new=nothing_new,
                 stale_waits=stale_waits,

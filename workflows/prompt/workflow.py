@@ -273,6 +273,7 @@ class PromptWorkflow(
                 stale_waits=self._patches.stale_waits,
                 nothing_new=self._patches.nothing_new,
                 moved_counts=self._patches.moved_counts,
+                shell_reads=self._patches.shell_reads,
             )
             self._protections.use_loop_rules(rules)
             self._judging = PromptJudging.for_prompt(

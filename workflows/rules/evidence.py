@@ -493,11 +493,13 @@ def call_evidence(
     changes_before: int = 0,
     duration: float = 0.0,
     window: int | None = None,
+    any_shell: bool = False,
 ) -> CallEvidence:
     """``duration``: the seconds the call took on the prompt's clock (0: unknown or
     instant). ``window``: read the call through the normalizer (``seawall-loop-quality-v4``),
     this many characters of each text in full (``normalize.window_for``), unless the tool
-    activity read it already (``outcome.readings``); ``None``: the fingerprint as before it."""
+    activity read it already (``outcome.readings``); ``None``: the fingerprint as before it.
+    ``any_shell``: read any tool given a command as a shell (``inspection.is_inspection``)."""
     text = outcome.error_message or outcome.content
     kind = result_kind(outcome)
     asked = answer = None
@@ -526,7 +528,7 @@ def call_evidence(
         changes_before=changes_before,
         duration=duration,
         verifies=verification_key(call),
-        inspects=is_inspection(call),
+        inspects=is_inspection(call, any_shell=any_shell),
         writes=outcome.writes if kind is ResultKind.SUCCESS else (),
         search=search_signature(call),
         refused=refused_unrun(outcome),

@@ -13,6 +13,13 @@ redirection, no command substitution, no ``tee``, ``xargs``, ``-exec``, ``sed -i
 it does not recognize stays state-changing, so a mistake here can only make a rule more
 forgiving, never less.
 
+Since ``SHELL_READS_PATCH`` the shell is any tool that is given a command: a command that
+only reads is an inspection whatever runs it (Claude Code's ``Bash``, ``execute_command``, an
+MCP server's ``shell``: any call with a string ``command`` or ``cmd`` argument; a command
+that is not a known reader, ``GET key`` to a database tool, stays a change), and ``curl``
+only looks unless an option sends data, picks a method or writes a file. Prompts started
+before it read only ``run_shell_command``, without ``curl``.
+
 Only the recommended profile's progress rules read it (``PROGRESS_RULES_PATCH``); the seed's
 failed-call refusal keeps the seed's notion that any successful shell call may change the
 world. Pure: no I/O, no clock.
@@ -44,6 +51,16 @@ _READ_ONLY_GIT = frozenset(
 )
 # Options that make an otherwise read-only program write (``sed -i``, ``sort -o``).
 _WRITING_PROGRAM_OPTIONS = {"sed": ("-i", "--in-place"), "sort": ("-o", "--output")}
+# Since SHELL_READS_PATCH: curl options that send data, pick a method (``-X GET`` included:
+# conservative), write a file or read options from one; short ones anywhere in a cluster
+# (``-sO``; a letter of a value written on, ``-Hx-o``, errs towards a change).
+_CURL_ACTING_LETTERS = frozenset("XdFToODcK")
+_CURL_ACTING_OPTIONS = (
+    *("--request", "--data", "--form", "--upload-file", "--json", "--output", "--remote-name"),
+    *("--cookie-jar", "--dump-header", "--config"),
+)
+# The arguments a tool is given a command in.
+_COMMAND_ARGUMENTS = ("command", "cmd")
 # Anything that can write a file or run another command.
 _UNSAFE = re.compile(r">|\$\(|`|<\(|\btee\b|\bxargs\b|-exec\b|-execdir\b|-delete\b|-fprint")
 # Redirections that write nothing: stderr into stdout, output thrown away.
@@ -51,7 +68,7 @@ _HARMLESS_REDIRECT = re.compile(r"\s*\d?>&\d|\s*\d?>\s*/dev/null")
 _SEPARATORS = re.compile(r"\|\||&&|[|;]")
 
 
-def _part_is_inspection(part: str) -> bool:
+def _part_is_inspection(part: str, curl: bool) -> bool:
     try:
         words = shlex.split(part)
     except ValueError:
@@ -61,6 +78,13 @@ def _part_is_inspection(part: str) -> bool:
     if not words:
         return False
     program = words[0].rsplit("/", 1)[-1]
+    if curl and program == "curl":
+        return not any(
+            w.startswith(_CURL_ACTING_OPTIONS)
+            if w.startswith("--")
+            else w[:1] == "-" and not _CURL_ACTING_LETTERS.isdisjoint(w[1:])
+            for w in words[1:]
+        )
     if program == "git":
         rest = [w for w in words[1:] if not w.startswith("-")]
         return bool(rest) and rest[0] in _READ_ONLY_GIT
@@ -75,16 +99,22 @@ def _part_is_inspection(part: str) -> bool:
     return not any(w.startswith(writing) for w in words[1:] if writing and w.startswith("-"))
 
 
-def is_inspection(call: ToolCall) -> bool:
+def is_inspection(call: ToolCall, *, any_shell: bool = False) -> bool:
     """True for a shell call whose command only reads (``ls``, ``git status``, ``grep``,
-    ``ps | grep x``): its success changes nothing, so it is not a change of the world."""
-    if call.name != SHELL_TOOL:
+    ``ps | grep x``): its success changes nothing, so it is not a change of the world.
+    ``any_shell`` (``SHELL_READS_PATCH``): any tool given a command, and ``curl`` that
+    only looks."""
+    arguments = call.arguments or {}
+    if any_shell:
+        command = next((arguments[k] for k in _COMMAND_ARGUMENTS if k in arguments), None)
+    elif call.name == SHELL_TOOL:
+        command = arguments.get("command")
+    else:
         return False
-    command = (call.arguments or {}).get("command")
     if not isinstance(command, str):
         return False
     command = _HARMLESS_REDIRECT.sub("", command)
     if not command.strip() or _UNSAFE.search(command):
         return False
     parts = [p.strip() for p in _SEPARATORS.split(command)]
-    return all(parts) and all(_part_is_inspection(p) for p in parts)
+    return all(parts) and all(_part_is_inspection(p, any_shell) for p in parts)

@@ -150,6 +150,7 @@ class LoopRules:
         stale_waits: bool = True,
         nothing_new: bool = True,
         moved_counts: bool = True,
+        shell_reads: bool = True,
     ) -> None:
         """``thresholds`` replaces the rules' reminder thresholds (the benchmark's
         sensitivity runs only; prompts always use the defaults). ``progress_rules`` is
@@ -162,9 +163,12 @@ class LoopRules:
         ``nothing_new`` is false for a prompt that replays from before R11 and R12 keyed
         calls by what came back (``NOTHING_NEW_PATCH``): they key them as they did.
         ``moved_counts`` is false for a prompt that replays from before R11 took answers
-        that differ only in a count for one (``MOVED_COUNTS_PATCH``)."""
+        that differ only in a count for one (``MOVED_COUNTS_PATCH``). ``shell_reads`` is
+        false for a prompt that replays from before any tool given a command was read as a
+        shell and ``curl`` as a reader (``SHELL_READS_PATCH``)."""
         self.settings = settings
         self.progress_rules = progress_rules
+        self.shell_reads = shell_reads
         self.normalized = normalized and progress_rules
         self.modes: dict[LoopRule, GuardMode] = {
             spec.rule: (
@@ -297,10 +301,11 @@ class LoopRules:
                 outcome,
                 # An inspection command changes nothing, even on a state-changing tool.
                 state_changing=call.name in state_changing
-                and not (self.progress_rules and is_inspection(call)),
+                and not (self.progress_rules and is_inspection(call, any_shell=self.shell_reads)),
                 changes_before=self.changes,
                 duration=duration,
                 window=window,
+                any_shell=self.shell_reads,
             )
             self.changes += evidence.changes
             self._settled.append(evidence)

@@ -3,7 +3,8 @@ server (docs/protections.md, "Loop profiles", R3, R4, R11 and R12): the scroll w
 moves on ends its turn, the runner's ignored refusals are stopped, the denial rule reminds at
 its fourth round, a search reworded for the same answer and a wait with looks elsewhere in
 between are stopped (since NOTHING_NEW_PATCH), and a listing whose answers differ only in a
-count that grows (since MOVED_COUNTS_PATCH); each as the simulator says, and each history
+count that grows (since MOVED_COUNTS_PATCH), and a curl poll through a tool named `Bash`
+(since SHELL_READS_PATCH); each as the simulator says, and each history
 replays to the same decisions. The rules' own cases are in ``tests/workflows/rules/``.
 """
 
@@ -41,6 +42,15 @@ pytestmark = pytest.mark.asyncio
         ),
         (
             "context-footer-listing",
+            StopReason.LOOP_DETECTED,
+            LoopType.REPEATED_STAGNATION,
+            [
+                (STAGNATION_THRESHOLD + 1, "repeated_stagnation", "warn"),
+                (STAGNATION_THRESHOLD + 2, "repeated_stagnation", "stop"),
+            ],
+        ),
+        (
+            "bash-curl-poll-finished-run",
             StopReason.LOOP_DETECTED,
             LoopType.REPEATED_STAGNATION,
             [

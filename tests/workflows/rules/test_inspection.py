@@ -67,6 +67,39 @@ def test_only_the_shell_tool_with_a_string_command_counts() -> None:
     assert not is_inspection(ToolCall(call_id="c1", name="run_shell_command", arguments={}))
 
 
+def called(tool: str, **arguments: object) -> ToolCall:
+    return ToolCall(call_id="c1", name=tool, arguments=arguments)
+
+
+@pytest.mark.parametrize(
+    ("call", "inspects"),
+    [
+        (called("Bash", command="ls -la", description="List files"), True),
+        (called("execute_command", command="git log --oneline -5"), True),
+        (called("shell__exec", cmd="cat package.json"), True),
+        (called("Bash", command='curl -s -i "$API/runs/run_7?v=2" -H "api-key: $KEY"'), True),
+        (called("run_shell_command", command="curl -sf https://example.com/health"), True),
+        (called("Bash", command="npm test"), False),
+        (called("Bash", command="curl -X POST https://example.com/jobs"), False),
+        (called("Bash", command="curl -X GET https://example.com/jobs"), False),
+        (called("Bash", command="curl -d @job.json https://example.com/jobs"), False),
+        (called("Bash", command="curl --data-urlencode q=x https://example.com"), False),
+        (called("Bash", command="curl -o page.html https://example.com"), False),
+        (called("Bash", command="curl -sO https://example.com/a.tgz"), False),
+        (called("Bash", command="curl https://example.com > page.html"), False),
+        (called("redis", command="GET session:42"), False),  # not a known reader
+        (called("read_file", path="a.py"), False),
+    ],
+)
+def test_since_shell_reads_any_tool_given_a_command_is_a_shell(
+    call: ToolCall, inspects: bool
+) -> None:
+    assert is_inspection(call, any_shell=True) is inspects
+    # Before SHELL_READS_PATCH: only run_shell_command, and never curl.
+    assert not is_inspection(call) or call.name == "run_shell_command"
+    assert not is_inspection(called("run_shell_command", command="curl https://example.com"))
+
+
 def _changes_after_an_ls(progress_rules: bool) -> int:
     from workflows.contracts.outcome import ToolOutcome
     from workflows.rules import LoopSettings
