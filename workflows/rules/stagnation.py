@@ -120,7 +120,10 @@ class Stagnation(RuleCounter):
         if answer.size < MIN_SHAPED_WORDS:  # its counts are most of what it says
             return call.fingerprint
         seen = self.shapes.get(answer.shape)
-        if seen is not None and similarity(seen[1], answer.sketch) >= SAME_ANSWER_SIMILARITY:
+        if seen is not None and (
+            seen[0] == call.fingerprint  # the same answer again: nothing to compare
+            or similarity(seen[1], answer.sketch) >= SAME_ANSWER_SIMILARITY
+        ):
             return seen[0]
         remember_latest(
             self.shapes, answer.shape, (call.fingerprint, answer.sketch), REMEMBERED_SHAPES
