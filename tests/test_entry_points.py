@@ -22,6 +22,7 @@ import pytest
 import yaml
 
 from gateway.app import MAX_HEADER_BYTES
+from seawall.cli.prompt import EXIT_LOOP_STOPPED
 from tests.scenario_helpers import SCENARIOS
 from tests.telemetry_helpers import free_port
 
@@ -35,12 +36,12 @@ def clean_env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
-def check_clean_exit(done: subprocess.CompletedProcess[str]) -> None:
+def check_clean_exit(done: subprocess.CompletedProcess[str], code: int = 0) -> None:
     assert "Fatal Python error" not in done.stderr, done.stderr[-2000:]
-    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.returncode == code, done.stderr[-2000:]
 
 
-def test_seawall_config_and_run_exit_zero(tmp_path: Path) -> None:
+def test_seawall_config_and_run_exit_as_documented(tmp_path: Path) -> None:
     env = clean_env(tmp_path)
     check_clean_exit(
         subprocess.run(
@@ -59,8 +60,8 @@ def test_seawall_config_and_run_exit_zero(tmp_path: Path) -> None:
         env=env,
         timeout=300,
     )
-    check_clean_exit(done)
-    assert "stop:" in done.stdout
+    check_clean_exit(done, EXIT_LOOP_STOPPED)  # as `seawall prompt` exits for a loop stop
+    assert "stop:       loop_detected" in done.stdout
 
 
 def test_the_loop_benchmark_exits_zero_after_its_real_workflow_check(tmp_path: Path) -> None:

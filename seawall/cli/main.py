@@ -5,7 +5,8 @@
 prompt workflow: against the Temporal server the operator configured (``TEMPORAL_ADDRESS``,
 the user config file or a Temporal profile; seawall/runtime/temporal_connect.py), otherwise
 on an embedded dev server it starts and stops itself. An in-process worker serves the run
-unless ``--external-worker`` says a worker is already polling the task queue.
+unless ``--external-worker`` says a worker is already polling the task queue. It exits as
+``seawall prompt`` does for the same stop (3 for a loop stop; docs/running.md).
 
 Every subcommand but ``config`` checks the settings first (docs/settings.md): a bad one is
 one line on stderr and exit code 2; ``config`` shows them all, each bad one marked. Each
@@ -33,6 +34,7 @@ from seawall.cli.acp import add_acp_arguments, main_acp
 from seawall.cli.prompt import (
     add_answer_arguments,
     add_prompt_arguments,
+    exit_code,
     main_answer,
     main_prompt,
 )
@@ -416,7 +418,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(json.dumps(result.model_dump(mode="json")))
         else:
             print(summarize(result))
-        return 0
+        return exit_code(result.stop_reason.value)
     return EXIT_USAGE
 
 

@@ -14,6 +14,7 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from seawall.cli.main import build_parser, readers_of
+from seawall.cli.prompt import EXIT_LOOP_STOPPED
 from seawall.runtime.settings import ACP, GATEWAY, PROMPT, RUN, STORAGE, UP, WORKER
 from tests.scenario_helpers import SCENARIOS
 
@@ -34,7 +35,7 @@ def seawall(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
 def test_the_summary_says_which_rule_reminded_and_which_stopped() -> None:
     done = seawall("run", str(SCENARIOS / "wrapped-sweep.yaml"))
 
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == EXIT_LOOP_STOPPED, done.stderr
     lines = done.stdout.splitlines()
     assert "stop:       loop_detected (repeated_stagnation)" in lines
     rules = [line.split(": ", 1)[1] for line in lines if "repeated_stagnation " in line]
@@ -47,7 +48,7 @@ def test_the_summary_says_which_rule_reminded_and_which_stopped() -> None:
 def test_run_json_on_the_embedded_server_prints_exactly_one_result_object() -> None:
     done = seawall("run", str(SCENARIOS / "read-missing-file-loop.yaml"), "--json")
 
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == EXIT_LOOP_STOPPED, done.stderr
     result = json.loads(done.stdout)  # one object, nothing else on stdout
     assert result["workflow_id"].startswith("prompt-read-missing-file-loop-")
     assert result["stop_reason"] == "loop_detected"
@@ -104,7 +105,7 @@ async def test_run_uses_the_server_and_task_queue_of_the_user_config_file(
         seawall, "run", str(SCENARIOS / "read-missing-file-loop.yaml"), "--json", env=env
     )
 
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == EXIT_LOOP_STOPPED, done.stderr
     workflow_id = json.loads(done.stdout)["workflow_id"]
     # The run happened on the file's server (not an embedded one), on the file's queue.
     described = await temporal_env.client.get_workflow_handle(workflow_id).describe()
