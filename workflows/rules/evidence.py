@@ -53,13 +53,7 @@ from typing import Any, NamedTuple
 
 from workflows.contracts.outcome import ExecutionStatus, TerminalStatus, ToolCall, ToolOutcome
 from workflows.rules.inspection import is_inspection
-from workflows.rules.normalize import (
-    Reading,
-    answers_its_arguments,
-    mask_arguments,
-    names,
-    read_exchange,
-)
+from workflows.rules.normalize import Reading, mask_arguments, read_whole_exchange
 from workflows.rules.searches import search_signature
 
 _VOLATILE_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
@@ -513,9 +507,9 @@ def call_evidence(
             asked, answer = Reading.from_wire(read.asked), Reading.from_wire(read.answer)
             echoes, named = read.echoes, read.named
         else:
-            asked, answer = read_exchange(call.name, call.arguments, text, window=window)
-            echoes = answers_its_arguments(text, call.arguments)
-            named = names(call.arguments)
+            asked, answer, echoes, named = read_whole_exchange(
+                call.name, call.arguments, text, window=window
+            )
         fingerprint = answer.key
     return CallEvidence(
         tool=outcome.policy_tool_name or outcome.tool_name,

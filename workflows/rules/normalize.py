@@ -615,12 +615,27 @@ def read_exchange(
 ) -> tuple[Reading, Reading]:
     """``(read_call(name, arguments), read_output(text, arguments))`` for one settled call,
     walking its arguments once."""
+    asked, answer, _, _ = read_whole_exchange(name, arguments, text, window=window)
+    return asked, answer
+
+
+def read_whole_exchange(
+    name: str, arguments: Mapping[str, Any] | None, text: str, *, window: int = WINDOW
+) -> tuple[Reading, Reading, bool, str]:
+    """:func:`read_exchange`, :func:`answers_its_arguments` and :func:`names` of one settled
+    call, its arguments walked and their values sorted out once."""
     strings: list[str] = []
     _collect_strings(arguments or {}, strings)
-    values = {v for v in strings if len(v) >= MIN_MASKED_ARGUMENT_CHARS} if arguments else ()
+    values = (
+        _longest_first({v for v in strings if len(v) >= MIN_MASKED_ARGUMENT_CHARS})
+        if arguments
+        else []
+    )
     return (
         _read_call(name, strings, window),
-        _read_output(text, _longest_first(values), window),
+        _read_output(text, values, window),
+        any(value in text for value in values),
+        names(arguments),
     )
 
 
@@ -645,11 +660,8 @@ def with_readings(
     _collect_strings(arguments or {}, strings)
     if len(text) <= READ_WHERE_RUN_CHARS and sum(map(len, strings)) <= READ_WHERE_RUN_CHARS:
         return outcome
-    asked, answer = read_exchange(name, arguments, text)
+    asked, answer, echoes, named = read_whole_exchange(name, arguments, text)
     readings = ExchangeReadings(
-        asked=asked.wire(),
-        answer=answer.wire(),
-        echoes=answers_its_arguments(text, arguments),
-        named=names(arguments),
+        asked=asked.wire(), answer=answer.wire(), echoes=echoes, named=named
     )
     return outcome.model_copy(update={"readings": readings})

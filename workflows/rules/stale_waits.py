@@ -83,9 +83,7 @@ def outcome_key(call: CallEvidence, *, normalized_call: bool = False) -> str:
     ``normalized_call`` (a poll whose arguments carry a fresh time asks the same thing; the
     progress judge keys on the call's exact digest, as it did when it was introduced)."""
     asked = call.asked.key if normalized_call and call.asked is not None else call.digest
-    writes = ";".join(f"{path}={content}" for path, content in call.writes)
-    text = f"{call.tool}\n{asked}\n{call.kind.value}\n{call.fingerprint}\n{writes}"
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
+    return _digest(f"{call.tool}\n{asked}\n", call)
 
 
 def answer_key(call: CallEvidence) -> str:
@@ -93,8 +91,13 @@ def answer_key(call: CallEvidence) -> str:
     answer names what it asked for (NOTHING_NEW_PATCH)."""
     if call.echoes:
         return outcome_key(call, normalized_call=True)
+    return _digest("", call)
+
+
+def _digest(asked: str, call: CallEvidence) -> str:
+    """``asked`` (empty, or ending in a newline), then what came back and what it wrote."""
     writes = ";".join(f"{path}={content}" for path, content in call.writes)
-    text = f"{call.kind.value}\n{call.fingerprint}\n{writes}"
+    text = f"{asked}{call.kind.value}\n{call.fingerprint}\n{writes}"
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
