@@ -52,7 +52,7 @@ from enum import StrEnum
 from typing import Any, NamedTuple
 
 from workflows.contracts.outcome import ExecutionStatus, TerminalStatus, ToolCall, ToolOutcome
-from workflows.rules.inspection import is_inspection
+from workflows.rules.inspection import command_text, is_inspection
 from workflows.rules.normalize import Reading, mask_arguments, read_whole_exchange
 from workflows.rules.searches import search_signature
 
@@ -138,16 +138,18 @@ _WAITING_WITH_OPTIONS = re.compile(
 LONG_CALL_SECONDS = 10.0
 
 
-def waits_for_time(call: ToolCall, *, normalized: bool = False) -> bool:
+def waits_for_time(call: ToolCall, *, normalized: bool = False, any_shell: bool = False) -> bool:
     """True for a call whose point is to let time pass (``sleep 30``, ``kubectl rollout
     status``, ``gh run watch``, a ``wait`` tool): after it, the world may have changed.
     ``normalized``: a prompt started since ``seawall-loop-quality-v4``, which also sees
-    those commands with options before their subcommand."""
+    those commands with options before their subcommand; ``any_shell``: one started since
+    ``SHELL_READS_PATCH``, which reads a command given as ``cmd`` or as an argument list
+    (``inspection.command_text``)."""
     name = call.name.rsplit("__", 1)[-1].lower()
     if name in _WAITING_TOOL_NAMES:
         return True
-    command = (call.arguments or {}).get("command")
-    if not isinstance(command, str):
+    command = command_text(call, any_shell=any_shell)
+    if command is None:
         return False
     return bool(_WAITING_COMMAND.search(command)) or (
         normalized and bool(_WAITING_WITH_OPTIONS.search(command))
@@ -343,15 +345,13 @@ def _shell_words(segment: str) -> list[str]:
     return [word for word in segment.split() if not _REDIRECT_TOKEN.match(word)]
 
 
-def _command(call: ToolCall) -> str | None:
-    command = (call.arguments or {}).get("command")
-    return command if isinstance(command, str) and command.strip() else None
-
-
-def verification_key(call: ToolCall) -> str:
-    """A private key of the checks the call runs (``""``: it is not a verification)."""
+def verification_key(call: ToolCall, *, any_shell: bool = False) -> str:
+    """A private key of the checks the call runs (``""``: it is not a verification);
+    ``any_shell`` as for :func:`waits_for_time`."""
     name = call.name.rsplit("__", 1)[-1].lower()
-    command = _command(call)
+    command = command_text(call, any_shell=any_shell)
+    if command is not None and not command.strip():
+        command = None
     if command is None:
         if name not in _VERIFYING_TOOL_NAMES:
             return ""
@@ -409,12 +409,13 @@ def waited(
     *,
     acts: bool = False,
     normalized: bool = False,
+    any_shell: bool = False,
 ) -> bool:
     """True for a call after which the world may have changed: it waits by what it is
     (:func:`waits_for_time`), or it succeeded after taking at least
     :data:`LONG_CALL_SECONDS` without acting itself (``acts``: a state-changing tool; a
     failure waits only by what it is; see the module doc)."""
-    return waits_for_time(call, normalized=normalized) or (
+    return waits_for_time(call, normalized=normalized, any_shell=any_shell) or (
         kind is ResultKind.SUCCESS and not acts and duration >= LONG_CALL_SECONDS
     )
 
@@ -516,12 +517,19 @@ def call_evidence(
         digest=digest,
         kind=kind,
         fingerprint=fingerprint,
-        waits=waited(call, kind, duration, acts=state_changing, normalized=window is not None),
+        waits=waited(
+            call,
+            kind,
+            duration,
+            acts=state_changing,
+            normalized=window is not None,
+            any_shell=any_shell,
+        ),
         paths=path_values(call),
         changes=state_changing and kind is ResultKind.SUCCESS,
         changes_before=changes_before,
         duration=duration,
-        verifies=verification_key(call),
+        verifies=verification_key(call, any_shell=any_shell),
         inspects=is_inspection(call, any_shell=any_shell),
         writes=outcome.writes if kind is ResultKind.SUCCESS else (),
         search=search_signature(call),

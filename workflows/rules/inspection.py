@@ -15,8 +15,10 @@ forgiving, never less.
 
 Since ``SHELL_READS_PATCH`` the shell is any tool that is given a command: a command that
 only reads is an inspection whatever runs it (Claude Code's ``Bash``, ``execute_command``, an
-MCP server's ``shell``: any call with a string ``command`` or ``cmd`` argument; a command
-that is not a known reader, ``GET key`` to a database tool, stays a change), and ``curl``
+MCP server's ``shell``: any call with a ``command`` or ``cmd`` argument, a string or an
+argument list such as Codex's ``["bash", "-lc", "sleep 60; tail build.log"]``
+(:func:`command_text`, which the time evidence and the verification key read too); a
+command that is not a known reader, ``GET key`` to a database tool, stays a change), and ``curl``
 only looks unless an option sends data, picks a method or writes a file. Prompts started
 before it read only ``run_shell_command``, without ``curl``.
 
@@ -61,6 +63,9 @@ _CURL_ACTING_OPTIONS = (
 )
 # The arguments a tool is given a command in.
 _COMMAND_ARGUMENTS = ("command", "cmd")
+# Shells whose ``-c`` script is the command of an argument list.
+_SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ash", "ksh", "fish"})
+_SCRIPT_OPTIONS = frozenset({"-c", "-lc", "-ic"})
 # Anything that can write a file or run another command.
 _UNSAFE = re.compile(r">|\$\(|`|<\(|\btee\b|\bxargs\b|-exec\b|-execdir\b|-delete\b|-fprint")
 # Redirections that write nothing: stderr into stdout, output thrown away.
@@ -99,19 +104,34 @@ def _part_is_inspection(part: str, curl: bool) -> bool:
     return not any(w.startswith(writing) for w in words[1:] if writing and w.startswith("-"))
 
 
+def command_text(call: ToolCall, *, any_shell: bool = False) -> str | None:
+    """The command a call gives, as text: its string ``command`` argument; with
+    ``any_shell`` (``SHELL_READS_PATCH``) also ``cmd``, and an argument list (a shell's
+    ``-c`` script, or the words joined)."""
+    arguments = call.arguments or {}
+    if not any_shell:
+        command = arguments.get("command")
+        return command if isinstance(command, str) else None
+    value = next((arguments[k] for k in _COMMAND_ARGUMENTS if k in arguments), None)
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        return None
+    words: list[str] = value
+    if len(words) == 3 and words[0].rsplit("/", 1)[-1] in _SHELLS and words[1] in _SCRIPT_OPTIONS:
+        return words[2]
+    return shlex.join(words)
+
+
 def is_inspection(call: ToolCall, *, any_shell: bool = False) -> bool:
     """True for a shell call whose command only reads (``ls``, ``git status``, ``grep``,
     ``ps | grep x``): its success changes nothing, so it is not a change of the world.
     ``any_shell`` (``SHELL_READS_PATCH``): any tool given a command, and ``curl`` that
     only looks."""
-    arguments = call.arguments or {}
-    if any_shell:
-        command = next((arguments[k] for k in _COMMAND_ARGUMENTS if k in arguments), None)
-    elif call.name == SHELL_TOOL:
-        command = arguments.get("command")
-    else:
+    if not any_shell and call.name != SHELL_TOOL:
         return False
-    if not isinstance(command, str):
+    command = command_text(call, any_shell=any_shell)
+    if command is None:
         return False
     command = _HARMLESS_REDIRECT.sub("", command)
     if not command.strip() or _UNSAFE.search(command):

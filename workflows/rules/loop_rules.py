@@ -224,7 +224,7 @@ class LoopRules:
         if not self.active:
             return None
         mark = self.marks.get(digest)
-        if waits_for_time(call, normalized=self.normalized) or (
+        if waits_for_time(call, normalized=self.normalized, any_shell=self.shell_reads) or (
             mark is not None and self.wait_epoch > mark.wait_epoch
         ):
             return RelaxReason.TIME_PASSED

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from workflows.contracts.outcome import ToolCall
-from workflows.rules.inspection import is_inspection
+from workflows.rules.evidence import waits_for_time
+from workflows.rules.inspection import command_text, is_inspection
 
 
 def shell(command: object) -> ToolCall:
@@ -98,6 +99,20 @@ def test_since_shell_reads_any_tool_given_a_command_is_a_shell(
     # Before SHELL_READS_PATCH: only run_shell_command, and never curl.
     assert not is_inspection(call) or call.name == "run_shell_command"
     assert not is_inspection(called("run_shell_command", command="curl https://example.com"))
+
+
+def test_a_command_given_as_an_argument_list_is_read_as_its_text() -> None:
+    """Codex's ``shell`` takes argv: ``["bash", "-lc", script]`` is the script, any other list
+    its words joined; before SHELL_READS_PATCH only a string ``command`` was read."""
+    poll = called("shell", command=["bash", "-lc", "sleep 60; tail -n 4 /tmp/build.log"])
+    assert command_text(poll, any_shell=True) == "sleep 60; tail -n 4 /tmp/build.log"
+    assert waits_for_time(poll, any_shell=True) and not waits_for_time(poll)
+    listing = called("shell", command=["ls", "-la", "my dir"])
+    assert command_text(listing, any_shell=True) == "ls -la 'my dir'"
+    assert is_inspection(listing, any_shell=True)
+    assert command_text(called("exec", cmd="git status"), any_shell=True) == "git status"
+    assert command_text(called("shell", command=["ls", 3]), any_shell=True) is None
+    assert command_text(called("shell", command=[]), any_shell=True) is None
 
 
 def _changes_after_an_ls(progress_rules: bool) -> int:
