@@ -96,10 +96,15 @@ async def drive(handle: WorkflowHandle[PromptWorkflow, PromptResult], scenario: 
             if choice == "ignore":
                 ignored.append(request.request_id)
                 continue
-            await handle.execute_update(
-                PromptWorkflow.answer_permission,
-                PermissionAnswer(request_id=request.request_id, approve=choice == "approve"),
-            )
+            try:
+                await handle.execute_update(
+                    PromptWorkflow.answer_permission,
+                    PermissionAnswer(request_id=request.request_id, approve=choice == "approve"),
+                )
+            except WorkflowUpdateFailedError:
+                # The request was settled meanwhile (timed out, or its batch cancelled): on a
+                # loaded machine the prompt can get there between two driver steps.
+                continue
         if pause.paused_batch is None:
             continue
         for event in (e for e in scenario.events if e.batch == pause.paused_batch):
