@@ -62,7 +62,7 @@ STAGNATION_THRESHOLD = 12
 # Outcomes remembered; the oldest is forgotten first (workspace states and files: R7's
 # bounds, ``workflows.rules.workspace_states``).
 REMEMBERED_OUTCOMES = 8192
-# Answer shapes remembered, each with the answer first seen in it (MOVED_COUNTS_PATCH).
+# Answer shapes remembered, each with the answer that stands for it (MOVED_COUNTS_PATCH).
 REMEMBERED_SHAPES = 1024
 # Two answers of one shape are one answer when each has at least MIN_SHAPED_WORDS distinct
 # words and they share SAME_ANSWER_SIMILARITY of them, numbers included (the sketch's
