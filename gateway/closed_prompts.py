@@ -22,6 +22,7 @@ from temporalio.exceptions import ApplicationError
 from seawall.client.temporal_ops import RPC_TIMEOUT, failure_message, read
 from workflows.contracts.grant import START_REFUSALS
 from workflows.contracts.prompt import (
+    REFUSED_START_TEXT,
     ErrorReason,
     PromptInput,
     PromptResult,
@@ -31,9 +32,6 @@ from workflows.contracts.prompt import (
 )
 from workflows.contracts.prompt_options import PromptOptions
 from workflows.seed import GuardMode
-
-# A refused start's ``error`` (and its event stream's one ``prompt_finished``).
-REFUSED_START_TEXT = "the worker refused to start this prompt's session: {reason}"
 
 # How each closing without a result reads in the prompt's ``error``.
 _CLOSED_AS = {

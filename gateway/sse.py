@@ -16,10 +16,9 @@ from collections.abc import AsyncIterator
 
 from temporalio.client import Client
 
-from gateway.closed_prompts import REFUSED_START_TEXT
 from seawall.client.events import Idle, follow_prompt_events
 from seawall.client.temporal_ops import refused_prompt
-from workflows.contracts.prompt import AgentEvent, EventKind, StopReason
+from workflows.contracts.prompt import REFUSED_START_TEXT, AgentEvent, EventKind, StopReason
 
 # A comment line now and then keeps proxies from closing an idle stream.
 KEEPALIVE_SECONDS = 15.0

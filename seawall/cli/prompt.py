@@ -25,6 +25,7 @@ from typing import Any, TextIO
 import httpx
 
 from seawall.runtime.settings import PROMPT, SeawallSettings, settings_or_exit
+from workflows.contracts.prompt import REFUSED_START_TEXT, ErrorReason
 
 EXIT_OK = 0
 EXIT_PROMPT_ERROR = 1
@@ -52,7 +53,11 @@ Asker = Callable[[str], Awaitable[str]]
 
 
 class GatewayError(Exception):
-    """The gateway refused a request or could not be reached."""
+    """The gateway refused a request (``status``: its HTTP status) or could not be reached."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 def _detail(response: httpx.Response) -> str:
@@ -68,7 +73,7 @@ def _detail(response: httpx.Response) -> str:
 async def _post(http: httpx.AsyncClient, path: str, body: dict[str, Any]) -> dict[str, Any]:
     response = await http.post(path, json=body)
     if response.is_error:
-        raise GatewayError(f"{response.status_code} {_detail(response)}")
+        raise GatewayError(f"{response.status_code} {_detail(response)}", response.status_code)
     result: dict[str, Any] = response.json()
     return result
 
@@ -353,6 +358,17 @@ async def _follow(
         await asyncio.sleep(RETRY_SECONDS)
 
 
+async def _refusal(http: httpx.AsyncClient, session_id: str) -> str | None:
+    """Why the worker refused ``session_id``, when it did (its view's ``reason``)."""
+    response = await http.get(f"/v1/sessions/{session_id}")
+    if not response.is_success:
+        return None
+    view = response.json()
+    if view.get("state") != "refused" or not view.get("reason"):
+        return None
+    return str(view["reason"])
+
+
 async def _result(http: httpx.AsyncClient, prompt_id: str) -> dict[str, Any] | None:
     """The prompt's result (it lands just after the last event); None when it does not."""
     for _ in range(20):
@@ -417,7 +433,20 @@ async def send_prompt(
             if session_id is None:
                 session_id = str((await _post(http, "/v1/sessions", {}))["session_id"])
                 print(f"session {session_id}", file=out, flush=True)
-            accepted = await _post(http, f"/v1/sessions/{session_id}/prompts", {"text": text})
+            try:
+                accepted = await _post(http, f"/v1/sessions/{session_id}/prompts", {"text": text})
+            except GatewayError as err:
+                # The worker refused the session before its prompt arrived: the same stop
+                # as a refusal that comes after it.
+                reason = await _refusal(http, session_id) if err.status == 409 else None
+                if reason is None:
+                    raise
+                refused = {
+                    "error_reason": ErrorReason.START_REFUSED.value,
+                    "error": REFUSED_START_TEXT.format(reason=reason),
+                }
+                print(stop_line("error", refused), file=out, flush=True)
+                return EXIT_PROMPT_ERROR
             prompt_id = str(accepted["prompt_id"])
             position = int(accepted.get("position", 0))
             waiting = f" (queued behind {position})" if position else ""

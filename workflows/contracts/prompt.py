@@ -58,6 +58,10 @@ class ErrorReason(StrEnum):
     START_REFUSED = "start_refused"
 
 
+# A refused start's ``error`` (the gateway's answer for the prompt, and what a client prints).
+REFUSED_START_TEXT = "the worker refused to start this prompt's session: {reason}"
+
+
 class LoopType(StrEnum):
     GLOBAL_TOOL_CALL_DUPLICATE = "global_tool_call_duplicate"
     INVALID_TOOL_PARAMS_STAGNATION = "invalid_tool_params_stagnation"

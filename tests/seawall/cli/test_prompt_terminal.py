@@ -16,6 +16,7 @@ import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import httpx
 import pytest
 import pytest_asyncio
 from temporalio.client import Client
@@ -217,6 +218,29 @@ async def test_a_refused_start_is_printed_with_its_reason(
         "stop: error (start_refused): the worker refused to start this prompt's session: "
         "the workspace is not inside this worker's workspaces directory"
     ), last
+
+
+async def test_a_session_refused_before_its_prompt_arrives_reads_the_same(
+    refusing_gateway: str, tmp_path: Path
+) -> None:
+    """The worker may refuse a session before its first prompt reaches the gateway (which
+    then answers 409): the person sees the same stop and exit code as when it refuses after."""
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    async with httpx.AsyncClient(base_url=refusing_gateway, headers=headers) as http:
+        session_id = (await http.post("/v1/sessions", json={})).json()["session_id"]
+        for _ in range(600):  # until the worker has refused it (each look is one request)
+            if (await http.get(f"/v1/sessions/{session_id}")).json().get("state") == "refused":
+                break
+            await asyncio.sleep(0.1)
+        else:
+            pytest.fail("the worker never refused the session")
+    terminal = _prompt(refusing_gateway, "hello", tmp_path, "--session", session_id)
+    shown = await terminal.read_until("\n", after="stop: ")
+    assert await terminal.exit_code() == EXIT_PROMPT_ERROR
+    assert shown.splitlines()[-1].startswith(
+        "stop: error (start_refused): the worker refused to start this prompt's session: "
+        "the workspace is not inside this worker's workspaces directory"
+    ), shown
 
 
 def _prompt(gateway_url: str, text: str, tmp_path: Path, *flags: str) -> Terminal:
