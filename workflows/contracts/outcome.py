@@ -212,7 +212,7 @@ class ExchangeReadings(BaseModel):
     asked: TextReading
     answer: TextReading
     # Whether the answer names one of the call's own argument values, and a digest of what a
-    # call with several arguments names (``normalize.answers_its_arguments``, ``names``).
+    # call with several arguments names (``normalize.read_whole_exchange``, ``names``).
     echoes: bool = False
     named: str = Field(default="", pattern=r"^(?:[0-9a-f]{16})?$")
 

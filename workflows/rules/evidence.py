@@ -489,12 +489,14 @@ def call_evidence(
     duration: float = 0.0,
     window: int | None = None,
     any_shell: bool = False,
+    inspects: bool | None = None,
 ) -> CallEvidence:
     """``duration``: the seconds the call took on the prompt's clock (0: unknown or
     instant). ``window``: read the call through the normalizer (``seawall-loop-quality-v4``),
     this many characters of each text in full (``normalize.window_for``), unless the tool
     activity read it already (``outcome.readings``); ``None``: the fingerprint as before it.
-    ``any_shell``: read any tool given a command as a shell (``inspection.is_inspection``)."""
+    ``any_shell``: read any tool given a command as a shell (``inspection.is_inspection``);
+    ``inspects``: that reading when the caller has it already (``None``: worked out here)."""
     text = outcome.error_message or outcome.content
     kind = result_kind(outcome)
     asked = answer = None
@@ -530,7 +532,7 @@ def call_evidence(
         changes_before=changes_before,
         duration=duration,
         verifies=verification_key(call, any_shell=any_shell),
-        inspects=is_inspection(call, any_shell=any_shell),
+        inspects=is_inspection(call, any_shell=any_shell) if inspects is None else inspects,
         writes=outcome.writes if kind is ResultKind.SUCCESS else (),
         search=search_signature(call),
         refused=refused_unrun(outcome),

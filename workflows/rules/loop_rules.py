@@ -295,17 +295,19 @@ class LoopRules:
         for call, digest, outcome, duration in zip(
             calls, digests, outcomes, durations, strict=True
         ):
+            inspects = is_inspection(call, any_shell=self.shell_reads)
             evidence = call_evidence(
                 call,
                 digest,
                 outcome,
                 # An inspection command changes nothing, even on a state-changing tool.
                 state_changing=call.name in state_changing
-                and not (self.progress_rules and is_inspection(call, any_shell=self.shell_reads)),
+                and not (self.progress_rules and inspects),
                 changes_before=self.changes,
                 duration=duration,
                 window=window,
                 any_shell=self.shell_reads,
+                inspects=inspects,
             )
             self.changes += evidence.changes
             self._settled.append(evidence)

@@ -21,7 +21,7 @@ one module:
 - :func:`read_output` reads one call's output and :func:`read_call` what a call asks (its
   tool and argument text) into a :class:`Reading`: the exact fingerprint of the masked text,
   its sketch, its size and the quantities the mask kept; :meth:`Reading.alike` is the one
-  comparison every rule uses. :func:`read_exchange` reads both for one settled call. An
+  comparison every rule uses. :func:`read_whole_exchange` reads both for one settled call. An
   output's reading also has a *shape*, its masked text without its numerals: two answers of
   one shape differ at most in their numbers, and the no-new-state rule (R11) compares their
   sketches to tell a count that moved in a long answer from a new one.
@@ -311,6 +311,11 @@ def _masked_values(arguments: Mapping[str, Any] | None) -> list[str]:
         return []
     strings: list[str] = []
     _collect_strings(arguments, strings)
+    return _values_to_mask(strings)
+
+
+def _values_to_mask(strings: list[str]) -> list[str]:
+    """Of a call's argument strings, those long enough to mask, in the order they are."""
     return _longest_first({v for v in strings if len(v) >= MIN_MASKED_ARGUMENT_CHARS})
 
 
@@ -335,12 +340,6 @@ def names(arguments: Mapping[str, Any] | None) -> str:
     if not named:
         return ""
     return hashlib.sha256("\0".join(named).encode()).hexdigest()[:16]
-
-
-def answers_its_arguments(text: str, arguments: Mapping[str, Any] | None) -> bool:
-    """Whether ``text`` holds one of the call's own argument values (those
-    :func:`mask_arguments` masks): an answer about what the call asked for."""
-    return any(value in text for value in _masked_values(arguments))
 
 
 def _longest_first(values: Iterable[str]) -> list[str]:
@@ -610,27 +609,16 @@ def read_call(name: str, arguments: Mapping[str, Any] | None, *, window: int = W
     return _read_call(name, strings, window)
 
 
-def read_exchange(
-    name: str, arguments: Mapping[str, Any] | None, text: str, *, window: int = WINDOW
-) -> tuple[Reading, Reading]:
-    """``(read_call(name, arguments), read_output(text, arguments))`` for one settled call,
-    walking its arguments once."""
-    asked, answer, _, _ = read_whole_exchange(name, arguments, text, window=window)
-    return asked, answer
-
-
 def read_whole_exchange(
     name: str, arguments: Mapping[str, Any] | None, text: str, *, window: int = WINDOW
 ) -> tuple[Reading, Reading, bool, str]:
-    """:func:`read_exchange`, :func:`answers_its_arguments` and :func:`names` of one settled
-    call, its arguments walked and their values sorted out once."""
+    """One settled call, its arguments walked and their values sorted out once: what it
+    asked (:func:`read_call`), what came back (:func:`read_output`), whether the answer
+    holds one of the values :func:`mask_arguments` masks (an answer about what the call
+    asked for: "trace tr_3a11: 7 observations") and what the call names (:func:`names`)."""
     strings: list[str] = []
     _collect_strings(arguments or {}, strings)
-    values = (
-        _longest_first({v for v in strings if len(v) >= MIN_MASKED_ARGUMENT_CHARS})
-        if arguments
-        else []
-    )
+    values = _values_to_mask(strings)
     return (
         _read_call(name, strings, window),
         _read_output(text, values, window),
@@ -648,7 +636,7 @@ READ_WHERE_RUN_CHARS = LAZY_MASKED_CHARS
 def with_readings(
     name: str, arguments: Mapping[str, Any] | None, outcome: ToolOutcome
 ) -> ToolOutcome:
-    """``outcome`` carrying :func:`read_exchange` of its call (the whole :data:`WINDOW` of
+    """``outcome`` carrying :func:`read_whole_exchange` of its call (the whole :data:`WINDOW` of
     each text) when its argument or output text is long: the tool activity reads what it
     returns, so the workflow task, which would read every long text of a batch of fifty
     within :data:`BATCH_BUDGET`, reads none (``bench/guard_step.py``). The reading is

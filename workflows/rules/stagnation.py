@@ -25,8 +25,8 @@ call itself is new — a ``git log --grep`` reworded twenty times that lists the
 commits, a listing run ten ways that prints the same screenful. Three kinds of call keep
 their question in the key: one that changed the world (its success is the news, whatever it
 printed: "file written" for every file of a refactor), one whose answer names what it asked
-for (``answers_its_arguments``: the same words about another trace are another answer), and
-one whose answer is too short to say anything (an "ok" or "Event created." for each of
+for (``normalize.read_whole_exchange``: the same words about another trace are another
+answer), and one whose answer is too short to say anything (an "ok" or "Event created." for each of
 eighteen calendar entries is an acknowledgement, not something learned twice).
 
 Since ``MOVED_COUNTS_PATCH`` an answer that repeats one already seen except for a count is

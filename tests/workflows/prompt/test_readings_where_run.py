@@ -19,7 +19,7 @@ from workflows.contracts.activity import RUN_TOOL
 from workflows.contracts.outcome import ExchangeReadings
 from workflows.contracts.prompt import LoopType, StopReason
 from workflows.rules.identical_results import IDENTICAL_RESULT_THRESHOLD
-from workflows.rules.normalize import answers_its_arguments, names, read_exchange
+from workflows.rules.normalize import read_whole_exchange
 from workflows.seed.guard import GuardMode
 
 pytestmark = pytest.mark.asyncio
@@ -62,12 +62,11 @@ async def test_the_tool_activity_reads_a_long_output_and_the_rules_decide_on_it(
     call = spec.model.turns[0].tool_calls[0]
     for outcome in outcomes:
         # Every answer differs in its bytes; each one's reading is the normalizer's own.
-        asked, answer = read_exchange(call.name, call.arguments, outcome.content)
+        asked, answer, echoes, named = read_whole_exchange(
+            call.name, call.arguments, outcome.content
+        )
         assert outcome.readings == ExchangeReadings(
-            asked=asked.wire(),
-            answer=answer.wire(),
-            echoes=answers_its_arguments(outcome.content, call.arguments),
-            named=names(call.arguments),
+            asked=asked.wire(), answer=answer.wire(), echoes=echoes, named=named
         )
         assert outcome.readings.named  # three arguments: it names what it asks for
     assert len({outcome.content for outcome in outcomes}) == len(outcomes)

@@ -25,8 +25,8 @@ from workflows.rules.normalize import (
     mask,
     names,
     read_call,
-    read_exchange,
     read_output,
+    read_whole_exchange,
     similarity,
     window_for,
     with_readings,
@@ -185,10 +185,10 @@ def test_arguments_of_one_length_are_masked_alike_in_every_process() -> None:
     """Two argument values of one length that overlap in the output ("abc…" and "bcd…" in
     "abcd…") mask it one way whatever order the process's hash seed gives a set."""
     code = (
-        "from workflows.rules.normalize import mask_arguments, read_exchange;"
+        "from workflows.rules.normalize import mask_arguments, read_whole_exchange;"
         "args = {'a': 'abcdefgh', 'b': 'bcdefghi'};"
         "print(mask_arguments('x abcdefghi y', args),"
-        " read_exchange('t', args, 'x abcdefghi y')[1].key)"
+        " read_whole_exchange('t', args, 'x abcdefghi y')[1].key)"
     )
     runs = printed_per_hash_seed(code, range(1, 9))
     assert len(runs) == 1, runs
@@ -221,8 +221,10 @@ def test_a_long_text_is_read_where_its_call_ran_and_a_short_one_is_not() -> None
     long_text = LOG_LINE * 20
     assert len(long_text) > READ_WHERE_RUN_CHARS
     read = with_readings("query_logs", arguments, _outcome(long_text))
-    asked, answer = read_exchange("query_logs", arguments, long_text)
-    assert read.readings == ExchangeReadings(asked=asked.wire(), answer=answer.wire())
+    asked, answer, echoes, named = read_whole_exchange("query_logs", arguments, long_text)
+    assert read.readings == ExchangeReadings(
+        asked=asked.wire(), answer=answer.wire(), echoes=echoes, named=named
+    )
     # What the call names and whether its answer names it are read there too.
     named = {"service": "api", "since": "5m"}
     echoed = with_readings("query_logs", named, _outcome(long_text + " api")).readings
