@@ -507,7 +507,9 @@ class ToolActivities:
             raise asyncio.CancelledError()
         self._results.record(PromptRun.current(), inp.batch, outcome.call_id, outcome.content)
         # Read here, off the workflow task, what the loop rules compare (a long text only).
-        return with_readings(inp.call.name, inp.call.arguments, outcome)
+        return with_readings(
+            inp.call.name, inp.call.arguments, outcome, labelled_ids=inp.labelled_ids
+        )
 
     @activity.defn(name=CHECK_TOOL_CALL)
     async def check_tool_call(self, inp: CheckToolCallInput) -> ToolOutcome | None:

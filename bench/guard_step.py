@@ -123,7 +123,9 @@ def measure(
         if normalized and read_where_run:
             for n, call in enumerate(batch):
                 read = time.perf_counter()
-                outcomes[n] = with_readings(call.name, call.arguments, outcomes[n])
+                outcomes[n] = with_readings(
+                    call.name, call.arguments, outcomes[n], labelled_ids=True
+                )
                 if activity_ms is not None:
                     activity_ms.append((time.perf_counter() - read) * 1000)
         started = time.perf_counter()

@@ -320,14 +320,15 @@ class _Replay:
             if scripted.hang:
                 return None, None
             ran = _complete(run_fixture(call, fixture, ordinal))
-            return with_readings(call.name, call.arguments, ran), scripted.duration_seconds
+            read = with_readings(call.name, call.arguments, ran, labelled_ids=True)
+            return read, scripted.duration_seconds
         if is_mcp_name(call.name) and call.name not in BUILTIN_TOOLS:
             raise SimulationError(
                 f"{self.scenario.name}: calls the MCP tool {call.name!r} without a fixture"
             )
         parsed = parse_call(call, BUILTIN_TOOLS)
         if isinstance(parsed, ToolOutcome):  # the tool activity's answer: it reads it
-            return with_readings(call.name, call.arguments, parsed), None
+            return with_readings(call.name, call.arguments, parsed, labelled_ids=True), None
         raise SimulationError(
             f"{self.scenario.name}: calls the built-in tool {call.name!r} with valid arguments "
             "and no fixture; the simulator cannot run it (script it as a fixture tool)"

@@ -181,6 +181,11 @@ FIXTURES: dict[str, tuple[str, GuardMode | None]] = {
     # Recorded after SHELL_READS_PATCH: its marker; a curl poll through a tool named Bash reads
     # as an inspection, so R11 stops it.
     "shell-reads-bash-curl-poll": ("bash-curl-poll-finished-run", None),
+    # Recorded after LOOKS_AND_IDS_PATCH: its marker; heartbeats whose waits look at nothing,
+    # stopped by R11; and PowerShell re-reads whose long answers differ in a labelled chunk id,
+    # read where they ran with the tool input's labelled_ids, stopped by R9.
+    "looks-and-ids-heartbeat": ("heartbeat-waits-on-nothing", None),
+    "looks-and-ids-powershell-rereads": ("powershell-chunk-rereads", None),
 }
 # Session fixtures: the first recorded before CONTEXT_POLICY_PATCH, the second after it, the
 # third after SESSION_START_CHECK_PATCH (a session started with its guard mode runs the

@@ -129,6 +129,9 @@ def test_the_representative_scenarios_are_all_recorded() -> None:
         "moved-counts-context-footer",
         # Recorded after SHELL_READS_PATCH: any tool given a command is a shell; curl reads.
         "shell-reads-bash-curl-poll",
+        # Recorded after LOOKS_AND_IDS_PATCH: waits that look at nothing; labelled ids.
+        "looks-and-ids-heartbeat",
+        "looks-and-ids-powershell-rereads",
         "session-wire-format",
         "owner-admission-wire-format",
     } <= names

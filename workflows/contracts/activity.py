@@ -306,6 +306,9 @@ class RunToolInput(_Strict):
     # owner's sandboxes together under a pseudonym (activities/sandbox/owners.py). In history
     # only, like the prompt's: never logged, never a label, never a cgroup's name.
     owner_id: str | None = None
+    # The prompt reads a labelled id as one whatever its characters (LOOKS_AND_IDS_PATCH): the
+    # readings returned with the outcome are made so (workflows.rules.normalize.with_readings).
+    labelled_ids: bool = False
 
     @model_validator(mode="before")
     @classmethod

@@ -156,9 +156,19 @@ MOVED_COUNTS_PATCH = "seawall-moved-counts-v1"
 # ``run_shell_command``, as they did. Asked first of all, before MOVED_COUNTS_PATCH, whose
 # changes it takes as given, so a prompt still records one marker.
 SHELL_READS_PATCH = "seawall-shell-reads-v1"
+# A prompt started after it reads what a call looked at (``workflows.rules.inspection``): a wait
+# is news to the no-new-state rule (R11) only if something looked at the world since the last
+# one (``sleep 5; echo ok`` between ``echo idle`` calls looks at nothing), PowerShell's readers
+# (``Get-Content``) change nothing, and each line of a command is read as a command; and its
+# normalizer reads a word a label names as an identity as one ``<id>`` whatever its characters
+# (``run 28ab84``), in the workflow and in its tool activities (``RunToolInput.labelled_ids``).
+# So the loop rules can remind or stop where a prompt before it ran on. Prompts started before
+# it replay reading as they did. Asked first of all, before SHELL_READS_PATCH, whose changes it
+# takes as given, so a prompt still records one marker.
+LOOKS_AND_IDS_PATCH = "seawall-looks-and-ids-v1"
 # The one marker a prompt started today records: the newest start patch, which takes every start
 # patch before it as given (StartPatches.ask).
-NEWEST_START_PATCH = SHELL_READS_PATCH
+NEWEST_START_PATCH = LOOKS_AND_IDS_PATCH
 
 
 @dataclass(frozen=True)
@@ -167,6 +177,8 @@ class StartPatches:
     (histories recorded before a patch have no marker for it), the newest first: it takes
     every start patch before it as given, so a new prompt records one marker."""
 
+    # LOOKS_AND_IDS_PATCH: what a call looked at, and a labelled id whatever its characters
+    looks_and_ids: bool = False
     shell_reads: bool = False  # SHELL_READS_PATCH: any tool given a command is a shell
     moved_counts: bool = False  # MOVED_COUNTS_PATCH: R11 reads a moved count as no news
     nothing_new: bool = False  # NOTHING_NEW_PATCH: R11 and R12 key calls by their answers
@@ -187,7 +199,8 @@ class StartPatches:
 
     @classmethod
     def ask(cls) -> StartPatches:
-        shell_reads = workflow.patched(SHELL_READS_PATCH)
+        looks_and_ids = workflow.patched(LOOKS_AND_IDS_PATCH)
+        shell_reads = looks_and_ids or workflow.patched(SHELL_READS_PATCH)
         moved_counts = shell_reads or workflow.patched(MOVED_COUNTS_PATCH)
         nothing_new = moved_counts or workflow.patched(NOTHING_NEW_PATCH)
         stale_waits = nothing_new or workflow.patched(STALE_WAITS_PATCH)
@@ -203,6 +216,7 @@ class StartPatches:
         }
         if chained or workflow.patched(LOOP_QUALITY_V4_PATCH):
             return cls(
+                looks_and_ids=looks_and_ids,
                 shell_reads=shell_reads,
                 moved_counts=moved_counts,
                 nothing_new=nothing_new,

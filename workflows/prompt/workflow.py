@@ -274,6 +274,7 @@ class PromptWorkflow(
                 nothing_new=self._patches.nothing_new,
                 moved_counts=self._patches.moved_counts,
                 shell_reads=self._patches.shell_reads,
+                looks_and_ids=self._patches.looks_and_ids,
             )
             self._protections.use_loop_rules(rules)
             self._judging = PromptJudging.for_prompt(
@@ -791,6 +792,7 @@ class PromptWorkflow(
                     max_output_chars=prompt.max_output_chars,
                     shell_timeout_seconds=prompt.tool_timeout_seconds,
                     owner_id=prompt.owner_id,
+                    labelled_ids=self._patches.looks_and_ids,
                     **carried,
                 ),
                 result_type=ToolOutcome,

@@ -52,7 +52,7 @@ from enum import StrEnum
 from typing import Any, NamedTuple
 
 from workflows.contracts.outcome import ExecutionStatus, TerminalStatus, ToolCall, ToolOutcome
-from workflows.rules.inspection import command_text, is_inspection
+from workflows.rules.inspection import command_text, is_inspection, looks_at_nothing
 from workflows.rules.normalize import Reading, mask_arguments, read_whole_exchange
 from workflows.rules.searches import search_signature
 
@@ -477,6 +477,9 @@ class CallEvidence(NamedTuple):
     # argument values, masked), a private digest; R9 and R10 join only calls that name the
     # same things since NOTHING_NEW_PATCH.
     named: str = ""
+    # Since LOOKS_AND_IDS_PATCH: the call's command looks at nothing (``sleep 5; echo ok``:
+    # ``inspection.looks_at_nothing``), so what it waited for it never saw (R11).
+    sees_nothing: bool = False
 
 
 def call_evidence(
@@ -490,13 +493,17 @@ def call_evidence(
     window: int | None = None,
     any_shell: bool = False,
     inspects: bool | None = None,
+    looks_and_ids: bool = False,
 ) -> CallEvidence:
     """``duration``: the seconds the call took on the prompt's clock (0: unknown or
     instant). ``window``: read the call through the normalizer (``seawall-loop-quality-v4``),
     this many characters of each text in full (``normalize.window_for``), unless the tool
     activity read it already (``outcome.readings``); ``None``: the fingerprint as before it.
     ``any_shell``: read any tool given a command as a shell (``inspection.is_inspection``);
-    ``inspects``: that reading when the caller has it already (``None``: worked out here)."""
+    ``inspects``: that reading when the caller has it already (``None``: worked out here).
+    ``looks_and_ids`` (``LOOKS_AND_IDS_PATCH``): read what a call looked at
+    (``sees_nothing``), and a labelled id as one whatever its characters (read here; a tool
+    activity reads it so when its input says, ``RunToolInput.labelled_ids``)."""
     text = outcome.error_message or outcome.content
     kind = result_kind(outcome)
     asked = answer = None
@@ -511,7 +518,7 @@ def call_evidence(
             echoes, named = read.echoes, read.named
         else:
             asked, answer, echoes, named = read_whole_exchange(
-                call.name, call.arguments, text, window=window
+                call.name, call.arguments, text, window=window, labelled_ids=looks_and_ids
             )
         fingerprint = answer.key
     return CallEvidence(
@@ -540,4 +547,5 @@ def call_evidence(
         answer=answer,
         echoes=echoes,
         named=named,
+        sees_nothing=looks_and_ids and looks_at_nothing(call),
     )

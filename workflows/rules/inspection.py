@@ -22,6 +22,14 @@ command that is not a known reader, ``GET key`` to a database tool, stays a chan
 only looks unless an option sends data, picks a method or writes a file. Prompts started
 before it read only ``run_shell_command``, without ``curl``.
 
+Since ``LOOKS_AND_IDS_PATCH`` PowerShell's readers only look too: a cmdlet whose verb only
+gets, selects, measures, sorts, filters, formats, tests, resolves, compares or converts
+(``Get-Content -Raw x``, ``Get-ChildItem d | Measure-Object``), with no script block (``{ … }``
+can run anything); and each line of a command is a command of its own. And
+:func:`looks_at_nothing` tells a command that looks at nothing at all (``sleep 5; echo ok``:
+every program in it prints only what it was given, or nothing), whose answer says nothing of
+the world, for the no-new-state rule's waits (``stagnation``).
+
 Only the recommended profile's progress rules read it (``PROGRESS_RULES_PATCH``); the seed's
 failed-call refusal keeps the seed's notion that any successful shell call may change the
 world. Pure: no I/O, no clock.
@@ -71,9 +79,17 @@ _UNSAFE = re.compile(r">|\$\(|`|<\(|\btee\b|\bxargs\b|-exec\b|-execdir\b|-delete
 # Redirections that write nothing: stderr into stdout, output thrown away.
 _HARMLESS_REDIRECT = re.compile(r"\s*\d?>&\d|\s*\d?>\s*/dev/null")
 _SEPARATORS = re.compile(r"\|\||&&|[|;]")
+# Since LOOKS_AND_IDS_PATCH: a PowerShell cmdlet (Verb-Noun, any case) whose verb only reads.
+_READING_CMDLET = re.compile(
+    r"(?i)(?:get|select|measure|sort|where|format|test|resolve|compare|group|convertto"
+    r"|convertfrom)-[a-z]+"
+)
+# Programs whose output is only what they were given (or nothing): a command of these alone
+# looks at nothing (LOOKS_AND_IDS_PATCH).
+_SAYS_ONLY_ITS_WORDS = frozenset({"echo", "printf", "true", "false", ":", "sleep"})
 
 
-def _part_is_inspection(part: str, curl: bool) -> bool:
+def _part_is_inspection(part: str, curl: bool, looks: bool = False) -> bool:
     try:
         words = shlex.split(part)
     except ValueError:
@@ -95,6 +111,8 @@ def _part_is_inspection(part: str, curl: bool) -> bool:
         return bool(rest) and rest[0] in _READ_ONLY_GIT
     if program == "find":
         return True  # its writing actions are refused by _UNSAFE
+    if looks and _READING_CMDLET.fullmatch(program):
+        return "{" not in part
     if program not in _READ_ONLY_PROGRAMS:
         return False
     writing = _WRITING_PROGRAM_OPTIONS.get(program, ())
@@ -123,11 +141,12 @@ def command_text(call: ToolCall, *, any_shell: bool = False) -> str | None:
     return shlex.join(words)
 
 
-def is_inspection(call: ToolCall, *, any_shell: bool = False) -> bool:
+def is_inspection(call: ToolCall, *, any_shell: bool = False, looks: bool = False) -> bool:
     """True for a shell call whose command only reads (``ls``, ``git status``, ``grep``,
     ``ps | grep x``): its success changes nothing, so it is not a change of the world.
     ``any_shell`` (``SHELL_READS_PATCH``): any tool given a command, and ``curl`` that
-    only looks."""
+    only looks; ``looks`` (``LOOKS_AND_IDS_PATCH``): each line a command of its own, and
+    PowerShell's readers too."""
     if not any_shell and call.name != SHELL_TOOL:
         return False
     command = command_text(call, any_shell=any_shell)
@@ -136,5 +155,30 @@ def is_inspection(call: ToolCall, *, any_shell: bool = False) -> bool:
     command = _HARMLESS_REDIRECT.sub("", command)
     if not command.strip() or _UNSAFE.search(command):
         return False
+    if looks:
+        command = _one_per_line(command)
     parts = [p.strip() for p in _SEPARATORS.split(command)]
-    return all(parts) and all(_part_is_inspection(p, any_shell) for p in parts)
+    return all(parts) and all(_part_is_inspection(p, any_shell, looks) for p in parts)
+
+
+def _one_per_line(command: str) -> str:
+    """``command`` with each of its lines a command of its own (``ls\nrm -rf build`` is two,
+    which before ``LOOKS_AND_IDS_PATCH`` read as one ``ls`` with odd arguments)."""
+    return ";".join(line for line in command.splitlines() if line.strip())
+
+
+def looks_at_nothing(call: ToolCall) -> bool:
+    """True for a call given a command (:func:`command_text`) whose every program only prints
+    what it was given, or nothing (``echo``, ``printf``, ``true``, ``sleep``; no variable):
+    its answer is its own words, so whatever it waited for, it saw none of it."""
+    command = command_text(call, any_shell=True)
+    if command is None or not command.strip() or "$" in command or _UNSAFE.search(command):
+        return False  # ``$HOME`` prints what the environment holds
+    for part in _SEPARATORS.split(_one_per_line(command)):
+        try:
+            words = shlex.split(part)
+        except ValueError:
+            return False
+        if not words or words[0] not in _SAYS_ONLY_ITS_WORDS:
+            return False
+    return True

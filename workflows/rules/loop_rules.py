@@ -151,6 +151,7 @@ class LoopRules:
         nothing_new: bool = True,
         moved_counts: bool = True,
         shell_reads: bool = True,
+        looks_and_ids: bool = True,
     ) -> None:
         """``thresholds`` replaces the rules' reminder thresholds (the benchmark's
         sensitivity runs only; prompts always use the defaults). ``progress_rules`` is
@@ -165,10 +166,14 @@ class LoopRules:
         ``moved_counts`` is false for a prompt that replays from before R11 took answers
         that differ only in a count for one (``MOVED_COUNTS_PATCH``). ``shell_reads`` is
         false for a prompt that replays from before any tool given a command was read as a
-        shell and ``curl`` as a reader (``SHELL_READS_PATCH``)."""
+        shell and ``curl`` as a reader (``SHELL_READS_PATCH``). ``looks_and_ids`` is false for
+        a prompt that replays from before a wait that looked at nothing was no news to R11,
+        PowerShell's readers and each line of a command were read, and a labelled id was one
+        whatever its characters (``LOOKS_AND_IDS_PATCH``)."""
         self.settings = settings
         self.progress_rules = progress_rules
         self.shell_reads = shell_reads
+        self.looks_and_ids = looks_and_ids
         self.normalized = normalized and progress_rules
         self.modes: dict[LoopRule, GuardMode] = {
             spec.rule: (
@@ -198,6 +203,7 @@ class LoopRules:
                 **({"by_answer": nothing_new} if spec.by_answer else {}),
                 **({"by_names": nothing_new} if spec.by_names else {}),
                 **({"by_shape": moved_counts} if spec.by_shape else {}),
+                **({"by_looks": looks_and_ids} if spec.by_looks else {}),
             )
             for spec in RULES
         }
@@ -295,7 +301,7 @@ class LoopRules:
         for call, digest, outcome, duration in zip(
             calls, digests, outcomes, durations, strict=True
         ):
-            inspects = is_inspection(call, any_shell=self.shell_reads)
+            inspects = is_inspection(call, any_shell=self.shell_reads, looks=self.looks_and_ids)
             evidence = call_evidence(
                 call,
                 digest,
@@ -308,6 +314,7 @@ class LoopRules:
                 window=window,
                 any_shell=self.shell_reads,
                 inspects=inspects,
+                looks_and_ids=self.looks_and_ids,
             )
             self.changes += evidence.changes
             self._settled.append(evidence)

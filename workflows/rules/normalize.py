@@ -1,6 +1,6 @@
 """The normalizer: "the same thing again" when the bytes differ.
 
-the module docstring. Rules that compare calls or
+docs/protections.md, "The rules". Rules that compare calls or
 results by exact digest miss the loops whose every call and result is new only in what
 always varies: a status answer with a fresh request id and time, an error with a new trace
 id, "revision 19" then "revision 29", a page snapshot whose element ids changed while the
@@ -12,7 +12,10 @@ one module:
   random-looking ids, durations, byte sizes, labelled counters and revision numbers — with
   placeholders, in one scan for digits (each run classified by short patterns). Plain
   quantities stay (``3 failed``, ``45%``):
-  a count that moves is what progress looks like.
+  a count that moves is what progress looks like. Since ``LOOKS_AND_IDS_PATCH`` a word a label
+  names as an identity (``run 28ab84``, ``Chunk ID: 6bb37f``) is one ``<id>`` whatever its
+  characters; before it one that began with a digit and had a letter in it was kept, and one
+  of digits only was ``<n>``, so a short random hex id made every answer new now and then.
 - :func:`sketch` turns the masked text into a *bottom-k sketch*: the :data:`SKETCH_SIZE`
   smallest CRC-32 values of its distinct words. :func:`similarity` estimates the Jaccard
   similarity of two texts' word sets from their sketches alone, so rewording, shuffled
@@ -202,13 +205,18 @@ def _id_word(word: str, run: str) -> bool:
     )
 
 
-def _mask_volatile(text: str) -> str:
+def _mask_volatile(text: str, labelled_ids: bool = False) -> str:
     """Every digit run of ``text`` classified, the volatile ones replaced. What each run is,
     in this order: an id (a UUID, a hex or random-looking token, with the rest of its
     word), a number inside a word (an id when a label says so, else part of the word), a
     time, a duration or a size written as one token, an epoch time, a number with a unit
     after it, a number a duration label names, a counter a label names; anything else is a
-    quantity, kept. One function (no call per run): masking is the guard step's hot path."""
+    quantity, kept. One function (no call per run): masking is the guard step's hot path.
+
+    ``labelled_ids`` (``LOOKS_AND_IDS_PATCH``): a word a label names as an identity is one
+    ``<id>`` whatever its characters (``run 28ab84``, ``run a1b2c3`` and ``run 402817`` alike;
+    before it the first was kept, the last read as ``<n>``)."""
+    counter = "<id>" if labelled_ids else "<n>"
     pieces: list[str] = []
     last = 0
     for match in _NUMBER.finditer(text):
@@ -249,6 +257,12 @@ def _mask_volatile(text: str) -> str:
                 placeholder = "<duration>"
             elif _SIZE.fullmatch(stripped):
                 placeholder = "<size>"
+            elif (
+                labelled_ids
+                and stripped.isalnum()
+                and _counter_label(text, max(0, start - 24), start)
+            ):
+                placeholder = "<id>"
             else:
                 continue
         elif len(stripped) in _EPOCH_DIGITS and _TIME.fullmatch(stripped):
@@ -266,7 +280,7 @@ def _mask_volatile(text: str) -> str:
                 if closing and closing in _DURATION_SEPARATORS and _duration_label(text, lo, start):
                     placeholder = "<duration>"
                 elif stripped.isdigit() and _counter_label(text, max(0, start - 24), start):
-                    placeholder = "<n>"
+                    placeholder = counter
                 else:
                     continue
         pieces.append(text[last:start])
@@ -319,7 +333,7 @@ def _values_to_mask(strings: list[str]) -> list[str]:
     return _longest_first({v for v in strings if len(v) >= MIN_MASKED_ARGUMENT_CHARS})
 
 
-def names(arguments: Mapping[str, Any] | None) -> str:
+def names(arguments: Mapping[str, Any] | None, *, labelled_ids: bool = False) -> str:
     """A private digest of what a call with several arguments *names*: each top-level
     argument whose value is a number, a flag or a short string (fewer than
     :data:`LONG_TEXT_WORDS` words), masked — an event's title, a job's number, a mode;
@@ -336,7 +350,7 @@ def names(arguments: Mapping[str, Any] | None) -> str:
         if isinstance(value, bool | int | float):
             named.append(f"{key}={value}")
         elif isinstance(value, str) and len(value.split()) < LONG_TEXT_WORDS:
-            named.append(f"{key}={_mask(value, [])}")
+            named.append(f"{key}={_mask(value, [], labelled_ids)}")
     if not named:
         return ""
     return hashlib.sha256("\0".join(named).encode()).hexdigest()[:16]
@@ -381,16 +395,19 @@ def _replace_values(text: str, values: list[str]) -> str:
     return text
 
 
-def mask(text: str, arguments: Mapping[str, Any] | None = None) -> str:
+def mask(
+    text: str, arguments: Mapping[str, Any] | None = None, *, labelled_ids: bool = False
+) -> str:
     """``text`` with the call's own argument values (longest first) and every volatile token
-    replaced by a placeholder, whitespace collapsed."""
-    return _mask(text, _masked_values(arguments))
+    replaced by a placeholder, whitespace collapsed (``labelled_ids``: as for
+    :func:`_mask_volatile`)."""
+    return _mask(text, _masked_values(arguments), labelled_ids)
 
 
-def _mask(text: str, values: list[str]) -> str:
+def _mask(text: str, values: list[str], labelled_ids: bool = False) -> str:
     """:func:`mask`, with the argument values to mask already sorted out."""
     # ``split()`` splits on exactly what ``\s`` matches and drops the ends.
-    return " ".join(_mask_volatile(_replace_values(text, values)).split())
+    return " ".join(_mask_volatile(_replace_values(text, values), labelled_ids).split())
 
 
 def _words(masked: str) -> set[str]:
@@ -567,10 +584,10 @@ def _reading(masked: str, extra: str = "", shape_extra: str | None = None) -> Re
     )
 
 
-def _read_output(text: str, values: list[str], window: int) -> Reading:
+def _read_output(text: str, values: list[str], window: int, labelled_ids: bool = False) -> Reading:
     """:func:`read_output`, with the argument values to mask already sorted out."""
     if len(text) <= window:
-        return _reading(_mask(text, values), shape_extra="")
+        return _reading(_mask(text, values, labelled_ids), shape_extra="")
     head = window * 3 // 4
     tail = window - head
     # The middle left out still counts, as its size and its bytes with digits masked.
@@ -580,7 +597,7 @@ def _read_output(text: str, values: list[str], window: int) -> Reading:
     crc = zlib.crc32(raw.translate(_DIGIT_BYTES))
     read = text[:head] + "\n" + text[-tail:]
     return _reading(
-        _mask(read, values),
+        _mask(read, values, labelled_ids),
         f"\0{len(rest) // 64}:{crc}",
         f"\0{zlib.crc32(raw.translate(None, _NUMERALS))}",
     )
@@ -594,11 +611,11 @@ def read_output(
     return _read_output(text, _masked_values(arguments), window)
 
 
-def _read_call(name: str, strings: list[str], window: int) -> Reading:
+def _read_call(name: str, strings: list[str], window: int, labelled_ids: bool = False) -> Reading:
     joined = " ".join(strings)
     if len(joined) > window:
         joined = _windowed(joined, window)[0]
-    return _reading(_mask(f"{name.rsplit('__', 1)[-1]} {joined}", []))
+    return _reading(_mask(f"{name.rsplit('__', 1)[-1]} {joined}", [], labelled_ids))
 
 
 def read_call(name: str, arguments: Mapping[str, Any] | None, *, window: int = WINDOW) -> Reading:
@@ -610,20 +627,26 @@ def read_call(name: str, arguments: Mapping[str, Any] | None, *, window: int = W
 
 
 def read_whole_exchange(
-    name: str, arguments: Mapping[str, Any] | None, text: str, *, window: int = WINDOW
+    name: str,
+    arguments: Mapping[str, Any] | None,
+    text: str,
+    *,
+    window: int = WINDOW,
+    labelled_ids: bool = False,
 ) -> tuple[Reading, Reading, bool, str]:
     """One settled call, its arguments walked and their values sorted out once: what it
     asked (:func:`read_call`), what came back (:func:`read_output`), whether the answer
     holds one of the values :func:`mask_arguments` masks (an answer about what the call
-    asked for: "trace tr_3a11: 7 observations") and what the call names (:func:`names`)."""
+    asked for: "trace tr_3a11: 7 observations") and what the call names (:func:`names`).
+    ``labelled_ids``: as for :func:`_mask_volatile`."""
     strings: list[str] = []
     _collect_strings(arguments or {}, strings)
     values = _values_to_mask(strings)
     return (
-        _read_call(name, strings, window),
-        _read_output(text, values, window),
+        _read_call(name, strings, window, labelled_ids),
+        _read_output(text, values, window, labelled_ids),
         any(value in text for value in values),
-        names(arguments),
+        names(arguments, labelled_ids=labelled_ids),
     )
 
 
@@ -634,7 +657,11 @@ READ_WHERE_RUN_CHARS = LAZY_MASKED_CHARS
 
 
 def with_readings(
-    name: str, arguments: Mapping[str, Any] | None, outcome: ToolOutcome
+    name: str,
+    arguments: Mapping[str, Any] | None,
+    outcome: ToolOutcome,
+    *,
+    labelled_ids: bool = False,
 ) -> ToolOutcome:
     """``outcome`` carrying :func:`read_whole_exchange` of its call (the whole :data:`WINDOW` of
     each text) when its argument or output text is long: the tool activity reads what it
@@ -642,13 +669,16 @@ def with_readings(
     within :data:`BATCH_BUDGET`, reads none (``bench/guard_step.py``). The reading is
     recorded with the outcome in history, so a replay reads it back and never reads the
     text again; an outcome recorded without one (before it, or from an editor) is read by
-    the workflow as before."""
+    the workflow as before. ``labelled_ids``: the prompt's (``RunToolInput.labelled_ids``),
+    as for :func:`_mask_volatile`."""
     text = outcome.error_message or outcome.content
     strings: list[str] = []
     _collect_strings(arguments or {}, strings)
     if len(text) <= READ_WHERE_RUN_CHARS and sum(map(len, strings)) <= READ_WHERE_RUN_CHARS:
         return outcome
-    asked, answer, echoes, named = read_whole_exchange(name, arguments, text)
+    asked, answer, echoes, named = read_whole_exchange(
+        name, arguments, text, labelled_ids=labelled_ids
+    )
     readings = ExchangeReadings(
         asked=asked.wire(), answer=answer.wire(), echoes=echoes, named=named
     )

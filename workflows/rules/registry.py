@@ -153,8 +153,9 @@ class RuleSpec:
     earlier); ``by_names``: one that joins only calls naming the same things since that
     patch (its ``by_names`` field). ``by_shape``: one whose counter takes two answers that
     differ only in a count or two for one since ``MOVED_COUNTS_PATCH`` (its ``by_shape``
-    field). ``pre_progress_threshold``: the threshold a prompt
-    replaying from before that patch keeps, when the patch changed it.
+    field); ``by_looks``: one whose counter takes a wait that looked at nothing for no news
+    since ``LOOKS_AND_IDS_PATCH`` (its ``by_looks`` field). ``pre_progress_threshold``: the
+    threshold a prompt replaying from before that patch keeps, when the patch changed it.
     """
 
     rule: LoopRule
@@ -172,6 +173,7 @@ class RuleSpec:
     by_answer: bool = False
     by_names: bool = False
     by_shape: bool = False
+    by_looks: bool = False
     pre_progress_threshold: int | None = None
 
     def default_threshold(self, progress_rules: bool) -> int:
@@ -325,6 +327,7 @@ RULES: tuple[RuleSpec, ...] = (
         normalized=True,
         by_answer=True,
         by_shape=True,
+        by_looks=True,
     ),
     # After R11, which excuses every wait: this one counts the time nothing changed, waits
     # included. Its threshold is minutes, not batches (workflows.rules.stale_waits).

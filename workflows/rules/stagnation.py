@@ -39,6 +39,12 @@ of them, numbers included, are one answer. A short answer whose count moved is a
 most of its words), and so is a page of a listing whose every id and amount is new. A call
 that changed something keeps its exact answer.
 
+Since ``LOOKS_AND_IDS_PATCH`` a wait is news only if the world was looked at since the last
+wait that was: a model that runs ``echo idle``, ``sleep 5; echo ok`` and ``echo "pending"``
+for an hour (``inspection.looks_at_nothing``: commands whose answer is their own words) waits
+for something it never looks at, so its waits learn nothing. A ``sleep 30`` then a status call,
+or ``sleep 60; tail build.log``, looks after every wait and is news as before.
+
 At :data:`STAGNATION_THRESHOLD` stale batches in a row — one more than the longest cycle the
 rule is meant for (twelve batches), so a cycle is reminded in its second round at the
 latest — the model gets the reminder below; the next stale batch stops the prompt. The key
@@ -105,6 +111,10 @@ class Stagnation(RuleCounter):
     by_answer: bool = False
     # MOVED_COUNTS_PATCH: answers of one shape that differ in a count or two are one answer.
     by_shape: bool = False
+    # LOOKS_AND_IDS_PATCH: a wait is news only when something looked at the world since the
+    # last wait that was (or the wait itself looks); ``looked`` is whether something has.
+    by_looks: bool = False
+    looked: bool = True
     outcomes: dict[str, None] = Field(default_factory=dict)
     # Per answer shape, the fingerprint and sketch of the answer that stands for it.
     shapes: dict[str, tuple[str, frozenset[int]]] = Field(default_factory=dict)
@@ -136,7 +146,11 @@ class Stagnation(RuleCounter):
         wrote = False
         for call in batch:
             if call.waits and call.kind is ResultKind.SUCCESS:
-                new = True
+                if not self.by_looks or self.looked or not call.sees_nothing:
+                    new = True
+                self.looked = not call.sees_nothing
+            elif not call.sees_nothing:
+                self.looked = True
             answer = self._answer(call)
             if self.by_answer and not (call.changes or call.echoes or short(call)):
                 outcome = _digest(f"{call.kind.value}\n{answer}")

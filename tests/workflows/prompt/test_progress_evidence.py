@@ -3,8 +3,10 @@ server (docs/protections.md, "Loop profiles", R3, R4, R11 and R12): the scroll w
 moves on ends its turn, the runner's ignored refusals are stopped, the denial rule reminds at
 its fourth round, a search reworded for the same answer and a wait with looks elsewhere in
 between are stopped (since NOTHING_NEW_PATCH), and a listing whose answers differ only in a
-count that grows (since MOVED_COUNTS_PATCH), and a curl poll through a tool named `Bash`
-(since SHELL_READS_PATCH); each as the simulator says, and each history
+count that grows (since MOVED_COUNTS_PATCH), a curl poll through a tool named `Bash`
+(since SHELL_READS_PATCH), and heartbeats whose waits look at nothing and PowerShell
+re-reads whose answers differ in a labelled chunk id (since LOOKS_AND_IDS_PATCH); each as the
+simulator says, and each history
 replays to the same decisions. The rules' own cases are in ``tests/workflows/rules/``.
 """
 
@@ -57,6 +59,21 @@ pytestmark = pytest.mark.asyncio
                 (STAGNATION_THRESHOLD + 1, "repeated_stagnation", "warn"),
                 (STAGNATION_THRESHOLD + 2, "repeated_stagnation", "stop"),
             ],
+        ),
+        (
+            "heartbeat-waits-on-nothing",
+            StopReason.LOOP_DETECTED,
+            LoopType.REPEATED_STAGNATION,
+            [
+                (STAGNATION_THRESHOLD + 4, "repeated_stagnation", "warn"),
+                (STAGNATION_THRESHOLD + 5, "repeated_stagnation", "stop"),
+            ],
+        ),
+        (
+            "powershell-chunk-rereads",
+            StopReason.LOOP_DETECTED,
+            LoopType.REPEATED_NEAR_RESULT,
+            [(6, "repeated_near_result", "warn"), (7, "repeated_near_result", "stop")],
         ),
         (
             "wait-with-look-elsewhere",

@@ -7,7 +7,7 @@ import pytest
 
 from workflows.contracts.outcome import ToolCall
 from workflows.rules.evidence import waits_for_time
-from workflows.rules.inspection import command_text, is_inspection
+from workflows.rules.inspection import command_text, is_inspection, looks_at_nothing
 
 
 def shell(command: object) -> ToolCall:
@@ -113,6 +113,49 @@ def test_a_command_given_as_an_argument_list_is_read_as_its_text() -> None:
     assert command_text(called("exec", cmd="git status"), any_shell=True) == "git status"
     assert command_text(called("shell", command=["ls", 3]), any_shell=True) is None
     assert command_text(called("shell", command=[]), any_shell=True) is None
+
+
+@pytest.mark.parametrize(
+    ("command", "inspects"),
+    [
+        (r"Get-Content -Raw validators\validate_repo.py", True),
+        ("Get-ChildItem records | Measure-Object | Select-Object -ExpandProperty Count", True),
+        ("get-childitem -recurse | select-string -pattern TODO", True),
+        ("Test-Path .\\build && Get-Item .\\build", True),
+        ("Get-ChildItem | ForEach-Object { Remove-Item $_ }", False),  # runs a script block
+        ("Get-ChildItem | Where-Object { Remove-Item x }", False),
+        ("Set-Content a.txt hello", False),
+        ("Get-Content a.txt | Out-File b.txt", False),
+        ("ls\nrm -rf build", False),  # two commands, one of them writes
+        ("ls\n\ngit status\n", True),
+    ],
+)
+def test_since_looks_and_ids_powershell_readers_and_each_line_are_read(
+    command: str, inspects: bool
+) -> None:
+    shell = called("exec_command", cmd=command)
+    assert is_inspection(shell, any_shell=True, looks=True) is inspects
+    # Before LOOKS_AND_IDS_PATCH no cmdlet read, and a line break did not separate.
+    assert is_inspection(shell, any_shell=True) is command.startswith("ls")
+
+
+@pytest.mark.parametrize(
+    ("command", "blind"),
+    [
+        ("echo idle", True),
+        ("sleep 5; echo ok", True),
+        ('printf "%s" waiting && true', True),
+        ("sleep 5\necho ok", True),
+        ("sleep 5; cat status.txt", False),
+        ("sleep 5\ncat status.txt", False),
+        ("echo $HOME", False),  # prints what the environment holds
+        ("echo done > flag", False),
+        ("gh run view 12", False),
+    ],
+)
+def test_a_command_of_echoes_and_sleeps_looks_at_nothing(command: str, blind: bool) -> None:
+    assert looks_at_nothing(called("Bash", command=command)) is blind
+    assert not looks_at_nothing(called("send_message", text=command))
 
 
 def _changes_after_an_ls(progress_rules: bool) -> int:

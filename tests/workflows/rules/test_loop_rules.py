@@ -156,6 +156,7 @@ class Prompt:
     thresholds: dict[LoopRule, int] | None = None
     nothing_new: bool = True  # False: a prompt started before NOTHING_NEW_PATCH
     moved_counts: bool = True  # False: a prompt started before MOVED_COUNTS_PATCH
+    looks_and_ids: bool = True  # False: a prompt started before LOOKS_AND_IDS_PATCH
 
     def __post_init__(self) -> None:
         self.protections = BatchProtections(PromptOptions(), WS)
@@ -167,6 +168,7 @@ class Prompt:
                 thresholds=self.thresholds,
                 nothing_new=self.nothing_new,
                 moved_counts=self.moved_counts,
+                looks_and_ids=self.looks_and_ids,
             )
         )
         self.state = GuardState()

@@ -86,6 +86,36 @@ def test_a_number_is_masked_by_its_label_however_the_label_is_written(
     assert mask(text) == masked
 
 
+@pytest.mark.parametrize("chunk", ["a6aae6", "6bb37f", "402817", "9"])
+def test_since_looks_and_ids_a_labelled_id_is_one_id_whatever_its_characters(chunk: str) -> None:
+    """Codex's six-hex chunk ids: one that begins with a digit was kept and one of digits only
+    read as a counter, so an unchanged answer was new now and then (LOOKS_AND_IDS_PATCH)."""
+    text = f"Chunk ID: {chunk}\nWall time: 0.41 seconds\nOutput:\nschemas/a.json"
+    assert (
+        mask(text, labelled_ids=True)
+        == "Chunk ID: <id> Wall time: <duration> Output: schemas/a.json"
+    )
+    assert mask(f"run {chunk}: done", labelled_ids=True) == "run <id>: done"
+    # Before it, as histories recorded then read it.
+    before = {"a6aae6": "<id>", "6bb37f": "6bb37f", "402817": "<n>", "9": "<n>"}[chunk]
+    assert mask(text).startswith(f"Chunk ID: {before} ")
+    # Unlabelled words and quantities are what they were.
+    assert mask("size 94, 6bb37f left", labelled_ids=True) == "size 94, 6bb37f left"
+
+
+def test_a_long_answer_is_read_where_it_ran_as_its_prompt_reads_ids() -> None:
+    text = "".join(f"Chunk ID: {n}b{n}c1f\n{LOG_LINE}" for n in range(12))
+    other = text.replace("Chunk ID: 0b0c1f", "Chunk ID: 91e2a0")
+    read = [
+        with_readings("exec", {}, _outcome(t), labelled_ids=True).readings for t in (text, other)
+    ]
+    assert read[0] is not None and read[1] is not None
+    assert read[0].answer.key == read[1].answer.key
+    old = [with_readings("exec", {}, _outcome(t)).readings for t in (text, other)]
+    assert old[0] is not None and old[1] is not None
+    assert old[0].answer.key != old[1].answer.key
+
+
 def test_the_calls_own_arguments_are_masked_in_its_output() -> None:
     assert mask("not found: src/a.py", {"path": "src/a.py"}) == "not found: <arg>"
 

@@ -211,6 +211,40 @@ def test_a_wait_input_or_anything_new_starts_the_count_again() -> None:
     assert not kinds(more, LoopRule.STAGNATION)
 
 
+def heartbeats(prompt: Prompt, rounds: int) -> list[Round]:
+    """A model waiting on a reply that never comes, keeping itself busy: ``echo idle``,
+    ``sleep 5; echo ok`` and ``echo "waiting"`` in turn, each answered with its own words."""
+    cycle = [("echo idle", "idle"), ("sleep 5; echo ok", "ok"), ('echo "waiting"', "waiting")]
+    return [prompt.batch((sh(cycle[i % 3][0]), works(cycle[i % 3][1]))) for i in range(rounds)]
+
+
+def test_waits_between_commands_that_look_at_nothing_are_nothing_new() -> None:
+    """Since LOOKS_AND_IDS_PATCH a wait is news only when the world was looked at since the
+    last wait that was: heartbeats that only echo learn nothing from their sleeps (R11)."""
+    since, before = Prompt(), Prompt(looks_and_ids=False)
+    opening = (call("send_message", to="reviewer", text="Please review PR 412"), works("sent"))
+    for prompt in (since, before):
+        prompt.batch(opening)
+    # The three commands are new once each; from the fourth batch on nothing is.
+    assert kinds(heartbeats(since, 3 * STAGNATION_THRESHOLD), LoopRule.STAGNATION) == [
+        (3 + STAGNATION_THRESHOLD, RuleDecisionKind.WARN),
+        (3 + STAGNATION_THRESHOLD + 1, RuleDecisionKind.STOP),
+    ]
+    assert not kinds(heartbeats(before, 3 * STAGNATION_THRESHOLD), LoopRule.STAGNATION)
+
+
+def test_a_wait_followed_by_a_look_is_news_every_time() -> None:
+    """A ``sleep 30`` then a status call, or a sleep and a look in one command, looks at the
+    world after every wait: the same answers again are a job still running, not a loop."""
+    apart, together = Prompt(), Prompt()
+    rounds = []
+    for _ in range(3 * STAGNATION_THRESHOLD):
+        rounds.append(apart.batch((sh("sleep 30"), works(""))))
+        rounds.append(apart.batch((call("job_status", id="7"), works("state running"))))
+        rounds.append(together.batch((sh("sleep 30; tail -n 3 build.log"), works("compiling"))))
+    assert not kinds(rounds, LoopRule.STAGNATION)
+
+
 def test_the_same_answer_to_reworded_questions_is_nothing_new() -> None:
     commits = (
         "a1b2c3d fix(cli): keep the spinner on one line\n9f8e7d6 docs: fix a typo in the README\n"
