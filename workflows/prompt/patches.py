@@ -161,7 +161,8 @@ SHELL_READS_PATCH = "seawall-shell-reads-v1"
 # one (``sleep 5; echo ok`` between ``echo idle`` calls looks at nothing), PowerShell's readers
 # (``Get-Content``) change nothing, and each line of a command is read as a command; and its
 # normalizer reads a word a label names as an identity as one ``<id>`` whatever its characters
-# (``run 28ab84``), in the workflow and in its tool activities (``RunToolInput.labelled_ids``).
+# (``run 28ab84``) and a time taken labelled with hyphens (``openai-processing-ms``) as one, in
+# the workflow and in its tool activities (``RunToolInput.labelled_ids``).
 # So the loop rules can remind or stop where a prompt before it ran on. Prompts started before
 # it replay reading as they did. Asked first of all, before SHELL_READS_PATCH, whose changes it
 # takes as given, so a prompt still records one marker.

@@ -106,6 +106,11 @@ _DURATION_LABEL = re.compile(
     rf"(?i:\b(?:{'|'.join(_DURATION_WORDS)})\w*|\w+(?:_ms|_us|_ns|_secs?"
     r"|_seconds))[\"']?\s*[:=]\s*[\"']?$|\b\w+(?:Ms|Secs|Seconds)[\"']?\s*[:=]\s*[\"']?$"
 )
+# Since LOOKS_AND_IDS_PATCH: the same, with a unit written after a hyphen too (an HTTP header's
+# ``openai-processing-ms: 137``).
+_DURATION_LABEL_HYPHENS = re.compile(
+    _DURATION_LABEL.pattern.replace("_ms|_us|_ns|_secs?|_seconds", "[_-](?:ms|us|ns|secs?|seconds)")
+)
 # How every label of a time taken that is not one of the words above ends (lower-cased).
 _DURATION_ENDINGS = ("ms", "us", "ns", "sec", "secs", "seconds")
 # A number labelled as an identity or a position in a sequence, not a quantity.
@@ -144,9 +149,10 @@ def _last_word(text: str) -> str:
     return text[len(text.rstrip(_ASCII_WORD)) :].lower()
 
 
-def _duration_label(text: str, lo: int, hi: int) -> bool:
+def _duration_label(text: str, lo: int, hi: int, hyphens: bool = False) -> bool:
     """``_DURATION_LABEL.search(text, lo, hi)``: a duration label, an optional quote, then
-    ``:`` or ``=`` followed by nothing but spaces and a quote."""
+    ``:`` or ``=`` followed by nothing but spaces and a quote (``hyphens``: its unit may
+    follow a hyphen, ``_DURATION_LABEL_HYPHENS``)."""
     before = text[lo:hi]
     if before.isascii():
         colon = max(before.rfind(":"), before.rfind("="))
@@ -156,7 +162,8 @@ def _duration_label(text: str, lo: int, hi: int) -> bool:
         word = _last_word(label[:-1] if label.endswith(_QUOTES) else label)
         if not (word.startswith(_DURATION_WORDS) or word.endswith(_DURATION_ENDINGS)):
             return False
-    return _DURATION_LABEL.search(text, lo, hi) is not None
+    pattern = _DURATION_LABEL_HYPHENS if hyphens else _DURATION_LABEL
+    return pattern.search(text, lo, hi) is not None
 
 
 def _counter_label(text: str, lo: int, hi: int) -> bool:
@@ -215,7 +222,8 @@ def _mask_volatile(text: str, labelled_ids: bool = False) -> str:
 
     ``labelled_ids`` (``LOOKS_AND_IDS_PATCH``): a word a label names as an identity is one
     ``<id>`` whatever its characters (``run 28ab84``, ``run a1b2c3`` and ``run 402817`` alike;
-    before it the first was kept, the last read as ``<n>``)."""
+    before it the first was kept, the last read as ``<n>``), and a label of a time taken may
+    end in a hyphen and its unit (``openai-processing-ms: 137``, which was kept)."""
     counter = "<id>" if labelled_ids else "<n>"
     pieces: list[str] = []
     last = 0
@@ -277,7 +285,11 @@ def _mask_volatile(text: str, labelled_ids: bool = False) -> str:
                 # A duration label ends with ``:`` or ``=`` and at most spaces and a quote
                 # (``rstrip()`` strips what ``\s`` matches): most numbers fail this at once.
                 closing = text[lo:start].rstrip()[-1:]
-                if closing and closing in _DURATION_SEPARATORS and _duration_label(text, lo, start):
+                if (
+                    closing
+                    and closing in _DURATION_SEPARATORS
+                    and _duration_label(text, lo, start, labelled_ids)
+                ):
                     placeholder = "<duration>"
                 elif stripped.isdigit() and _counter_label(text, max(0, start - 24), start):
                     placeholder = counter

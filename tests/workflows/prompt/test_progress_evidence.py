@@ -54,11 +54,8 @@ pytestmark = pytest.mark.asyncio
         (
             "bash-curl-poll-finished-run",
             StopReason.LOOP_DETECTED,
-            LoopType.REPEATED_STAGNATION,
-            [
-                (STAGNATION_THRESHOLD + 1, "repeated_stagnation", "warn"),
-                (STAGNATION_THRESHOLD + 2, "repeated_stagnation", "stop"),
-            ],
+            LoopType.REPEATED_IDENTICAL_RESULT,
+            [(8, "repeated_identical_result", "warn"), (9, "repeated_identical_result", "stop")],
         ),
         (
             "heartbeat-waits-on-nothing",

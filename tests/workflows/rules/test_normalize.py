@@ -103,6 +103,13 @@ def test_since_looks_and_ids_a_labelled_id_is_one_id_whatever_its_characters(chu
     assert mask("size 94, 6bb37f left", labelled_ids=True) == "size 94, 6bb37f left"
 
 
+def test_since_looks_and_ids_a_time_taken_may_be_labelled_with_hyphens() -> None:
+    header = "x-request-id: req_4e6bcd5b0bc77c1c7bd1b6b1\nopenai-processing-ms: 137"
+    assert mask(header, labelled_ids=True) == "x-request-id: <id> openai-processing-ms: <duration>"
+    assert mask(header).endswith("openai-processing-ms: 137")  # before it, a quantity
+    assert mask("retry-count: 3", labelled_ids=True) == "retry-count: 3"
+
+
 def test_a_long_answer_is_read_where_it_ran_as_its_prompt_reads_ids() -> None:
     text = "".join(f"Chunk ID: {n}b{n}c1f\n{LOG_LINE}" for n in range(12))
     other = text.replace("Chunk ID: 0b0c1f", "Chunk ID: 91e2a0")
