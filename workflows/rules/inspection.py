@@ -23,7 +23,7 @@ only looks unless an option sends data, picks a method or writes a file. Prompts
 before it read only ``run_shell_command``, without ``curl``.
 
 Since ``LOOKS_AND_IDS_PATCH`` PowerShell's readers only look too: a cmdlet whose verb only
-gets, selects, measures, sorts, filters, formats, tests, resolves, compares or converts
+gets, selects, measures, sorts, filters, lays out, tests, resolves, compares or converts
 (``Get-Content -Raw x``, ``Get-ChildItem d | Measure-Object``), with no script block (``{ … }``
 can run anything); and each line of a command is a command of its own. And
 :func:`looks_at_nothing` tells a command that looks at nothing at all (``sleep 5; echo ok``:
@@ -79,10 +79,11 @@ _UNSAFE = re.compile(r">|\$\(|`|<\(|\btee\b|\bxargs\b|-exec\b|-execdir\b|-delete
 # Redirections that write nothing: stderr into stdout, output thrown away.
 _HARMLESS_REDIRECT = re.compile(r"\s*\d?>&\d|\s*\d?>\s*/dev/null")
 _SEPARATORS = re.compile(r"\|\||&&|[|;]")
-# Since LOOKS_AND_IDS_PATCH: a PowerShell cmdlet (Verb-Noun, any case) whose verb only reads.
+# Since LOOKS_AND_IDS_PATCH: a PowerShell cmdlet (Verb-Noun, any case) whose verb only reads,
+# and the Format- cmdlets that only lay out their input (Format-Volume writes a disk).
 _READING_CMDLET = re.compile(
-    r"(?i)(?:get|select|measure|sort|where|format|test|resolve|compare|group|convertto"
-    r"|convertfrom)-[a-z]+"
+    r"(?i)(?:(?:get|select|measure|sort|where|test|resolve|compare|group|convertto"
+    r"|convertfrom)-[a-z]+|format-(?:table|list|wide|custom|hex))"
 )
 # Programs whose output is only what they were given (or nothing): a command of these alone
 # looks at nothing (LOOKS_AND_IDS_PATCH).

@@ -148,8 +148,9 @@ class Stagnation(RuleCounter):
             if call.waits and call.kind is ResultKind.SUCCESS:
                 if not self.by_looks or self.looked or not call.sees_nothing:
                     new = True
-                self.looked = not call.sees_nothing
-            elif not call.sees_nothing:
+                if self.by_looks:
+                    self.looked = not call.sees_nothing
+            elif self.by_looks and not call.sees_nothing:
                 self.looked = True
             answer = self._answer(call)
             if self.by_answer and not (call.changes or call.echoes or short(call)):

@@ -125,6 +125,8 @@ def test_a_command_given_as_an_argument_list_is_read_as_its_text() -> None:
         ("Get-ChildItem | ForEach-Object { Remove-Item $_ }", False),  # runs a script block
         ("Get-ChildItem | Where-Object { Remove-Item x }", False),
         ("Set-Content a.txt hello", False),
+        ("Get-Process | Format-Table Name", True),
+        ("Format-Volume -DriveLetter D", False),  # formats a disk, not its input
         ("Get-Content a.txt | Out-File b.txt", False),
         ("ls\nrm -rf build", False),  # two commands, one of them writes
         ("ls\n\ngit status\n", True),
