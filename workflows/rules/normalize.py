@@ -102,15 +102,20 @@ _UNIT_AFTER = re.compile(
 _SIZE = re.compile(rf"\d+(?:\.\d+)?(?:{_SIZE_UNITS})")
 # A number labelled as a time taken (``"took_ms": 198``, ``elapsed=12``, ``latencyMs: 40``).
 _DURATION_WORDS = ("took", "elapsed", "latency", "duration", "uptime", "runtime")
-_DURATION_LABEL = re.compile(
-    rf"(?i:\b(?:{'|'.join(_DURATION_WORDS)})\w*|\w+(?:_ms|_us|_ns|_secs?"
-    r"|_seconds))[\"']?\s*[:=]\s*[\"']?$|\b\w+(?:Ms|Secs|Seconds)[\"']?\s*[:=]\s*[\"']?$"
-)
+
+
+def _duration_label_pattern(unit_after: str) -> re.Pattern[str]:
+    """The duration label, its unit joined to the word by ``unit_after`` (a pattern)."""
+    return re.compile(
+        rf"(?i:\b(?:{'|'.join(_DURATION_WORDS)})\w*|\w+{unit_after}(?:ms|us|ns|secs?"
+        r"|seconds))[\"']?\s*[:=]\s*[\"']?$|\b\w+(?:Ms|Secs|Seconds)[\"']?\s*[:=]\s*[\"']?$"
+    )
+
+
+_DURATION_LABEL = _duration_label_pattern("_")
 # Since LOOKS_AND_IDS_PATCH: the same, with a unit written after a hyphen too (an HTTP header's
 # ``openai-processing-ms: 137``).
-_DURATION_LABEL_HYPHENS = re.compile(
-    _DURATION_LABEL.pattern.replace("_ms|_us|_ns|_secs?|_seconds", "[_-](?:ms|us|ns|secs?|seconds)")
-)
+_DURATION_LABEL_HYPHENS = _duration_label_pattern("[_-]")
 # How every label of a time taken that is not one of the words above ends (lower-cased).
 _DURATION_ENDINGS = ("ms", "us", "ns", "sec", "secs", "seconds")
 # A number labelled as an identity or a position in a sequence, not a quantity.
