@@ -508,7 +508,11 @@ class ToolActivities:
         self._results.record(PromptRun.current(), inp.batch, outcome.call_id, outcome.content)
         # Read here, off the workflow task, what the loop rules compare (a long text only).
         return with_readings(
-            inp.call.name, inp.call.arguments, outcome, labelled_ids=inp.labelled_ids
+            inp.call.name,
+            inp.call.arguments,
+            outcome,
+            labelled_ids=inp.labelled_ids,
+            world_ids=inp.world_ids,
         )
 
     @activity.defn(name=CHECK_TOOL_CALL)

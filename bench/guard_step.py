@@ -124,7 +124,7 @@ def measure(
             for n, call in enumerate(batch):
                 read = time.perf_counter()
                 outcomes[n] = with_readings(
-                    call.name, call.arguments, outcomes[n], labelled_ids=True
+                    call.name, call.arguments, outcomes[n], labelled_ids=True, world_ids=True
                 )
                 if activity_ms is not None:
                     activity_ms.append((time.perf_counter() - read) * 1000)

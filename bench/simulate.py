@@ -320,7 +320,7 @@ class _Replay:
             if scripted.hang:
                 return None, None
             ran = _complete(run_fixture(call, fixture, ordinal))
-            read = with_readings(call.name, call.arguments, ran, labelled_ids=True)
+            read = with_readings(call.name, call.arguments, ran, labelled_ids=True, world_ids=True)
             return read, scripted.duration_seconds
         if is_mcp_name(call.name) and call.name not in BUILTIN_TOOLS:
             raise SimulationError(
@@ -328,7 +328,9 @@ class _Replay:
             )
         parsed = parse_call(call, BUILTIN_TOOLS)
         if isinstance(parsed, ToolOutcome):  # the tool activity's answer: it reads it
-            return with_readings(call.name, call.arguments, parsed, labelled_ids=True), None
+            return with_readings(
+                call.name, call.arguments, parsed, labelled_ids=True, world_ids=True
+            ), None
         raise SimulationError(
             f"{self.scenario.name}: calls the built-in tool {call.name!r} with valid arguments "
             "and no fixture; the simulator cannot run it (script it as a fixture tool)"

@@ -186,6 +186,9 @@ FIXTURES: dict[str, tuple[str, GuardMode | None]] = {
     # read where they ran with the tool input's labelled_ids, stopped by R9.
     "looks-and-ids-heartbeat": ("heartbeat-waits-on-nothing", None),
     "looks-and-ids-powershell-rereads": ("powershell-chunk-rereads", None),
+    # Recorded after WORLD_IDS_PATCH: its marker; eight mutations on the issues one query
+    # listed, its long listing read where it ran with the ids as digests, end their turn.
+    "world-ids-listed-issues": ("listed-issues-linked", None),
 }
 # Session fixtures: the first recorded before CONTEXT_POLICY_PATCH, the second after it, the
 # third after SESSION_START_CHECK_PATCH (a session started with its guard mode runs the

@@ -309,6 +309,9 @@ class RunToolInput(_Strict):
     # The prompt reads a labelled id as one whatever its characters (LOOKS_AND_IDS_PATCH): the
     # readings returned with the outcome are made so (workflows.rules.normalize.with_readings).
     labelled_ids: bool = False
+    # The prompt reads the ids each text holds (WORLD_IDS_PATCH): the readings returned with the
+    # outcome carry them (``ExchangeReadings.asked_ids``, ``answer_ids``).
+    world_ids: bool = False
 
     @model_validator(mode="before")
     @classmethod

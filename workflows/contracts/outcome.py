@@ -41,7 +41,7 @@ import hashlib
 import json
 import posixpath
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import (
     BaseModel,
@@ -49,6 +49,7 @@ from pydantic import (
     Field,
     SerializationInfo,
     SerializerFunctionWrapHandler,
+    StringConstraints,
     ValidationInfo,
     model_serializer,
     model_validator,
@@ -202,6 +203,10 @@ class TextReading(BaseModel):
     shape: str | None = Field(default=None, pattern=r"^[0-9a-f]{32}$")
 
 
+# A private digest of an id a text holds (12 hex digits).
+IdDigest = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{12}$")]
+
+
 class ExchangeReadings(BaseModel):
     """What a call asked and what came back, read where the call ran (``asked``: its tool
     and argument text; ``answer``: its output or error text), so the workflow task does not
@@ -215,6 +220,10 @@ class ExchangeReadings(BaseModel):
     # call with several arguments names (``normalize.read_whole_exchange``, ``names``).
     echoes: bool = False
     named: str = Field(default="", pattern=r"^(?:[0-9a-f]{16})?$")
+    # Since WORLD_IDS_PATCH, the ids the call's arguments and its answer hold, as private
+    # digests (``normalize.id_digests``; ``workflows.rules.world_ids``); empty before it.
+    asked_ids: tuple[IdDigest, ...] = Field(default=(), max_length=64)
+    answer_ids: tuple[IdDigest, ...] = Field(default=(), max_length=64)
 
 
 class ToolOutcome(BaseModel):

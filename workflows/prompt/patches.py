@@ -167,9 +167,18 @@ SHELL_READS_PATCH = "seawall-shell-reads-v1"
 # it replay reading as they did. Asked first of all, before SHELL_READS_PATCH, whose changes it
 # takes as given, so a prompt still records one marker.
 LOOKS_AND_IDS_PATCH = "seawall-looks-and-ids-v1"
+# A prompt started after it reads an id a call's arguments hold as part of what the call names
+# when an earlier answer listed it beside another id the same tool acted on
+# (``workflows.rules.world_ids``): twelve mutations on twelve issues of one listing are twelve
+# pieces of work to the near-repeat (R9) and rewrite (R10) rules, however alike their words and
+# answers. Its tool activities return the ids each text holds with their readings
+# (``RunToolInput.world_ids``). So a prompt can run on where one before it was reminded or
+# stopped. Prompts started before it replay reading as they did. Asked first of all, before
+# LOOKS_AND_IDS_PATCH, whose changes it takes as given, so a prompt still records one marker.
+WORLD_IDS_PATCH = "seawall-world-ids-v1"
 # The one marker a prompt started today records: the newest start patch, which takes every start
 # patch before it as given (StartPatches.ask).
-NEWEST_START_PATCH = LOOKS_AND_IDS_PATCH
+NEWEST_START_PATCH = WORLD_IDS_PATCH
 
 
 @dataclass(frozen=True)
@@ -178,6 +187,7 @@ class StartPatches:
     (histories recorded before a patch have no marker for it), the newest first: it takes
     every start patch before it as given, so a new prompt records one marker."""
 
+    world_ids: bool = False  # WORLD_IDS_PATCH: an id the world listed names what a call acts on
     # LOOKS_AND_IDS_PATCH: what a call looked at, and a labelled id whatever its characters
     looks_and_ids: bool = False
     shell_reads: bool = False  # SHELL_READS_PATCH: any tool given a command is a shell
@@ -200,7 +210,8 @@ class StartPatches:
 
     @classmethod
     def ask(cls) -> StartPatches:
-        looks_and_ids = workflow.patched(LOOKS_AND_IDS_PATCH)
+        world_ids = workflow.patched(WORLD_IDS_PATCH)
+        looks_and_ids = world_ids or workflow.patched(LOOKS_AND_IDS_PATCH)
         shell_reads = looks_and_ids or workflow.patched(SHELL_READS_PATCH)
         moved_counts = shell_reads or workflow.patched(MOVED_COUNTS_PATCH)
         nothing_new = moved_counts or workflow.patched(NOTHING_NEW_PATCH)
@@ -217,6 +228,7 @@ class StartPatches:
         }
         if chained or workflow.patched(LOOP_QUALITY_V4_PATCH):
             return cls(
+                world_ids=world_ids,
                 looks_and_ids=looks_and_ids,
                 shell_reads=shell_reads,
                 moved_counts=moved_counts,

@@ -275,6 +275,7 @@ class PromptWorkflow(
                 moved_counts=self._patches.moved_counts,
                 shell_reads=self._patches.shell_reads,
                 looks_and_ids=self._patches.looks_and_ids,
+                world_ids=self._patches.world_ids,
             )
             self._protections.use_loop_rules(rules)
             self._judging = PromptJudging.for_prompt(
@@ -793,6 +794,7 @@ class PromptWorkflow(
                     shell_timeout_seconds=prompt.tool_timeout_seconds,
                     owner_id=prompt.owner_id,
                     labelled_ids=self._patches.looks_and_ids,
+                    world_ids=self._patches.world_ids,
                     **carried,
                 ),
                 result_type=ToolOutcome,

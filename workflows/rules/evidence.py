@@ -480,6 +480,13 @@ class CallEvidence(NamedTuple):
     # Since LOOKS_AND_IDS_PATCH: the call's command looks at nothing (``sleep 5; echo ok``:
     # ``inspection.looks_at_nothing``), so what it waited for it never saw (R11).
     sees_nothing: bool = False
+    # Since WORLD_IDS_PATCH: the ids the call's arguments and its answer hold, as private
+    # digests (``normalize.id_digests``), and a private digest of the ids the world listed
+    # that it acts on (``workflows.rules.world_ids``; ``""``: none): R9 and R10 join only
+    # calls that act on the same.
+    asked_ids: tuple[str, ...] = ()
+    answer_ids: tuple[str, ...] = ()
+    acts_on: str = ""
 
 
 def call_evidence(
@@ -494,6 +501,7 @@ def call_evidence(
     any_shell: bool = False,
     inspects: bool | None = None,
     looks_and_ids: bool = False,
+    world_ids: bool = False,
 ) -> CallEvidence:
     """``duration``: the seconds the call took on the prompt's clock (0: unknown or
     instant). ``window``: read the call through the normalizer (``seawall-loop-quality-v4``),
@@ -503,23 +511,34 @@ def call_evidence(
     ``inspects``: that reading when the caller has it already (``None``: worked out here).
     ``looks_and_ids`` (``LOOKS_AND_IDS_PATCH``): read what a call looked at
     (``sees_nothing``), and a labelled id as one whatever its characters (read here; a tool
-    activity reads it so when its input says, ``RunToolInput.labelled_ids``)."""
+    activity reads it so when its input says, ``RunToolInput.labelled_ids``). ``world_ids``
+    (``WORLD_IDS_PATCH``): read the ids the call and its answer hold (``asked_ids``,
+    ``answer_ids``; a tool activity reads them when ``RunToolInput.world_ids`` says)."""
     text = outcome.error_message or outcome.content
     kind = result_kind(outcome)
     asked = answer = None
     echoes = False
     named = ""
+    asked_ids: tuple[str, ...] = ()
+    answer_ids: tuple[str, ...] = ()
     if window is None:
         fingerprint = output_fingerprint(text, call.arguments)
     else:
-        read = outcome.readings
-        if read is not None:  # read where the call ran (normalize.with_readings)
-            asked, answer = Reading.from_wire(read.asked), Reading.from_wire(read.answer)
-            echoes, named = read.echoes, read.named
+        wired = outcome.readings
+        if wired is not None:  # read where the call ran (normalize.with_readings)
+            asked, answer = Reading.from_wire(wired.asked), Reading.from_wire(wired.answer)
+            echoes, named = wired.echoes, wired.named
+            asked_ids, answer_ids = wired.asked_ids, wired.answer_ids
         else:
-            asked, answer, echoes, named = read_whole_exchange(
-                call.name, call.arguments, text, window=window, labelled_ids=looks_and_ids
+            read = read_whole_exchange(
+                call.name,
+                call.arguments,
+                text,
+                window=window,
+                labelled_ids=looks_and_ids,
+                world_ids=world_ids,
             )
+            asked, answer, echoes, named, asked_ids, answer_ids = read
         fingerprint = answer.key
     return CallEvidence(
         tool=outcome.policy_tool_name or outcome.tool_name,
@@ -548,4 +567,6 @@ def call_evidence(
         echoes=echoes,
         named=named,
         sees_nothing=looks_and_ids and looks_at_nothing(call),
+        asked_ids=asked_ids if world_ids else (),
+        answer_ids=answer_ids if world_ids else (),
     )

@@ -92,6 +92,7 @@ from workflows.rules.ladder import RuleCounter, RuleDecisionKind, RuleReview, ef
 from workflows.rules.normalize import window_for
 from workflows.rules.profiles import LoopProfile, LoopSettings, rule_mode
 from workflows.rules.registry import RULES, LoopRule
+from workflows.rules.world_ids import WorldIds
 from workflows.seed.guard import GuardMode
 from workflows.seed.recency import remember_latest
 
@@ -152,6 +153,7 @@ class LoopRules:
         moved_counts: bool = True,
         shell_reads: bool = True,
         looks_and_ids: bool = True,
+        world_ids: bool = True,
     ) -> None:
         """``thresholds`` replaces the rules' reminder thresholds (the benchmark's
         sensitivity runs only; prompts always use the defaults). ``progress_rules`` is
@@ -169,11 +171,14 @@ class LoopRules:
         shell and ``curl`` as a reader (``SHELL_READS_PATCH``). ``looks_and_ids`` is false for
         a prompt that replays from before a wait that looked at nothing was no news to R11,
         PowerShell's readers and each line of a command were read, and a labelled id was one
-        whatever its characters (``LOOKS_AND_IDS_PATCH``)."""
+        whatever its characters (``LOOKS_AND_IDS_PATCH``). ``world_ids`` is false for a
+        prompt that replays from before an id the world listed joined what a call names
+        (``WORLD_IDS_PATCH``, ``workflows.rules.world_ids``)."""
         self.settings = settings
         self.progress_rules = progress_rules
         self.shell_reads = shell_reads
         self.looks_and_ids = looks_and_ids
+        self.world_ids = WorldIds() if world_ids and looks_and_ids else None
         self.normalized = normalized and progress_rules
         self.modes: dict[LoopRule, GuardMode] = {
             spec.rule: (
@@ -315,7 +320,10 @@ class LoopRules:
                 any_shell=self.shell_reads,
                 inspects=inspects,
                 looks_and_ids=self.looks_and_ids,
+                world_ids=self.world_ids is not None,
             )
+            if self.world_ids is not None:
+                evidence = evidence._replace(acts_on=self.world_ids.acts_on(evidence))
             self.changes += evidence.changes
             self._settled.append(evidence)
             if not outcome.ran_and_failed or outcome.refused_repeat:
@@ -343,6 +351,8 @@ class LoopRules:
                 unchanged_repeats=unchanged,
             )
             remember_latest(self.marks, digest, mark, REMEMBERED_MARKS)
+        if self.world_ids is not None:
+            self.world_ids.read(self._settled)
         return progress
 
     # --- review ---------------------------------------------------------------------------

@@ -77,6 +77,7 @@ class Cluster(NamedTuple):
     key: str
     paths: frozenset[str]
     named: str
+    acts_on: str
     asked: Reading
     answers: tuple[Reading, ...]
     digest: str
@@ -102,10 +103,12 @@ class NearRepeats(RuleCounter):
     news: int = 0
 
     def _closest(self, call: CallEvidence, asked: Reading, answer: Reading) -> int | None:
-        """The newest cluster whose call named the same paths and asked alike; since
-        NOTHING_NEW_PATCH, when the answer is short, one that also named the same things
-        (eighteen events, each with its own title, all answered "Event created.", are not
-        one question: a short answer cannot tell them apart, so the names must)."""
+        """The newest cluster whose call named the same paths, acted on the same listed
+        items (``CallEvidence.acts_on``, ``workflows.rules.world_ids``: empty before
+        WORLD_IDS_PATCH) and asked alike; since NOTHING_NEW_PATCH, when the answer is short,
+        one that also named the same things (eighteen events, each with its own title, all
+        answered "Event created.", are not one question: a short answer cannot tell them
+        apart, so the names must)."""
         entries = self.clusters.get(call.tool, [])
         named = call.named if self.by_names and not answer.long else None
         if not asked.long:
@@ -118,6 +121,7 @@ class NearRepeats(RuleCounter):
                     entry.asked.key == key
                     and entry.paths == call.paths
                     and named in (None, entry.named)
+                    and entry.acts_on == call.acts_on
                 ):
                     return index
             return None
@@ -126,6 +130,7 @@ class NearRepeats(RuleCounter):
             if (
                 entry.paths == call.paths
                 and named in (None, entry.named)
+                and entry.acts_on == call.acts_on
                 and asked.alike(entry.asked, CALL_SIMILARITY)
             ):
                 return index
@@ -176,6 +181,7 @@ class NearRepeats(RuleCounter):
                     key=key,
                     paths=call.paths,
                     named=call.named,
+                    acts_on=call.acts_on,
                     asked=asked,
                     answers=answers[-ANSWERS_PER_CLUSTER:],
                     digest=call.digest,

@@ -57,7 +57,7 @@ import string
 import struct
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic_core import CoreSchema, core_schema
 
@@ -217,7 +217,7 @@ def _id_word(word: str, run: str) -> bool:
     )
 
 
-def _mask_volatile(text: str, labelled_ids: bool = False) -> str:
+def _mask_volatile(text: str, labelled_ids: bool = False, ids: list[str] | None = None) -> str:
     """Every digit run of ``text`` classified, the volatile ones replaced. What each run is,
     in this order: an id (a UUID, a hex or random-looking token, with the rest of its
     word), a number inside a word (an id when a label says so, else part of the word), a
@@ -228,7 +228,9 @@ def _mask_volatile(text: str, labelled_ids: bool = False) -> str:
     ``labelled_ids`` (``LOOKS_AND_IDS_PATCH``): a word a label names as an identity is one
     ``<id>`` whatever its characters (``run 28ab84``, ``run a1b2c3`` and ``run 402817`` alike;
     before it the first was kept, the last read as ``<n>``), and a label of a time taken may
-    end in a hyphen and its unit (``openai-processing-ms: 137``, which was kept)."""
+    end in a hyphen and its unit (``openai-processing-ms: 137``, which was kept).
+
+    ``ids``: collects every token replaced by ``<id>`` (``WORLD_IDS_PATCH``, :func:`id_digests`)."""
     counter = "<id>" if labelled_ids else "<n>"
     pieces: list[str] = []
     last = 0
@@ -300,6 +302,8 @@ def _mask_volatile(text: str, labelled_ids: bool = False) -> str:
                     placeholder = counter
                 else:
                     continue
+        if ids is not None and placeholder == "<id>":
+            ids.append(text[start:end])
         pieces.append(text[last:start])
         pieces.append(placeholder)
         last = end
@@ -421,10 +425,13 @@ def mask(
     return _mask(text, _masked_values(arguments), labelled_ids)
 
 
-def _mask(text: str, values: list[str], labelled_ids: bool = False) -> str:
-    """:func:`mask`, with the argument values to mask already sorted out."""
+def _mask(
+    text: str, values: list[str], labelled_ids: bool = False, ids: list[str] | None = None
+) -> str:
+    """:func:`mask`, with the argument values to mask already sorted out (``ids``: as for
+    :func:`_mask_volatile`)."""
     # ``split()`` splits on exactly what ``\s`` matches and drops the ends.
-    return " ".join(_mask_volatile(_replace_values(text, values), labelled_ids).split())
+    return " ".join(_mask_volatile(_replace_values(text, values), labelled_ids, ids).split())
 
 
 def _words(masked: str) -> set[str]:
@@ -601,10 +608,17 @@ def _reading(masked: str, extra: str = "", shape_extra: str | None = None) -> Re
     )
 
 
-def _read_output(text: str, values: list[str], window: int, labelled_ids: bool = False) -> Reading:
-    """:func:`read_output`, with the argument values to mask already sorted out."""
+def _read_output(
+    text: str,
+    values: list[str],
+    window: int,
+    labelled_ids: bool = False,
+    ids: list[str] | None = None,
+) -> Reading:
+    """:func:`read_output`, with the argument values to mask already sorted out (``ids``:
+    collects the ids read, as for :func:`_mask_volatile`)."""
     if len(text) <= window:
-        return _reading(_mask(text, values, labelled_ids), shape_extra="")
+        return _reading(_mask(text, values, labelled_ids, ids), shape_extra="")
     head = window * 3 // 4
     tail = window - head
     # The middle left out still counts, as its size and its bytes with digits masked.
@@ -614,7 +628,7 @@ def _read_output(text: str, values: list[str], window: int, labelled_ids: bool =
     crc = zlib.crc32(raw.translate(_DIGIT_BYTES))
     read = text[:head] + "\n" + text[-tail:]
     return _reading(
-        _mask(read, values, labelled_ids),
+        _mask(read, values, labelled_ids, ids),
         f"\0{len(rest) // 64}:{crc}",
         f"\0{zlib.crc32(raw.translate(None, _NUMERALS))}",
     )
@@ -628,11 +642,17 @@ def read_output(
     return _read_output(text, _masked_values(arguments), window)
 
 
-def _read_call(name: str, strings: list[str], window: int, labelled_ids: bool = False) -> Reading:
+def _read_call(
+    name: str,
+    strings: list[str],
+    window: int,
+    labelled_ids: bool = False,
+    ids: list[str] | None = None,
+) -> Reading:
     joined = " ".join(strings)
     if len(joined) > window:
         joined = _windowed(joined, window)[0]
-    return _reading(_mask(f"{name.rsplit('__', 1)[-1]} {joined}", [], labelled_ids))
+    return _reading(_mask(f"{name.rsplit('__', 1)[-1]} {joined}", [], labelled_ids, ids))
 
 
 def read_call(name: str, arguments: Mapping[str, Any] | None, *, window: int = WINDOW) -> Reading:
@@ -643,6 +663,39 @@ def read_call(name: str, arguments: Mapping[str, Any] | None, *, window: int = W
     return _read_call(name, strings, window)
 
 
+class Exchange(NamedTuple):
+    """One settled call as the rules read it (:func:`read_whole_exchange`)."""
+
+    asked: Reading
+    answer: Reading
+    # Whether the answer names one of the call's own argument values.
+    echoes: bool
+    # What a call with several arguments names (:func:`names`), a private digest.
+    named: str
+    # Since ``WORLD_IDS_PATCH``: the ids the call's arguments and its answer hold, as private
+    # digests (:func:`id_digests`; ``workflows.rules.world_ids``); empty before it.
+    asked_ids: tuple[str, ...] = ()
+    answer_ids: tuple[str, ...] = ()
+
+
+# An id shorter than this is too likely to be something else by chance (``#7``); ids read
+# per text, at most.
+MIN_ID_CHARS = 3
+IDS_PER_TEXT = 64
+
+
+def id_digests(tokens: Iterable[str]) -> tuple[str, ...]:
+    """Private digests (12 hex digits) of the distinct ``tokens`` of at least
+    :data:`MIN_ID_CHARS` characters, in the order first read, at most :data:`IDS_PER_TEXT`."""
+    seen: dict[str, None] = {}
+    for token in tokens:
+        if len(token) >= MIN_ID_CHARS and token not in seen:
+            seen[token] = None
+            if len(seen) == IDS_PER_TEXT:
+                break
+    return tuple(hashlib.sha256(t.encode()).hexdigest()[:12] for t in seen)
+
+
 def read_whole_exchange(
     name: str,
     arguments: Mapping[str, Any] | None,
@@ -650,20 +703,28 @@ def read_whole_exchange(
     *,
     window: int = WINDOW,
     labelled_ids: bool = False,
-) -> tuple[Reading, Reading, bool, str]:
+    world_ids: bool = False,
+) -> Exchange:
     """One settled call, its arguments walked and their values sorted out once: what it
     asked (:func:`read_call`), what came back (:func:`read_output`), whether the answer
     holds one of the values :func:`mask_arguments` masks (an answer about what the call
     asked for: "trace tr_3a11: 7 observations") and what the call names (:func:`names`).
-    ``labelled_ids``: as for :func:`_mask_volatile`."""
+    ``labelled_ids``: as for :func:`_mask_volatile`; ``world_ids``: also the ids each text
+    holds (``WORLD_IDS_PATCH``)."""
     strings: list[str] = []
     _collect_strings(arguments or {}, strings)
     values = _values_to_mask(strings)
-    return (
-        _read_call(name, strings, window, labelled_ids),
-        _read_output(text, values, window, labelled_ids),
+    asked_ids: list[str] | None = [] if world_ids else None
+    answer_ids: list[str] | None = [] if world_ids else None
+    asked = _read_call(name, strings, window, labelled_ids, asked_ids)
+    answer = _read_output(text, values, window, labelled_ids, answer_ids)
+    return Exchange(
+        asked,
+        answer,
         any(value in text for value in values),
         names(arguments, labelled_ids=labelled_ids),
+        id_digests(asked_ids or ()),
+        id_digests(answer_ids or ()),
     )
 
 
@@ -679,6 +740,7 @@ def with_readings(
     outcome: ToolOutcome,
     *,
     labelled_ids: bool = False,
+    world_ids: bool = False,
 ) -> ToolOutcome:
     """``outcome`` carrying :func:`read_whole_exchange` of its call (the whole :data:`WINDOW` of
     each text) when its argument or output text is long: the tool activity reads what it
@@ -687,16 +749,22 @@ def with_readings(
     recorded with the outcome in history, so a replay reads it back and never reads the
     text again; an outcome recorded without one (before it, or from an editor) is read by
     the workflow as before. ``labelled_ids``: the prompt's (``RunToolInput.labelled_ids``),
-    as for :func:`_mask_volatile`."""
+    as for :func:`_mask_volatile`; ``world_ids``: the prompt's (``RunToolInput.world_ids``),
+    the ids each text holds too."""
     text = outcome.error_message or outcome.content
     strings: list[str] = []
     _collect_strings(arguments or {}, strings)
     if len(text) <= READ_WHERE_RUN_CHARS and sum(map(len, strings)) <= READ_WHERE_RUN_CHARS:
         return outcome
-    asked, answer, echoes, named = read_whole_exchange(
-        name, arguments, text, labelled_ids=labelled_ids
+    read = read_whole_exchange(
+        name, arguments, text, labelled_ids=labelled_ids, world_ids=world_ids
     )
     readings = ExchangeReadings(
-        asked=asked.wire(), answer=answer.wire(), echoes=echoes, named=named
+        asked=read.asked.wire(),
+        answer=read.answer.wire(),
+        echoes=read.echoes,
+        named=read.named,
+        asked_ids=read.asked_ids,
+        answer_ids=read.answer_ids,
     )
     return outcome.model_copy(update={"readings": readings})

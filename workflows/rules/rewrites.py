@@ -14,7 +14,9 @@ masked, through ``workflows.rules.normalize``). A version is a *rewrite* when it
 to an earlier version of the same key (:data:`REWRITE_SIMILARITY`), does not grow it (no
 more than :data:`GROWTH` times the distinct words of the largest earlier version: a draft
 that adds real sections grows), the call's own answer is alike that version's (a write
-confirms the same way; a command whose output moved told something), the call did not wait,
+confirms the same way; a command whose output moved told something), both act on the same
+items the world listed (``workflows.rules.world_ids``: twelve mutations on twelve listed
+issues are no drafts of one another), the call did not wait,
 and nothing new was learned since that earlier version: no
 other call returned something the prompt had not seen before (a test that now fails
 differently, a search that found something, a read of a new file), no call waited, and no
@@ -72,6 +74,7 @@ class Version(NamedTuple):
     answer: Reading
     learned: int
     named: str = ""
+    acts_on: str = ""
 
 
 def _digest(text: str) -> str:
@@ -129,6 +132,7 @@ class Rewrites(RuleCounter):
                     and any(
                         v.learned == learned_before
                         and v.named == named
+                        and v.acts_on == call.acts_on
                         and answer.alike(v.answer, ANSWER_SIMILARITY)
                         and similarity(body.sketch, v.body.sketch) >= REWRITE_SIMILARITY
                         for v in earlier
@@ -138,7 +142,7 @@ class Rewrites(RuleCounter):
                     rewrites[key] = 1
                 else:
                     self.rungs.pop(key, None)
-                version = Version(body=body, answer=answer, learned=learned_before, named=named)
+                version = Version(body, answer, learned_before, named, call.acts_on)
                 kept = [*earlier, version][-VERSIONS_PER_KEY:]
                 for forgotten in remember_latest(self.versions, key, kept, REMEMBERED_KEYS):
                     self.rungs.pop(forgotten, None)

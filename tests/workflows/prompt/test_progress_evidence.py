@@ -5,9 +5,9 @@ its fourth round, a search reworded for the same answer and a wait with looks el
 between are stopped (since NOTHING_NEW_PATCH), and a listing whose answers differ only in a
 count that grows (since MOVED_COUNTS_PATCH), a curl poll through a tool named `Bash`
 (since SHELL_READS_PATCH), and heartbeats whose waits look at nothing and PowerShell
-re-reads whose answers differ in a labelled chunk id (since LOOKS_AND_IDS_PATCH); each as the
-simulator says, and each history
-replays to the same decisions. The rules' own cases are in ``tests/workflows/rules/``.
+re-reads whose answers differ in a labelled chunk id (since LOOKS_AND_IDS_PATCH); mutations
+on eight issues one query listed, answered alike, end their turn (since WORLD_IDS_PATCH); each
+as the simulator says, and each history replays to the same decisions. The rules' own cases are in ``tests/workflows/rules/``.
 """
 
 from __future__ import annotations
@@ -72,6 +72,7 @@ pytestmark = pytest.mark.asyncio
             LoopType.REPEATED_NEAR_RESULT,
             [(6, "repeated_near_result", "warn"), (7, "repeated_near_result", "stop")],
         ),
+        ("listed-issues-linked", StopReason.END_TURN, None, []),
         (
             "wait-with-look-elsewhere",
             StopReason.LOOP_DETECTED,

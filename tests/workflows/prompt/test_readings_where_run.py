@@ -62,11 +62,16 @@ async def test_the_tool_activity_reads_a_long_output_and_the_rules_decide_on_it(
     call = spec.model.turns[0].tool_calls[0]
     for outcome in outcomes:
         # Every answer differs in its bytes; each one's reading is the normalizer's own.
-        asked, answer, echoes, named = read_whole_exchange(
-            call.name, call.arguments, outcome.content
+        read = read_whole_exchange(
+            call.name, call.arguments, outcome.content, labelled_ids=True, world_ids=True
         )
         assert outcome.readings == ExchangeReadings(
-            asked=asked.wire(), answer=answer.wire(), echoes=echoes, named=named
+            asked=read.asked.wire(),
+            answer=read.answer.wire(),
+            echoes=read.echoes,
+            named=read.named,
+            asked_ids=read.asked_ids,
+            answer_ids=read.answer_ids,
         )
         assert outcome.readings.named  # three arguments: it names what it asks for
     assert len({outcome.content for outcome in outcomes}) == len(outcomes)

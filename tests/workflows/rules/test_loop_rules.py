@@ -64,6 +64,8 @@ TOOLS = {
     "search": ToolSpec(name="search", tool_type="mcp"),
     "ask_user": ToolSpec(name="ask_user"),
     "save_memory": ToolSpec(name="save_memory", mutating=True),
+    "github_graphql": ToolSpec(name="github_graphql", mutating=True),
+    "browser_click": ToolSpec(name="browser_click", tool_type="mcp"),
 }
 # The batch that first fails, then one batch per recurrence up to the threshold.
 CYCLE_REMINDER_AT = FAILURE_CYCLE_THRESHOLD + 1
@@ -157,6 +159,7 @@ class Prompt:
     nothing_new: bool = True  # False: a prompt started before NOTHING_NEW_PATCH
     moved_counts: bool = True  # False: a prompt started before MOVED_COUNTS_PATCH
     looks_and_ids: bool = True  # False: a prompt started before LOOKS_AND_IDS_PATCH
+    world_ids: bool = True  # False: a prompt started before WORLD_IDS_PATCH
 
     def __post_init__(self) -> None:
         self.protections = BatchProtections(PromptOptions(), WS)
@@ -169,6 +172,7 @@ class Prompt:
                 nothing_new=self.nothing_new,
                 moved_counts=self.moved_counts,
                 looks_and_ids=self.looks_and_ids,
+                world_ids=self.world_ids,
             )
         )
         self.state = GuardState()

@@ -22,6 +22,7 @@ from workflows.rules.normalize import (
     READ_WHERE_RUN_CHARS,
     WINDOW,
     Reading,
+    id_digests,
     mask,
     names,
     read_call,
@@ -258,10 +259,16 @@ def test_a_long_text_is_read_where_its_call_ran_and_a_short_one_is_not() -> None
     long_text = LOG_LINE * 20
     assert len(long_text) > READ_WHERE_RUN_CHARS
     read = with_readings("query_logs", arguments, _outcome(long_text))
-    asked, answer, echoes, named = read_whole_exchange("query_logs", arguments, long_text)
+    asked, answer, echoes, named, *ids = read_whole_exchange("query_logs", arguments, long_text)
+    assert ids == [(), ()]  # read only since WORLD_IDS_PATCH
     assert read.readings == ExchangeReadings(
         asked=asked.wire(), answer=answer.wire(), echoes=echoes, named=named
     )
+    # Since WORLD_IDS_PATCH the ids each text holds come back too, as private digests.
+    world = with_readings("query_logs", arguments, _outcome(long_text), world_ids=True)
+    assert world.readings is not None and world.readings.asked_ids == ()
+    assert world.readings.answer_ids == id_digests(["8fa2c91b77e0d4a3"])
+    assert "8fa2c91b77e0d4a3" not in WIRE.to_payload(world.readings).data.decode()
     # What the call names and whether its answer names it are read there too.
     named = {"service": "api", "since": "5m"}
     echoed = with_readings("query_logs", named, _outcome(long_text + " api")).readings

@@ -17,7 +17,7 @@ from workflows.rules.rewrites import REWRITE_REMINDER, REWRITE_THRESHOLD
 from workflows.rules.stagnation import STAGNATION_THRESHOLD
 from workflows.seed.guard import GuardMode
 
-from .test_loop_rules import Prompt, Round, call, sh, works
+from .test_loop_rules import Outcome, Prompt, Round, call, sh, works
 
 QUESTIONS = [
     "Which database should the new service use, Postgres or MySQL?",
@@ -361,6 +361,78 @@ def test_one_acknowledgement_for_many_items_is_no_repeat() -> None:
     }
     assert not [d for r in rounds["since"] for d in r.rules]
     assert kinds(rounds["before"], LoopRule.NEAR_REPEAT)  # before: read as one call again
+
+
+# --- what a call acts on: the ids the world listed (WORLD_IDS_PATCH) ------------------------
+
+NODE_IDS = [f"I_kwDOLx3Tns65d{n:04x}b{n % 7}" for n in range(4000, 4012)]
+EPIC = "I_kwDOLx3Tns65d30ce8"
+LINKED = (
+    '{"data":{"addSubIssue":{"clientMutationId":null}}}\n'
+    "[The command completed with exit code 0.]\n[Current working directory: /workspace/app]"
+)
+
+
+def link(node: str) -> ToolCall:
+    return call(
+        "github_graphql",
+        query=f'mutation {{ addSubIssue(input: {{issueId: "{EPIC}", subIssueId: "{node}"}}) '
+        "{ clientMutationId } }",
+    )
+
+
+def lookup() -> tuple[ToolCall, Outcome]:
+    listing = "\n".join(f'"i{409 + n}": {{"id": "{node}"}}' for n, node in enumerate(NODE_IDS))
+    return call("github_graphql", query="query { epic ids }"), works(
+        f'{{"epic": {{"id": "{EPIC}"}},\n{listing}}}'
+    )
+
+
+def test_mutations_on_ids_a_query_listed_side_by_side_are_different_work() -> None:
+    """Twelve sub-issues linked to their epic, one mutation each by the node id a query
+    listed, all answered with one static acknowledgement: masked, the ids are one call
+    repeated (R10, then R9, stopped it before the patch); listed side by side by the world,
+    they name twelve issues."""
+    since, before = Prompt(), Prompt(world_ids=False)
+    rounds = {}
+    for name, prompt in (("since", since), ("before", before)):
+        prompt.batch(lookup())
+        rounds[name] = [prompt.batch((link(node), works(LINKED))) for node in NODE_IDS]
+    assert not [d for r in rounds["since"] for d in r.rules]
+    stopped = [r.stop for r in rounds["before"] if r.stop is not None]
+    assert stopped and stopped[0].loop_type.value == LoopRule.REWRITE.value
+
+
+def test_ids_the_model_made_up_or_renamed_by_the_world_name_nothing() -> None:
+    """What stays masked: an id no answer listed (the model's own, fresh each time), and a
+    fresh id for the same thing, never listed beside the old one (each snapshot renames the
+    button; the model clicks it again and again under its new name)."""
+    made_up = Prompt()
+    made_up.batch(lookup())
+    invented = [f"I_kwDOLx3Tns65d{n:04x}f{n % 5}" for n in range(7000, 7012)]
+    rounds = [made_up.batch((link(node), works(LINKED))) for node in invented]
+    assert kinds(rounds, LoopRule.REWRITE)[:2] == [
+        (REWRITE_THRESHOLD + 1, RuleDecisionKind.WARN),
+        (REWRITE_THRESHOLD + 2, RuleDecisionKind.STOP),
+    ]
+
+    def button_clicked_again(prompt: Prompt) -> list[Round]:
+        rounds = []
+        for n in range(3 * NEAR_REPEAT_THRESHOLD):
+            button, cart = f"a{n:03x}9f2c7e", f"b{n:03x}4d1e8a"
+            page = f"- button 'Submit order' [ref={button}]\n- link 'Cart' [ref={cart}]\n" * 3
+            rounds.append(prompt.batch((call("browser_snapshot"), works(page))))
+            click = call("browser_click", element="Submit order button", ref=button)
+            rounds.append(prompt.batch((click, works("Clicked. The button is disabled."))))
+        return rounds
+
+    since = button_clicked_again(Prompt())
+    assert [d for r in since for d in r.rules] == [
+        d for r in button_clicked_again(Prompt(world_ids=False)) for d in r.rules
+    ]
+    assert (2 * NEAR_REPEAT_THRESHOLD + 2, RuleDecisionKind.WARN) in kinds(
+        since, LoopRule.NEAR_REPEAT
+    )
 
 
 # --- versioning and modes -------------------------------------------------------------------
