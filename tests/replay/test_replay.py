@@ -132,8 +132,9 @@ def test_the_representative_scenarios_are_all_recorded() -> None:
         # Recorded after LOOKS_AND_IDS_PATCH: waits that look at nothing; labelled ids.
         "looks-and-ids-heartbeat",
         "looks-and-ids-powershell-rereads",
-        # Recorded after WORLD_IDS_PATCH: mutations on the ids one query listed.
+        # Recorded after WORLD_IDS_PATCH: mutations on the ids one query listed; echoes.
         "world-ids-listed-issues",
+        "world-ids-heartbeat",
         "session-wire-format",
         "owner-admission-wire-format",
     } <= names

@@ -487,6 +487,9 @@ class CallEvidence(NamedTuple):
     asked_ids: tuple[str, ...] = ()
     answer_ids: tuple[str, ...] = ()
     acts_on: str = ""
+    # Since WORLD_IDS_PATCH: the call looks at nothing (``sees_nothing``), so what came back is
+    # the model's own words, never news to R11.
+    own_words: bool = False
 
 
 def call_evidence(
@@ -513,7 +516,8 @@ def call_evidence(
     (``sees_nothing``), and a labelled id as one whatever its characters (read here; a tool
     activity reads it so when its input says, ``RunToolInput.labelled_ids``). ``world_ids``
     (``WORLD_IDS_PATCH``): read the ids the call and its answer hold (``asked_ids``,
-    ``answer_ids``; a tool activity reads them when ``RunToolInput.world_ids`` says)."""
+    ``answer_ids``; a tool activity reads them when ``RunToolInput.world_ids`` says), and an
+    answer in the model's own words as one (``own_words``)."""
     text = outcome.error_message or outcome.content
     kind = result_kind(outcome)
     asked = answer = None
@@ -540,6 +544,7 @@ def call_evidence(
             )
             asked, answer, echoes, named, asked_ids, answer_ids = read
         fingerprint = answer.key
+    sees_nothing = looks_and_ids and looks_at_nothing(call)
     return CallEvidence(
         tool=outcome.policy_tool_name or outcome.tool_name,
         digest=digest,
@@ -566,7 +571,8 @@ def call_evidence(
         answer=answer,
         echoes=echoes,
         named=named,
-        sees_nothing=looks_and_ids and looks_at_nothing(call),
+        sees_nothing=sees_nothing,
         asked_ids=asked_ids if world_ids else (),
         answer_ids=answer_ids if world_ids else (),
+        own_words=world_ids and sees_nothing,
     )

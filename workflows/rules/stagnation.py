@@ -45,6 +45,11 @@ for an hour (``inspection.looks_at_nothing``: commands whose answer is their own
 for something it never looks at, so its waits learn nothing. A ``sleep 30`` then a status call,
 or ``sleep 60; tail build.log``, looks after every wait and is news as before.
 
+Since ``WORLD_IDS_PATCH`` such a call is never news at all (``CallEvidence.own_words``): what
+an ``echo "Please reply yes to confirm"`` prints is the model's own words, not something the
+world said, so a model asking for an answer through the shell, round after round, learns
+nothing however it words the echo.
+
 At :data:`STAGNATION_THRESHOLD` stale batches in a row — one more than the longest cycle the
 rule is meant for (twelve batches), so a cycle is reminded in its second round at the
 latest — the model gets the reminder below; the next stale batch stops the prompt. The key
@@ -157,7 +162,8 @@ class Stagnation(RuleCounter):
                 outcome = _digest(f"{call.kind.value}\n{answer}")
             else:
                 outcome = _digest(f"{call.tool}\n{call.digest}\n{call.kind.value}\n{answer}")
-            if outcome not in self.outcomes:
+            # An answer in the model's own words (an echo) is nothing the world said.
+            if outcome not in self.outcomes and not call.own_words:
                 new = True
             remember_latest(self.outcomes, outcome, None, REMEMBERED_OUTCOMES)
             for path, content in call.writes:

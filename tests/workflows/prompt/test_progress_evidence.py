@@ -6,8 +6,9 @@ between are stopped (since NOTHING_NEW_PATCH), and a listing whose answers diffe
 count that grows (since MOVED_COUNTS_PATCH), a curl poll through a tool named `Bash`
 (since SHELL_READS_PATCH), and heartbeats whose waits look at nothing and PowerShell
 re-reads whose answers differ in a labelled chunk id (since LOOKS_AND_IDS_PATCH); mutations
-on eight issues one query listed, answered alike, end their turn (since WORLD_IDS_PATCH); each
-as the simulator says, and each history replays to the same decisions. The rules' own cases are in ``tests/workflows/rules/``.
+on eight issues one query listed, answered alike, end their turn, and the heartbeats' echoes
+are never news (since WORLD_IDS_PATCH); each as the simulator says, and each history replays
+to the same decisions. The rules' own cases are in ``tests/workflows/rules/``.
 """
 
 from __future__ import annotations
@@ -62,8 +63,8 @@ pytestmark = pytest.mark.asyncio
             StopReason.LOOP_DETECTED,
             LoopType.REPEATED_STAGNATION,
             [
-                (STAGNATION_THRESHOLD + 4, "repeated_stagnation", "warn"),
-                (STAGNATION_THRESHOLD + 5, "repeated_stagnation", "stop"),
+                (STAGNATION_THRESHOLD + 3, "repeated_stagnation", "warn"),
+                (STAGNATION_THRESHOLD + 4, "repeated_stagnation", "stop"),
             ],
         ),
         (

@@ -220,17 +220,42 @@ def heartbeats(prompt: Prompt, rounds: int) -> list[Round]:
 
 def test_waits_between_commands_that_look_at_nothing_are_nothing_new() -> None:
     """Since LOOKS_AND_IDS_PATCH a wait is news only when the world was looked at since the
-    last wait that was: heartbeats that only echo learn nothing from their sleeps (R11)."""
-    since, before = Prompt(), Prompt(looks_and_ids=False)
+    last wait that was: heartbeats that only echo learn nothing from their sleeps (R11); since
+    WORLD_IDS_PATCH their answers, the model's own words, are not news even the first time."""
+    now, since, before = Prompt(), Prompt(world_ids=False), Prompt(looks_and_ids=False)
     opening = (call("send_message", to="reviewer", text="Please review PR 412"), works("sent"))
-    for prompt in (since, before):
+    for prompt in (now, since, before):
         prompt.batch(opening)
+    # Only the first wait, after the message was sent, is news.
+    assert kinds(heartbeats(now, 3 * STAGNATION_THRESHOLD), LoopRule.STAGNATION) == [
+        (2 + STAGNATION_THRESHOLD, RuleDecisionKind.WARN),
+        (2 + STAGNATION_THRESHOLD + 1, RuleDecisionKind.STOP),
+    ]
     # The three commands are new once each; from the fourth batch on nothing is.
     assert kinds(heartbeats(since, 3 * STAGNATION_THRESHOLD), LoopRule.STAGNATION) == [
         (3 + STAGNATION_THRESHOLD, RuleDecisionKind.WARN),
         (3 + STAGNATION_THRESHOLD + 1, RuleDecisionKind.STOP),
     ]
     assert not kinds(heartbeats(before, 3 * STAGNATION_THRESHOLD), LoopRule.STAGNATION)
+
+
+def test_the_model_s_own_words_echoed_back_are_never_news() -> None:
+    """Since WORLD_IDS_PATCH an echo's answer is the model's own words, not something the
+    world said: a model asking for a reply through the shell learns nothing, however it words
+    the echo (R11). Before it, every new wording was a new answer."""
+    actions = ["build", "pull", "restart", "recreate", "rebuild", "redeploy", "refresh"]
+    since, before = Prompt(), Prompt(world_ids=False)
+    rounds: dict[str, list[Round]] = {"since": [], "before": []}
+    for name, prompt in (("since", since), ("before", before)):
+        prompt.batch((call("read_file", path="compose.yaml"), works("services: api, worker")))
+        for n in range(2 * STAGNATION_THRESHOLD):
+            words = f"May I {actions[n % 7]} the {'api' if n % 2 else 'worker'} service ({n // 7})?"
+            rounds[name].append(prompt.batch((sh(f'echo "{words}"'), works(words))))
+    assert kinds(rounds["since"], LoopRule.STAGNATION) == [
+        (STAGNATION_THRESHOLD, RuleDecisionKind.WARN),
+        (STAGNATION_THRESHOLD + 1, RuleDecisionKind.STOP),
+    ]
+    assert not kinds(rounds["before"], LoopRule.STAGNATION)
 
 
 def test_a_wait_followed_by_a_look_is_news_every_time() -> None:
