@@ -131,7 +131,12 @@ def command_text(call: ToolCall, *, any_shell: bool = False) -> str | None:
     if not any_shell:
         command = arguments.get("command")
         return command if isinstance(command, str) else None
-    value = next((arguments[k] for k in _COMMAND_ARGUMENTS if k in arguments), None)
+    for key in _COMMAND_ARGUMENTS:  # a loop, not a generator: asked of every call, four times
+        if key in arguments:
+            value = arguments[key]
+            break
+    else:
+        return None
     if isinstance(value, str):
         return value
     if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):

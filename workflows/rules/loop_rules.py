@@ -322,7 +322,7 @@ class LoopRules:
                 looks_and_ids=self.looks_and_ids,
                 world_ids=self.world_ids is not None,
             )
-            if self.world_ids is not None:
+            if self.world_ids is not None and evidence.asked_ids:
                 evidence = evidence._replace(acts_on=self.world_ids.acts_on(evidence))
             self.changes += evidence.changes
             self._settled.append(evidence)

@@ -27,13 +27,13 @@ number, and per tool and answer the first id acted on. Bounded, deterministic, n
 from __future__ import annotations
 
 import hashlib
+from collections import deque
 
 from workflows.rules.evidence import CallEvidence
 from workflows.seed.recency import remember_latest
 
-# Answers remembered per id (the latest), ids remembered, and (tool, answer) pairs acted on.
-LISTINGS_PER_ID = 4
-REMEMBERED_IDS = 4096
+# Answers whose ids are remembered (the latest), and (tool, answer) pairs acted on.
+REMEMBERED_ANSWERS = 256
 REMEMBERED_ACTS = 1024
 
 
@@ -45,33 +45,40 @@ class WorldIds:
     """One prompt's ids the world listed, and which of each listing each tool acted on."""
 
     def __init__(self) -> None:
-        # Id digest -> the numbers of the latest answers that listed it.
-        self.listed: dict[str, tuple[int, ...]] = {}
+        # Answer number -> the ids it listed (the latest answers that listed any): reading an
+        # answer only keeps what it carries, and a call that names an id looks it up.
+        self.listings: deque[tuple[int, tuple[str, ...]]] = deque(maxlen=REMEMBERED_ANSWERS)
         # (tool, answer number) key -> the first id of that answer the tool acted on.
         self.acted: dict[str, str] = {}
         self.answers = 0
+
+    def _listing(self, item: str) -> int | None:
+        """The number of the latest remembered answer that listed ``item``."""
+        for number, listed in reversed(self.listings):
+            if item in listed:
+                return number
+        return None
 
     def acts_on(self, call: CallEvidence) -> str:
         """A private digest of the ids ``call`` acts on that an earlier answer listed beside
         another id this tool acted on (the module doc); ``""`` when there is none."""
         items: set[str] = set()
         for item in call.asked_ids:
-            for answer in self.listed.get(item, ()):
-                key = _digest(call.tool, str(answer))
-                first = self.acted.get(key)
-                if first is None:
-                    remember_latest(self.acted, key, item, REMEMBERED_ACTS)
-                elif first != item:
-                    items.add(item)
+            number = self._listing(item)
+            if number is None:
+                continue
+            key = _digest(call.tool, str(number))
+            first = self.acted.get(key)
+            if first is None:
+                remember_latest(self.acted, key, item, REMEMBERED_ACTS)
+            elif first != item:
+                items.add(item)
         return _digest(*sorted(items)) if items else ""
 
     def read(self, batch: list[CallEvidence]) -> None:
         """Remember the ids each answer of a settled batch listed (after the batch: its
         calls ran side by side, none read another's answer first)."""
         for call in batch:
-            if not call.answer_ids:
-                continue
-            self.answers += 1
-            for item in call.answer_ids:
-                numbers = (*self.listed.get(item, ()), self.answers)[-LISTINGS_PER_ID:]
-                remember_latest(self.listed, item, numbers, REMEMBERED_IDS)
+            if call.answer_ids:
+                self.answers += 1
+                self.listings.append((self.answers, call.answer_ids))

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from workflows.rules.evidence import CallEvidence, ResultKind
 from workflows.rules.normalize import IDS_PER_TEXT, id_digests, read_whole_exchange
-from workflows.rules.world_ids import REMEMBERED_IDS, WorldIds
+from workflows.rules.world_ids import REMEMBERED_ANSWERS, WorldIds
 
 
 def evidence(tool: str, asked: Sequence[str] = (), answer: Sequence[str] = ()) -> CallEvidence:
@@ -53,10 +53,14 @@ def test_a_batch_is_read_after_it_ran_and_memory_is_bounded() -> None:
     world = WorldIds()
     # Siblings ran side by side: one's answer is no listing for another of the same batch.
     assert world.acts_on(evidence("gh", asked=[LISTED[1]], answer=LISTED)) == ""
-    many = [f"I_kwDO{n:08x}" for n in range(REMEMBERED_IDS + 100)]
-    for start in range(0, len(many), IDS_PER_TEXT):
-        world.read([evidence("gh", answer=many[start : start + IDS_PER_TEXT])])
-    assert len(world.listed) == REMEMBERED_IDS
+    for n in range(REMEMBERED_ANSWERS + 10):
+        world.read([evidence("gh", answer=[f"I_kwDO{n:08x}", f"I_kwDO{n:08x}ff"])])
+    assert len(world.listings) == REMEMBERED_ANSWERS
+    # The oldest listings are forgotten: their ids name nothing any more.
+    assert world.acts_on(evidence("gh", asked=["I_kwDO00000000ff"])) == ""
+    assert world.acts_on(evidence("gh", asked=[f"I_kwDO{REMEMBERED_ANSWERS + 9:08x}"])) == ""
+    latest = evidence("gh", asked=[f"I_kwDO{REMEMBERED_ANSWERS + 9:08x}ff"])
+    assert world.acts_on(latest)
 
 
 def test_the_ids_a_text_holds_are_private_digests_at_most_a_text_s_worth() -> None:
