@@ -224,6 +224,9 @@ class ExchangeReadings(BaseModel):
     # digests (``normalize.id_digests``; ``workflows.rules.world_ids``); empty before it.
     asked_ids: tuple[IdDigest, ...] = Field(default=(), max_length=64)
     answer_ids: tuple[IdDigest, ...] = Field(default=(), max_length=64)
+    # Since WORLD_IDS_PATCH, a digest of the call's argument values the answer names (what it
+    # is about), "" when it names none.
+    echoed: str = Field(default="", pattern=r"^(?:[0-9a-f]{16})?$")
 
 
 class ToolOutcome(BaseModel):

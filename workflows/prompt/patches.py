@@ -172,10 +172,12 @@ LOOKS_AND_IDS_PATCH = "seawall-looks-and-ids-v1"
 # (``workflows.rules.world_ids``): twelve mutations on twelve issues of one listing are twelve
 # pieces of work to the near-repeat (R9) and rewrite (R10) rules, however alike their words and
 # answers. Its tool activities return the ids each text holds with their readings
-# (``RunToolInput.world_ids``). And an answer in the model's own words (``echo``: a command
-# that looks at nothing) is never news to the no-new-state rule (R11). So a prompt can run on
-# where one before it was reminded or stopped, and be reminded or stopped where one before it
-# ran on. Prompts started before it replay reading as they did. Asked first of all, before
+# (``RunToolInput.world_ids``). And to the no-new-state rule (R11) an answer about what its
+# call names is keyed by the values it names, not by the whole call (the same log lines of the
+# same pod, fetched with a limit one higher each time, are nothing new), and an answer in the
+# model's own words (``echo``: a command that looks at nothing) is never news. So a prompt can
+# run on where one before it was reminded or stopped, and be reminded or stopped where one
+# before it ran on. Prompts started before it replay reading as they did. Asked first of all, before
 # LOOKS_AND_IDS_PATCH, whose changes it takes as given, so a prompt still records one marker.
 WORLD_IDS_PATCH = "seawall-world-ids-v1"
 # The one marker a prompt started today records: the newest start patch, which takes every start

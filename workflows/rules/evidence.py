@@ -490,6 +490,10 @@ class CallEvidence(NamedTuple):
     # Since WORLD_IDS_PATCH: the call looks at nothing (``sees_nothing``), so what came back is
     # the model's own words, never news to R11.
     own_words: bool = False
+    # Since WORLD_IDS_PATCH: a private digest of the argument values the answer names (what it
+    # is about: ``normalize.read_whole_exchange``), ``""`` when none; R11 keys an answer
+    # about what was asked by it instead of by the whole call.
+    echoed: str = ""
 
 
 def call_evidence(
@@ -525,6 +529,7 @@ def call_evidence(
     named = ""
     asked_ids: tuple[str, ...] = ()
     answer_ids: tuple[str, ...] = ()
+    echoed = ""
     if window is None:
         fingerprint = output_fingerprint(text, call.arguments)
     else:
@@ -532,7 +537,7 @@ def call_evidence(
         if wired is not None:  # read where the call ran (normalize.with_readings)
             asked, answer = Reading.from_wire(wired.asked), Reading.from_wire(wired.answer)
             echoes, named = wired.echoes, wired.named
-            asked_ids, answer_ids = wired.asked_ids, wired.answer_ids
+            asked_ids, answer_ids, echoed = wired.asked_ids, wired.answer_ids, wired.echoed
         else:
             read = read_whole_exchange(
                 call.name,
@@ -542,7 +547,7 @@ def call_evidence(
                 labelled_ids=looks_and_ids,
                 world_ids=world_ids,
             )
-            asked, answer, echoes, named, asked_ids, answer_ids = read
+            asked, answer, echoes, named, asked_ids, answer_ids, echoed = read
         fingerprint = answer.key
     sees_nothing = looks_and_ids and looks_at_nothing(call)
     return CallEvidence(
@@ -575,4 +580,5 @@ def call_evidence(
         asked_ids=asked_ids if world_ids else (),
         answer_ids=answer_ids if world_ids else (),
         own_words=world_ids and sees_nothing,
+        echoed=echoed if world_ids else "",
     )

@@ -676,6 +676,9 @@ class Exchange(NamedTuple):
     # digests (:func:`id_digests`; ``workflows.rules.world_ids``); empty before it.
     asked_ids: tuple[str, ...] = ()
     answer_ids: tuple[str, ...] = ()
+    # Since ``WORLD_IDS_PATCH``: a private digest of the argument values the answer names
+    # (what it is about: the trace, the pod), ``""`` when it names none or before it.
+    echoed: str = ""
 
 
 # An id shorter than this is too likely to be something else by chance (``#7``); ids read
@@ -710,7 +713,7 @@ def read_whole_exchange(
     holds one of the values :func:`mask_arguments` masks (an answer about what the call
     asked for: "trace tr_3a11: 7 observations") and what the call names (:func:`names`).
     ``labelled_ids``: as for :func:`_mask_volatile`; ``world_ids``: also the ids each text
-    holds (``WORLD_IDS_PATCH``)."""
+    holds and which of the values the answer holds (``WORLD_IDS_PATCH``)."""
     strings: list[str] = []
     _collect_strings(arguments or {}, strings)
     values = _values_to_mask(strings)
@@ -718,14 +721,22 @@ def read_whole_exchange(
     answer_ids: list[str] | None = [] if world_ids else None
     asked = _read_call(name, strings, window, labelled_ids, asked_ids)
     answer = _read_output(text, values, window, labelled_ids, answer_ids)
+    echoed = [value for value in values if value in text]
     return Exchange(
         asked,
         answer,
-        any(value in text for value in values),
+        bool(echoed),
         names(arguments, labelled_ids=labelled_ids),
         id_digests(asked_ids or ()),
         id_digests(answer_ids or ()),
+        _echoed_digest(echoed) if world_ids else "",
     )
+
+
+def _echoed_digest(values: list[str]) -> str:
+    if not values:
+        return ""
+    return hashlib.sha256("\0".join(sorted(values)).encode()).hexdigest()[:16]
 
 
 # A call whose output or argument text is longer than this is read where it ran
@@ -766,5 +777,6 @@ def with_readings(
         named=read.named,
         asked_ids=read.asked_ids,
         answer_ids=read.answer_ids,
+        echoed=read.echoed,
     )
     return outcome.model_copy(update={"readings": readings})

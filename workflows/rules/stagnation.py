@@ -45,7 +45,10 @@ for an hour (``inspection.looks_at_nothing``: commands whose answer is their own
 for something it never looks at, so its waits learn nothing. A ``sleep 30`` then a status call,
 or ``sleep 60; tail build.log``, looks after every wait and is news as before.
 
-Since ``WORLD_IDS_PATCH`` such a call is never news at all (``CallEvidence.own_words``): what
+Since ``WORLD_IDS_PATCH`` an answer about what its call names is keyed by the values it names
+(``CallEvidence.echoed``), not by the whole call: the same log lines of the same pod, fetched
+with a limit one higher each time, are nothing new, while the same words about another pod
+are. And a call that looks at nothing is never news at all (``CallEvidence.own_words``): what
 an ``echo "Please reply yes to confirm"`` prints is the model's own words, not something the
 world said, so a model asking for an answer through the shell, round after round, learns
 nothing however it words the echo.
@@ -160,6 +163,9 @@ class Stagnation(RuleCounter):
             answer = self._answer(call)
             if self.by_answer and not (call.changes or call.echoes or short(call)):
                 outcome = _digest(f"{call.kind.value}\n{answer}")
+            elif call.echoed and not (call.changes or short(call)):
+                # About what it names, however else it was asked (WORLD_IDS_PATCH).
+                outcome = _digest(f"{call.tool}\n{call.echoed}\n{call.kind.value}\n{answer}")
             else:
                 outcome = _digest(f"{call.tool}\n{call.digest}\n{call.kind.value}\n{answer}")
             # An answer in the model's own words (an echo) is nothing the world said.

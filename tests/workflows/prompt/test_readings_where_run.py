@@ -72,6 +72,7 @@ async def test_the_tool_activity_reads_a_long_output_and_the_rules_decide_on_it(
             named=read.named,
             asked_ids=read.asked_ids,
             answer_ids=read.answer_ids,
+            echoed=read.echoed,
         )
         assert outcome.readings.named  # three arguments: it names what it asks for
     assert len({outcome.content for outcome in outcomes}) == len(outcomes)

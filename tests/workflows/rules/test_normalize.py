@@ -260,7 +260,7 @@ def test_a_long_text_is_read_where_its_call_ran_and_a_short_one_is_not() -> None
     assert len(long_text) > READ_WHERE_RUN_CHARS
     read = with_readings("query_logs", arguments, _outcome(long_text))
     asked, answer, echoes, named, *ids = read_whole_exchange("query_logs", arguments, long_text)
-    assert ids == [(), ()]  # read only since WORLD_IDS_PATCH
+    assert ids == [(), (), ""]  # read only since WORLD_IDS_PATCH
     assert read.readings == ExchangeReadings(
         asked=asked.wire(), answer=answer.wire(), echoes=echoes, named=named
     )
@@ -268,6 +268,11 @@ def test_a_long_text_is_read_where_its_call_ran_and_a_short_one_is_not() -> None
     world = with_readings("query_logs", arguments, _outcome(long_text), world_ids=True)
     assert world.readings is not None and world.readings.asked_ids == ()
     assert world.readings.answer_ids == id_digests(["8fa2c91b77e0d4a3"])
+    assert not world.readings.echoed  # the answer names none of the call's values
+    about = with_readings(
+        "query_logs", {"service": "payments"}, _outcome(long_text + " payments"), world_ids=True
+    )
+    assert about.readings is not None and about.readings.echoed
     assert "8fa2c91b77e0d4a3" not in WIRE.to_payload(world.readings).data.decode()
     # What the call names and whether its answer names it are read there too.
     named = {"service": "api", "since": "5m"}

@@ -239,6 +239,35 @@ def test_waits_between_commands_that_look_at_nothing_are_nothing_new() -> None:
     assert not kinds(heartbeats(before, 3 * STAGNATION_THRESHOLD), LoopRule.STAGNATION)
 
 
+def test_the_same_answer_about_the_same_thing_asked_another_way_is_nothing_new() -> None:
+    """An answer that names what its call asked about (the pod) is keyed by that, since
+    WORLD_IDS_PATCH, not by the whole call: the same log lines of the same pod fetched with
+    a limit one higher each time are nothing new (R11). Before it, each new limit was a new
+    question; and the same words about another pod are still another answer."""
+    lines = "\n".join(
+        f"2026-12-07T10:0{n}:00Z ERROR payments-api-7d9f: db pool exhausted" for n in range(6)
+    )
+
+    def fetch(pod: str, limit: int) -> tuple[ToolCall, Outcome]:
+        return call("fetch_pod_logs", pod=pod, namespace="prod", limit=limit), works(
+            f"Logs of {pod}:\n" + lines.replace("payments-api-7d9f", pod)
+        )
+
+    since, before = Prompt(), Prompt(world_ids=False)
+    rounds = {
+        name: [prompt.batch(fetch("payments-api-7d9f", 100 + n)) for n in range(20)]
+        for name, prompt in (("since", since), ("before", before))
+    }
+    assert kinds(rounds["since"], LoopRule.STAGNATION) == [
+        (STAGNATION_THRESHOLD + 1, RuleDecisionKind.WARN),
+        (STAGNATION_THRESHOLD + 2, RuleDecisionKind.STOP),
+    ]
+    assert not kinds(rounds["before"], LoopRule.STAGNATION)
+    pods = Prompt()
+    others = [pods.batch(fetch(f"payments-api-{n:04x}", 100)) for n in range(20)]
+    assert not kinds(others, LoopRule.STAGNATION)
+
+
 def test_the_model_s_own_words_echoed_back_are_never_news() -> None:
     """Since WORLD_IDS_PATCH an echo's answer is the model's own words, not something the
     world said: a model asking for a reply through the shell learns nothing, however it words
