@@ -481,11 +481,12 @@ class CallEvidence(NamedTuple):
     # ``inspection.looks_at_nothing``), so what it waited for it never saw (R11).
     sees_nothing: bool = False
     # Since WORLD_IDS_PATCH: the ids the call's arguments and its answer hold, as private
-    # digests (``normalize.id_digests``), and a private digest of the ids the world listed
-    # that it acts on (``workflows.rules.world_ids``; ``""``: none): R9 and R10 join only
-    # calls that act on the same.
-    asked_ids: tuple[str, ...] = ()
-    answer_ids: tuple[str, ...] = ()
+    # digests (``normalize.id_digests``) of ID_DIGEST_CHARS each, one after the other (one
+    # string a text: kept per answer, it costs one object), and a private digest of the ids
+    # the world listed that it acts on (``workflows.rules.world_ids``; ``""``: none): R9 and
+    # R10 join only calls that act on the same.
+    asked_ids: str = ""
+    answer_ids: str = ""
     acts_on: str = ""
     # Since WORLD_IDS_PATCH: the call looks at nothing (``sees_nothing``), so what came back is
     # the model's own words, never news to R11.
@@ -577,8 +578,8 @@ def call_evidence(
         echoes=echoes,
         named=named,
         sees_nothing=sees_nothing,
-        asked_ids=asked_ids if world_ids else (),
-        answer_ids=answer_ids if world_ids else (),
+        asked_ids="".join(asked_ids) if world_ids else "",
+        answer_ids="".join(answer_ids) if world_ids else "",
         own_words=world_ids and sees_nothing,
         echoed=echoed if world_ids else "",
     )

@@ -682,9 +682,10 @@ class Exchange(NamedTuple):
 
 
 # An id shorter than this is too likely to be something else by chance (``#7``); ids read
-# per text, at most.
+# per text, at most; the hex digits of an id's digest.
 MIN_ID_CHARS = 3
 IDS_PER_TEXT = 64
+ID_DIGEST_CHARS = 12
 
 
 def id_digests(tokens: Iterable[str]) -> tuple[str, ...]:
@@ -696,7 +697,7 @@ def id_digests(tokens: Iterable[str]) -> tuple[str, ...]:
             seen[token] = None
             if len(seen) == IDS_PER_TEXT:
                 break
-    return tuple(hashlib.sha256(t.encode()).hexdigest()[:12] for t in seen)
+    return tuple(hashlib.sha256(t.encode()).hexdigest()[:ID_DIGEST_CHARS] for t in seen)
 
 
 def read_whole_exchange(

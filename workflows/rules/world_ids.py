@@ -30,6 +30,7 @@ import hashlib
 from collections import deque
 
 from workflows.rules.evidence import CallEvidence
+from workflows.rules.normalize import ID_DIGEST_CHARS
 from workflows.seed.recency import remember_latest
 
 # Answers whose ids are remembered (the latest), and (tool, answer) pairs acted on.
@@ -45,9 +46,9 @@ class WorldIds:
     """One prompt's ids the world listed, and which of each listing each tool acted on."""
 
     def __init__(self) -> None:
-        # Answer number -> the ids it listed (the latest answers that listed any): reading an
+        # (answer number, the ids it listed) of the latest answers that listed any: reading an
         # answer only keeps what it carries, and a call that names an id looks it up.
-        self.listings: deque[tuple[int, tuple[str, ...]]] = deque(maxlen=REMEMBERED_ANSWERS)
+        self.listings: deque[tuple[int, str]] = deque(maxlen=REMEMBERED_ANSWERS)
         # (tool, answer number) key -> the first id of that answer the tool acted on.
         self.acted: dict[str, str] = {}
         self.answers = 0
@@ -55,7 +56,7 @@ class WorldIds:
     def _listing(self, item: str) -> int | None:
         """The number of the latest remembered answer that listed ``item``."""
         for number, listed in reversed(self.listings):
-            if item in listed:
+            if _holds(listed, item):
                 return number
         return None
 
@@ -63,7 +64,9 @@ class WorldIds:
         """A private digest of the ids ``call`` acts on that an earlier answer listed beside
         another id this tool acted on (the module doc); ``""`` when there is none."""
         items: set[str] = set()
-        for item in call.asked_ids:
+        asked = call.asked_ids
+        for start in range(0, len(asked), ID_DIGEST_CHARS):
+            item = asked[start : start + ID_DIGEST_CHARS]
             number = self._listing(item)
             if number is None:
                 continue
@@ -82,3 +85,14 @@ class WorldIds:
             if call.answer_ids:
                 self.answers += 1
                 self.listings.append((self.answers, call.answer_ids))
+
+
+def _holds(listed: str, item: str) -> bool:
+    """Whether ``listed`` (digests one after the other) holds the digest ``item``: found at
+    a digest's start, not across two."""
+    at = listed.find(item)
+    while at >= 0:
+        if at % ID_DIGEST_CHARS == 0:
+            return True
+        at = listed.find(item, at + 1)
+    return False

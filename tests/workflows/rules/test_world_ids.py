@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from workflows.rules.evidence import CallEvidence, ResultKind
 from workflows.rules.normalize import IDS_PER_TEXT, id_digests, read_whole_exchange
-from workflows.rules.world_ids import REMEMBERED_ANSWERS, WorldIds
+from workflows.rules.world_ids import REMEMBERED_ANSWERS, WorldIds, _holds
 
 
 def evidence(tool: str, asked: Sequence[str] = (), answer: Sequence[str] = ()) -> CallEvidence:
@@ -18,8 +18,8 @@ def evidence(tool: str, asked: Sequence[str] = (), answer: Sequence[str] = ()) -
         fingerprint="f",
         waits=False,
         paths=frozenset(),
-        asked_ids=id_digests(asked),
-        answer_ids=id_digests(answer),
+        asked_ids="".join(id_digests(asked)),
+        answer_ids="".join(id_digests(answer)),
     )
 
 
@@ -56,6 +56,10 @@ def test_a_batch_is_read_after_it_ran_and_memory_is_bounded() -> None:
     for n in range(REMEMBERED_ANSWERS + 10):
         world.read([evidence("gh", answer=[f"I_kwDO{n:08x}", f"I_kwDO{n:08x}ff"])])
     assert len(world.listings) == REMEMBERED_ANSWERS
+    # A digest is found at a digest's start only, never across two.
+    first, second = id_digests(["I_kwDO00000000"]), id_digests(["I_kwDO00000001"])
+    straddling = (first[0] + second[0])[6:18]
+    assert not _holds(first[0] + second[0], straddling) and _holds(first[0] + second[0], second[0])
     # The oldest listings are forgotten: their ids name nothing any more.
     assert world.acts_on(evidence("gh", asked=["I_kwDO00000000ff"])) == ""
     assert world.acts_on(evidence("gh", asked=[f"I_kwDO{REMEMBERED_ANSWERS + 9:08x}"])) == ""
