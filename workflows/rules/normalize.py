@@ -680,6 +680,18 @@ class Exchange(NamedTuple):
     # (what it is about: the trace, the pod), ``""`` when it names none or before it.
     echoed: str = ""
 
+    def wire(self) -> ExchangeReadings:
+        """This exchange as a tool activity returns it with the outcome (:func:`with_readings`)."""
+        return ExchangeReadings(
+            asked=self.asked.wire(),
+            answer=self.answer.wire(),
+            echoes=self.echoes,
+            named=self.named,
+            asked_ids=self.asked_ids,
+            answer_ids=self.answer_ids,
+            echoed=self.echoed,
+        )
+
 
 # An id shorter than this is too likely to be something else by chance (``#7``); ids read
 # per text, at most; the hex digits of an id's digest.
@@ -771,13 +783,4 @@ def with_readings(
     read = read_whole_exchange(
         name, arguments, text, labelled_ids=labelled_ids, world_ids=world_ids
     )
-    readings = ExchangeReadings(
-        asked=read.asked.wire(),
-        answer=read.answer.wire(),
-        echoes=read.echoes,
-        named=read.named,
-        asked_ids=read.asked_ids,
-        answer_ids=read.answer_ids,
-        echoed=read.echoed,
-    )
-    return outcome.model_copy(update={"readings": readings})
+    return outcome.model_copy(update={"readings": read.wire()})
