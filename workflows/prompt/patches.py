@@ -167,17 +167,17 @@ SHELL_READS_PATCH = "seawall-shell-reads-v1"
 # it replay reading as they did. Asked first of all, before SHELL_READS_PATCH, whose changes it
 # takes as given, so a prompt still records one marker.
 LOOKS_AND_IDS_PATCH = "seawall-looks-and-ids-v1"
-# A prompt started after it reads an id a call's arguments hold as part of what the call names
-# when an earlier answer listed it beside another id the same tool acted on
-# (``workflows.rules.world_ids``): twelve mutations on twelve issues of one listing are twelve
-# pieces of work to the near-repeat (R9) and rewrite (R10) rules, however alike their words and
-# answers. Its tool activities return the ids each text holds with their readings
-# (``RunToolInput.world_ids``). And to the no-new-state rule (R11) an answer about what its
-# call names is keyed by the values it names, not by the whole call (the same log lines of the
+# A prompt started after it reads an id a call's arguments hold as what the call acts on when an
+# earlier answer listed it beside another id the same tool acted on
+# (``workflows.rules.world_ids``, ``CallEvidence.acts_on``): twelve mutations on twelve issues of
+# one listing are twelve pieces of work to the near-repeat (R9) and rewrite (R10) rules, however
+# alike their words and answers. Its tool activities return the ids each text holds with their
+# readings (``RunToolInput.world_ids``). And to the no-new-state rule (R11) an answer about what
+# its call names is keyed by the values it names, not by the whole call (the same log lines of the
 # same pod, fetched with a limit one higher each time, are nothing new), and an answer in the
-# model's own words (``echo``: a command that looks at nothing) is never news. So a prompt can
-# run on where one before it was reminded or stopped, and be reminded or stopped where one
-# before it ran on. Prompts started before it replay reading as they did. Asked first of all, before
+# model's own words (``echo``: a command that looks at nothing) is never news. So a prompt can run
+# on where one before it was reminded or stopped, and be reminded or stopped where one before it
+# ran on. Prompts started before it replay reading as they did. Asked first of all, before
 # LOOKS_AND_IDS_PATCH, whose changes it takes as given, so a prompt still records one marker.
 WORLD_IDS_PATCH = "seawall-world-ids-v1"
 # The one marker a prompt started today records: the newest start patch, which takes every start

@@ -172,7 +172,8 @@ class LoopRules:
         a prompt that replays from before a wait that looked at nothing was no news to R11,
         PowerShell's readers and each line of a command were read, and a labelled id was one
         whatever its characters (``LOOKS_AND_IDS_PATCH``). ``world_ids`` is false for a
-        prompt that replays from before an id the world listed joined what a call names
+        prompt that replays from before an id the world listed was what a call acts on, an
+        echo's answer no news and an answer about what its call names keyed by it
         (``WORLD_IDS_PATCH``, ``workflows.rules.world_ids``)."""
         self.settings = settings
         self.progress_rules = progress_rules
