@@ -189,6 +189,9 @@ FIXTURES: dict[str, tuple[str, GuardMode | None]] = {
     # Recorded after WORLD_IDS_PATCH: its marker; eight mutations on the issues one query
     # listed, its long listing read where it ran with the ids as digests, end their turn.
     "world-ids-listed-issues": ("listed-issues-linked", None),
+    # Recorded after REFUSALS_PATCH: its marker; a tool the session does not have, asked for
+    # with three summaries in turn, refused alike each time, stopped by R11.
+    "refusals-missing-tool": ("missing-tool-reworded", None),
     # Recorded after WORLD_IDS_PATCH: heartbeats whose echoes are never news, stopped by R11
     # a batch sooner than looks-and-ids-heartbeat.
     "world-ids-heartbeat": ("heartbeat-waits-on-nothing", None),

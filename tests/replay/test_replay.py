@@ -134,6 +134,8 @@ def test_the_representative_scenarios_are_all_recorded() -> None:
         "looks-and-ids-powershell-rereads",
         # Recorded after WORLD_IDS_PATCH: mutations on the ids one query listed; echoes.
         "world-ids-listed-issues",
+        # Recorded after REFUSALS_PATCH: the same refusal of a missing tool, reworded.
+        "refusals-missing-tool",
         "world-ids-heartbeat",
         "session-wire-format",
         "owner-admission-wire-format",

@@ -180,9 +180,18 @@ LOOKS_AND_IDS_PATCH = "seawall-looks-and-ids-v1"
 # ran on. Prompts started before it replay reading as they did. Asked first of all, before
 # LOOKS_AND_IDS_PATCH, whose changes it takes as given, so a prompt still records one marker.
 WORLD_IDS_PATCH = "seawall-world-ids-v1"
+# A prompt started after it reads the runner's refusal to start a call (a tool that does not
+# exist, a tool-call limit: ``evidence.refused_unrun``) as an answer to the no-new-state rule
+# (R11), as the identical-result (R3) and near-repeat (R9) rules already did: the same refusal
+# again is nothing new, however the call was reworded. Before it a batch holding a refusal
+# neither counted nor reset R11, as a failure does, though no failure rule counts a refusal:
+# a model calling a missing ``task_complete`` with three summaries in turn ran to its request
+# cap. Prompts started before it replay as they did. Asked first of all, before
+# WORLD_IDS_PATCH, whose changes it takes as given, so a prompt still records one marker.
+REFUSALS_PATCH = "seawall-refusals-v1"
 # The one marker a prompt started today records: the newest start patch, which takes every start
 # patch before it as given (StartPatches.ask).
-NEWEST_START_PATCH = WORLD_IDS_PATCH
+NEWEST_START_PATCH = REFUSALS_PATCH
 
 
 @dataclass(frozen=True)
@@ -191,6 +200,7 @@ class StartPatches:
     (histories recorded before a patch have no marker for it), the newest first: it takes
     every start patch before it as given, so a new prompt records one marker."""
 
+    refusals: bool = False  # REFUSALS_PATCH: R11 reads a refusal to start a call as an answer
     world_ids: bool = False  # WORLD_IDS_PATCH: an id the world listed names what a call acts on
     # LOOKS_AND_IDS_PATCH: what a call looked at, and a labelled id whatever its characters
     looks_and_ids: bool = False
@@ -214,7 +224,8 @@ class StartPatches:
 
     @classmethod
     def ask(cls) -> StartPatches:
-        world_ids = workflow.patched(WORLD_IDS_PATCH)
+        refusals = workflow.patched(REFUSALS_PATCH)
+        world_ids = refusals or workflow.patched(WORLD_IDS_PATCH)
         looks_and_ids = world_ids or workflow.patched(LOOKS_AND_IDS_PATCH)
         shell_reads = looks_and_ids or workflow.patched(SHELL_READS_PATCH)
         moved_counts = shell_reads or workflow.patched(MOVED_COUNTS_PATCH)
@@ -232,6 +243,7 @@ class StartPatches:
         }
         if chained or workflow.patched(LOOP_QUALITY_V4_PATCH):
             return cls(
+                refusals=refusals,
                 world_ids=world_ids,
                 looks_and_ids=looks_and_ids,
                 shell_reads=shell_reads,

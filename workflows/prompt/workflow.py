@@ -276,6 +276,7 @@ class PromptWorkflow(
                 shell_reads=self._patches.shell_reads,
                 looks_and_ids=self._patches.looks_and_ids,
                 world_ids=self._patches.world_ids,
+                refusals=self._patches.refusals,
             )
             self._protections.use_loop_rules(rules)
             self._judging = PromptJudging.for_prompt(

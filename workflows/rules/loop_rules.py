@@ -154,6 +154,7 @@ class LoopRules:
         shell_reads: bool = True,
         looks_and_ids: bool = True,
         world_ids: bool = True,
+        refusals: bool = True,
     ) -> None:
         """``thresholds`` replaces the rules' reminder thresholds (the benchmark's
         sensitivity runs only; prompts always use the defaults). ``progress_rules`` is
@@ -174,7 +175,9 @@ class LoopRules:
         whatever its characters (``LOOKS_AND_IDS_PATCH``). ``world_ids`` is false for a
         prompt that replays from before an id the world listed was what a call acts on, an
         echo's answer no news and an answer about what its call names keyed by it
-        (``WORLD_IDS_PATCH``, ``workflows.rules.world_ids``)."""
+        (``WORLD_IDS_PATCH``, ``workflows.rules.world_ids``). ``refusals`` is false for a
+        prompt that replays from before R11 read the runner's refusal to start a call as an
+        answer (``REFUSALS_PATCH``)."""
         self.settings = settings
         self.progress_rules = progress_rules
         self.shell_reads = shell_reads
@@ -210,6 +213,7 @@ class LoopRules:
                 **({"by_names": nothing_new} if spec.by_names else {}),
                 **({"by_shape": moved_counts} if spec.by_shape else {}),
                 **({"by_looks": looks_and_ids} if spec.by_looks else {}),
+                **({"by_refusals": refusals} if spec.by_refusals else {}),
             )
             for spec in RULES
         }

@@ -154,7 +154,9 @@ class RuleSpec:
     patch (its ``by_names`` field). ``by_shape``: one whose counter takes two answers that
     differ only in a count or two for one since ``MOVED_COUNTS_PATCH`` (its ``by_shape``
     field); ``by_looks``: one whose counter takes a wait that looked at nothing for no news
-    since ``LOOKS_AND_IDS_PATCH`` (its ``by_looks`` field). ``pre_progress_threshold``: the
+    since ``LOOKS_AND_IDS_PATCH`` (its ``by_looks`` field); ``by_refusals``: one whose counter
+    reads the runner's refusal to start a call as an answer since ``REFUSALS_PATCH`` (its
+    ``by_refusals`` field). ``pre_progress_threshold``: the
     threshold a prompt replaying from before that patch keeps, when the patch changed it.
     """
 
@@ -174,6 +176,7 @@ class RuleSpec:
     by_names: bool = False
     by_shape: bool = False
     by_looks: bool = False
+    by_refusals: bool = False
     pre_progress_threshold: int | None = None
 
     def default_threshold(self, progress_rules: bool) -> int:
@@ -328,6 +331,7 @@ RULES: tuple[RuleSpec, ...] = (
         by_answer=True,
         by_shape=True,
         by_looks=True,
+        by_refusals=True,
     ),
     # After R11, which excuses every wait: this one counts the time nothing changed, waits
     # included. Its threshold is minutes, not batches (workflows.rules.stale_waits).

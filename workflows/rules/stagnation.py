@@ -53,6 +53,13 @@ an ``echo "Please reply yes to confirm"`` prints is the model's own words, not s
 world said, so a model asking for an answer through the shell, round after round, learns
 nothing however it words the echo.
 
+Since ``REFUSALS_PATCH`` the runner's refusal to start a call (a tool that does not exist, a
+tool-call limit: ``evidence.refused_unrun``) is an answer like a success's, as it is to R3 and
+R9: no failure rule counts a refusal, so a batch holding one used to neither count nor reset,
+and a model calling a missing ``task_complete`` with three summaries in turn, re-running the
+finished tests between them, ran to its request cap. The same refusal again is nothing new,
+however the call was worded.
+
 At :data:`STAGNATION_THRESHOLD` stale batches in a row — one more than the longest cycle the
 rule is meant for (twelve batches), so a cycle is reminded in its second round at the
 latest — the model gets the reminder below; the next stale batch stops the prompt. The key
@@ -123,6 +130,8 @@ class Stagnation(RuleCounter):
     # last wait that was (or the wait itself looks); ``looked`` is whether something has.
     by_looks: bool = False
     looked: bool = True
+    # REFUSALS_PATCH: the runner's refusal to start a call is an answer like a success's.
+    by_refusals: bool = False
     outcomes: dict[str, None] = Field(default_factory=dict)
     # Per answer shape, the fingerprint and sketch of the answer that stands for it.
     shapes: dict[str, tuple[str, frozenset[int]]] = Field(default_factory=dict)
@@ -192,6 +201,9 @@ class Stagnation(RuleCounter):
         if review.input_arrived or new or not review.batch:
             self.rungs.clear()
             return []
-        if any(call.kind is not ResultKind.SUCCESS for call in review.batch):
+        if any(
+            call.kind is not ResultKind.SUCCESS and not (self.by_refusals and call.refused)
+            for call in review.batch
+        ):
             return []  # failures are R2's and the guard's business, denials R4's
         return escalate(self.rungs, {STAGNATION_KEY: 1}, self.threshold, review.mode)

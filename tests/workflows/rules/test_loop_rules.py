@@ -160,6 +160,7 @@ class Prompt:
     moved_counts: bool = True  # False: a prompt started before MOVED_COUNTS_PATCH
     looks_and_ids: bool = True  # False: a prompt started before LOOKS_AND_IDS_PATCH
     world_ids: bool = True  # False: a prompt started before WORLD_IDS_PATCH
+    refusals: bool = True  # False: a prompt started before REFUSALS_PATCH
 
     def __post_init__(self) -> None:
         self.protections = BatchProtections(PromptOptions(), WS)
@@ -173,6 +174,7 @@ class Prompt:
                 moved_counts=self.moved_counts,
                 looks_and_ids=self.looks_and_ids,
                 world_ids=self.world_ids,
+                refusals=self.refusals,
             )
         )
         self.state = GuardState()

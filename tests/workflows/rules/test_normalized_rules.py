@@ -9,6 +9,7 @@ Driven batch by batch through the protections exactly as the workflow drives the
 from __future__ import annotations
 
 from workflows.contracts import ToolCall
+from workflows.contracts.outcome import ExecutionStatus, ToolErrorType
 from workflows.rules import LoopRule, RuleDecisionKind
 from workflows.rules.loop_rules import LoopRules
 from workflows.rules.near_repeats import NEAR_REPEAT_REMINDER, NEAR_REPEAT_THRESHOLD
@@ -17,7 +18,7 @@ from workflows.rules.rewrites import REWRITE_REMINDER, REWRITE_THRESHOLD
 from workflows.rules.stagnation import STAGNATION_THRESHOLD
 from workflows.seed.guard import GuardMode
 
-from .test_loop_rules import Outcome, Prompt, Round, call, sh, works
+from .test_loop_rules import Outcome, Prompt, Round, call, fails, sh, works
 
 QUESTIONS = [
     "Which database should the new service use, Postgres or MySQL?",
@@ -532,3 +533,54 @@ def test_a_wait_with_options_before_its_subcommand_waits_since_the_normalizer() 
     assert waits_for_time(rollout, normalized=True)
     assert not waits_for_time(rollout)  # a prompt from before it keeps what it saw
     assert not waits_for_time(listing, normalized=True)
+
+
+def test_the_same_refusal_again_is_nothing_new_however_the_call_was_worded() -> None:
+    """Since REFUSALS_PATCH the runner's refusal to start a call is an answer to R11, as it
+    is to R3 and R9: a model calling a tool the session does not have, with three summaries
+    in turn and the finished tests re-run between them, learns nothing (no failure rule
+    counts a refusal). Before it, a batch holding a refusal neither counted nor reset."""
+    missing = fails(
+        "Tool 'task_complete' does not exist. Available tools: bash, view, edit, grep.",
+        ToolErrorType.TOOL_NOT_REGISTERED,
+        ExecutionStatus.NOT_STARTED,
+    )
+    summaries = ["Added --json to stats; tests pass.", "Task complete: stats --json.", "Done."]
+    since, before = Prompt(), Prompt(refusals=False)
+    rounds: dict[str, list[Round]] = {"since": [], "before": []}
+    for name, prompt in (("since", since), ("before", before)):
+        prompt.batch((sh("npm test"), works("Tests: 6 passed, 6 total")))
+        for n in range(3 * STAGNATION_THRESHOLD):
+            step = (
+                (sh("npm test"), works("Tests: 6 passed, 6 total"))
+                if n % 4 == 3
+                else (call("task_complete", summary=summaries[n % 3]), missing)
+            )
+            rounds[name].append(prompt.batch(step))
+    # The first of the three wordings is refused with an answer never given: news; the
+    # tests' unchanged re-run is not.
+    assert kinds(rounds["since"], LoopRule.STAGNATION) == [
+        (1 + STAGNATION_THRESHOLD, RuleDecisionKind.WARN),
+        (1 + STAGNATION_THRESHOLD + 1, RuleDecisionKind.STOP),
+    ]
+    assert not kinds(rounds["before"], LoopRule.STAGNATION)
+
+
+def test_a_refusal_never_given_before_is_news() -> None:
+    """A refusal that says something new (the next tool the limit refuses) is an answer never
+    given: a model working through its calls as the runner refuses each is not stale."""
+    prompt = Prompt()
+    rounds = [
+        prompt.batch(
+            (
+                call(f"tool_{n}", q="x"),
+                fails(
+                    f"Tool 'tool_{n}' is not enabled for this session.",
+                    ToolErrorType.TOOL_NOT_REGISTERED,
+                    ExecutionStatus.NOT_STARTED,
+                ),
+            )
+        )
+        for n in range(3 * STAGNATION_THRESHOLD)
+    ]
+    assert not kinds(rounds, LoopRule.STAGNATION)
