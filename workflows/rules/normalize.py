@@ -491,7 +491,7 @@ class Reading:
     first time a rule asks (every call of a batch makes two readings, and most are never
     compared that far), the same values either way. Equal, like a tuple, when all five are."""
 
-    __slots__ = ("_masked", "_quantities", "_sketch", "key", "shape", "size")
+    __slots__ = ("_masked", "_quantities", "_sketch", "_sketch_hex", "key", "shape", "size")
 
     def __init__(
         self,
@@ -501,22 +501,30 @@ class Reading:
         quantities: str | None,
         masked: str = "",
         shape: str | None = None,
+        sketch_hex: str = "",
     ) -> None:
         self.key = key
         self.size = size
         self.shape = shape
-        # ``None``: not worked out yet (from ``_masked``).
+        # ``None``: not worked out yet (from ``_sketch_hex``, a payload's, or ``_masked``).
         self._sketch = sketch
         self._quantities = quantities
         self._masked = masked
+        self._sketch_hex = sketch_hex
 
     @property
     def sketch(self) -> frozenset[int]:
         sketch = self._sketch
         if sketch is None:
-            sketch = self._sketch = _bottom_k(_words(self._masked))
-            if self._quantities is not None:
-                self._masked = ""
+            if self._sketch_hex:
+                hashes = bytes.fromhex(self._sketch_hex)
+                sketch = frozenset(struct.unpack(f">{len(hashes) // 4}I", hashes))
+                self._sketch_hex = ""
+            else:
+                sketch = _bottom_k(_words(self._masked))
+                if self._quantities is not None:
+                    self._masked = ""
+            self._sketch = sketch
         return sketch
 
     @property
@@ -555,10 +563,13 @@ class Reading:
 
     @classmethod
     def from_wire(cls, wire: TextReading) -> Reading:
-        """The reading a payload carries; equal to the one read from the text."""
-        hashes = bytes.fromhex(wire.sketch)
-        sketch = frozenset(struct.unpack(f">{len(hashes) // 4}I", hashes))
-        return cls(wire.key, sketch, wire.size, wire.quantities, shape=wire.shape)
+        """The reading a payload carries; equal to the one read from the text. Its sketch is
+        decoded the first time a rule compares it (most readings are matched by key alone)."""
+        if not wire.sketch:
+            return cls(wire.key, frozenset(), wire.size, wire.quantities, shape=wire.shape)
+        return cls(
+            wire.key, None, wire.size, wire.quantities, shape=wire.shape, sketch_hex=wire.sketch
+        )
 
     @classmethod
     def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> CoreSchema:
