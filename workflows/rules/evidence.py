@@ -496,6 +496,13 @@ class CallEvidence(NamedTuple):
     # about what was asked by it instead of by the whole call.
     echoed: str = ""
 
+    def answered(self, refusals: bool = True) -> bool:
+        """Whether what came back is an answer the rules that compare answers read: a
+        success's, and with ``refusals`` the runner's refusal to start the call (the same
+        refusal again is a repeat: R3 since PROGRESS_RULES_PATCH, R9, R11 since
+        REFUSALS_PATCH). Failures and denials are the failure and denial rules' business."""
+        return self.kind is ResultKind.SUCCESS or (refusals and self.refused)
+
 
 def call_evidence(
     call: ToolCall,

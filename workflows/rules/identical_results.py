@@ -40,7 +40,6 @@ from typing import NamedTuple
 
 from pydantic import Field
 
-from workflows.rules.evidence import ResultKind
 from workflows.rules.ladder import RuleCounter, RuleFinding, RuleReview, escalate
 from workflows.seed.recency import remember_latest
 
@@ -96,7 +95,7 @@ class IdenticalResults(RuleCounter):
             # With the progress rules, the runner's refusal to start a call (a tool-call
             # limit the model ignores) is a result like any other: the same refusal again
             # is a repeat.
-            if call.kind is not ResultKind.SUCCESS and not (review.progress_rules and call.refused):
+            if not call.answered(refusals=review.progress_rules):
                 continue
             previous = self.last.pop(call.digest, None)
             if previous is not None and previous.fingerprint != call.fingerprint:

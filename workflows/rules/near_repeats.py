@@ -36,7 +36,7 @@ from typing import NamedTuple
 
 from pydantic import Field
 
-from workflows.rules.evidence import CallEvidence, ResultKind
+from workflows.rules.evidence import CallEvidence
 from workflows.rules.ladder import RuleCounter, RuleFinding, RuleReview, escalate
 from workflows.rules.normalize import Reading
 
@@ -141,7 +141,7 @@ class NearRepeats(RuleCounter):
         repeats: dict[str, int] = {}
         news_before, observed = self.news, 0
         for call in review.batch:
-            if call.kind is not ResultKind.SUCCESS and not call.refused:
+            if not call.answered():
                 continue
             if call.asked is None or call.answer is None:
                 continue  # read before the normalizer: nothing to compare

@@ -201,9 +201,6 @@ class Stagnation(RuleCounter):
         if review.input_arrived or new or not review.batch:
             self.rungs.clear()
             return []
-        if any(
-            call.kind is not ResultKind.SUCCESS and not (self.by_refusals and call.refused)
-            for call in review.batch
-        ):
+        if not all(call.answered(refusals=self.by_refusals) for call in review.batch):
             return []  # failures are R2's and the guard's business, denials R4's
         return escalate(self.rungs, {STAGNATION_KEY: 1}, self.threshold, review.mode)

@@ -557,8 +557,8 @@ def test_the_same_refusal_again_is_nothing_new_however_the_call_was_worded() -> 
                 else (call("task_complete", summary=summaries[n % 3]), missing)
             )
             rounds[name].append(prompt.batch(step))
-    # The first of the three wordings is refused with an answer never given: news; the
-    # tests' unchanged re-run is not.
+    # The first refusal is an answer never given: news; every later one, whatever the
+    # wording, and the tests' unchanged re-run are not.
     assert kinds(rounds["since"], LoopRule.STAGNATION) == [
         (1 + STAGNATION_THRESHOLD, RuleDecisionKind.WARN),
         (1 + STAGNATION_THRESHOLD + 1, RuleDecisionKind.STOP),
